@@ -1,0 +1,47 @@
+// Typed exceptions at the emulator's boundary (see STYLE.md "Checks vs asserts"). Every message
+// says what went wrong, on which op / tensor / file, and what to do about it.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace npuscope::emulator {
+
+class EmulatorError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A caller passed something unusable (bad shape, dtype, attribute, device mix, spec value).
+class InvalidArgument : public EmulatorError {
+ public:
+  using EmulatorError::EmulatorError;
+};
+
+// The device arena cannot satisfy an allocation; the message names the request and the
+// allocated / reserved / free bytes.
+class OutOfMemoryError : public EmulatorError {
+ public:
+  using EmulatorError::EmulatorError;
+};
+
+// A memcpy or kernel touched device memory outside a live allocation: "copy out of range",
+// double free, use after free.
+class MemoryAccessError : public EmulatorError {
+ public:
+  using EmulatorError::EmulatorError;
+};
+
+// An op has no kernel for the requested backend and dtype, or a second registration of one.
+class OpRegistrationError : public EmulatorError {
+ public:
+  using EmulatorError::EmulatorError;
+};
+
+// A device spec file could not be read or has bad values.
+class SpecError : public EmulatorError {
+ public:
+  using EmulatorError::EmulatorError;
+};
+
+}  // namespace npuscope::emulator

@@ -1,0 +1,139 @@
+// One op, declared once; kernels register beside themselves (STYLE.md point 2).
+//
+// Each kernel file declares the op's schema (shape/dtype inference and cost) and registers an NPU
+// kernel and a CPU golden kernel at its bottom:
+//
+//   NPUSCOPE_REGISTER_OP(OpSchema{.type = "Relu", .category = OpCategory::kVector, ...});
+//   NPUSCOPE_REGISTER_KERNEL("Relu", Backend::kNpu, relu_npu);
+//   NPUSCOPE_REGISTER_KERNEL("Relu", Backend::kCpu, relu_cpu);
+//
+// A second registration of the same op/backend fails at start-up naming both files and lines. An
+// op with no NPU kernel (or whose NPU kernel declines the dtypes) runs its CPU kernel as an AI CPU
+// task: that is the one generic fallback rule, not per-op code.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "npuscope/emulator/attrs.h"
+#include "npuscope/emulator/cost_model.h"
+#include "npuscope/emulator/dtype.h"
+#include "npuscope/emulator/numerics.h"
+#include "npuscope/emulator/tensor.h"
+
+namespace npuscope::emulator {
+
+enum class Backend : std::uint8_t { kNpu = 0, kCpu = 1 };
+
+// How the precision mode treats an op.
+enum class OpCategory : std::uint8_t {
+  kCube,                // MatMul, Conv: f16/bf16 inputs, f32 accumulation
+  kVector,              // element-wise and friends: computed per element, rounded per op
+  kPrecisionSensitive,  // vector ops kept f32 under allow_mix_precision (Softmax, LayerNorm, Exp...)
+  kDataMovement,        // copies, reshapes, gathers: no arithmetic, no rounding
+};
+
+struct TensorMeta {
+  Shape shape;
+  DType dtype = DType::kF32;
+  bool present = true;  // false for an optional input left out (e.g. no bias)
+  std::int64_t numel() const { return shape_numel(shape); }
+  std::uint64_t nbytes() const { return present ? static_cast<std::uint64_t>(numel()) * dtype_size(dtype) : 0; }
+};
+
+// What a kernel sees: raw, contiguous, host-readable buffers.
+struct TensorView {
+  std::byte* data = nullptr;  // null for an optional input left out
+  DType dtype = DType::kF32;
+  const Shape* shape = nullptr;
+  std::int64_t numel = 0;
+
+  template <class T>
+  T* as() const {
+    return reinterpret_cast<T*>(data);
+  }
+};
+
+struct KernelContext {
+  std::span<const TensorView> inputs;
+  std::span<const TensorView> outputs;
+  const Attrs& attrs;
+  Backend backend = Backend::kCpu;
+  // NPU: the dtype arithmetic is rounded to (f16 when a precision mode lowers an f32 op).
+  // CPU: the output storage dtype (golden kernels compute in f32/f64 regardless).
+  DType compute_dtype = DType::kF32;
+  OverflowMode overflow_mode = OverflowMode::kInfNan;
+  // Set by the store helpers (kernels/kernel_util.h).
+  bool overflow = false;   // some output is inf/nan (inf_nan) or was clamped (saturation)
+  bool saturated = false;  // saturation mode clamped at least one value
+};
+
+using KernelFn = void (*)(KernelContext& ctx);
+using InferFn = std::vector<TensorMeta> (*)(std::span<const TensorMeta> inputs, const Attrs& attrs);
+using CostFn = KernelCost (*)(std::span<const TensorMeta> inputs, std::span<const TensorMeta> outputs,
+                              const Attrs& attrs);
+// Optional: may an NPU kernel run these inputs? (false -> AI CPU fallback)
+using SupportsFn = bool (*)(std::span<const TensorMeta> inputs, const Attrs& attrs);
+
+struct OpSchema {
+  const char* type = nullptr;
+  OpCategory category = OpCategory::kVector;
+  int min_inputs = 1;
+  int max_inputs = 1;  // -1: variadic
+  InferFn infer = nullptr;  // throws InvalidArgument naming the op and the bad input
+  CostFn cost = nullptr;
+  const char* file = nullptr;
+  int line = 0;
+};
+
+struct KernelEntry {
+  KernelFn fn = nullptr;
+  SupportsFn supports = nullptr;
+  const char* file = nullptr;
+  int line = 0;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+
+  void register_op(const OpSchema& schema);
+  void register_kernel(std::string_view type, Backend backend, const KernelEntry& entry);
+
+  // Throws InvalidArgument ("unknown op 'Foo'") for an op nobody declared.
+  const OpSchema& schema(std::string_view type) const;
+  const OpSchema* find_schema(std::string_view type) const;
+  const KernelEntry* kernel(std::string_view type, Backend backend) const;
+  std::vector<std::string> op_types() const;  // sorted
+
+ private:
+  struct Entry {
+    OpSchema schema;
+    KernelEntry kernels[2];
+  };
+  Entry& entry(std::string_view type);
+  std::vector<std::pair<std::string, Entry>> entries_;  // sorted by type
+};
+
+namespace detail {
+bool register_op(OpSchema schema, const char* file, int line);
+bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn supports, const char* file,
+                     int line);
+}  // namespace detail
+
+}  // namespace npuscope::emulator
+
+#define NPUSCOPE_CONCAT_INNER(a, b) a##b
+#define NPUSCOPE_CONCAT(a, b) NPUSCOPE_CONCAT_INNER(a, b)
+#define NPUSCOPE_REGISTER_OP(...)                                                        \
+  [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_op_registered_, __LINE__) = \
+      ::npuscope::emulator::detail::register_op(__VA_ARGS__, __FILE__, __LINE__)
+#define NPUSCOPE_REGISTER_KERNEL(type, backend, fn)                                          \
+  [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
+      ::npuscope::emulator::detail::register_kernel(type, backend, fn, nullptr, __FILE__, __LINE__)
+#define NPUSCOPE_REGISTER_KERNEL_IF(type, backend, fn, supports)                             \
+  [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
+      ::npuscope::emulator::detail::register_kernel(type, backend, fn, supports, __FILE__, __LINE__)

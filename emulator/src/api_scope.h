@@ -1,0 +1,35 @@
+// Emits the host API enter/exit records around one runtime call (aclnnMatMul, aclrtMemcpy...).
+#pragma once
+
+#include <cstdint>
+
+#include "npuscope/emulator/virtual_clock.h"
+#include "npuscope/runtime_hooks/hook_api.h"
+
+namespace npuscope::emulator {
+
+std::uint64_t next_connection_id();
+
+class ApiScope {
+ public:
+  // `name` must be a string literal or interned.
+  explicit ApiScope(const char* name) : name_(name), connection_id_(next_connection_id()) {
+    if (const auto* s = hooks::subscriber()) [[unlikely]] {
+      if (s->on_api) s->on_api(s->user, {vclock::host_now_ns(), connection_id_, name_, vclock::thread_index(), 0});
+    }
+  }
+  ~ApiScope() {
+    if (const auto* s = hooks::subscriber()) [[unlikely]] {
+      if (s->on_api) s->on_api(s->user, {vclock::host_now_ns(), connection_id_, name_, vclock::thread_index(), 1});
+    }
+  }
+  ApiScope(const ApiScope&) = delete;
+  ApiScope& operator=(const ApiScope&) = delete;
+  std::uint64_t connection_id() const { return connection_id_; }
+
+ private:
+  const char* name_;
+  std::uint64_t connection_id_;
+};
+
+}  // namespace npuscope::emulator

@@ -1,0 +1,85 @@
+// See the formula in cost_model.h.
+#include "npuscope/emulator/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npuscope::emulator {
+namespace {
+
+// Bytes one vector block streams before another block is worth launching (UB-sized chunks).
+constexpr double kVectorBytesPerBlock = 64.0 * 1024;
+// Output tile one cube block computes (a typical base block); more tiles than cores keeps all busy.
+constexpr std::int64_t kCubeBaseTile = 64;
+// AI CPU reads device memory far below HBM speed.
+constexpr double kAiCpuBandwidth = 10e9;
+
+std::uint32_t cores_of(const DeviceSpec& spec, ComputeUnit unit) {
+  return static_cast<std::uint32_t>(unit == ComputeUnit::kCube ? spec.cube_cores : spec.vector_cores);
+}
+
+}  // namespace
+
+double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType dtype) {
+  switch (unit) {
+    case ComputeUnit::kCube:
+      if (dtype == DType::kI8 || dtype == DType::kU8) return spec.cube_peak(true);
+      if (dtype == DType::kF32) return spec.cube_peak_f16() / 4;  // f32 cube path: quarter rate (approx.)
+      return spec.cube_peak_f16();
+    case ComputeUnit::kVector:
+      if (dtype == DType::kF32 || dtype == DType::kI32 || dtype == DType::kI64 || dtype == DType::kF64) {
+        return spec.vector_peak_f16() / 2;
+      }
+      return spec.vector_peak_f16();
+    case ComputeUnit::kAiCpu:
+      return spec.aicpu_flops;
+  }
+  return 1;
+}
+
+CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DType dtype) {
+  CostEstimate e;
+  e.peak_flops = unit_peak_flops(spec, cost.unit, dtype);
+
+  if (cost.unit == ComputeUnit::kAiCpu) {
+    e.block_dim = 1;
+    e.padded_flops = cost.flops;
+    e.overhead_ns = spec.aicpu_overhead_ns;
+    e.compute_ns = cost.flops / spec.aicpu_flops * 1e9;
+    e.memory_ns = cost.bytes / kAiCpuBandwidth * 1e9;
+  } else {
+    const std::uint32_t cores = cores_of(spec, cost.unit);
+    double efficiency;
+    if (cost.unit == ComputeUnit::kCube) {
+      const std::int64_t m = std::max<std::int64_t>(cost.m, 1), n = std::max<std::int64_t>(cost.n, 1);
+      const std::int64_t k = std::max<std::int64_t>(cost.k, 1), batch = std::max<std::int64_t>(cost.batch, 1);
+      e.padded_flops = 2.0 * static_cast<double>(batch) * static_cast<double>(pad_to(m, spec.cube_m)) *
+                       static_cast<double>(pad_to(n, spec.cube_n)) * static_cast<double>(pad_to(k, spec.cube_k));
+      const double tiles = static_cast<double>(batch) * std::ceil(static_cast<double>(m) / kCubeBaseTile) *
+                           std::ceil(static_cast<double>(n) / kCubeBaseTile);
+      e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::min<double>(tiles, cores));
+      efficiency = spec.cube_efficiency;
+    } else {
+      e.padded_flops = cost.flops;
+      const double blocks = std::ceil(cost.bytes / kVectorBytesPerBlock);
+      e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::clamp<double>(blocks, 1, cores));
+      efficiency = spec.vector_efficiency;
+    }
+    const double used = std::min<double>(e.block_dim, cores) / cores;
+    e.overhead_ns = spec.kernel_overhead_ns;
+    e.compute_ns = e.padded_flops / (e.peak_flops * efficiency * used) * 1e9;
+    // Half the cores are enough to saturate device memory.
+    const double bandwidth_share = std::min(1.0, 2.0 * std::min<double>(e.block_dim, cores) / cores);
+    e.memory_ns = cost.bytes / (spec.memory_bandwidth * bandwidth_share) * 1e9;
+  }
+  e.memory_bound = e.memory_ns > e.compute_ns;
+  e.duration_ns = e.overhead_ns + static_cast<std::uint64_t>(std::ceil(std::max(e.compute_ns, e.memory_ns)));
+  return e;
+}
+
+std::uint64_t estimate_copy_ns(const DeviceSpec& spec, std::uint64_t bytes, bool device_to_device) {
+  const double bandwidth = device_to_device ? spec.memory_bandwidth / 2 : spec.host_link_bandwidth;
+  return spec.copy_overhead_ns + static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / bandwidth * 1e9));
+}
+
+}  // namespace npuscope::emulator

@@ -1,0 +1,448 @@
+// See Note [Device worker] in device.h and Note [Virtual time] in virtual_clock.h.
+#include "npuscope/emulator/device.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "api_scope.h"
+#include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/virtual_clock.h"
+#include "task.h"
+
+namespace npuscope::emulator {
+
+namespace {
+std::atomic<std::uint64_t> g_next_task_id{1};
+std::atomic<std::uint64_t> g_next_connection_id{1};
+
+hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase phase) {
+  hooks::TaskRecord r{};
+  r.task_id = t.task_id;
+  r.connection_id = t.connection_id;
+  r.queued_ns = t.queued_ns;
+  r.device_id = device_id;
+  r.stream_id = t.stream;
+  r.block_dim = t.block_dim;
+  r.phase = phase;
+  if (t.kind == Task::Kind::kKernel) {
+    r.name = t.kernel.name;
+    r.op_type = t.kernel.op_type;
+    r.call_index = t.kernel.call_index;
+    r.task_type = t.kernel.task_type;
+    r.fallback = t.kernel.fallback ? 1 : 0;
+    r.compute_dtype = static_cast<std::uint8_t>(t.kernel.compute_dtype);
+    r.flops = static_cast<std::uint64_t>(t.kernel.cost.flops);
+    r.bytes = static_cast<std::uint64_t>(t.kernel.cost.bytes);
+  } else {
+    r.name = t.kind == Task::Kind::kEventRecord ? "EventRecord" : t.kind == Task::Kind::kEventWait ? "EventWait" : "Memcpy";
+    r.op_type = r.name;
+    r.task_type = t.kind == Task::Kind::kEventRecord ? hooks::TaskType::kEventRecord
+                  : t.kind == Task::Kind::kEventWait ? hooks::TaskType::kEventWait
+                                                      : hooks::TaskType::kMemcpy;
+    r.bytes = t.bytes;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::uint64_t next_task_id() { return g_next_task_id.fetch_add(1, std::memory_order_relaxed); }
+std::uint64_t next_connection_id() { return g_next_connection_id.fetch_add(1, std::memory_order_relaxed); }
+
+void emit_tensor_records(const hooks::SubscriberTable* s, std::uint64_t task_id, const std::vector<Tensor>& tensors,
+                         hooks::TensorRole role) {
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (!t.defined()) continue;
+    hooks::TensorRecord r{};
+    r.task_id = task_id;
+    r.data = t.raw_data();
+    r.bytes = t.nbytes();
+    r.ndim = static_cast<std::uint8_t>(std::min<int>(t.ndim(), hooks::kMaxDims));
+    for (int d = 0; d < r.ndim; ++d) r.dims[d] = t.shape()[d];
+    r.dtype = static_cast<std::uint8_t>(t.dtype());
+    r.role = role;
+    r.index = static_cast<std::uint16_t>(i);
+    s->on_tensor(s->user, r);
+  }
+}
+
+// ---- Stream / Event handles ---------------------------------------------------------------------
+
+void Stream::synchronize() const {
+  if (device == nullptr) throw InvalidArgument("synchronize on a null stream");
+  device->synchronize_stream(id);
+}
+
+void Event::record(const Stream& stream) {
+  if (stream.device == nullptr) throw InvalidArgument("Event::record on a null stream");
+  ApiScope api("aclrtRecordEvent");
+  auto state = std::make_shared<EventState>();
+  state->device = stream.device;
+  state->stream = stream.id;
+  auto task = std::make_unique<Task>();
+  task->kind = Task::Kind::kEventRecord;
+  task->stream = stream.id;
+  task->connection_id = api.connection_id();
+  task->event = state;
+  stream.device->enqueue(std::move(task));  // sets state->seq
+  state_ = std::move(state);
+}
+
+void Event::wait(const Stream& stream) const {
+  if (stream.device == nullptr) throw InvalidArgument("Event::wait on a null stream");
+  if (!state_) return;  // never recorded: nothing to wait for (as in CUDA/ACL)
+  if (state_->device != stream.device) throw InvalidArgument("Event::wait: the event belongs to another device");
+  ApiScope api("aclrtStreamWaitEvent");
+  auto task = std::make_unique<Task>();
+  task->kind = Task::Kind::kEventWait;
+  task->stream = stream.id;
+  task->connection_id = api.connection_id();
+  task->event = state_;
+  stream.device->enqueue(std::move(task));
+}
+
+void Event::synchronize() const {
+  if (!state_) return;
+  ApiScope api("aclrtSynchronizeEvent");
+  state_->device->wait_for(state_->stream, state_->seq);
+  vclock::advance_to(time_ns());
+}
+
+bool Event::recorded() const { return state_ != nullptr; }
+
+std::uint64_t Event::time_ns() const {
+  if (!state_) return 0;
+  std::lock_guard lock(state_->device->mutex_);
+  return state_->time_ns;
+}
+
+// ---- Device -------------------------------------------------------------------------------------
+
+Device::Device(int id, DeviceSpec spec)
+    : id_(id),
+      spec_(std::move(spec)),
+      memory_(spec_.memory_bytes, id),
+      precision_mode_(spec_.default_precision_mode),
+      overflow_mode_(spec_.default_overflow_mode),
+      streams_(1) {
+  validate_spec(spec_);
+  memory_.set_listener(&Device::on_memory_event, this);
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+Device::~Device() {
+  {
+    std::unique_lock lock(mutex_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  worker_.join();
+  retired_.clear();
+  memory_.set_listener(nullptr, nullptr);
+}
+
+Stream Device::create_stream() {
+  std::lock_guard lock(mutex_);
+  streams_.emplace_back();
+  return Stream{this, static_cast<std::uint32_t>(streams_.size() - 1)};
+}
+
+Event Device::create_event() { return Event(); }
+
+void Device::check_stream(std::uint32_t stream_id) const {
+  if (stream_id >= streams_.size()) {
+    throw InvalidArgument("npu:" + std::to_string(id_) + " has no stream " + std::to_string(stream_id));
+  }
+}
+
+DeviceAddress Device::malloc(std::uint64_t bytes) {
+  ApiScope api("aclrtMalloc");
+  return memory_.allocate(bytes);
+}
+
+void Device::free(DeviceAddress address) {
+  ApiScope api("aclrtFree");
+  memory_.free(address);
+}
+
+void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream) {
+  ApiScope api("aclrtMemcpyAsync");
+  memory_.translate(dst, bytes, "copy");  // validate now: errors belong to the caller
+  auto staged = std::make_shared<std::vector<std::byte>>(bytes);
+  std::memcpy(staged->data(), src, bytes);
+  auto task = std::make_unique<Task>();
+  task->kind = Task::Kind::kMemcpy;
+  task->stream = stream.id;
+  task->connection_id = api.connection_id();
+  task->copy_kind = hooks::CopyKind::kHostToDevice;
+  task->bytes = bytes;
+  task->duration_ns = estimate_copy_ns(spec_, bytes, false);
+  task->copy = [this, dst, staged] {
+    std::memcpy(memory_.translate(dst, staged->size(), "copy"), staged->data(), staged->size());
+  };
+  enqueue(std::move(task));
+}
+
+void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Stream stream) {
+  ApiScope api("aclrtMemcpy");
+  memory_.translate(src, bytes, "copy");
+  auto task = std::make_unique<Task>();
+  task->kind = Task::Kind::kMemcpy;
+  task->stream = stream.id;
+  task->connection_id = api.connection_id();
+  task->copy_kind = hooks::CopyKind::kDeviceToHost;
+  task->bytes = bytes;
+  task->duration_ns = estimate_copy_ns(spec_, bytes, false);
+  task->copy = [this, dst, src, bytes] { std::memcpy(dst, memory_.translate(src, bytes, "copy"), bytes); };
+  wait_for(stream.id, enqueue(std::move(task)));
+  std::lock_guard lock(mutex_);
+  vclock::advance_to(streams_[stream.id].last_end_ns);
+}
+
+void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t bytes, Stream stream) {
+  ApiScope api("aclrtMemcpyAsync");
+  memory_.translate(src, bytes, "copy");
+  memory_.translate(dst, bytes, "copy");
+  auto task = std::make_unique<Task>();
+  task->kind = Task::Kind::kMemcpy;
+  task->stream = stream.id;
+  task->connection_id = api.connection_id();
+  task->copy_kind = hooks::CopyKind::kDeviceToDevice;
+  task->bytes = bytes;
+  task->duration_ns = estimate_copy_ns(spec_, bytes, true);
+  task->copy = [this, dst, src, bytes] {
+    std::memmove(memory_.translate(dst, bytes, "copy"), memory_.translate(src, bytes, "copy"), bytes);
+  };
+  enqueue(std::move(task));
+}
+
+void Device::launch(KernelLaunch launch, Stream stream, std::uint64_t connection_id) {
+  auto task = std::make_unique<Task>();
+  task->kind = Task::Kind::kKernel;
+  task->stream = stream.id;
+  task->connection_id = connection_id;
+  const CostEstimate estimate = estimate_kernel(spec_, launch.cost, launch.compute_dtype);
+  task->duration_ns = estimate.duration_ns;
+  task->block_dim = estimate.block_dim;
+  task->kernel = std::move(launch);
+  vclock::advance_by(spec_.host_launch_ns);  // the host-side cost of a launch on a real NPU
+  enqueue(std::move(task));
+}
+
+std::uint64_t Device::enqueue(std::unique_ptr<Task> task) {
+  collect_retired();
+  task->task_id = next_task_id();
+  task->queued_ns = vclock::host_now_ns();
+  {
+    std::lock_guard lock(mutex_);
+    check_stream(task->stream);
+    task->seq = ++streams_[task->stream].enqueued;
+    if (task->kind == Task::Kind::kEventRecord) task->event->seq = task->seq;
+  }
+  if (task->kind == Task::Kind::kKernel || task->kind == Task::Kind::kMemcpy) {
+    if (const auto* s = hooks::subscriber()) [[unlikely]] {
+      if (task->kind == Task::Kind::kKernel && s->on_task) {
+        s->on_task(s->user, task_record(*task, id_, hooks::TaskPhase::kQueued));
+      }
+    }
+  }
+  const std::uint64_t seq = task->seq;
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(task));
+  }
+  work_cv_.notify_one();
+  return seq;
+}
+
+void Device::worker_loop() {
+  for (;;) {
+    std::unique_ptr<Task> task;
+    {
+      std::unique_lock lock(mutex_);
+      work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    execute(*task);
+    {
+      std::lock_guard lock(mutex_);
+      streams_[task->stream].completed = task->seq;
+      retired_.push_back(std::move(task));
+    }
+    done_cv_.notify_all();
+  }
+}
+
+void Device::execute(Task& task) {
+  std::uint64_t start;
+  {
+    std::lock_guard lock(mutex_);
+    StreamState& st = streams_[task.stream];
+    if (task.kind == Task::Kind::kEventRecord) {
+      task.event->time_ns = st.last_end_ns;
+      return;
+    }
+    if (task.kind == Task::Kind::kEventWait) {
+      st.wait_until_ns = std::max(st.wait_until_ns, task.event->time_ns);
+      return;
+    }
+    start = std::max({task.queued_ns + spec_.launch_latency_ns, st.last_end_ns, st.wait_until_ns});
+  }
+  const std::uint64_t end = start + task.duration_ns;
+  const auto* sub = hooks::subscriber();
+
+  if (task.kind == Task::Kind::kMemcpy) {
+    task.copy();
+    if (sub != nullptr && sub->on_memcpy) [[unlikely]] {
+      sub->on_memcpy(sub->user, {task.task_id, task.connection_id, task.queued_ns, start, end, task.bytes, id_,
+                                 task.stream, task.copy_kind});
+    }
+  } else {
+    KernelLaunch& k = task.kernel;
+    if (sub != nullptr && sub->on_task) [[unlikely]] {
+      auto r = task_record(task, id_, hooks::TaskPhase::kBegin);
+      r.start_ns = start;
+      sub->on_task(sub->user, r);
+    }
+    std::vector<TensorView> in(k.inputs.size()), out(k.outputs.size());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const Tensor& t = k.inputs[i];
+      if (t.defined()) in[i] = {t.raw_data(), t.dtype(), &t.shape(), t.numel()};
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const Tensor& t = k.outputs[i];
+      out[i] = {t.raw_data(), t.dtype(), &t.shape(), t.numel()};
+    }
+    KernelContext ctx{in, out, k.attrs, k.backend, k.compute_dtype, k.overflow_mode};
+    const std::uint64_t real_start = vclock::real_now_ns();
+    k.fn(ctx);
+    const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
+    if (sub != nullptr) [[unlikely]] {
+      if (sub->wants_tensors && sub->on_tensor) {
+        emit_tensor_records(sub, task.task_id, k.inputs, hooks::TensorRole::kInput);
+        emit_tensor_records(sub, task.task_id, k.outputs, hooks::TensorRole::kOutput);
+      }
+      if (sub->on_task) {
+        auto r = task_record(task, id_, hooks::TaskPhase::kEnd);
+        r.start_ns = start;
+        r.end_ns = end;
+        r.emulation_ns = emulation_ns;
+        r.overflow = ctx.overflow ? 1 : 0;
+        sub->on_task(sub->user, r);
+      }
+      if (ctx.overflow && sub->on_overflow) {
+        sub->on_overflow(sub->user, {task.task_id, end, id_, static_cast<std::uint8_t>(ctx.saturated ? 1 : 0)});
+      }
+    }
+    if (ctx.saturated) {
+      std::lock_guard lock(mutex_);
+      float_status_ = true;
+    }
+  }
+  std::lock_guard lock(mutex_);
+  StreamState& st = streams_[task.stream];
+  st.last_end_ns = end;
+  st.wait_until_ns = 0;
+  tasks_executed_++;
+  busy_ns_ += task.duration_ns;
+  last_end_ns_ = std::max(last_end_ns_, end);
+}
+
+void Device::wait_for(std::uint32_t stream_id, std::uint64_t seq) {
+  {
+    vclock::BlockedScope blocked;
+    std::unique_lock lock(mutex_);
+    check_stream(stream_id);
+    done_cv_.wait(lock, [&] { return streams_[stream_id].completed >= seq; });
+  }
+  collect_retired();
+}
+
+void Device::synchronize_stream(std::uint32_t stream_id) {
+  ApiScope api("aclrtSynchronizeStream");
+  std::uint64_t seq;
+  {
+    std::lock_guard lock(mutex_);
+    check_stream(stream_id);
+    seq = streams_[stream_id].enqueued;
+  }
+  wait_for(stream_id, seq);
+  std::lock_guard lock(mutex_);
+  vclock::advance_to(streams_[stream_id].last_end_ns);
+}
+
+void Device::synchronize() {
+  ApiScope api("aclrtSynchronizeDevice");
+  std::vector<std::uint64_t> targets;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& st : streams_) targets.push_back(st.enqueued);
+  }
+  for (std::uint32_t s = 0; s < targets.size(); ++s) wait_for(s, targets[s]);
+  std::uint64_t latest = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& st : streams_) latest = std::max(latest, st.last_end_ns);
+  }
+  vclock::advance_to(latest);
+}
+
+void Device::collect_retired() {
+  std::vector<std::unique_ptr<Task>> done;
+  {
+    std::lock_guard lock(mutex_);
+    done.swap(retired_);
+  }
+  // Destroyed here, on a host thread, outside the lock: tensor frees re-enter the allocator.
+}
+
+void Device::set_overflow_mode(OverflowMode mode) {
+  if (mode == OverflowMode::kInfNan && !spec_.supports_inf_nan) {
+    throw InvalidArgument("device " + spec_.name + " supports the saturation overflow mode only");
+  }
+  overflow_mode_ = mode;
+}
+
+bool Device::float_status() const {
+  std::lock_guard lock(mutex_);
+  return float_status_;
+}
+
+void Device::clear_float_status() {
+  std::lock_guard lock(mutex_);
+  float_status_ = false;
+}
+
+std::uint64_t Device::tasks_executed() const {
+  std::lock_guard lock(mutex_);
+  return tasks_executed_;
+}
+
+std::uint64_t Device::modelled_busy_ns() const {
+  std::lock_guard lock(mutex_);
+  return busy_ns_;
+}
+
+std::uint64_t Device::last_task_end_ns() const {
+  std::lock_guard lock(mutex_);
+  return last_end_ns_;
+}
+
+void Device::on_memory_event(void* user, const MemoryEvent& event, const MemoryStats& stats) {
+  const auto* s = hooks::subscriber();
+  if (s == nullptr || s->on_memory == nullptr) [[likely]] return;
+  auto* self = static_cast<Device*>(user);
+  hooks::MemoryOp op = event.kind == MemoryEvent::Kind::kAlloc    ? hooks::MemoryOp::kAlloc
+                       : event.kind == MemoryEvent::Kind::kFree   ? hooks::MemoryOp::kFree
+                       : event.kind == MemoryEvent::Kind::kReserve ? hooks::MemoryOp::kReserve
+                                                                   : hooks::MemoryOp::kRelease;
+  s->on_memory(s->user, {vclock::host_now_ns(), event.address, event.bytes, stats.allocated_bytes,
+                         stats.reserved_bytes, self->id_, vclock::thread_index(), op});
+}
+
+}  // namespace npuscope::emulator

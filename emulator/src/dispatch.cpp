@@ -1,0 +1,234 @@
+// See dispatch.h.
+#include "npuscope/emulator/dispatch.h"
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "api_scope.h"
+#include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/markers.h"
+#include "npuscope/emulator/runtime.h"
+#include "npuscope/emulator/virtual_clock.h"
+#include "task.h"
+
+namespace npuscope::emulator {
+namespace {
+
+thread_local std::string t_scope;
+
+std::mutex g_counter_mutex;
+std::unordered_map<const char*, std::uint32_t> g_call_counters;  // keyed by interned name
+
+std::uint32_t next_call_index(const char* name) {
+  std::lock_guard lock(g_counter_mutex);
+  return g_call_counters[name]++;
+}
+
+const char* instance_name(std::string_view op_type, const CallOptions& options) {
+  const std::string_view base = options.name.empty() ? op_type : options.name;
+  if (t_scope.empty()) return intern(base);
+  std::string full = t_scope;
+  full += '/';
+  full += base;
+  return intern(full);
+}
+
+const char* api_name(const char* op_type) {
+  return intern(std::string("aclnn") + op_type);
+}
+
+// The storage dtype that decides the compute precision: the first floating input, else the first.
+DType storage_dtype(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out) {
+  for (const auto& m : in) {
+    if (m.present && is_floating(m.dtype)) return m.dtype;
+  }
+  if (!out.empty()) return out[0].dtype;
+  return in.empty() ? DType::kF32 : in[0].dtype;
+}
+
+DeviceRef common_device(std::string_view op_type, const std::vector<Tensor>& inputs) {
+  std::optional<DeviceRef> device;
+  for (const auto& t : inputs) {
+    if (!t.defined()) continue;
+    if (!device) {
+      device = t.device();
+    } else if (!(*device == t.device())) {
+      throw InvalidArgument(std::string(op_type) + ": inputs are on different devices (" + device->str() + " and " +
+                            t.device().str() + "); move them to one device first");
+    }
+  }
+  if (!device) throw InvalidArgument(std::string(op_type) + ": needs at least one defined input");
+  return *device;
+}
+
+void emit_cpu_task(const hooks::SubscriberTable* s, const hooks::TaskRecord& base, hooks::TaskPhase phase) {
+  if (s->on_task == nullptr) return;
+  hooks::TaskRecord r = base;
+  r.phase = phase;
+  s->on_task(s->user, r);
+}
+
+// Runs a CPU golden kernel inline: the `cpu` device has no queue and no modelled time.
+void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* name, std::uint32_t call_index,
+                std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, const Attrs& attrs,
+                std::uint64_t connection_id, const KernelCost& cost) {
+  std::vector<TensorView> in(inputs.size()), out(outputs.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (inputs[i].defined()) in[i] = {inputs[i].raw_data(), inputs[i].dtype(), &inputs[i].shape(), inputs[i].numel()};
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = {outputs[i].raw_data(), outputs[i].dtype(), &outputs[i].shape(), outputs[i].numel()};
+  }
+  KernelContext ctx{in, out, attrs, Backend::kCpu, outputs.empty() ? DType::kF32 : outputs[0].dtype(),
+                    OverflowMode::kInfNan};
+  const auto* s = hooks::subscriber();
+  hooks::TaskRecord rec{};
+  if (s != nullptr) [[unlikely]] {
+    rec.task_id = next_task_id();
+    rec.connection_id = connection_id;
+    rec.name = name;
+    rec.op_type = schema.type;
+    rec.queued_ns = rec.start_ns = vclock::host_now_ns();
+    rec.flops = static_cast<std::uint64_t>(cost.flops);
+    rec.bytes = static_cast<std::uint64_t>(cost.bytes);
+    rec.device_id = -1;
+    rec.block_dim = 1;
+    rec.call_index = call_index;
+    rec.task_type = hooks::TaskType::kHostCpu;
+    rec.compute_dtype = static_cast<std::uint8_t>(ctx.compute_dtype);
+    emit_cpu_task(s, rec, hooks::TaskPhase::kQueued);
+    emit_cpu_task(s, rec, hooks::TaskPhase::kBegin);
+  }
+  kernel.fn(ctx);
+  if (s != nullptr) [[unlikely]] {
+    rec.end_ns = vclock::host_now_ns();
+    rec.emulation_ns = rec.end_ns - rec.start_ns;
+    rec.overflow = ctx.overflow ? 1 : 0;
+    if (s->wants_tensors && s->on_tensor) {
+      emit_tensor_records(s, rec.task_id, inputs, hooks::TensorRole::kInput);
+      emit_tensor_records(s, rec.task_id, outputs, hooks::TensorRole::kOutput);
+    }
+    emit_cpu_task(s, rec, hooks::TaskPhase::kEnd);
+  }
+}
+
+}  // namespace
+
+ComputeChoice choose_compute_dtype(OpCategory category, DType storage, PrecisionMode mode, const DeviceSpec& spec) {
+  if (category == OpCategory::kDataMovement || !is_floating(storage)) return {storage, true};
+  if (storage == DType::kF64) return {DType::kF64, false};  // no f64 on the NPU: AI CPU
+  if (storage == DType::kBF16) return {DType::kBF16, spec.bf16};
+  if (storage == DType::kF16) return {DType::kF16, true};
+  // f32 storage: the precision mode decides.
+  switch (category) {
+    case OpCategory::kCube:
+      switch (mode) {
+        case PrecisionMode::kForceFp16:
+        case PrecisionMode::kAllowMixPrecision: return {DType::kF16, true};
+        case PrecisionMode::kAllowFp32ToFp16: return {spec.cube_fp32 ? DType::kF32 : DType::kF16, true};
+        case PrecisionMode::kMustKeepOriginDtype: return {DType::kF32, spec.cube_fp32};
+      }
+      break;
+    case OpCategory::kVector:
+      return {mode == PrecisionMode::kForceFp16 || mode == PrecisionMode::kAllowMixPrecision ? DType::kF16
+                                                                                              : DType::kF32,
+              true};
+    case OpCategory::kPrecisionSensitive:
+      return {mode == PrecisionMode::kForceFp16 ? DType::kF16 : DType::kF32, true};
+    case OpCategory::kDataMovement: break;
+  }
+  return {storage, true};
+}
+
+std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs, const Attrs& attrs,
+                            const CallOptions& options) {
+  const OpRegistry& registry = OpRegistry::instance();
+  const OpSchema& schema = registry.schema(op_type);
+  const int n = static_cast<int>(inputs.size());
+  if (n < schema.min_inputs || (schema.max_inputs >= 0 && n > schema.max_inputs)) {
+    throw InvalidArgument(std::string(schema.type) + ": expected " + std::to_string(schema.min_inputs) +
+                          (schema.max_inputs == schema.min_inputs ? ""
+                           : schema.max_inputs < 0               ? " or more"
+                                                                 : " to " + std::to_string(schema.max_inputs)) +
+                          " inputs, got " + std::to_string(n));
+  }
+  const DeviceRef device = common_device(schema.type, inputs);
+
+  std::vector<TensorMeta> in_meta(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    in_meta[i] = inputs[i].defined() ? TensorMeta{inputs[i].shape(), inputs[i].dtype(), true}
+                                     : TensorMeta{{}, DType::kF32, false};
+  }
+  const char* name = instance_name(schema.type, options);
+  const std::vector<TensorMeta> out_meta = schema.infer(in_meta, attrs);
+  const KernelCost cost = schema.cost(in_meta, out_meta, attrs);
+  const std::uint32_t call_index = next_call_index(name);
+
+  ApiScope api(api_name(schema.type));
+  std::vector<Tensor> outputs;
+  outputs.reserve(out_meta.size());
+  for (const auto& m : out_meta) outputs.push_back(Tensor::empty(m.shape, m.dtype, device));
+
+  if (!device.is_npu()) {
+    const KernelEntry* kernel = registry.kernel(schema.type, Backend::kCpu);
+    if (kernel == nullptr) throw OpRegistrationError(std::string(schema.type) + " has no cpu kernel");
+    run_on_cpu(schema, *kernel, name, call_index, inputs, outputs, attrs, api.connection_id(), cost);
+    return outputs;
+  }
+
+  Device& dev = Runtime::get().device(device.index);
+  const DType storage = storage_dtype(in_meta, out_meta);
+  const ComputeChoice choice = choose_compute_dtype(schema.category, storage, dev.precision_mode(), dev.spec());
+  const KernelEntry* npu = registry.kernel(schema.type, Backend::kNpu);
+  const bool use_npu = npu != nullptr && choice.npu_capable && (npu->supports == nullptr || npu->supports(in_meta, attrs));
+
+  KernelLaunch launch;
+  launch.name = name;
+  launch.op_type = schema.type;
+  launch.call_index = call_index;
+  launch.cost = cost;
+  launch.attrs = attrs;
+  launch.overflow_mode = dev.overflow_mode();
+  if (use_npu) {
+    launch.fn = npu->fn;
+    launch.backend = Backend::kNpu;
+    launch.compute_dtype = choice.dtype;
+    launch.task_type = cost.unit == ComputeUnit::kCube ? hooks::TaskType::kAiCore : hooks::TaskType::kAiVectorCore;
+  } else {
+    // Note: the one generic fallback rule: no NPU kernel for this op/dtype -> the CPU kernel as AI CPU.
+    const KernelEntry* cpu = registry.kernel(schema.type, Backend::kCpu);
+    if (cpu == nullptr) throw OpRegistrationError(std::string(schema.type) + " has neither an npu nor a cpu kernel");
+    launch.fn = cpu->fn;
+    launch.backend = Backend::kCpu;
+    launch.compute_dtype = storage;
+    launch.fallback = true;
+    launch.task_type = hooks::TaskType::kAiCpu;
+    launch.cost.unit = ComputeUnit::kAiCpu;
+  }
+  launch.inputs = std::move(inputs);
+  launch.outputs = outputs;
+  const Stream stream = options.stream != nullptr ? *options.stream : dev.default_stream();
+  if (stream.device != &dev) throw InvalidArgument(std::string(schema.type) + ": the stream belongs to another device");
+  dev.launch(std::move(launch), stream, api.connection_id());
+  return outputs;
+}
+
+Tensor call_op1(std::string_view op_type, std::vector<Tensor> inputs, const Attrs& attrs, const CallOptions& options) {
+  auto outputs = call_op(op_type, std::move(inputs), attrs, options);
+  return std::move(outputs.at(0));
+}
+
+NameScope::NameScope(std::string_view name) : previous_size_(t_scope.size()) {
+  if (!t_scope.empty()) t_scope += '/';
+  t_scope += name;
+}
+
+NameScope::~NameScope() { t_scope.resize(previous_size_); }
+
+void reset_call_counters() {
+  std::lock_guard lock(g_counter_mutex);
+  g_call_counters.clear();
+}
+
+}  // namespace npuscope::emulator

@@ -1,0 +1,68 @@
+// Add, Sub, Mul, Div, Pow: element-wise with numpy broadcasting. NPU: computed in f32 and rounded
+// to the output dtype per op; CPU golden: computed in f64.
+#include <cmath>
+
+#include "kernel_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+std::vector<TensorMeta> infer_binary(std::span<const TensorMeta> in, const Attrs&) {
+  require_same_dtype(in, "binary op");
+  return {{broadcast_shapes(in[0].shape, in[1].shape, "binary op"), in[0].dtype}};
+}
+
+KernelCost cost_binary(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
+  return vector_cost(in, out, 1);
+}
+
+KernelCost cost_pow(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
+  return vector_cost(in, out, 8);  // exp(b·log a)
+}
+
+// Integer division truncates (ONNX / C semantics); floats divide.
+template <class T>
+T divide(T a, T b, bool integer) {
+  if (integer) return b == 0 ? T(0) : std::trunc(a / b);
+  return a / b;
+}
+
+template <class T>
+void add_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return a + b; }); }
+template <class T>
+void sub_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return a - b; }); }
+template <class T>
+void mul_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return a * b; }); }
+template <class T>
+void div_kernel(KernelContext& c) {
+  const bool integer = !is_floating(c.outputs[0].dtype);
+  binary_kernel<T>(c, [integer](T a, T b) { return divide(a, b, integer); });
+}
+template <class T>
+void pow_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return std::pow(a, b); }); }
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Add", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
+                              .infer = infer_binary, .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Sub", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
+                              .infer = infer_binary, .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Mul", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
+                              .infer = infer_binary, .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Div", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
+                              .infer = infer_binary, .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Pow", .category = OpCategory::kPrecisionSensitive, .min_inputs = 2,
+                              .max_inputs = 2, .infer = infer_binary, .cost = cost_pow});
+
+NPUSCOPE_REGISTER_KERNEL("Add", Backend::kNpu, add_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL("Add", Backend::kCpu, add_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL("Sub", Backend::kNpu, sub_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL("Sub", Backend::kCpu, sub_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL("Mul", Backend::kNpu, mul_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL("Mul", Backend::kCpu, mul_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL("Div", Backend::kNpu, div_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL("Div", Backend::kCpu, div_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL("Pow", Backend::kNpu, pow_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL("Pow", Backend::kCpu, pow_kernel<double>);
+
+}  // namespace npuscope::emulator::kernels

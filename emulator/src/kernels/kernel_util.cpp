@@ -1,0 +1,281 @@
+// See Note [Kernel numerics] in kernel_util.h.
+#include "kernel_util.h"
+
+#include <cstring>
+#include <limits>
+
+#include "npuscope/emulator/float16.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+template <class T, class Src>
+void widen(const Src* src, T* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
+}
+
+template <class T>
+void load_any(const TensorView& v, T* dst) {
+  const std::int64_t n = v.numel;
+  switch (v.dtype) {
+    case DType::kF32: widen(v.as<float>(), dst, n); break;
+    case DType::kF64: widen(v.as<double>(), dst, n); break;
+    case DType::kF16:
+      if constexpr (std::is_same_v<T, float>) {
+        half_to_float_n(v.as<std::uint16_t>(), dst, static_cast<std::size_t>(n));
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) dst[i] = half_bits_to_float(v.as<std::uint16_t>()[i]);
+      }
+      break;
+    case DType::kBF16:
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(bf16_bits_to_float(v.as<std::uint16_t>()[i]));
+      break;
+    case DType::kI8: widen(v.as<std::int8_t>(), dst, n); break;
+    case DType::kU8: widen(v.as<std::uint8_t>(), dst, n); break;
+    case DType::kI32: widen(v.as<std::int32_t>(), dst, n); break;
+    case DType::kI64: widen(v.as<std::int64_t>(), dst, n); break;
+    case DType::kBool: widen(v.as<std::uint8_t>(), dst, n); break;
+  }
+}
+
+// Float -> integer as a cast: truncation toward zero, NaN -> 0, clamped to the type's range.
+template <class I, class T>
+I to_int(T x) {
+  if (x != x) return 0;
+  if (x <= static_cast<T>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (x >= static_cast<T>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(x);
+}
+
+template <class T>
+bool store_any(const TensorView& v, const T* src) {
+  const std::int64_t n = v.numel;
+  bool nonfinite = false;
+  if (is_floating(v.dtype)) {
+    for (std::int64_t i = 0; i < n; ++i) nonfinite |= !std::isfinite(src[i]);
+  }
+  switch (v.dtype) {
+    case DType::kF32:
+      for (std::int64_t i = 0; i < n; ++i) v.as<float>()[i] = static_cast<float>(src[i]);
+      // A finite double can overflow f32.
+      if constexpr (std::is_same_v<T, double>) {
+        if (!nonfinite) {
+          for (std::int64_t i = 0; i < n; ++i) nonfinite |= !std::isfinite(v.as<float>()[i]);
+        }
+      }
+      break;
+    case DType::kF64:
+      for (std::int64_t i = 0; i < n; ++i) v.as<double>()[i] = static_cast<double>(src[i]);
+      break;
+    case DType::kF16: {
+      auto* dst = v.as<std::uint16_t>();
+      if constexpr (std::is_same_v<T, float>) {
+        float_to_half_n(src, dst, static_cast<std::size_t>(n));
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) dst[i] = float_to_half_bits(static_cast<float>(src[i]));
+      }
+      for (std::int64_t i = 0; i < n && !nonfinite; ++i) nonfinite |= (dst[i] & 0x7c00u) == 0x7c00u;
+      break;
+    }
+    case DType::kBF16: {
+      auto* dst = v.as<std::uint16_t>();
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = float_to_bf16_bits(static_cast<float>(src[i]));
+      for (std::int64_t i = 0; i < n && !nonfinite; ++i) nonfinite |= (dst[i] & 0x7f80u) == 0x7f80u;
+      break;
+    }
+    case DType::kI8:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::int8_t>()[i] = to_int<std::int8_t>(src[i]);
+      break;
+    case DType::kU8:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = to_int<std::uint8_t>(src[i]);
+      break;
+    case DType::kI32:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::int32_t>()[i] = to_int<std::int32_t>(src[i]);
+      break;
+    case DType::kI64:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::int64_t>()[i] = to_int<std::int64_t>(src[i]);
+      break;
+    case DType::kBool:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = src[i] != T(0) ? 1 : 0;
+      break;
+  }
+  return nonfinite;
+}
+
+template <class T>
+void round_any(T* data, std::int64_t n, DType dtype) {
+  switch (dtype) {
+    case DType::kF16:
+      for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_half(static_cast<float>(data[i]));
+      break;
+    case DType::kBF16:
+      for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_bf16(static_cast<float>(data[i]));
+      break;
+    case DType::kF32:
+      if constexpr (std::is_same_v<T, double>) {
+        for (std::int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(data[i]);
+      }
+      break;
+    default: break;
+  }
+}
+
+template <class T>
+void overflow_any(T* data, std::int64_t n, DType dtype, KernelContext& ctx) {
+  if (!is_floating(dtype)) return;
+  const T max = static_cast<T>(dtype_max(dtype));
+  bool any = false, clamped = false;
+  if (ctx.overflow_mode == OverflowMode::kSaturation) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      T& x = data[i];
+      if (x != x) {
+        x = 0;
+        clamped = true;
+      } else if (x > max) {
+        x = max;
+        clamped = true;
+      } else if (x < -max) {
+        x = -max;
+        clamped = true;
+      }
+    }
+    any = clamped;
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) any |= !std::isfinite(data[i]);
+  }
+  if (any) ctx.overflow = true;
+  if (clamped) ctx.saturated = true;
+}
+
+}  // namespace
+
+void load_f32(const TensorView& v, float* dst) { load_any(v, dst); }
+void load_f64(const TensorView& v, double* dst) { load_any(v, dst); }
+void load_i64(const TensorView& v, std::int64_t* dst) {
+  if (v.dtype == DType::kI64) {
+    std::memcpy(dst, v.data, static_cast<std::size_t>(v.numel) * 8);
+    return;
+  }
+  std::vector<double> tmp(static_cast<std::size_t>(v.numel));
+  load_any(v, tmp.data());
+  for (std::int64_t i = 0; i < v.numel; ++i) dst[i] = to_int<std::int64_t>(tmp[i]);
+}
+
+bool store_f32_raw(const TensorView& v, const float* src) { return store_any(v, src); }
+bool store_f64_raw(const TensorView& v, const double* src) { return store_any(v, src); }
+
+void round_in_place(float* data, std::int64_t n, DType dtype) { round_any(data, n, dtype); }
+void round_in_place(double* data, std::int64_t n, DType dtype) { round_any(data, n, dtype); }
+
+void apply_overflow_mode(float* data, std::int64_t n, DType dtype, KernelContext& ctx) {
+  overflow_any(data, n, dtype, ctx);
+}
+void apply_overflow_mode(double* data, std::int64_t n, DType dtype, KernelContext& ctx) {
+  overflow_any(data, n, dtype, ctx);
+}
+
+// ---- shapes -------------------------------------------------------------------------------------
+
+void fail(const char* op, const std::string& what) { throw InvalidArgument(std::string(op) + ": " + what); }
+
+std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* op) {
+  const std::int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    fail(op, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return a;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const std::size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const std::int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      fail(op, "shapes " + shape_str(a) + " and " + shape_str(b) + " cannot be broadcast together");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<std::int64_t> strides_of(const Shape& shape) {
+  std::vector<std::int64_t> s(shape.size());
+  std::int64_t acc = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= shape[i];
+  }
+  return s;
+}
+
+BroadcastIndex::BroadcastIndex(const Shape& input, const Shape& output) : output_(output) {
+  identity_ = input == output;
+  scalar_ = shape_numel(input) == 1;
+  const std::size_t n = output.size(), offset = n - input.size();
+  const auto in_strides = strides_of(input);
+  strides_.assign(n, 0);
+  for (std::size_t i = offset; i < n; ++i) {
+    strides_[i] = input[i - offset] == 1 ? 0 : in_strides[i - offset];
+  }
+}
+
+void BroadcastIndex::fill(std::vector<std::int64_t>& out) const {
+  const std::int64_t total = shape_numel(output_);
+  out.resize(static_cast<std::size_t>(total));
+  if (total == 0) return;
+  const std::size_t rank = output_.size();
+  if (rank == 0) {
+    out[0] = 0;
+    return;
+  }
+  // Odometer over the output; the innermost dim is a tight loop.
+  std::vector<std::int64_t> index(rank, 0);
+  const std::int64_t inner = output_[rank - 1], inner_stride = strides_[rank - 1];
+  std::int64_t base = 0, pos = 0;
+  while (pos < total) {
+    for (std::int64_t j = 0; j < inner; ++j) out[static_cast<std::size_t>(pos++)] = base + j * inner_stride;
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      base += strides_[d];
+      if (++index[d] < output_[d]) break;
+      base -= strides_[d] * output_[d];
+      index[d] = 0;
+    }
+  }
+}
+
+void require_floating(std::span<const TensorMeta> in, int i, const char* op) {
+  if (!is_floating(in[static_cast<std::size_t>(i)].dtype)) {
+    fail(op, "input " + std::to_string(i) + " must be a floating-point tensor, got " +
+                 std::string(dtype_name(in[static_cast<std::size_t>(i)].dtype)));
+  }
+}
+
+void require_same_dtype(std::span<const TensorMeta> in, const char* op) {
+  for (const auto& m : in) {
+    if (m.dtype != in[0].dtype) {
+      fail(op, "inputs must have one dtype, got " + std::string(dtype_name(in[0].dtype)) + " and " +
+                   std::string(dtype_name(m.dtype)));
+    }
+  }
+}
+
+double io_bytes(std::span<const TensorMeta> in, std::span<const TensorMeta> out) {
+  double bytes = 0;
+  for (const auto& m : in) bytes += static_cast<double>(m.nbytes());
+  for (const auto& m : out) bytes += static_cast<double>(m.nbytes());
+  return bytes;
+}
+
+KernelCost vector_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, double flops_per_element) {
+  KernelCost c;
+  c.unit = ComputeUnit::kVector;
+  double elements = 0;
+  for (const auto& m : out) elements += static_cast<double>(m.numel());
+  c.flops = elements * flops_per_element;
+  c.bytes = io_bytes(in, out);
+  return c;
+}
+
+}  // namespace npuscope::emulator::kernels

@@ -1,0 +1,157 @@
+// Helpers every kernel file uses, so that NPU numerics live in one place.
+//
+// Note [Kernel numerics]
+// Kernels compute in a wide type T (float on the NPU, double for most CPU golden kernels) over
+// contiguous buffers:
+//   load<T>(view, ctx)        converts the storage dtype to T; on the NPU, when the precision mode
+//                             lowers an f32 op to f16/bf16 (ctx.compute_dtype), inputs are rounded
+//                             to it first, as the NPU would see them.
+//   store<T>(view, src, ctx)  rounds each result to ctx.compute_dtype (NPU: "round to the storage
+//                             dtype after the op"), applies the overflow mode (saturation: ±inf ->
+//                             ±max, NaN -> 0, ctx.saturated), converts to the storage dtype and sets
+//                             ctx.overflow when a result is not finite or was clamped.
+// Integer and bool outputs are stored by truncation toward zero (NaN -> 0).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "npuscope/emulator/dtype.h"
+#include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/op_registry.h"
+
+namespace npuscope::emulator::kernels {
+
+// ---- conversion -------------------------------------------------------------------------------
+void load_f32(const TensorView& v, float* dst);
+void load_f64(const TensorView& v, double* dst);
+void load_i64(const TensorView& v, std::int64_t* dst);
+
+// `src` (n = view numel) -> the view's storage dtype. Returns true if any value is non-finite.
+bool store_f32_raw(const TensorView& v, const float* src);
+bool store_f64_raw(const TensorView& v, const double* src);
+
+template <class T>
+std::vector<T> load(const TensorView& v, const KernelContext& ctx);
+template <class T>
+void load_into(const TensorView& v, const KernelContext& ctx, T* dst);
+template <class T>
+void store(const TensorView& v, T* src, KernelContext& ctx);  // may modify src (rounding)
+
+// Rounds values in place to `dtype` (f16/bf16: nearest even; f32: float; others: nothing).
+void round_in_place(float* data, std::int64_t n, DType dtype);
+void round_in_place(double* data, std::int64_t n, DType dtype);
+
+// ---- shapes -----------------------------------------------------------------------------------
+// Normalises a possibly negative axis; throws InvalidArgument naming `op`.
+std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* op);
+// numpy broadcast of two shapes; throws InvalidArgument naming `op` and both shapes.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// Row-major strides of `shape`.
+std::vector<std::int64_t> strides_of(const Shape& shape);
+
+// Maps each output index of a broadcast to the input's flat index. Cheap when the input already has
+// the output shape (identity) or is a scalar.
+class BroadcastIndex {
+ public:
+  BroadcastIndex(const Shape& input, const Shape& output);
+  bool identity() const { return identity_; }
+  bool scalar() const { return scalar_; }
+  // Fills `out` with the input flat index for every output element.
+  void fill(std::vector<std::int64_t>& out) const;
+
+ private:
+  Shape output_;
+  std::vector<std::int64_t> strides_;  // input strides on output dims (0 where broadcast)
+  bool identity_ = false, scalar_ = false;
+};
+
+// Throws InvalidArgument("<op>: <what>") — for infer functions.
+[[noreturn]] void fail(const char* op, const std::string& what);
+// The dtype of input i, demanding a floating type.
+void require_floating(std::span<const TensorMeta> in, int i, const char* op);
+void require_same_dtype(std::span<const TensorMeta> in, const char* op);
+
+// Bytes of all inputs and outputs (the usual memory traffic of a streaming kernel).
+double io_bytes(std::span<const TensorMeta> in, std::span<const TensorMeta> out);
+// A vector-unit cost with `flops_per_element` per output element.
+KernelCost vector_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, double flops_per_element);
+
+// ---- templates ----------------------------------------------------------------------------------
+template <class T>
+void load_into(const TensorView& v, const KernelContext& ctx, T* dst) {
+  if constexpr (sizeof(T) == 4) {
+    load_f32(v, dst);
+  } else {
+    load_f64(v, dst);
+  }
+  if (ctx.backend == Backend::kNpu && ctx.compute_dtype != v.dtype && is_floating(v.dtype) &&
+      dtype_size(ctx.compute_dtype) < dtype_size(v.dtype)) {
+    round_in_place(dst, v.numel, ctx.compute_dtype);
+  }
+}
+
+template <class T>
+std::vector<T> load(const TensorView& v, const KernelContext& ctx) {
+  std::vector<T> out(static_cast<std::size_t>(v.numel));
+  load_into(v, ctx, out.data());
+  return out;
+}
+
+void apply_overflow_mode(float* data, std::int64_t n, DType dtype, KernelContext& ctx);
+void apply_overflow_mode(double* data, std::int64_t n, DType dtype, KernelContext& ctx);
+
+template <class T>
+void store(const TensorView& v, T* src, KernelContext& ctx) {
+  if (ctx.backend == Backend::kNpu && is_floating(v.dtype)) {
+    const DType narrow = dtype_size(ctx.compute_dtype) < dtype_size(v.dtype) ? ctx.compute_dtype : v.dtype;
+    round_in_place(src, v.numel, narrow);
+    apply_overflow_mode(src, v.numel, narrow, ctx);
+  }
+  bool nonfinite;
+  if constexpr (sizeof(T) == 4) {
+    nonfinite = store_f32_raw(v, src);
+  } else {
+    nonfinite = store_f64_raw(v, src);
+  }
+  if (nonfinite) ctx.overflow = true;
+}
+
+// Element-wise unary kernel over `T` with functor f(T) -> T.
+template <class T, class F>
+void unary_kernel(KernelContext& ctx, F f) {
+  std::vector<T> x = load<T>(ctx.inputs[0], ctx);
+  for (auto& e : x) e = f(e);
+  store<T>(ctx.outputs[0], x.data(), ctx);
+}
+
+// Element-wise binary kernel with numpy broadcasting.
+template <class T, class F>
+void binary_kernel(KernelContext& ctx, F f) {
+  const TensorView& out = ctx.outputs[0];
+  std::vector<T> a = load<T>(ctx.inputs[0], ctx);
+  std::vector<T> b = load<T>(ctx.inputs[1], ctx);
+  std::vector<T> r(static_cast<std::size_t>(out.numel));
+  BroadcastIndex ia(*ctx.inputs[0].shape, *out.shape), ib(*ctx.inputs[1].shape, *out.shape);
+  const std::int64_t n = out.numel;
+  if (ia.identity() && ib.identity()) {
+    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[i], b[i]);
+  } else if (ia.identity() && ib.scalar()) {
+    const T s = b[0];
+    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[i], s);
+  } else if (ia.scalar() && ib.identity()) {
+    const T s = a[0];
+    for (std::int64_t i = 0; i < n; ++i) r[i] = f(s, b[i]);
+  } else {
+    std::vector<std::int64_t> xa, xb;
+    ia.fill(xa);
+    ib.fill(xb);
+    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[xa[i]], b[xb[i]]);
+  }
+  store<T>(out, r.data(), ctx);
+}
+
+}  // namespace npuscope::emulator::kernels

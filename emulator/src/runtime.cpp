@@ -1,0 +1,139 @@
+#include "npuscope/emulator/runtime.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "npuscope/emulator/errors.h"
+
+namespace npuscope::emulator {
+namespace {
+
+std::mutex g_runtime_mutex;
+std::unique_ptr<Runtime>& runtime_slot() {
+  static std::unique_ptr<Runtime> slot;
+  return slot;
+}
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+}  // namespace
+
+RuntimeOptions RuntimeOptions::from_environment() {
+  RuntimeOptions o;
+  if (const char* v = env("NPUSCOPE_SPEC")) o.spec = v;
+  if (const char* v = env("NPUSCOPE_PRECISION_MODE")) o.precision_mode = parse_precision_mode(v);
+  if (const char* v = env("NPUSCOPE_OVERFLOW_MODE")) o.overflow_mode = parse_overflow_mode(v);
+  return o;
+}
+
+Runtime::Runtime(const RuntimeOptions& options) : options_(options) {
+  if (options.num_devices < 1) throw InvalidArgument("a runtime needs at least one device");
+  const DeviceSpec spec = load_spec(options.spec);
+  for (int i = 0; i < options.num_devices; ++i) {
+    auto device = std::make_shared<Device>(i, spec);
+    if (options.precision_mode) device->set_precision_mode(*options.precision_mode);
+    if (options.overflow_mode) device->set_overflow_mode(*options.overflow_mode);
+    devices_.push_back(std::move(device));
+  }
+}
+
+Runtime::~Runtime() {
+  try {
+    synchronize_all();
+  } catch (...) {
+  }
+}
+
+Runtime& Runtime::get() {
+  std::lock_guard lock(g_runtime_mutex);
+  auto& slot = runtime_slot();
+  if (!slot) {
+    slot.reset(new Runtime(RuntimeOptions::from_environment()));
+    load_injection_from_environment();
+  }
+  return *slot;
+}
+
+Runtime& Runtime::configure(const RuntimeOptions& options) {
+  std::unique_ptr<Runtime> fresh(new Runtime(options));  // may throw: the old runtime stays
+  std::unique_ptr<Runtime> old;
+  {
+    std::lock_guard lock(g_runtime_mutex);
+    auto& slot = runtime_slot();
+    old = std::move(slot);
+    slot = std::move(fresh);
+  }
+  old.reset();
+  load_injection_from_environment();
+  return *runtime_slot();
+}
+
+Device& Runtime::device(int index) { return *device_ptr(index); }
+
+std::shared_ptr<Device> Runtime::device_ptr(int index) {
+  if (index < 0 || index >= num_devices()) {
+    throw InvalidArgument("no device npu:" + std::to_string(index) + " (this runtime has " +
+                          std::to_string(num_devices()) + ")");
+  }
+  return devices_[static_cast<std::size_t>(index)];
+}
+
+void Runtime::synchronize_all() {
+  for (auto& d : devices_) d->synchronize();
+}
+
+// ---- injection ----------------------------------------------------------------------------------
+
+namespace {
+hooks::SubscriberTable g_injected_table;
+
+void shutdown_injection() {
+  const auto* s = hooks::subscriber();
+  if (s != &g_injected_table) return;
+  try {
+    std::lock_guard lock(g_runtime_mutex);
+    if (auto& slot = runtime_slot()) slot->synchronize_all();
+  } catch (...) {
+  }
+  if (s->on_shutdown) s->on_shutdown(s->user);
+  hooks::subscribe(nullptr);
+}
+}  // namespace
+
+bool load_injection_from_environment() {
+  static std::once_flag once;
+  static bool loaded = false;
+  std::call_once(once, [] {
+    const char* path = env("NPUSCOPE_INJECTION");
+    if (path == nullptr) return;
+    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      std::fprintf(stderr, "npuscope: warning: cannot load injection library %s (%s); profiling is off\n", path,
+                   dlerror());
+      return;
+    }
+    auto init = reinterpret_cast<npuscope_injection_init_fn>(dlsym(handle, NPUSCOPE_INJECTION_INIT_SYMBOL));
+    if (init == nullptr) {
+      std::fprintf(stderr, "npuscope: warning: %s has no %s; profiling is off\n", path,
+                   NPUSCOPE_INJECTION_INIT_SYMBOL);
+      return;
+    }
+    if (init(&g_injected_table) != 0 || g_injected_table.api_version != hooks::kHookApiVersion) {
+      std::fprintf(stderr, "npuscope: warning: %s refused to start (hook API %u, expected %u); profiling is off\n",
+                   path, g_injected_table.api_version, hooks::kHookApiVersion);
+      return;
+    }
+    hooks::subscribe(&g_injected_table);
+    std::atexit(shutdown_injection);
+    loaded = true;
+  });
+  return loaded;
+}
+
+}  // namespace npuscope::emulator

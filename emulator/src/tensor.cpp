@@ -1,0 +1,235 @@
+#include "npuscope/emulator/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "npuscope/emulator/device.h"
+#include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/runtime.h"
+#include "kernels/kernel_util.h"
+
+namespace npuscope::emulator {
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+DeviceRef DeviceRef::parse(std::string_view text) {
+  if (text == "cpu") return cpu();
+  if (text == "npu") return npu(0);
+  if (text.substr(0, 4) == "npu:" && text.size() > 4) {
+    int index = 0;
+    for (char c : text.substr(4)) {
+      if (c < '0' || c > '9') index = -1000000;
+      index = index * 10 + (c - '0');
+    }
+    if (index >= 0) return npu(index);
+  }
+  throw InvalidArgument("unknown device '" + std::string(text) + "': use cpu, npu or npu:N");
+}
+
+std::string DeviceRef::str() const { return is_npu() ? "npu:" + std::to_string(index) : "cpu"; }
+
+// ---- Storage ------------------------------------------------------------------------------------
+
+std::shared_ptr<Storage> Storage::allocate(DeviceRef device, std::size_t nbytes) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->nbytes_ = nbytes;
+  const std::size_t alloc_bytes = nbytes == 0 ? 1 : nbytes;  // zero-element tensors still get an address
+  if (device.is_npu()) {
+    s->device_ = Runtime::get().device_ptr(device.index);
+    s->address_ = s->device_->memory().allocate(alloc_bytes);
+    s->host_ = s->device_->memory().translate(s->address_, alloc_bytes, "tensor");
+  } else {
+    s->host_ = static_cast<std::byte*>(std::aligned_alloc(64, (alloc_bytes + 63) / 64 * 64));
+    if (s->host_ == nullptr) throw OutOfMemoryError("out of host memory allocating " + std::to_string(nbytes) + " bytes");
+  }
+  return s;
+}
+
+Storage::~Storage() {
+  if (device_) {
+    device_->memory().free(address_);
+  } else {
+    std::free(host_);
+  }
+}
+
+// ---- Tensor -------------------------------------------------------------------------------------
+
+static void check_shape(const Shape& shape) {
+  for (auto d : shape) {
+    if (d < 0) throw InvalidArgument("negative dimension in shape " + shape_str(shape));
+  }
+}
+
+Tensor Tensor::empty(Shape shape, DType dtype, DeviceRef device) {
+  check_shape(shape);
+  Tensor t;
+  t.impl_ = std::make_shared<Impl>();
+  t.impl_->numel = shape_numel(shape);
+  t.impl_->shape = std::move(shape);
+  t.impl_->dtype = dtype;
+  t.impl_->device = device;
+  t.impl_->storage = Storage::allocate(device, static_cast<std::size_t>(t.impl_->numel) * dtype_size(dtype));
+  return t;
+}
+
+Tensor Tensor::from_bytes(const void* data, Shape shape, DType dtype, DeviceRef device) {
+  Tensor host = empty(std::move(shape), dtype, DeviceRef::cpu());
+  std::memcpy(host.raw_data(), data, host.nbytes());
+  return device.is_npu() ? host.to(device) : host;
+}
+
+Tensor Tensor::zeros(Shape shape, DType dtype, DeviceRef device) {
+  Tensor host = empty(std::move(shape), dtype, DeviceRef::cpu());
+  std::memset(host.raw_data(), 0, host.nbytes());
+  return device.is_npu() ? host.to(device) : host;
+}
+
+Tensor Tensor::from_floats(std::span<const float> values, Shape shape, DType dtype, DeviceRef device) {
+  Tensor host = empty(std::move(shape), dtype, DeviceRef::cpu());
+  if (static_cast<std::int64_t>(values.size()) != host.numel()) {
+    throw InvalidArgument("from_floats: " + std::to_string(values.size()) + " values for shape " +
+                          shape_str(host.shape()));
+  }
+  TensorView view{host.raw_data(), dtype, &host.shape(), host.numel()};
+  kernels::store_f32_raw(view, values.data());
+  return device.is_npu() ? host.to(device) : host;
+}
+
+Tensor Tensor::from_ints(std::span<const std::int64_t> values, Shape shape, DType dtype, DeviceRef device) {
+  Tensor host = empty(std::move(shape), dtype, DeviceRef::cpu());
+  if (static_cast<std::int64_t>(values.size()) != host.numel()) {
+    throw InvalidArgument("from_ints: " + std::to_string(values.size()) + " values for shape " +
+                          shape_str(host.shape()));
+  }
+  std::vector<double> as_double(values.begin(), values.end());
+  if (dtype == DType::kI64) {
+    std::memcpy(host.raw_data(), values.data(), host.nbytes());
+  } else {
+    TensorView view{host.raw_data(), dtype, &host.shape(), host.numel()};
+    kernels::store_f64_raw(view, as_double.data());
+  }
+  return device.is_npu() ? host.to(device) : host;
+}
+
+Tensor Tensor::randn(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, float stddev) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, stddev);
+  std::vector<float> values(static_cast<std::size_t>(shape_numel(shape)));
+  for (auto& v : values) v = dist(rng);
+  return from_floats(values, std::move(shape), dtype, device);
+}
+
+Tensor Tensor::uniform(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, float lo, float hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> values(static_cast<std::size_t>(shape_numel(shape)));
+  for (auto& v : values) v = dist(rng);
+  return from_floats(values, std::move(shape), dtype, device);
+}
+
+const Tensor::Impl& Tensor::impl() const {
+  if (!impl_) throw InvalidArgument("use of an undefined tensor");
+  return *impl_;
+}
+
+const Shape& Tensor::shape() const { return impl().shape; }
+std::int64_t Tensor::numel() const { return impl().numel; }
+DType Tensor::dtype() const { return impl().dtype; }
+DeviceRef Tensor::device() const { return impl().device; }
+std::size_t Tensor::nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype()); }
+const std::shared_ptr<Storage>& Tensor::storage() const { return impl().storage; }
+std::byte* Tensor::raw_data() const { return impl().storage->host_ptr(); }
+
+std::int64_t Tensor::dim(int i) const {
+  const int n = ndim();
+  const int j = i < 0 ? i + n : i;
+  if (j < 0 || j >= n) {
+    throw InvalidArgument("dim " + std::to_string(i) + " out of range for a tensor of shape " + shape_str(shape()));
+  }
+  return shape()[j];
+}
+
+std::byte* Tensor::host_data_checked() const {
+  if (device().is_npu()) {
+    throw InvalidArgument("data() on a tensor on " + device().str() + ": copy it to the host first (tensor.cpu())");
+  }
+  return raw_data();
+}
+
+Tensor Tensor::to(DeviceRef target) const {
+  const DeviceRef source = device();
+  Tensor out = empty(shape(), dtype(), target);
+  if (nbytes() == 0) return out;
+  if (!source.is_npu() && !target.is_npu()) {
+    std::memcpy(out.raw_data(), raw_data(), nbytes());
+  } else if (!source.is_npu()) {
+    Device* dev = out.storage()->device();
+    dev->memcpy_h2d(out.storage()->device_address(), raw_data(), nbytes(), dev->default_stream());
+  } else if (!target.is_npu()) {
+    Device* dev = storage()->device();
+    dev->memcpy_d2h(out.raw_data(), storage()->device_address(), nbytes(), dev->default_stream());
+  } else if (source == target) {
+    Device* dev = storage()->device();
+    dev->memcpy_d2d(out.storage()->device_address(), storage()->device_address(), nbytes(), dev->default_stream());
+  } else {
+    return cpu().to(target);  // across devices: through the host
+  }
+  return out;
+}
+
+std::vector<float> Tensor::to_floats() const {
+  const Tensor host = device().is_npu() ? cpu() : *this;
+  std::vector<float> out(static_cast<std::size_t>(numel()));
+  kernels::load_f32({host.raw_data(), dtype(), &host.shape(), numel()}, out.data());
+  return out;
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  const Tensor host = device().is_npu() ? cpu() : *this;
+  std::vector<double> out(static_cast<std::size_t>(numel()));
+  kernels::load_f64({host.raw_data(), dtype(), &host.shape(), numel()}, out.data());
+  return out;
+}
+
+std::vector<std::int64_t> Tensor::to_ints() const {
+  const Tensor host = device().is_npu() ? cpu() : *this;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(numel()));
+  kernels::load_i64({host.raw_data(), dtype(), &host.shape(), numel()}, out.data());
+  return out;
+}
+
+Tensor Tensor::view(Shape new_shape) const {
+  std::int64_t known = 1;
+  int infer = -1;
+  for (std::size_t i = 0; i < new_shape.size(); ++i) {
+    if (new_shape[i] == -1) {
+      if (infer >= 0) throw InvalidArgument("view: more than one -1 in " + shape_str(new_shape));
+      infer = static_cast<int>(i);
+    } else {
+      known *= new_shape[i];
+    }
+  }
+  if (infer >= 0 && known > 0) new_shape[infer] = numel() / known;
+  if (shape_numel(new_shape) != numel()) {
+    throw InvalidArgument("view: cannot view a tensor of shape " + shape_str(shape()) + " as " + shape_str(new_shape));
+  }
+  Tensor t;
+  t.impl_ = std::make_shared<Impl>(*impl_);
+  t.impl_->shape = std::move(new_shape);
+  return t;
+}
+
+}  // namespace npuscope::emulator

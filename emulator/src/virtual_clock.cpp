@@ -1,0 +1,46 @@
+// See Note [Virtual time] in virtual_clock.h.
+#include "npuscope/emulator/virtual_clock.h"
+
+#include <atomic>
+#include <chrono>
+
+namespace npuscope::emulator::vclock {
+namespace {
+
+const std::chrono::steady_clock::time_point kSessionStart = std::chrono::steady_clock::now();
+
+struct ThreadClock {
+  std::uint64_t excluded_ns = 0;  // real time blocked on the emulator
+  std::uint64_t advance_ns = 0;   // modelled time added (syncs, launch costs)
+  int blocked_depth = 0;
+};
+thread_local ThreadClock t_clock;
+
+std::atomic<std::uint32_t> g_next_thread{0};
+thread_local std::uint32_t t_thread_index = g_next_thread.fetch_add(1, std::memory_order_relaxed);
+
+}  // namespace
+
+std::uint64_t real_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - kSessionStart).count());
+}
+
+std::uint64_t host_now_ns() { return real_now_ns() - t_clock.excluded_ns + t_clock.advance_ns; }
+
+void advance_to(std::uint64_t virtual_ns) {
+  const std::uint64_t now = host_now_ns();
+  if (virtual_ns > now) t_clock.advance_ns += virtual_ns - now;
+}
+
+void advance_by(std::uint64_t ns) { t_clock.advance_ns += ns; }
+
+std::uint32_t thread_index() { return t_thread_index; }
+
+BlockedScope::BlockedScope() : start_real_ns_(real_now_ns()) { ++t_clock.blocked_depth; }
+
+BlockedScope::~BlockedScope() {
+  if (--t_clock.blocked_depth == 0) t_clock.excluded_ns += real_now_ns() - start_real_ns_;
+}
+
+}  // namespace npuscope::emulator::vclock

@@ -1,0 +1,168 @@
+// The hook-point API: the only thing the emulator knows about profiling.
+//
+// Note [Hook points]
+// The emulator calls a hook point at every host API enter/exit, task queued/begin/end, memory
+// alloc/free, memcpy, marker push/pop, tensor ready and overflow. Each hook point is
+//
+//     if (const auto* s = hooks::subscriber()) [[unlikely]] s->on_task(s->user, record);
+//
+// so with nobody listening it costs one load and one predictable branch. A listener (the injection
+// library `npuscope run` loads, or a test) fills a SubscriberTable and publishes it with
+// hooks::subscribe(). Records are fixed-size PODs (Tracy's TracyQueue idea): no allocation, no
+// strings copied. Every `const char*` in a record points at an interned, immortal string, so a
+// listener may key on the pointer itself.
+//
+// All timestamps are nanoseconds of the one virtual clock (see emulator/virtual_clock.h).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace npuscope::hooks {
+
+inline constexpr std::uint32_t kHookApiVersion = 1;
+inline constexpr int kMaxDims = 8;
+
+// Values are stored as-is in the trace database; never renumber.
+enum class DeviceKind : std::uint8_t { kCpu = 0, kNpu = 1 };
+
+// msprof's task types, plus the ones an emulator needs. Stored in TASK.task_type.
+enum class TaskType : std::uint8_t {
+  kAiCore = 0,        // cube unit (MatMul, Conv)
+  kAiVectorCore = 1,  // vector unit (element-wise, reductions, data movement)
+  kAiCpu = 2,         // fallback to the device's CPU: slow, reported by the analyzer
+  kMemcpy = 3,
+  kEventRecord = 4,
+  kEventWait = 5,
+  kHostCpu = 6,  // an op run on the `cpu` device (the golden backend)
+};
+
+// Nsight Systems' copyKind values.
+enum class CopyKind : std::uint8_t { kHostToDevice = 1, kDeviceToHost = 2, kDeviceToDevice = 8 };
+
+enum class TaskPhase : std::uint8_t { kQueued = 0, kBegin = 1, kEnd = 2 };
+enum class TensorRole : std::uint8_t { kInput = 0, kOutput = 1 };
+enum class MemoryOp : std::uint8_t { kAlloc = 0, kFree = 1, kReserve = 2, kRelease = 3 };
+
+struct ApiRecord {
+  std::uint64_t ts_ns;
+  std::uint64_t connection_id;  // joins the API call to the task(s) it launched; 0 if none
+  const char* name;             // e.g. "aclnnMatMul", "aclrtSynchronizeStream"
+  std::uint32_t thread_id;      // small per-process thread index
+  std::uint8_t is_exit;         // 0 enter, 1 exit
+};
+
+struct TaskRecord {
+  std::uint64_t task_id;        // unique per process, in launch order
+  std::uint64_t connection_id;  // the host API call that launched it
+  const char* name;             // op instance name, e.g. "layer0/attn/MatMul"
+  const char* op_type;          // e.g. "MatMul"
+  std::uint64_t queued_ns;      // host time of the launch
+  std::uint64_t start_ns;       // modelled device start (0 while queued)
+  std::uint64_t end_ns;         // modelled device end (0 until kEnd)
+  std::uint64_t emulation_ns;   // real CPU time the emulator spent on the kernel (kEnd only)
+  std::uint64_t flops;
+  std::uint64_t bytes;
+  std::int32_t device_id;       // -1 for the cpu device
+  std::uint32_t stream_id;
+  std::uint32_t block_dim;
+  std::uint32_t call_index;     // n-th call of this op name, for matching runs
+  TaskType task_type;
+  TaskPhase phase;
+  std::uint8_t overflow;        // 1 if any output overflowed (inf/nan, or saturated)
+  std::uint8_t fallback;        // 1 if no NPU kernel existed and the CPU kernel ran as AI CPU
+  std::uint8_t compute_dtype;   // npuscope::emulator::DType the kernel computed in
+};
+
+struct MemoryRecord {
+  std::uint64_t ts_ns;
+  std::uint64_t address;         // device virtual address of the block/segment
+  std::uint64_t bytes;
+  std::uint64_t allocated_bytes;  // totals after this operation
+  std::uint64_t reserved_bytes;
+  std::int32_t device_id;
+  std::uint32_t thread_id;
+  MemoryOp op;
+};
+
+struct MemcpyRecord {
+  std::uint64_t task_id;
+  std::uint64_t connection_id;
+  std::uint64_t queued_ns;
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+  std::uint64_t bytes;
+  std::int32_t device_id;
+  std::uint32_t stream_id;
+  CopyKind kind;
+};
+
+struct MarkerRecord {
+  std::uint64_t ts_ns;
+  const char* name;
+  std::uint32_t thread_id;
+  std::uint8_t is_pop;  // 0 push, 1 pop
+};
+
+// Delivered on the thread that produced the data, right after the kernel ran, while `data` is
+// valid. Only sent when the subscriber set wants_tensors.
+struct TensorRecord {
+  std::uint64_t task_id;
+  const void* data;  // host-readable, `bytes` long, dtype below, contiguous row-major
+  std::uint64_t bytes;
+  std::int64_t dims[kMaxDims];
+  std::uint8_t ndim;
+  std::uint8_t dtype;  // npuscope::emulator::DType
+  TensorRole role;
+  std::uint16_t index;
+};
+
+struct OverflowRecord {
+  std::uint64_t task_id;
+  std::uint64_t ts_ns;
+  std::int32_t device_id;
+  std::uint8_t saturated;  // 1: saturation mode clamped values and raised the float status
+};
+
+static_assert(std::is_trivially_copyable_v<TaskRecord> && sizeof(TaskRecord) <= 128);
+static_assert(std::is_trivially_copyable_v<TensorRecord>);
+
+// What a listener gives the emulator. Any callback may be null. Callbacks run on the thread that
+// produced the event (host threads for API/memory/markers, the device worker for tasks) and must
+// not throw.
+struct SubscriberTable {
+  std::uint32_t api_version = kHookApiVersion;
+  void* user = nullptr;
+  bool wants_tensors = false;  // deliver TensorRecords (costs a callback per tensor)
+  void (*on_api)(void* user, const ApiRecord&) = nullptr;
+  void (*on_task)(void* user, const TaskRecord&) = nullptr;
+  void (*on_memory)(void* user, const MemoryRecord&) = nullptr;
+  void (*on_memcpy)(void* user, const MemcpyRecord&) = nullptr;
+  void (*on_marker)(void* user, const MarkerRecord&) = nullptr;
+  void (*on_tensor)(void* user, const TensorRecord&) = nullptr;
+  void (*on_overflow)(void* user, const OverflowRecord&) = nullptr;
+  void (*on_shutdown)(void* user) = nullptr;  // process exit: flush and finalize
+};
+
+// The one pointer every hook point loads. An inline variable: one instance per process.
+inline std::atomic<const SubscriberTable*> g_subscriber{nullptr};
+
+inline const SubscriberTable* subscriber() noexcept {
+  return g_subscriber.load(std::memory_order_acquire);
+}
+
+// Publishes `table` (nullptr unsubscribes). The table must outlive its subscription.
+inline void subscribe(const SubscriberTable* table) noexcept {
+  g_subscriber.store(table, std::memory_order_release);
+}
+
+}  // namespace npuscope::hooks
+
+// The entry point an injection library exports; the emulator dlopen()s the library named by
+// NPUSCOPE_INJECTION and calls it once. Returns 0 on success; on failure profiling stays off.
+extern "C" {
+using npuscope_injection_init_fn = int (*)(npuscope::hooks::SubscriberTable* table);
+}
+#define NPUSCOPE_INJECTION_INIT_SYMBOL "npuscope_injection_init"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package npuscope needs, idempotently: `apt-get update` runs once (only when
+# something is missing) and only missing packages are installed. Safe to run on every `make`.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config make git
+  libopenblas-dev              # real BLAS for the emulator's GEMM / convolution
+  libsqlite3-dev               # trace store
+  libboost-program-options-dev # CLI parsing
+  nlohmann-json3-dev           # device spec files, JSON reports
+  libzstd-dev                  # compressed tensor dumps
+  libgtest-dev libgmock-dev googletest  # tests
+  libbenchmark-dev             # bench/
+  libimgui-dev libglfw3-dev libgl-dev   # viewer
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata  # ONNX import + conformance data
+  python3-onnx python3-numpy   # sample model generation (/usr/bin/python3)
+  xvfb xauth libgl1-mesa-dri   # headless viewer tests (Mesa llvmpipe)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "bootstrap: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
