@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "emulator/op_test_util.h"
+
 #include "npuscope/emulator/ops.h"
 #include "npuscope/emulator/runtime.h"
 

@@ -1,0 +1,62 @@
+// Shared helpers for op tests: run one op on both backends and compare.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "npuscope/emulator/ops.h"
+#include "npuscope/emulator/runtime.h"
+
+namespace npuscope::emulator::testing {
+
+// torch.testing.assert_close defaults per dtype (rtol, atol).
+struct Tolerance {
+  double rtol, atol;
+};
+inline Tolerance default_tolerance(DType t) {
+  switch (t) {
+    case DType::kF16: return {1e-3, 1e-5};
+    case DType::kBF16: return {1.6e-2, 1e-5};
+    case DType::kF32: return {1.3e-6, 1e-5};
+    default: return {0, 0};
+  }
+}
+
+// Element-wise |a - b| <= atol + rtol * |b|, with NaN == NaN and equal infinities. Reports the first
+// few mismatches with their index.
+inline ::testing::AssertionResult all_close(const std::vector<double>& actual, const std::vector<double>& expected,
+                                           double rtol, double atol) {
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure() << "size " << actual.size() << " != " << expected.size();
+  }
+  int bad = 0;
+  std::string msg;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i], e = expected[i];
+    const bool ok = (std::isnan(a) && std::isnan(e)) || a == e || std::fabs(a - e) <= atol + rtol * std::fabs(e);
+    if (!ok && bad++ < 5) msg += " [" + std::to_string(i) + "] " + std::to_string(a) + " vs " + std::to_string(e) + ";";
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << actual.size() << " elements differ:" << msg;
+}
+
+inline std::vector<double> to_vec(const Tensor& t) { return t.to_doubles(); }
+
+// Copies cpu tensors to npu:0 (undefined stay undefined).
+inline std::vector<Tensor> on_npu(const std::vector<Tensor>& xs) {
+  std::vector<Tensor> out;
+  for (const auto& x : xs) out.push_back(x.defined() ? x.to(DeviceRef::npu()) : Tensor());
+  return out;
+}
+
+// Fresh runtime per test: default ascend910b, inf_nan, must_keep_origin_dtype.
+class OpTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Runtime::configure({}); }
+};
+
+}  // namespace npuscope::emulator::testing
