@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -152,6 +153,12 @@ Stream Device::create_stream() {
 
 Event Device::create_event() { return Event(); }
 
+void Device::check_own_stream(const Stream& stream) const {
+  if (stream.device != nullptr && stream.device != this) {
+    throw InvalidArgument("npu:" + std::to_string(id_) + ": the stream belongs to another device");
+  }
+}
+
 void Device::check_stream(std::uint32_t stream_id) const {
   if (stream_id >= streams_.size()) {
     throw InvalidArgument("npu:" + std::to_string(id_) + " has no stream " + std::to_string(stream_id));
@@ -165,11 +172,20 @@ DeviceAddress Device::malloc(std::uint64_t bytes) {
 
 void Device::free(DeviceAddress address) {
   ApiScope api("aclrtFree");
+  std::vector<std::uint64_t> targets;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& st : streams_) targets.push_back(st.enqueued);
+  }
+  // A queued copy may still target this block: freeing under it would crash the worker.
+  for (std::uint32_t s = 0; s < targets.size(); ++s) wait_for(s, targets[s]);
   memory_.free(address);
 }
 
-void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream) {
+void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream,
+                        KeepAlive keep_alive) {
   ApiScope api("aclrtMemcpyAsync");
+  check_own_stream(stream);
   memory_.translate(dst, bytes, "copy");  // validate now: errors belong to the caller
   auto staged = std::make_shared<std::vector<std::byte>>(bytes);
   std::memcpy(staged->data(), src, bytes);
@@ -180,7 +196,8 @@ void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes,
   task->copy_kind = hooks::CopyKind::kHostToDevice;
   task->bytes = bytes;
   task->duration_ns = estimate_copy_ns(spec_, bytes, false);
-  task->copy = [this, dst, staged] {
+  // The lambda holds `keep_alive` until the task is retired on a host thread.
+  task->copy = [this, dst, staged, keep_alive = std::move(keep_alive)] {
     std::memcpy(memory_.translate(dst, staged->size(), "copy"), staged->data(), staged->size());
   };
   enqueue(std::move(task));
@@ -188,6 +205,7 @@ void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes,
 
 void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Stream stream) {
   ApiScope api("aclrtMemcpy");
+  check_own_stream(stream);
   memory_.translate(src, bytes, "copy");
   auto task = std::make_unique<Task>();
   task->kind = Task::Kind::kMemcpy;
@@ -202,8 +220,10 @@ void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Strea
   vclock::advance_to(streams_[stream.id].last_end_ns);
 }
 
-void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t bytes, Stream stream) {
+void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t bytes, Stream stream,
+                        KeepAlive keep_alive) {
   ApiScope api("aclrtMemcpyAsync");
+  check_own_stream(stream);
   memory_.translate(src, bytes, "copy");
   memory_.translate(dst, bytes, "copy");
   auto task = std::make_unique<Task>();
@@ -213,7 +233,7 @@ void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t byte
   task->copy_kind = hooks::CopyKind::kDeviceToDevice;
   task->bytes = bytes;
   task->duration_ns = estimate_copy_ns(spec_, bytes, true);
-  task->copy = [this, dst, src, bytes] {
+  task->copy = [this, dst, src, bytes, keep_alive = std::move(keep_alive)] {
     std::memmove(memory_.translate(dst, bytes, "copy"), memory_.translate(src, bytes, "copy"), bytes);
   };
   enqueue(std::move(task));
@@ -238,20 +258,20 @@ std::uint64_t Device::enqueue(std::unique_ptr<Task> task) {
   task->queued_ns = vclock::host_now_ns();
   {
     std::lock_guard lock(mutex_);
-    check_stream(task->stream);
-    task->seq = ++streams_[task->stream].enqueued;
-    if (task->kind == Task::Kind::kEventRecord) task->event->seq = task->seq;
+    check_stream(task->stream);  // streams are never removed: still valid below
   }
-  if (task->kind == Task::Kind::kKernel || task->kind == Task::Kind::kMemcpy) {
-    if (const auto* s = hooks::subscriber()) [[unlikely]] {
-      if (task->kind == Task::Kind::kKernel && s->on_task) {
-        s->on_task(s->user, task_record(*task, id_, hooks::TaskPhase::kQueued));
-      }
+  if (task->kind == Task::Kind::kKernel) {
+    if (const auto* s = hooks::subscriber(); s != nullptr && s->on_task) [[unlikely]] {
+      s->on_task(s->user, task_record(*task, id_, hooks::TaskPhase::kQueued));
     }
   }
-  const std::uint64_t seq = task->seq;
+  std::uint64_t seq;
   {
+    // Numbering and queueing in one step: with several host threads on one stream, the queue must
+    // hold a stream's tasks in sequence order, or a waiter would see a later task complete first.
     std::lock_guard lock(mutex_);
+    seq = task->seq = ++streams_[task->stream].enqueued;
+    if (task->kind == Task::Kind::kEventRecord) task->event->seq = seq;
     queue_.push_back(std::move(task));
   }
   work_cv_.notify_one();
@@ -268,7 +288,13 @@ void Device::worker_loop() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    execute(*task);
+    try {
+      execute(*task);
+    } catch (const std::exception& e) {
+      // Kernels and copies do not throw by design; if one does, say so rather than abort the process.
+      std::fprintf(stderr, "npuscope: internal error: task %llu on npu:%d failed: %s\n",
+                   static_cast<unsigned long long>(task->task_id), id_, e.what());
+    }
     {
       std::lock_guard lock(mutex_);
       streams_[task->stream].completed = task->seq;
@@ -284,7 +310,8 @@ void Device::execute(Task& task) {
     std::lock_guard lock(mutex_);
     StreamState& st = streams_[task.stream];
     if (task.kind == Task::Kind::kEventRecord) {
-      task.event->time_ns = st.last_end_ns;
+      // Work after a pending event wait starts no earlier than it, so neither does the record.
+      task.event->time_ns = std::max(st.last_end_ns, st.wait_until_ns);
       return;
     }
     if (task.kind == Task::Kind::kEventWait) {

@@ -52,6 +52,8 @@ static std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + t
 DeviceAddress CachingAllocator::allocate(std::uint64_t bytes) {
   if (bytes == 0) throw InvalidArgument("cannot allocate 0 bytes of device memory");
   std::lock_guard lock(mutex_);
+  // Also keeps the roundings below from wrapping around for absurd sizes.
+  if (bytes > stats_.capacity_bytes) throw_out_of_memory(bytes);
   const std::uint64_t size = round_up(bytes, kRoundBytes);
   const bool small = size <= kSmallRequest;
   FreePool& pool = small ? small_pool_ : large_pool_;
@@ -106,7 +108,9 @@ std::byte* CachingAllocator::translate(DeviceAddress address, std::uint64_t byte
   auto it = live_.upper_bound(address);
   if (it != live_.begin()) {
     const Block* block = std::prev(it)->second;
-    if (address >= block->address && address - block->address + bytes <= block->size) {
+    // Written so that a huge `bytes` cannot wrap around.
+    if (address >= block->address && address - block->address <= block->size &&
+        bytes <= block->size - (address - block->address)) {
       return block->segment->host + (address - block->segment->address);
     }
     if (address < block->address + block->size) {

@@ -2,7 +2,9 @@
 // (CANN platform config files quoted publicly, vendor datasheets) and noted beside each value.
 #include "npuscope/emulator/device_spec.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -178,12 +180,13 @@ void set_field(DeviceSpec& spec, const Field& field, const nlohmann::json& value
           if (!value.is_number()) throw bad("a number");
           spec.*member = value.get<double>();
         } else {
-          if (!value.is_number_integer() && !(value.is_number() && value.get<double>() >= 0)) {
+          // Integral values only (68719476736.0 is fine, 2.5 is not), within the field's range.
+          if (!value.is_number()) throw bad("a non-negative integer");
+          const double v = value.get<double>();
+          if (!(v >= 0) || v != std::floor(v) || !(v < static_cast<double>(std::numeric_limits<T>::max()) + 1.0)) {
             throw bad("a non-negative integer");
           }
-          if (value.is_number_integer() && value.get<std::int64_t>() < 0) throw bad("a non-negative integer");
-          spec.*member = static_cast<T>(value.is_number_integer() ? value.get<std::int64_t>()
-                                                                    : static_cast<std::int64_t>(value.get<double>()));
+          spec.*member = value.is_number_unsigned() ? static_cast<T>(value.get<std::uint64_t>()) : static_cast<T>(v);
         }
       },
       field.ref);
@@ -247,7 +250,12 @@ DeviceSpec load_spec(std::string_view preset_or_path) {
   if (!doc.is_object()) throw SpecError(file + ": the spec must be a JSON object");
 
   if (doc.contains("base") && !doc["base"].is_string()) throw SpecError(file + ": 'base' must be a preset name");
-  DeviceSpec spec = preset_spec(doc.contains("base") ? doc["base"].get<std::string>() : "ascend910b");
+  DeviceSpec spec;
+  try {
+    spec = preset_spec(doc.contains("base") ? doc["base"].get<std::string>() : "ascend910b");
+  } catch (const SpecError& e) {
+    throw SpecError(file + ": 'base': " + e.what());
+  }
   spec.name = file;
   for (const auto& [key, value] : doc.items()) {
     if (key == "base") continue;

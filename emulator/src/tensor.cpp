@@ -1,5 +1,6 @@
 #include "npuscope/emulator/tensor.h"
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -28,12 +29,10 @@ DeviceRef DeviceRef::parse(std::string_view text) {
   if (text == "cpu") return cpu();
   if (text == "npu") return npu(0);
   if (text.substr(0, 4) == "npu:" && text.size() > 4) {
+    const std::string_view digits = text.substr(4);
     int index = 0;
-    for (char c : text.substr(4)) {
-      if (c < '0' || c > '9') index = -1000000;
-      index = index * 10 + (c - '0');
-    }
-    if (index >= 0) return npu(index);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (ec == std::errc() && end == digits.data() + digits.size() && index >= 0) return npu(index);
   }
   throw InvalidArgument("unknown device '" + std::string(text) + "': use cpu, npu or npu:N");
 }
@@ -47,8 +46,9 @@ std::shared_ptr<Storage> Storage::allocate(DeviceRef device, std::size_t nbytes)
   s->nbytes_ = nbytes;
   const std::size_t alloc_bytes = nbytes == 0 ? 1 : nbytes;  // zero-element tensors still get an address
   if (device.is_npu()) {
-    s->device_ = Runtime::get().device_ptr(device.index);
-    s->address_ = s->device_->memory().allocate(alloc_bytes);
+    auto dev = Runtime::get().device_ptr(device.index);
+    s->address_ = dev->memory().allocate(alloc_bytes);  // on OOM, ~Storage must not free anything
+    s->device_ = std::move(dev);
     s->host_ = s->device_->memory().translate(s->address_, alloc_bytes, "tensor");
   } else {
     s->host_ = static_cast<std::byte*>(std::aligned_alloc(64, (alloc_bytes + 63) / 64 * 64));
@@ -67,14 +67,20 @@ Storage::~Storage() {
 
 // ---- Tensor -------------------------------------------------------------------------------------
 
-static void check_shape(const Shape& shape) {
+static void check_shape(const Shape& shape, DType dtype) {
+  std::int64_t bytes = static_cast<std::int64_t>(dtype_size(dtype));
   for (auto d : shape) {
     if (d < 0) throw InvalidArgument("negative dimension in shape " + shape_str(shape));
+  }
+  for (auto d : shape) {
+    if (__builtin_mul_overflow(bytes, d, &bytes)) {
+      throw InvalidArgument("shape " + shape_str(shape) + " is too large: its size in bytes overflows");
+    }
   }
 }
 
 Tensor Tensor::empty(Shape shape, DType dtype, DeviceRef device) {
-  check_shape(shape);
+  check_shape(shape, dtype);
   Tensor t;
   t.impl_ = std::make_shared<Impl>();
   t.impl_->numel = shape_numel(shape);
@@ -177,13 +183,16 @@ Tensor Tensor::to(DeviceRef target) const {
     std::memcpy(out.raw_data(), raw_data(), nbytes());
   } else if (!source.is_npu()) {
     Device* dev = out.storage()->device();
-    dev->memcpy_h2d(out.storage()->device_address(), raw_data(), nbytes(), dev->default_stream());
+    // The copy keeps the new storage alive: `out` may be dropped before the copy runs.
+    dev->memcpy_h2d(out.storage()->device_address(), raw_data(), nbytes(), dev->default_stream(), out.storage());
   } else if (!target.is_npu()) {
     Device* dev = storage()->device();
     dev->memcpy_d2h(out.raw_data(), storage()->device_address(), nbytes(), dev->default_stream());
   } else if (source == target) {
     Device* dev = storage()->device();
-    dev->memcpy_d2d(out.storage()->device_address(), storage()->device_address(), nbytes(), dev->default_stream());
+    using Both = std::pair<std::shared_ptr<Storage>, std::shared_ptr<Storage>>;  // both ends live until it ran
+    dev->memcpy_d2d(out.storage()->device_address(), storage()->device_address(), nbytes(), dev->default_stream(),
+                    std::make_shared<Both>(out.storage(), storage()));
   } else {
     return cpu().to(target);  // across devices: through the host
   }
@@ -218,11 +227,18 @@ Tensor Tensor::view(Shape new_shape) const {
     if (new_shape[i] == -1) {
       if (infer >= 0) throw InvalidArgument("view: more than one -1 in " + shape_str(new_shape));
       infer = static_cast<int>(i);
+    } else if (new_shape[i] < 0) {
+      throw InvalidArgument("view: negative dimension in " + shape_str(new_shape));
     } else {
       known *= new_shape[i];
     }
   }
-  if (infer >= 0 && known > 0) new_shape[infer] = numel() / known;
+  if (infer >= 0) {
+    if (known == 0) {
+      throw InvalidArgument("view: the -1 in " + shape_str(new_shape) + " is ambiguous with a zero-sized dimension");
+    }
+    new_shape[infer] = numel() / known;
+  }
   if (shape_numel(new_shape) != numel()) {
     throw InvalidArgument("view: cannot view a tensor of shape " + shape_str(shape()) + " as " + shape_str(new_shape));
   }

@@ -1,6 +1,8 @@
 // See Note [Kernel numerics] in kernel_util.h.
 #include "kernel_util.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -72,14 +74,20 @@ bool store_any(const TensorView& v, const T* src) {
       if constexpr (std::is_same_v<T, float>) {
         float_to_half_n(src, dst, static_cast<std::size_t>(n));
       } else {
-        for (std::int64_t i = 0; i < n; ++i) dst[i] = float_to_half_bits(static_cast<float>(src[i]));
+        for (std::int64_t i = 0; i < n; ++i) dst[i] = float_to_half_bits(round_to_f32_odd(src[i]));
       }
       for (std::int64_t i = 0; i < n && !nonfinite; ++i) nonfinite |= (dst[i] & 0x7c00u) == 0x7c00u;
       break;
     }
     case DType::kBF16: {
       auto* dst = v.as<std::uint16_t>();
-      for (std::int64_t i = 0; i < n; ++i) dst[i] = float_to_bf16_bits(static_cast<float>(src[i]));
+      for (std::int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<T, float>) {
+          dst[i] = float_to_bf16_bits(src[i]);
+        } else {
+          dst[i] = float_to_bf16_bits(round_to_f32_odd(src[i]));
+        }
+      }
       for (std::int64_t i = 0; i < n && !nonfinite; ++i) nonfinite |= (dst[i] & 0x7f80u) == 0x7f80u;
       break;
     }
@@ -106,7 +114,17 @@ template <class T>
 void round_any(T* data, std::int64_t n, DType dtype) {
   switch (dtype) {
     case DType::kF16:
-      for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_half(static_cast<float>(data[i]));
+      if constexpr (std::is_same_v<T, float>) {
+        // Blocks through the bulk (F16C) converters: the scalar round trip dominated f16 kernels.
+        std::uint16_t bits[256];
+        for (std::int64_t i = 0; i < n; i += 256) {
+          const std::size_t m = static_cast<std::size_t>(std::min<std::int64_t>(256, n - i));
+          float_to_half_n(data + i, bits, m);
+          half_to_float_n(bits, data + i, m);
+        }
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_half(static_cast<float>(data[i]));
+      }
       break;
     case DType::kBF16:
       for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_bf16(static_cast<float>(data[i]));
@@ -149,6 +167,13 @@ void overflow_any(T* data, std::int64_t n, DType dtype, KernelContext& ctx) {
 
 }  // namespace
 
+float round_to_f32_odd(double d) {
+  float f = static_cast<float>(d);
+  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);  // truncate (inf -> max)
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
+}
+
 void load_f32(const TensorView& v, float* dst) { load_any(v, dst); }
 void load_f64(const TensorView& v, double* dst) { load_any(v, dst); }
 void load_i64(const TensorView& v, std::int64_t* dst) {
@@ -161,11 +186,45 @@ void load_i64(const TensorView& v, std::int64_t* dst) {
   for (std::int64_t i = 0; i < v.numel; ++i) dst[i] = to_int<std::int64_t>(tmp[i]);
 }
 
+void store_i64(const TensorView& v, const std::int64_t* src) {
+  const std::int64_t n = v.numel;
+  switch (v.dtype) {
+    case DType::kI8: for (std::int64_t i = 0; i < n; ++i) v.as<std::int8_t>()[i] = static_cast<std::int8_t>(src[i]); break;
+    case DType::kU8: for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = static_cast<std::uint8_t>(src[i]); break;
+    case DType::kI32: for (std::int64_t i = 0; i < n; ++i) v.as<std::int32_t>()[i] = static_cast<std::int32_t>(src[i]); break;
+    case DType::kI64: std::memcpy(v.data, src, static_cast<std::size_t>(n) * 8); break;
+    case DType::kBool: for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = src[i] != 0 ? 1 : 0; break;
+    default: {
+      std::vector<double> tmp(src, src + n);
+      store_any(v, tmp.data());
+    }
+  }
+}
+
 bool store_f32_raw(const TensorView& v, const float* src) { return store_any(v, src); }
 bool store_f64_raw(const TensorView& v, const double* src) { return store_any(v, src); }
 
 void round_in_place(float* data, std::int64_t n, DType dtype) { round_any(data, n, dtype); }
 void round_in_place(double* data, std::int64_t n, DType dtype) { round_any(data, n, dtype); }
+
+void store_narrow(const TensorView& v, const float* src, KernelContext& ctx) {
+  const bool half = v.dtype == DType::kF16;
+  auto* bits = v.as<std::uint16_t>();
+  const auto n = static_cast<std::size_t>(v.numel);
+  half ? float_to_half_n(src, bits, n) : float_to_bf16_n(src, bits, n);
+  const std::uint16_t exponent = half ? 0x7c00u : 0x7f80u, max_bits = half ? 0x7bffu : 0x7f7fu;
+  bool nonfinite = false;
+  for (std::size_t i = 0; i < n; ++i) nonfinite |= (bits[i] & exponent) == exponent;
+  if (!nonfinite) return;
+  ctx.overflow = true;
+  if (ctx.overflow_mode != OverflowMode::kSaturation) return;
+  ctx.saturated = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((bits[i] & exponent) != exponent) continue;
+    const bool nan = (bits[i] & ~exponent & 0x7fffu) != 0;
+    bits[i] = nan ? 0 : static_cast<std::uint16_t>((bits[i] & 0x8000u) | max_bits);  // NaN -> 0, ±inf -> ±max
+  }
+}
 
 void apply_overflow_mode(float* data, std::int64_t n, DType dtype, KernelContext& ctx) {
   overflow_any(data, n, dtype, ctx);
@@ -254,7 +313,7 @@ void require_floating(std::span<const TensorMeta> in, int i, const char* op) {
 
 void require_same_dtype(std::span<const TensorMeta> in, const char* op) {
   for (const auto& m : in) {
-    if (m.dtype != in[0].dtype) {
+    if (m.present && m.dtype != in[0].dtype) {
       fail(op, "inputs must have one dtype, got " + std::string(dtype_name(in[0].dtype)) + " and " +
                    std::string(dtype_name(m.dtype)));
     }

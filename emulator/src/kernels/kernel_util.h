@@ -10,13 +10,15 @@
 //                             dtype after the op"), applies the overflow mode (saturation: ±inf ->
 //                             ±max, NaN -> 0, ctx.saturated), converts to the storage dtype and sets
 //                             ctx.overflow when a result is not finite or was clamped.
-// Integer and bool outputs are stored by truncation toward zero (NaN -> 0).
+// Integer and bool outputs are stored by truncation toward zero (NaN -> 0). A double stored to
+// f16/bf16 is rounded once (see round_to_f32_odd).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "npuscope/emulator/dtype.h"
@@ -29,6 +31,13 @@ namespace npuscope::emulator::kernels {
 void load_f32(const TensorView& v, float* dst);
 void load_f64(const TensorView& v, double* dst);
 void load_i64(const TensorView& v, std::int64_t* dst);
+// int64 values -> the view's dtype: integers wrap as C casts do, floats convert, bool is != 0.
+void store_i64(const TensorView& v, const std::int64_t* src);
+
+// A double rounded to float *to odd* (truncate, then set the last bit if anything was dropped).
+// Rounding that float to f16/bf16 equals one correct rounding of the double (f32 keeps >= 2 more
+// bits than either), where plain double -> float -> f16 can round twice.
+float round_to_f32_odd(double d);
 
 // `src` (n = view numel) -> the view's storage dtype. Returns true if any value is non-finite.
 bool store_f32_raw(const TensorView& v, const float* src);
@@ -104,8 +113,20 @@ std::vector<T> load(const TensorView& v, const KernelContext& ctx) {
 void apply_overflow_mode(float* data, std::int64_t n, DType dtype, KernelContext& ctx);
 void apply_overflow_mode(double* data, std::int64_t n, DType dtype, KernelContext& ctx);
 
+// NPU f16/bf16 output computed in its own dtype: one bulk conversion, then the overflow mode applied
+// to the result bits. Same bits and flags as rounding, clamping and converting in three passes: a
+// value is non-finite after conversion exactly when its rounded value is.
+void store_narrow(const TensorView& v, const float* src, KernelContext& ctx);
+
 template <class T>
 void store(const TensorView& v, T* src, KernelContext& ctx) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (ctx.backend == Backend::kNpu && (v.dtype == DType::kF16 || v.dtype == DType::kBF16) &&
+        ctx.compute_dtype == v.dtype) {
+      store_narrow(v, src, ctx);
+      return;
+    }
+  }
   if (ctx.backend == Backend::kNpu && is_floating(v.dtype)) {
     const DType narrow = dtype_size(ctx.compute_dtype) < dtype_size(v.dtype) ? ctx.compute_dtype : v.dtype;
     round_in_place(src, v.numel, narrow);

@@ -91,14 +91,19 @@ class Device : public std::enable_shared_from_this<Device> {
   Stream create_stream();
   Event create_event();
 
+  // What an asynchronous copy keeps alive until it ran (e.g. the tensor storages it touches).
+  using KeepAlive = std::shared_ptr<const void>;
+
   // aclrt-style raw memory API (host API records included).
   DeviceAddress malloc(std::uint64_t bytes);
+  // Waits for the work queued on the device first (as cudaFree does), so that a pending copy never
+  // touches freed memory.
   void free(DeviceAddress address);
   // Asynchronous: the host data is staged at the call, so the caller may reuse its buffer.
-  void memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream);
+  void memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream, KeepAlive keep_alive = {});
   // Synchronous: waits for the stream, then copies.
   void memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Stream stream);
-  void memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t bytes, Stream stream);
+  void memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t bytes, Stream stream, KeepAlive keep_alive = {});
 
   // Queues a kernel on `stream` and returns at once. Called by the dispatcher.
   void launch(KernelLaunch launch, Stream stream, std::uint64_t connection_id);
@@ -136,6 +141,7 @@ class Device : public std::enable_shared_from_this<Device> {
   void wait_for(std::uint32_t stream_id, std::uint64_t seq);  // host side, counts as blocked
   void collect_retired();
   void check_stream(std::uint32_t stream_id) const;
+  void check_own_stream(const Stream& stream) const;  // a copy on another device's stream is an error
   static void on_memory_event(void* user, const MemoryEvent& event, const MemoryStats& stats);
 
   const int id_;

@@ -131,9 +131,10 @@ bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn 
 #define NPUSCOPE_REGISTER_OP(...)                                                        \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_op_registered_, __LINE__) = \
       ::npuscope::emulator::detail::register_op(__VA_ARGS__, __FILE__, __LINE__)
-#define NPUSCOPE_REGISTER_KERNEL(type, backend, fn)                                          \
+// The kernel is variadic so that a template with several arguments (f<float, true>) needs no parentheses.
+#define NPUSCOPE_REGISTER_KERNEL(type, backend, ...)                                         \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
-      ::npuscope::emulator::detail::register_kernel(type, backend, fn, nullptr, __FILE__, __LINE__)
+      ::npuscope::emulator::detail::register_kernel(type, backend, __VA_ARGS__, nullptr, __FILE__, __LINE__)
 #define NPUSCOPE_REGISTER_KERNEL_IF(type, backend, fn, supports)                             \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
       ::npuscope::emulator::detail::register_kernel(type, backend, fn, supports, __FILE__, __LINE__)

@@ -1,0 +1,153 @@
+// Conv2d: CPU golden vs hand-computed values and a direct-loop reference (strides, pads,
+// dilations, groups, bias, depthwise, 1x1), NPU vs CPU golden, bad shapes and attributes.
+#include <gtest/gtest.h>
+
+#include "emulator/op_test_util.h"
+#include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/op_registry.h"
+
+using namespace npuscope::emulator;
+using namespace npuscope::emulator::testing;
+
+namespace {
+
+using ConvTest = OpTest;
+using Ints = std::vector<std::int64_t>;
+
+Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_floats(v, std::move(s), DType::kF32); }
+
+struct ConvCase {
+  Shape x, w;
+  Ints strides{1, 1}, pads{0, 0, 0, 0}, dilations{1, 1};
+  std::int64_t group = 1;
+  bool bias = false;
+};
+
+// The definition, one output element at a time, in double.
+std::vector<double> ref_conv(const ConvCase& p, const std::vector<double>& x, const std::vector<double>& w,
+                             const std::vector<double>& b, const Shape& out) {
+  const std::int64_t n = out[0], co = out[1], oh = out[2], ow = out[3];
+  const std::int64_t c = p.x[1], h = p.x[2], wd = p.x[3], cg = p.w[1], kh = p.w[2], kw = p.w[3];
+  const std::int64_t per_group = co / p.group;
+  std::vector<double> y;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t o = 0; o < co; ++o)
+      for (std::int64_t r = 0; r < oh; ++r)
+        for (std::int64_t s = 0; s < ow; ++s) {
+          double acc = p.bias ? b[static_cast<std::size_t>(o)] : 0.0;
+          for (std::int64_t ci = 0; ci < cg; ++ci)
+            for (std::int64_t u = 0; u < kh; ++u)
+              for (std::int64_t v = 0; v < kw; ++v) {
+                const std::int64_t ih = r * p.strides[0] - p.pads[0] + u * p.dilations[0];
+                const std::int64_t iw = s * p.strides[1] - p.pads[1] + v * p.dilations[1];
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                const std::int64_t cin = (o / per_group) * cg + ci;
+                acc += x[static_cast<std::size_t>(((i * c + cin) * h + ih) * wd + iw)] *
+                       w[static_cast<std::size_t>(((o * cg + ci) * kh + u) * kw + v)];
+              }
+          y.push_back(acc);
+        }
+  return y;
+}
+
+Tensor run(const ConvCase& p, const Tensor& x, const Tensor& w, const Tensor& b) {
+  return ops::conv2d(x, w, p.bias ? b : Tensor(), p.strides, p.pads, p.dilations, p.group);
+}
+
+void check_against_reference(const ConvCase& p, std::uint64_t seed) {
+  auto x = Tensor::uniform(p.x, DType::kF32, DeviceRef::cpu(), seed, -1, 1);
+  auto w = Tensor::uniform(p.w, DType::kF32, DeviceRef::cpu(), seed + 1, -1, 1);
+  auto b = Tensor::uniform({p.w[0]}, DType::kF32, DeviceRef::cpu(), seed + 2, -1, 1);
+  auto y = run(p, x, w, b);
+  const auto expect = ref_conv(p, to_vec(x), to_vec(w), to_vec(b), y.shape());
+  EXPECT_TRUE(all_close(to_vec(y), expect, 1e-5, 1e-5)) << "x " << shape_str(p.x) << " w " << shape_str(p.w);
+}
+
+}  // namespace
+
+TEST_F(ConvTest, CpuMatchesHandComputed) {
+  // x = 1..9 as 3x3, w = [[1, 0], [0, -1]]: y[r][s] = x[r][s] - x[r+1][s+1] = -4 everywhere.
+  auto x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
+  auto w = f32({1, 0, 0, -1}, {1, 1, 2, 2});
+  auto y = ops::conv2d(x, w, Tensor());
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
+  EXPECT_EQ(to_vec(y), (std::vector<double>{-4, -4, -4, -4}));
+  // Padding 1 all round, 3x3 ones on a 2x2 input: every output sees the whole input (sum 10).
+  auto x2 = f32({1, 2, 3, 4}, {1, 1, 2, 2});
+  auto ones = f32(std::vector<float>(9, 1.0f), {1, 1, 3, 3});
+  EXPECT_EQ(to_vec(ops::conv2d(x2, ones, Tensor(), {1, 1}, {1, 1, 1, 1})), std::vector<double>(4, 10.0));
+  // Stride 2, pad 1 bottom/right, bias 0.5: windows at rows/cols 0 and 2; x[r][s] - (x[r+1][s+1] or 0).
+  auto y3 = ops::conv2d(x, w, f32({0.5f}, {1}), {2, 2}, {0, 0, 1, 1});
+  EXPECT_EQ(y3.shape(), (Shape{1, 1, 2, 2}));
+  EXPECT_EQ(to_vec(y3), (std::vector<double>{-3.5, 3.5, 7.5, 9.5}));
+  // Dilation 2: the 2x2 kernel spans the 3x3 input corners: 1 - 9 = -8.
+  EXPECT_EQ(to_vec(ops::conv2d(x, w, Tensor(), {1, 1}, {0, 0, 0, 0}, {2, 2})), (std::vector<double>{-8}));
+}
+
+TEST_F(ConvTest, DepthwiseHandComputed) {
+  // Two channels, group 2: channel 0 scaled by 2, channel 1 by -1 (1x1 kernels), bias [1, 0].
+  auto x = f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2});
+  auto w = f32({2, -1}, {2, 1, 1, 1});
+  auto y = ops::conv2d(x, w, f32({1, 0}, {2}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 2);
+  EXPECT_EQ(to_vec(y), (std::vector<double>{3, 5, 7, 9, -5, -6, -7, -8}));
+}
+
+TEST_F(ConvTest, CpuMatchesReferenceOnAttributeMix) {
+  const std::vector<ConvCase> cases{
+      {.x = {2, 3, 7, 6}, .w = {4, 3, 3, 3}},
+      {.x = {1, 3, 9, 8}, .w = {5, 3, 3, 2}, .strides = {2, 3}, .pads = {1, 0, 2, 1}, .bias = true},
+      {.x = {2, 4, 8, 8}, .w = {6, 2, 3, 3}, .pads = {2, 2, 2, 2}, .dilations = {2, 1}, .group = 2, .bias = true},
+      {.x = {1, 6, 5, 5}, .w = {6, 1, 3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .group = 6},  // depthwise
+      {.x = {1, 4, 5, 5}, .w = {8, 4, 1, 1}, .bias = true},                                           // 1x1 direct
+      {.x = {1, 4, 5, 5}, .w = {8, 4, 1, 1}, .strides = {2, 2}},                                      // 1x1 strided
+      {.x = {1, 2, 4, 4}, .w = {2, 2, 5, 5}, .pads = {3, 3, 3, 3}},  // taps entirely in the padding
+  };
+  std::uint64_t seed = 100;
+  for (const auto& c : cases) check_against_reference(c, seed += 10);
+}
+
+TEST_F(ConvTest, NpuMatchesCpuF32AndF16) {
+  const ConvCase p{.x = {2, 8, 10, 10}, .w = {12, 4, 3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1}, .group = 2,
+                   .bias = true};
+  for (DType t : {DType::kF32, DType::kF16}) {
+    auto x = Tensor::uniform(p.x, t, DeviceRef::cpu(), 7, -1, 1);
+    auto w = Tensor::uniform(p.w, t, DeviceRef::cpu(), 8, -1, 1);
+    auto b = Tensor::uniform({p.w[0]}, t, DeviceRef::cpu(), 9, -1, 1);
+    auto golden = run(p, x, w, b);
+    auto npu = on_npu({x, w, b});
+    auto out = run(p, npu[0], npu[1], npu[2]);
+    EXPECT_EQ(out.dtype(), t);
+    EXPECT_EQ(out.shape(), golden.shape());
+    // f16: one rounding of the output plus an atol scaled by the accumulation length (4·3·3 = 36).
+    const Tolerance tol = t == DType::kF16 ? Tolerance{1e-3, 1e-5 * 36} : Tolerance{1.3e-6, 1e-5};
+    EXPECT_TRUE(all_close(to_vec(out), to_vec(golden), tol.rtol, tol.atol)) << dtype_name(t);
+  }
+}
+
+TEST_F(ConvTest, BadShapesAndAttributesAreInvalidArgument) {
+  auto x = Tensor::zeros({1, 4, 5, 5}, DType::kF32);
+  auto w = Tensor::zeros({6, 4, 3, 3}, DType::kF32);
+  EXPECT_THROW(ops::conv2d(Tensor::zeros({4, 5, 5}, DType::kF32), w, Tensor()), InvalidArgument);
+  EXPECT_THROW(ops::conv2d(x, Tensor::zeros({6, 3, 3, 3}, DType::kF32), Tensor()), InvalidArgument);
+  EXPECT_THROW(ops::conv2d(x, w, Tensor(), {1, 1}, {0, 0, 0, 0}, {1, 1}, 2), InvalidArgument);
+  EXPECT_THROW(ops::conv2d(x, w, Tensor::zeros({5}, DType::kF32)), InvalidArgument);
+  EXPECT_THROW(ops::conv2d(x, Tensor::zeros({6, 4, 7, 7}, DType::kF32), Tensor()), InvalidArgument);
+  EXPECT_THROW(ops::conv2d(x, w, Tensor(), {1, 1}, {0, 0, 0}), InvalidArgument);
+  EXPECT_THROW(ops::conv2d(x, w, Tensor(), {0, 1}), InvalidArgument);
+  EXPECT_THROW(ops::conv2d(x, Tensor::zeros({6, 4, 3, 3}, DType::kF16), Tensor()), InvalidArgument);
+}
+
+TEST_F(ConvTest, CostDescribesTheIm2colGemm) {
+  const OpSchema& schema = OpRegistry::instance().schema("Conv2d");
+  const std::vector<TensorMeta> in{{{2, 8, 10, 10}, DType::kF16}, {{12, 4, 3, 3}, DType::kF16}};
+  const Attrs attrs{{"pads", Ints{1, 1, 1, 1}}, {"group", std::int64_t{2}}};
+  const auto out = schema.infer(in, attrs);
+  ASSERT_EQ(out[0].shape, (Shape{2, 12, 10, 10}));
+  const KernelCost c = schema.cost(in, out, attrs);
+  EXPECT_EQ(c.unit, ComputeUnit::kCube);
+  EXPECT_EQ(c.m, 2 * 10 * 10);
+  EXPECT_EQ(c.n, 6);
+  EXPECT_EQ(c.k, 4 * 3 * 3);
+  EXPECT_EQ(c.batch, 2);
+  EXPECT_DOUBLE_EQ(c.flops, 2.0 * 2 * 200 * 6 * 36);
+}

@@ -1,0 +1,297 @@
+// The hook points (runtime_hooks/hook_api.h Note [Hook points]) as an in-process subscriber sees
+// them for a small workload: an upload, three scoped Adds, a download and a marker range.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "npuscope/emulator/dispatch.h"
+#include "npuscope/emulator/markers.h"
+#include "npuscope/emulator/ops.h"
+#include "npuscope/emulator/runtime.h"
+#include "npuscope/runtime_hooks/hook_api.h"
+
+using namespace npuscope;
+using namespace npuscope::emulator;
+
+namespace {
+
+// Records everything; callbacks come from host threads and the device worker.
+struct Recorder {
+  std::mutex mutex;
+  std::vector<hooks::ApiRecord> apis;
+  std::vector<hooks::TaskRecord> tasks;
+  std::vector<hooks::MemoryRecord> memory;
+  std::vector<hooks::MemcpyRecord> copies;
+  std::vector<hooks::MarkerRecord> markers;
+  std::vector<hooks::TensorRecord> tensors;
+  int calls = 0;
+  hooks::SubscriberTable table;
+
+  explicit Recorder(bool wants_tensors = false) {
+    table.user = this;
+    table.wants_tensors = wants_tensors;
+    table.on_api = [](void* u, const hooks::ApiRecord& r) { add(u, &Recorder::apis, r); };
+    table.on_task = [](void* u, const hooks::TaskRecord& r) { add(u, &Recorder::tasks, r); };
+    table.on_memory = [](void* u, const hooks::MemoryRecord& r) { add(u, &Recorder::memory, r); };
+    table.on_memcpy = [](void* u, const hooks::MemcpyRecord& r) { add(u, &Recorder::copies, r); };
+    table.on_marker = [](void* u, const hooks::MarkerRecord& r) { add(u, &Recorder::markers, r); };
+    table.on_tensor = [](void* u, const hooks::TensorRecord& r) { add(u, &Recorder::tensors, r); };
+  }
+  template <class R>
+  static void add(void* user, std::vector<R> Recorder::*list, const R& r) {
+    auto* self = static_cast<Recorder*>(user);
+    std::lock_guard lock(self->mutex);
+    (self->*list).push_back(r);
+    self->calls++;
+  }
+  const hooks::ApiRecord* api_enter(std::uint64_t connection_id) const {
+    for (const auto& a : apis) {
+      if (a.connection_id == connection_id && !a.is_exit) return &a;
+    }
+    return nullptr;
+  }
+};
+
+class Hooks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Runtime::configure(RuntimeOptions{.spec = "tiny"});
+    reset_call_counters();
+  }
+  void TearDown() override { hooks::subscribe(nullptr); }
+
+  // Upload, three Adds in scope "blk" inside a marker range, download. Returns the result.
+  std::vector<float> workload() {
+    range_push("step");
+    Tensor a = Tensor::from_floats(std::vector<float>{1, 2, 3, 4}, {4}, DType::kF32, DeviceRef::npu());
+    Tensor x;
+    {
+      NameScope scope("blk");
+      x = ops::add(a, a);
+      x = ops::add(x, a);
+      x = ops::add(x, a);
+    }
+    range_pop();
+    std::vector<float> out = x.to_floats();
+    a = Tensor();
+    x = Tensor();
+    Runtime::get().device().synchronize();  // retires the finished tasks, and the tensors they held
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_F(Hooks, ApiRecordsComeInPairs) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  EXPECT_EQ(workload(), (std::vector<float>{4, 8, 12, 16}));
+  hooks::subscribe(nullptr);
+  std::map<std::uint64_t, int> open;
+  int enters = 0, exits = 0;
+  for (const auto& a : rec.apis) {
+    ASSERT_NE(a.name, nullptr);
+    if (a.is_exit) {
+      exits++;
+      EXPECT_EQ(open[a.connection_id]--, 1) << a.name;
+      EXPECT_GE(a.ts_ns, rec.api_enter(a.connection_id)->ts_ns) << a.name;
+    } else {
+      enters++;
+      EXPECT_EQ(open[a.connection_id]++, 0) << a.name;
+    }
+  }
+  EXPECT_EQ(enters, exits);
+  EXPECT_GE(enters, 6);  // memcpy, 3 adds, memcpy, synchronize
+}
+
+TEST_F(Hooks, KernelTasksHaveThreePhasesJoinedToTheirApiCall) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  workload();
+  hooks::subscribe(nullptr);
+  std::map<std::uint64_t, std::vector<hooks::TaskRecord>> by_task;
+  for (const auto& t : rec.tasks) by_task[t.task_id].push_back(t);
+  ASSERT_EQ(by_task.size(), 3u);
+  std::uint32_t expected_call = 0;
+  for (const auto& [id, phases] : by_task) {
+    ASSERT_EQ(phases.size(), 3u) << id;
+    EXPECT_EQ(phases[0].phase, hooks::TaskPhase::kQueued);
+    EXPECT_EQ(phases[1].phase, hooks::TaskPhase::kBegin);
+    EXPECT_EQ(phases[2].phase, hooks::TaskPhase::kEnd);
+    const hooks::TaskRecord& end = phases[2];
+    EXPECT_STREQ(end.name, "blk/Add");
+    EXPECT_STREQ(end.op_type, "Add");
+    EXPECT_EQ(end.call_index, expected_call++);  // per-name counter, in launch order
+    EXPECT_EQ(end.task_type, hooks::TaskType::kAiVectorCore);
+    EXPECT_EQ(end.fallback, 0);
+    EXPECT_EQ(end.device_id, 0);
+    EXPECT_EQ(end.bytes, 48u);  // 2 inputs + 1 output of 4 floats
+    EXPECT_GE(end.start_ns, end.queued_ns);
+    EXPECT_GT(end.end_ns, end.start_ns);
+    EXPECT_EQ(phases[1].start_ns, end.start_ns);
+    const hooks::ApiRecord* api = rec.api_enter(end.connection_id);
+    ASSERT_NE(api, nullptr);
+    EXPECT_STREQ(api->name, "aclnnAdd");
+    EXPECT_LE(api->ts_ns, end.queued_ns);
+  }
+}
+
+TEST_F(Hooks, TaskIdsAreUniqueAndCopiesHaveKinds) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  workload();
+  hooks::subscribe(nullptr);
+  std::set<std::uint64_t> ids;
+  for (const auto& t : rec.tasks) {
+    if (t.phase == hooks::TaskPhase::kEnd) {
+      EXPECT_TRUE(ids.insert(t.task_id).second);
+    }
+  }
+  ASSERT_EQ(rec.copies.size(), 2u);
+  const auto& up = rec.copies[0];
+  const auto& down = rec.copies[1];
+  EXPECT_EQ(static_cast<int>(up.kind), 1);
+  EXPECT_EQ(static_cast<int>(down.kind), 2);
+  for (const auto& c : rec.copies) {
+    EXPECT_TRUE(ids.insert(c.task_id).second);
+    EXPECT_EQ(c.bytes, 16u);
+    EXPECT_GE(c.start_ns, c.queued_ns);
+    EXPECT_GT(c.end_ns, c.start_ns);
+    ASSERT_NE(rec.api_enter(c.connection_id), nullptr);
+  }
+  EXPECT_STREQ(rec.api_enter(up.connection_id)->name, "aclrtMemcpyAsync");
+  EXPECT_STREQ(rec.api_enter(down.connection_id)->name, "aclrtMemcpy");
+  // The download waits for the adds on the same stream.
+  std::uint64_t last_add_end = 0;
+  for (const auto& t : rec.tasks) last_add_end = std::max(last_add_end, t.end_ns);
+  EXPECT_GE(down.start_ns, last_add_end);
+}
+
+TEST_F(Hooks, MemoryRecordsBalance) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  workload();
+  hooks::subscribe(nullptr);
+  int allocs = 0, frees = 0;
+  std::map<std::uint64_t, int> live;
+  for (const auto& m : rec.memory) {
+    EXPECT_EQ(m.device_id, 0);
+    if (m.op == hooks::MemoryOp::kAlloc) {
+      allocs++;
+      live[m.address]++;
+    } else if (m.op == hooks::MemoryOp::kFree) {
+      frees++;
+      EXPECT_EQ(live[m.address]--, 1);
+    }
+  }
+  EXPECT_EQ(allocs, 4);  // a and three outputs
+  EXPECT_EQ(allocs, frees);
+  ASSERT_FALSE(rec.memory.empty());
+  EXPECT_EQ(rec.memory.back().allocated_bytes, 0u);
+  EXPECT_EQ(Runtime::get().device().memory().stats().allocated_bytes, 0u);
+}
+
+TEST_F(Hooks, MarkersPushAndPop) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  workload();
+  {
+    ScopedRange outer("outer");
+    range_push("inner");
+    range_pop();
+  }
+  hooks::subscribe(nullptr);
+  ASSERT_EQ(rec.markers.size(), 6u);
+  EXPECT_STREQ(rec.markers[0].name, "step");
+  EXPECT_EQ(rec.markers[0].is_pop, 0);
+  EXPECT_EQ(rec.markers[1].is_pop, 1);
+  EXPECT_STREQ(rec.markers[2].name, "outer");
+  EXPECT_STREQ(rec.markers[3].name, "inner");
+  EXPECT_EQ(rec.markers[4].is_pop, 1);
+  EXPECT_EQ(rec.markers[5].is_pop, 1);
+  EXPECT_LE(rec.markers[0].ts_ns, rec.markers[1].ts_ns);
+  EXPECT_EQ(intern("step"), rec.markers[0].name);  // interned: one pointer per string
+}
+
+TEST_F(Hooks, TensorsOnlyWhenWanted) {
+  Recorder without;
+  hooks::subscribe(&without.table);
+  workload();
+  hooks::subscribe(nullptr);
+  EXPECT_TRUE(without.tensors.empty());
+
+  Recorder with(/*wants_tensors=*/true);
+  hooks::subscribe(&with.table);
+  workload();
+  hooks::subscribe(nullptr);
+  ASSERT_EQ(with.tensors.size(), 9u);  // 3 adds x (2 inputs + 1 output)
+  const auto& out = with.tensors[2];
+  EXPECT_EQ(out.role, hooks::TensorRole::kOutput);
+  EXPECT_EQ(out.bytes, 16u);
+  EXPECT_EQ(out.ndim, 1);
+  EXPECT_EQ(out.dims[0], 4);
+  EXPECT_EQ(out.dtype, static_cast<std::uint8_t>(DType::kF32));
+  EXPECT_EQ(with.tensors[0].role, hooks::TensorRole::kInput);
+  EXPECT_EQ(with.tensors[1].index, 1);
+}
+
+TEST_F(Hooks, CallIndexCountsPerName) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  const Tensor a = Tensor::from_floats(std::vector<float>{1}, {1}, DType::kF32, DeviceRef::npu());
+  ops::add(a, a);
+  ops::mul(a, a);
+  ops::add(a, a, {.name = "bias_add"});
+  ops::add(a, a);
+  Runtime::get().device().synchronize();
+  hooks::subscribe(nullptr);
+  std::vector<std::pair<std::string, std::uint32_t>> seen;
+  for (const auto& t : rec.tasks) {
+    if (t.phase == hooks::TaskPhase::kEnd) seen.emplace_back(t.name, t.call_index);
+  }
+  const std::vector<std::pair<std::string, std::uint32_t>> expected = {
+      {"Add", 0}, {"Mul", 0}, {"bias_add", 0}, {"Add", 1}};
+  EXPECT_EQ(seen, expected);
+}
+
+TEST_F(Hooks, NothingIsCalledAfterUnsubscribe) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  hooks::subscribe(nullptr);
+  EXPECT_EQ(hooks::subscriber(), nullptr);
+  workload();
+  EXPECT_EQ(rec.calls, 0);
+}
+
+TEST_F(Hooks, OverflowIsReportedInBothModes) {
+  // 300 x 300 = 90000 > 65504: inf in inf_nan, clamped to 65504 (and the float status) in saturation.
+  std::vector<hooks::OverflowRecord> seen;
+  hooks::SubscriberTable table;
+  table.user = &seen;
+  table.on_overflow = [](void* u, const hooks::OverflowRecord& r) {
+    static_cast<std::vector<hooks::OverflowRecord>*>(u)->push_back(r);
+  };
+  hooks::subscribe(&table);
+  Device& dev = Runtime::get().device();
+  const Tensor a = Tensor::from_floats(std::vector<float>{300, 2}, {2}, DType::kF16, DeviceRef::npu());
+  EXPECT_EQ(ops::mul(a, a).to_floats(), (std::vector<float>{INFINITY, 4}));
+  EXPECT_FALSE(dev.float_status());
+  dev.set_overflow_mode(OverflowMode::kSaturation);
+  EXPECT_EQ(ops::mul(a, a).to_floats(), (std::vector<float>{65504, 4}));
+  EXPECT_TRUE(dev.float_status());
+  dev.clear_float_status();
+  EXPECT_FALSE(dev.float_status());
+  EXPECT_EQ(ops::add(a, a).to_floats(), (std::vector<float>{600, 4}));  // no overflow: flag stays clear
+  EXPECT_FALSE(dev.float_status());
+  hooks::subscribe(nullptr);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].saturated, 0);
+  EXPECT_EQ(seen[1].saturated, 1);
+  EXPECT_NE(seen[0].task_id, seen[1].task_id);
+}
