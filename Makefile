@@ -20,6 +20,7 @@ test: build
 demo: build
 	bash scripts/demo.sh $(BUILD_DIR)
 
+bench: CMAKE_FLAGS += -DNPUSCOPE_BUILD_BENCH=ON
 bench: build
 	bash bench/run_bench.sh $(BUILD_DIR)
 

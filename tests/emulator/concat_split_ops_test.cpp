@@ -12,23 +12,14 @@
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
 using npuscope::emulator::testing::on_npu;
+using npuscope::emulator::testing::bytes_of;
+using npuscope::emulator::testing::floats;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
 namespace {
 
 class ConcatSplitOpsTest : public OpTest {};
-
-std::vector<std::uint8_t> bytes_of(const Tensor& t) {
-  const Tensor c = t.cpu();
-  std::vector<std::uint8_t> out(c.nbytes());
-  if (!out.empty()) std::memcpy(out.data(), c.data<std::uint8_t>(), out.size());
-  return out;
-}
-
-Tensor floats(std::vector<float> v, Shape shape, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, std::move(shape), dtype);
-}
 
 // `first`, first + 1, ... in `dtype`; i64 values above 2^53 so that a trip through double would show.
 Tensor counting(Shape shape, DType dtype, std::int64_t first = 0) {

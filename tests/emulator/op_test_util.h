@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -45,6 +47,19 @@ inline ::testing::AssertionResult all_close(const std::vector<double>& actual, c
 }
 
 inline std::vector<double> to_vec(const Tensor& t) { return t.to_doubles(); }
+
+// A cpu tensor from float values, converted to `dtype`.
+inline Tensor floats(std::vector<float> v, Shape shape, DType dtype = DType::kF32) {
+  return Tensor::from_floats(v, std::move(shape), dtype);
+}
+
+// The raw bytes of a tensor (copied to the host), for bit-exact comparisons.
+inline std::vector<std::uint8_t> bytes_of(const Tensor& t) {
+  const Tensor c = t.cpu();
+  std::vector<std::uint8_t> out(c.nbytes());
+  if (!out.empty()) std::memcpy(out.data(), c.data<std::uint8_t>(), out.size());
+  return out;
+}
 
 // Copies cpu tensors to npu:0 (undefined stay undefined).
 inline std::vector<Tensor> on_npu(const std::vector<Tensor>& xs) {

@@ -15,6 +15,7 @@ using npuscope::emulator::ops::Ints;
 using npuscope::emulator::testing::all_close;
 using npuscope::emulator::testing::default_tolerance;
 using npuscope::emulator::testing::on_npu;
+using npuscope::emulator::testing::floats;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -23,10 +24,6 @@ namespace {
 class ReduceOpsTest : public OpTest {};
 
 using V = std::vector<double>;
-
-Tensor floats(std::vector<float> v, Shape shape, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, std::move(shape), dtype);
-}
 
 enum class Kind { kSum, kMean, kMax };
 

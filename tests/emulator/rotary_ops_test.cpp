@@ -12,6 +12,7 @@ using namespace npuscope::emulator;
 using npuscope::emulator::testing::all_close;
 using npuscope::emulator::testing::default_tolerance;
 using npuscope::emulator::testing::on_npu;
+using npuscope::emulator::testing::floats;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -20,10 +21,6 @@ namespace {
 class RotaryOpsTest : public OpTest {};
 
 using V = std::vector<double>;
-
-Tensor floats(std::vector<float> v, Shape shape, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, std::move(shape), dtype);
-}
 
 // RoPE tables: angle(s, i) = s * 10000^(-2i / d), as [S, D/2].
 std::pair<Tensor, Tensor> rope_tables(std::int64_t seq, std::int64_t d, DType dtype) {

@@ -13,6 +13,8 @@
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
 using npuscope::emulator::testing::on_npu;
+using npuscope::emulator::testing::bytes_of;
+using npuscope::emulator::testing::floats;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -21,13 +23,6 @@ namespace {
 class ShapeOpsTest : public OpTest {};
 
 // The tensor's bytes (copied to the host first).
-std::vector<std::uint8_t> bytes_of(const Tensor& t) {
-  const Tensor c = t.cpu();
-  std::vector<std::uint8_t> out(c.nbytes());
-  if (!out.empty()) std::memcpy(out.data(), c.data<std::uint8_t>(), out.size());
-  return out;
-}
-
 // 0, 1, 2, ... as a tensor of `dtype`; i64 values get a high bit pattern that doubles cannot hold.
 Tensor iota(Shape shape, DType dtype) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(shape_numel(shape)));

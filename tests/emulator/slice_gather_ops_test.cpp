@@ -14,6 +14,8 @@
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
 using npuscope::emulator::testing::on_npu;
+using npuscope::emulator::testing::bytes_of;
+using npuscope::emulator::testing::floats;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -23,13 +25,6 @@ class SliceGatherOpsTest : public OpTest {};
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-
-std::vector<std::uint8_t> bytes_of(const Tensor& t) {
-  const Tensor c = t.cpu();
-  std::vector<std::uint8_t> out(c.nbytes());
-  if (!out.empty()) std::memcpy(out.data(), c.data<std::uint8_t>(), out.size());
-  return out;
-}
 
 Tensor range(Shape shape, DType dtype = DType::kF32) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(shape_numel(shape)));
