@@ -12,6 +12,11 @@ std::vector<TensorMeta> infer_binary(std::span<const TensorMeta> in, const Attrs
   return {{broadcast_shapes(in[0].shape, in[1].shape, "binary op"), in[0].dtype}};
 }
 
+// ONNX Pow takes a base and an exponent of different types; the result has the base's type.
+std::vector<TensorMeta> infer_pow(std::span<const TensorMeta> in, const Attrs&) {
+  return {{broadcast_shapes(in[0].shape, in[1].shape, "Pow"), in[0].dtype}};
+}
+
 KernelCost cost_binary(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
   return vector_cost(in, out, 1);
 }
@@ -52,7 +57,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Mul", .category = OpCategory::kVector, .m
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "Div", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
                               .infer = infer_binary, .cost = cost_binary});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "Pow", .category = OpCategory::kPrecisionSensitive, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_binary, .cost = cost_pow});
+                              .max_inputs = 2, .infer = infer_pow, .cost = cost_pow});
 
 NPUSCOPE_REGISTER_KERNEL("Add", Backend::kNpu, add_kernel<float>);
 NPUSCOPE_REGISTER_KERNEL("Add", Backend::kCpu, add_kernel<double>);

@@ -1,0 +1,49 @@
+#include "command.h"
+
+#include <iostream>
+
+#include "npuscope/emulator/runtime.h"
+
+namespace npuscope::cli {
+
+namespace emu = npuscope::emulator;
+
+void add_device_flags(po::options_description& desc, DeviceFlags& f) {
+  desc.add_options()
+      ("device", po::value(&f.device)->default_value(f.device), "npu, npu:N, or cpu (the golden backend)")
+      ("spec", po::value(&f.spec), "device preset (ascend910b, ascend910, ascend310p, tiny) or a JSON spec file")
+      ("precision-mode", po::value(&f.precision_mode),
+       "force_fp16 | allow_fp32_to_fp16 | allow_mix_precision | must_keep_origin_dtype (default: the device's)")
+      ("overflow-mode", po::value(&f.overflow_mode), "inf_nan | saturation (default: the device's)");
+}
+
+void configure_runtime(const DeviceFlags& f) {
+  emu::RuntimeOptions r = emu::RuntimeOptions::from_environment();
+  if (!f.spec.empty()) r.spec = f.spec;
+  if (!f.precision_mode.empty()) r.precision_mode = emu::parse_precision_mode(f.precision_mode);
+  if (!f.overflow_mode.empty()) r.overflow_mode = emu::parse_overflow_mode(f.overflow_mode);
+  const emu::DeviceRef device = emu::DeviceRef::parse(f.device);
+  if (device.is_npu()) r.num_devices = device.index + 1;
+  emu::Runtime::configure(r);
+}
+
+bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,
+                 po::positional_options_description* positional) {
+  po::variables_map vm;
+  try {
+    po::command_line_parser parser(argc, argv);
+    parser.options(desc);
+    if (positional != nullptr) parser.positional(*positional);
+    po::store(parser.run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: " << usage << "\n\n" << desc;
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string(e.what()) + "\nusage: " + usage);
+  }
+  return true;
+}
+
+}  // namespace npuscope::cli

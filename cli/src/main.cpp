@@ -1,0 +1,49 @@
+// npuscope: profiling, accuracy comparison and debugging for (emulated) NPUs.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "command.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  npuscope::cli::CommandFn fn;
+  const char* summary;
+};
+
+constexpr Command kCommands[] = {
+    {"exec", npuscope::cli::exec_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
+};
+
+void print_help() {
+  std::printf("usage: npuscope <command> [options]   (npuscope <command> --help for its options)\n\ncommands:\n");
+  for (const auto& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    print_help();
+    return argc < 2 ? 2 : 0;
+  }
+  for (const auto& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      return c.fn(argc - 1, argv + 1);
+    } catch (const npuscope::cli::UsageError& e) {
+      std::fprintf(stderr, "npuscope %s: error: %s\n", c.name, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "npuscope: error: %s\n", e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "npuscope: error: unknown command '%s'\n", argv[1]);
+  print_help();
+  return 2;
+}

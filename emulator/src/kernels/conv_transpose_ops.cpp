@@ -1,0 +1,231 @@
+// ConvTranspose (ONNX): X [N, C, D1...] (1-D, 2-D, 3-D...), W [C, M/group, k1...], optional bias
+// [M]; attributes strides, pads {begins..., ends...}, dilations, group, output_padding,
+// output_shape, auto_pad, kernel_shape. Cube op: see Note [Cube numerics] in gemm_util.h.
+//
+// Note [ConvTranspose as GEMM + col2im]
+// Each input pixel scatters W[c] (scaled by its value) into the output. Per (image, group) one
+// GEMM gives col [M/group · prod(k), prod(D)] = W_gᵀ · X_g: row (m, tap) holds what every input
+// pixel adds to output channel m at kernel tap `tap`; col2im then adds each row into the output at
+// input·stride + tap·dilation − pad_begin (dropping what falls outside). The adds run in the GEMM's
+// accumulation type (f32 on the NPU) and the output is rounded once.
+//
+// Output size per spatial dim (ONNX): stride·(in − 1) + output_padding + (k − 1)·dilation + 1 −
+// pad_begin − pad_end. With output_shape (or auto_pad SAME_*, where output = in·stride) the pads come
+// from total = that size without pads − output: SAME_UPPER puts floor(total / 2) at the beginning,
+// anything else total − floor(total / 2). total may be negative (the output is larger than the full
+// scatter), so the division floors, as the ONNX reference's does.
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "gemm_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+constexpr const char* kOp = "ConvTranspose";
+using Ints = std::vector<std::int64_t>;
+
+struct CtGeom {
+  std::int64_t n = 0, c = 0, m = 0, group = 1;  // images, input channels, output channels
+  Ints in, k, out, stride, dil, pad_begin;       // per spatial dim
+  std::int64_t rank() const { return static_cast<std::int64_t>(in.size()); }
+  std::int64_t cin_g() const { return c / group; }
+  std::int64_t mout_g() const { return m / group; }
+  std::int64_t in_size() const { return prod(in); }
+  std::int64_t k_size() const { return prod(k); }
+  std::int64_t out_size() const { return prod(out); }
+  std::int64_t col_rows() const { return mout_g() * k_size(); }  // GEMM M
+  static std::int64_t prod(const Ints& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>()); }
+};
+
+// A per-dim attribute of `size` values (absent or empty: `fallback` each), each >= min_value.
+Ints dim_ints(const Attrs& attrs, const char* name, std::size_t size, std::int64_t fallback, std::int64_t min_value) {
+  Ints v = attrs.get_ints(name, {});
+  if (v.empty()) return Ints(size, fallback);
+  if (v.size() != size) {
+    fail(kOp, std::string(name) + " must have " + std::to_string(size) + " values, got " + shape_str(v));
+  }
+  for (auto e : v) {
+    if (e < min_value) fail(kOp, std::string(name) + " " + shape_str(v) + " must be >= " + std::to_string(min_value));
+  }
+  return v;
+}
+
+std::int64_t floor_div2(std::int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+// Output sizes and begin pads from the attributes (Note [ConvTranspose as GEMM + col2im]).
+void resolve_output(CtGeom& g, const Attrs& attrs) {
+  const std::size_t r = g.in.size();
+  const Ints opad = dim_ints(attrs, "output_padding", r, 0, 0);
+  const Ints pads = dim_ints(attrs, "pads", 2 * r, 0, 0);
+  const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+      !auto_pad.empty()) {
+    fail(kOp, "unknown auto_pad '" + auto_pad + "'");
+  }
+  Ints want = attrs.get_ints("output_shape", {});
+  if (want.size() == r + 2) want.erase(want.begin(), want.begin() + 2);  // a full [N, M, ...] shape
+  if (!want.empty() && want.size() != r) {
+    fail(kOp, "output_shape " + shape_str(want) + " must have " + std::to_string(r) + " values");
+  }
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  g.out.assign(r, 0);
+  g.pad_begin.assign(r, 0);
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t full = g.stride[i] * (g.in[i] - 1) + opad[i] + (g.k[i] - 1) * g.dil[i] + 1;
+    if (!want.empty() || same) {
+      g.out[i] = !want.empty() ? want[i] : g.in[i] * g.stride[i];
+      const std::int64_t total = full - g.out[i];
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? floor_div2(total) : total - floor_div2(total);
+    } else if (auto_pad == "VALID") {
+      g.out[i] = full;
+    } else {
+      g.pad_begin[i] = pads[i];
+      g.out[i] = full - pads[i] - pads[i + r];
+    }
+    if (g.out[i] < 1) {
+      fail(kOp, "output size " + std::to_string(g.out[i]) + " along spatial dim " + std::to_string(i) +
+                    " is not positive (input " + std::to_string(g.in[i]) + ", kernel " + std::to_string(g.k[i]) +
+                    ", pads " + shape_str(pads) + ")");
+    }
+  }
+}
+
+// Validates shapes and attributes (infer) and gives the geometry (infer, cost, kernel).
+CtGeom ct_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  if (x.size() < 3 || w.size() != x.size()) {
+    fail(kOp, "input must be [N, C, D1, ...] and weight [C, M/group, k1, ...] of the same rank, got " + shape_str(x) +
+                  " and " + shape_str(w));
+  }
+  const std::size_t r = x.size() - 2;
+  CtGeom g;
+  g.n = x[0], g.c = x[1], g.group = attrs.get_int("group", 1);
+  g.in.assign(x.begin() + 2, x.end());
+  g.k.assign(w.begin() + 2, w.end());
+  if (g.group < 1 || w[0] != g.c || g.c % g.group != 0) {
+    fail(kOp, "group " + std::to_string(g.group) + " does not fit input " + shape_str(x) + " and weight " +
+                  shape_str(w) + " (need weight dim 0 = C, C divisible by group)");
+  }
+  g.m = w[1] * g.group;
+  if (attrs.has("kernel_shape") && attrs.get_ints("kernel_shape") != g.k) {
+    fail(kOp, "kernel_shape " + shape_str(attrs.get_ints("kernel_shape")) + " does not match weight " + shape_str(w));
+  }
+  if (std::any_of(g.k.begin(), g.k.end(), [](std::int64_t v) { return v < 1; })) {
+    fail(kOp, "weight " + shape_str(w) + " has an empty kernel");
+  }
+  g.stride = dim_ints(attrs, "strides", r, 1, 1);
+  g.dil = dim_ints(attrs, "dilations", r, 1, 1);
+  resolve_output(g, attrs);
+  if (in.size() > 2 && in[2].present && in[2].shape != Shape{g.m}) {
+    fail(kOp, "bias must be [" + std::to_string(g.m) + "], got " + shape_str(in[2].shape));
+  }
+  return g;
+}
+
+std::vector<TensorMeta> infer_conv_transpose(std::span<const TensorMeta> in, const Attrs& attrs) {
+  require_same_dtype(in, kOp);
+  require_floating(in, 0, kOp);
+  const CtGeom g = ct_geom(in, attrs);
+  Shape out{g.n, g.m};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  return {{out, in[0].dtype}};
+}
+
+KernelCost cost_conv_transpose(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
+  const CtGeom g = ct_geom(in, attrs);
+  KernelCost c;
+  c.unit = ComputeUnit::kCube;
+  c.m = g.n * g.in_size();
+  c.n = g.col_rows();
+  c.k = g.cin_g();
+  c.batch = g.group;
+  c.flops = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) * static_cast<double>(c.n) *
+            static_cast<double>(c.k);
+  c.bytes = io_bytes(in, out);
+  return c;
+}
+
+// Input indices j in [lo, hi) whose output index j·stride + off lies in [0, out).
+std::pair<std::int64_t, std::int64_t> valid_inputs(std::int64_t in, std::int64_t stride, std::int64_t off,
+                                                   std::int64_t out) {
+  const std::int64_t lo = std::min(in, off >= 0 ? 0 : (-off + stride - 1) / stride);
+  const std::int64_t hi = out - 1 - off < 0 ? lo : std::clamp((out - 1 - off) / stride + 1, lo, in);
+  return {lo, hi};
+}
+
+// Adds one col row (input-shaped, `src`) into one output plane (`dst`) at kernel tap `tap`.
+// `in_step`/`out_step` are the row-major strides of the input and output spatial dims.
+template <class T>
+void scatter_add(const T* src, T* dst, const CtGeom& g, const Ints& tap, const Ints& in_step, const Ints& out_step,
+                 std::size_t dim) {
+  const std::int64_t s = g.stride[dim], off = tap[dim] * g.dil[dim] - g.pad_begin[dim];
+  const auto [lo, hi] = valid_inputs(g.in[dim], s, off, g.out[dim]);
+  if (dim + 1 == g.in.size()) {
+    for (std::int64_t j = lo; j < hi; ++j) dst[j * s + off] += src[j];
+    return;
+  }
+  for (std::int64_t j = lo; j < hi; ++j) {
+    scatter_add(src + j * in_step[dim], dst + (j * s + off) * out_step[dim], g, tap, in_step, out_step, dim + 1);
+  }
+}
+
+// col [M/group · prod(k), prod(D)] -> the group's output planes (accumulating).
+template <class T>
+void col2im(const T* col, const CtGeom& g, T* y) {
+  const Ints in_step = strides_of(g.in), out_step = strides_of(g.out);
+  Ints tap(g.in.size(), 0);
+  for (std::int64_t t = 0; t < g.k_size(); ++t) {
+    for (std::int64_t mo = 0; mo < g.mout_g(); ++mo) {
+      scatter_add(col + (mo * g.k_size() + t) * g.in_size(), y + mo * g.out_size(), g, tap, in_step, out_step, 0);
+    }
+    for (std::size_t d = tap.size(); d-- > 0;) {  // next tap, last dim fastest (W's layout)
+      if (++tap[d] < g.k[d]) break;
+      tap[d] = 0;
+    }
+  }
+}
+
+template <class T>
+void conv_transpose_kernel(KernelContext& ctx) {
+  const std::vector<TensorMeta> meta{{*ctx.inputs[0].shape, ctx.inputs[0].dtype},
+                                     {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
+  const CtGeom g = ct_geom(meta, ctx.attrs);  // validated by infer: cannot throw here
+  GemmOperand<T> x(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
+  GemmResult<T> y(ctx.outputs[0]);
+  const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
+  std::fill(y.data(), y.data() + ctx.outputs[0].numel, T(0));
+  if (has_bias) {
+    GemmOperand<T> b(ctx.inputs[2], ctx);
+    for (std::int64_t p = 0; p < g.n * g.m; ++p) {
+      std::fill(y.data() + p * g.out_size(), y.data() + (p + 1) * g.out_size(), b.data()[p % g.m]);
+    }
+  }
+  ScratchBlock col_block;
+  T* col = col_block.get<T>(g.col_rows() * g.in_size());
+  for (std::int64_t i = 0; i < g.n; ++i) {
+    for (std::int64_t gi = 0; gi < g.group; ++gi) {
+      const T* xg = x.data() + (i * g.c + gi * g.cin_g()) * g.in_size();
+      const T* wg = w.data() + gi * g.cin_g() * g.col_rows();
+      gemm(true, false, g.col_rows(), g.in_size(), g.cin_g(), T(1), wg, g.col_rows(), xg, g.in_size(), T(0), col,
+           g.in_size());
+      col2im(col, g, y.data() + (i * g.m + gi * g.mout_g()) * g.out_size());
+    }
+  }
+  y.finish(ctx);
+}
+
+// CPU golden: f32/f16/bf16 in f32 (sgemm), f64 in f64 (dgemm), as Conv2d's.
+void conv_transpose_cpu(KernelContext& ctx) {
+  golden_wide(ctx.inputs[0].dtype) ? conv_transpose_kernel<double>(ctx) : conv_transpose_kernel<float>(ctx);
+}
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "ConvTranspose", .category = OpCategory::kCube, .min_inputs = 2,
+                              .max_inputs = 3, .infer = infer_conv_transpose, .cost = cost_conv_transpose});
+NPUSCOPE_REGISTER_KERNEL_IF("ConvTranspose", Backend::kNpu, conv_transpose_kernel<float>, cube_supports);
+NPUSCOPE_REGISTER_KERNEL("ConvTranspose", Backend::kCpu, conv_transpose_cpu);
+
+}  // namespace npuscope::emulator::kernels

@@ -1,0 +1,220 @@
+// Trilu, CumSum, Hardmax, EyeLike, Range with ONNX semantics. Operands that ONNX passes as inputs
+// (Trilu's k, CumSum's axis, Range's start/limit/delta) are attributes here; the ONNX adapters read
+// them.
+//
+//   Trilu    'upper' (default 1) keeps j - i >= k, else j - i <= k ('k' default 0), over the last
+//            two dims; the rest is zero. Data movement: bytes copied exactly.
+//   CumSum   'axis', 'exclusive', 'reverse'. NPU: an f32 running sum; CPU golden: f64. Integers are
+//            exact in int64 and wrap to the storage type.
+//   Hardmax  'axis' (default -1): 1 at the first maximum along the axis (NaN counts as the
+//            maximum, as numpy's argmax), 0 elsewhere.
+//   EyeLike  a rank-2 tensor shaped like the input, ones on diagonal 'k', of dtype 'dtype' (a DType
+//            value; default: the input's).
+//   Range    start, start + delta, ... while < limit (> limit for a negative delta); the
+//            attributes 'start', 'limit', 'delta' are numbers, the output takes input 0's dtype
+//            (input 0 is ONNX's start tensor; the others are accepted and ignored). Integers are
+//            exact (for |values| < 2^53); floats: NPU start + i·delta in f32, CPU in f64.
+#include <cmath>
+#include <string>
+
+#include "movement_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+constexpr char kTrilu[] = "Trilu";
+constexpr char kCumSum[] = "CumSum";
+constexpr char kHardmax[] = "Hardmax";
+constexpr char kEyeLike[] = "EyeLike";
+constexpr char kRange[] = "Range";
+
+// ---- Trilu --------------------------------------------------------------------------------------
+
+std::vector<TensorMeta> infer_trilu(std::span<const TensorMeta> in, const Attrs& attrs) {
+  if (in[0].shape.size() < 2) fail(kTrilu, "needs an input of rank >= 2, got " + shape_str(in[0].shape));
+  attrs.get_int("upper", 1);
+  attrs.get_int("k", 0);
+  return {{in[0].shape, in[0].dtype}};
+}
+
+void trilu_kernel(KernelContext& ctx) {
+  const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  const bool upper = ctx.attrs.get_int("upper", 1) != 0;
+  const std::int64_t k = ctx.attrs.get_int("k", 0);
+  const Shape& s = *x.shape;
+  const std::int64_t rows = s[s.size() - 2], cols = s[s.size() - 1];
+  std::vector<std::int64_t> index(static_cast<std::size_t>(x.numel));
+  for (std::int64_t n = 0; n < x.numel; ++n) {
+    const std::int64_t j = n % cols, i = n / cols % rows;
+    index[static_cast<std::size_t>(n)] = (upper ? j - i >= k : j - i <= k) ? n : -1;
+  }
+  copy_indexed(x.data, y.data, dtype_size(x.dtype), index);
+}
+
+// ---- CumSum -------------------------------------------------------------------------------------
+
+std::vector<TensorMeta> infer_cumsum(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Shape& x = in[0].shape;
+  if (!attrs.has("axis")) fail(kCumSum, "needs the 'axis' attribute");
+  if (x.empty()) fail(kCumSum, "needs an input of rank >= 1, got a scalar");
+  normalize_axis(attrs.get_int("axis", 0), static_cast<std::int64_t>(x.size()), kCumSum);
+  attrs.get_int("exclusive", 0);
+  attrs.get_int("reverse", 0);
+  return {{x, in[0].dtype}};
+}
+
+// V: T for floats, std::uint64_t for integers (wrapping without undefined behaviour).
+template <class V>
+void running_sum(std::vector<V>& v, const AxisLoop& l, bool exclusive, bool reverse) {
+  for (std::int64_t o = 0; o < l.outer; ++o) {
+    for (std::int64_t j = 0; j < l.inner; ++j) {
+      V acc = 0;
+      for (std::int64_t t = 0; t < l.dim; ++t) {
+        const std::int64_t a = reverse ? l.dim - 1 - t : t;
+        V& e = v[static_cast<std::size_t>((o * l.dim + a) * l.inner + j)];
+        const V x = e;
+        e = exclusive ? acc : acc + x;
+        acc += x;
+      }
+    }
+  }
+}
+
+template <class T>
+void cumsum_kernel(KernelContext& ctx) {
+  const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  const AxisLoop l = axis_loop(*x.shape, ctx.attrs.get_int("axis", 0));
+  const bool exclusive = ctx.attrs.get_int("exclusive", 0) != 0, reverse = ctx.attrs.get_int("reverse", 0) != 0;
+  if (is_floating(x.dtype)) {
+    std::vector<T> v = load<T>(x, ctx);
+    running_sum(v, l, exclusive, reverse);
+    store<T>(y, v.data(), ctx);
+    return;
+  }
+  std::vector<std::int64_t> v(static_cast<std::size_t>(x.numel));
+  load_i64(x, v.data());
+  std::vector<std::uint64_t> u(v.begin(), v.end());
+  running_sum(u, l, exclusive, reverse);
+  for (std::size_t i = 0; i < u.size(); ++i) v[i] = static_cast<std::int64_t>(u[i]);
+  store_i64(y, v.data());
+}
+
+// ---- Hardmax ------------------------------------------------------------------------------------
+
+std::vector<TensorMeta> infer_hardmax(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const Shape& x = in[0].shape;
+  if (x.empty()) fail(kHardmax, "needs an input of rank >= 1, got a scalar");
+  normalize_axis(attrs.get_int("axis", -1), static_cast<std::int64_t>(x.size()), kHardmax);
+  return {{x, in[0].dtype}};
+}
+
+template <class V>
+void hardmax_values(const std::vector<V>& v, const AxisLoop& l, std::vector<std::int64_t>& out) {
+  for (std::int64_t o = 0; o < l.outer; ++o) {
+    for (std::int64_t j = 0; j < l.inner; ++j) {
+      const std::int64_t base = o * l.dim * l.inner + j;
+      std::int64_t best = 0;
+      for (std::int64_t t = 1; t < l.dim; ++t) {
+        const V a = v[static_cast<std::size_t>(base + t * l.inner)], b = v[static_cast<std::size_t>(base + best * l.inner)];
+        if (b == b && (a > b || a != a)) best = t;  // a NaN wins once, and then stays
+      }
+      if (l.dim > 0) out[static_cast<std::size_t>(base + best * l.inner)] = 1;
+    }
+  }
+}
+
+template <class T>
+void hardmax_kernel(KernelContext& ctx) {
+  const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  const AxisLoop l = axis_loop(*x.shape, ctx.attrs.get_int("axis", -1));
+  std::vector<std::int64_t> out(static_cast<std::size_t>(x.numel), 0);
+  if (is_floating(x.dtype)) {
+    hardmax_values(load<T>(x, ctx), l, out);
+  } else {
+    std::vector<std::int64_t> v(static_cast<std::size_t>(x.numel));
+    load_i64(x, v.data());
+    hardmax_values(v, l, out);
+  }
+  store_i64(y, out.data());  // 0 and 1 are exact in every dtype
+}
+
+// ---- EyeLike ------------------------------------------------------------------------------------
+
+std::vector<TensorMeta> infer_eye_like(std::span<const TensorMeta> in, const Attrs& attrs) {
+  if (in[0].shape.size() != 2) fail(kEyeLike, "needs a rank-2 input, got " + shape_str(in[0].shape));
+  attrs.get_int("k", 0);
+  const std::int64_t dtype = attrs.get_int("dtype", static_cast<std::int64_t>(in[0].dtype));
+  if (dtype < 0 || dtype >= kNumDTypes) fail(kEyeLike, "'dtype' = " + std::to_string(dtype) + " is not a dtype");
+  return {{in[0].shape, static_cast<DType>(dtype)}};
+}
+
+void eye_like_kernel(KernelContext& ctx) {
+  const TensorView& y = ctx.outputs[0];
+  const std::int64_t k = ctx.attrs.get_int("k", 0), cols = (*y.shape)[1];
+  std::vector<std::int64_t> v(static_cast<std::size_t>(y.numel), 0);
+  for (std::int64_t n = 0; n < y.numel; ++n) v[static_cast<std::size_t>(n)] = n % cols - n / cols == k ? 1 : 0;
+  store_i64(y, v.data());
+}
+
+// ---- Range --------------------------------------------------------------------------------------
+
+std::vector<TensorMeta> infer_range(std::span<const TensorMeta> in, const Attrs& attrs) {
+  if (!attrs.has("start") || !attrs.has("limit") || !attrs.has("delta")) {
+    fail(kRange, "needs the 'start', 'limit' and 'delta' attributes");
+  }
+  if (in[0].numel() != 1) fail(kRange, "input 0 (start) must hold one value, got shape " + shape_str(in[0].shape));
+  const double start = attrs.get_float("start", 0), limit = attrs.get_float("limit", 0),
+               delta = attrs.get_float("delta", 0);
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+    fail(kRange, "start, limit and delta must be finite and delta non-zero");
+  }
+  const double n = std::ceil((limit - start) / delta);
+  return {{{n > 0 ? static_cast<std::int64_t>(n) : 0}, in[0].dtype}};
+}
+
+template <class T>
+void range_kernel(KernelContext& ctx) {
+  const TensorView& y = ctx.outputs[0];
+  const double start = ctx.attrs.get_float("start", 0), delta = ctx.attrs.get_float("delta", 1);
+  if (!is_floating(y.dtype)) {
+    std::vector<std::int64_t> v(static_cast<std::size_t>(y.numel));
+    const auto s = static_cast<std::int64_t>(start), d = static_cast<std::int64_t>(delta);
+    for (std::int64_t i = 0; i < y.numel; ++i) v[static_cast<std::size_t>(i)] = s + i * d;
+    store_i64(y, v.data());
+    return;
+  }
+  std::vector<T> v(static_cast<std::size_t>(y.numel));
+  const T s = static_cast<T>(start), d = static_cast<T>(delta);
+  for (std::int64_t i = 0; i < y.numel; ++i) v[static_cast<std::size_t>(i)] = s + static_cast<T>(i) * d;
+  store<T>(y, v.data(), ctx);
+}
+
+KernelCost cost_per_element(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
+  return vector_cost(in, out, 1);
+}
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kTrilu, .category = OpCategory::kDataMovement, .min_inputs = 1, .max_inputs = 1,
+                              .infer = infer_trilu, .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kCumSum, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
+                              .max_inputs = 1, .infer = infer_cumsum, .cost = cost_per_element});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardmax, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
+                              .infer = infer_hardmax, .cost = cost_per_element});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kEyeLike, .category = OpCategory::kDataMovement, .min_inputs = 1,
+                              .max_inputs = 1, .infer = infer_eye_like, .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kRange, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 3,
+                              .infer = infer_range, .cost = cost_per_element});
+
+NPUSCOPE_REGISTER_KERNEL(kTrilu, Backend::kNpu, trilu_kernel);
+NPUSCOPE_REGISTER_KERNEL(kTrilu, Backend::kCpu, trilu_kernel);
+NPUSCOPE_REGISTER_KERNEL(kCumSum, Backend::kNpu, cumsum_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kCumSum, Backend::kCpu, cumsum_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kHardmax, Backend::kNpu, hardmax_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kHardmax, Backend::kCpu, hardmax_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kEyeLike, Backend::kNpu, eye_like_kernel);
+NPUSCOPE_REGISTER_KERNEL(kEyeLike, Backend::kCpu, eye_like_kernel);
+NPUSCOPE_REGISTER_KERNEL(kRange, Backend::kNpu, range_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kRange, Backend::kCpu, range_kernel<double>);
+
+}  // namespace npuscope::emulator::kernels

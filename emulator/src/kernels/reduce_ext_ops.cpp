@@ -1,0 +1,175 @@
+// ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp with the
+// axis conventions of reduce_ops.cpp ('axes', empty = all; 'keepdims'; 'noop_with_empty_axes'; see
+// reduce_util.h).
+//
+// NPU: floating values accumulate in f32 (sums over 64 lanes folded by a tree, products in order),
+// rounded to the storage dtype by store(). CPU golden: f64, in order. ReduceLogSumExp subtracts the
+// maximum first (max + log Σ exp(x - max)) on both backends, so large inputs do not overflow.
+// Integer inputs: Min, Prod, L1 and SumSquare are exact in int64 and wrap to the storage type; L2,
+// LogSum and LogSumExp are computed in floating point and truncated, as ONNX's reference does.
+// Empty reductions: Min +inf (the type's maximum for integers), Prod 1, L1 / L2 / SumSquare 0,
+// LogSum and LogSumExp -inf.
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "reduce_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+using reduction::ReducePlan;
+
+enum class Op { kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+
+constexpr char kReduceMin[] = "ReduceMin";
+constexpr char kReduceProd[] = "ReduceProd";
+constexpr char kReduceL1[] = "ReduceL1";
+constexpr char kReduceL2[] = "ReduceL2";
+constexpr char kReduceSumSquare[] = "ReduceSumSquare";
+constexpr char kReduceLogSum[] = "ReduceLogSum";
+constexpr char kReduceLogSumExp[] = "ReduceLogSumExp";
+
+template <const char* kName>
+std::vector<TensorMeta> infer_reduce(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return {{reduction::reduced_shape(in[0].shape, attrs, kName), in[0].dtype}};
+}
+
+// NaN propagates: once `m` is NaN no comparison replaces it.
+template <class V>
+V min_of(V m, V v) {
+  return v < m || v != v ? v : m;
+}
+template <class V>
+V max_of(V m, V v) {
+  return v > m || v != v ? v : m;
+}
+
+template <class T>
+T log_sum_exp(const T* v, std::int64_t n) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (std::int64_t i = 0; i < n; ++i) m = max_of(m, v[i]);
+  if (!std::isfinite(m)) return m;  // all -inf (or empty): -inf; +inf or NaN stays
+  std::vector<T> e(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i)] = std::exp(v[i] - m);
+  return m + std::log(reduction::sum_values(e.data(), n));
+}
+
+// One output from its n values, in the floating accumulation type T.
+template <class T>
+T reduce_float(Op op, const T* v, std::int64_t n) {
+  switch (op) {
+    case Op::kMin: {
+      T m = std::numeric_limits<T>::infinity();
+      for (std::int64_t i = 0; i < n; ++i) m = min_of(m, v[i]);
+      return m;
+    }
+    case Op::kProd: {
+      T p = 1;
+      for (std::int64_t i = 0; i < n; ++i) p *= v[i];
+      return p;
+    }
+    case Op::kLogSumExp: return log_sum_exp(v, n);
+    default: break;
+  }
+  std::vector<T> t(v, v + n);
+  for (auto& e : t) e = op == Op::kL1 ? std::fabs(e) : op == Op::kLogSum ? e : e * e;
+  const T s = reduction::sum_values(t.data(), n);
+  if (op == Op::kL2) return std::sqrt(s);
+  if (op == Op::kLogSum) return std::log(s);
+  return s;
+}
+
+// The largest value of an integer storage type (the identity of an integer min).
+std::int64_t int_max(DType t) {
+  switch (t) {
+    case DType::kI8: return std::numeric_limits<std::int8_t>::max();
+    case DType::kU8: return std::numeric_limits<std::uint8_t>::max();
+    case DType::kI32: return std::numeric_limits<std::int32_t>::max();
+    case DType::kBool: return 1;
+    default: return std::numeric_limits<std::int64_t>::max();
+  }
+}
+
+// Exact integer reductions (wrapping as the storage type would, by store_i64).
+std::int64_t reduce_int(Op op, const std::int64_t* v, std::int64_t n, std::int64_t identity_min) {
+  std::uint64_t acc = op == Op::kProd ? 1 : 0;  // unsigned: wraps without undefined behaviour
+  std::int64_t m = identity_min;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto u = static_cast<std::uint64_t>(v[i]);
+    switch (op) {
+      case Op::kMin: m = std::min(m, v[i]); break;
+      case Op::kProd: acc *= u; break;
+      case Op::kL1: acc += v[i] < 0 ? 0 - u : u; break;
+      default: acc += u * u; break;  // kSumSquare
+    }
+  }
+  return op == Op::kMin ? m : static_cast<std::int64_t>(acc);
+}
+
+bool exact_integer_op(Op op) { return op == Op::kMin || op == Op::kProd || op == Op::kL1 || op == Op::kSumSquare; }
+
+// T: the floating accumulation type (float on the NPU, double on the CPU).
+template <class T, Op kOp>
+void reduce_kernel(KernelContext& ctx) {
+  const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  const ReducePlan plan = reduction::plan_reduce(*x.shape, ctx.attrs);
+  if (!is_floating(x.dtype) && exact_integer_op(kOp)) {
+    std::vector<std::int64_t> v(static_cast<std::size_t>(x.numel)), r(plan.outputs());
+    load_i64(x, v.data());
+    const std::int64_t identity = int_max(x.dtype);
+    reduction::for_each_output(v, plan, [&](std::size_t o, const std::int64_t* run, std::int64_t n) {
+      r[o] = reduce_int(kOp, run, n, identity);
+    });
+    store_i64(y, r.data());
+    return;
+  }
+  std::vector<T> r(plan.outputs());
+  reduction::for_each_output(load<T>(x, ctx), plan,
+                             [&](std::size_t o, const T* run, std::int64_t n) { r[o] = reduce_float(kOp, run, n); });
+  store<T>(y, r.data(), ctx);
+}
+
+// Per input element: a compare (Min), a multiply, an abs + add, a square + add, an exp + add.
+template <int kFlops>
+KernelCost cost_reduce(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
+  KernelCost c = vector_cost(in, out, 0);
+  c.flops = kFlops * static_cast<double>(in[0].numel());
+  return c;
+}
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMin, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
+                              .infer = infer_reduce<kReduceMin>, .cost = cost_reduce<1>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceProd, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
+                              .max_inputs = 1, .infer = infer_reduce<kReduceProd>, .cost = cost_reduce<1>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceL1, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
+                              .max_inputs = 1, .infer = infer_reduce<kReduceL1>, .cost = cost_reduce<2>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceL2, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
+                              .max_inputs = 1, .infer = infer_reduce<kReduceL2>, .cost = cost_reduce<2>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceSumSquare, .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1, .max_inputs = 1, .infer = infer_reduce<kReduceSumSquare>,
+                              .cost = cost_reduce<2>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSum, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
+                              .max_inputs = 1, .infer = infer_reduce<kReduceLogSum>, .cost = cost_reduce<1>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSumExp, .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1, .max_inputs = 1, .infer = infer_reduce<kReduceLogSumExp>,
+                              .cost = cost_reduce<4>});
+
+NPUSCOPE_REGISTER_KERNEL(kReduceMin, Backend::kNpu, reduce_kernel<float, Op::kMin>);
+NPUSCOPE_REGISTER_KERNEL(kReduceMin, Backend::kCpu, reduce_kernel<double, Op::kMin>);
+NPUSCOPE_REGISTER_KERNEL(kReduceProd, Backend::kNpu, reduce_kernel<float, Op::kProd>);
+NPUSCOPE_REGISTER_KERNEL(kReduceProd, Backend::kCpu, reduce_kernel<double, Op::kProd>);
+NPUSCOPE_REGISTER_KERNEL(kReduceL1, Backend::kNpu, reduce_kernel<float, Op::kL1>);
+NPUSCOPE_REGISTER_KERNEL(kReduceL1, Backend::kCpu, reduce_kernel<double, Op::kL1>);
+NPUSCOPE_REGISTER_KERNEL(kReduceL2, Backend::kNpu, reduce_kernel<float, Op::kL2>);
+NPUSCOPE_REGISTER_KERNEL(kReduceL2, Backend::kCpu, reduce_kernel<double, Op::kL2>);
+NPUSCOPE_REGISTER_KERNEL(kReduceSumSquare, Backend::kNpu, reduce_kernel<float, Op::kSumSquare>);
+NPUSCOPE_REGISTER_KERNEL(kReduceSumSquare, Backend::kCpu, reduce_kernel<double, Op::kSumSquare>);
+NPUSCOPE_REGISTER_KERNEL(kReduceLogSum, Backend::kNpu, reduce_kernel<float, Op::kLogSum>);
+NPUSCOPE_REGISTER_KERNEL(kReduceLogSum, Backend::kCpu, reduce_kernel<double, Op::kLogSum>);
+NPUSCOPE_REGISTER_KERNEL(kReduceLogSumExp, Backend::kNpu, reduce_kernel<float, Op::kLogSumExp>);
+NPUSCOPE_REGISTER_KERNEL(kReduceLogSumExp, Backend::kCpu, reduce_kernel<double, Op::kLogSumExp>);
+
+}  // namespace npuscope::emulator::kernels

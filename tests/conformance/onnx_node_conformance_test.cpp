@@ -1,0 +1,202 @@
+// Runs the ONNX backend node test suite (libonnx-testdata) through the importer on the CPU golden
+// backend and on the emulated NPU, against the expected outputs.
+//
+// Each case is data/node/<name>/{model.onnx, test_data_set_0/{input,output}_<i>.pb}. A case whose
+// model uses an op or a type the emulator does not have is skipped (counted). The CPU must match
+// with the suite's tolerances (rtol 1e-3, atol 1e-7; integers and bools exactly); the NPU runs in
+// must_keep_origin_dtype with the same tolerances and in force_fp16 with f16 tolerances (rtol 1e-3,
+// atol 1e-5) on results cast back. Each test fails if its pass count drops below what was achieved
+// (the baselines below): raise a baseline when more cases pass.
+//
+// Environment: NPUSCOPE_ONNX_NODE_DATA (default /usr/share/libonnx-testdata/data/node),
+// NPUSCOPE_CONFORMANCE_FILTER (substring of case names), NPUSCOPE_CONFORMANCE_REPORT (a TSV file to
+// write every case's result to, for docs/onnx_ops.md).
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "conformance/conformance_baselines.h"
+#include "npuscope/emulator/onnx_model.h"
+#include "npuscope/emulator/runtime.h"
+
+namespace fs = std::filesystem;
+using namespace npuscope::emulator;
+
+namespace {
+
+struct Case {
+  std::string name;
+  fs::path dir;
+};
+
+struct Outcome {
+  enum Kind { kPass, kFail, kSkipOp, kSkipType } kind = kPass;
+  std::string detail;
+};
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+std::vector<Case> discover() {
+  const fs::path root = env_or("NPUSCOPE_ONNX_NODE_DATA", "/usr/share/libonnx-testdata/data/node");
+  const std::string filter = env_or("NPUSCOPE_CONFORMANCE_FILTER", "");
+  std::vector<Case> cases;
+  if (!fs::is_directory(root)) return cases;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (!fs::exists(e.path() / "model.onnx") || !fs::is_directory(e.path() / "test_data_set_0")) continue;
+    const std::string name = e.path().filename().string();
+    if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+    cases.push_back({name, e.path()});
+  }
+  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  return cases;
+}
+
+std::vector<fs::path> data_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> files;
+  for (int i = 0;; ++i) {
+    fs::path p = dir / "test_data_set_0" / (prefix + "_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    files.push_back(p);
+  }
+  return files;
+}
+
+std::string compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.dtype() != want.dtype()) {
+    return "dtype " + std::string(dtype_name(got.dtype())) + " != expected " + std::string(dtype_name(want.dtype()));
+  }
+  if (got.shape() != want.shape()) return "shape " + shape_str(got.shape()) + " != expected " + shape_str(want.shape());
+  const bool exact = !is_floating(want.dtype());
+  const auto g = got.to_doubles(), w = want.to_doubles();
+  std::int64_t bad = 0, first = -1;
+  double max_abs = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const bool ok = exact ? g[i] == w[i]
+                          : (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
+                                std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]);
+    if (!ok) {
+      if (first < 0) first = static_cast<std::int64_t>(i);
+      ++bad;
+      if (std::isfinite(g[i]) && std::isfinite(w[i])) max_abs = std::max(max_abs, std::fabs(g[i] - w[i]));
+    }
+  }
+  if (bad == 0) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%lld of %zu values differ (first [%lld] %.9g vs %.9g, max abs err %.3g)",
+                static_cast<long long>(bad), w.size(), static_cast<long long>(first), g[static_cast<std::size_t>(first)],
+                w[static_cast<std::size_t>(first)], max_abs);
+  return buf;
+}
+
+Outcome run_case(const Case& c, DeviceRef device, double rtol, double atol) {
+  std::optional<OnnxModel> model;
+  try {
+    model.emplace(OnnxModel::load((c.dir / "model.onnx").string()));
+  } catch (const ModelError& e) {
+    const std::string what = e.what();
+    if (what.find("unsupported op") != std::string::npos) return {Outcome::kSkipOp, what.substr(what.find("unsupported op"))};
+    if (what.find("not supported by the emulator") != std::string::npos || what.find("is not a tensor") != std::string::npos) {
+      return {Outcome::kSkipType, what};
+    }
+    return {Outcome::kFail, what};
+  }
+  try {
+    std::map<std::string, Tensor> inputs;
+    const auto in_files = data_files(c.dir, "input");
+    const auto& decls = model->inputs();
+    for (std::size_t i = 0; i < decls.size() && i < in_files.size(); ++i) {
+      inputs[decls[i].name] = load_tensor_proto_file(in_files[i].string());
+    }
+    const auto outputs = model->run(inputs, {.device = device});
+    const auto out_files = data_files(c.dir, "output");
+    if (out_files.size() != outputs.size()) {
+      return {Outcome::kFail, std::to_string(outputs.size()) + " outputs, expected " + std::to_string(out_files.size())};
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const std::string diff = compare(outputs[i].cpu(), load_tensor_proto_file(out_files[i].string()), rtol, atol);
+      if (!diff.empty()) return {Outcome::kFail, "output " + std::to_string(i) + ": " + diff};
+    }
+  } catch (const ModelError& e) {
+    const std::string what = e.what();
+    if (what.find("not supported by the emulator") != std::string::npos) return {Outcome::kSkipType, what};
+    return {Outcome::kFail, what};
+  } catch (const std::exception& e) {
+    return {Outcome::kFail, e.what()};
+  }
+  return {};
+}
+
+struct Tally {
+  int pass = 0, fail = 0, skip_op = 0, skip_type = 0;
+  std::vector<std::pair<std::string, std::string>> failures;
+};
+
+// Runs every case in one configuration, prints the summary and the failures, appends to the report.
+Tally run_suite(const char* label, DeviceRef device, double rtol, double atol) {
+  Tally t;
+  const std::string report = env_or("NPUSCOPE_CONFORMANCE_REPORT", "");
+  std::ofstream out;
+  if (!report.empty()) out.open(report, std::ios::app);
+  for (const Case& c : discover()) {
+    const Outcome o = run_case(c, device, rtol, atol);
+    switch (o.kind) {
+      case Outcome::kPass: ++t.pass; break;
+      case Outcome::kFail: ++t.fail; t.failures.emplace_back(c.name, o.detail); break;
+      case Outcome::kSkipOp: ++t.skip_op; break;
+      case Outcome::kSkipType: ++t.skip_type; break;
+    }
+    if (out) {
+      static const char* kNames[] = {"pass", "fail", "skip_op", "skip_type"};
+      out << label << '\t' << c.name << '\t' << kNames[o.kind] << '\t' << o.detail << '\n';
+    }
+  }
+  const int run = t.pass + t.fail;
+  std::printf("[%s] %d of %d runnable cases pass (%.1f%%); skipped: %d for unsupported ops, %d for unsupported types\n",
+              label, t.pass, run, run ? 100.0 * t.pass / run : 0.0, t.skip_op, t.skip_type);
+  for (const auto& [name, why] : t.failures) {
+    const auto known = conformance::known_deviation(label, name);
+    std::printf("  FAIL %s: %s%s%s\n", name.c_str(), why.c_str(), known.empty() ? "" : "\n       known: ", known.c_str());
+  }
+  return t;
+}
+
+bool have_data() { return !discover().empty(); }
+
+}  // namespace
+
+TEST(OnnxNodeConformance, CpuGolden) {
+  if (!have_data()) GTEST_SKIP() << "no ONNX node test data (install libonnx-testdata)";
+  Runtime::configure({});
+  const Tally t = run_suite("cpu", DeviceRef::cpu(), 1e-3, 1e-7);
+  const int run = t.pass + t.fail;
+  EXPECT_GE(t.pass, conformance::kCpuPassBaseline) << "fewer CPU cases pass than before";
+  EXPECT_GE(100.0 * t.pass, 95.0 * run) << "the CPU pass rate is below 95%";
+}
+
+TEST(OnnxNodeConformance, NpuMustKeepOriginDtype) {
+  if (!have_data()) GTEST_SKIP() << "no ONNX node test data (install libonnx-testdata)";
+  Runtime::configure({.precision_mode = PrecisionMode::kMustKeepOriginDtype});
+  const Tally t = run_suite("npu_must_keep_origin_dtype", DeviceRef::npu(), 1e-3, 1e-7);
+  EXPECT_GE(t.pass, conformance::kNpuKeepPassBaseline) << "fewer NPU (must_keep_origin_dtype) cases pass than before";
+}
+
+TEST(OnnxNodeConformance, NpuForceFp16) {
+  if (!have_data()) GTEST_SKIP() << "no ONNX node test data (install libonnx-testdata)";
+  Runtime::configure({.precision_mode = PrecisionMode::kForceFp16});
+  const Tally t = run_suite("npu_force_fp16", DeviceRef::npu(), 1e-3, 1e-5);
+  EXPECT_GE(t.pass, conformance::kNpuFp16PassBaseline) << "fewer NPU (force_fp16) cases pass than before";
+}
