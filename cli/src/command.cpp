@@ -28,8 +28,9 @@ void configure_runtime(const DeviceFlags& f) {
 }
 
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,
-                 po::positional_options_description* positional) {
-  po::variables_map vm;
+                 po::positional_options_description* positional, po::variables_map* out) {
+  po::variables_map local;
+  po::variables_map& vm = out != nullptr ? *out : local;
   try {
     po::command_line_parser parser(argc, argv);
     parser.options(desc);

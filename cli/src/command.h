@@ -31,7 +31,7 @@ void configure_runtime(const DeviceFlags& flags);
 
 // Parses argv (argv[0] is the subcommand). Returns false when --help was printed.
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,
-                 po::positional_options_description* positional = nullptr);
+                 po::positional_options_description* positional = nullptr, po::variables_map* out = nullptr);
 
 int exec_command(int argc, char** argv);
 

@@ -172,14 +172,21 @@ int exec_command(int argc, char** argv) {
   ExecFlags f;
   po::options_description desc("npuscope exec options");
   desc.add_options()("help,h", "show this help")
-      ("model", po::value(&f.model)->required(), "the ONNX model file")
+      ("model", po::value(&f.model), "the ONNX model file (required)")
+      ("list-ops", "print the ONNX op types the emulator runs, and exit")
       ("input", po::value(&f.inputs)->composing(), "NAME=FILE: an input from a .npy or .pb file (repeatable)")
       ("dim", po::value(&f.dims)->composing(), "NAME=VALUE: a symbolic dim for generated inputs (default 1)")
       ("output-dir", po::value(&f.output_dir), "where output_<i>.npy go (default: exec_<model name>)")
       ("iterations", po::value(&f.iterations)->default_value(f.iterations), "forward passes (timings are per pass)")
       ("seed", po::value(&f.seed)->default_value(f.seed), "seed for generated inputs");
   add_device_flags(desc, f.device);
-  if (!parse_flags(argc, argv, desc, kUsage)) return 0;
+  po::variables_map vm;
+  if (!parse_flags(argc, argv, desc, kUsage, nullptr, &vm)) return 0;
+  if (vm.count("list-ops")) {
+    for (const auto& op : emu::supported_onnx_ops()) std::printf("%s\n", op.c_str());
+    return 0;
+  }
+  if (f.model.empty()) throw UsageError("--model is required");
   if (f.iterations < 1) throw UsageError("--iterations must be at least 1");
 
   configure_runtime(f.device);

@@ -1,0 +1,32 @@
+// Runs the real `npuscope` binary (and samples) from tests, capturing output and exit status.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace npuscope::testing {
+
+struct CommandResult {
+  int status = -1;  // exit status (128 + signal when killed)
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `command` through /bin/sh with stderr folded into stdout.
+inline CommandResult run_command(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  return r;
+}
+
+inline std::string npuscope_cmd(const std::string& args) { return std::string(NPUSCOPE_CLI) + " " + args; }
+
+}  // namespace npuscope::testing
