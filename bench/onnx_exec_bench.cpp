@@ -4,7 +4,7 @@
 //                    for every queued kernel: the whole emulated path of a real model
 // The input is created on the run's device beforehand. The model is samples/models/resnet18.onnx,
 // generated at build time (samples/models/CMakeLists.txt passes its path as NPUSCOPE_RESNET18_ONNX);
-// the environment variable of the same name overrides it. bench/run_bench.sh compares the times with
+// the environment variable NPUSCOPE_RESNET18 overrides it. bench/run_bench.sh compares the times with
 // PyTorch's (bench/torch_resnet18.py) in docs/PERFORMANCE.md.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -27,7 +27,7 @@ using namespace npuscope::emulator;
 namespace {
 
 std::string model_path() {
-  const char* env = std::getenv("NPUSCOPE_RESNET18_ONNX");
+  const char* env = std::getenv("NPUSCOPE_RESNET18");
   return env != nullptr && *env != '\0' ? env : NPUSCOPE_RESNET18_ONNX;
 }
 

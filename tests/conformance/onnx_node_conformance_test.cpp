@@ -75,6 +75,8 @@ std::vector<fs::path> data_files(const fs::path& dir, const std::string& prefix)
   return files;
 }
 
+// "" when `got` matches; else what differs. For floating outputs that differ, a short diagnosis of
+// the numerics behind it (f16 range, f16 rounding) is appended where it applies.
 std::string compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
   if (got.dtype() != want.dtype()) {
     return "dtype " + std::string(dtype_name(got.dtype())) + " != expected " + std::string(dtype_name(want.dtype()));
@@ -83,23 +85,38 @@ std::string compare(const Tensor& got, const Tensor& want, double rtol, double a
   const bool exact = !is_floating(want.dtype());
   const auto g = got.to_doubles(), w = want.to_doubles();
   std::int64_t bad = 0, first = -1;
-  double max_abs = 0;
+  double max_abs = 0, max_rel = 0, want_absmax = 0;
+  bool nonfinite_got = false;
   for (std::size_t i = 0; i < w.size(); ++i) {
+    if (std::isfinite(w[i])) want_absmax = std::max(want_absmax, std::fabs(w[i]));
     const bool ok = exact ? g[i] == w[i]
                           : (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
                                 std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]);
-    if (!ok) {
-      if (first < 0) first = static_cast<std::int64_t>(i);
-      ++bad;
-      if (std::isfinite(g[i]) && std::isfinite(w[i])) max_abs = std::max(max_abs, std::fabs(g[i] - w[i]));
+    if (ok) continue;
+    if (first < 0) first = static_cast<std::int64_t>(i);
+    ++bad;
+    if (std::isfinite(g[i]) && std::isfinite(w[i])) {
+      max_abs = std::max(max_abs, std::fabs(g[i] - w[i]));
+      max_rel = std::max(max_rel, std::fabs(g[i] - w[i]) / std::max(std::fabs(w[i]), 1e-30));
+    } else if (!std::isfinite(g[i]) && std::isfinite(w[i])) {
+      nonfinite_got = true;
     }
   }
   if (bad == 0) return "";
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%lld of %zu values differ (first [%lld] %.9g vs %.9g, max abs err %.3g)",
+  std::snprintf(buf, sizeof buf, "%lld of %zu values differ (first [%lld] %.9g vs %.9g, max abs err %.3g, max rel err %.3g)",
                 static_cast<long long>(bad), w.size(), static_cast<long long>(first), g[static_cast<std::size_t>(first)],
-                w[static_cast<std::size_t>(first)], max_abs);
-  return buf;
+                w[static_cast<std::size_t>(first)], max_abs, max_rel);
+  std::string out = buf;
+  if (!exact && (nonfinite_got || want_absmax > 65504)) {
+    out += " [f16 range: expected values reach " + std::to_string(want_absmax) + ", beyond f16's 65504]";
+  } else if (!exact && max_rel < 1.0 / 64) {
+    out += " [f16 rounding: within a few f16 ulps (2^-11 relative each), accumulated over the op's steps]";
+  } else if (!exact && max_abs < want_absmax / 256) {
+    out += " [f16 rounding: errors within a few f16 ulps of the largest value; small results lose relative "
+           "accuracy to cancellation]";
+  }
+  return out;
 }
 
 Outcome run_case(const Case& c, DeviceRef device, double rtol, double atol) {
