@@ -20,8 +20,11 @@ test: build
 demo: build
 	bash scripts/demo.sh $(BUILD_DIR)
 
+# The bench group of bootstrap.sh adds PyTorch, the reference for the ONNX ResNet-18 bench; plain
+# `make test` never installs it.
 bench: CMAKE_FLAGS += -DNPUSCOPE_BUILD_BENCH=ON
 bench: build
+	bash scripts/bootstrap.sh --bench
 	bash bench/run_bench.sh $(BUILD_DIR)
 
 clean:

@@ -4,7 +4,11 @@
 #   bash bench/run_bench.sh [BUILD_DIR]      (what `make bench` runs, with BUILD_DIR=build)
 #
 # Each benchmark runs 3 repetitions of >= 0.3 s and the report gives the median, so the whole script
-# stays well under two minutes on two cores and a noisy neighbour moves the result less.
+# stays within a few minutes on two cores and a noisy neighbour moves the result less.
+#
+# The ONNX ResNet-18 section compares onnx_exec_bench's forward pass with PyTorch's on the same model
+# and weights (bench/torch_resnet18.py), when /usr/bin/python3 can import torch (`make bench` installs
+# python3-torch through `scripts/bootstrap.sh --bench`). NPUSCOPE_RESNET18 overrides the model path.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,15 +31,25 @@ for bin in "${benches[@]}"; do
     --benchmark_format=json --benchmark_out="$OUT_DIR/$name.json" --benchmark_out_format=json >/dev/null
 done
 
+# PyTorch's time for the same ResNet-18 (and a check of the emulator's CPU logits against it).
+MODEL="${NPUSCOPE_RESNET18:-$BUILD_DIR/samples/models/resnet18.onnx}"
+if [ -x "$BUILD_DIR/bench/onnx_exec_bench" ] && [ -f "$MODEL" ]; then
+  echo "== torch_resnet18.py"
+  check=()
+  [ -x "$BUILD_DIR/cli/npuscope" ] && check=(--npuscope "$BUILD_DIR/cli/npuscope")
+  /usr/bin/python3 "$ROOT/bench/torch_resnet18.py" "$MODEL" "${check[@]}" >"$OUT_DIR/torch_resnet18.out" ||
+    echo '{"available": false, "error": "bench/torch_resnet18.py failed"}' >"$OUT_DIR/torch_resnet18.out"
+fi
+
 /usr/bin/python3 - "$OUT_DIR" "$ROOT/docs/PERFORMANCE.md" "bash bench/run_bench.sh ${1:-build}" <<'PY'
 import glob, json, os, sys, datetime
 
 out_dir, report, command = sys.argv[1], sys.argv[2], sys.argv[3]
 runs, context = [], {}
-for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
+for path in sorted(glob.glob(os.path.join(out_dir, "*_bench.json"))):
     with open(path) as f:
         data = json.load(f)
-    context = context or data["context"]
+    context = {**data["context"], **context}
     binary = os.path.basename(path)[: -len(".json")]
     by_run = {}
     for b in data["benchmarks"]:
@@ -65,6 +79,9 @@ lines = [
     "  emulated path (dispatch, task queue, f16->f32 loads, sgemm, f16 store with the overflow mode).",
     "- `CblasSgemmF32`: OpenBLAS `cblas_sgemm` on f32 buffers, the floor the emulator is measured against.",
     "- `CpuGoldenMatmulF32`: `ops::matmul` on cpu f32 tensors (the golden backend's path).",
+    "- `OnnxResnet18Cpu` / `OnnxResnet18Npu`: one ResNet-18 forward pass (batch 1, 224x224) of",
+    "  `samples/models/resnet18.onnx` through `OnnxModel::run` on `cpu` / on `npu:0` (input already on",
+    "  the device; the npu time includes copying the logits to the host, i.e. waiting for every kernel).",
     "",
     "Times are wall-clock medians of 3 repetitions (Google Benchmark, `--benchmark_min_time=%s`)." % os.environ.get(
         "NPUSCOPE_BENCH_MIN_TIME", "0.3"),
@@ -75,6 +92,57 @@ lines = [
 for r in runs:
     flops = "%.1f GFLOP/s" % (r["flops"] / 1e9) if r["flops"] else ""
     lines.append("| %s | `%s` | %.2f %s | %.2f %s | %s |" % (r["binary"], r["name"], r["ms"], r["unit"], r["stddev"], r["unit"], flops))
+
+def torch_result():
+    try:
+        with open(os.path.join(out_dir, "torch_resnet18.out")) as f:
+            return json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+# cpu <= 3x and npu <= 4x PyTorch's time on the same model, weights and machine.
+RESNET18_TARGETS = (("OnnxResnet18Cpu", "emulator `cpu` (golden)", 3.0),
+                    ("OnnxResnet18Npu", "emulator `npu:0` (incl. logits to host)", 4.0))
+
+def resnet18_section():
+    rows = [(find(prefix), label, target) for prefix, label, target in RESNET18_TARGETS]
+    if not all(r for r, _, _ in rows):
+        return []
+    torch = torch_result()
+    has_torch = bool(torch and torch.get("available"))
+    out = ["", "## ONNX ResNet-18 forward (batch 1)", "",
+           "`samples/models/resnet18.onnx` (torchvision topology, seeded random weights, 1x3x224x224 input), "
+           "one forward pass; ratio = emulator time / PyTorch time (lower is better).", "",
+           "| backend | median time | ratio to PyTorch | target |", "|---|---:|---:|---|"]
+    if has_torch:
+        out.append("| PyTorch %s (`torch.nn`, eval, no_grad, %d threads) | %.1f ms | 1.00 | |" % (
+            torch["torch"], torch["threads"], torch["median_ms"]))
+    for r, label, target in rows:
+        ms = r["ms"] if r["unit"] == "ms" else float("nan")
+        if has_torch:
+            ratio = ms / torch["median_ms"]
+            verdict = "meets" if ratio <= target else "ABOVE"
+            out.append("| %s | %.1f ms | **%.2f** | <= %g (%s) |" % (label, ms, ratio, target, verdict))
+            if ratio > target:
+                print("run_bench.sh: warning: %s is %.1fx PyTorch's time (target <= %g)" % (label, ratio, target),
+                      file=sys.stderr)
+        else:
+            out.append("| %s | %.1f ms | | <= %g |" % (label, ms, target))
+    out.append("")
+    if not has_torch:
+        why = torch.get("error", "") if torch else ""
+        out.append("PyTorch not installed (apt-get install python3-torch), so no ratios." +
+                   ("" if not why or "No module named" in why else " (%s)" % why))
+        return out
+    check = torch.get("check")
+    if check and "max_abs_diff" in check:
+        out.append("Same weights check: the emulator's `cpu` logits (`npuscope exec --device cpu`) vs PyTorch's on one "
+                   "fixed input: max |diff| = %.3g for logits up to %.3g, argmax %s (%s)." % (
+                       check["max_abs_diff"], check["max_abs_logit"], "equal" if check["argmax_equal"] else "DIFFERS",
+                       "ok" if check["ok"] else "MISMATCH"))
+    elif check:
+        out.append("Same weights check: not run (%s)." % check.get("error", "unknown error"))
+    return out
 
 npu, sgemm = find("NpuMatmulF16/"), find("CblasSgemmF32/")
 if npu and sgemm and npu["unit"] == sgemm["unit"]:
@@ -91,6 +159,8 @@ if npu and sgemm and npu["unit"] == sgemm["unit"]:
     ]
     if ratio < 0.5:
         print("run_bench.sh: warning: NPU GEMM ratio %.2f is below the 0.5 target" % ratio, file=sys.stderr)
+
+lines += resnet18_section()
 
 lines += [
     "",

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs every Debian package npuscope needs, idempotently: `apt-get update` runs once (only when
 # something is missing) and only missing packages are installed. Safe to run on every `make`.
+#
+#   bash scripts/bootstrap.sh           what build, test and demo need
+#   bash scripts/bootstrap.sh --bench   plus the optional bench group (`make bench`): PyTorch, the
+#                                       reference bench/run_bench.sh compares the ONNX ResNet-18 with
 set -euo pipefail
 
 PACKAGES=(
@@ -17,6 +21,15 @@ PACKAGES=(
   python3-onnx python3-numpy   # sample model generation (/usr/bin/python3)
   xvfb xauth libgl1-mesa-dri   # headless viewer tests (Mesa llvmpipe)
 )
+
+# Optional: only `make bench` asks for them (python3-torch is ~50 MB to download, ~90 packages).
+BENCH_PACKAGES=(python3-torch)
+for arg in "$@"; do
+  case "$arg" in
+    --bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
+    *) echo "bootstrap: unknown option '$arg' (usage: bootstrap.sh [--bench])" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do

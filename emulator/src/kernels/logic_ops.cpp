@@ -54,8 +54,10 @@ void not_kernel(KernelContext& c) {
   ext::numeric_unary_kernel<T>(c, [](auto x) { return decltype(x)(x == 0); });
 }
 
+// Comparisons and logic do no arithmetic that could round, so a precision mode never lowers their
+// inputs (as CANN's "follow the input dtype" ops): an f32 comparison stays exact under force_fp16.
 constexpr OpSchema schema(const char* type, int inputs, InferFn infer) {
-  return OpSchema{.type = type, .category = OpCategory::kVector, .min_inputs = inputs, .max_inputs = inputs,
+  return OpSchema{.type = type, .category = OpCategory::kDataMovement, .min_inputs = inputs, .max_inputs = inputs,
                   .infer = infer, .cost = ext::cost_flops<1>};
 }
 

@@ -1,7 +1,8 @@
 // Resize (ONNX opset 11-18 semantics, N-d): modes nearest / linear / cubic, every
 // coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
 // extrapolation_value. The target comes as the attribute "scales" (floats) or "sizes" (ints), one
-// per dim, and tf_crop_and_resize's region as "roi" (floats, starts then ends); the ONNX adapter
+// per dim (both: sizes give the output, scales the coordinate map, as keep_aspect_ratio_policy
+// needs), and tf_crop_and_resize's region as "roi" (floats, starts then ends); the ONNX adapter
 // (onnx/adapters_nn.cpp) turns the node's inputs into these. NPU: interpolated in f32 and rounded
 // to the output dtype once; CPU golden: f64.
 //
@@ -77,23 +78,28 @@ ResizeParams resize_params(const Shape& x, const Attrs& attrs) {
     fail(kOp, "roi must have " + std::to_string(2 * r) + " values (starts, ends) for x " + shape_str(x));
   }
   p.by_sizes = attrs.has("sizes");
-  if (p.by_sizes == attrs.has("scales")) fail(kOp, "exactly one of scales and sizes must be given");
-  const bool crop = p.ctm == "tf_crop_and_resize";
+  if (!p.by_sizes && !attrs.has("scales")) fail(kOp, "needs scales or sizes");
+  if (attrs.has("scales")) {
+    p.scales = attrs.get_floats("scales");
+    if (p.scales.size() != r) {
+      fail(kOp, "scales must have one value per dim of x " + shape_str(x) + ", got " + std::to_string(p.scales.size()));
+    }
+    for (double s : p.scales) {
+      if (!(s > 0)) fail(kOp, "scales must be positive, got " + std::to_string(s));
+    }
+  }
   if (p.by_sizes) {
     p.out = attrs.get_ints("sizes");
     if (p.out.size() != r) fail(kOp, "sizes " + shape_str(p.out) + " must have one value per dim of x " + shape_str(x));
     for (std::size_t d = 0; d < r; ++d) {
       if (p.out[d] < 0) fail(kOp, "sizes " + shape_str(p.out) + " must not be negative");
+      if (attrs.has("scales")) continue;
       p.scales.push_back(x[d] == 0 ? 1.0 : static_cast<double>(p.out[d]) / static_cast<double>(x[d]));
     }
     return p;
   }
-  p.scales = attrs.get_floats("scales");
-  if (p.scales.size() != r) {
-    fail(kOp, "scales must have one value per dim of x " + shape_str(x) + ", got " + std::to_string(p.scales.size()));
-  }
+  const bool crop = p.ctm == "tf_crop_and_resize";
   for (std::size_t d = 0; d < r; ++d) {
-    if (!(p.scales[d] > 0)) fail(kOp, "scales must be positive, got " + std::to_string(p.scales[d]));
     const double extent = crop ? p.roi[d + r] - p.roi[d] : 1.0;
     p.out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x[d]) * extent * p.scales[d])));
   }

@@ -231,6 +231,11 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
     ctx.device = device;
     ctx.model_path = m.path;
     ctx.attrs = convert_attributes(node);
+    // Before opset 7, binary ops broadcast only when told, along an `axis`: not supported.
+    if (ctx.attrs.get_int("broadcast", 0) != 0) {
+      ctx.fail("uses the pre-opset-7 'broadcast' attribute; convert the model to opset 7 or later "
+               "(onnx.version_converter)");
+    }
     ctx.num_outputs = node.output_size();
     for (const auto& in : node.input()) {
       if (in.empty()) {
