@@ -115,8 +115,10 @@ def resnet18_section():
            "one forward pass; ratio = emulator time / PyTorch time (lower is better).", "",
            "| backend | median time | ratio to PyTorch | target |", "|---|---:|---:|---|"]
     if has_torch:
-        out.append("| PyTorch %s (`torch.nn`, eval, no_grad, %d threads) | %.1f ms | 1.00 | |" % (
-            torch["torch"], torch["threads"], torch["median_ms"]))
+        by_threads = ", ".join("%s: %.1f ms" % (t, ms)
+                               for t, ms in sorted(torch.get("median_ms_by_threads", {}).items()))
+        out.append("| PyTorch %s (`torch.nn`, eval, no_grad; fastest of threads %s) | %.1f ms | 1.00 | |" % (
+            torch["torch"], by_threads, torch["median_ms"]))
     for r, label, target in rows:
         ms = r["ms"] if r["unit"] == "ms" else float("nan")
         if has_torch:
@@ -129,6 +131,11 @@ def resnet18_section():
         else:
             out.append("| %s | %.1f ms | | <= %g |" % (label, ms, target))
     out.append("")
+    if has_torch and torch.get("load_avg"):
+        out += ["PyTorch ran at a load average of %s. On a small shared machine timings vary by several times "
+                "from run to run (OpenMP threads on busy cores most of all, hence PyTorch's fastest thread count as "
+                "the reference): compare ratios within one run of `make bench`." % ", ".join(
+                    "%.2f" % x for x in torch["load_avg"]), ""]
     if not has_torch:
         why = torch.get("error", "") if torch else ""
         out.append("PyTorch not installed (apt-get install python3-torch), so no ratios." +

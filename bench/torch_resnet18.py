@@ -57,7 +57,8 @@ def build_resnet18(nn):
             c_in = 64
             for stage, c_out in enumerate((64, 128, 256, 512), start=1):
                 stride = 1 if stage == 1 else 2
-                setattr(self, "layer%d" % stage, nn.Sequential(BasicBlock(c_in, c_out, stride), BasicBlock(c_out, c_out, 1)))
+                blocks = nn.Sequential(BasicBlock(c_in, c_out, stride), BasicBlock(c_out, c_out, 1))
+                setattr(self, "layer%d" % stage, blocks)
                 c_in = c_out
             self.avgpool = nn.AdaptiveAvgPool2d(1)
             self.fc = nn.Linear(512, 1000)
@@ -77,10 +78,12 @@ def load_onnx_weights(torch, net, model):
     missing = [k for k in state if k not in weights and not k.endswith("num_batches_tracked")]
     unused = [k for k in weights if k not in state]
     if missing or unused:
-        raise SystemExit("torch_resnet18.py: weights do not match the model (missing %s, unused %s)" % (missing[:5], unused[:5]))
+        raise SystemExit("torch_resnet18.py: weights do not match the model (missing %s, unused %s)"
+                         % (missing[:5], unused[:5]))
     for name, array in weights.items():
         if tuple(state[name].shape) != array.shape:
-            raise SystemExit("torch_resnet18.py: %s is %s in ONNX, %s in torch" % (name, array.shape, tuple(state[name].shape)))
+            raise SystemExit("torch_resnet18.py: %s is %s in ONNX, %s in torch"
+                             % (name, array.shape, tuple(state[name].shape)))
         state[name] = torch.from_numpy(array.copy())
     net.load_state_dict(state)
 
@@ -148,7 +151,8 @@ def main(argv):
     best = min(by_threads, key=lambda t: by_threads[t][0])
     result = {"available": True, "torch": torch.__version__, "threads": best, "image": list(size),
               "median_ms": by_threads[best][0], "iterations": by_threads[best][1],
-              "median_ms_by_threads": {str(t): ms for t, (ms, _) in by_threads.items()}}
+              "median_ms_by_threads": {str(t): ms for t, (ms, _) in by_threads.items()},
+              "load_avg": list(os.getloadavg())}
     if args.npuscope:
         result["check"] = check_against_npuscope(torch, net, args.model, args.npuscope, size)
     print(json.dumps(result))

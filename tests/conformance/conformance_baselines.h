@@ -7,18 +7,23 @@
 
 namespace conformance {
 
-inline constexpr int kCpuPassBaseline = 0;
-inline constexpr int kNpuKeepPassBaseline = 0;
-inline constexpr int kNpuFp16PassBaseline = 0;
+// Measured on libonnx-testdata 1.12 (676 runnable cases): see docs/onnx_ops.md.
+inline constexpr int kCpuPassBaseline = 666;
+inline constexpr int kNpuKeepPassBaseline = 666;
+inline constexpr int kNpuFp16PassBaseline = 588;
 
-// Why a case fails, where the reason is known and not a bug of ours ("" otherwise).
+// Why a case fails, where the reason is known and is not a bug ("" otherwise).
 inline std::string known_deviation(std::string_view config, std::string_view name) {
-  (void)config;
-  if (name == "test_cast_FLOAT_to_BFLOAT16" || name == "test_castlike_FLOAT_to_BFLOAT16" ||
-      name == "test_castlike_FLOAT_to_BFLOAT16_expanded") {
-    return "ONNX 1.12's expected bf16 values were made by truncation; we round to nearest even, as torch, Ascend "
-           "and newer ONNX do";
+  const bool fp16 = config == "npu_force_fp16";
+  if (name.starts_with("test_training_dropout")) return "training-mode Dropout is random: out of scope (inference only)";
+  if (name.find("_training_mode") != std::string_view::npos) return "BatchNormalization training mode: out of scope";
+  if (name.starts_with("test_maxpool_with_argmax")) return "MaxPool's Indices output is not implemented";
+  if (name.find("pool_3d") != std::string_view::npos) return "3-D pooling is not implemented (1-D and 2-D are)";
+  if (fp16 && name.find("softmax_large_number") != std::string_view::npos) {
+    return "f16 numerics: the inputs 10000..10003 round to the same f16 value (the f16 step at 1e4 is 8), so the "
+           "NPU sees equal logits";
   }
+  if (fp16 && name.starts_with("test_reduce_prod")) return "f16 numerics: products beyond 65504 overflow f16";
   return "";
 }
 

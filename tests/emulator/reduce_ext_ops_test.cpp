@@ -66,8 +66,13 @@ TEST_F(ReduceExtOpsTest, SeveralAndAllAxesAndKeepdims) {
   const Tensor p = reduce("ReduceProd", floats({1, 2, 3, 4}, {2, 1, 2}), {-1, 0});
   EXPECT_EQ(p.shape(), (Shape{1}));
   EXPECT_EQ(to_vec(p), (Doubles{24}));
+  // noop_with_empty_axes: each element is reduced alone (|x| for L1 / L2, x² for SumSquare).
   const Attrs noop{{"axes", Ints{}}, {"noop_with_empty_axes", std::int64_t{1}}};
-  EXPECT_EQ(bytes_of(call_op1("ReduceL2", {x}, noop)), bytes_of(x));
+  const Tensor signs = floats({-2, 3}, {2});
+  EXPECT_EQ(bytes_of(call_op1("ReduceMin", {x}, noop)), bytes_of(x));
+  EXPECT_EQ(to_vec(call_op1("ReduceL2", {signs}, noop)), (Doubles{2, 3}));
+  EXPECT_EQ(to_vec(call_op1("ReduceSumSquare", {signs}, noop)), (Doubles{4, 9}));
+  EXPECT_EQ(to_vec(call_op1("ReduceLogSumExp", {signs}, noop)), (Doubles{-2, 3}));
 }
 
 TEST_F(ReduceExtOpsTest, EmptyNanAndLargeValues) {

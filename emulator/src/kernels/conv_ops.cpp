@@ -21,19 +21,6 @@ struct ConvGeom {
   bool direct() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w; }
 };
 
-std::vector<std::int64_t> ints_attr(const Attrs& attrs, const char* name, std::vector<std::int64_t> fallback,
-                                    std::int64_t min_value) {
-  auto v = attrs.get_ints(name, fallback);
-  if (v.size() != fallback.size()) {
-    fail("Conv2d", std::string(name) + " must have " + std::to_string(fallback.size()) + " values, got " +
-                       std::to_string(v.size()));
-  }
-  for (auto e : v) {
-    if (e < min_value) fail("Conv2d", std::string(name) + " must be >= " + std::to_string(min_value) + ", got " + std::to_string(e));
-  }
-  return v;
-}
-
 std::int64_t out_size(std::int64_t in, std::int64_t pad, std::int64_t k, std::int64_t stride, std::int64_t dilation) {
   return (in + pad - dilation * (k - 1) - 1) / stride + 1;
 }
@@ -45,9 +32,9 @@ ConvGeom conv_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
     fail("Conv2d", "input must be NCHW and weight [Cout, Cin/group, kH, kW], got " + shape_str(x) + " and " + shape_str(w));
   }
   ConvGeom g{.n = x[0], .c = x[1], .h = x[2], .w = x[3], .cout = w[0], .kh = w[2], .kw = w[3]};
-  const auto s = ints_attr(attrs, "strides", {1, 1}, 1);
-  const auto p = ints_attr(attrs, "pads", {0, 0, 0, 0}, 0);
-  const auto d = ints_attr(attrs, "dilations", {1, 1}, 1);
+  const auto s = dim_ints(attrs, "strides", 2, 1, 1, "Conv2d");
+  const auto p = dim_ints(attrs, "pads", 4, 0, 0, "Conv2d");
+  const auto d = dim_ints(attrs, "dilations", 2, 1, 1, "Conv2d");
   g.sh = s[0], g.sw = s[1], g.pt = p[0], g.pl = p[1], g.dh = d[0], g.dw = d[1];
   g.group = attrs.get_int("group", 1);
   if (g.group < 1 || g.c % g.group != 0 || g.cout % g.group != 0 || w[1] * g.group != g.c) {

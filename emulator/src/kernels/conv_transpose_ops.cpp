@@ -15,6 +15,7 @@
 // anything else total − floor(total / 2). total may be negative (the output is larger than the full
 // scatter), so the division floors, as the ONNX reference's does.
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <string>
 
@@ -39,26 +40,13 @@ struct CtGeom {
   static std::int64_t prod(const Ints& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>()); }
 };
 
-// A per-dim attribute of `size` values (absent or empty: `fallback` each), each >= min_value.
-Ints dim_ints(const Attrs& attrs, const char* name, std::size_t size, std::int64_t fallback, std::int64_t min_value) {
-  Ints v = attrs.get_ints(name, {});
-  if (v.empty()) return Ints(size, fallback);
-  if (v.size() != size) {
-    fail(kOp, std::string(name) + " must have " + std::to_string(size) + " values, got " + shape_str(v));
-  }
-  for (auto e : v) {
-    if (e < min_value) fail(kOp, std::string(name) + " " + shape_str(v) + " must be >= " + std::to_string(min_value));
-  }
-  return v;
-}
-
 std::int64_t floor_div2(std::int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
 // Output sizes and begin pads from the attributes (Note [ConvTranspose as GEMM + col2im]).
 void resolve_output(CtGeom& g, const Attrs& attrs) {
   const std::size_t r = g.in.size();
-  const Ints opad = dim_ints(attrs, "output_padding", r, 0, 0);
-  const Ints pads = dim_ints(attrs, "pads", 2 * r, 0, 0);
+  const Ints opad = dim_ints(attrs, "output_padding", r, 0, 0, kOp);
+  const Ints pads = dim_ints(attrs, "pads", 2 * r, 0, 0, kOp);
   const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
       !auto_pad.empty()) {
@@ -115,8 +103,8 @@ CtGeom ct_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
   if (std::any_of(g.k.begin(), g.k.end(), [](std::int64_t v) { return v < 1; })) {
     fail(kOp, "weight " + shape_str(w) + " has an empty kernel");
   }
-  g.stride = dim_ints(attrs, "strides", r, 1, 1);
-  g.dil = dim_ints(attrs, "dilations", r, 1, 1);
+  g.stride = dim_ints(attrs, "strides", r, 1, 1, kOp);
+  g.dil = dim_ints(attrs, "dilations", r, 1, 1, kOp);
   resolve_output(g, attrs);
   if (in.size() > 2 && in[2].present && in[2].shape != Shape{g.m}) {
     fail(kOp, "bias must be [" + std::to_string(g.m) + "], got " + shape_str(in[2].shape));

@@ -320,6 +320,19 @@ void require_same_dtype(std::span<const TensorMeta> in, const char* op) {
   }
 }
 
+std::vector<std::int64_t> dim_ints(const Attrs& attrs, const char* name, std::size_t size, std::int64_t fallback,
+                                   std::int64_t min_value, const char* op) {
+  std::vector<std::int64_t> v = attrs.get_ints(name, {});
+  if (v.empty()) return std::vector<std::int64_t>(size, fallback);
+  if (v.size() != size) {
+    fail(op, std::string(name) + " must have " + std::to_string(size) + " values, got " + shape_str(v));
+  }
+  for (auto e : v) {
+    if (e < min_value) fail(op, std::string(name) + " " + shape_str(v) + " must be >= " + std::to_string(min_value));
+  }
+  return v;
+}
+
 double io_bytes(std::span<const TensorMeta> in, std::span<const TensorMeta> out) {
   double bytes = 0;
   for (const auto& m : in) bytes += static_cast<double>(m.nbytes());

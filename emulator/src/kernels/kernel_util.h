@@ -84,6 +84,25 @@ class BroadcastIndex {
 void require_floating(std::span<const TensorMeta> in, int i, const char* op);
 void require_same_dtype(std::span<const TensorMeta> in, const char* op);
 
+// A per-dimension int attribute (strides, pads, dilations...) of `size` values; absent or empty
+// means `fallback` for each. Throws InvalidArgument naming `op` for a wrong count or a value below
+// `min_value`.
+std::vector<std::int64_t> dim_ints(const Attrs& attrs, const char* name, std::size_t size, std::int64_t fallback,
+                                   std::int64_t min_value, const char* op);
+
+// Sum of f(0..n-1) over 8 interleaved lanes, then the lanes pairwise: a vector unit's order, whose
+// f32 error grows far slower than one running sum's.
+template <class T, class F>
+T lane_sum(std::int64_t n, F f) {
+  T lanes[8] = {};
+  std::int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) lanes[l] += f(j + l);
+  }
+  for (; j < n; ++j) lanes[j & 7] += f(j);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
 // Bytes of all inputs and outputs (the usual memory traffic of a streaming kernel).
 double io_bytes(std::span<const TensorMeta> in, std::span<const TensorMeta> out);
 // A vector-unit cost with `flops_per_element` per output element.

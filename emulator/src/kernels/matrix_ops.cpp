@@ -12,10 +12,13 @@
 //            value; default: the input's).
 //   Range    start, start + delta, ... while < limit (> limit for a negative delta); the
 //            attributes 'start', 'limit', 'delta' are numbers, the output takes input 0's dtype
-//            (input 0 is ONNX's start tensor; the others are accepted and ignored). Integers are
-//            exact (for |values| < 2^53); floats: NPU start + i·delta in f32, CPU in f64.
+//            (input 0 is ONNX's start tensor; the others are accepted and ignored). Integer dtypes
+//            are exact in int64 (integer attributes); floats: NPU start + i·delta in f32, CPU f64.
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
+#include <variant>
 
 #include "movement_util.h"
 
@@ -158,33 +161,56 @@ void eye_like_kernel(KernelContext& ctx) {
 
 // ---- Range --------------------------------------------------------------------------------------
 
+// An attribute holding a whole number, exactly: integers as given, floats truncated (the infer
+// function checked that it is a number).
+std::int64_t int_attr(const Attrs& attrs, std::string_view name) {
+  for (const auto& [n, v] : attrs.items()) {
+    if (n != name) continue;
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+    return static_cast<std::int64_t>(attrs.get_float(name, 0));
+  }
+  return 0;
+}
+
+// max(ceil((limit - start) / delta), 0), exactly in int64 for integer dtypes.
+std::int64_t range_count(const Attrs& attrs, DType dtype) {
+  if (!is_floating(dtype)) {
+    const std::int64_t start = int_attr(attrs, "start"), limit = int_attr(attrs, "limit"),
+                       delta = int_attr(attrs, "delta");
+    if (delta == 0) return -1;
+    const std::int64_t span = limit - start;
+    const std::int64_t n = span / delta + (span % delta != 0 && (span < 0) == (delta < 0) ? 1 : 0);
+    return std::max<std::int64_t>(n, 0);
+  }
+  const double start = attrs.get_float("start", 0), limit = attrs.get_float("limit", 0),
+               delta = attrs.get_float("delta", 0);
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) return -1;
+  return std::max<std::int64_t>(static_cast<std::int64_t>(std::ceil((limit - start) / delta)), 0);
+}
+
 std::vector<TensorMeta> infer_range(std::span<const TensorMeta> in, const Attrs& attrs) {
   if (!attrs.has("start") || !attrs.has("limit") || !attrs.has("delta")) {
     fail(kRange, "needs the 'start', 'limit' and 'delta' attributes");
   }
   if (in[0].numel() != 1) fail(kRange, "input 0 (start) must hold one value, got shape " + shape_str(in[0].shape));
-  const double start = attrs.get_float("start", 0), limit = attrs.get_float("limit", 0),
-               delta = attrs.get_float("delta", 0);
-  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
-    fail(kRange, "start, limit and delta must be finite and delta non-zero");
-  }
-  const double n = std::ceil((limit - start) / delta);
-  return {{{n > 0 ? static_cast<std::int64_t>(n) : 0}, in[0].dtype}};
+  for (const char* name : {"start", "limit", "delta"}) attrs.get_float(name, 0);  // checks they are numbers
+  const std::int64_t n = range_count(attrs, in[0].dtype);
+  if (n < 0) fail(kRange, "start, limit and delta must be finite and delta non-zero");
+  return {{{n}, in[0].dtype}};
 }
 
 template <class T>
 void range_kernel(KernelContext& ctx) {
   const TensorView& y = ctx.outputs[0];
-  const double start = ctx.attrs.get_float("start", 0), delta = ctx.attrs.get_float("delta", 1);
   if (!is_floating(y.dtype)) {
     std::vector<std::int64_t> v(static_cast<std::size_t>(y.numel));
-    const auto s = static_cast<std::int64_t>(start), d = static_cast<std::int64_t>(delta);
+    const std::int64_t s = int_attr(ctx.attrs, "start"), d = int_attr(ctx.attrs, "delta");
     for (std::int64_t i = 0; i < y.numel; ++i) v[static_cast<std::size_t>(i)] = s + i * d;
     store_i64(y, v.data());
     return;
   }
   std::vector<T> v(static_cast<std::size_t>(y.numel));
-  const T s = static_cast<T>(start), d = static_cast<T>(delta);
+  const T s = static_cast<T>(ctx.attrs.get_float("start", 0)), d = static_cast<T>(ctx.attrs.get_float("delta", 1));
   for (std::int64_t i = 0; i < y.numel; ++i) v[static_cast<std::size_t>(i)] = s + static_cast<T>(i) * d;
   store<T>(y, v.data(), ctx);
 }

@@ -82,15 +82,6 @@ KernelCost cost_lrn(std::span<const TensorMeta> in, std::span<const TensorMeta> 
 
 // ---- kernels ------------------------------------------------------------------------------------
 
-// Sum over 8 lanes, then the lanes (as norm_ops.cpp's lane_sum): f32 error grows far slower than
-// one running sum.
-template <class T, class F>
-T lane_sum(std::int64_t n, F f) {
-  T lanes[8] = {};
-  for (std::int64_t j = 0; j < n; ++j) lanes[j & 7] += f(j);
-  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-}
-
 template <class T>
 void instance_norm_kernel(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];

@@ -80,18 +80,6 @@ KernelCost cost_batch_norm(std::span<const TensorMeta> in, std::span<const Tenso
 
 // ---- kernels ------------------------------------------------------------------------------------
 
-// Sum over 8 lanes, then the lanes: f32 error grows far slower than one running sum.
-template <class T, class F>
-T lane_sum(std::int64_t n, F f) {
-  T lanes[8] = {};
-  std::int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; ++l) lanes[l] += f(j + l);
-  }
-  for (; j < n; ++j) lanes[j & 7] += f(j);
-  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-}
-
 // An optional input as T values, or empty when left out.
 template <class T>
 std::vector<T> load_optional(std::span<const TensorView> in, std::size_t i, const KernelContext& ctx) {

@@ -36,20 +36,6 @@ struct PoolGeometry {
   PoolAxis h, w;
 };
 
-// Reads a 2- or 4-int attribute; empty or absent means `fallback`.
-std::vector<std::int64_t> pool_ints(const Attrs& attrs, const char* name, std::size_t size, std::int64_t fallback,
-                                    std::int64_t min_value, const char* op) {
-  std::vector<std::int64_t> v = attrs.get_ints(name, {});
-  if (v.empty()) return std::vector<std::int64_t>(size, fallback);
-  if (v.size() != size) {
-    fail(op, std::string(name) + " must have " + std::to_string(size) + " values, got " + shape_str(v));
-  }
-  for (auto e : v) {
-    if (e < min_value) fail(op, std::string(name) + " " + shape_str(v) + " must be >= " + std::to_string(min_value));
-  }
-  return v;
-}
-
 // Applies auto_pad, then the output-size rule of Note [Pool windows].
 void resolve_axis(PoolAxis& a, const std::string& auto_pad, bool ceil_mode, const char* op) {
   const std::int64_t span = (a.k - 1) * a.dilation + 1;
@@ -84,9 +70,9 @@ PoolGeometry pool_geometry(const Shape& x, const Attrs& attrs, bool dilations, c
   if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1) {
     fail(op, "kernel_shape must be 2 positive values, got " + shape_str(kernel));
   }
-  const auto strides = pool_ints(attrs, "strides", 2, 1, 1, op);
-  const auto pads = pool_ints(attrs, "pads", 4, 0, 0, op);  // {top, left, bottom, right}
-  const auto dil = dilations ? pool_ints(attrs, "dilations", 2, 1, 1, op) : std::vector<std::int64_t>{1, 1};
+  const auto strides = dim_ints(attrs, "strides", 2, 1, 1, op);
+  const auto pads = dim_ints(attrs, "pads", 4, 0, 0, op);  // {top, left, bottom, right}
+  const auto dil = dilations ? dim_ints(attrs, "dilations", 2, 1, 1, op) : std::vector<std::int64_t>{1, 1};
   const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
   const bool ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
   PoolGeometry g;

@@ -8,9 +8,11 @@
 // Integer inputs: Min, Prod, L1 and SumSquare are exact in int64 and wrap to the storage type; L2,
 // LogSum and LogSumExp are computed in floating point and truncated, as ONNX's reference does.
 // Empty reductions: Min +inf (the type's maximum for integers), Prod 1, L1 / L2 / SumSquare 0,
-// LogSum and LogSumExp -inf.
+// LogSum and LogSumExp -inf. With noop_with_empty_axes and no axes, each element is reduced alone:
+// L1 / L2 give |x|, SumSquare x², LogSum log x (the ONNX spec as clarified by onnx/onnx#7394 and
+// onnxruntime#26436; the older text said the input is returned unchanged).
+#include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "reduce_util.h"

@@ -85,7 +85,7 @@ ResizeParams resize_params(const Shape& x, const Attrs& attrs) {
       fail(kOp, "scales must have one value per dim of x " + shape_str(x) + ", got " + std::to_string(p.scales.size()));
     }
     for (double s : p.scales) {
-      if (!(s > 0)) fail(kOp, "scales must be positive, got " + std::to_string(s));
+      if (!(s > 0) || !std::isfinite(s)) fail(kOp, "scales must be positive and finite, got " + std::to_string(s));
     }
   }
   if (p.by_sizes) {
@@ -102,6 +102,7 @@ ResizeParams resize_params(const Shape& x, const Attrs& attrs) {
   for (std::size_t d = 0; d < r; ++d) {
     const double extent = crop ? p.roi[d + r] - p.roi[d] : 1.0;
     p.out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x[d]) * extent * p.scales[d])));
+    if (p.out.back() < 0) fail(kOp, "roi end < start along dim " + std::to_string(d) + " gives a negative size");
   }
   return p;
 }

@@ -22,6 +22,12 @@ Tensor reshape(const Tensor& x, Shape shape, const NodeContext& ctx) {
   return call_op1("Reshape", {x}, Attrs{{"shape", std::move(shape)}}, ctx.call());
 }
 
+// Input i, which the node must give.
+const Tensor& required(const NodeContext& ctx, std::size_t i, const char* name) {
+  if (!ctx.has_input(i)) ctx.fail(std::string("needs input ") + std::to_string(i) + " (" + name + ")");
+  return ctx.input(i);
+}
+
 bool output_requested(const NodeContext& ctx, int i) {
   return i < ctx.num_outputs && ctx.node != nullptr && !ctx.node->output(i).empty();
 }
@@ -62,8 +68,7 @@ Ints conv_pads(const NodeContext& ctx, const Shape& in, const Ints& k, const Int
 }
 
 std::vector<Tensor> conv(NodeContext& ctx) {
-  if (!ctx.has_input(0) || !ctx.has_input(1)) ctx.fail("needs X and W");
-  const Tensor &x = ctx.input(0), &w = ctx.input(1);
+  const Tensor &x = required(ctx, 0, "X"), &w = required(ctx, 1, "W");
   if ((x.ndim() != 3 && x.ndim() != 4) || w.ndim() != x.ndim()) {
     ctx.fail("only 1-D and 2-D convolutions are supported (X " + shape_str(x.shape()) + ", W " + shape_str(w.shape()) +
              ")");
@@ -94,11 +99,11 @@ std::vector<Tensor> conv(NodeContext& ctx) {
 
 // ---- pooling ------------------------------------------------------------------------------------
 
-// AveragePool / MaxPool: 2-D as is, 1-D as [N, C, 1, W] with height-1 windows.
+// AveragePool / MaxPool: 1-D as [N, C, 1, W] with height-1 windows; other ranks as they are (the
+// pool ops take 2-D and say so for anything else).
 std::vector<Tensor> pool(NodeContext& ctx, const char* type) {
-  const Tensor& x = ctx.input(0);
-  if (x.ndim() == 4) return {call_op1(type, {x}, ctx.attrs, ctx.call())};
-  if (x.ndim() != 3) ctx.fail("only 1-D and 2-D pooling is supported, got X " + shape_str(x.shape()));
+  const Tensor& x = required(ctx, 0, "X");
+  if (x.ndim() != 3) return {call_op1(type, {x}, ctx.attrs, ctx.call())};
   Attrs attrs = ctx.attrs;
   if (!ctx.attrs.has("kernel_shape")) ctx.fail("kernel_shape is required");
   attrs.set("kernel_shape", Ints{1, spatial_ints(ctx, "kernel_shape", 1, 1)[0]});
@@ -152,8 +157,8 @@ std::pair<Tensor, Tensor> layer_norm_stats(const NodeContext& ctx, const Tensor&
 }
 
 std::vector<Tensor> layer_normalization(NodeContext& ctx) {
-  if (!ctx.has_input(0) || !ctx.has_input(1)) ctx.fail("needs X and Scale");
-  const Tensor& x = ctx.input(0);
+  const Tensor& x = required(ctx, 0, "X");
+  required(ctx, 1, "Scale");
   std::int64_t axis = ctx.attrs.get_int("axis", -1);
   if (axis < -x.ndim() || axis >= x.ndim()) {
     ctx.fail("axis " + std::to_string(axis) + " is out of range for X " + shape_str(x.shape()));
@@ -175,7 +180,7 @@ std::vector<Tensor> layer_normalization(NodeContext& ctx) {
 // Opset < 13: axis defaults to 1 and the input is seen as 2-D [prod(dims < axis), prod(dims >= axis)].
 std::vector<Tensor> softmax_like(NodeContext& ctx, const char* type) {
   if (ctx.opset >= 13) return run_default(ctx, type);
-  const Tensor& x = ctx.input(0);
+  const Tensor& x = required(ctx, 0, "X");
   const std::int64_t rank = x.ndim();
   std::int64_t axis = ctx.attrs.get_int("axis", 1);
   if (axis < -rank || axis >= std::max<std::int64_t>(rank, 1)) {
@@ -248,7 +253,7 @@ void resize_sizes(const NodeContext& ctx, const Shape& in, const Ints& axes, con
 // Opset 10: (X, scales), asymmetric coordinates, nearest rounds down. Opset 11-18: (X, roi, scales,
 // sizes), an empty tensor standing for an absent one.
 std::vector<Tensor> resize(NodeContext& ctx) {
-  const Tensor& x = ctx.input(0);
+  const Tensor& x = required(ctx, 0, "X");
   Attrs attrs;
   for (const auto& [name, value] : ctx.attrs.items()) {
     if (name != "axes" && name != "antialias" && name != "keep_aspect_ratio_policy") attrs.set(name, value);
@@ -293,7 +298,7 @@ std::vector<Tensor> upsample(NodeContext& ctx) {
                     {"coordinate_transformation_mode", std::string("asymmetric")},
                     {"nearest_mode", std::string("floor")},
                     {"scales", scales}};
-  return {call_op1("Resize", {ctx.input(0)}, attrs, ctx.call())};
+  return {call_op1("Resize", {required(ctx, 0, "X")}, attrs, ctx.call())};
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+// Trilu, CumSum, Hardmax, EyeLike, Range: hand-computed values on the CPU, exact int64, NPU vs CPU
+// (bytes for Trilu / Hardmax / EyeLike, tolerances for the running sums and Range), and bad
+// attributes rejected.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "emulator/ext_op_test_util.h"
+#include "npuscope/emulator/errors.h"
+
+using namespace npuscope::emulator;
+using namespace npuscope::emulator::testing;
+using npuscope::emulator::ops::Ints;
+
+namespace {
+
+class MatrixOpsTest : public OpTest {};
+
+Tensor trilu(const Tensor& x, bool upper, std::int64_t k = 0) {
+  return call_op1("Trilu", {x}, {{"upper", std::int64_t{upper}}, {"k", k}});
+}
+
+Tensor cumsum(const Tensor& x, std::int64_t axis, bool exclusive = false, bool reverse = false) {
+  return call_op1("CumSum", {x}, {{"axis", axis}, {"exclusive", std::int64_t{exclusive}}, {"reverse", std::int64_t{reverse}}});
+}
+
+Tensor range(const Tensor& start, const Attrs& attrs) { return call_op1("Range", {start}, attrs); }
+
+}  // namespace
+
+TEST_F(MatrixOpsTest, TriluHandValues) {
+  const Tensor x = floats({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {3, 4});
+  EXPECT_EQ(to_vec(trilu(x, true)), (Doubles{1, 2, 3, 4, 0, 6, 7, 8, 0, 0, 11, 12}));
+  EXPECT_EQ(to_vec(trilu(x, true, 1)), (Doubles{0, 2, 3, 4, 0, 0, 7, 8, 0, 0, 0, 12}));
+  EXPECT_EQ(to_vec(trilu(x, false)), (Doubles{1, 0, 0, 0, 5, 6, 0, 0, 9, 10, 11, 0}));
+  EXPECT_EQ(to_vec(trilu(x, false, -1)), (Doubles{0, 0, 0, 0, 5, 0, 0, 0, 9, 10, 0, 0}));
+  EXPECT_EQ(to_vec(trilu(x, true, 10)), Doubles(12, 0));
+  EXPECT_EQ(to_vec(trilu(x, false, 10)), to_vec(x));
+  EXPECT_EQ(to_vec(call_op1("Trilu", {x}, {})), to_vec(trilu(x, true)));  // upper by default
+  const Tensor batch = floats({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  EXPECT_EQ(to_vec(trilu(batch, false)), (Doubles{1, 0, 3, 4, 5, 0, 7, 8}));
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    EXPECT_TRUE(npu_bytes_match_cpu("Trilu", {Tensor::randn({3, 5, 6}, t, DeviceRef::cpu(), 2)}, {{"k", std::int64_t{-2}}}));
+  }
+  EXPECT_TRUE(npu_bytes_match_cpu("Trilu", {ints({1, 2, 3, std::int64_t{1} << 60}, {2, 2})}, {{"upper", std::int64_t{0}}}));
+  EXPECT_THROW(trilu(floats({1, 2}, {2}), true), InvalidArgument);
+}
+
+TEST_F(MatrixOpsTest, CumSumHandValues) {
+  const Tensor x = floats({1, 2, 3, 4, 5}, {5});
+  EXPECT_EQ(to_vec(cumsum(x, 0)), (Doubles{1, 3, 6, 10, 15}));
+  EXPECT_EQ(to_vec(cumsum(x, 0, true)), (Doubles{0, 1, 3, 6, 10}));
+  EXPECT_EQ(to_vec(cumsum(x, 0, false, true)), (Doubles{15, 14, 12, 9, 5}));
+  EXPECT_EQ(to_vec(cumsum(x, -1, true, true)), (Doubles{14, 12, 9, 5, 0}));
+  const Tensor m = floats({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(to_vec(cumsum(m, 0)), (Doubles{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(to_vec(cumsum(m, 1)), (Doubles{1, 3, 6, 4, 9, 15}));
+  const std::int64_t p60 = std::int64_t{1} << 60;
+  const Tensor big = ints({p60, 1, 2}, {3});
+  for (const Tensor& t : {big, on_npu({big})[0]}) {
+    EXPECT_EQ(cumsum(t, 0).to_ints(), (I64s{p60, p60 + 1, p60 + 3}));  // exact beyond 2^53
+  }
+  EXPECT_EQ(cumsum(ints({100, 100}, {2}, DType::kI8), 0).to_ints(), (I64s{100, -56}));  // wraps like i8
+  EXPECT_THROW(call_op1("CumSum", {x}, {}), InvalidArgument);  // no axis
+  EXPECT_THROW(cumsum(x, 1), InvalidArgument);
+  EXPECT_THROW(cumsum(floats({1}, {}), 0), InvalidArgument);
+}
+
+TEST_F(MatrixOpsTest, CumSumNpuMatchesCpu) {
+  // The NPU's f32 running sum carries about √n ulp of the partial sums (up to ~30 here; 1.2e-5
+  // observed, at the edge of the default atol): 1e-4 absolute for f32 against the f64 golden. f16
+  // results are rounded once on both backends: the default tolerance.
+  const Tensor x32 = Tensor::randn({3, 257}, DType::kF32, DeviceRef::cpu(), 6);
+  EXPECT_TRUE(npu_close_to_cpu("CumSum", {x32}, {{"axis", std::int64_t{1}}}, 1e-5, 1e-4));
+  EXPECT_TRUE(npu_close_to_cpu("CumSum", {x32}, {{"axis", std::int64_t{0}}, {"reverse", std::int64_t{1}}}, 1e-5, 1e-4));
+  const Tensor x16 = Tensor::randn({64, 5}, DType::kF16, DeviceRef::cpu(), 7);
+  const auto tol = default_tolerance(DType::kF16);
+  EXPECT_TRUE(npu_close_to_cpu("CumSum", {x16}, {{"axis", std::int64_t{0}}, {"exclusive", std::int64_t{1}}}, tol.rtol, tol.atol));
+}
+
+TEST_F(MatrixOpsTest, HardmaxMarksTheFirstMaximum) {
+  const Tensor x = floats({3, 0, 1, 2, 2, 5, 1, 0, 0, 1, 3, 2, 0, 1, 2, 3}, {4, 4});
+  EXPECT_EQ(to_vec(call_op1("Hardmax", {x})), (Doubles{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
+  const Tensor ties = floats({1, 1, 1, 2, 2, 1}, {2, 3});
+  EXPECT_EQ(to_vec(call_op1("Hardmax", {ties})), (Doubles{1, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(to_vec(call_op1("Hardmax", {floats({1, 5, 4, 2}, {2, 2})}, {{"axis", std::int64_t{0}}})), (Doubles{0, 1, 1, 0}));
+  EXPECT_EQ(to_vec(call_op1("Hardmax", {floats({1, std::nanf(""), 3}, {3})})), (Doubles{0, 1, 0}));
+  const Tensor i = ints({4, -1, 9, 9}, {2, 2}, DType::kI32);
+  EXPECT_EQ(call_op1("Hardmax", {i}).to_ints(), (I64s{1, 0, 1, 0}));
+  for (DType t : {DType::kF32, DType::kF16}) {
+    const Tensor r = Tensor::randn({5, 7, 9}, t, DeviceRef::cpu(), 8);
+    EXPECT_TRUE(npu_bytes_match_cpu("Hardmax", {r}, {{"axis", std::int64_t{1}}}));
+  }
+  EXPECT_THROW(call_op1("Hardmax", {x}, {{"axis", std::int64_t{2}}}), InvalidArgument);
+}
+
+TEST_F(MatrixOpsTest, EyeLikeHandValues) {
+  const Tensor x = Tensor::zeros({3, 4}, DType::kF32);
+  EXPECT_EQ(to_vec(call_op1("EyeLike", {x})), (Doubles{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(to_vec(call_op1("EyeLike", {x}, {{"k", std::int64_t{1}}})), (Doubles{0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(to_vec(call_op1("EyeLike", {x}, {{"k", std::int64_t{-1}}})), (Doubles{0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}));
+  const Tensor i = call_op1("EyeLike", {x}, {{"dtype", static_cast<std::int64_t>(DType::kI64)}});
+  EXPECT_EQ(i.dtype(), DType::kI64);
+  EXPECT_EQ(i.to_ints(), (I64s{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
+  EXPECT_TRUE(npu_bytes_match_cpu("EyeLike", {floats({0, 0, 0, 0}, {2, 2}, DType::kF16)}, {{"k", std::int64_t{0}}}));
+  EXPECT_THROW(call_op1("EyeLike", {Tensor::zeros({2, 2, 2}, DType::kF32)}), InvalidArgument);
+  EXPECT_THROW(call_op1("EyeLike", {x}, {{"dtype", std::int64_t{42}}}), InvalidArgument);
+}
+
+TEST_F(MatrixOpsTest, RangeHandValues) {
+  const Tensor f = floats({1}, {});
+  const Tensor y = range(f, {{"start", 1.0}, {"limit", 5.0}, {"delta", 2.0}});
+  EXPECT_EQ(y.shape(), (Shape{2}));
+  EXPECT_EQ(y.dtype(), DType::kF32);
+  EXPECT_EQ(to_vec(y), (Doubles{1, 3}));
+  const Tensor i = ints({10}, {}, DType::kI32);
+  const Tensor down = range(i, {{"start", std::int64_t{10}}, {"limit", std::int64_t{6}}, {"delta", std::int64_t{-3}}});
+  EXPECT_EQ(down.dtype(), DType::kI32);
+  EXPECT_EQ(down.to_ints(), (I64s{10, 7}));
+  EXPECT_EQ(range(f, {{"start", 5.0}, {"limit", 1.0}, {"delta", 1.0}}).shape(), (Shape{0}));
+  const std::int64_t p60 = std::int64_t{1} << 60;  // integer attributes stay exact
+  const Tensor big = range(ints({0}, {}), {{"start", p60}, {"limit", p60 + 5}, {"delta", std::int64_t{2}}});
+  EXPECT_EQ(big.to_ints(), (I64s{p60, p60 + 2, p60 + 4}));
+  EXPECT_EQ(range(f, {{"start", 0.0}, {"limit", 1.0}, {"delta", 0.25}}).shape(), (Shape{4}));
+  EXPECT_THROW(range(f, {{"start", 0.0}, {"limit", 1.0}, {"delta", 0.0}}), InvalidArgument);
+  EXPECT_THROW(range(f, {{"start", 0.0}, {"limit", 1.0}}), InvalidArgument);
+  EXPECT_THROW(range(floats({1, 2}, {2}), {{"start", 0.0}, {"limit", 1.0}, {"delta", 1.0}}), InvalidArgument);
+}
+
+TEST_F(MatrixOpsTest, RangeNpuMatchesCpu) {
+  for (DType t : {DType::kF32, DType::kF16}) {
+    const auto tol = default_tolerance(t);
+    const Attrs a{{"start", -3.0}, {"limit", 60.0}, {"delta", 0.7}};
+    EXPECT_TRUE(npu_close_to_cpu("Range", {floats({-3}, {}, t)}, a, tol.rtol, tol.atol)) << dtype_name(t);
+  }
+  EXPECT_TRUE(npu_bytes_match_cpu("Range", {ints({0}, {})}, {{"start", std::int64_t{-4}}, {"limit", std::int64_t{9}},
+                                                             {"delta", std::int64_t{3}}}));
+}
