@@ -178,7 +178,9 @@ Tally run_suite(const char* label, DeviceRef device, double rtol, double atol) {
     }
     if (out) {
       static const char* kNames[] = {"pass", "fail", "skip_op", "skip_type"};
-      out << label << '\t' << c.name << '\t' << kNames[o.kind] << '\t' << o.detail << '\n';
+      const std::string known = o.kind == Outcome::kFail ? conformance::known_deviation(label, c.name) : "";
+      out << label << '\t' << c.name << '\t' << kNames[o.kind] << '\t' << o.detail
+          << (known.empty() ? "" : " — known: " + known) << '\n';
     }
   }
   const int run = t.pass + t.fail;
