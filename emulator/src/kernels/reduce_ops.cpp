@@ -12,112 +12,14 @@
 #include <type_traits>
 
 #include "kernel_util.h"
+#include "reduce_util.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
 
-// Which dims are reduced; returns what is wrong with 'axes', or "" when fine.
-std::string reduced_dims(const Shape& x, const Attrs& attrs, std::vector<bool>& reduced) {
-  const auto rank = static_cast<std::int64_t>(x.size());
-  const auto axes = attrs.get_ints("axes");
-  const bool all = axes.empty() && attrs.get_int("noop_with_empty_axes", 0) == 0;
-  reduced.assign(x.size(), all);
-  for (auto axis : axes) {
-    const std::int64_t a = axis < 0 ? axis + rank : axis;
-    if (a < 0 || a >= rank) return "axis " + std::to_string(axis) + " is out of range for input " + shape_str(x);
-    if (reduced[static_cast<std::size_t>(a)]) return "axis " + std::to_string(axis) + " is listed twice";
-    reduced[static_cast<std::size_t>(a)] = true;
-  }
-  return {};
-}
-
 template <const char* kOp>
 std::vector<TensorMeta> infer_reduce(std::span<const TensorMeta> in, const Attrs& attrs) {
-  std::vector<bool> reduced;
-  const std::string error = reduced_dims(in[0].shape, attrs, reduced);
-  if (!error.empty()) fail(kOp, error);
-  const bool keep = attrs.get_int("keepdims", 1) != 0;
-  Shape out;
-  for (std::size_t d = 0; d < reduced.size(); ++d) {
-    if (!reduced[d]) {
-      out.push_back(in[0].shape[d]);
-    } else if (keep) {
-      out.push_back(1);
-    }
-  }
-  return {{out, in[0].dtype}};
-}
-
-// Row-major offsets of every position over the first `ndims` dims where `mask` is `want`.
-std::vector<std::int64_t> offsets_over(const Shape& x, const std::vector<bool>& mask, bool want, std::size_t ndims) {
-  const auto strides = strides_of(x);
-  std::vector<std::int64_t> sizes, steps;
-  for (std::size_t d = 0; d < ndims; ++d) {
-    if (mask[d] == want) {
-      sizes.push_back(x[d]);
-      steps.push_back(strides[d]);
-    }
-  }
-  std::vector<std::int64_t> out(static_cast<std::size_t>(shape_numel(sizes)));
-  std::vector<std::int64_t> index(sizes.size(), 0);
-  std::int64_t off = 0;
-  for (auto& o : out) {
-    o = off;
-    for (std::size_t d = sizes.size(); d-- > 0;) {
-      off += steps[d];
-      if (++index[d] < sizes[d]) break;
-      off -= steps[d] * sizes[d];
-      index[d] = 0;
-    }
-  }
-  return out;
-}
-
-// The trailing kept dims form rows of `inner` contiguous outputs (1 when the last dim is reduced).
-// For each row, `base` is the input offset of its first value and `offsets` are the offsets of the
-// reduced values (rows of input) from there; `contiguous` when those are 0, 1, 2, ...
-struct ReducePlan {
-  std::vector<std::int64_t> base, offsets;
-  std::int64_t inner = 1;
-  bool contiguous = false;
-};
-
-ReducePlan plan_reduce(const TensorView& x, const Attrs& attrs) {
-  const Shape& shape = *x.shape;
-  std::vector<bool> reduced;
-  reduced_dims(shape, attrs, reduced);  // infer vetted the axes
-  ReducePlan p;
-  std::size_t prefix = shape.size();
-  while (prefix > 0 && !reduced[prefix - 1]) p.inner *= shape[--prefix];
-  p.base = offsets_over(shape, reduced, false, prefix);
-  p.offsets = offsets_over(shape, reduced, true, prefix);
-  p.contiguous = p.inner == 1;
-  for (std::size_t i = 0; i < p.offsets.size() && p.contiguous; ++i) {
-    p.contiguous = p.offsets[i] == static_cast<std::int64_t>(i);
-  }
-  return p;
-}
-
-// f32 sum over 64 lanes folded by a halving tree (see the note at the top); f64: in order.
-template <class T>
-T sum_values(const T* v, std::int64_t n) {
-  if constexpr (sizeof(T) == 8) {
-    T s = 0;
-    for (std::int64_t i = 0; i < n; ++i) s += v[i];
-    return s;
-  } else {
-    constexpr std::int64_t kLanes = 64;
-    T lanes[kLanes] = {};
-    std::int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += v[i + l];
-    }
-    for (std::int64_t l = 0; i < n; ++i, ++l) lanes[l] += v[i];
-    for (std::int64_t w = kLanes / 2; w > 0; w /= 2) {
-      for (std::int64_t l = 0; l < w; ++l) lanes[l] += lanes[l + w];
-    }
-    return lanes[0];
-  }
+  return {{reduction::reduced_shape(in[0].shape, attrs, kOp), in[0].dtype}};
 }
 
 enum class Reduce { kSum, kMean, kMax };
@@ -146,7 +48,7 @@ V mean_of(V sum, std::int64_t n) {
 
 // Last dim reduced: each output reduces a run of values (gathered first when strided).
 template <class V>
-void reduce_runs(const std::vector<V>& x, const ReducePlan& p, Reduce op, std::vector<V>& out) {
+void reduce_runs(const std::vector<V>& x, const reduction::ReducePlan& p, Reduce op, std::vector<V>& out) {
   const auto n = static_cast<std::int64_t>(p.offsets.size());
   std::vector<V> gathered(p.contiguous ? 0 : p.offsets.size());
   for (std::size_t o = 0; o < p.base.size(); ++o) {
@@ -160,7 +62,7 @@ void reduce_runs(const std::vector<V>& x, const ReducePlan& p, Reduce op, std::v
       for (std::int64_t i = 0; i < n; ++i) m = max_of(m, v[i]);
       out[o] = m;
     } else {
-      const V sum = sum_values(v, n);
+      const V sum = reduction::sum_values(v, n);
       out[o] = op == Reduce::kMean ? mean_of(sum, n) : sum;
     }
   }
@@ -169,7 +71,7 @@ void reduce_runs(const std::vector<V>& x, const ReducePlan& p, Reduce op, std::v
 // Last dim kept: whole rows of `inner` outputs accumulate input rows element-wise, in order (the
 // vector unit adding rows).
 template <class V>
-void reduce_rows(const std::vector<V>& x, const ReducePlan& p, Reduce op, std::vector<V>& out) {
+void reduce_rows(const std::vector<V>& x, const reduction::ReducePlan& p, Reduce op, std::vector<V>& out) {
   const auto n = static_cast<std::int64_t>(p.offsets.size());
   const std::int64_t inner = p.inner;
   for (std::size_t o = 0; o < p.base.size(); ++o) {
@@ -191,7 +93,7 @@ void reduce_rows(const std::vector<V>& x, const ReducePlan& p, Reduce op, std::v
 
 // Reduces `x` (already in the accumulation type V) into one value per output.
 template <class V>
-std::vector<V> reduce_values(const std::vector<V>& x, const ReducePlan& p, Reduce op) {
+std::vector<V> reduce_values(const std::vector<V>& x, const reduction::ReducePlan& p, Reduce op) {
   std::vector<V> out(p.base.size() * static_cast<std::size_t>(p.inner));
   if (p.inner == 1) {
     reduce_runs(x, p, op, out);
@@ -228,7 +130,7 @@ void store_ints(const TensorView& y, const std::vector<std::int64_t>& v, bool em
 template <class T, Reduce kOp>
 void reduce_kernel(KernelContext& ctx) {
   const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
-  const ReducePlan plan = plan_reduce(x, ctx.attrs);
+  const reduction::ReducePlan plan = reduction::plan_reduce(*x.shape, ctx.attrs);
   if (is_floating(x.dtype)) {
     std::vector<T> r = reduce_values(load<T>(x, ctx), plan, kOp);
     store<T>(y, r.data(), ctx);

@@ -1,6 +1,5 @@
 // The axis handling of the ONNX reductions ('axes', empty = all; 'keepdims'; 'noop_with_empty_axes'),
-// shared by the reduction kernel files. Same conventions as reduce_ops.cpp (ReduceSum/Mean/Max),
-// which predates this header and keeps its own copy of these functions.
+// shared by the reduction kernel files (reduce_ops.cpp, reduce_ext_ops.cpp).
 //
 // A reduction is planned as in reduce_ops.cpp: the trailing kept dims form rows of `inner`
 // contiguous outputs; output (o, j) reduces x[base[o] + offsets[r] + j] over r.
@@ -77,6 +76,7 @@ inline std::vector<std::int64_t> offsets_over(const Shape& x, const std::vector<
 struct ReducePlan {
   std::vector<std::int64_t> base, offsets;
   std::int64_t inner = 1;
+  bool contiguous = false;  // inner == 1 and the reduced values of a row are offsets 0, 1, 2, ...
   std::size_t outputs() const { return base.size() * static_cast<std::size_t>(inner); }
   std::size_t count() const { return offsets.size(); }  // values per output
 };
@@ -90,6 +90,10 @@ inline ReducePlan plan_reduce(const Shape& shape, const Attrs& attrs) {
   while (prefix > 0 && !reduced[prefix - 1]) p.inner *= shape[--prefix];
   p.base = offsets_over(shape, reduced, false, prefix);
   p.offsets = offsets_over(shape, reduced, true, prefix);
+  p.contiguous = p.inner == 1;
+  for (std::size_t i = 0; i < p.offsets.size() && p.contiguous; ++i) {
+    p.contiguous = p.offsets[i] == static_cast<std::int64_t>(i);
+  }
   return p;
 }
 
