@@ -1,0 +1,101 @@
+// The rows of a trace, as the writer takes them and the reader returns them. One struct per table;
+// the columns and their documentation live in schema.cpp (Note [One table, declared once]).
+//
+// Conventions (msprof / Nsight Systems): integer nanoseconds on the session's virtual clock, every
+// string an id into STRING_IDS, host API rows joined to device tasks by connection_id.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npuscope::collector {
+
+using StringId = std::int64_t;  // into STRING_IDS; 0 = no string
+
+inline constexpr int kSchemaVersion = 1;
+
+// TASK.task_type values (hooks::TaskType).
+enum class TaskType : std::int32_t { kAiCore = 0, kAiVectorCore = 1, kAiCpu = 2, kMemcpy = 3, kEventRecord = 4,
+                                     kEventWait = 5, kHostCpu = 6 };
+const char* task_type_name(TaskType t);  // "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", ...
+
+struct TaskRow {
+  std::int64_t task_id = 0;
+  std::int64_t start_ns = 0, end_ns = 0, queued_ns = 0;
+  std::int32_t device_id = 0;  // -1: the cpu golden backend
+  std::int32_t stream_id = 0;
+  StringId name_id = 0, op_type_id = 0;
+  std::int32_t task_type = 0;
+  std::int64_t connection_id = 0;
+  std::int32_t block_dim = 0;
+  std::int64_t flops = 0, bytes = 0;
+  std::int32_t overflow = 0, fallback = 0;
+  std::int32_t compute_dtype = 0;
+  std::int32_t call_index = 0;
+  std::int64_t emulation_ns = 0;
+  std::int32_t thread_id = 0;  // host thread that launched it
+};
+
+struct ApiRow {
+  std::int64_t start_ns = 0, end_ns = 0;
+  StringId name_id = 0;
+  std::int64_t connection_id = 0;
+  std::int32_t thread_id = 0;
+};
+
+struct MemoryRow {
+  std::int64_t ts_ns = 0;
+  std::int32_t device_id = 0;
+  std::int32_t op = 0;  // 0 alloc, 1 free, 2 reserve, 3 release
+  std::int64_t address = 0, bytes = 0;
+  std::int64_t allocated_bytes = 0, reserved_bytes = 0;  // totals after the operation
+  std::int32_t thread_id = 0;
+};
+
+struct MemcpyRow {
+  std::int64_t task_id = 0;
+  std::int64_t start_ns = 0, end_ns = 0, queued_ns = 0;
+  std::int32_t device_id = 0, stream_id = 0;
+  std::int64_t bytes = 0;
+  std::int32_t copy_kind = 0;  // 1 HtoD, 2 DtoH, 8 DtoD (Nsight Systems' values)
+  std::int64_t connection_id = 0;
+};
+
+struct MarkerRow {
+  std::int64_t start_ns = 0, end_ns = 0;  // an instant when equal
+  StringId name_id = 0;
+  std::int32_t thread_id = 0;
+  std::int32_t kind = 0;  // 0 range, 1 step (step ranges number the training/inference steps)
+  std::int64_t step = -1;
+};
+
+struct TensorRow {
+  std::int64_t task_id = 0;
+  std::int32_t role = 0;  // 0 input, 1 output
+  std::int32_t idx = 0;
+  std::int32_t dtype = 0;  // npuscope::emulator::DType values
+  std::string shape;       // "2,3,4"
+  std::int64_t numel = 0;
+  double min = 0, max = 0, mean = 0, l2norm = 0;
+  std::int64_t nan_count = 0, inf_count = 0;
+  std::vector<std::uint8_t> data;  // zstd-compressed raw bytes when dumped, else empty
+  std::int64_t data_bytes = 0;     // uncompressed size of `data`
+};
+
+struct DeviceInfoRow {
+  std::int32_t device_id = 0;
+  std::string name;  // preset or spec file
+  std::int32_t cube_cores = 0, vector_cores = 0;
+  double clock_hz = 0, cube_peak_flops = 0, vector_peak_flops = 0, memory_bandwidth = 0;
+  std::int64_t memory_bytes = 0;
+  std::string precision_mode, overflow_mode;
+};
+
+// A counter kept in META as a "stats" entry (Perfetto's stats table idea): dropped records, etc.
+struct StatRow {
+  std::string name;
+  std::int64_t value = 0;
+};
+
+}  // namespace npuscope::collector

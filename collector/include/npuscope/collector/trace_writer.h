@@ -1,0 +1,54 @@
+// Writes a trace database (SQLite). Owned and called by one thread (the injection library's drain
+// thread, or a test/bench); not thread-safe.
+//
+// Note [Trace durability]
+// The file is created with META.status = 'incomplete' and journal_mode=WAL. Rows are inserted with
+// prepared multi-row INSERTs inside one long transaction that is committed at least every
+// `commit_interval` (checked on every add), so a workload killed with SIGKILL leaves a valid
+// database holding everything up to the last commit. finalize() builds the indexes, writes the
+// stats and sets META.status = 'complete'. A writer destroyed without finalize() commits what it
+// has and leaves the trace marked incomplete.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "npuscope/collector/trace_error.h"
+#include "npuscope/collector/trace_rows.h"
+
+namespace npuscope::collector {
+
+struct WriterOptions {
+  bool overwrite = false;  // replace an existing file (else TraceError)
+  std::chrono::milliseconds commit_interval{500};
+};
+
+class TraceWriter {
+ public:
+  // Throws TraceError if the file exists (and !overwrite) or cannot be created.
+  static std::unique_ptr<TraceWriter> create(const std::string& path, const WriterOptions& options = {});
+  virtual ~TraceWriter() = default;
+
+  // Content-deduplicated string ids (1, 2, ...), rows written to STRING_IDS as they appear.
+  virtual StringId intern(std::string_view s) = 0;
+  virtual void set_meta(std::string_view key, std::string_view value) = 0;
+  virtual void add_device(const DeviceInfoRow& row) = 0;
+  virtual void add_tasks(std::span<const TaskRow> rows) = 0;
+  virtual void add_apis(std::span<const ApiRow> rows) = 0;
+  virtual void add_memory(std::span<const MemoryRow> rows) = 0;
+  virtual void add_memcpys(std::span<const MemcpyRow> rows) = 0;
+  virtual void add_markers(std::span<const MarkerRow> rows) = 0;
+  virtual void add_tensor(const TensorRow& row) = 0;
+  // Counters reported in META (key "stat.<name>"), e.g. dropped records. Later values replace.
+  virtual void set_stat(std::string_view name, std::int64_t value) = 0;
+
+  virtual void commit() = 0;    // make everything so far durable now
+  virtual void finalize() = 0;  // indexes, stats, META.status = 'complete'; no adds after
+
+  virtual std::int64_t rows_written() const = 0;
+};
+
+}  // namespace npuscope::collector
