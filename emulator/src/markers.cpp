@@ -16,16 +16,19 @@ const char* intern(std::string_view s) {
   return pool->emplace(s).first->c_str();
 }
 
-void range_push(std::string_view name) {
+namespace {
+void emit_marker(const char* name, std::int64_t step, hooks::MarkerKind kind) {
   if (const auto* s = hooks::subscriber()) [[unlikely]] {
-    if (s->on_marker) s->on_marker(s->user, {vclock::host_now_ns(), intern(name), vclock::thread_index(), 0});
+    if (s->on_marker) s->on_marker(s->user, {vclock::host_now_ns(), name, step, vclock::thread_index(), kind});
   }
 }
+}  // namespace
 
-void range_pop() {
-  if (const auto* s = hooks::subscriber()) [[unlikely]] {
-    if (s->on_marker) s->on_marker(s->user, {vclock::host_now_ns(), nullptr, vclock::thread_index(), 1});
-  }
+void range_push(std::string_view name) {
+  if (hooks::subscriber() != nullptr) [[unlikely]] emit_marker(intern(name), -1, hooks::MarkerKind::kRangePush);
 }
+void range_pop() { emit_marker(nullptr, -1, hooks::MarkerKind::kRangePop); }
+void step_begin(std::int64_t step) { emit_marker(nullptr, step, hooks::MarkerKind::kStepBegin); }
+void step_end() { emit_marker(nullptr, -1, hooks::MarkerKind::kStepEnd); }
 
 }  // namespace npuscope::emulator

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/markers.h"
 
 namespace npuscope::emulator {
 namespace {
@@ -56,6 +57,7 @@ Runtime& Runtime::get() {
   if (!slot) {
     slot.reset(new Runtime(RuntimeOptions::from_environment()));
     load_injection_from_environment();
+    slot->announce_devices();
   }
   return *slot;
 }
@@ -71,6 +73,7 @@ Runtime& Runtime::configure(const RuntimeOptions& options) {
   }
   old.reset();
   load_injection_from_environment();
+  runtime_slot()->announce_devices();
   return *runtime_slot();
 }
 
@@ -82,6 +85,18 @@ std::shared_ptr<Device> Runtime::device_ptr(int index) {
                           std::to_string(num_devices()) + ")");
   }
   return devices_[static_cast<std::size_t>(index)];
+}
+
+void Runtime::announce_devices() const {
+  const auto* s = hooks::subscriber();
+  if (s == nullptr || s->on_device == nullptr) return;
+  for (const auto& d : devices_) {
+    const DeviceSpec& spec = d->spec();
+    s->on_device(s->user, {d->id(), intern(spec.name), spec.cube_cores, spec.vector_cores, spec.clock_hz,
+                           spec.cube_peak_f16(), spec.vector_peak_f16(), spec.memory_bandwidth, spec.memory_bytes,
+                           intern(precision_mode_name(d->precision_mode())),
+                           intern(overflow_mode_name(d->overflow_mode()))});
+  }
 }
 
 void Runtime::synchronize_all() {

@@ -209,12 +209,12 @@ TEST_F(Hooks, MarkersPushAndPop) {
   hooks::subscribe(nullptr);
   ASSERT_EQ(rec.markers.size(), 6u);
   EXPECT_STREQ(rec.markers[0].name, "step");
-  EXPECT_EQ(rec.markers[0].is_pop, 0);
-  EXPECT_EQ(rec.markers[1].is_pop, 1);
+  EXPECT_EQ(rec.markers[0].kind, npuscope::hooks::MarkerKind::kRangePush);
+  EXPECT_EQ(rec.markers[1].kind, npuscope::hooks::MarkerKind::kRangePop);
   EXPECT_STREQ(rec.markers[2].name, "outer");
   EXPECT_STREQ(rec.markers[3].name, "inner");
-  EXPECT_EQ(rec.markers[4].is_pop, 1);
-  EXPECT_EQ(rec.markers[5].is_pop, 1);
+  EXPECT_EQ(rec.markers[4].kind, npuscope::hooks::MarkerKind::kRangePop);
+  EXPECT_EQ(rec.markers[5].kind, npuscope::hooks::MarkerKind::kRangePop);
   EXPECT_LE(rec.markers[0].ts_ns, rec.markers[1].ts_ns);
   EXPECT_EQ(intern("step"), rec.markers[0].name);  // interned: one pointer per string
 }

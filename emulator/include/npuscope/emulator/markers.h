@@ -1,6 +1,7 @@
 // User ranges on the host timeline (like NVTX / mstx): push/pop or a scoped range.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace npuscope::emulator {
@@ -14,6 +15,19 @@ class ScopedRange {
   ~ScopedRange() { range_pop(); }
   ScopedRange(const ScopedRange&) = delete;
   ScopedRange& operator=(const ScopedRange&) = delete;
+};
+
+// Step boundaries (training or inference iterations), like mstx/NVTX step ranges: `npuscope run
+// --steps A-B` limits tensor dumps to those steps.
+void step_begin(std::int64_t step);
+void step_end();
+
+class ScopedStep {
+ public:
+  explicit ScopedStep(std::int64_t step) { step_begin(step); }
+  ~ScopedStep() { step_end(); }
+  ScopedStep(const ScopedStep&) = delete;
+  ScopedStep& operator=(const ScopedStep&) = delete;
 };
 
 // Interns a string for the life of the process (hook records carry such pointers).

@@ -38,6 +38,9 @@ class Runtime {
   int num_devices() const { return static_cast<int>(devices_.size()); }
   const RuntimeOptions& options() const { return options_; }
   void synchronize_all();
+  // Sends a DeviceRecord per device to the current subscriber (done on creation and when the
+  // injection library subscribes; call it after subscribing in-process).
+  void announce_devices() const;
 
   ~Runtime();
 

@@ -99,11 +99,26 @@ struct MemcpyRecord {
   CopyKind kind;
 };
 
+enum class MarkerKind : std::uint8_t { kRangePush = 0, kRangePop = 1, kStepBegin = 2, kStepEnd = 3 };
+
 struct MarkerRecord {
   std::uint64_t ts_ns;
-  const char* name;
+  const char* name;  // null for pops and step ends
+  std::int64_t step;  // the step number for kStepBegin/kStepEnd, else -1
   std::uint32_t thread_id;
-  std::uint8_t is_pop;  // 0 push, 1 pop
+  MarkerKind kind;
+};
+
+// One per device, sent when a listener subscribes (for devices that exist) and when a device is
+// created while subscribed: what the analyzer needs to judge tasks against the hardware.
+struct DeviceRecord {
+  std::int32_t device_id;
+  const char* name;  // spec name (interned)
+  std::int32_t cube_cores, vector_cores;
+  double clock_hz, cube_peak_flops, vector_peak_flops, memory_bandwidth;
+  std::uint64_t memory_bytes;
+  const char* precision_mode;  // e.g. "must_keep_origin_dtype"
+  const char* overflow_mode;   // "inf_nan" or "saturation"
 };
 
 // Delivered on the thread that produced the data, right after the kernel ran, while `data` is
@@ -143,6 +158,7 @@ struct SubscriberTable {
   void (*on_marker)(void* user, const MarkerRecord&) = nullptr;
   void (*on_tensor)(void* user, const TensorRecord&) = nullptr;
   void (*on_overflow)(void* user, const OverflowRecord&) = nullptr;
+  void (*on_device)(void* user, const DeviceRecord&) = nullptr;
   void (*on_shutdown)(void* user) = nullptr;  // process exit: flush and finalize
 };
 
