@@ -17,3 +17,12 @@ section "ResNet basic block, f32 CPU golden"
 "$S/cnn_block" --device cpu
 section "ResNet basic block in saturation overflow mode on the Ascend 910 preset"
 "$S/cnn_block" --device npu --spec ascend910
+
+NPUSCOPE="$BUILD_DIR/cli/npuscope"
+RESNET="$BUILD_DIR/samples/models/resnet18.onnx"
+section "ResNet-18 ONNX model on the emulated Ascend 910B (npuscope exec)"
+"$NPUSCOPE" exec --model "$RESNET" --device npu --output-dir "$BUILD_DIR/demo/resnet18_npu"
+section "ResNet-18 ONNX model, CPU golden"
+"$NPUSCOPE" exec --model "$RESNET" --device cpu --output-dir "$BUILD_DIR/demo/resnet18_cpu"
+section "ResNet-18 ONNX model, NPU with force_fp16"
+"$NPUSCOPE" exec --model "$RESNET" --device npu --precision-mode force_fp16 --output-dir "$BUILD_DIR/demo/resnet18_fp16"

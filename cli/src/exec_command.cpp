@@ -195,7 +195,8 @@ int exec_command(int argc, char** argv) {
   std::vector<std::string> sources, notes;
   auto inputs = build_inputs(model, f, sources, notes);
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
-  // Inputs go to the device before timing starts, as a deployed model's would.
+  // Weights and inputs go to the device before timing starts, as a deployed model's would.
+  model.upload_weights(device);
   for (auto& [name, t] : inputs) t = t.to(device);
 
   emu::Device* dev = device.is_npu() ? &emu::Runtime::get().device(device.index) : nullptr;

@@ -184,7 +184,11 @@ void Device::free(DeviceAddress address) {
 
 void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream,
                         KeepAlive keep_alive) {
+  // Staging the host data is the emulator's work, not the host's: like a launch, the call costs the
+  // host host_launch_ns; the copy itself is modelled on the device (Note [Virtual time]).
+  vclock::BlockedScope emulating;
   ApiScope api("aclrtMemcpyAsync");
+  vclock::advance_by(spec_.host_launch_ns);
   check_own_stream(stream);
   memory_.translate(dst, bytes, "copy");  // validate now: errors belong to the caller
   auto staged = std::make_shared<std::vector<std::byte>>(bytes);

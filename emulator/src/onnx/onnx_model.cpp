@@ -276,6 +276,8 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
   return results;
 }
 
+void OnnxModel::upload_weights(DeviceRef device) const { impl_->constants_on(device); }
+
 std::vector<std::string> supported_onnx_ops() {
   std::set<std::string> ops;
   for (const auto& t : onnx_import::adapter_op_types()) ops.insert(t);

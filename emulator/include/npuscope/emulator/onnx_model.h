@@ -61,6 +61,10 @@ class OnnxModel {
   // graph outputs in declaration order, on the run's device.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, const OnnxRunOptions& options = {}) const;
 
+  // Uploads the initializers (weights) to `device` now; run() does it on its first use of a device.
+  // Lets a caller keep the one-time upload out of what it times, as a deployed model's weights are.
+  void upload_weights(DeviceRef device) const;
+
  private:
   struct Impl;
   explicit OnnxModel(std::unique_ptr<Impl> impl);

@@ -1,0 +1,44 @@
+// Exports a trace as Chrome Trace Event JSON, for the Perfetto UI (ui.perfetto.dev) and
+// chrome://tracing.
+//
+// Note [Chrome trace layout]
+// One process per device ("npu:0 (ascend910b)", "npu:1", "cpu golden") and one "host" process.
+// - host: a thread per host thread (API calls as "X" slices, markers and steps as slices around
+//   them, instants as "i" events).
+// - npu:N: a thread per stream (TASK rows as "X" slices named after the op instance, with op_type,
+//   task_type, block_dim, flops, bytes, overflow, connection_id, call_index in args; MEMCPY rows as
+//   "Memcpy HtoD" slices), device memory as two "C" counters (allocated, reserved bytes).
+// - cpu golden: golden kernels run inline on host threads, so a thread per host thread.
+// Overflowing tasks get "cname":"terrible" (red) and an "overflow" instant at their start.
+// Each API call is joined to the task it launched by a flow ("s" bound to the API slice on the
+// host thread, "f" with "bp":"e" bound to the task slice), id = connection_id; the emulator
+// launches at most one task per API call, so each id names one arrow.
+// Timestamps are microseconds with three decimals (exact nanoseconds). Pids are host 1,
+// cpu golden 2, npu:N 3+N; tids are pid·10⁶ + lane (thread_id or stream_id), unique across
+// processes because Perfetto's importer keys thread names by tid alone. Counters use tid = pid.
+// The file is streamed (Note [Exports stream]); only the MEMCPY rows' connection ids are held
+// in memory (to bind their flows), never the tasks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "npuscope/collector/export_error.h"
+#include "npuscope/collector/trace_reader.h"
+
+namespace npuscope::collector {
+
+struct ChromeExportResult {
+  std::string path;
+  std::int64_t events = 0;  // entries of traceEvents, metadata included
+  std::int64_t tasks = 0, apis = 0, memcpys = 0, markers = 0, memory_records = 0;
+  std::int64_t flows = 0;         // s/f pairs
+  std::int64_t overflow_tasks = 0;
+  std::int64_t bytes = 0;  // size of the file written
+};
+
+// Writes `path` (replacing it). Throws ExportError if it cannot be written, TraceError if the
+// trace cannot be read; on failure `path` is left as it was.
+ChromeExportResult export_chrome_trace(const TraceReader& reader, const std::string& path);
+
+}  // namespace npuscope::collector

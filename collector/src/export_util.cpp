@@ -1,0 +1,221 @@
+#include "export_util.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "npuscope/collector/export_error.h"
+
+namespace npuscope::collector::export_util {
+
+namespace fs = std::filesystem;
+
+OutputFile::OutputFile(std::string path) : path_(std::move(path)), partial_path_(path_ + ".partial") {
+  file_ = std::fopen(partial_path_.c_str(), "wb");
+  if (file_ == nullptr) {
+    throw ExportError("cannot create '" + path_ + "': " + std::strerror(errno));
+  }
+  buffer_.reserve(kFlushBytes + (kFlushBytes >> 2));
+}
+
+OutputFile::~OutputFile() {
+  if (committed_) return;
+  if (file_ != nullptr) std::fclose(file_);
+  std::error_code ignored;
+  fs::remove(partial_path_, ignored);
+}
+
+void OutputFile::fail(const char* what) {
+  const std::string reason = errno != 0 ? std::strerror(errno) : "I/O error";
+  throw ExportError(std::string(what) + " '" + path_ + "': " + reason);
+}
+
+void OutputFile::flush() {
+  if (buffer_.empty()) return;
+  errno = 0;
+  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) fail("cannot write");
+  written_ += static_cast<std::int64_t>(buffer_.size());
+  buffer_.clear();
+}
+
+void OutputFile::write(std::string_view bytes) {
+  if (buffer_.size() + bytes.size() < kFlushBytes) {
+    buffer_.append(bytes);
+    return;
+  }
+  flush();
+  errno = 0;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) fail("cannot write");
+  written_ += static_cast<std::int64_t>(bytes.size());
+}
+
+void OutputFile::commit() {
+  flush();
+  errno = 0;
+  const int rc = std::fclose(file_);
+  file_ = nullptr;
+  if (rc != 0) fail("cannot write");
+  std::error_code ec;
+  fs::rename(partial_path_, path_, ec);
+  if (ec) throw ExportError("cannot create '" + path_ + "': " + ec.message());
+  committed_ = true;
+}
+
+void ensure_directory(const std::string& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  if (fs::exists(dir, ec)) throw ExportError("'" + dir + "' exists and is not a directory");
+  fs::create_directories(dir, ec);
+  if (ec) throw ExportError("cannot create directory '" + dir + "': " + ec.message());
+}
+
+namespace {
+
+bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// The length of the valid UTF-8 sequence at s[i] (2-4), or 0 if the bytes there are not one.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = at(0);
+  const std::size_t left = s.size() - i;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (left < n || at(1) < lo || at(1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (!is_continuation(at(k))) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const std::size_t n = utf8_sequence_length(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 0xF]);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+    ++i;
+  }
+  out.push_back('"');
+}
+
+void append_csv_field(std::string& out, std::string_view s) {
+  const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  if (!quote) {
+    out.append(s);
+    return;
+  }
+  out.push_back('"');
+  for (const char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void append_us(std::string& out, std::int64_t ns) {
+  // Unsigned arithmetic: the magnitude of INT64_MIN does not fit an int64.
+  std::uint64_t mag = static_cast<std::uint64_t>(ns);
+  if (ns < 0) {
+    out.push_back('-');
+    mag = ~mag + 1;
+  }
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, mag / 1000);
+  out.append(buf, r.ptr);
+  const auto frac = static_cast<unsigned>(mag % 1000);
+  out.push_back('.');
+  out.push_back(static_cast<char>('0' + frac / 100));
+  out.push_back(static_cast<char>('0' + frac / 10 % 10));
+  out.push_back(static_cast<char>('0' + frac % 10));
+}
+
+void append_fixed(std::string& out, double v, int decimals) {
+  char buf[64];
+  const int n = std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  if (n > 0) out.append(buf, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
+}
+
+std::string sanitize_file_name(std::string_view name) {
+  constexpr std::size_t kMaxBytes = 160;  // leaves room for ".<call>.<role>.<index>.npy" under 255
+  std::string out;
+  out.reserve(std::min(name.size(), kMaxBytes));
+  for (const char c : name.substr(0, kMaxBytes)) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-';
+    out.push_back(keep ? c : '_');
+  }
+  if (out.empty()) return "unnamed";
+  if (out.front() == '.') out.front() = '_';  // no hidden files, no "." or ".."
+  return out;
+}
+
+std::string copy_kind_name(std::int32_t kind) {
+  switch (kind) {
+    case 1: return "HtoD";
+    case 2: return "DtoH";
+    case 8: return "DtoD";
+    default: return "kind" + std::to_string(kind);
+  }
+}
+
+std::string memory_op_name(std::int32_t op) {
+  switch (op) {
+    case 0: return "alloc";
+    case 1: return "free";
+    case 2: return "reserve";
+    case 3: return "release";
+    default: return "op" + std::to_string(op);
+  }
+}
+
+}  // namespace npuscope::collector::export_util

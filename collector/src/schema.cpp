@@ -1,0 +1,281 @@
+// The descriptors of every trace table. See Note [One table, declared once] in schema.h.
+#include "schema.h"
+
+#include <cstddef>
+#include <span>
+#include <utility>
+
+namespace npuscope::collector::schema {
+namespace {
+
+// The number of members of an aggregate: the largest N for which Row{any, any, ...} compiles.
+struct AnyMember {
+  template <class T>
+  operator T() const;  // never defined: only used in unevaluated requires-expressions
+};
+template <std::size_t>
+using AnyAt = AnyMember;
+
+template <class Row, std::size_t N>
+constexpr bool brace_initializable_with() {
+  return []<std::size_t... I>(std::index_sequence<I...>) {
+    return requires { Row{AnyAt<I>{}...}; };
+  }(std::make_index_sequence<N>{});
+}
+
+template <class Row, std::size_t N = 0>
+constexpr std::size_t member_count() {
+  if constexpr (brace_initializable_with<Row, N + 1>()) {
+    return member_count<Row, N + 1>();
+  } else {
+    return N;
+  }
+}
+
+// The columns name each member of Row exactly once.
+template <class Row, std::size_t N>
+constexpr bool covers_each_member_once(const Column<Row> (&columns)[N]) {
+  for (std::size_t i = 0; i < N; ++i) {
+    for (std::size_t j = i + 1; j < N; ++j) {
+      if (columns[i].field == columns[j].field || columns[i].name == columns[j].name) return false;
+    }
+  }
+  return N == member_count<Row>();
+}
+
+template <class Row>
+Table<Row> make_table(TableInfo info, std::span<const Column<Row>> columns) {
+  Table<Row> table{std::move(info), {}};
+  for (const Column<Row>& c : columns) {
+    table.info.columns.push_back({c.name, kSqlTypeOfField[c.field.index()], c.doc});
+    table.fields.push_back(c.field);
+  }
+  return table;
+}
+
+constexpr Column<MetaRow> kMetaColumns[] = {
+    {"key", &MetaRow::key, "What the value is: see the META keys below."},
+    {"value", &MetaRow::value, "The value, as text (counters in decimal)."},
+};
+static_assert(covers_each_member_once(kMetaColumns));
+
+constexpr Column<StringRow> kStringColumns[] = {
+    {"id", &StringRow::id, "The id other tables store in their `*_id` columns (1, 2, ...; 0 means no string)."},
+    {"value", &StringRow::value, "The string (op names, op types, API names, marker names)."},
+};
+static_assert(covers_each_member_once(kStringColumns));
+
+constexpr Column<DeviceInfoRow> kDeviceColumns[] = {
+    {"device_id", &DeviceInfoRow::device_id, "Device index (`npu:N`); joins TASK.device_id."},
+    {"name", &DeviceInfoRow::name, "Device spec preset (`ascend910b`, ...) or spec file."},
+    {"cube_cores", &DeviceInfoRow::cube_cores, "AI cores with a cube (matrix) unit."},
+    {"vector_cores", &DeviceInfoRow::vector_cores, "Vector cores."},
+    {"clock_hz", &DeviceInfoRow::clock_hz, "Core clock (Hz)."},
+    {"cube_peak_flops", &DeviceInfoRow::cube_peak_flops, "Peak f16 cube throughput of the device (FLOP/s)."},
+    {"vector_peak_flops", &DeviceInfoRow::vector_peak_flops, "Peak f32 vector throughput of the device (FLOP/s)."},
+    {"memory_bandwidth", &DeviceInfoRow::memory_bandwidth, "Device memory (HBM) bandwidth (bytes/s)."},
+    {"memory_bytes", &DeviceInfoRow::memory_bytes, "Device memory capacity (bytes)."},
+    {"precision_mode", &DeviceInfoRow::precision_mode, "Precision mode in force (`force_fp16`, `allow_mix_precision`, ...)."},
+    {"overflow_mode", &DeviceInfoRow::overflow_mode, "Overflow mode in force: `inf_nan` or `saturation`."},
+};
+static_assert(covers_each_member_once(kDeviceColumns));
+
+constexpr Column<ApiRow> kApiColumns[] = {
+    {"start_ns", &ApiRow::start_ns, "Host time the call was entered (ns)."},
+    {"end_ns", &ApiRow::end_ns, "Host time the call returned (ns)."},
+    {"name_id", &ApiRow::name_id, "API name (STRING_IDS.id), e.g. `aclnnMatMul`, `aclrtSynchronizeStream`."},
+    {"connection_id", &ApiRow::connection_id,
+     "Joins the call to the device work it launched (TASK.connection_id, MEMCPY.connection_id); 0 if none."},
+    {"thread_id", &ApiRow::thread_id, "Host thread (small per-process index)."},
+};
+static_assert(covers_each_member_once(kApiColumns));
+
+constexpr Column<TaskRow> kTaskColumns[] = {
+    {"task_id", &TaskRow::task_id, "Task id, unique in the process, in launch order; TENSOR.task_id refers to it."},
+    {"start_ns", &TaskRow::start_ns, "Modelled device start (ns)."},
+    {"end_ns", &TaskRow::end_ns, "Modelled device end (ns); the task's duration is end_ns - start_ns."},
+    {"queued_ns", &TaskRow::queued_ns, "Host time of the launch (ns); start_ns - queued_ns is the time it waited."},
+    {"device_id", &TaskRow::device_id, "Device index (`npu:N`); -1 for the `cpu` golden backend."},
+    {"stream_id", &TaskRow::stream_id, "Stream the task ran on."},
+    {"name_id", &TaskRow::name_id, "Op instance name (STRING_IDS.id), e.g. `layer0/attn/MatMul`."},
+    {"op_type_id", &TaskRow::op_type_id, "Op type (STRING_IDS.id), e.g. `MatMul`."},
+    {"task_type", &TaskRow::task_type, "Unit the task ran on: see Enumerations: task_type."},
+    {"connection_id", &TaskRow::connection_id, "The host API call that launched it (API.connection_id); 0 if none."},
+    {"block_dim", &TaskRow::block_dim, "Number of blocks (cores) the kernel was split over."},
+    {"flops", &TaskRow::flops, "Floating-point operations of the kernel (cost model)."},
+    {"bytes", &TaskRow::bytes, "Bytes the kernel read and wrote in device memory (cost model)."},
+    {"overflow", &TaskRow::overflow, "1 if any output overflowed (inf/NaN, or clamped in saturation mode), else 0."},
+    {"fallback", &TaskRow::fallback, "1 if the op had no NPU kernel and its CPU kernel ran as an AI_CPU task, else 0."},
+    {"compute_dtype", &TaskRow::compute_dtype, "dtype the kernel computed in: see Enumerations: dtype."},
+    {"call_index", &TaskRow::call_index, "n-th call (from 0) of this op name in the process: matches ops across runs."},
+    {"emulation_ns", &TaskRow::emulation_ns,
+     "Real CPU time the emulator spent on the kernel (ns): the emulator's own cost, not device time."},
+    {"thread_id", &TaskRow::thread_id, "Host thread that launched it (small per-process index)."},
+};
+static_assert(covers_each_member_once(kTaskColumns));
+
+constexpr Column<TensorRow> kTensorColumns[] = {
+    {"task_id", &TensorRow::task_id, "The task that read or produced the tensor (TASK.task_id)."},
+    {"role", &TensorRow::role, "Input or output of the task: see Enumerations: role."},
+    {"idx", &TensorRow::idx, "Position among the task's inputs (or outputs), from 0."},
+    {"dtype", &TensorRow::dtype, "Element type: see Enumerations: dtype."},
+    {"shape", &TensorRow::shape, "Dimensions, comma-separated (`2,3,4`; empty for a scalar)."},
+    {"numel", &TensorRow::numel, "Number of elements."},
+    {"min", &TensorRow::min, "Smallest finite element (0 if none)."},
+    {"max", &TensorRow::max, "Largest finite element (0 if none)."},
+    {"mean", &TensorRow::mean, "Mean of the finite elements."},
+    {"l2norm", &TensorRow::l2norm, "L2 norm of the finite elements."},
+    {"nan_count", &TensorRow::nan_count, "Number of NaN elements."},
+    {"inf_count", &TensorRow::inf_count, "Number of +inf and -inf elements."},
+    {"data", &TensorRow::data,
+     "The raw elements (row-major, little-endian, dtype-sized), zstd-compressed; empty unless tensors were dumped."},
+    {"data_bytes", &TensorRow::data_bytes, "Size of `data` once decompressed (bytes); 0 when not dumped."},
+};
+static_assert(covers_each_member_once(kTensorColumns));
+
+constexpr Column<MemoryRow> kMemoryColumns[] = {
+    {"ts_ns", &MemoryRow::ts_ns, "Host time of the operation (ns)."},
+    {"device_id", &MemoryRow::device_id, "Device whose memory it is."},
+    {"op", &MemoryRow::op, "What happened: see Enumerations: op."},
+    {"address", &MemoryRow::address, "Device address of the block (alloc/free) or segment (reserve/release)."},
+    {"bytes", &MemoryRow::bytes, "Size of the block or segment (bytes)."},
+    {"allocated_bytes", &MemoryRow::allocated_bytes, "Bytes allocated to tensors on the device after the operation."},
+    {"reserved_bytes", &MemoryRow::reserved_bytes,
+     "Bytes the caching allocator holds from the device after the operation (allocated + cached)."},
+    {"thread_id", &MemoryRow::thread_id, "Host thread (small per-process index)."},
+};
+static_assert(covers_each_member_once(kMemoryColumns));
+
+constexpr Column<MemcpyRow> kMemcpyColumns[] = {
+    {"task_id", &MemcpyRow::task_id, "Task id (same numbering as TASK.task_id)."},
+    {"start_ns", &MemcpyRow::start_ns, "Modelled start of the copy (ns)."},
+    {"end_ns", &MemcpyRow::end_ns, "Modelled end of the copy (ns)."},
+    {"queued_ns", &MemcpyRow::queued_ns, "Host time the copy was issued (ns)."},
+    {"device_id", &MemcpyRow::device_id, "Device index."},
+    {"stream_id", &MemcpyRow::stream_id, "Stream the copy ran on."},
+    {"bytes", &MemcpyRow::bytes, "Bytes copied."},
+    {"copy_kind", &MemcpyRow::copy_kind, "Direction: see Enumerations: copy_kind."},
+    {"connection_id", &MemcpyRow::connection_id, "The host API call that issued it (API.connection_id); 0 if none."},
+};
+static_assert(covers_each_member_once(kMemcpyColumns));
+
+constexpr Column<MarkerRow> kMarkerColumns[] = {
+    {"start_ns", &MarkerRow::start_ns, "Host time the range was pushed (ns)."},
+    {"end_ns", &MarkerRow::end_ns, "Host time it was popped (ns); equal to start_ns for an instant."},
+    {"name_id", &MarkerRow::name_id, "Marker name (STRING_IDS.id); 0 for an unnamed step."},
+    {"thread_id", &MarkerRow::thread_id, "Host thread (small per-process index)."},
+    {"kind", &MarkerRow::kind, "Range or step: see Enumerations: kind."},
+    {"step", &MarkerRow::step, "Step number for a step marker, -1 for a plain range."},
+};
+static_assert(covers_each_member_once(kMarkerColumns));
+
+}  // namespace
+
+template <>
+const Table<MetaRow>& table_for<MetaRow>() {
+  static const Table<MetaRow> table = make_table<MetaRow>(
+      {.name = "META", .doc = "Key/value facts about the trace: schema version, status, tool version, counters.",
+       .primary_key = "key", .order_by = "key", .replace = true},
+      kMetaColumns);
+  return table;
+}
+
+template <>
+const Table<StringRow>& table_for<StringRow>() {
+  static const Table<StringRow> table = make_table<StringRow>(
+      {.name = "STRING_IDS", .doc = "Every string of the trace, stored once; other tables keep its id.",
+       .primary_key = "id", .order_by = "id"},
+      kStringColumns);
+  return table;
+}
+
+template <>
+const Table<DeviceInfoRow>& table_for<DeviceInfoRow>() {
+  static const Table<DeviceInfoRow> table = make_table<DeviceInfoRow>(
+      {.name = "DEVICE_INFO", .doc = "One row per device used: the hardware the tasks are judged against.",
+       .order_by = "device_id"},
+      kDeviceColumns);
+  return table;
+}
+
+template <>
+const Table<ApiRow>& table_for<ApiRow>() {
+  static const Table<ApiRow> table = make_table<ApiRow>(
+      {.name = "API", .doc = "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread.",
+       .indexes = {{{"start_ns"}}, {{"connection_id"}}}, .order_by = "start_ns"},
+      kApiColumns);
+  return table;
+}
+
+template <>
+const Table<TaskRow>& table_for<TaskRow>() {
+  static const Table<TaskRow> table = make_table<TaskRow>(
+      {.name = "TASK", .doc = "Device tasks: one row per kernel run (and event record/wait) with its modelled times.",
+       .indexes = {{{"start_ns"}}, {{"name_id"}}}, .order_by = "start_ns"},
+      kTaskColumns);
+  return table;
+}
+
+template <>
+const Table<TensorRow>& table_for<TensorRow>() {
+  static const Table<TensorRow> table = make_table<TensorRow>(
+      {.name = "TENSOR", .doc = "Statistics (and, when dumped, the data) of the tensors tasks read and wrote.",
+       .indexes = {{{"task_id", "role", "idx"}}}, .order_by = "task_id, role, idx"},
+      kTensorColumns);
+  return table;
+}
+
+template <>
+const Table<MemoryRow>& table_for<MemoryRow>() {
+  static const Table<MemoryRow> table = make_table<MemoryRow>(
+      {.name = "MEMORY_RECORD", .doc = "Device memory operations of the caching allocator, with the totals after each.",
+       .indexes = {{{"ts_ns"}}}, .order_by = "ts_ns"},
+      kMemoryColumns);
+  return table;
+}
+
+template <>
+const Table<MemcpyRow>& table_for<MemcpyRow>() {
+  static const Table<MemcpyRow> table = make_table<MemcpyRow>(
+      {.name = "MEMCPY", .doc = "Copies between host and device memory, and within a device.",
+       .indexes = {{{"start_ns"}}}, .order_by = "start_ns"},
+      kMemcpyColumns);
+  return table;
+}
+
+template <>
+const Table<MarkerRow>& table_for<MarkerRow>() {
+  static const Table<MarkerRow> table = make_table<MarkerRow>(
+      {.name = "MARKER", .doc = "Named host ranges pushed by the workload, and its training/inference steps.",
+       .indexes = {{{"start_ns"}}}, .order_by = "start_ns"},
+      kMarkerColumns);
+  return table;
+}
+
+const std::vector<const TableInfo*>& all_tables() {
+  static const std::vector<const TableInfo*> tables = {
+      &table_for<MetaRow>().info,   &table_for<StringRow>().info, &table_for<DeviceInfoRow>().info,
+      &table_for<ApiRow>().info,    &table_for<TaskRow>().info,   &table_for<TensorRow>().info,
+      &table_for<MemoryRow>().info, &table_for<MemcpyRow>().info, &table_for<MarkerRow>().info,
+  };
+  return tables;
+}
+
+const TableInfo* find_table(std::string_view name) {
+  for (const TableInfo* table : all_tables()) {
+    if (table->name == name) return table;
+  }
+  return nullptr;
+}
+
+const char* sql_type_name(SqlType type) {
+  switch (type) {
+    case SqlType::kInteger: return "INTEGER";
+    case SqlType::kReal: return "REAL";
+    case SqlType::kText: return "TEXT";
+    case SqlType::kBlob: return "BLOB";
+  }
+  return "BLOB";
+}
+
+}  // namespace npuscope::collector::schema

@@ -1,0 +1,117 @@
+// The trace database's tables, declared once.
+//
+// Note [One table, declared once]
+// Every table of a trace is declared in exactly one place, schema.cpp: its name, a doc line, its
+// columns (name, the row-struct member it stores, doc), the order the reader streams it in and the
+// indexes finalize() builds. A column's SQL type follows from its member's C++ type. Everything
+// else is generated from these descriptors: the CREATE TABLE / CREATE INDEX statements
+// (schema_sql.cpp), the writer's batch INSERTs and the reader's SELECT lists (schema_sql.cpp),
+// moving values between rows and SQLite (row_codec.h) and docs/schema.md (schema_doc.cpp, written
+// by the npuscope_schema_doc tool). schema.cpp static_asserts that each table's columns name every
+// member of its row struct exactly once, so a field added to trace_rows.h without a column, or a
+// column listed twice, does not compile. (Perfetto declares its tables the same way.)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "npuscope/collector/trace_rows.h"
+
+namespace npuscope::collector::schema {
+
+enum class SqlType { kInteger, kReal, kText, kBlob };
+const char* sql_type_name(SqlType type);
+
+// The member of Row a column stores. The alternatives are the C++ types rows use; their order
+// matches kSqlTypeOfField below.
+template <class Row>
+using Field = std::variant<std::int32_t Row::*, std::int64_t Row::*, double Row::*, std::string Row::*,
+                           std::vector<std::uint8_t> Row::*>;
+inline constexpr SqlType kSqlTypeOfField[] = {SqlType::kInteger, SqlType::kInteger, SqlType::kReal, SqlType::kText,
+                                              SqlType::kBlob};
+
+template <class Row>
+struct Column {
+  std::string_view name;
+  Field<Row> field;
+  std::string_view doc;
+};
+
+struct ColumnInfo {
+  std::string_view name;
+  SqlType type;
+  std::string_view doc;
+};
+
+struct IndexInfo {
+  std::vector<std::string_view> columns;
+};
+
+// What the SQL and doc generators need of a table, whatever its row type.
+struct TableInfo {
+  std::string_view name;
+  std::string_view doc;
+  std::vector<ColumnInfo> columns;
+  std::vector<IndexInfo> indexes;  // built by finalize()
+  std::string_view primary_key;    // a column name, or empty
+  std::string_view order_by;       // the reader's row order (rowid breaks ties)
+  bool replace = false;            // INSERT OR REPLACE (META: later values win)
+};
+
+// A table and the members its columns store: fields[i] is columns[i].
+template <class Row>
+struct Table {
+  TableInfo info;
+  std::vector<Field<Row>> fields;
+};
+
+// The two tables without a public row struct.
+struct MetaRow {
+  std::string key;
+  std::string value;
+};
+struct StringRow {
+  std::int64_t id = 0;
+  std::string value;
+};
+
+template <class Row>
+const Table<Row>& table_for();
+template <> const Table<MetaRow>& table_for<MetaRow>();
+template <> const Table<StringRow>& table_for<StringRow>();
+template <> const Table<DeviceInfoRow>& table_for<DeviceInfoRow>();
+template <> const Table<ApiRow>& table_for<ApiRow>();
+template <> const Table<TaskRow>& table_for<TaskRow>();
+template <> const Table<TensorRow>& table_for<TensorRow>();
+template <> const Table<MemoryRow>& table_for<MemoryRow>();
+template <> const Table<MemcpyRow>& table_for<MemcpyRow>();
+template <> const Table<MarkerRow>& table_for<MarkerRow>();
+
+// Every table, in creation (and documentation) order.
+const std::vector<const TableInfo*>& all_tables();
+const TableInfo* find_table(std::string_view name);  // nullptr if unknown
+
+// META keys.
+inline constexpr std::string_view kMetaSchemaVersion = "schema_version";
+inline constexpr std::string_view kMetaStatus = "status";
+inline constexpr std::string_view kMetaCreatedAt = "created_at";
+inline constexpr std::string_view kMetaFinalizedAt = "finalized_at";
+inline constexpr std::string_view kMetaToolVersion = "npuscope_version";
+inline constexpr std::string_view kStatPrefix = "stat.";
+inline constexpr std::string_view kStatusIncomplete = "incomplete";
+inline constexpr std::string_view kStatusComplete = "complete";
+
+// Generated SQL (schema_sql.cpp).
+std::string create_table_sql(const TableInfo& table);
+std::vector<std::string> create_index_sql(const TableInfo& table);
+// The writer's insert: every row of a batch bound as one pointer (see batch_vtab.h).
+std::string insert_sql(const TableInfo& table);
+std::string batch_module_name(const TableInfo& table);
+std::string batch_vtab_declaration(const TableInfo& table);
+// The reader's query, in order_by order. Without blobs, BLOB columns read as NULL.
+std::string select_sql(const TableInfo& table, bool with_blobs);
+
+}  // namespace npuscope::collector::schema

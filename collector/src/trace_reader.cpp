@@ -1,0 +1,229 @@
+// The SQLite trace reader: opens read-only, validates, and streams rows through the descriptors
+// (Note [One table, declared once] in schema.h).
+#include "npuscope/collector/trace_reader.h"
+
+#include <zstd.h>
+
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <unordered_map>
+
+#include "row_codec.h"
+#include "schema.h"
+#include "sqlite_util.h"
+
+namespace npuscope::collector {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// What an error from the first query of a file means for the user.
+[[noreturn]] void throw_open_error(const std::string& path, sqlite3* db, int rc) {
+  const std::string reason = sqlite3_errmsg(db);
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB: throw TraceError(path + ": not an npuscope trace (not an SQLite file)");
+    case SQLITE_CORRUPT: throw TraceError(path + ": corrupt trace (" + reason + ")");
+    case SQLITE_ERROR:
+      if (reason.rfind("no such table", 0) == 0) throw TraceError(path + ": not an npuscope trace (no META table)");
+      break;
+    default: break;
+  }
+  throw TraceError(path + ": cannot read trace: " + reason);
+}
+
+class SqliteTraceReader final : public TraceReader {
+ public:
+  explicit SqliteTraceReader(const std::string& path)
+      : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX) {
+    load_meta();
+    check_version();
+    check_integrity();
+    load_strings();
+  }
+
+  const std::string& path() const override { return db_.path(); }
+
+  std::optional<std::string> meta(const std::string& key) const override {
+    const auto it = meta_.find(key);
+    if (it == meta_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  bool complete() const override { return meta(std::string(schema::kMetaStatus)) == schema::kStatusComplete; }
+  int schema_version() const override { return schema_version_; }
+
+  const std::string& string(StringId id) const override {
+    static const std::string kEmpty;
+    const auto it = strings_.find(id);
+    return it == strings_.end() ? kEmpty : it->second;
+  }
+
+  std::vector<StatRow> stats() const override {
+    std::vector<StatRow> out;
+    const std::string prefix(schema::kStatPrefix);
+    for (auto it = meta_.lower_bound(prefix); it != meta_.end() && it->first.starts_with(prefix); ++it) {
+      out.push_back({it->first.substr(prefix.size()), parse_int(it->second).value_or(0)});
+    }
+    return out;
+  }
+
+  std::vector<DeviceInfoRow> devices() const override {
+    std::vector<DeviceInfoRow> out;
+    for_each<DeviceInfoRow>(false, [&](const DeviceInfoRow& row) { out.push_back(row); });
+    return out;
+  }
+
+  void for_each_task(const std::function<void(const TaskRow&)>& f) const override { for_each<TaskRow>(false, f); }
+  void for_each_api(const std::function<void(const ApiRow&)>& f) const override { for_each<ApiRow>(false, f); }
+  void for_each_memory(const std::function<void(const MemoryRow&)>& f) const override {
+    for_each<MemoryRow>(false, f);
+  }
+  void for_each_memcpy(const std::function<void(const MemcpyRow&)>& f) const override {
+    for_each<MemcpyRow>(false, f);
+  }
+  void for_each_marker(const std::function<void(const MarkerRow&)>& f) const override {
+    for_each<MarkerRow>(false, f);
+  }
+
+  void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
+    for_each<TensorRow>(with_data, [&](TensorRow& row) {
+      if (with_data) decompress(row);
+      f(row);
+    });
+  }
+
+  std::int64_t count(const std::string& table) const override {
+    const schema::TableInfo* info = schema::find_table(table);
+    if (!info) {
+      std::string known;
+      for (const schema::TableInfo* t : schema::all_tables()) known += (known.empty() ? "" : ", ") + std::string(t->name);
+      throw TraceError(path() + ": no table '" + table + "' in a trace (tables: " + known + ")");
+    }
+    sqlite::Stmt stmt(db_, "SELECT count(*) FROM " + std::string(info->name));
+    stmt.step();
+    return sqlite3_column_int64(stmt.get(), 0);
+  }
+
+ private:
+  // Streams a table in its documented order, one reused row object.
+  template <class Row, class F>
+  void for_each(bool with_blobs, F&& f) const {
+    const schema::Table<Row>& table = schema::table_for<Row>();
+    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs));
+    Row row;
+    while (stmt.step()) {
+      schema::read_row(stmt.get(), table, row);
+      f(row);
+    }
+  }
+
+  void load_meta();
+  void check_version();
+  void check_integrity();
+  void load_strings();
+  void decompress(TensorRow& row) const;
+
+  mutable sqlite::Db db_;  // statements on a const reader: FULLMUTEX makes that safe across threads
+  std::map<std::string, std::string> meta_;
+  std::unordered_map<StringId, std::string> strings_;
+  int schema_version_ = 0;
+};
+
+void SqliteTraceReader::load_meta() {
+  const schema::Table<schema::MetaRow>& table = schema::table_for<schema::MetaRow>();
+  const std::string sql = schema::select_sql(table.info, true);
+  sqlite3_stmt* raw = nullptr;
+  const int rc = sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &raw, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(raw);
+    throw_open_error(path(), db_.get(), rc);
+  }
+  sqlite3_finalize(raw);
+  for_each<schema::MetaRow>(true, [&](const schema::MetaRow& row) { meta_[row.key] = row.value; });
+}
+
+void SqliteTraceReader::check_version() {
+  const auto text = meta(std::string(schema::kMetaSchemaVersion));
+  if (!text) throw TraceError(path() + ": not an npuscope trace (META has no schema_version)");
+  const auto version = parse_int(*text);
+  if (!version || *version < 1) {
+    throw TraceError(path() + ": not an npuscope trace (bad schema_version '" + *text + "')");
+  }
+  if (*version > kSchemaVersion) {
+    throw TraceError(path() + ": written by a newer npuscope (schema " + *text + ", this build reads up to " +
+                     std::to_string(kSchemaVersion) + "): upgrade npuscope");
+  }
+  schema_version_ = static_cast<int>(*version);
+}
+
+void SqliteTraceReader::check_integrity() {
+  std::string result;
+  try {
+    result = db_.query_text("PRAGMA quick_check");
+  } catch (const TraceError& e) {
+    throw TraceError(path() + ": corrupt trace (" + e.what() + ")");
+  }
+  if (result != "ok") throw TraceError(path() + ": corrupt trace (PRAGMA quick_check: " + result + ")");
+}
+
+void SqliteTraceReader::load_strings() {
+  for_each<schema::StringRow>(false, [&](schema::StringRow& row) { strings_[row.id] = std::move(row.value); });
+}
+
+void SqliteTraceReader::decompress(TensorRow& row) const {
+  if (row.data.empty()) return;
+  const auto where = [&] {
+    return path() + ": tensor data of task " + std::to_string(row.task_id) + " (" + (row.role ? "output " : "input ") +
+           std::to_string(row.idx) + ")";
+  };
+  if (row.data_bytes < 0 || row.data_bytes > (std::int64_t{1} << 40)) {
+    throw TraceError(where() + " has a bad size " + std::to_string(row.data_bytes));
+  }
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(row.data_bytes));
+  const std::size_t n = ZSTD_decompress(out.data(), out.size(), row.data.data(), row.data.size());
+  if (ZSTD_isError(n) || n != out.size()) {
+    throw TraceError(where() + " is corrupt: " +
+                     (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size differs from data_bytes"));
+  }
+  row.data = std::move(out);
+}
+
+}  // namespace
+
+std::unique_ptr<TraceReader> TraceReader::open(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) throw TraceError(path + ": no such trace file");
+  if (fs::is_directory(status)) throw TraceError(path + ": is a directory, not a trace file");
+  return std::make_unique<SqliteTraceReader>(path);
+}
+
+template <class Row>
+static std::vector<Row> collect(const TraceReader& reader, void (TraceReader::*each)(
+                                    const std::function<void(const Row&)>&) const) {
+  std::vector<Row> out;
+  (reader.*each)([&](const Row& row) { out.push_back(row); });
+  return out;
+}
+
+std::vector<TaskRow> TraceReader::tasks() const { return collect(*this, &TraceReader::for_each_task); }
+std::vector<ApiRow> TraceReader::apis() const { return collect(*this, &TraceReader::for_each_api); }
+std::vector<MemoryRow> TraceReader::memory() const { return collect(*this, &TraceReader::for_each_memory); }
+std::vector<MemcpyRow> TraceReader::memcpys() const { return collect(*this, &TraceReader::for_each_memcpy); }
+std::vector<MarkerRow> TraceReader::markers() const { return collect(*this, &TraceReader::for_each_marker); }
+
+std::vector<TensorRow> TraceReader::tensors(bool with_data) const {
+  std::vector<TensorRow> out;
+  for_each_tensor(with_data, [&](const TensorRow& row) { out.push_back(row); });
+  return out;
+}
+
+}  // namespace npuscope::collector
