@@ -34,5 +34,7 @@ bool parse_flags(int argc, char** argv, const po::options_description& desc, con
                  po::positional_options_description* positional = nullptr, po::variables_map* out = nullptr);
 
 int exec_command(int argc, char** argv);
+int export_command(int argc, char** argv);
+int run_command(int argc, char** argv);
 
 }  // namespace npuscope::cli

@@ -11,13 +11,6 @@ struct BatchVtab {
   const BatchSource* source;
 };
 
-struct BatchCursor {
-  sqlite3_vtab_cursor base;  // first
-  const BatchSource* source;
-  const Batch* batch;
-  std::size_t row;
-};
-
 int batch_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
   const auto* source = static_cast<const BatchSource*>(aux);
   const int rc = sqlite3_declare_vtab(db, batch_vtab_declaration(*source->info).c_str());
@@ -52,7 +45,8 @@ int batch_best_index(sqlite3_vtab* vtab, sqlite3_index_info* info) {
 int batch_open(sqlite3_vtab* vtab, sqlite3_vtab_cursor** out) {
   auto* cursor = static_cast<BatchCursor*>(sqlite3_malloc(sizeof(BatchCursor)));
   if (!cursor) return SQLITE_NOMEM;
-  *cursor = BatchCursor{{}, reinterpret_cast<BatchVtab*>(vtab)->source, nullptr, 0};
+  const BatchSource* source = reinterpret_cast<BatchVtab*>(vtab)->source;
+  *cursor = BatchCursor{{}, source->fields, source->info->columns.size(), nullptr, 0};
   *out = &cursor->base;
   return SQLITE_OK;
 }
@@ -79,20 +73,14 @@ int batch_eof(sqlite3_vtab_cursor* base) {
   return !cursor->batch || cursor->row >= cursor->batch->size;
 }
 
-int batch_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
-  const auto* cursor = reinterpret_cast<BatchCursor*>(base);
-  if (col < static_cast<int>(cursor->source->info->columns.size())) {
-    cursor->source->column(*cursor->batch, cursor->row, col, ctx);
-  }  // else the hidden argument: left NULL
-  return SQLITE_OK;
-}
-
 int batch_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
   *rowid = static_cast<sqlite3_int64>(reinterpret_cast<BatchCursor*>(base)->row);
   return SQLITE_OK;
 }
 
-sqlite3_module make_module() {
+}  // namespace
+
+sqlite3_module make_batch_module(ColumnFn column) {
   sqlite3_module m{};
   m.xConnect = batch_connect;  // no xCreate: eponymous-only, it exists in no schema
   m.xBestIndex = batch_best_index;
@@ -102,18 +90,14 @@ sqlite3_module make_module() {
   m.xFilter = batch_filter;
   m.xNext = batch_next;
   m.xEof = batch_eof;
-  m.xColumn = batch_column;
+  m.xColumn = column;
   m.xRowid = batch_rowid;
   return m;
 }
 
-const sqlite3_module kBatchModule = make_module();
-
-}  // namespace
-
 void register_batch_module(sqlite::Db& db, const BatchSource& source) {
   const std::string name = batch_module_name(*source.info);
-  if (sqlite3_create_module_v2(db.get(), name.c_str(), &kBatchModule, const_cast<BatchSource*>(&source), nullptr) !=
+  if (sqlite3_create_module_v2(db.get(), name.c_str(), &source.module, const_cast<BatchSource*>(&source), nullptr) !=
       SQLITE_OK) {
     db.fail("registering " + name);
   }

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include <cstddef>
+#include <vector>
 
 #include "row_codec.h"
 #include "schema.h"
@@ -28,19 +29,39 @@ struct Batch {
   std::size_t size = 0;
 };
 
-// One table's module: its columns, and how to read column `col` of row `i` of a batch.
+// The cursor every batch module uses: the batch bound to ?1 and the row it is on.
+struct BatchCursor {
+  sqlite3_vtab_cursor base;  // first: SQLite sees a sqlite3_vtab_cursor*
+  const void* fields;        // const std::vector<Field<Row>>*
+  std::size_t columns;
+  const Batch* batch;
+  std::size_t row;
+};
+
+// xColumn, typed so that the per-value path has no indirect call.
+template <class Row>
+int batch_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
+  const auto* cursor = reinterpret_cast<const BatchCursor*>(base);
+  if (static_cast<std::size_t>(col) >= cursor->columns) return SQLITE_OK;  // the hidden argument: NULL
+  const auto& fields = *static_cast<const std::vector<Field<Row>>*>(cursor->fields);
+  result_column(ctx, fields[static_cast<std::size_t>(col)], static_cast<const Row*>(cursor->batch->rows)[cursor->row]);
+  return SQLITE_OK;
+}
+
+using ColumnFn = int (*)(sqlite3_vtab_cursor*, sqlite3_context*, int);
+sqlite3_module make_batch_module(ColumnFn column);
+
+// One table's module: its columns and their members.
 struct BatchSource {
   const TableInfo* info;
-  void (*column)(const Batch& batch, std::size_t i, int col, sqlite3_context* ctx);
+  const void* fields;  // const std::vector<Field<Row>>*
+  sqlite3_module module;
 };
 
 template <class Row>
 const BatchSource& batch_source() {
-  static const BatchSource source{
-      &table_for<Row>().info, [](const Batch& batch, std::size_t i, int col, sqlite3_context* ctx) {
-        const Row& row = static_cast<const Row*>(batch.rows)[i];
-        result_column(ctx, table_for<Row>().fields[static_cast<std::size_t>(col)], row);
-      }};
+  static const BatchSource source{&table_for<Row>().info, &table_for<Row>().fields,
+                                  make_batch_module(&batch_column<Row>)};
   return source;
 }
 

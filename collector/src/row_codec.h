@@ -13,27 +13,30 @@
 
 namespace npuscope::collector::schema {
 
-// Sets the result of a batch table-valued function column (batch_vtab.cpp) to `row`'s member.
-// Strings and blobs are passed as SQLITE_STATIC: the rows outlive the INSERT that reads them.
+// Sets the result of a batch table-valued function column (batch_vtab.h) to `row`'s member: the
+// writer's innermost loop, hence a plain switch rather than std::visit. Strings and blobs are
+// SQLITE_STATIC: the rows outlive the INSERT that reads them.
 template <class Row>
-void result_column(sqlite3_context* ctx, const Field<Row>& field, const Row& row) {
-  std::visit(
-      [&](auto member) {
-        const auto& value = row.*member;
-        using T = std::remove_cvref_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>) {
-          sqlite3_result_int64(ctx, value);
-        } else if constexpr (std::is_same_v<T, double>) {
-          sqlite3_result_double(ctx, value);
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          sqlite3_result_text(ctx, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
-        } else if (value.empty()) {
-          sqlite3_result_zeroblob(ctx, 0);  // a null pointer would make it NULL
-        } else {
-          sqlite3_result_blob64(ctx, value.data(), value.size(), SQLITE_STATIC);
-        }
-      },
-      field);
+inline void result_column(sqlite3_context* ctx, const Field<Row>& field, const Row& row) {
+  static_assert(std::variant_size_v<Field<Row>> == 5);
+  switch (field.index()) {
+    case 0: sqlite3_result_int64(ctx, row.*(*std::get_if<0>(&field))); return;
+    case 1: sqlite3_result_int64(ctx, row.*(*std::get_if<1>(&field))); return;
+    case 2: sqlite3_result_double(ctx, row.*(*std::get_if<2>(&field))); return;
+    case 3: {
+      const std::string& text = row.*(*std::get_if<3>(&field));
+      sqlite3_result_text(ctx, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+      return;
+    }
+    default: {
+      const std::vector<std::uint8_t>& blob = row.*(*std::get_if<4>(&field));
+      if (blob.empty()) {
+        sqlite3_result_zeroblob(ctx, 0);  // a null pointer would make it NULL
+      } else {
+        sqlite3_result_blob64(ctx, blob.data(), blob.size(), SQLITE_STATIC);
+      }
+    }
+  }
 }
 
 // Reads the current row of a SELECT made by select_sql() into `row`. NULL reads as 0 / empty.

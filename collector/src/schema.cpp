@@ -75,7 +75,8 @@ constexpr Column<DeviceInfoRow> kDeviceColumns[] = {
     {"vector_peak_flops", &DeviceInfoRow::vector_peak_flops, "Peak f32 vector throughput of the device (FLOP/s)."},
     {"memory_bandwidth", &DeviceInfoRow::memory_bandwidth, "Device memory (HBM) bandwidth (bytes/s)."},
     {"memory_bytes", &DeviceInfoRow::memory_bytes, "Device memory capacity (bytes)."},
-    {"precision_mode", &DeviceInfoRow::precision_mode, "Precision mode in force (`force_fp16`, `allow_mix_precision`, ...)."},
+    {"precision_mode", &DeviceInfoRow::precision_mode,
+     "Precision mode in force (`force_fp16`, `allow_mix_precision`, ...)."},
     {"overflow_mode", &DeviceInfoRow::overflow_mode, "Overflow mode in force: `inf_nan` or `saturation`."},
 };
 static_assert(covers_each_member_once(kDeviceColumns));

@@ -30,7 +30,7 @@ EnumInfo task_types() {
       "Cube unit (MatMul, Gemm, BatchMatMul, Conv).",
       "Vector unit (element-wise ops, reductions, data movement).",
       "The device's CPU: an op with no NPU kernel ran its CPU kernel (`fallback` = 1). Slow.",
-      "A copy on a stream (also in MEMCPY).",
+      "A copy on a stream (copies are recorded in MEMCPY, with their direction and size).",
       "An event recorded on a stream.",
       "A stream waiting for an event.",
       "An op run on the `cpu` device (the golden backend), `device_id` = -1.",
@@ -96,7 +96,8 @@ EnumInfo marker_kinds() {
 }  // namespace
 
 const std::vector<EnumInfo>& enums() {
-  static const std::vector<EnumInfo> all = {task_types(), copy_kinds(), memory_ops(), dtypes(), roles(), marker_kinds()};
+  static const std::vector<EnumInfo> all = {task_types(), copy_kinds(), memory_ops(),
+                                            dtypes(),     roles(),      marker_kinds()};
   return all;
 }
 

@@ -30,7 +30,7 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
   const std::string reason = sqlite3_errmsg(db);
   switch (rc & 0xff) {
     case SQLITE_NOTADB: throw TraceError(path + ": not an npuscope trace (not an SQLite file)");
-    case SQLITE_CORRUPT: throw TraceError(path + ": corrupt trace (" + reason + ")");
+    case SQLITE_CORRUPT: throw TraceError(path + ": corrupt trace, damaged or truncated (" + reason + ")");
     case SQLITE_ERROR:
       if (reason.rfind("no such table", 0) == 0) throw TraceError(path + ": not an npuscope trace (no META table)");
       break;
@@ -104,7 +104,9 @@ class SqliteTraceReader final : public TraceReader {
     const schema::TableInfo* info = schema::find_table(table);
     if (!info) {
       std::string known;
-      for (const schema::TableInfo* t : schema::all_tables()) known += (known.empty() ? "" : ", ") + std::string(t->name);
+      for (const schema::TableInfo* t : schema::all_tables()) {
+        known += (known.empty() ? "" : ", ") + std::string(t->name);
+      }
       throw TraceError(path() + ": no table '" + table + "' in a trace (tables: " + known + ")");
     }
     sqlite::Stmt stmt(db_, "SELECT count(*) FROM " + std::string(info->name));
@@ -168,10 +170,10 @@ void SqliteTraceReader::check_integrity() {
   std::string result;
   try {
     result = db_.query_text("PRAGMA quick_check");
-  } catch (const TraceError& e) {
-    throw TraceError(path() + ": corrupt trace (" + e.what() + ")");
+  } catch (const TraceError&) {
+    result = sqlite3_errmsg(db_.get());
   }
-  if (result != "ok") throw TraceError(path() + ": corrupt trace (PRAGMA quick_check: " + result + ")");
+  if (result != "ok") throw TraceError(path() + ": corrupt trace, damaged or truncated (" + result + ")");
 }
 
 void SqliteTraceReader::load_strings() {

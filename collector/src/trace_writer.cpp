@@ -75,13 +75,17 @@ struct TableWriters {
   explicit TableWriters(sqlite::Db& db)
       : meta(db), strings(db), devices(db), apis(db), tasks(db), tensors(db), memory(db), memcpys(db), markers(db) {}
 
+  // Everything pending goes in before a commit: a committed row's strings are committed with it.
   void flush() {
-    strings.flush();  // first: what a committed row names is committed with it
+    strings.flush();
+    meta.flush();
+    devices.flush();
     apis.flush();
     tasks.flush();
     memory.flush();
     memcpys.flush();
     markers.flush();
+    tensors.flush();
   }
 
   TableWriter<schema::MetaRow> meta;

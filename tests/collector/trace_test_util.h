@@ -76,8 +76,9 @@ template <class Row>
 void expect_row_eq(const Row& expected, const Row& actual, const std::string& where) {
   const schema::Table<Row>& table = schema::table_for<Row>();
   for (std::size_t i = 0; i < table.fields.size(); ++i) {
-    std::visit([&](auto member) { EXPECT_EQ(expected.*member, actual.*member) << where << "." << table.info.columns[i].name; },
-               table.fields[i]);
+    std::visit(
+        [&](auto member) { EXPECT_EQ(expected.*member, actual.*member) << where << "." << table.info.columns[i].name; },
+        table.fields[i]);
   }
 }
 
@@ -85,20 +86,21 @@ template <class Row>
 void expect_rows_eq(const std::vector<Row>& expected, const std::vector<Row>& actual) {
   ASSERT_EQ(expected.size(), actual.size()) << schema::table_for<Row>().info.name;
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    expect_row_eq(expected[i], actual[i], std::string(schema::table_for<Row>().info.name) + "[" + std::to_string(i) + "]");
+    const std::string where = std::string(schema::table_for<Row>().info.name) + "[" + std::to_string(i) + "]";
+    expect_row_eq(expected[i], actual[i], where);
   }
 }
 
-// The first column of the first row of `sql` on a read-only connection of its own ("" if no row).
-inline std::string sql_text(const std::string& db_path, const std::string& sql) {
+// Column `column` of the first row of `sql` on a read-only connection of its own ("" if no row).
+inline std::string sql_text(const std::string& db_path, const std::string& sql, int column = 0) {
   sqlite3* db = nullptr;
   std::string out;
   if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
       ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
-    } else if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0)) {
-      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    } else if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, column)) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
     }
     sqlite3_finalize(stmt);
   } else {

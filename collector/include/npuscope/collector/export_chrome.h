@@ -10,14 +10,14 @@
 //   "Memcpy HtoD" slices), device memory as two "C" counters (allocated, reserved bytes).
 // - cpu golden: golden kernels run inline on host threads, so a thread per host thread.
 // Overflowing tasks get "cname":"terrible" (red) and an "overflow" instant at their start.
-// Each API call is joined to the task it launched by a flow ("s" bound to the API slice on the
-// host thread, "f" with "bp":"e" bound to the task slice), id = connection_id; the emulator
-// launches at most one task per API call, so each id names one arrow.
+// Each API call is joined to the task or copy it launched by a flow: "s" at the start of the API
+// slice, "f" with "bp":"e" at the start of the device slice, id = connection_id (Note [Flows] in
+// export_chrome.cpp); the emulator launches at most one task per API call, so an id is one arrow.
 // Timestamps are microseconds with three decimals (exact nanoseconds). Pids are host 1,
 // cpu golden 2, npu:N 3+N; tids are pid·10⁶ + lane (thread_id or stream_id), unique across
 // processes because Perfetto's importer keys thread names by tid alone. Counters use tid = pid.
-// The file is streamed (Note [Exports stream]); only the MEMCPY rows' connection ids are held
-// in memory (to bind their flows), never the tasks.
+// The file is streamed (Note [Exports stream]); beyond the output buffer it holds a bit per
+// connection id (which API calls launched work) and the set of lanes, never the rows.
 #pragma once
 
 #include <cstdint>

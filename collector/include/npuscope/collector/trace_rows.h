@@ -79,7 +79,9 @@ struct TensorRow {
   std::int64_t numel = 0;
   double min = 0, max = 0, mean = 0, l2norm = 0;
   std::int64_t nan_count = 0, inf_count = 0;
-  std::vector<std::uint8_t> data;  // zstd-compressed raw bytes when dumped, else empty
+  // Written: the zstd-compressed raw bytes when dumped (else empty). Read with with_data: the raw
+  // bytes, data_bytes long.
+  std::vector<std::uint8_t> data;
   std::int64_t data_bytes = 0;     // uncompressed size of `data`
 };
 

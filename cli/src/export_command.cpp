@@ -1,0 +1,102 @@
+// npuscope export: a recorded trace as Chrome trace JSON (for the Perfetto UI and chrome://tracing),
+// msprof-style CSV files, or .npy files of the tensors it dumped.
+//
+//   npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR]
+//
+// At least one output; several at once are written in that order, each printed as it is done.
+#include <cstdio>
+#include <string>
+
+#include "command.h"
+#include "npuscope/collector/export_chrome.h"
+#include "npuscope/collector/export_csv.h"
+#include "npuscope/collector/export_npy.h"
+#include "npuscope/collector/trace_reader.h"
+
+namespace npuscope::cli {
+namespace {
+
+namespace col = npuscope::collector;
+
+constexpr const char* kUsage = "npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR]";
+
+struct ExportFlags {
+  std::string trace, chrome, csv, npy;
+};
+
+std::string human_size(std::int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  char text[32];
+  if (b < 1024.0 * 1024.0) {
+    std::snprintf(text, sizeof text, "%.1f KiB", b / 1024.0);
+  } else if (b < 1024.0 * 1024.0 * 1024.0) {
+    std::snprintf(text, sizeof text, "%.1f MiB", b / (1024.0 * 1024.0));
+  } else {
+    std::snprintf(text, sizeof text, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
+  }
+  return text;
+}
+
+void write_chrome(const col::TraceReader& reader, const std::string& path) {
+  const col::ChromeExportResult r = col::export_chrome_trace(reader, path);
+  std::printf("wrote %s: %lld events (%lld tasks, %lld API calls, %lld memcpys, %lld markers, %lld memory records, "
+              "%lld flows), %s\n",
+              r.path.c_str(), static_cast<long long>(r.events), static_cast<long long>(r.tasks),
+              static_cast<long long>(r.apis), static_cast<long long>(r.memcpys), static_cast<long long>(r.markers),
+              static_cast<long long>(r.memory_records), static_cast<long long>(r.flows), human_size(r.bytes).c_str());
+  if (r.overflow_tasks > 0) std::printf("  %lld overflowing tasks marked\n", static_cast<long long>(r.overflow_tasks));
+  std::printf("  open it in https://ui.perfetto.dev or chrome://tracing\n");
+}
+
+void write_csv(const col::TraceReader& reader, const std::string& dir) {
+  const col::CsvExportResult r = col::export_csv(reader, dir);
+  for (const col::CsvFile& f : r.files) {
+    std::printf("wrote %s: %lld rows\n", f.path.c_str(), static_cast<long long>(f.rows));
+  }
+}
+
+void write_npy(const col::TraceReader& reader, const std::string& dir) {
+  const col::NpyExportResult r = col::export_npy(reader, dir);
+  std::printf("wrote %lld .npy files to %s (%s), index %s\n", static_cast<long long>(r.files), r.directory.c_str(),
+              human_size(r.bytes).c_str(), r.index_path.c_str());
+  if (r.without_data > 0) {
+    std::printf("  %lld tensors had statistics only (no data): listed in the index as \"no data\"\n",
+                static_cast<long long>(r.without_data));
+  }
+  if (r.bad_data > 0) {
+    std::printf("  %lld tensors had unusable data: listed in the index as \"bad data\"\n",
+                static_cast<long long>(r.bad_data));
+  }
+}
+
+}  // namespace
+
+int export_command(int argc, char** argv) {
+  ExportFlags f;
+  po::options_description desc("options");
+  desc.add_options()
+      ("help,h", "show this help")
+      ("trace", po::value(&f.trace), "the trace database (positional)")
+      ("chrome", po::value(&f.chrome), "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")
+      ("csv", po::value(&f.csv), "write op_summary, op_statistic, api_statistic and memory_record .csv into DIR")
+      ("npy", po::value(&f.npy), "write the dumped tensors as .npy files and index.csv into DIR");
+  po::positional_options_description positional;
+  positional.add("trace", 1);
+  if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
+  if (f.trace.empty()) throw UsageError(std::string("no trace given\nusage: ") + kUsage);
+  if (f.chrome.empty() && f.csv.empty() && f.npy.empty()) {
+    throw UsageError(std::string("nothing to export: give --chrome FILE.json, --csv DIR and/or --npy DIR\nusage: ") +
+                     kUsage);
+  }
+  const auto reader = col::TraceReader::open(f.trace);
+  if (!reader->complete()) {
+    std::printf("note: %s is incomplete (the workload did not finish cleanly); exporting what it holds\n",
+                f.trace.c_str());
+  }
+  if (!f.chrome.empty()) write_chrome(*reader, f.chrome);
+  if (!f.csv.empty()) write_csv(*reader, f.csv);
+  if (!f.npy.empty()) write_npy(*reader, f.npy);
+  return 0;
+}
+
+}  // namespace npuscope::cli

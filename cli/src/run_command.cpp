@@ -1,0 +1,181 @@
+// npuscope run: the profiler wrapper. Runs CMD with the injection library preloaded into the
+// emulator (NPUSCOPE_INJECTION), waits for it, passes its exit status through, and summarises the
+// trace it left (Note [Data flow] in DESIGN.md: the workload is not rebuilt and pays nothing when
+// not profiled).
+//
+//   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B]
+//                [--max-dump-bytes N] [--overflow-only] [--force] -- CMD [ARGS...]
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "npuscope/collector/trace_reader.h"
+
+namespace npuscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kUsage =
+    "npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B] [--max-dump-bytes N] "
+    "[--overflow-only] [--force] -- CMD [ARGS...]";
+
+struct RunFlags {
+  std::string output, dump = "none", steps;
+  std::vector<std::string> ops;
+  std::uint64_t max_dump_bytes = 0;
+  bool overflow_only = false, force = false;
+};
+
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int sig) {
+  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+}
+
+std::string default_output(const std::string& cmd) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d_%H%M%S", std::localtime(&now));
+  return "npuscope_" + fs::path(cmd).filename().string() + "_" + stamp + ".db";
+}
+
+// The injection library: NPUSCOPE_INJECTION_LIBRARY if set, else beside this build's binary.
+std::string injection_library() {
+  if (const char* v = std::getenv("NPUSCOPE_INJECTION_LIBRARY"); v != nullptr && *v != '\0') return v;
+  const fs::path built = NPUSCOPE_INJECT_BUILD_PATH;
+  if (fs::exists(built)) return built.string();
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  for (const fs::path& candidate : {self.parent_path() / "../lib/npuscope/libnpuscope_inject.so",
+                                    self.parent_path() / "libnpuscope_inject.so"}) {
+    if (fs::exists(candidate)) return fs::canonical(candidate).string();
+  }
+  throw std::runtime_error("cannot find the injection library libnpuscope_inject.so (looked at " + built.string() +
+                           "); set NPUSCOPE_INJECTION_LIBRARY to its path");
+}
+
+void validate(const RunFlags& f) {
+  if (f.dump != "none" && f.dump != "stats" && f.dump != "tensor") {
+    throw UsageError("--dump must be none, stats or tensor, got '" + f.dump + "'");
+  }
+  if (!f.steps.empty()) {
+    unsigned long long a = 0, b = 0;
+    char tail = 0;
+    if (std::sscanf(f.steps.c_str(), "%llu-%llu%c", &a, &b, &tail) != 2 || a > b) {
+      throw UsageError("--steps expects A-B with A <= B, got '" + f.steps + "'");
+    }
+  }
+  if (f.overflow_only && f.dump != "tensor") throw UsageError("--overflow-only needs --dump tensor");
+}
+
+std::string config_json(const RunFlags& f) {
+  nlohmann::json c = {{"dump", f.dump}, {"overflow_only", f.overflow_only}};
+  if (!f.ops.empty()) c["ops"] = f.ops;
+  if (!f.steps.empty()) c["steps"] = f.steps;
+  if (f.max_dump_bytes > 0) c["max_dump_bytes"] = f.max_dump_bytes;
+  return c.dump();
+}
+
+// Runs argv as a child with `env` added; returns its exit status (128 + signal when killed).
+int run_child(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env) {
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "npuscope: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  g_child = pid;
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void print_summary(const std::string& path) {
+  if (!fs::exists(path)) {
+    std::fprintf(stderr, "npuscope: no trace was written to %s: the program did not use the npuscope emulator\n",
+                 path.c_str());
+    return;
+  }
+  const auto reader = collector::TraceReader::open(path);
+  std::int64_t tasks = 0, overflows = 0, first = INT64_MAX, last = 0;
+  reader->for_each_task([&](const collector::TaskRow& t) {
+    ++tasks;
+    overflows += t.overflow;
+    first = std::min(first, t.start_ns);
+    last = std::max(last, t.end_ns);
+  });
+  std::int64_t dropped = 0;
+  for (const auto& s : reader->stats()) {
+    if (s.name.find("dropped") != std::string::npos) dropped += s.value;
+  }
+  std::printf("npuscope: trace written to %s%s\n", path.c_str(), reader->complete() ? "" : " (INCOMPLETE: the program did not exit cleanly)");
+  std::printf("npuscope: %lld tasks over %.3f ms of device time, %lld overflowing task%s%s\n",
+              static_cast<long long>(tasks), tasks ? static_cast<double>(last - first) / 1e6 : 0.0,
+              static_cast<long long>(overflows), overflows == 1 ? "" : "s",
+              dropped ? (", " + std::to_string(dropped) + " records DROPPED (see META stat.*)").c_str() : "");
+}
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  int split = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      split = i;
+      break;
+    }
+  }
+  RunFlags f;
+  po::options_description desc("npuscope run options");
+  desc.add_options()("help,h", "show this help")
+      ("output,o", po::value(&f.output), "the trace file (default npuscope_<cmd>_<time>.db)")
+      ("dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor")
+      ("ops", po::value(&f.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")
+      ("steps", po::value(&f.steps), "dump only in steps A-B (from the workload's step markers)")
+      ("max-dump-bytes", po::value(&f.max_dump_bytes), "stop dumping tensor data after this many bytes")
+      ("overflow-only", po::bool_switch(&f.overflow_only), "keep tensor data only for overflowing ops and their inputs")
+      ("force", po::bool_switch(&f.force), "overwrite an existing trace file");
+  if (!parse_flags(split, argv, desc, kUsage)) return 0;
+  if (split + 1 >= argc) throw UsageError("no command to run: put it after '--'");
+  validate(f);
+  const std::vector<std::string> command(argv + split + 1, argv + argc);
+  const std::string output = fs::absolute(f.output.empty() ? default_output(command[0]) : f.output).string();
+  if (fs::exists(output)) {
+    if (!f.force) throw UsageError(output + " exists: choose another -o or pass --force to overwrite it");
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(output + suffix);
+  }
+  const int status = run_child(command, {{"NPUSCOPE_INJECTION", injection_library()},
+                                         {"NPUSCOPE_OUTPUT", output},
+                                         {"NPUSCOPE_CONFIG", config_json(f)}});
+  try {
+    print_summary(output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "npuscope: the trace %s cannot be read: %s\n", output.c_str(), e.what());
+  }
+  return status;
+}
+
+}  // namespace npuscope::cli

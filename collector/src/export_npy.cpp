@@ -1,0 +1,246 @@
+// Dumped tensors as .npy files: see export_npy.h.
+#include "npuscope/collector/export_npy.h"
+
+#include <zstd.h>
+
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "export_util.h"
+
+namespace npuscope::collector {
+namespace {
+
+namespace fs = std::filesystem;
+using export_util::append_csv_field;
+using export_util::append_int;
+
+struct TaskInfo {
+  bool found = false;
+  StringId name_id = 0, op_type_id = 0;
+  std::int32_t call_index = 0, device_id = 0;
+};
+
+// "2,3,4" -> {2, 3, 4}; "" is a scalar. False for anything else.
+bool parse_shape(const std::string& text, std::vector<std::int64_t>& dims) {
+  dims.clear();
+  if (text.empty()) return true;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  for (;;) {
+    std::int64_t d = 0;
+    const auto r = std::from_chars(p, end, d);
+    if (r.ec != std::errc() || d < 0) return false;
+    dims.push_back(d);
+    if (r.ptr == end) return true;
+    if (*r.ptr != ',') return false;
+    p = r.ptr + 1;
+  }
+}
+
+// NumPy format 1.0: magic, version, header length, a dict padded so that the data starts at a
+// multiple of 64 bytes.
+std::string npy_header(const char* descr, const std::vector<std::int64_t>& dims) {
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) dict += ", ";
+    append_int(dict, dims[i]);
+  }
+  dict += dims.size() == 1 ? ",), }" : "), }";
+  const std::size_t unpadded = 10 + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict += '\n';
+  std::string header("\x93NUMPY\x01\x00", 8);
+  header += static_cast<char>(dict.size() & 0xFF);
+  header += static_cast<char>(dict.size() >> 8);
+  return header + dict;
+}
+
+// The tensor's raw bytes in `bytes`, or the reason they cannot be had. The reader hands out
+// decompressed bytes; a zstd frame is decompressed here too, whichever the reader's version.
+bool raw_bytes(const TensorRow& t, std::size_t expected, std::vector<std::uint8_t>& scratch,
+               std::string_view& bytes, std::string& why) {
+  const auto* data = t.data.data();
+  bytes = {reinterpret_cast<const char*>(data), t.data.size()};
+  static constexpr std::uint8_t kZstdMagic[] = {0x28, 0xB5, 0x2F, 0xFD};
+  if (t.data.size() != expected && t.data.size() >= 4 && std::memcmp(data, kZstdMagic, 4) == 0) {
+    const unsigned long long size = ZSTD_getFrameContentSize(data, t.data.size());
+    if (size == expected) {
+      scratch.resize(expected);
+      const std::size_t n = ZSTD_decompress(scratch.data(), expected, data, t.data.size());
+      if (ZSTD_isError(n)) {
+        why = std::string("bad data: ") + ZSTD_getErrorName(n);
+        return false;
+      }
+      bytes = {reinterpret_cast<const char*>(scratch.data()), n};
+    }
+  }
+  if (bytes.size() != expected) {
+    why = "bad data: " + std::to_string(bytes.size()) + " bytes stored, " + std::to_string(expected) + " expected";
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::uint8_t> bf16_to_f32(std::string_view bytes) {
+  std::vector<std::uint8_t> out(bytes.size() * 2);
+  for (std::size_t i = 0; i < bytes.size() / 2; ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * i, 2);
+    const std::uint32_t f = static_cast<std::uint32_t>(h) << 16;  // bf16 is f32's upper half: exact
+    std::memcpy(out.data() + 4 * i, &f, 4);
+  }
+  return out;
+}
+
+std::string role_name(std::int32_t role) {
+  return role == 0 ? "input" : role == 1 ? "output" : "role" + std::to_string(role);
+}
+
+class NpyWriter {
+ public:
+  NpyWriter(const TraceReader& reader, const std::string& directory)
+      : reader_(reader), dir_(directory), index_((fs::path(directory) / "index.csv").string()) {
+    result_.directory = directory;
+    result_.index_path = index_.path();
+  }
+  void find_tasks();
+  NpyExportResult write();
+
+  std::unordered_map<std::int64_t, TaskInfo> tasks;  // only tasks that have TENSOR rows
+
+ private:
+  void write_tensor(const TensorRow& t);
+  std::string file_name(const TensorRow& t, const TaskInfo& task);
+  // Writes the file; returns "ok" or why not.
+  std::string write_file(const std::string& name, const TensorRow& t);
+
+  const TraceReader& reader_;
+  std::string dir_;
+  export_util::OutputFile index_;
+  NpyExportResult result_;
+  std::unordered_set<std::string> used_names_;
+  std::vector<std::uint8_t> scratch_;
+};
+
+void NpyWriter::find_tasks() {
+  reader_.for_each_task([&](const TaskRow& r) {
+    const auto it = tasks.find(r.task_id);
+    if (it != tasks.end()) it->second = {true, r.name_id, r.op_type_id, r.call_index, r.device_id};
+  });
+}
+
+NpyExportResult NpyWriter::write() {
+  index_.buffer() += "file,task_id,device_id,op_name,op_type,call_index,role,index,dtype,shape,status\n";
+  reader_.for_each_tensor(true, [this](const TensorRow& t) { write_tensor(t); });
+  index_.commit();
+  return result_;
+}
+
+std::string NpyWriter::file_name(const TensorRow& t, const TaskInfo& task) {
+  const std::string& op = reader_.string(task.name_id);
+  const std::string stem = export_util::sanitize_file_name(op.empty() ? "task" + std::to_string(t.task_id) : op) +
+                           "." + std::to_string(task.call_index) + "." + role_name(t.role) + "." +
+                           std::to_string(t.idx);
+  std::string name = stem + ".npy";
+  for (int n = 1; !used_names_.insert(name).second; ++n) {
+    name = stem + ".t" + std::to_string(t.task_id);
+    if (n > 1) name += '_' + std::to_string(n);
+    name += ".npy";
+  }
+  return name;
+}
+
+std::string NpyWriter::write_file(const std::string& name, const TensorRow& t) {
+  const export_util::TensorDType* type = export_util::tensor_dtype(t.dtype);
+  if (type == nullptr) return "bad data: unknown dtype " + std::to_string(t.dtype);
+  std::vector<std::int64_t> dims;
+  if (!parse_shape(t.shape, dims)) return "bad data: bad shape '" + t.shape + "'";
+  std::size_t numel = 1;
+  for (const std::int64_t d : dims) numel *= static_cast<std::size_t>(d);
+  std::string_view bytes;
+  std::string why;
+  if (!raw_bytes(t, numel * type->size, scratch_, bytes, why)) return why;
+  export_util::OutputFile out((fs::path(dir_) / name).string());
+  out.buffer() += npy_header(type->npy_descr, dims);
+  if (std::strcmp(type->name, "bf16") == 0) {
+    const auto f32 = bf16_to_f32(bytes);
+    out.write({reinterpret_cast<const char*>(f32.data()), f32.size()});
+  } else {
+    out.write(bytes);
+  }
+  out.commit();
+  result_.bytes += out.bytes_written();
+  return "ok";
+}
+
+void NpyWriter::write_tensor(const TensorRow& t) {
+  const TaskInfo& task = tasks[t.task_id];
+  std::string name, status;
+  if (t.data_bytes <= 0 && t.data.empty()) {
+    status = "no data";
+    ++result_.without_data;
+  } else {
+    name = file_name(t, task);
+    status = write_file(name, t);
+    if (status == "ok") {
+      ++result_.files;
+    } else {
+      ++result_.bad_data;
+      used_names_.erase(name);
+      name.clear();
+    }
+  }
+  std::string& b = index_.buffer();
+  append_csv_field(b, name);
+  b += ',';
+  append_int(b, t.task_id);
+  b += ',';
+  if (task.found) append_int(b, task.device_id);
+  b += ',';
+  append_csv_field(b, reader_.string(task.name_id));
+  b += ',';
+  append_csv_field(b, reader_.string(task.op_type_id));
+  b += ',';
+  if (task.found) append_int(b, task.call_index);
+  b += ',' + role_name(t.role) + ',';
+  append_int(b, t.idx);
+  b += ',' + export_util::tensor_dtype_name(t.dtype) + ',';
+  append_csv_field(b, t.shape);
+  b += ',';
+  append_csv_field(b, status);
+  b += '\n';
+  index_.maybe_flush();
+}
+
+}  // namespace
+
+NpyExportResult export_npy(const TraceReader& reader, const std::string& directory) {
+  // First pass without the blobs: is there anything to write, and which tasks are needed?
+  std::int64_t tensors = 0, dumped = 0;
+  std::unordered_map<std::int64_t, TaskInfo> tasks;
+  reader.for_each_tensor(false, [&](const TensorRow& t) {
+    ++tensors;
+    if (t.data_bytes > 0) ++dumped;
+    tasks.try_emplace(t.task_id);
+  });
+  if (dumped == 0) {
+    throw ExportError("'" + reader.path() + "' has no dumped tensor data (" +
+                      (tensors == 0 ? std::string("no tensors were recorded")
+                                    : std::to_string(tensors) + " tensors have statistics only") +
+                      "): record with `npuscope run --dump tensor ...` to export .npy files");
+  }
+  export_util::ensure_directory(directory);
+  NpyWriter writer(reader, directory);
+  writer.tasks = std::move(tasks);
+  writer.find_tasks();
+  return writer.write();
+}
+
+std::string tensor_dtype_name(std::int32_t dtype) { return export_util::tensor_dtype_name(dtype); }
+
+}  // namespace npuscope::collector

@@ -1,0 +1,120 @@
+// What the hook callbacks store in the per-thread buffers: one fixed-size POD per event kind.
+//
+// Note [Entry layout]
+// A buffer is an array of 64-byte slots (one cache line each). An entry starts with its one-byte
+// Tag and fills 1 to 3 whole slots; slots_of(tag) says how many, so the drain thread can step over
+// it without knowing the struct. The frequent events (API enter/exit, markers, memory) take one
+// slot, so recording them writes one cache line (Tracy's TracyQueue idea: a tag, packed structs,
+// the sizes checked at compile time). Every `const char*` inside is an interned, immortal string
+// (hook_api.h), so entries never own memory — except TensorEntry::data, a heap copy the drain
+// thread frees after compressing it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "npuscope/runtime_hooks/hook_api.h"
+#include "tensor_stats.h"
+
+namespace npuscope::inject {
+
+enum class Tag : std::uint8_t {
+  kApi = 0,
+  kTaskEnd = 1,
+  kMemory = 2,
+  kMemcpy = 3,
+  kMarker = 4,
+  kOverflow = 5,
+  kDevice = 6,
+  kTensor = 7,
+};
+inline constexpr int kNumTags = 8;
+
+inline constexpr std::size_t kSlotBytes = 64;
+struct alignas(kSlotBytes) Slot {
+  std::byte bytes[kSlotBytes];
+};
+
+struct ApiEntry {
+  Tag tag = Tag::kApi;
+  hooks::ApiRecord r;
+};
+
+struct TaskEndEntry {
+  Tag tag = Tag::kTaskEnd;
+  std::uint32_t thread_id;  // the host thread that launched the task (see Note [Launch table])
+  hooks::TaskRecord r;
+};
+
+struct MemoryEntry {
+  Tag tag = Tag::kMemory;
+  hooks::MemoryRecord r;
+};
+
+struct MemcpyEntry {
+  Tag tag = Tag::kMemcpy;
+  hooks::MemcpyRecord r;
+};
+
+struct MarkerEntry {
+  Tag tag = Tag::kMarker;
+  hooks::MarkerRecord r;
+};
+
+struct OverflowEntry {
+  Tag tag = Tag::kOverflow;
+  hooks::OverflowRecord r;
+};
+
+struct DeviceEntry {
+  Tag tag = Tag::kDevice;
+  hooks::DeviceRecord r;
+};
+
+struct TensorEntry {
+  Tag tag = Tag::kTensor;
+  std::uint8_t dtype = 0;
+  std::uint8_t ndim = 0;
+  std::uint8_t role = 0;
+  std::uint16_t index = 0;
+  std::uint64_t task_id = 0;
+  std::int64_t dims[hooks::kMaxDims] = {};
+  TensorStats stats;
+  void* data = nullptr;  // malloc'd copy of the raw bytes when dumped (drain frees it), else null
+  std::uint64_t data_bytes = 0;
+};
+
+template <class E>
+inline constexpr std::uint32_t kSlotsFor = static_cast<std::uint32_t>((sizeof(E) + kSlotBytes - 1) / kSlotBytes);
+
+// The tag of each entry type, and the slots it fills: one switch, checked against the types.
+constexpr std::uint32_t slots_of(Tag tag) {
+  switch (tag) {
+    case Tag::kApi: return kSlotsFor<ApiEntry>;
+    case Tag::kTaskEnd: return kSlotsFor<TaskEndEntry>;
+    case Tag::kMemory: return kSlotsFor<MemoryEntry>;
+    case Tag::kMemcpy: return kSlotsFor<MemcpyEntry>;
+    case Tag::kMarker: return kSlotsFor<MarkerEntry>;
+    case Tag::kOverflow: return kSlotsFor<OverflowEntry>;
+    case Tag::kDevice: return kSlotsFor<DeviceEntry>;
+    case Tag::kTensor: return kSlotsFor<TensorEntry>;
+  }
+  return 1;
+}
+
+const char* tag_name(Tag tag);  // "api", "task", ... (the per-kind dropped_records stats)
+
+template <class E>
+constexpr bool entry_ok() {
+  return std::is_trivially_copyable_v<E> && offsetof(E, tag) == 0 && kSlotsFor<E> <= 3 &&
+         slots_of(E{}.tag) == kSlotsFor<E>;
+}
+static_assert(entry_ok<ApiEntry>() && entry_ok<TaskEndEntry>() && entry_ok<MemoryEntry>() &&
+              entry_ok<MemcpyEntry>() && entry_ok<MarkerEntry>() && entry_ok<OverflowEntry>() &&
+              entry_ok<DeviceEntry>() && entry_ok<TensorEntry>());
+// The hot events fill one cache line.
+static_assert(kSlotsFor<ApiEntry> == 1 && kSlotsFor<MemoryEntry> == 1 && kSlotsFor<MarkerEntry> == 1);
+static_assert(kSlotsFor<TaskEndEntry> == 2);
+
+}  // namespace npuscope::inject

@@ -1,0 +1,141 @@
+// Per-thread, single-producer / single-consumer buffers of entries (entries.h), built from chunks
+// that a bounded pool hands out.
+//
+// Note [Record buffers]
+// Each producer thread owns a ThreadBuffer: a linked list of 64 KiB chunks of 64-byte slots. push()
+// writes an entry into the current chunk and publishes the new fill level with one release store:
+// no lock, no allocation. When the chunk is full the producer takes another from the ChunkPool (the
+// one lock, once per ~1000 entries), links it behind the full one (release) and continues there.
+// The drain thread reads each chunk up to its published level; a chunk with a successor is
+// finished (its producer links the successor only after its last publish), so the drain thread
+// returns it to the pool. The pool caps the memory of all chunks together (plus the tensor dump
+// copies, which reserve bytes from the same budget). At the cap a push fails and the producer
+// counts the loss per entry kind (Perfetto's stats idea): the drain thread reports the totals.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "entries.h"
+
+namespace npuscope::inject {
+
+inline constexpr std::size_t kChunkBytes = 64 * 1024;
+inline constexpr std::uint32_t kSlotsPerChunk = kChunkBytes / kSlotBytes - 1;  // one slot of header
+
+struct Chunk {
+  std::atomic<Chunk*> next{nullptr};          // set by the producer once it has left this chunk
+  std::atomic<std::uint32_t> published{0};    // slots written so far (release by the producer)
+  Slot slots[kSlotsPerChunk];
+};
+static_assert(sizeof(Chunk) == kChunkBytes);
+
+// Bounded memory shared by all buffers of a session. Thread-safe.
+class ChunkPool {
+ public:
+  explicit ChunkPool(std::uint64_t cap_bytes) : cap_(cap_bytes) {}
+  ~ChunkPool();
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+
+  Chunk* acquire() noexcept;  // a reset chunk, or nullptr at the cap
+  void release(Chunk* chunk) noexcept;
+  // Budget for heap copies (tensor dumps) out of the same cap.
+  bool reserve_bytes(std::uint64_t n) noexcept;
+  void unreserve_bytes(std::uint64_t n) noexcept { used_.fetch_sub(n, std::memory_order_relaxed); }
+  std::uint64_t used_bytes() const noexcept { return used_.load(std::memory_order_relaxed); }
+  std::uint64_t cap_bytes() const noexcept { return cap_; }
+  void trim() noexcept;  // frees the chunks on the free list
+
+ private:
+  std::mutex mutex_;  // guards free_
+  std::vector<Chunk*> free_;
+  std::atomic<std::uint64_t> used_{0};  // chunk bytes allocated (free list included) + reserved bytes
+  const std::uint64_t cap_;
+};
+
+class ThreadBuffer {
+ public:
+  explicit ThreadBuffer(ChunkPool& pool) : pool_(pool) {}
+  ~ThreadBuffer();  // only once retired and drained, or when no producer can touch it any more
+  ThreadBuffer(const ThreadBuffer&) = delete;
+  ThreadBuffer& operator=(const ThreadBuffer&) = delete;
+
+  // ---- producer (the owning thread) ----
+  // Stores `e`; false (and counted as dropped) when the pool is at its cap.
+  template <class E>
+  bool push(const E& e) noexcept {
+    constexpr std::uint32_t n = kSlotsFor<E>;
+    if (wpos_ + n > kSlotsPerChunk) [[unlikely]] {
+      if (!next_chunk()) {
+        count_drop(e.tag);
+        return false;
+      }
+    }
+    std::memcpy(static_cast<void*>(&wchunk_->slots[wpos_]), &e, sizeof(E));
+    wpos_ += n;
+    wchunk_->published.store(wpos_, std::memory_order_release);
+    return true;
+  }
+  void count_drop(Tag tag) noexcept {
+    auto& c = dropped_[static_cast<int>(tag)];
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer
+  }
+  void retire() noexcept { retired_.store(true, std::memory_order_release); }  // the thread exits
+
+  // ---- consumer (the drain thread) ----
+  // Calls f(tag, first_slot) for each published entry in order; returns the number consumed.
+  template <class F>
+  std::uint64_t consume(F&& f) {
+    if (rchunk_ == nullptr && (rchunk_ = first_.load(std::memory_order_acquire)) == nullptr) return 0;
+    std::uint64_t count = 0;
+    for (;;) {
+      Chunk* next = rchunk_->next.load(std::memory_order_acquire);  // before `published`: see the Note
+      const std::uint32_t end = rchunk_->published.load(std::memory_order_acquire);
+      while (rpos_ < end) {
+        const Slot* s = &rchunk_->slots[rpos_];
+        Tag tag;
+        std::memcpy(&tag, s, 1);
+        f(tag, s);
+        rpos_ += slots_of(tag);
+        ++count;
+      }
+      if (next == nullptr) return count;
+      pool_.release(rchunk_);
+      rchunk_ = next;
+      rpos_ = 0;
+    }
+  }
+  bool retired() const noexcept { return retired_.load(std::memory_order_acquire); }
+  std::uint64_t dropped(Tag tag) const noexcept {
+    return dropped_[static_cast<int>(tag)].load(std::memory_order_relaxed);
+  }
+
+ private:
+  bool next_chunk() noexcept;
+
+  ChunkPool& pool_;
+  // Producer-owned.
+  Chunk* wchunk_ = nullptr;
+  std::uint32_t wpos_ = kSlotsPerChunk;  // "full": the first push takes a chunk
+  std::atomic<std::uint64_t> dropped_[kNumTags] = {};
+  // Shared.
+  std::atomic<Chunk*> first_{nullptr};
+  std::atomic<bool> retired_{false};
+  // Consumer-owned, on its own cache line.
+  alignas(64) Chunk* rchunk_ = nullptr;
+  std::uint32_t rpos_ = 0;
+};
+
+// Reads an entry of type E out of its first slot (entries are copied in with memcpy).
+template <class E>
+E read_entry(const Slot* s) noexcept {
+  E e;
+  std::memcpy(&e, static_cast<const void*>(s), sizeof(E));
+  return e;
+}
+
+}  // namespace npuscope::inject

@@ -1,0 +1,281 @@
+// See Note [Pairing on the drain thread] in row_builder.h.
+#include "row_builder.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace npuscope::inject {
+namespace {
+
+constexpr std::size_t kBatchRows = 4096;  // a flush per full batch, besides the one per round
+constexpr int kZstdLevel = 1;             // fast: the drain thread must keep up with the workload
+
+template <class Row>
+void flush_rows(std::vector<Row>& rows, void (collector::TraceWriter::*add)(std::span<const Row>),
+                collector::TraceWriter& w) {
+  if (rows.empty()) return;
+  (w.*add)(std::span<const Row>(rows));
+  rows.clear();
+}
+
+std::string shape_string(const TensorEntry& e) {
+  std::string s;
+  for (int d = 0; d < e.ndim; ++d) {
+    if (d > 0) s += ',';
+    s += std::to_string(e.dims[d]);
+  }
+  return s;
+}
+
+}  // namespace
+
+RowBuilder::RowBuilder(collector::TraceWriter& writer, ChunkPool& pool)
+    : writer_(writer), pool_(pool), strings_(writer), zstd_(ZSTD_createCCtx()) {}
+
+RowBuilder::~RowBuilder() { ZSTD_freeCCtx(zstd_); }
+
+void RowBuilder::add(Tag tag, const Slot* s) {
+  counters_.records++;
+  switch (tag) {
+    case Tag::kApi: return on_api(read_entry<ApiEntry>(s).r);
+    case Tag::kTaskEnd: return on_task(read_entry<TaskEndEntry>(s));
+    case Tag::kMemory: return on_memory(read_entry<MemoryEntry>(s).r);
+    case Tag::kMemcpy: return on_memcpy(read_entry<MemcpyEntry>(s).r);
+    case Tag::kMarker: return on_marker(read_entry<MarkerEntry>(s).r);
+    case Tag::kOverflow: return on_overflow(read_entry<OverflowEntry>(s).r);
+    case Tag::kDevice: return on_device(read_entry<DeviceEntry>(s).r);
+    case Tag::kTensor: return on_tensor(read_entry<TensorEntry>(s));
+  }
+}
+
+RowBuilder::ThreadOpen& RowBuilder::open_for(std::uint32_t thread_id, std::uint64_t ts_ns) {
+  ThreadOpen& t = open_[thread_id];
+  if (ts_ns > t.last_ts) t.last_ts = ts_ns;
+  return t;
+}
+
+// ---- API calls ------------------------------------------------------------------------------------
+
+void RowBuilder::on_api(const hooks::ApiRecord& r) {
+  ThreadOpen& t = open_for(r.thread_id, r.ts_ns);
+  if (r.is_exit == 0) {
+    t.api.push_back(r);
+    return;
+  }
+  // The partner is normally on top; calls left open above it (never exited) end with it.
+  for (std::size_t i = t.api.size(); i-- > 0;) {
+    if (t.api[i].connection_id != r.connection_id) continue;
+    for (std::size_t j = t.api.size() - 1; j > i; --j) {
+      counters_.unpaired_api++;
+      add_api_row(t.api[j], r.ts_ns, r.thread_id);
+    }
+    add_api_row(t.api[i], r.ts_ns, r.thread_id);
+    t.api.resize(i);
+    return;
+  }
+  counters_.unpaired_api++;  // an exit whose enter was never recorded (dropped, or before init)
+}
+
+void RowBuilder::add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id) {
+  collector::ApiRow row;
+  row.start_ns = static_cast<std::int64_t>(enter.ts_ns);
+  row.end_ns = static_cast<std::int64_t>(end_ns);
+  row.name_id = strings_.id(enter.name);
+  row.connection_id = static_cast<std::int64_t>(enter.connection_id);
+  row.thread_id = static_cast<std::int32_t>(thread_id);
+  apis_.push_back(row);
+  if (apis_.size() >= kBatchRows) flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
+}
+
+// ---- tasks, memory, copies, devices -----------------------------------------------------------------
+
+void RowBuilder::on_task(const TaskEndEntry& e) {
+  const hooks::TaskRecord& r = e.r;
+  collector::TaskRow row;
+  row.task_id = static_cast<std::int64_t>(r.task_id);
+  row.start_ns = static_cast<std::int64_t>(r.start_ns);
+  row.end_ns = static_cast<std::int64_t>(r.end_ns);
+  row.queued_ns = static_cast<std::int64_t>(r.queued_ns);
+  row.device_id = r.device_id;
+  row.stream_id = static_cast<std::int32_t>(r.stream_id);
+  row.name_id = strings_.id(r.name);
+  row.op_type_id = strings_.id(r.op_type);
+  row.task_type = static_cast<std::int32_t>(r.task_type);
+  row.connection_id = static_cast<std::int64_t>(r.connection_id);
+  row.block_dim = static_cast<std::int32_t>(r.block_dim);
+  row.flops = static_cast<std::int64_t>(r.flops);
+  row.bytes = static_cast<std::int64_t>(r.bytes);
+  row.overflow = r.overflow;
+  row.fallback = r.fallback;
+  row.compute_dtype = r.compute_dtype;
+  row.call_index = static_cast<std::int32_t>(r.call_index);
+  row.emulation_ns = static_cast<std::int64_t>(r.emulation_ns);
+  row.thread_id = static_cast<std::int32_t>(e.thread_id);
+  tasks_.push_back(row);
+  if (tasks_.size() >= kBatchRows) flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
+}
+
+void RowBuilder::on_memory(const hooks::MemoryRecord& r) {
+  collector::MemoryRow row;
+  row.ts_ns = static_cast<std::int64_t>(r.ts_ns);
+  row.device_id = r.device_id;
+  row.op = static_cast<std::int32_t>(r.op);
+  row.address = static_cast<std::int64_t>(r.address);
+  row.bytes = static_cast<std::int64_t>(r.bytes);
+  row.allocated_bytes = static_cast<std::int64_t>(r.allocated_bytes);
+  row.reserved_bytes = static_cast<std::int64_t>(r.reserved_bytes);
+  row.thread_id = static_cast<std::int32_t>(r.thread_id);
+  memory_.push_back(row);
+  if (memory_.size() >= kBatchRows) flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
+}
+
+void RowBuilder::on_memcpy(const hooks::MemcpyRecord& r) {
+  collector::MemcpyRow row;
+  row.task_id = static_cast<std::int64_t>(r.task_id);
+  row.start_ns = static_cast<std::int64_t>(r.start_ns);
+  row.end_ns = static_cast<std::int64_t>(r.end_ns);
+  row.queued_ns = static_cast<std::int64_t>(r.queued_ns);
+  row.device_id = r.device_id;
+  row.stream_id = static_cast<std::int32_t>(r.stream_id);
+  row.bytes = static_cast<std::int64_t>(r.bytes);
+  row.copy_kind = static_cast<std::int32_t>(r.kind);
+  row.connection_id = static_cast<std::int64_t>(r.connection_id);
+  memcpys_.push_back(row);
+  if (memcpys_.size() >= kBatchRows) flush_rows(memcpys_, &collector::TraceWriter::add_memcpys, writer_);
+}
+
+void RowBuilder::on_overflow(const hooks::OverflowRecord& r) {
+  // TASK.overflow already says which task overflowed; the saturated flag is only counted.
+  counters_.overflow_tasks++;
+  if (r.saturated != 0) counters_.saturated_tasks++;
+}
+
+void RowBuilder::on_device(const hooks::DeviceRecord& r) {
+  collector::DeviceInfoRow row;
+  row.device_id = r.device_id;
+  row.name = r.name != nullptr ? r.name : "";
+  row.cube_cores = r.cube_cores;
+  row.vector_cores = r.vector_cores;
+  row.clock_hz = r.clock_hz;
+  row.cube_peak_flops = r.cube_peak_flops;
+  row.vector_peak_flops = r.vector_peak_flops;
+  row.memory_bandwidth = r.memory_bandwidth;
+  row.memory_bytes = static_cast<std::int64_t>(r.memory_bytes);
+  row.precision_mode = r.precision_mode != nullptr ? r.precision_mode : "";
+  row.overflow_mode = r.overflow_mode != nullptr ? r.overflow_mode : "";
+  writer_.add_device(row);
+  wrote_ = true;
+}
+
+// ---- markers and steps ------------------------------------------------------------------------------
+
+void RowBuilder::on_marker(const hooks::MarkerRecord& r) {
+  ThreadOpen& t = open_for(r.thread_id, r.ts_ns);
+  switch (r.kind) {
+    case hooks::MarkerKind::kRangePush: t.ranges.push_back({r.ts_ns, r.name}); return;
+    case hooks::MarkerKind::kRangePop:
+      if (t.ranges.empty()) {
+        counters_.unpaired_markers++;
+        return;
+      }
+      add_range_row(t.ranges.back(), r.ts_ns, r.thread_id);
+      t.ranges.pop_back();
+      return;
+    case hooks::MarkerKind::kStepBegin:
+      if (t.in_step) add_step_row(t, r.ts_ns, r.thread_id);  // a new step ends the previous one
+      t.in_step = true;
+      t.step_ts = r.ts_ns;
+      t.step = r.step;
+      return;
+    case hooks::MarkerKind::kStepEnd:
+      if (!t.in_step) {
+        counters_.unpaired_markers++;
+        return;
+      }
+      add_step_row(t, r.ts_ns, r.thread_id);
+      t.in_step = false;
+      return;
+  }
+}
+
+void RowBuilder::add_range_row(const OpenRange& open, std::uint64_t end_ns, std::uint32_t thread_id) {
+  collector::MarkerRow row;
+  row.start_ns = static_cast<std::int64_t>(open.ts_ns);
+  row.end_ns = static_cast<std::int64_t>(end_ns);
+  row.name_id = strings_.id(open.name);
+  row.thread_id = static_cast<std::int32_t>(thread_id);
+  row.kind = 0;
+  row.step = -1;
+  markers_.push_back(row);
+}
+
+void RowBuilder::add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id) {
+  collector::MarkerRow row;
+  row.start_ns = static_cast<std::int64_t>(t.step_ts);
+  row.end_ns = static_cast<std::int64_t>(end_ns);
+  row.name_id = strings_.id_of_content("step " + std::to_string(t.step));
+  row.thread_id = static_cast<std::int32_t>(thread_id);
+  row.kind = 1;
+  row.step = t.step;
+  markers_.push_back(row);
+}
+
+// ---- tensors --------------------------------------------------------------------------------------
+
+void RowBuilder::on_tensor(const TensorEntry& e) {
+  collector::TensorRow& row = tensor_;
+  row.task_id = static_cast<std::int64_t>(e.task_id);
+  row.role = e.role;
+  row.idx = e.index;
+  row.dtype = e.dtype;
+  row.shape = shape_string(e);
+  row.numel = e.stats.numel;
+  row.min = e.stats.min;
+  row.max = e.stats.max;
+  row.mean = e.stats.mean;
+  row.l2norm = e.stats.l2norm;
+  row.nan_count = e.stats.nan_count;
+  row.inf_count = e.stats.inf_count;
+  row.data.clear();
+  row.data_bytes = 0;
+  if (e.data != nullptr) {
+    row.data.resize(ZSTD_compressBound(e.data_bytes));
+    const std::size_t n = ZSTD_compressCCtx(zstd_, row.data.data(), row.data.size(), e.data, e.data_bytes, kZstdLevel);
+    std::free(e.data);
+    pool_.unreserve_bytes(e.data_bytes);
+    if (ZSTD_isError(n)) throw collector::TraceError(std::string("zstd: ") + ZSTD_getErrorName(n));
+    row.data.resize(n);
+    row.data_bytes = static_cast<std::int64_t>(e.data_bytes);
+    counters_.tensors_dumped++;
+    counters_.tensor_bytes_dumped += row.data_bytes;
+    counters_.tensor_bytes_compressed += static_cast<std::int64_t>(n);
+  }
+  writer_.add_tensor(row);
+  wrote_ = true;
+}
+
+// ---- batches --------------------------------------------------------------------------------------
+
+void RowBuilder::flush() {
+  const bool any = !tasks_.empty() || !apis_.empty() || !memory_.empty() || !memcpys_.empty() || !markers_.empty();
+  flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
+  flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
+  flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
+  flush_rows(memcpys_, &collector::TraceWriter::add_memcpys, writer_);
+  flush_rows(markers_, &collector::TraceWriter::add_markers, writer_);
+  if (any) wrote_ = true;
+}
+
+void RowBuilder::finish() {
+  for (auto& [thread_id, t] : open_) {
+    for (const auto& a : t.api) add_api_row(a, t.last_ts, thread_id);
+    for (const auto& m : t.ranges) add_range_row(m, t.last_ts, thread_id);
+    if (t.in_step) add_step_row(t, t.last_ts, thread_id);
+    counters_.unpaired_api += static_cast<std::int64_t>(t.api.size());
+    counters_.unpaired_markers += static_cast<std::int64_t>(t.ranges.size()) + (t.in_step ? 1 : 0);
+    t = ThreadOpen{};
+  }
+  flush();
+}
+
+}  // namespace npuscope::inject

@@ -1,0 +1,93 @@
+// The drain thread's half: entries (entries.h) -> trace rows (trace_rows.h) -> the TraceWriter.
+//
+// Note [Pairing on the drain thread]
+// The hot path stores API enter and exit, marker push and pop, step begin and end as separate
+// records; pairing them costs a hash lookup, so it happens here, per host thread (the records' own
+// thread_id). A thread's records come from one buffer, in order, so its stacks see enters before
+// exits. An exit or pop with no open partner is counted (unpaired_api / unpaired_markers) and
+// dropped; partners still open when the trace ends are closed at their thread's last timestamp
+// and counted the same way. Rows are batched and handed to the writer once per drain round.
+#pragma once
+
+#include <zstd.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "entries.h"
+#include "npuscope/collector/trace_writer.h"
+#include "record_buffer.h"
+#include "string_table.h"
+
+namespace npuscope::inject {
+
+struct RowCounters {
+  std::int64_t records = 0;  // entries consumed
+  std::int64_t unpaired_api = 0;
+  std::int64_t unpaired_markers = 0;
+  std::int64_t overflow_tasks = 0;
+  std::int64_t saturated_tasks = 0;
+  std::int64_t tensors_dumped = 0;           // TENSOR rows carrying data
+  std::int64_t tensor_bytes_dumped = 0;      // their uncompressed bytes
+  std::int64_t tensor_bytes_compressed = 0;  // and what zstd made of them
+};
+
+class RowBuilder {
+ public:
+  // `pool` gets back the dump copies' reserved bytes once they are written.
+  RowBuilder(collector::TraceWriter& writer, ChunkPool& pool);
+  ~RowBuilder();
+  RowBuilder(const RowBuilder&) = delete;
+  RowBuilder& operator=(const RowBuilder&) = delete;
+
+  void add(Tag tag, const Slot* first_slot);
+  void flush();   // batched rows -> writer
+  void finish();  // end of the trace: close what is still open (counted), then flush
+  const RowCounters& counters() const { return counters_; }
+  bool wrote_since_commit() const { return wrote_; }
+  void committed() { wrote_ = false; }
+
+ private:
+  struct OpenRange {
+    std::uint64_t ts_ns;
+    const char* name;
+  };
+  struct ThreadOpen {
+    std::vector<hooks::ApiRecord> api;
+    std::vector<OpenRange> ranges;
+    bool in_step = false;
+    std::uint64_t step_ts = 0;
+    std::int64_t step = -1;
+    std::uint64_t last_ts = 0;
+  };
+
+  void on_api(const hooks::ApiRecord& r);
+  void on_task(const TaskEndEntry& e);
+  void on_memory(const hooks::MemoryRecord& r);
+  void on_memcpy(const hooks::MemcpyRecord& r);
+  void on_marker(const hooks::MarkerRecord& r);
+  void on_overflow(const hooks::OverflowRecord& r);
+  void on_device(const hooks::DeviceRecord& r);
+  void on_tensor(const TensorEntry& e);
+  void add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id);
+  void add_range_row(const OpenRange& open, std::uint64_t end_ns, std::uint32_t thread_id);
+  void add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id);
+  ThreadOpen& open_for(std::uint32_t thread_id, std::uint64_t ts_ns);
+
+  collector::TraceWriter& writer_;
+  ChunkPool& pool_;
+  StringTable strings_;
+  ZSTD_CCtx* zstd_ = nullptr;
+  std::unordered_map<std::uint32_t, ThreadOpen> open_;
+  std::vector<collector::TaskRow> tasks_;
+  std::vector<collector::ApiRow> apis_;
+  std::vector<collector::MemoryRow> memory_;
+  std::vector<collector::MemcpyRow> memcpys_;
+  std::vector<collector::MarkerRow> markers_;
+  collector::TensorRow tensor_;  // reused: its buffers keep their capacity
+  RowCounters counters_;
+  bool wrote_ = false;
+};
+
+}  // namespace npuscope::inject

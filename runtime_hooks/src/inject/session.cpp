@@ -1,0 +1,247 @@
+// See Note [Session lifecycle] in session.h.
+#include "session.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "row_builder.h"
+
+namespace npuscope::inject {
+
+thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {0, nullptr};
+
+namespace {
+
+constexpr auto kWakeInterval = std::chrono::milliseconds(50);    // drain at least this often
+constexpr auto kCommitInterval = std::chrono::milliseconds(500);  // durable at least this often
+constexpr auto kGrace = std::chrono::milliseconds(5);  // for pushes racing the switch to flushing
+
+std::atomic<std::uint64_t> g_next_generation{1};  // 0: no session (t_slot's initial value)
+
+thread_local constinit bool t_exited __attribute__((tls_model("initial-exec"))) = false;
+
+// Marks this thread's buffers retired when it exits, so the drain thread frees them once drained.
+// The main thread's are kept: its TLS dies inside exit(), before the atexit handler that calls
+// on_shutdown, and the records it sends from there (the final synchronize) must still be recorded.
+struct ExitGuard {
+  std::vector<ThreadState*> owned;
+  ~ExitGuard() {
+    if (static_cast<pid_t>(syscall(SYS_gettid)) == getpid()) return;
+    t_slot = {0, nullptr};
+    t_exited = true;
+    for (ThreadState* s : owned) s->queue.retire();
+  }
+};
+thread_local ExitGuard t_guard;
+
+}  // namespace
+
+const char* state_name(State s) {
+  switch (s) {
+    case State::kIdle: return "idle";
+    case State::kRecording: return "recording";
+    case State::kFlushing: return "flushing";
+    case State::kFinalized: return "finalized";
+    case State::kAborted: return "aborted";
+  }
+  return "?";
+}
+
+Session::Session(InjectConfig config, std::unique_ptr<collector::TraceWriter> writer)
+    : config_(std::move(config)),
+      generation_(g_next_generation.fetch_add(1)),
+      writer_(std::move(writer)),
+      pool_(config_.buffer_bytes),
+      capture_(config_, launches_, pool_) {}
+
+// ---- producers ----------------------------------------------------------------------------------
+
+ThreadState* Session::attach() noexcept {
+  if (t_exited) {
+    count_late_drop();
+    return nullptr;
+  }
+  try {
+    auto state = std::make_unique<ThreadState>(pool_);
+    ThreadState* raw = state.get();
+    {
+      std::lock_guard lock(threads_mutex_);
+      threads_.push_back(std::move(state));
+    }
+    t_guard.owned.push_back(raw);  // if this throws the state is never retired: kept, not leaked twice
+    t_slot = {generation_, raw};
+    return raw;
+  } catch (...) {
+    count_late_drop();
+    return nullptr;
+  }
+}
+
+// ---- lifecycle ----------------------------------------------------------------------------------
+
+void Session::transition(State to) {
+  const State from = state_.load(std::memory_order_relaxed);
+  const bool legal = (from == State::kIdle && to == State::kRecording) ||
+                     (from == State::kRecording && to == State::kFlushing) ||
+                     (from == State::kFlushing && to == State::kFinalized) || to == State::kAborted;
+  if (!legal) {
+    std::fprintf(stderr, "npuscope: internal error: injection state %s -> %s\n", state_name(from), state_name(to));
+  }
+  state_.store(to, std::memory_order_release);
+}
+
+void Session::start() {
+  drain_ = std::thread([this] { drain_main(); });
+  std::unique_lock lock(wake_mutex_);
+  wake_.wait(lock, [this] { return started_; });
+  lock.unlock();
+  if (state() != State::kRecording) {
+    drain_.join();
+    throw collector::TraceError("the trace writer failed before recording started");
+  }
+}
+
+void Session::shutdown() noexcept {
+  if (shutdown_called_.exchange(true)) return;
+  {
+    std::lock_guard lock(wake_mutex_);
+    stop_requested_ = true;
+  }
+  wake_.notify_all();
+  if (drain_.joinable() && drain_.get_id() != std::this_thread::get_id()) drain_.join();
+}
+
+void Session::drain_main() {
+  try {
+    RowBuilder rows(*writer_, pool_);
+    transition(State::kRecording);
+    {
+      std::lock_guard lock(wake_mutex_);
+      started_ = true;
+    }
+    wake_.notify_all();
+    auto last_commit = std::chrono::steady_clock::now();
+    for (;;) {
+      {
+        std::unique_lock lock(wake_mutex_);
+        if (wake_.wait_for(lock, kWakeInterval, [this] { return stop_requested_; })) break;
+      }
+      drain_round(rows);
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_commit >= kCommitInterval) {
+        report_stats(rows, false);
+        if (rows.wrote_since_commit()) writer_->commit();  // the writer commits on adds; idle periods too
+        rows.committed();
+        last_commit = now;
+      }
+    }
+    finish(rows);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "npuscope: error: writing the trace failed (%s); profiling stopped, the trace is incomplete\n",
+                 e.what());
+    transition(State::kAborted);
+    try {
+      writer_.reset();  // commits what it has; the trace stays marked incomplete
+    } catch (...) {
+    }
+    {
+      std::lock_guard lock(wake_mutex_);
+      started_ = true;
+    }
+    wake_.notify_all();
+  }
+}
+
+void Session::finish(RowBuilder& rows) {
+  transition(State::kFlushing);
+  drain_round(rows);
+  std::this_thread::sleep_for(kGrace);
+  drain_round(rows);
+  rows.finish();
+  report_stats(rows, true);
+  writer_->finalize();
+  writer_.reset();
+  pool_.trim();
+  transition(State::kFinalized);
+}
+
+// ---- draining -----------------------------------------------------------------------------------
+
+std::uint64_t Session::drain_round(RowBuilder& rows) {
+  std::vector<ThreadState*> snapshot;
+  {
+    std::lock_guard lock(threads_mutex_);
+    snapshot.reserve(threads_.size());
+    for (const auto& t : threads_) snapshot.push_back(t.get());
+  }
+  std::uint64_t consumed = 0;
+  for (ThreadState* t : snapshot) {
+    const bool retired = t->queue.retired();  // read first: everything it pushed before is visible
+    consumed += t->queue.consume([&rows](Tag tag, const Slot* s) { rows.add(tag, s); });
+    if (!retired) continue;
+    for (int k = 0; k < kNumTags; ++k) retired_dropped_[k] += t->queue.dropped(static_cast<Tag>(k));
+    std::unique_ptr<ThreadState> dead;
+    std::lock_guard lock(threads_mutex_);
+    for (auto& owned : threads_) {
+      if (owned.get() == t) {
+        dead = std::move(owned);
+        owned = std::move(threads_.back());
+        threads_.pop_back();
+        break;
+      }
+    }
+  }
+  rows.flush();
+  return consumed;
+}
+
+void Session::report_stats(RowBuilder& rows, bool all) {
+  std::uint64_t dropped[kNumTags];
+  std::copy(std::begin(retired_dropped_), std::end(retired_dropped_), dropped);
+  {
+    std::lock_guard lock(threads_mutex_);
+    for (const auto& t : threads_) {
+      for (int k = 0; k < kNumTags; ++k) dropped[k] += t->queue.dropped(static_cast<Tag>(k));
+    }
+  }
+  const std::int64_t late = late_drops_.load();
+  std::int64_t total = late;
+  std::vector<std::pair<std::string, std::int64_t>> stats;
+  for (int k = 0; k < kNumTags; ++k) {
+    total += static_cast<std::int64_t>(dropped[k]);
+    stats.emplace_back(std::string("dropped_records.") + tag_name(static_cast<Tag>(k)),
+                       static_cast<std::int64_t>(dropped[k]));
+  }
+  const RowCounters& c = rows.counters();
+  stats.insert(stats.end(), {{"dropped_records", total},
+                             {"dropped_records.after_stop", late},
+                             {"records", c.records},
+                             {"tensor_dumps", c.tensors_dumped},
+                             {"tensor_bytes_dumped", c.tensor_bytes_dumped},
+                             {"tensor_bytes_compressed", c.tensor_bytes_compressed},
+                             {"tensor_dumps_skipped", capture_.dumps_skipped_cap.load()},
+                             {"tensor_dumps_dropped_memory", capture_.dumps_skipped_memory.load()},
+                             {"orphan_tensors", capture_.orphan_tensors.load()},
+                             {"launch_info_lost", launch_info_lost_.load()},
+                             {"unpaired_api", c.unpaired_api},
+                             {"unpaired_markers", c.unpaired_markers},
+                             {"overflow_tasks", c.overflow_tasks},
+                             {"saturated_tasks", c.saturated_tasks}});
+  for (const auto& [name, value] : stats) {
+    auto it = std::find_if(reported_.begin(), reported_.end(), [&](const auto& r) { return r.first == name; });
+    const bool changed = it == reported_.end() ? value != 0 : it->second != value;
+    if (!all && !changed) continue;
+    writer_->set_stat(name, value);
+    if (it == reported_.end()) {
+      reported_.emplace_back(name, value);
+    } else {
+      it->second = value;
+    }
+  }
+}
+
+}  // namespace npuscope::inject

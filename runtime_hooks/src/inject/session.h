@@ -1,0 +1,120 @@
+// One profiling session: the per-thread producer state, the drain thread and its lifecycle.
+//
+// Note [Session lifecycle]
+// State (Kineto's RunloopState idea), owned by the drain thread, which alone changes it:
+//   idle -> recording     the drain thread started (init returns only then)
+//   recording -> flushing on_shutdown: producers stop recording (later records are counted as
+//                          dropped), the drain thread drains every buffer, closes open pairs,
+//                          writes the stats
+//   flushing -> finalized  the writer finalized the trace (META.status = 'complete')
+//   any -> aborted         the writer failed (disk full, ...): said once on stderr; producers drop
+// Producers read the state with one relaxed load per record. A record whose hook call overlaps the
+// recording -> flushing switch is still drained: the drain thread drains again after a short
+// grace period. A session object is never freed (hook calls may race with the end of the process),
+// and a thread keeps its buffer until it exits, so no hook call can touch freed memory.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config.h"
+#include "launch_table.h"
+#include "npuscope/collector/trace_writer.h"
+#include "record_buffer.h"
+#include "tensor_capture.h"
+
+namespace npuscope::inject {
+
+enum class State : std::uint8_t { kIdle, kRecording, kFlushing, kFinalized, kAborted };
+const char* state_name(State s);
+
+class RowBuilder;
+
+// What one producer thread owns in a session.
+struct ThreadState {
+  explicit ThreadState(ChunkPool& pool) : queue(pool) {}
+  ThreadBuffer queue;
+  TensorCapture capture;
+  std::uint32_t thread_id = 0;  // the emulator's index of this thread, from its API records
+  std::int64_t step = -1;       // this thread's current step (-1: none)
+};
+
+// This thread's state in the session numbered `generation` (TLS, initial-exec: the hot path's
+// one TLS access is a plain load; constinit: no TLS wrapper call).
+struct ThreadSlot {
+  std::uint64_t generation;
+  ThreadState* state;
+};
+extern thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec")));
+
+class Session {
+ public:
+  Session(InjectConfig config, std::unique_ptr<collector::TraceWriter> writer);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts the drain thread; returns once the session records. Throws if the thread cannot start.
+  void start();
+  // on_shutdown: stop, drain, finalize, join the drain thread. Idempotent; blocks until done.
+  void shutdown() noexcept;
+  State state() const noexcept { return state_.load(std::memory_order_acquire); }
+
+  // ---- hot path (any producer thread) ----
+  bool recording() const noexcept { return state_.load(std::memory_order_relaxed) == State::kRecording; }
+  // This thread's state, created on its first record; null when the thread is exiting.
+  ThreadState* thread() noexcept {
+    const ThreadSlot& slot = t_slot;
+    if (slot.generation == generation_) [[likely]] return slot.state;
+    return attach();
+  }
+  void count_late_drop() noexcept { late_drops_.fetch_add(1, std::memory_order_relaxed); }
+  void count_launch_info_lost() noexcept { launch_info_lost_.fetch_add(1, std::memory_order_relaxed); }
+  // The step a launch on a thread belongs to: the thread's own, else the last one any thread began.
+  std::int64_t launch_step(const ThreadState& t) const noexcept {
+    return t.step >= 0 ? t.step : global_step_.load(std::memory_order_relaxed);
+  }
+  void set_global_step(std::int64_t step) noexcept { global_step_.store(step, std::memory_order_relaxed); }
+
+  const InjectConfig& config() const noexcept { return config_; }
+  LaunchTable& launches() noexcept { return launches_; }
+  CaptureShared& capture() noexcept { return capture_; }
+
+ private:
+  ThreadState* attach() noexcept;
+  void drain_main();
+  std::uint64_t drain_round(RowBuilder& rows);
+  void finish(RowBuilder& rows);
+  void report_stats(RowBuilder& rows, bool all);
+  void transition(State to);
+
+  const InjectConfig config_;
+  const std::uint64_t generation_;
+  std::unique_ptr<collector::TraceWriter> writer_;  // the drain thread's once it runs
+  ChunkPool pool_;
+  LaunchTable launches_;
+  CaptureShared capture_;
+  std::atomic<State> state_{State::kIdle};
+  std::atomic<std::int64_t> global_step_{-1};
+  std::atomic<std::int64_t> late_drops_{0};
+  std::atomic<std::int64_t> launch_info_lost_{0};
+
+  std::mutex threads_mutex_;  // guards threads_ (producers add, the drain thread removes)
+  std::vector<std::unique_ptr<ThreadState>> threads_;
+  std::uint64_t retired_dropped_[kNumTags] = {};  // drain thread: drops of threads already removed
+
+  std::mutex wake_mutex_;  // guards stop_requested_, started_
+  std::condition_variable wake_;
+  bool stop_requested_ = false;
+  bool started_ = false;
+  std::atomic<bool> shutdown_called_{false};
+  std::thread drain_;
+  std::vector<std::pair<std::string, std::int64_t>> reported_;  // drain thread: stats last written
+};
+
+}  // namespace npuscope::inject

@@ -1,0 +1,38 @@
+// Interned-pointer -> StringId, on the drain thread.
+//
+// Hook records carry `const char*` names that the emulator interned for the life of the process
+// (hook_api.h), so one pointer always names one string: the table asks the writer to intern each
+// pointer's content once and afterwards answers from a hash map keyed by the pointer.
+#pragma once
+
+#include <string_view>
+#include <unordered_map>
+
+#include "npuscope/collector/trace_writer.h"
+
+namespace npuscope::inject {
+
+class StringTable {
+ public:
+  explicit StringTable(collector::TraceWriter& writer) : writer_(writer) {}
+
+  collector::StringId id(const char* interned) {  // 0 for null
+    if (interned == nullptr) return 0;
+    if (interned == last_key_) return last_id_;  // runs of one name (an API's enter and exit)
+    auto [it, inserted] = by_pointer_.try_emplace(interned, 0);
+    if (inserted) it->second = writer_.intern(std::string_view(interned));
+    last_key_ = interned;
+    last_id_ = it->second;
+    return last_id_;
+  }
+  // For the rare strings made on the drain thread (step names); the writer deduplicates content.
+  collector::StringId id_of_content(std::string_view s) { return writer_.intern(s); }
+
+ private:
+  collector::TraceWriter& writer_;
+  std::unordered_map<const char*, collector::StringId> by_pointer_;
+  const char* last_key_ = nullptr;
+  collector::StringId last_id_ = 0;
+};
+
+}  // namespace npuscope::inject

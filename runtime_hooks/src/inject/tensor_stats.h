@@ -1,0 +1,34 @@
+// Summary statistics of one tensor, computed on the thread that produced it (inside on_tensor,
+// while the data is valid): the TENSOR row of dump mode "stats".
+//
+// Note [Tensor statistics]
+// min, max, mean and the L2 norm cover the FINITE elements only; NaN and Inf elements are counted
+// instead (nan_count, inf_count), so one Inf does not hide the rest of the tensor. All four are 0
+// when no element is finite. Sums accumulate in f64. f16 and bf16 are widened to f32 in blocks (F16C
+// when the CPU has it) and run through the same f32 loop; the loops are `omp simd` reductions, so
+// the compiler vectorises them without -ffast-math. Integer and bool tensors have no NaN/Inf.
+#pragma once
+
+#include <cstdint>
+
+namespace npuscope::inject {
+
+// npuscope::emulator::DType values (TENSOR.dtype). This library must not include or link the
+// emulator (the emulator loads it), so the stored values are repeated here; they never change.
+enum class ElemType : std::uint8_t {
+  kF32 = 0, kF16 = 1, kBF16 = 2, kI8 = 3, kU8 = 4, kI32 = 5, kI64 = 6, kBool = 7, kF64 = 8,
+};
+
+// Bytes per element; 0 for a value that is not a known dtype.
+std::uint32_t elem_size(std::uint8_t dtype);
+
+struct TensorStats {
+  std::int64_t numel = 0;
+  double min = 0, max = 0, mean = 0, l2norm = 0;
+  std::int64_t nan_count = 0, inf_count = 0;
+};
+
+// `bytes` of contiguous elements of `dtype`. An unknown dtype gives numel = 0 and zero stats.
+TensorStats compute_stats(const void* data, std::uint64_t bytes, std::uint8_t dtype);
+
+}  // namespace npuscope::inject

@@ -1,0 +1,136 @@
+// `npuscope export`, called as a user would: the real binary on a trace written by the collector.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cli_test_util.h"
+#include "collector/export_test_util.h"
+
+using namespace npuscope::testing;
+using namespace npuscope::collector::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+class ExportCommandTest : public ExportTest {
+ protected:
+  CommandResult npuscope_export(const std::string& args) { return run_command(npuscope_cmd("export " + args)); }
+
+  // Expects exit status 1 and "npuscope: error: ..." naming `file` and containing `reason`.
+  void expect_trace_error(const std::string& file, const std::string& reason) {
+    const CommandResult r = npuscope_export(file + " --chrome " + path("x.json"));
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("npuscope: error: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(file), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(reason), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(path("x.json")));
+  }
+};
+
+}  // namespace
+
+TEST_F(ExportCommandTest, WritesAllThreeExportsAtOnce) {
+  write_sample_trace(path("t.db"));
+  const CommandResult r = npuscope_export(path("t.db") + " --chrome " + path("t.json") + " --csv " + path("csv") +
+                                          " --npy " + path("npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote " + path("t.json") + ": 46 events (4 tasks, 6 API calls, 1 memcpys, 3 markers, "
+                                                         "2 memory records, 5 flows)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1 overflowing tasks marked"), std::string::npos) << r.output;
+  for (const auto& [file, rows] : {std::pair{"op_summary.csv", 4}, {"op_statistic.csv", 3}, {"api_statistic.csv", 4},
+                                   {"memory_record.csv", 2}}) {
+    EXPECT_NE(r.output.find("wrote " + path("csv/" + std::string(file)) + ": " + std::to_string(rows) + " rows"),
+              std::string::npos)
+        << r.output;
+  }
+  EXPECT_NE(r.output.find("wrote 7 .npy files to " + path("npy")), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("3 tensors had statistics only"), std::string::npos) << r.output;
+
+  const auto doc = nlohmann::json::parse(read_text(path("t.json")));
+  EXPECT_EQ(doc["traceEvents"].size(), 46u);
+  const std::string summary = read_text(path("csv/op_summary.csv"));
+  EXPECT_NE(summary.find("\n0,N/A,2,0,layer0/attn/MatMul,MatMul,AI_CORE,7.001,2.499,0.000,24,\"2,3;3,2\",f16;f16,"),
+            std::string::npos)
+      << summary;
+  EXPECT_TRUE(fs::exists(path("npy/index.csv")));
+  EXPECT_TRUE(fs::exists(path("npy/layer0_attn_MatMul.0.input.0.npy")));
+}
+
+TEST_F(ExportCommandTest, EachExportAloneAndIncompleteTraces) {
+  write_sample_trace(path("t.db"), false, /*finalize=*/false);
+  CommandResult r = npuscope_export(path("t.db") + " --csv " + path("csv"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("is incomplete"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(path("csv/op_statistic.csv")));
+  EXPECT_FALSE(fs::exists(path("t.json")));
+  r = npuscope_export("--chrome " + path("t.json") + " " + path("t.db"));  // flags before the trace
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(read_text(path("t.json")))["otherData"]["status"], "incomplete");
+}
+
+TEST_F(ExportCommandTest, UsageErrorsExitWithTwo) {
+  write_sample_trace(path("t.db"));
+  CommandResult r = npuscope_export("");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("no trace given"), std::string::npos) << r.output;
+  r = npuscope_export(path("t.db"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("nothing to export"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("usage: npuscope export"), std::string::npos) << r.output;
+  r = npuscope_export(path("t.db") + " --perfetto x.json");
+  EXPECT_EQ(r.status, 2) << r.output;
+  r = npuscope_export("--help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("--chrome"), std::string::npos) << r.output;
+}
+
+TEST_F(ExportCommandTest, BadInputsAreErrorsNamingTheFile) {
+  expect_trace_error(path("missing.db"), "no such trace file");
+
+  std::ofstream(path("notes.txt")) << "these are my notes, not a trace\n";
+  expect_trace_error(path("notes.txt"), "not an npuscope trace");
+
+  std::mt19937 rng(42);
+  std::string noise(64 * 1024, '\0');
+  for (char& c : noise) c = static_cast<char>(rng());
+  std::ofstream(path("noise.db"), std::ios::binary) << noise;
+  expect_trace_error(path("noise.db"), "not an npuscope trace");
+
+  write_sample_trace(path("whole.db"));
+  const std::string whole = read_text(path("whole.db"));
+  std::ofstream(path("truncated.db"), std::ios::binary) << whole.substr(0, whole.size() / 2);
+  const CommandResult r = npuscope_export(path("truncated.db") + " --chrome " + path("x.json"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: " + path("truncated.db")), std::string::npos) << r.output;
+
+  write_sample_trace(path("newer.db"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path("newer.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE META SET value = '999' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  expect_trace_error(path("newer.db"), "newer npuscope");
+}
+
+TEST_F(ExportCommandTest, NpyWithoutDumpedDataSaysHowToRecord) {
+  write_sample_trace(path("stats.db"), /*stats_only=*/true);
+  const CommandResult r = npuscope_export(path("stats.db") + " --npy " + path("npy"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("npuscope run --dump tensor"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("npy")));
+}
+
+TEST_F(ExportCommandTest, UnwritableOutputIsAnError) {
+  write_sample_trace(path("t.db"));
+  const CommandResult r = npuscope_export(path("t.db") + " --chrome " + path("no/dir/t.json"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: cannot create '" + path("no/dir/t.json") + "'"), std::string::npos)
+      << r.output;
+}

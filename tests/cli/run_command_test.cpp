@@ -1,0 +1,165 @@
+// `npuscope run`, called as a user would, and the reliability promises of the profiler: every task
+// recorded exactly once across threads and streams, traces that survive SIGKILL and crashes, exit
+// status passed through, and results unchanged by profiling.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli_test_util.h"
+#include "npuscope/collector/trace_reader.h"
+#include "onnx_test_util.h"
+
+using namespace npuscope::testing;
+namespace collector = npuscope::collector;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kMultiStream = std::string(NPUSCOPE_SAMPLES_DIR) + "/multi_stream";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::string integrity_check(const std::string& db) {
+  sqlite3* h = nullptr;
+  std::string result = "cannot open";
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+      result = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return result;
+}
+
+std::int64_t kernel_tasks(const collector::TraceReader& r) {
+  std::int64_t n = 0;
+  r.for_each_task([&](const collector::TaskRow& t) { n += t.device_id >= 0 && t.task_type <= 2; });
+  return n;
+}
+
+}  // namespace
+
+TEST(RunCommand, FourThreadsByFourStreamsEveryTaskOnce) {
+  const auto dir = temp_dir("run_threads");
+  const std::string db = (dir / "t.db").string();
+  const auto r = run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --threads 4 --streams 4 --ops 250"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("1000 ops launched"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("trace written to " + db), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1000 tasks"), std::string::npos) << r.output;
+
+  const auto reader = collector::TraceReader::open(db);
+  EXPECT_TRUE(reader->complete());
+  std::set<std::int64_t> ids;
+  std::set<std::pair<std::int32_t, std::int32_t>> thread_streams;
+  std::int64_t tasks = 0;
+  reader->for_each_task([&](const collector::TaskRow& t) {
+    if (t.device_id < 0 || t.task_type > 2) return;
+    ++tasks;
+    EXPECT_TRUE(ids.insert(t.task_id).second) << "task " << t.task_id << " recorded twice";
+    EXPECT_GE(t.end_ns, t.start_ns);
+    thread_streams.insert({t.thread_id, t.stream_id});
+  });
+  EXPECT_EQ(tasks, 1000);
+  EXPECT_EQ(thread_streams.size(), 16u);
+  // Every kernel task joins its host API call.
+  std::set<std::int64_t> api_connections;
+  reader->for_each_api([&](const collector::ApiRow& a) { api_connections.insert(a.connection_id); });
+  reader->for_each_task([&](const collector::TaskRow& t) {
+    if (t.device_id >= 0 && t.task_type <= 2) {
+      EXPECT_TRUE(api_connections.count(t.connection_id)) << t.task_id;
+    }
+  });
+}
+
+TEST(RunCommand, ExitStatusPassesThroughAndOverwriteNeedsForce) {
+  const auto dir = temp_dir("run_status");
+  const std::string db = (dir / "s.db").string();
+  auto r = run_command(npuscope_cmd("run -o " + db + " -- sh -c 'exit 3'"));
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_NE(r.output.find("did not use the npuscope emulator"), std::string::npos) << r.output;
+
+  r = run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --ops 10"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --ops 10"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  r = run_command(npuscope_cmd("run --force -o " + db + " -- " + kMultiStream + " --ops 20"));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(kernel_tasks(*collector::TraceReader::open(db)), 20);
+
+  r = run_command(npuscope_cmd("run -o " + db + " --force"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("after '--'"), std::string::npos) << r.output;
+  r = run_command(npuscope_cmd("run --dump everything -o " + db + " --force -- true"));
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST(RunCommand, CrashedWorkloadLeavesItsTrace) {
+  const auto dir = temp_dir("run_crash");
+  const std::string db = (dir / "c.db").string();
+  const auto r = run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --seconds 1.5 --crash-at-end"));
+  EXPECT_EQ(r.status, 128 + SIGSEGV) << r.output;
+  EXPECT_NE(r.output.find("INCOMPLETE"), std::string::npos) << r.output;
+  EXPECT_EQ(integrity_check(db), "ok");
+  const auto reader = collector::TraceReader::open(db);
+  EXPECT_FALSE(reader->complete());
+  EXPECT_GT(kernel_tasks(*reader), 0);
+}
+
+TEST(RunCommand, KilledWorkloadKeepsTasksUpToOneSecondBeforeTheKill) {
+  const auto dir = temp_dir("run_kill");
+  const std::string db = (dir / "k.db").string();
+  const std::string log = (dir / "log.txt").string();
+  const auto t0 = std::chrono::steady_clock::now();
+  // The workload's progress lines ("progress <ms> <ops>") go to the log while it runs.
+  std::thread runner([&] {
+    run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --seconds 20 --seed 424242 > " + log));
+  });
+  std::this_thread::sleep_until(t0 + std::chrono::milliseconds(2500));
+  run_command("pkill -KILL -f 'multi_stream --seconds 20 --seed 424242'");
+  runner.join();
+
+  // Ops launched by 1 s of the workload's life, which is at least 1.4 s before the kill.
+  std::int64_t launched_by_1s = 0;
+  std::istringstream lines(read_file(log));
+  for (std::string word; lines >> word;) {
+    if (word != "progress") continue;
+    std::int64_t ms = 0, n = 0;
+    lines >> ms >> n;
+    if (ms <= 1000) launched_by_1s = n;
+  }
+  ASSERT_GT(launched_by_1s, 0) << read_file(log);
+  EXPECT_EQ(integrity_check(db), "ok");
+  const auto reader = collector::TraceReader::open(db);
+  EXPECT_FALSE(reader->complete());
+  EXPECT_GE(kernel_tasks(*reader), launched_by_1s);
+}
+
+TEST(RunCommand, ProfilingNeverChangesResults) {
+  const auto dir = temp_dir("run_bitwise");
+  const std::string args = " --threads 2 --streams 2 --ops 300 --dtype f16 --output ";
+  auto r = run_command(kMultiStream + args + (dir / "plain.bin").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string plain = read_file(dir / "plain.bin");
+  ASSERT_FALSE(plain.empty());
+  for (const char* mode : {"none", "stats", "tensor"}) {
+    const std::string out = (dir / (std::string(mode) + ".bin")).string();
+    r = run_command(npuscope_cmd(std::string("run --dump ") + mode + " -o " + (dir / (std::string(mode) + ".db")).string() +
+                                 " -- " + kMultiStream + args + out));
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(read_file(out), plain) << "results differ with --dump " << mode;
+  }
+}

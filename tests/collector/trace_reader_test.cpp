@@ -1,0 +1,148 @@
+// TraceReader::open refuses what is not a readable npuscope trace, with a message a user can act
+// on; streams come back in their documented order; tensor data is decompressed on request.
+#include <fstream>
+#include <random>
+
+#include "trace_test_util.h"
+
+using namespace npuscope::collector;
+using namespace npuscope::collector::testing;
+
+namespace {
+
+class TraceReaderTest : public TraceTest {
+ protected:
+  // A finalized trace of `tasks` tasks.
+  void write_trace(const std::string& file, std::int64_t tasks) {
+    auto writer = TraceWriter::create(file);
+    const StringId op = writer->intern("op");
+    std::vector<TaskRow> rows;
+    for (std::int64_t i = 0; i < tasks; ++i) rows.push_back(make_task(i, op, op));
+    writer->add_tasks(rows);
+    writer->finalize();
+  }
+
+  void write_bytes(const std::string& file, const std::vector<char>& bytes) {
+    std::ofstream out(file, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+};
+
+TEST_F(TraceReaderTest, MissingFile) {
+  expect_trace_error([&] { TraceReader::open(path("missing.db")); }, "missing.db: no such trace file");
+}
+
+TEST_F(TraceReaderTest, Directory) {
+  expect_trace_error([&] { TraceReader::open(dir_.string()); }, "is a directory");
+}
+
+TEST_F(TraceReaderTest, RandomBytesAreNotSqlite) {
+  std::mt19937 rng(42);
+  std::vector<char> bytes(64 * 1024);
+  for (char& b : bytes) b = static_cast<char>(rng());
+  write_bytes(path(), bytes);
+  expect_trace_error([&] { TraceReader::open(path()); }, "not an npuscope trace (not an SQLite file)");
+}
+
+TEST_F(TraceReaderTest, EmptyFileIsNotATrace) {
+  write_bytes(path(), {});
+  expect_trace_error([&] { TraceReader::open(path()); }, "not an npuscope trace");
+}
+
+TEST_F(TraceReaderTest, SqliteFileThatIsNotATrace) {
+  sql_exec(path(), "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x')");
+  expect_trace_error([&] { TraceReader::open(path()); }, "not an npuscope trace (no META table)");
+  sql_exec(path("meta.db"), "CREATE TABLE META (key TEXT, value TEXT); INSERT INTO META VALUES ('owner', 'me')");
+  expect_trace_error([&] { TraceReader::open(path("meta.db")); }, "not an npuscope trace (META has no schema_version)");
+}
+
+TEST_F(TraceReaderTest, NewerSchemaAsksForAnUpgrade) {
+  write_trace(path(), 3);
+  sql_exec(path(), "UPDATE META SET value = '99' WHERE key = 'schema_version'");
+  expect_trace_error([&] { TraceReader::open(path()); },
+                     "written by a newer npuscope (schema 99, this build reads up to " +
+                         std::to_string(kSchemaVersion) + "): upgrade npuscope");
+}
+
+TEST_F(TraceReaderTest, TruncatedTraceIsCorrupt) {
+  write_trace(path(), 50'000);  // tens of 64 KiB pages
+  const auto size = std::filesystem::file_size(path());
+  ASSERT_GT(size, 1'000'000u);
+  std::filesystem::resize_file(path(), size / 2);
+  expect_trace_error([&] { TraceReader::open(path()); }, "corrupt");
+}
+
+TEST_F(TraceReaderTest, DamagedPageIsCorrupt) {
+  write_trace(path(), 50'000);
+  {  // overwrite the middle of the file (table pages) with garbage
+    std::fstream f(path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(path()) / 2));
+    const std::vector<char> junk(70'000, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  expect_trace_error([&] { TraceReader::open(path()); }, "corrupt");
+}
+
+TEST_F(TraceReaderTest, CountKnowsOnlyTraceTables) {
+  write_trace(path(), 4);
+  const auto reader = TraceReader::open(path());
+  EXPECT_EQ(reader->count("TASK"), 4);
+  EXPECT_EQ(reader->count("META") >= 4, true);
+  expect_trace_error([&] { reader->count("sqlite_master"); }, "no table 'sqlite_master'");
+  expect_trace_error([&] { reader->count("TASK; DROP TABLE TASK"); }, "tables: META, STRING_IDS");
+}
+
+TEST_F(TraceReaderTest, StreamsComeInStartOrderWithTiesInWriteOrder) {
+  auto writer = TraceWriter::create(path());
+  std::vector<TaskRow> rows;
+  for (std::int64_t start : {30, 10, 20, 10, 40}) {
+    TaskRow t;
+    t.task_id = static_cast<std::int64_t>(rows.size());
+    t.start_ns = start;
+    rows.push_back(t);
+  }
+  writer->add_tasks(rows);
+  const std::vector<MemoryRow> memory = {{.ts_ns = 9}, {.ts_ns = 3}, {.ts_ns = 5}};
+  writer->add_memory(memory);
+  writer->add_tensor({.task_id = 2, .role = 1, .idx = 0});
+  writer->add_tensor({.task_id = 2, .role = 0, .idx = 1});
+  writer->add_tensor({.task_id = 1, .role = 1, .idx = 0});
+  writer->add_tensor({.task_id = 2, .role = 0, .idx = 0});
+  writer->finalize();
+
+  const auto reader = TraceReader::open(path());
+  std::vector<std::int64_t> ids;
+  reader->for_each_task([&](const TaskRow& t) { ids.push_back(t.task_id); });
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 3, 2, 0, 4}));
+  std::vector<std::int64_t> ts;
+  for (const MemoryRow& m : reader->memory()) ts.push_back(m.ts_ns);
+  EXPECT_EQ(ts, (std::vector<std::int64_t>{3, 5, 9}));
+  std::vector<std::tuple<std::int64_t, int, int>> keys;
+  for (const TensorRow& t : reader->tensors(false)) keys.emplace_back(t.task_id, t.role, t.idx);
+  EXPECT_EQ(keys, (std::vector<std::tuple<std::int64_t, int, int>>{{1, 1, 0}, {2, 0, 0}, {2, 0, 1}, {2, 1, 0}}));
+}
+
+TEST_F(TraceReaderTest, TensorDataThatDoesNotDecompressIsReported) {
+  auto writer = TraceWriter::create(path());
+  const std::vector<std::uint8_t> raw(1000, 3);
+  writer->add_tensor({.task_id = 7, .role = 1, .idx = 2, .numel = 1000, .data = zstd_compress(raw), .data_bytes = 999});
+  writer->finalize();
+  const auto reader = TraceReader::open(path());
+  EXPECT_EQ(reader->tensors(false).at(0).data_bytes, 999);  // statistics still readable
+  expect_trace_error([&] { reader->tensors(true); }, "tensor data of task 7 (output 2) is corrupt");
+}
+
+TEST_F(TraceReaderTest, ReadsAnIncompleteTraceWhileItIsWritten) {
+  auto writer = TraceWriter::create(path());
+  const TaskRow row = make_task(0, writer->intern("op"), 0);
+  writer->add_tasks(std::span(&row, 1));
+  writer->commit();
+  const auto reader = TraceReader::open(path());
+  EXPECT_FALSE(reader->complete());
+  ASSERT_EQ(reader->tasks().size(), 1u);
+  EXPECT_EQ(reader->string(reader->tasks()[0].name_id), "op");
+  writer->finalize();  // a reader holding the file open does not stop finalize
+  EXPECT_TRUE(TraceReader::open(path())->complete());
+}
+
+}  // namespace

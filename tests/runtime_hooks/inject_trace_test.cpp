@@ -1,0 +1,230 @@
+// The injection library end to end (in process): 4 host threads, each on its own stream, launch a
+// known number of ops inside marker ranges and steps; the trace must hold every task once, paired
+// API calls joined to their tasks, balanced memory rows, the markers and steps, the device, META,
+// and the loss counters.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "inject_test_util.h"
+#include "npuscope/emulator/dispatch.h"
+#include "npuscope/emulator/markers.h"
+#include "npuscope/emulator/ops.h"
+#include "npuscope/emulator/runtime.h"
+
+using namespace npuscope;
+using namespace npuscope::emulator;
+using inject_test::open_trace;
+using inject_test::Profiled;
+using inject_test::stats_of;
+using inject_test::TempDir;
+
+namespace {
+
+constexpr int kThreads = 4;
+constexpr int kSteps = 2;
+constexpr int kAddsPerStep = 5;
+constexpr int kNpuAddsPerThread = kSteps * kAddsPerStep;
+
+// One thread's work: a range around two steps of Adds on its own stream, then one Add on the cpu
+// device. Returns the result, so the test can check profiling changed nothing.
+std::vector<float> thread_work(int index) {
+  NameScope scope("t" + std::to_string(index));
+  ScopedRange range("worker");
+  Device& dev = Runtime::get().device();
+  Stream stream = dev.create_stream();
+  const CallOptions on_stream{.stream = &stream};
+  const std::vector<float> ones(16, 1.0f);
+  Tensor a = Tensor::from_floats(ones, {16}, DType::kF32, DeviceRef::npu());
+  Tensor x = a;
+  for (int s = 0; s < kSteps; ++s) {
+    ScopedStep step(s);
+    for (int k = 0; k < kAddsPerStep; ++k) x = ops::add(x, a, on_stream);
+  }
+  stream.synchronize();
+  std::vector<float> out = x.to_floats();
+  Tensor c = Tensor::from_floats(ones, {16}, DType::kF32, DeviceRef::cpu());
+  Tensor d = ops::add(c, c);  // inline on the host thread: device -1
+  out.push_back(d.to_floats()[0]);
+  return out;
+}
+
+// Runs the 4 threads; checks their results.
+void run_workload() {
+  std::vector<std::vector<float>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) threads.emplace_back([i, &results] { results[i] = thread_work(i); });
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    ASSERT_EQ(r.size(), 17u);
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(r[i], 1.0f + kNpuAddsPerThread);
+    EXPECT_EQ(r[16], 2.0f);
+  }
+}
+
+class InjectTrace : public ::testing::Test {
+ protected:
+  void record(const std::string& config) {
+    Profiled p(db_, config);
+    ASSERT_EQ(p.rc(), 0);
+    run_workload();
+    p.stop();
+  }
+  TempDir dir_;
+  std::string db_ = dir_.file("trace.db");
+};
+
+}  // namespace
+
+TEST_F(InjectTrace, EveryTaskOnceWithPairedJoinedApiCalls) {
+  record("{}");
+  auto trace = open_trace(db_);
+  ASSERT_TRUE(trace->complete());
+  const auto stats = stats_of(*trace);
+  EXPECT_EQ(stats.at("dropped_records"), 0);
+  EXPECT_EQ(stats.at("unpaired_api"), 0);
+  EXPECT_EQ(stats.at("launch_info_lost"), 0);
+
+  std::map<std::int64_t, collector::ApiRow> api_by_connection;
+  std::set<std::int32_t> api_threads;
+  for (const auto& a : trace->apis()) {
+    EXPECT_LE(a.start_ns, a.end_ns);
+    EXPECT_TRUE(api_by_connection.emplace(a.connection_id, a).second) << "two API rows for one call";
+    api_threads.insert(a.thread_id);
+  }
+  EXPECT_GE(api_threads.size(), static_cast<std::size_t>(kThreads));
+
+  std::set<std::int64_t> task_ids;
+  std::map<std::string, int> npu_tasks, cpu_tasks;
+  for (const auto& t : trace->tasks()) {
+    EXPECT_TRUE(task_ids.insert(t.task_id).second) << "task " << t.task_id << " recorded twice";
+    const std::string& name = trace->string(t.name_id);
+    EXPECT_EQ(trace->string(t.op_type_id), "Add");
+    EXPECT_LE(t.start_ns, t.end_ns);
+    (t.device_id == -1 ? cpu_tasks : npu_tasks)[name]++;
+    if (t.device_id == 0) {
+      EXPECT_NE(t.stream_id, 0) << "each thread launched on its own stream";
+      EXPECT_EQ(t.task_type, static_cast<int>(hooks::TaskType::kAiVectorCore));
+    }
+    const auto api = api_by_connection.find(t.connection_id);
+    ASSERT_NE(api, api_by_connection.end()) << name;
+    EXPECT_EQ(trace->string(api->second.name_id), "aclnnAdd");
+    EXPECT_EQ(api->second.thread_id, t.thread_id) << "the task's thread is the launching API call's";
+    EXPECT_LE(api->second.start_ns, t.queued_ns);
+  }
+  for (int i = 0; i < kThreads; ++i) {
+    const std::string name = "t" + std::to_string(i) + "/Add";
+    EXPECT_EQ(npu_tasks[name], kNpuAddsPerThread) << name;
+    EXPECT_EQ(cpu_tasks[name], 1) << name;
+  }
+  EXPECT_EQ(task_ids.size(), static_cast<std::size_t>(kThreads * (kNpuAddsPerThread + 1)));
+
+  const auto copies = trace->memcpys();
+  EXPECT_GE(copies.size(), static_cast<std::size_t>(2 * kThreads));  // an upload and a download each
+  for (const auto& c : copies) EXPECT_TRUE(api_by_connection.count(c.connection_id)) << c.task_id;
+}
+
+TEST_F(InjectTrace, MemoryMarkersStepsDevicesAndMeta) {
+  record(R"({"dump": "none"})");
+  auto trace = open_trace(db_);
+  ASSERT_TRUE(trace->complete());
+
+  std::map<std::int32_t, std::int64_t> balance;
+  std::set<std::int64_t> allocated;
+  for (const auto& m : trace->memory()) {
+    if (m.op == 0) {
+      balance[m.device_id] += m.bytes;
+      allocated.insert(m.address);
+    } else if (m.op == 1) {
+      balance[m.device_id] -= m.bytes;
+      EXPECT_TRUE(allocated.count(m.address)) << "free of an address never allocated";
+    }
+  }
+  ASSERT_FALSE(balance.empty());
+  for (const auto& [device, bytes] : balance) EXPECT_EQ(bytes, 0) << "device " << device;
+
+  std::map<std::int32_t, collector::MarkerRow> worker_range;
+  std::map<std::int64_t, int> steps;
+  for (const auto& m : trace->markers()) {
+    if (m.kind == 0) {
+      EXPECT_EQ(trace->string(m.name_id), "worker");
+      EXPECT_TRUE(worker_range.emplace(m.thread_id, m).second);
+    }
+  }
+  for (const auto& m : trace->markers()) {
+    if (m.kind != 1) continue;
+    steps[m.step]++;
+    EXPECT_EQ(trace->string(m.name_id), "step " + std::to_string(m.step));
+    const auto& range = worker_range.at(m.thread_id);
+    EXPECT_LE(range.start_ns, m.start_ns);
+    EXPECT_LE(m.end_ns, range.end_ns);
+  }
+  EXPECT_EQ(worker_range.size(), static_cast<std::size_t>(kThreads));
+  EXPECT_EQ(steps, (std::map<std::int64_t, int>{{0, kThreads}, {1, kThreads}}));
+  EXPECT_EQ(stats_of(*trace).at("unpaired_markers"), 0);
+
+  const auto devices = trace->devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].name, "tiny");
+  EXPECT_EQ(devices[0].memory_bytes, 64 << 20);
+  EXPECT_FALSE(devices[0].overflow_mode.empty());
+
+  EXPECT_EQ(trace->meta("pid"), std::to_string(getpid()));
+  EXPECT_NE(trace->meta("command").value_or("").find("inject_trace_test"), std::string::npos);
+  EXPECT_FALSE(trace->meta("start_time").value_or("").empty());
+  const auto config = nlohmann::json::parse(trace->meta("config").value_or("null"));
+  EXPECT_EQ(config.at("dump"), "none");
+  EXPECT_EQ(config.at("buffer_bytes"), 256 << 20);
+}
+
+TEST_F(InjectTrace, ATinyBufferDropsRecordsAndCountsThem) {
+  record(R"({"buffer_bytes": 65536})");  // one 64 KiB chunk for 5 threads: most must drop
+  auto trace = open_trace(db_);
+  ASSERT_TRUE(trace->complete());
+  const auto stats = stats_of(*trace);
+  const std::int64_t dropped = stats.at("dropped_records");
+  EXPECT_GT(dropped, 0);
+  std::int64_t per_kind = 0;
+  for (const auto& [name, value] : stats) {
+    if (name.starts_with("dropped_records.")) per_kind += value;
+  }
+  EXPECT_EQ(per_kind, dropped) << "the per-kind counts add up to the total";
+  EXPECT_LT(trace->count("TASK"), kThreads * (kNpuAddsPerThread + 1));
+}
+
+TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {
+  Profiled p(db_, "{}");
+  ASSERT_EQ(p.rc(), 0);
+  const hooks::SubscriberTable table = p.table();
+  p.stop();
+  // A late hook call (a thread still running at exit) and a second shutdown must be harmless.
+  table.on_api(table.user, {1, 1, "aclnnLate", 0, 0});
+  hooks::TaskRecord task{};
+  task.task_id = 1;
+  task.phase = hooks::TaskPhase::kEnd;
+  table.on_task(table.user, task);
+  table.on_marker(table.user, {1, nullptr, 3, 0, hooks::MarkerKind::kStepBegin});
+  table.on_shutdown(table.user);
+  auto trace = open_trace(db_);
+  EXPECT_TRUE(trace->complete());
+  for (const auto& a : trace->apis()) EXPECT_NE(trace->string(a.name_id), "aclnnLate");
+}
+
+TEST_F(InjectTrace, TwoSessionsInOneProcessEachGetTheirRecords) {
+  for (int round = 0; round < 2; ++round) {
+    const std::string db = dir_.file("round" + std::to_string(round) + ".db");
+    {
+      Profiled p(db, "{}");
+      ASSERT_EQ(p.rc(), 0);
+      run_workload();
+    }
+    auto trace = open_trace(db);
+    EXPECT_TRUE(trace->complete());
+    EXPECT_EQ(trace->count("TASK"), kThreads * (kNpuAddsPerThread + 1)) << "round " << round;
+  }
+}
