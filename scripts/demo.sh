@@ -26,3 +26,12 @@ section "ResNet-18 ONNX model, CPU golden"
 "$NPUSCOPE" exec --model "$RESNET" --device cpu --output-dir "$BUILD_DIR/demo/resnet18_cpu"
 section "ResNet-18 ONNX model, NPU with force_fp16"
 "$NPUSCOPE" exec --model "$RESNET" --device npu --precision-mode force_fp16 --output-dir "$BUILD_DIR/demo/resnet18_fp16"
+
+DEMO="$BUILD_DIR/demo"
+mkdir -p "$DEMO"
+section "Profiling the LLaMA layer: npuscope run --dump stats"
+"$NPUSCOPE" run --force -o "$DEMO/llama.db" --dump stats -- "$S/llama_block" --device npu --seq 128 --hidden 512 --heads 8 --ffn 1376
+section "Exports: Chrome trace (open in https://ui.perfetto.dev) and msprof-style CSV"
+"$NPUSCOPE" export "$DEMO/llama.db" --chrome "$DEMO/llama.json" --csv "$DEMO/llama_csv"
+echo "op_statistic.csv:"
+column -s, -t < "$DEMO/llama_csv/op_statistic.csv" 2>/dev/null || cat "$DEMO/llama_csv/op_statistic.csv"

@@ -472,7 +472,11 @@ void Device::on_memory_event(void* user, const MemoryEvent& event, const MemoryS
                        : event.kind == MemoryEvent::Kind::kFree   ? hooks::MemoryOp::kFree
                        : event.kind == MemoryEvent::Kind::kReserve ? hooks::MemoryOp::kReserve
                                                                    : hooks::MemoryOp::kRelease;
-  s->on_memory(s->user, {vclock::host_now_ns(), event.address, event.bytes, stats.allocated_bytes,
+  // Host threads have clocks of their own, so a free on one thread could carry an earlier time than
+  // the allocation it undoes on another. Memory records of a device are stamped in allocator order
+  // (this runs under the allocator's lock): never earlier than the previous one.
+  self->last_memory_ns_ = std::max(self->last_memory_ns_, vclock::host_now_ns());
+  s->on_memory(s->user, {self->last_memory_ns_, event.address, event.bytes, stats.allocated_bytes,
                          stats.reserved_bytes, self->id_, vclock::thread_index(), op});
 }
 

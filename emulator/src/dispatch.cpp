@@ -172,6 +172,9 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   const std::uint32_t call_index = next_call_index(name);
 
   ApiScope api(api_name(schema.type));
+  if (schema.is_view && out_meta.size() == 1 && out_meta[0].dtype == inputs[0].dtype()) {
+    return {inputs[0].view(out_meta[0].shape)};  // see OpSchema::is_view: no task, no copy
+  }
   std::vector<Tensor> outputs;
   outputs.reserve(out_meta.size());
   for (const auto& m : out_meta) outputs.push_back(Tensor::empty(m.shape, m.dtype, device));

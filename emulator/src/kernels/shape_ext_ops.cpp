@@ -178,13 +178,13 @@ void space_to_depth_kernel(KernelContext& ctx) {
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kFlatten, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_flatten, .cost = movement_cost});
+                              .max_inputs = 1, .infer = infer_flatten, .cost = movement_cost, .is_view = true});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kSqueeze, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_squeeze, .cost = movement_cost});
+                              .max_inputs = 1, .infer = infer_squeeze, .cost = movement_cost, .is_view = true});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kUnsqueeze, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_unsqueeze, .cost = movement_cost});
+                              .max_inputs = 1, .infer = infer_unsqueeze, .cost = movement_cost, .is_view = true});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "Identity", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_identity, .cost = movement_cost});
+                              .max_inputs = 1, .infer = infer_identity, .cost = movement_cost, .is_view = true});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kExpand, .category = OpCategory::kDataMovement, .min_inputs = 1,
                               .max_inputs = 1, .infer = infer_expand, .cost = movement_cost});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kDepthToSpace, .category = OpCategory::kDataMovement, .min_inputs = 1,

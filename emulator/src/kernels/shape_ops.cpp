@@ -239,7 +239,7 @@ KernelCost cost_movement(std::span<const TensorMeta> in, std::span<const TensorM
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "Reshape", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reshape, .cost = cost_movement});
+                              .max_inputs = 1, .infer = infer_reshape, .cost = cost_movement, .is_view = true});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "Transpose", .category = OpCategory::kDataMovement, .min_inputs = 1,
                               .max_inputs = 1, .infer = infer_transpose, .cost = cost_movement});
 

@@ -1,6 +1,7 @@
 // See Note [Record buffers] in record_buffer.h.
 #include "record_buffer.h"
 
+#include <cstring>
 #include <new>
 
 namespace npuscope::inject {
@@ -71,6 +72,24 @@ void ChunkPool::trim() noexcept {
   }
   for (Chunk* c : chunks) delete c;
   unreserve_bytes(chunks.size() * sizeof(Chunk));
+}
+
+void ChunkPool::prefill(std::size_t n) noexcept {
+  std::size_t have;
+  {
+    std::lock_guard lock(mutex_);
+    have = free_.size();
+  }
+  for (; have < n; ++have) {
+    if (!reserve_bytes(sizeof(Chunk))) return;
+    Chunk* c = new (std::nothrow) Chunk;
+    if (c == nullptr) {
+      unreserve_bytes(sizeof(Chunk));
+      return;
+    }
+    std::memset(static_cast<void*>(c->slots), 0, sizeof(c->slots));  // fault the pages in here
+    release(c);
+  }
 }
 
 // ---- ThreadBuffer ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ namespace npuscope::inject {
 
 inline constexpr std::size_t kChunkBytes = 64 * 1024;
 inline constexpr std::uint32_t kSlotsPerChunk = kChunkBytes / kSlotBytes - 1;  // one slot of header
+inline constexpr std::uint32_t kPrefetchSlots = 8;
 
 struct Chunk {
   std::atomic<Chunk*> next{nullptr};          // set by the producer once it has left this chunk
@@ -49,6 +50,9 @@ class ChunkPool {
   std::uint64_t used_bytes() const noexcept { return used_.load(std::memory_order_relaxed); }
   std::uint64_t cap_bytes() const noexcept { return cap_; }
   void trim() noexcept;  // frees the chunks on the free list
+  // Drain thread: tops the free list up to `n` chunks with their pages already touched, so that a
+  // producer starting a chunk does not take the page faults (within the cap).
+  void prefill(std::size_t n) noexcept;
 
  private:
   std::mutex mutex_;  // guards free_
@@ -76,6 +80,9 @@ class ThreadBuffer {
       }
     }
     std::memcpy(static_cast<void*>(&wchunk_->slots[wpos_]), &e, sizeof(E));
+    // Ask for the line a few entries ahead now (for writing), so that the store then does not wait
+    // for it: recycled chunks are rarely still in cache. A prefetch never faults, even past the end.
+    __builtin_prefetch(&wchunk_->slots[wpos_ + kPrefetchSlots], 1);
     wpos_ += n;
     wchunk_->published.store(wpos_, std::memory_order_release);
     return true;

@@ -9,6 +9,10 @@ namespace {
 
 constexpr std::size_t kBatchRows = 4096;  // a flush per full batch, besides the one per round
 constexpr int kZstdLevel = 1;             // fast: the drain thread must keep up with the workload
+// Bounds on a thread's open API calls and ranges, and on how deep an exit looks for its enter:
+// nesting is shallow in practice, and broken pairing (lost records) must not cost O(n) per record.
+constexpr std::size_t kMaxOpen = 256;
+constexpr std::size_t kMaxSearch = 64;
 
 template <class Row>
 void flush_rows(std::vector<Row>& rows, void (collector::TraceWriter::*add)(std::span<const Row>),
@@ -59,11 +63,17 @@ RowBuilder::ThreadOpen& RowBuilder::open_for(std::uint32_t thread_id, std::uint6
 void RowBuilder::on_api(const hooks::ApiRecord& r) {
   ThreadOpen& t = open_for(r.thread_id, r.ts_ns);
   if (r.is_exit == 0) {
+    if (t.api.size() == kMaxOpen) {  // the oldest open call will never be closed: count it
+      add_api_row(t.api.front(), t.api.front().ts_ns, r.thread_id);
+      t.api.erase(t.api.begin());
+      counters_.unpaired_api++;
+    }
     t.api.push_back(r);
     return;
   }
   // The partner is normally on top; calls left open above it (never exited) end with it.
-  for (std::size_t i = t.api.size(); i-- > 0;) {
+  const std::size_t lowest = t.api.size() > kMaxSearch ? t.api.size() - kMaxSearch : 0;
+  for (std::size_t i = t.api.size(); i-- > lowest;) {
     if (t.api[i].connection_id != r.connection_id) continue;
     for (std::size_t j = t.api.size() - 1; j > i; --j) {
       counters_.unpaired_api++;
@@ -172,7 +182,14 @@ void RowBuilder::on_device(const hooks::DeviceRecord& r) {
 void RowBuilder::on_marker(const hooks::MarkerRecord& r) {
   ThreadOpen& t = open_for(r.thread_id, r.ts_ns);
   switch (r.kind) {
-    case hooks::MarkerKind::kRangePush: t.ranges.push_back({r.ts_ns, r.name}); return;
+    case hooks::MarkerKind::kRangePush:
+      if (t.ranges.size() == kMaxOpen) {  // as for API calls: the oldest open range is given up
+        add_range_row(t.ranges.front(), t.ranges.front().ts_ns, r.thread_id);
+        t.ranges.erase(t.ranges.begin());
+        counters_.unpaired_markers++;
+      }
+      t.ranges.push_back({r.ts_ns, r.name});
+      return;
     case hooks::MarkerKind::kRangePop:
       if (t.ranges.empty()) {
         counters_.unpaired_markers++;

@@ -19,6 +19,7 @@ namespace {
 constexpr auto kWakeInterval = std::chrono::milliseconds(50);    // drain at least this often
 constexpr auto kCommitInterval = std::chrono::milliseconds(500);  // durable at least this often
 constexpr auto kGrace = std::chrono::milliseconds(5);  // for pushes racing the switch to flushing
+constexpr std::size_t kWarmChunks = 32;  // 2 MiB of pre-faulted chunks ready for producers
 
 std::atomic<std::uint64_t> g_next_generation{1};  // 0: no session (t_slot's initial value)
 
@@ -196,6 +197,7 @@ std::uint64_t Session::drain_round(RowBuilder& rows) {
     }
   }
   rows.flush();
+  if (state_.load(std::memory_order_relaxed) == State::kRecording) pool_.prefill(kWarmChunks);
   return consumed;
 }
 

@@ -2,7 +2,8 @@
 // chrome://tracing.
 //
 // Note [Chrome trace layout]
-// One process per device ("npu:0 (ascend910b)", "npu:1", "cpu golden") and one "host" process.
+// One process per device ("npu:0", "npu:1", "cpu golden"; the device spec as its label) and one
+// "host" process.
 // - host: a thread per host thread (API calls as "X" slices, markers and steps as slices around
 //   them, instants as "i" events).
 // - npu:N: a thread per stream (TASK rows as "X" slices named after the op instance, with op_type,

@@ -158,6 +158,7 @@ class Device : public std::enable_shared_from_this<Device> {
   std::uint64_t tasks_executed_ = 0;
   std::uint64_t busy_ns_ = 0;
   std::uint64_t last_end_ns_ = 0;
+  std::uint64_t last_memory_ns_ = 0;  // guarded by the allocator's lock (on_memory_event)
   bool float_status_ = false;
   bool stopping_ = false;
   std::thread worker_;

@@ -85,6 +85,10 @@ struct OpSchema {
   int max_inputs = 1;  // -1: variadic
   InferFn infer = nullptr;  // throws InvalidArgument naming the op and the bad input
   CostFn cost = nullptr;
+  // A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity): the output shares the input's storage
+  // with a new shape, and no task runs, as torch_npu's view ops launch no kernel. (Tensors are never
+  // written in place, so sharing is safe.) Its kernels still exist and copy, for direct tests.
+  bool is_view = false;
   const char* file = nullptr;
   int line = 0;
 };
