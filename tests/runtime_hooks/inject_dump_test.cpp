@@ -94,6 +94,34 @@ TEST_F(InjectDump, StatisticsOfKnownTensors) {
   EXPECT_EQ(rows.at({"i32", 1, 0}).shape, "2,2");
 }
 
+// 37 elements: the vector loops' body (16 at a time) meets the Inf/NaN, and a tail remains.
+TEST_F(InjectDump, NonFiniteValuesInsideTheVectorLoopsAreCounted) {
+  std::vector<float> v(37);
+  for (int i = 0; i < 37; ++i) v[i] = 0.5f * static_cast<float>(i) - 4.0f;
+  v[3] = kInf;
+  v[20] = -kInf;
+  v[21] = kNaN;
+  v[36] = kNaN;
+  double sum = 0, sq = 0;
+  for (float f : v) {
+    if (std::isfinite(f)) {
+      sum += f;
+      sq += static_cast<double>(f) * f;
+    }
+  }
+  {
+    Profiled p(db_, R"({"dump": "stats"})");
+    ASSERT_EQ(p.rc(), 0);
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) ops::neg(npu(v, t), {.name = std::string(dtype_name(t))});
+  }
+  auto rows = tensors();
+  for (const char* t : {"f32", "f16", "bf16"}) {
+    SCOPED_TRACE(t);
+    expect_stats(rows.at({t, 0, 0}), 37, -4, 13.5, sum / 33, std::sqrt(sq), 2, 2);
+    expect_stats(rows.at({t, 1, 0}), 37, -13.5, 4, -sum / 33, std::sqrt(sq), 2, 2);
+  }
+}
+
 TEST_F(InjectDump, StatisticsOfALargeHalfTensorMatchTheHost) {
   Tensor x;
   {

@@ -3,6 +3,8 @@
 // API calls joined to their tasks, balanced memory rows, the markers and steps, the device, META,
 // and the loss counters.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -72,6 +74,7 @@ class InjectTrace : public ::testing::Test {
   void record(const std::string& config) {
     Profiled p(db_, config);
     ASSERT_EQ(p.rc(), 0);
+    Runtime::get().announce_devices();  // as a reconfigured runtime does: must not duplicate the row
     run_workload();
     p.stop();
   }
@@ -169,7 +172,7 @@ TEST_F(InjectTrace, MemoryMarkersStepsDevicesAndMeta) {
   EXPECT_EQ(stats_of(*trace).at("unpaired_markers"), 0);
 
   const auto devices = trace->devices();
-  ASSERT_EQ(devices.size(), 1u);
+  ASSERT_EQ(devices.size(), 1u) << "announced twice (by Profiled and by record()), written once";
   EXPECT_EQ(devices[0].name, "tiny");
   EXPECT_EQ(devices[0].memory_bytes, 64 << 20);
   EXPECT_FALSE(devices[0].overflow_mode.empty());
@@ -213,6 +216,28 @@ TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {
   auto trace = open_trace(db_);
   EXPECT_TRUE(trace->complete());
   for (const auto& a : trace->apis()) EXPECT_NE(trace->string(a.name_id), "aclnnLate");
+}
+
+TEST_F(InjectTrace, AForkedChildRecordsNothingIntoTheParentsTrace) {
+  Profiled p(db_, "{}");
+  ASSERT_EQ(p.rc(), 0);
+  const hooks::SubscriberTable table = p.table();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the child has no drain thread: its records and its shutdown must be no-ops
+    table.on_api(table.user, {1, 1, "aclnnChild", 0, 0});
+    table.on_shutdown(table.user);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  run_workload();
+  p.stop();
+  auto trace = open_trace(db_);
+  EXPECT_TRUE(trace->complete());
+  EXPECT_EQ(trace->count("TASK"), kThreads * (kNpuAddsPerThread + 1));
+  for (const auto& a : trace->apis()) EXPECT_NE(trace->string(a.name_id), "aclnnChild");
 }
 
 TEST_F(InjectTrace, TwoSessionsInOneProcessEachGetTheirRecords) {

@@ -2,21 +2,24 @@
 // that a bounded pool hands out.
 //
 // Note [Record buffers]
-// Each producer thread owns a ThreadBuffer: a linked list of 64 KiB chunks of 64-byte slots. push()
-// writes an entry into the current chunk and publishes the new fill level with one release store:
-// no lock, no allocation. When the chunk is full the producer takes another from the ChunkPool (the
-// one lock, once per ~1000 entries), links it behind the full one (release) and continues there.
-// The drain thread reads each chunk up to its published level; a chunk with a successor is
-// finished (its producer links the successor only after its last publish), so the drain thread
-// returns it to the pool. The pool caps the memory of all chunks together (plus the tensor dump
-// copies, which reserve bytes from the same budget). At the cap a push fails and the producer
-// counts the loss per entry kind (Perfetto's stats idea): the drain thread reports the totals.
+// Each producer thread owns a ThreadBuffer: a linked list of 64 KiB chunks of 64-byte slots. An
+// entry is written in place into the current chunk (begin_push/end_push) and the new fill level is
+// published with one release store: no lock, no allocation. When the chunk is full the producer
+// takes another from the ChunkPool (the one lock, once per ~1000 entries), links it behind the full
+// one (release) and continues there. The drain thread reads each chunk up to its published level;
+// a chunk with a successor is finished (its producer links the successor only after its last
+// publish), so the drain thread returns it to the pool, where it also keeps a few pre-faulted spare
+// chunks (prefill) so that producers rarely take page faults. The pool caps the memory of all
+// chunks together (plus the tensor dump copies, which reserve bytes from the same budget). At the
+// cap a push fails and the producer counts the loss per entry kind (Perfetto's stats idea): the
+// drain thread reports the totals.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "entries.h"
@@ -25,7 +28,6 @@ namespace npuscope::inject {
 
 inline constexpr std::size_t kChunkBytes = 64 * 1024;
 inline constexpr std::uint32_t kSlotsPerChunk = kChunkBytes / kSlotBytes - 1;  // one slot of header
-inline constexpr std::uint32_t kPrefetchSlots = 8;
 
 struct Chunk {
   std::atomic<Chunk*> next{nullptr};          // set by the producer once it has left this chunk
@@ -69,22 +71,33 @@ class ThreadBuffer {
   ThreadBuffer& operator=(const ThreadBuffer&) = delete;
 
   // ---- producer (the owning thread) ----
-  // Stores `e`; false (and counted as dropped) when the pool is at its cap.
+  // Stores an entry in two steps, filled in place (building it on the stack and copying it would
+  // stall on store forwarding: a 1-byte tag store read back by a 16-byte load):
+  //   if (auto* e = buffer.begin_push<ApiEntry>()) { e->r = record; buffer.end_push<ApiEntry>(); }
+  // begin_push returns null (and counts the entry as dropped) when the pool is at its cap.
   template <class E>
-  bool push(const E& e) noexcept {
+  E* begin_push() noexcept {
     constexpr std::uint32_t n = kSlotsFor<E>;
     if (wpos_ + n > kSlotsPerChunk) [[unlikely]] {
       if (!next_chunk()) {
-        count_drop(e.tag);
-        return false;
+        count_drop(E{}.tag);
+        return nullptr;
       }
     }
-    std::memcpy(static_cast<void*>(&wchunk_->slots[wpos_]), &e, sizeof(E));
-    // Ask for the line a few entries ahead now (for writing), so that the store then does not wait
-    // for it: recycled chunks are rarely still in cache. A prefetch never faults, even past the end.
-    __builtin_prefetch(&wchunk_->slots[wpos_ + kPrefetchSlots], 1);
-    wpos_ += n;
+    return new (static_cast<void*>(&wchunk_->slots[wpos_])) E;  // sets the tag
+  }
+  template <class E>
+  void end_push() noexcept {
+    wpos_ += kSlotsFor<E>;
     wchunk_->published.store(wpos_, std::memory_order_release);
+  }
+  // Stores a whole entry; false (and counted) when dropped.
+  template <class E>
+  bool push(const E& e) noexcept {
+    E* slot = begin_push<E>();
+    if (slot == nullptr) return false;
+    *slot = e;
+    end_push<E>();
     return true;
   }
   void count_drop(Tag tag) noexcept {
@@ -137,7 +150,7 @@ class ThreadBuffer {
   std::uint32_t rpos_ = 0;
 };
 
-// Reads an entry of type E out of its first slot (entries are copied in with memcpy).
+// Reads an entry of type E out of its first slot (a copy: the slot is reused once consumed).
 template <class E>
 E read_entry(const Slot* s) noexcept {
   E e;

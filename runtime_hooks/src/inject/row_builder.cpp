@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <tuple>
 
 namespace npuscope::inject {
 namespace {
@@ -173,6 +174,15 @@ void RowBuilder::on_device(const hooks::DeviceRecord& r) {
   row.memory_bytes = static_cast<std::int64_t>(r.memory_bytes);
   row.precision_mode = r.precision_mode != nullptr ? r.precision_mode : "";
   row.overflow_mode = r.overflow_mode != nullptr ? r.overflow_mode : "";
+  // The emulator announces its devices again when the runtime is reconfigured: one row per change.
+  const auto key = [](const collector::DeviceInfoRow& d) {
+    return std::tie(d.device_id, d.name, d.cube_cores, d.vector_cores, d.clock_hz, d.cube_peak_flops,
+                    d.vector_peak_flops, d.memory_bandwidth, d.memory_bytes, d.precision_mode, d.overflow_mode);
+  };
+  for (const auto& d : devices_) {
+    if (key(d) == key(row)) return;
+  }
+  devices_.push_back(row);
   writer_.add_device(row);
   wrote_ = true;
 }

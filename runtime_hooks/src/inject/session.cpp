@@ -1,6 +1,7 @@
 // See Note [Session lifecycle] in session.h.
 #include "session.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,6 +39,12 @@ struct ExitGuard {
   }
 };
 thread_local ExitGuard t_guard;
+
+std::atomic<Session*> g_latest{nullptr};  // the session a fork()ed child must abandon
+
+void on_fork_child() {
+  if (Session* s = g_latest.load()) s->abandon_in_forked_child();
+}
 
 }  // namespace
 
@@ -96,6 +103,9 @@ void Session::transition(State to) {
 }
 
 void Session::start() {
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, on_fork_child); });
+  g_latest.store(this);
   drain_ = std::thread([this] { drain_main(); });
   std::unique_lock lock(wake_mutex_);
   wake_.wait(lock, [this] { return started_; });
@@ -106,8 +116,13 @@ void Session::start() {
   }
 }
 
+void Session::abandon_in_forked_child() noexcept {
+  forked_child_ = true;
+  state_.store(State::kAborted, std::memory_order_relaxed);
+}
+
 void Session::shutdown() noexcept {
-  if (shutdown_called_.exchange(true)) return;
+  if (forked_child_ || shutdown_called_.exchange(true)) return;
   {
     std::lock_guard lock(wake_mutex_);
     stop_requested_ = true;

@@ -12,6 +12,8 @@
 // recording -> flushing switch is still drained: the drain thread drains again after a short
 // grace period. A session object is never freed (hook calls may race with the end of the process),
 // and a thread keeps its buffer until it exits, so no hook call can touch freed memory.
+// A fork()ed child inherits the session but not its drain thread: there the session is aborted at
+// once (its records dropped, its shutdown a no-op); the parent's trace is the parent's alone.
 #pragma once
 
 #include <atomic>
@@ -64,6 +66,8 @@ class Session {
   // on_shutdown: stop, drain, finalize, join the drain thread. Idempotent; blocks until done.
   void shutdown() noexcept;
   State state() const noexcept { return state_.load(std::memory_order_acquire); }
+  // pthread_atfork child handler: the child is single-threaded here.
+  void abandon_in_forked_child() noexcept;
 
   // ---- hot path (any producer thread) ----
   bool recording() const noexcept { return state_.load(std::memory_order_relaxed) == State::kRecording; }
@@ -113,6 +117,7 @@ class Session {
   bool stop_requested_ = false;
   bool started_ = false;
   std::atomic<bool> shutdown_called_{false};
+  bool forked_child_ = false;
   std::thread drain_;
   std::vector<std::pair<std::string, std::int64_t>> reported_;  // drain thread: stats last written
 };

@@ -121,8 +121,9 @@ struct DeviceRecord {
   const char* overflow_mode;   // "inf_nan" or "saturation"
 };
 
-// Delivered on the thread that produced the data, right after the kernel ran, while `data` is
-// valid. Only sent when the subscriber set wants_tensors.
+// Delivered on the thread that produced the data, right after the kernel ran. `data` stays valid
+// until the task's kEnd TaskRecord, which follows on the same thread. Only sent when the subscriber
+// set wants_tensors.
 struct TensorRecord {
   std::uint64_t task_id;
   const void* data;  // host-readable, `bytes` long, dtype below, contiguous row-major

@@ -1,0 +1,130 @@
+// The hook callbacks: the hot path (Note [Record buffers]). Each checks the session state, finds
+// this thread's state and stores one entry, filled in place; pairing, interning and writing wait
+// for the drain thread. Callbacks never throw, never block, and only read the data they are given.
+#include "hook_callbacks.h"
+
+#include "entries.h"
+#include "npuscope/runtime_hooks/hook_api.h"
+#include "session.h"
+
+namespace npuscope::inject {
+namespace {
+
+using hooks::ApiRecord;
+using hooks::DeviceRecord;
+using hooks::MarkerRecord;
+using hooks::MemcpyRecord;
+using hooks::MemoryRecord;
+using hooks::OverflowRecord;
+using hooks::TaskRecord;
+using hooks::TensorRecord;
+
+// The producer's common prologue: null when this record is not to be stored (counted).
+inline ThreadState* producer(Session& s) noexcept {
+  if (!s.recording()) [[unlikely]] {
+    s.count_late_drop();
+    return nullptr;
+  }
+  return s.thread();
+}
+
+// Stores record `r` as an entry E, filled in place (Note [Record buffers]).
+template <class E, class R>
+inline void store(ThreadBuffer& q, const R& r) noexcept {
+  if (E* e = q.template begin_push<E>()) [[likely]] {
+    e->r = r;
+    q.template end_push<E>();
+  }
+}
+
+void on_api(void* user, const ApiRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  ThreadState* t = producer(s);
+  if (t == nullptr) [[unlikely]] return;
+  t->thread_id = r.thread_id;  // launches inside this call are attributed to this thread
+  store<ApiEntry>(t->queue, r);
+}
+
+void on_task_end(Session& s, ThreadState& t, const TaskRecord& r) noexcept {
+  LaunchTable::Info info;
+  if (!s.launches().get(r.task_id, &info)) [[unlikely]] s.count_launch_info_lost();
+  if (s.config().dump != DumpMode::kNone) t.capture.on_task_end(s.capture(), r, t.queue);
+  if (TaskEndEntry* e = t.queue.begin_push<TaskEndEntry>()) [[likely]] {
+    e->thread_id = info.thread_id;
+    e->r = r;
+    t.queue.end_push<TaskEndEntry>();
+  }
+}
+
+void on_task(void* user, const TaskRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  ThreadState* t = producer(s);
+  if (t == nullptr) [[unlikely]] return;
+  switch (r.phase) {
+    case hooks::TaskPhase::kQueued:  // on the launching thread: see Note [Launch table]
+      s.launches().put(r.task_id, {t->thread_id, s.launch_step(*t), r.name});
+      return;
+    case hooks::TaskPhase::kBegin: return;  // kEnd repeats everything kBegin says
+    case hooks::TaskPhase::kEnd: return on_task_end(s, *t, r);
+  }
+}
+
+void on_memory(void* user, const MemoryRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  if (ThreadState* t = producer(s)) [[likely]] store<MemoryEntry>(t->queue, r);
+}
+
+void on_memcpy(void* user, const MemcpyRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  if (ThreadState* t = producer(s)) [[likely]] store<MemcpyEntry>(t->queue, r);
+}
+
+void on_marker(void* user, const MarkerRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  ThreadState* t = producer(s);
+  if (t == nullptr) [[unlikely]] return;
+  if (r.kind == hooks::MarkerKind::kStepBegin) {
+    t->step = r.step;
+    s.set_global_step(r.step);
+  } else if (r.kind == hooks::MarkerKind::kStepEnd) {
+    t->step = -1;
+    s.set_global_step(-1);
+  }
+  store<MarkerEntry>(t->queue, r);
+}
+
+void on_tensor(void* user, const TensorRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  if (ThreadState* t = producer(s)) [[likely]] t->capture.on_tensor(s.capture(), r);
+}
+
+void on_overflow(void* user, const OverflowRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  if (ThreadState* t = producer(s)) [[likely]] store<OverflowEntry>(t->queue, r);
+}
+
+void on_device(void* user, const DeviceRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  if (ThreadState* t = producer(s)) [[likely]] store<DeviceEntry>(t->queue, r);
+}
+
+void on_shutdown(void* user) noexcept { static_cast<Session*>(user)->shutdown(); }
+
+}  // namespace
+
+void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
+  table = hooks::SubscriberTable{};
+  table.user = &session;
+  table.wants_tensors = session.config().dump != DumpMode::kNone;
+  table.on_api = on_api;
+  table.on_task = on_task;
+  table.on_memory = on_memory;
+  table.on_memcpy = on_memcpy;
+  table.on_marker = on_marker;
+  table.on_tensor = on_tensor;
+  table.on_overflow = on_overflow;
+  table.on_device = on_device;
+  table.on_shutdown = on_shutdown;
+}
+
+}  // namespace npuscope::inject
