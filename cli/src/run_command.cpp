@@ -119,14 +119,10 @@ void print_summary(const std::string& path) {
                  path.c_str());
     return;
   }
-  const auto reader = collector::TraceReader::open(path);
-  std::int64_t tasks = 0, overflows = 0, first = INT64_MAX, last = 0;
-  reader->for_each_task([&](const collector::TaskRow& t) {
-    ++tasks;
-    overflows += t.overflow;
-    first = std::min(first, t.start_ns);
-    last = std::max(last, t.end_ns);
-  });
+  // Just written by the child: no need to read the whole file for a quick_check.
+  const auto reader = collector::TraceReader::open(path, {.verify = false});
+  const collector::TaskSummary t = reader->task_summary();
+  const std::int64_t tasks = t.tasks, overflows = t.overflows, first = t.first_start_ns, last = t.last_end_ns;
   std::int64_t dropped = 0;
   for (const auto& s : reader->stats()) {
     if (s.name.find("dropped") != std::string::npos) dropped += s.value;

@@ -41,11 +41,11 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
 
 class SqliteTraceReader final : public TraceReader {
  public:
-  explicit SqliteTraceReader(const std::string& path)
+  SqliteTraceReader(const std::string& path, const ReaderOptions& options)
       : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX) {
     load_meta();
     check_version();
-    check_integrity();
+    if (options.verify) check_integrity();
     load_strings();
   }
 
@@ -98,6 +98,14 @@ class SqliteTraceReader final : public TraceReader {
       if (with_data) decompress(row);
       f(row);
     });
+  }
+
+  TaskSummary task_summary() const override {
+    sqlite::Stmt stmt(db_, "SELECT count(*), coalesce(sum(overflow), 0), coalesce(min(start_ns), 0), "
+                           "coalesce(max(end_ns), 0) FROM TASK");
+    stmt.step();
+    return {sqlite3_column_int64(stmt.get(), 0), sqlite3_column_int64(stmt.get(), 1),
+            sqlite3_column_int64(stmt.get(), 2), sqlite3_column_int64(stmt.get(), 3)};
   }
 
   std::int64_t count(const std::string& table) const override {
@@ -200,12 +208,12 @@ void SqliteTraceReader::decompress(TensorRow& row) const {
 
 }  // namespace
 
-std::unique_ptr<TraceReader> TraceReader::open(const std::string& path) {
+std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const ReaderOptions& options) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) throw TraceError(path + ": no such trace file");
   if (fs::is_directory(status)) throw TraceError(path + ": is a directory, not a trace file");
-  return std::make_unique<SqliteTraceReader>(path);
+  return std::make_unique<SqliteTraceReader>(path, options);
 }
 
 template <class Row>

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "cli_test_util.h"
 #include "npuscope/collector/trace_reader.h"
 #include "onnx_test_util.h"
@@ -123,13 +125,13 @@ TEST(RunCommand, KilledWorkloadKeepsTasksUpToOneSecondBeforeTheKill) {
   const auto dir = temp_dir("run_kill");
   const std::string db = (dir / "k.db").string();
   const std::string log = (dir / "log.txt").string();
+  // A seed unique to this test process names the workload for pkill (other runs may be going on).
+  const std::string tag = "--seconds 20 --seed " + std::to_string(1000000 + getpid());
   const auto t0 = std::chrono::steady_clock::now();
   // The workload's progress lines ("progress <ms> <ops>") go to the log while it runs.
-  std::thread runner([&] {
-    run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --seconds 20 --seed 424242 > " + log));
-  });
+  std::thread runner([&] { run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " " + tag + " > " + log)); });
   std::this_thread::sleep_until(t0 + std::chrono::milliseconds(2500));
-  run_command("pkill -KILL -f 'multi_stream --seconds 20 --seed 424242'");
+  run_command("pkill -KILL -f 'multi_stream " + tag + "'");
   runner.join();
 
   // Ops launched by 1 s of the workload's life, which is at least 1.4 s before the kill.

@@ -92,6 +92,27 @@ TEST_F(TraceReaderTest, CountKnowsOnlyTraceTables) {
   expect_trace_error([&] { reader->count("TASK; DROP TABLE TASK"); }, "tables: META, STRING_IDS");
 }
 
+TEST_F(TraceReaderTest, TaskSummaryMatchesTheRows) {
+  write_trace(path(), 40);
+  for (bool verify : {true, false}) {
+    const auto reader = TraceReader::open(path(), {.verify = verify});
+    TaskSummary want;
+    want.first_start_ns = INT64_MAX;
+    reader->for_each_task([&](const TaskRow& t) {
+      ++want.tasks;
+      want.overflows += t.overflow;
+      want.first_start_ns = std::min(want.first_start_ns, t.start_ns);
+      want.last_end_ns = std::max(want.last_end_ns, t.end_ns);
+    });
+    const TaskSummary got = reader->task_summary();
+    EXPECT_EQ(got.tasks, 40);
+    EXPECT_EQ(got.overflows, want.overflows);
+    EXPECT_GT(got.overflows, 0);
+    EXPECT_EQ(got.first_start_ns, want.first_start_ns);
+    EXPECT_EQ(got.last_end_ns, want.last_end_ns);
+  }
+}
+
 TEST_F(TraceReaderTest, StreamsComeInStartOrderWithTiesInWriteOrder) {
   auto writer = TraceWriter::create(path());
   std::vector<TaskRow> rows;

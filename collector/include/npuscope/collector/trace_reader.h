@@ -14,11 +14,24 @@
 
 namespace npuscope::collector {
 
+// Device-task totals in one query (what `npuscope run` prints).
+struct TaskSummary {
+  std::int64_t tasks = 0;       // TASK rows
+  std::int64_t overflows = 0;   // rows with overflow = 1
+  std::int64_t first_start_ns = 0, last_end_ns = 0;
+};
+
+struct ReaderOptions {
+  // PRAGMA quick_check on open: finds damage early, but reads the whole file (~0.1 s per 20 MB).
+  // Skip it only for a trace this process saw written to the end.
+  bool verify = true;
+};
+
 class TraceReader {
  public:
   // Opens read-only. Throws TraceError: missing file, not SQLite, not an npuscope trace (no META
   // with a schema_version), a schema newer than this build reads, or corruption found on open.
-  static std::unique_ptr<TraceReader> open(const std::string& path);
+  static std::unique_ptr<TraceReader> open(const std::string& path, const ReaderOptions& options = {});
   virtual ~TraceReader() = default;
 
   virtual const std::string& path() const = 0;
@@ -48,6 +61,7 @@ class TraceReader {
   std::vector<TensorRow> tensors(bool with_data) const;
 
   virtual std::int64_t count(const std::string& table) const = 0;  // rows in a table (TaskRow: "TASK")
+  virtual TaskSummary task_summary() const = 0;
 };
 
 }  // namespace npuscope::collector
