@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include "npuscope/runtime_hooks/half_bits.h"
+
 namespace npuscope::emulator {
 
 std::uint16_t float_to_half_bits(float f) {
@@ -31,34 +33,9 @@ std::uint16_t float_to_half_bits(float f) {
   return static_cast<std::uint16_t>(sign | h);
 }
 
-float half_bits_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  std::uint32_t mant = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {  // subnormal: normalise
-    int e = -1;
-    do {
-      ++e;
-      mant <<= 1;
-    } while ((mant & 0x400u) == 0);
-    bits = sign | static_cast<std::uint32_t>(112 - e) << 23 | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+float half_bits_to_float(std::uint16_t h) { return hooks::half_bits_to_float(h); }
 
-bool has_f16c() {
-  static const bool value = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-  return value;
-}
+bool has_f16c() { return hooks::cpu_has_f16c(); }
 
 __attribute__((target("f16c,avx"))) static void half_to_float_f16c(const std::uint16_t* src, float* dst,
                                                                   std::size_t n) {

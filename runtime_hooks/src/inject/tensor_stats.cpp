@@ -1,6 +1,8 @@
 // See Note [Tensor statistics] in tensor_stats.h.
 #include "tensor_stats.h"
 
+#include "npuscope/runtime_hooks/half_bits.h"
+
 #include "tensor_stats_impl.h"
 
 #include <immintrin.h>
@@ -115,48 +117,18 @@ void accumulate_int(const T* x, std::size_t n, Acc& acc) {
             0, 0);
 }
 
-// Exact software f16 -> f32 (subnormals, Inf, NaN), for CPUs without F16C and block tails.
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  std::uint32_t mant = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {  // subnormal: normalise
-    int e = -1;
-    do {
-      ++e;
-      mant <<= 1;
-    } while ((mant & 0x400u) == 0);
-    bits = sign | static_cast<std::uint32_t>(112 - e) << 23 | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-bool has_f16c() {
-  static const bool value = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-  return value;
-}
-
 __attribute__((target("f16c,avx"))) void half_block_f16c(const std::uint16_t* src, float* dst, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
   }
-  for (; i < n; ++i) dst[i] = half_to_float(src[i]);
+  for (; i < n; ++i) dst[i] = hooks::half_bits_to_float(src[i]);
 }
 
 void half_block(const std::uint16_t* src, float* dst, std::size_t n) {
-  if (has_f16c()) return half_block_f16c(src, dst, n);
-  for (std::size_t i = 0; i < n; ++i) dst[i] = half_to_float(src[i]);
+  if (hooks::cpu_has_f16c()) return half_block_f16c(src, dst, n);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = hooks::half_bits_to_float(src[i]);
 }
 
 void bf16_block(const std::uint16_t* src, float* dst, std::size_t n) {
