@@ -213,17 +213,18 @@ def hot_path_section(runs):
 TRACE_WRITER_TARGET = 3e6
 
 
-def trace_writer_row(r, span):
+def trace_writer_row(r, span, mode):
     c = r["counters"]
-    judged = "**%.2f M**" if span == 1024 else "%.2f M"
-    return ("| %d | %.2f M | " + judged + " | %.2f M | %.0f ms | %.1f |") % (
-        span, c["add_rows_per_second"] / 1e6, c["add_cpu_rows_per_second"] / 1e6,
+    judged = "**%.2f M**" if span == 1024 and mode == "WAL" else "%.2f M"
+    return ("| %s | %d | %.2f M | " + judged + " | %.2f M | %.0f ms | %.1f |") % (
+        mode, span, c["add_rows_per_second"] / 1e6, c["add_cpu_rows_per_second"] / 1e6,
         c["rows_per_second"] / 1e6, c["finalize_ms"], c["bytes_per_row"])
 
 
 def trace_writer_section(runs):
-    spans = [(find(runs, "TraceWriterTasks/%d/" % span), span) for span in (1024, 1)]
-    spans = [(r, span) for r, span in spans if r and "add_cpu_rows_per_second" in r["counters"]]
+    spans = [(find(runs, "TraceWriterTasks/%d/" % span), span, "WAL") for span in (1024, 1)]
+    spans.append((find(runs, "TraceWriterTasksFromSpool/1024/"), 1024, "no journal (spool conversion)"))
+    spans = [(r, span, mode) for r, span, mode in spans if r and "add_cpu_rows_per_second" in r["counters"]]
     if not spans:
         return []
     out = ["", "## Trace writer", "",
@@ -231,11 +232,12 @@ def trace_writer_section(runs):
            "thread hands over; 1: the worst case), into a fresh file. *add wall* = rows / wall time of the "
            "`add_tasks` calls (commits included); *add CPU* = rows / CPU seconds of those calls; *incl. finalize* = "
            "rows / the whole time from `create()` to `finalize()` (index builds, WAL checkpoint); bytes per row = final file size / rows (TASK rows with "
-           "their indexes).", "",
-           "| SPAN | add wall rows/s | add CPU rows/s | incl. finalize rows/s | finalize | bytes per row |",
-           "|---:|---:|---:|---:|---:|---:|"]
-    out += [trace_writer_row(r, span) for r, span in spans]
-    main = dict((span, r) for r, span in spans).get(1024)
+           "their indexes). *WAL* is the writer the injection library uses in the process (no `npuscope run`); "
+           "*no journal* the one `npuscope run` converts the spool with (Note [Trace spool]).", "",
+           "| journal | SPAN | add wall rows/s | add CPU rows/s | incl. finalize rows/s | finalize | bytes per row |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    out += [trace_writer_row(r, span, mode) for r, span, mode in spans]
+    main = dict((span, r) for r, span, mode in spans if mode == "WAL").get(1024)
     if main:
         rate = main["counters"]["add_cpu_rows_per_second"]
         ok = rate >= TRACE_WRITER_TARGET
@@ -252,14 +254,18 @@ def trace_writer_section(runs):
 
 def overhead_row(case):
     ok = case["ratio"] <= case["target"]
-    return "| %s | %.3f s | %.3f s | **%.2fx** | <= %gx (%s) | %.2fx | %.1f MiB |" % (
-        case["label"], case["baseline_s"], case["profiled_s"], case["ratio"], case["target"],
-        verdict(ok, "ABOVE"), case["cpu_ratio"], case["trace_bytes"] / 2**20)
+    return "| %s | %.3f s | %.3f s | **%.2fx** | <= %gx (%s) | %.3f s | %.2fx | %.2fx | %.1f MiB |" % (
+        case["label"], case["baseline_s"], case["program_s"], case["ratio"], case["target"],
+        verdict(ok, "ABOVE"), case["ready_after_s"], case["end_to_end_ratio"], case["cpu_ratio"],
+        case["trace_bytes"] / 2**20)
 
 
-VARIANT_LABELS = {"baseline": "unprofiled", "profiled": "`npuscope run --dump %s` (judged)",
-                  "inject_only": "injection library alone (`NPUSCOPE_INJECTION=...`, no CLI), `--dump %s`",
-                  "dump_none": "`npuscope run --dump none`", "dump_stats": "`npuscope run --dump stats`"}
+VARIANT_LABELS = {"baseline": "unprofiled", "profiled": "`npuscope run --dump %s` (judged: the program)",
+                  "spool_only": "injection library writing the spool, no CLI (`NPUSCOPE_SPOOL=...`), `--dump %s`",
+                  "sqlite_in_process": "injection library writing SQLite in the process (`NPUSCOPE_OUTPUT=...`), "
+                                       "`--dump %s`",
+                  "dump_none": "`npuscope run --dump none` (the program)",
+                  "dump_stats": "`npuscope run --dump stats` (the program)"}
 
 
 def ms(value):
@@ -271,9 +277,11 @@ def breakdown_rows(case):
     for name, v in case["variants"].items():
         label = VARIANT_LABELS.get(name, name)
         label = label % case["dump"] if "%s" in label else label
-        rest = v["wall_s"] * 1e3 - v["loop_ms"] if v["loop_ms"] is not None else None
-        out.append("| %s | %s | %s | %s | %s | %s |" % (
-            case["label"].split(",")[0], label, ms(v["wall_s"] * 1e3), ms(v["loop_ms"]), ms(rest),
+        wall = v["program_s"] if v.get("program_s") is not None else v["wall_s"]
+        rest = wall * 1e3 - v["loop_ms"] if v["loop_ms"] is not None else None
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            case["label"].split(",")[0], label, ms(wall * 1e3), ms(v["loop_ms"]), ms(rest),
+            ms(v["ready_after_s"] * 1e3) if v.get("ready_after_s") is not None else "",
             "%.1f MiB" % (v["trace_bytes"] / 2**20) if v["trace_bytes"] else ""))
     return out
 
@@ -281,27 +289,27 @@ def breakdown_rows(case):
 def attribution(case):
     """Where the extra wall time goes, from the medians of the variants (approximate: medians don't add)."""
     v = case["variants"]
-    base, inj, prof = v["baseline"], v.get("inject_only"), v["profiled"]
-    if not inj or base["loop_ms"] is None or inj["loop_ms"] is None:
+    base, spool, prof = v["baseline"], v.get("spool_only"), v["profiled"]
+    if not spool or base["loop_ms"] is None or spool["loop_ms"] is None:
         return []
-    loop = inj["loop_ms"] - base["loop_ms"]
-    outside = (inj["wall_s"] * 1e3 - inj["loop_ms"]) - (base["wall_s"] * 1e3 - base["loop_ms"])
-    cli = (prof["wall_s"] - inj["wall_s"]) * 1e3
-    total = (prof["wall_s"] - base["wall_s"]) * 1e3
-    return ["- %s: %+.0f ms in all; about %+.0f ms inside the workload's loop (hook calls, the drain thread "
-            "writing SQLite beside it), %+.0f ms outside it (start-up and exit: the session's shutdown writes "
-            "the records still buffered, builds the indexes and checkpoints the WAL), %+.0f ms in the CLI "
-            "(fork/exec and the summary that reads the trace back)." % (
-                case["label"].split(",")[0], total, loop, outside, cli)]
+    loop = spool["loop_ms"] - base["loop_ms"]
+    outside = (spool["wall_s"] * 1e3 - spool["loop_ms"]) - (base["wall_s"] * 1e3 - base["loop_ms"])
+    return ["- %s: the program %+.0f ms: about %+.0f ms inside the workload's loop (hook calls, the drain "
+            "thread writing the spool beside it) and %+.0f ms outside it (loading the injection library, and at "
+            "exit the last records written to the spool); then %.0f ms until the trace was ready (the spool "
+            "converted into SQLite, indexes built) and summarised." % (
+                case["label"].split(",")[0], (prof["program_s"] - base["wall_s"]) * 1e3, loop, outside,
+                (prof["wall_s"] - prof["program_s"]) * 1e3)]
 
 
 def overhead_breakdown(cases):
-    if not any("inject_only" in c["variants"] for c in cases):
+    if not any("spool_only" in c["variants"] for c in cases):
         return []
-    out = ["", "Where the time goes (medians of the same alternating runs; *loop* = the workload's own "
-           "`host: ... ms wall` line, *outside* = the rest of the process: start-up, exit and, under "
-           "`npuscope run`, the CLI):", "",
-           "| workload | variant | wall | loop | outside | trace |", "|---|---|---:|---:|---:|---:|"]
+    out = ["", "Where the time goes (medians of the same alternating runs; *program* = the workload process, "
+           "*loop* = its own `host: ... ms wall` line, *outside* = the rest of the process: start-up and exit; "
+           "*ready after* = from the program's exit until the trace was written):", "",
+           "| workload | variant | program | loop | outside | ready after | trace |",
+           "|---|---|---:|---:|---:|---:|---:|"]
     for case in cases:
         out += breakdown_rows(case)
     out.append("")
@@ -316,12 +324,18 @@ def overhead_section(out_dir):
         return []
     out = ["", "## Profiling overhead, end to end", "",
            "Whole processes timed by `bench/profiler_overhead.py`: each workload unprofiled and under "
-           "`npuscope run` (the CLI, the injection library, the trace written and summarised), %d alternating "
-           "runs of each after one warm-up; medians of wall time. ratio = profiled / unprofiled (lower is better). "
-           "CPU ratio = the same for user + system CPU seconds of the process tree (informational). "
-           "Load average at the end: %s." % (data["runs"], ", ".join("%.2f" % x for x in data.get("load_avg", []))),
-           "", "| workload | unprofiled | profiled | ratio | target | CPU ratio | trace size |",
-           "|---|---:|---:|---:|---|---:|---:|"]
+           "`npuscope run`, %d alternating runs of each after one warm-up; medians. The judged *ratio* is the "
+           "workload's slowdown: the profiled program's wall time (fork to exit, as `npuscope run` reports it) over "
+           "the unprofiled program's, as Nsight Systems and the PyTorch profiler quote their overhead. Under "
+           "`npuscope run` the program writes a spool and the CLI converts it into the SQLite trace after the "
+           "program exited (Note [Trace spool]; on a machine with 4 or more cores, while it runs): *trace ready* is "
+           "that time, and the *end-to-end ratio* the whole `npuscope run` (conversion and summary included) over "
+           "the unprofiled program (lower is better). CPU ratio = user + system CPU seconds of the process tree "
+           "(informational). Load average at the end: %s." % (
+               data["runs"], ", ".join("%.2f" % x for x in data.get("load_avg", []))),
+           "", "| workload | unprofiled | profiled program | ratio | target | trace ready after exit | "
+               "end-to-end ratio | CPU ratio | trace size |",
+           "|---|---:|---:|---:|---|---:|---:|---:|---:|"]
     out += [overhead_row(case) for case in data["cases"]]
     out += ["", "Commands (BUILD is the build directory, TMP a temporary directory):", ""]
     for case in data["cases"]:

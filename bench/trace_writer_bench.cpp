@@ -2,6 +2,7 @@
 //   TraceWriterTasks/SPAN   1M TASK rows handed over SPAN rows per add_tasks() call (1024: what a
 //                           drain thread does; 1: the worst case), from create() to finalize()
 //                           (500 ms commits, index builds, WAL checkpoint) in a fresh file.
+//   TraceWriterTasksFromSpool/1024  the same without a journal, as `npuscope run` converts a spool.
 // Counters:
 //   rows_per_second         rows / the whole time, finalize included: the sustained rate
 //   add_rows_per_second     rows / the time of the add_tasks() calls alone (commits included)
@@ -70,6 +71,9 @@ void fill_task(TaskRow& t, std::int64_t i, const std::vector<StringId>& names) {
   t.thread_id = 0;
 }
 
+// kDurable: the writer as the injection library uses it without `npuscope run` (WAL, commits every
+// 500 ms); else as npuscope run's spool converter does (no journal: the spool is the durable copy).
+template <bool kDurable>
 void TraceWriterTasks(benchmark::State& state) {
   const std::int64_t span = state.range(0);
   const std::string path = bench_path();
@@ -77,7 +81,7 @@ void TraceWriterTasks(benchmark::State& state) {
   double add_seconds = 0, add_cpu_seconds = 0, finalize_seconds = 0, bytes = 0;
   for (auto _ : state) {
     remove_trace(path);
-    auto writer = TraceWriter::create(path);
+    auto writer = TraceWriter::create(path, {.durable = kDurable});
     std::vector<StringId> names;
     for (int n = 0; n < kOpNames; ++n) names.push_back(writer->intern("layer" + std::to_string(n) + "/MatMul"));
     const auto add_start = std::chrono::steady_clock::now();
@@ -109,6 +113,16 @@ void TraceWriterTasks(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(TraceWriterTasks)->Arg(1024)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(TraceWriterTasks, true)
+    ->Name("TraceWriterTasks")
+    ->Arg(1024)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(TraceWriterTasks, false)
+    ->Name("TraceWriterTasksFromSpool")
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

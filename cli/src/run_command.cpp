@@ -1,7 +1,8 @@
 // npuscope run: the profiler wrapper. Runs CMD with the injection library preloaded into the
-// emulator (NPUSCOPE_INJECTION), waits for it, passes its exit status through, and summarises the
-// trace it left (Note [Data flow] in DESIGN.md: the workload is not rebuilt and pays nothing when
-// not profiled).
+// emulator (NPUSCOPE_INJECTION), converts the spool the library writes into the trace database
+// (Note [Trace spool] in npuscope/collector/trace_spool.h), waits for CMD, passes its exit status
+// through, and summarises the trace (Note [Data flow] in DESIGN.md: the workload is not rebuilt
+// and pays nothing when not profiled).
 //
 //   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B]
 //                [--max-dump-bytes N] [--overflow-only] [--force] -- CMD [ARGS...]
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -20,6 +22,7 @@
 
 #include "command.h"
 #include "npuscope/collector/trace_reader.h"
+#include "spool_converter.h"
 
 namespace npuscope::cli {
 namespace {
@@ -88,7 +91,8 @@ std::string config_json(const RunFlags& f) {
 }
 
 // Runs argv as a child with `env` added; returns its exit status (128 + signal when killed).
-int run_child(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env) {
+int run_child(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env,
+              SpoolConverter& converter) {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -110,6 +114,7 @@ int run_child(const std::vector<std::string>& command, const std::vector<std::pa
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_child = 0;
+  converter.workload_exited();
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -159,17 +164,41 @@ int run_command(int argc, char** argv) {
   validate(f);
   const std::vector<std::string> command(argv + split + 1, argv + argc);
   const std::string output = fs::absolute(f.output.empty() ? default_output(command[0]) : f.output).string();
-  if (fs::exists(output)) {
-    if (!f.force) throw UsageError(output + " exists: choose another -o or pass --force to overwrite it");
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(output + suffix);
+  const std::string spool = output + ".spool";
+  for (const std::string& path : {output, spool, output + ".part"}) {
+    if (!fs::exists(path)) continue;
+    if (!f.force) throw UsageError(path + " exists: choose another -o or pass --force to overwrite it");
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
   }
-  const int status = run_child(command, {{"NPUSCOPE_INJECTION", injection_library()},
-                                         {"NPUSCOPE_OUTPUT", output},
-                                         {"NPUSCOPE_CONFIG", config_json(f)}});
+  const std::string library = injection_library();
+  SpoolConverter converter(spool, output);
+  const auto started = std::chrono::steady_clock::now();
+  const int status = run_child(command,
+                               {{"NPUSCOPE_INJECTION", library},
+                                {"NPUSCOPE_SPOOL", spool},
+                                {"NPUSCOPE_CONFIG", config_json(f)}},
+                               converter);
+  const auto exited = std::chrono::steady_clock::now();
+  const SpoolConverter::Outcome outcome = converter.finish();
+  const auto ready = std::chrono::steady_clock::now();
+  if (outcome.error) {
+    try {
+      std::rethrow_exception(outcome.error);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "npuscope: error: converting %s into the trace failed: %s (the spool is kept)\n",
+                   spool.c_str(), e.what());
+    }
+    return status != 0 ? status : 1;
+  }
   try {
     print_summary(output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "npuscope: the trace %s cannot be read: %s\n", output.c_str(), e.what());
+  }
+  if (outcome.had_spool) {
+    const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+    std::printf("npuscope: the program ran %.3f s; the trace was ready %.3f s after it exited\n",
+                seconds(exited - started), seconds(ready - exited));
   }
   return status;
 }

@@ -172,89 +172,91 @@ static_assert(covers_each_member_once(kMarkerColumns));
 
 }  // namespace
 
+// The descriptors are never destroyed (`*new`): the injection library's drain thread writes rows
+// while the process exits, when function-local statics may already be gone.
 template <>
 const Table<MetaRow>& table_for<MetaRow>() {
-  static const Table<MetaRow> table = make_table<MetaRow>(
+  static const Table<MetaRow>& table = *new Table<MetaRow>(make_table<MetaRow>(
       {.name = "META", .doc = "Key/value facts about the trace: schema version, status, tool version, counters.",
        .primary_key = "key", .order_by = "key", .replace = true},
-      kMetaColumns);
+      kMetaColumns));
   return table;
 }
 
 template <>
 const Table<StringRow>& table_for<StringRow>() {
-  static const Table<StringRow> table = make_table<StringRow>(
+  static const Table<StringRow>& table = *new Table<StringRow>(make_table<StringRow>(
       {.name = "STRING_IDS", .doc = "Every string of the trace, stored once; other tables keep its id.",
        .primary_key = "id", .order_by = "id"},
-      kStringColumns);
+      kStringColumns));
   return table;
 }
 
 template <>
 const Table<DeviceInfoRow>& table_for<DeviceInfoRow>() {
-  static const Table<DeviceInfoRow> table = make_table<DeviceInfoRow>(
+  static const Table<DeviceInfoRow>& table = *new Table<DeviceInfoRow>(make_table<DeviceInfoRow>(
       {.name = "DEVICE_INFO", .doc = "One row per device used: the hardware the tasks are judged against.",
        .order_by = "device_id"},
-      kDeviceColumns);
+      kDeviceColumns));
   return table;
 }
 
 template <>
 const Table<ApiRow>& table_for<ApiRow>() {
-  static const Table<ApiRow> table = make_table<ApiRow>(
+  static const Table<ApiRow>& table = *new Table<ApiRow>(make_table<ApiRow>(
       {.name = "API", .doc = "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread.",
        .indexes = {{{"start_ns"}}, {{"connection_id"}}}, .order_by = "start_ns"},
-      kApiColumns);
+      kApiColumns));
   return table;
 }
 
 template <>
 const Table<TaskRow>& table_for<TaskRow>() {
-  static const Table<TaskRow> table = make_table<TaskRow>(
+  static const Table<TaskRow>& table = *new Table<TaskRow>(make_table<TaskRow>(
       {.name = "TASK", .doc = "Device tasks: one row per kernel run (and event record/wait) with its modelled times.",
        .indexes = {{{"start_ns"}}, {{"name_id"}}}, .order_by = "start_ns"},
-      kTaskColumns);
+      kTaskColumns));
   return table;
 }
 
 template <>
 const Table<TensorRow>& table_for<TensorRow>() {
-  static const Table<TensorRow> table = make_table<TensorRow>(
+  static const Table<TensorRow>& table = *new Table<TensorRow>(make_table<TensorRow>(
       {.name = "TENSOR", .doc = "Statistics (and, when dumped, the data) of the tensors tasks read and wrote.",
        .indexes = {{{"task_id", "role", "idx"}}}, .order_by = "task_id, role, idx"},
-      kTensorColumns);
+      kTensorColumns));
   return table;
 }
 
 template <>
 const Table<MemoryRow>& table_for<MemoryRow>() {
-  static const Table<MemoryRow> table = make_table<MemoryRow>(
+  static const Table<MemoryRow>& table = *new Table<MemoryRow>(make_table<MemoryRow>(
       {.name = "MEMORY_RECORD", .doc = "Device memory operations of the caching allocator, with the totals after each.",
        .indexes = {{{"ts_ns"}}}, .order_by = "ts_ns"},
-      kMemoryColumns);
+      kMemoryColumns));
   return table;
 }
 
 template <>
 const Table<MemcpyRow>& table_for<MemcpyRow>() {
-  static const Table<MemcpyRow> table = make_table<MemcpyRow>(
+  static const Table<MemcpyRow>& table = *new Table<MemcpyRow>(make_table<MemcpyRow>(
       {.name = "MEMCPY", .doc = "Copies between host and device memory, and within a device.",
        .indexes = {{{"start_ns"}}}, .order_by = "start_ns"},
-      kMemcpyColumns);
+      kMemcpyColumns));
   return table;
 }
 
 template <>
 const Table<MarkerRow>& table_for<MarkerRow>() {
-  static const Table<MarkerRow> table = make_table<MarkerRow>(
+  static const Table<MarkerRow>& table = *new Table<MarkerRow>(make_table<MarkerRow>(
       {.name = "MARKER", .doc = "Named host ranges pushed by the workload, and its training/inference steps.",
        .indexes = {{{"start_ns"}}}, .order_by = "start_ns"},
-      kMarkerColumns);
+      kMarkerColumns));
   return table;
 }
 
 const std::vector<const TableInfo*>& all_tables() {
-  static const std::vector<const TableInfo*> tables = {
+  static const std::vector<const TableInfo*>& tables = *new std::vector<const TableInfo*>{
       &table_for<MetaRow>().info,   &table_for<StringRow>().info, &table_for<DeviceInfoRow>().info,
       &table_for<ApiRow>().info,    &table_for<TaskRow>().info,   &table_for<TensorRow>().info,
       &table_for<MemoryRow>().info, &table_for<MemcpyRow>().info, &table_for<MarkerRow>().info,

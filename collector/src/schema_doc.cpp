@@ -108,7 +108,9 @@ const std::vector<MetaKeyInfo>& meta_keys() {
        "`incomplete` while the workload runs (and forever, if it was killed: the trace then holds everything up to "
        "its last commit); `complete` once the trace was finalized at a clean exit."},
       {kMetaCreatedAt, "When the trace was created (UTC, ISO 8601)."},
-      {kMetaFinalizedAt, "When it was finalized (UTC, ISO 8601); absent in an incomplete trace."},
+      {kMetaFinalizedAt,
+       "When it was finalized (UTC, ISO 8601). An incomplete trace has it when `npuscope run` built it from the "
+       "spool of a killed workload (indexes built), and lacks it when the writer itself never finished."},
       {kMetaToolVersion, "Version of npuscope that wrote it."},
       {"stat.<name>",
        "A counter about the recording itself, in decimal: e.g. records dropped because a buffer was full. "

@@ -3,13 +3,13 @@
 #include "npuscope/collector/trace_writer.h"
 
 #include <ctime>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "batch_vtab.h"
+#include "output_file.h"
 #include "schema.h"
 #include "sqlite_util.h"
 
@@ -20,7 +20,6 @@
 namespace npuscope::collector {
 namespace {
 
-namespace fs = std::filesystem;
 using schema::Batch;
 
 // Rows added in small spans wait here until a batch this big is ready (or the next commit).
@@ -113,29 +112,12 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-// Refuses to replace an existing trace unless asked to; removes it (and its WAL files) if asked.
-void prepare_path(const std::string& path, bool overwrite) {
-  std::error_code ec;
-  const fs::path parent = fs::absolute(path, ec).parent_path();
-  if (!fs::is_directory(parent, ec)) {
-    throw TraceError("cannot create trace file " + path + ": directory " + parent.string() + " does not exist");
-  }
-  if (!fs::exists(fs::symlink_status(path, ec))) return;
-  if (fs::is_directory(path, ec)) throw TraceError("cannot create trace file " + path + ": it is a directory");
-  if (!overwrite) {
-    throw TraceError("trace file " + path + " already exists: remove it, choose another output file, or overwrite it");
-  }
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    fs::remove(path + suffix, ec);
-    if (ec) throw TraceError("cannot overwrite trace file " + path + suffix + ": " + ec.message());
-  }
-}
-
 class SqliteTraceWriter final : public TraceWriter {
  public:
   SqliteTraceWriter(const std::string& path, const WriterOptions& options)
       : db_(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX),
-        interval_(options.commit_interval) {
+        interval_(options.commit_interval),
+        durable_(options.durable) {
     create_schema();
   }
 
@@ -190,7 +172,7 @@ class SqliteTraceWriter final : public TraceWriter {
     last_commit_ = std::chrono::steady_clock::now();
   }
 
-  void finalize() override;
+  void finalize(TraceStatus status) override;
 
   std::int64_t rows_written() const override { return rows_written_; }
 
@@ -217,6 +199,7 @@ class SqliteTraceWriter final : public TraceWriter {
   std::unique_ptr<TableWriters> writers_;
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
   std::chrono::milliseconds interval_;
+  bool durable_;
   std::chrono::steady_clock::time_point last_commit_;
   std::int64_t rows_written_ = 0;  // rows of the data tables (not META, not STRING_IDS)
   bool finalized_ = false;
@@ -224,8 +207,13 @@ class SqliteTraceWriter final : public TraceWriter {
 
 void SqliteTraceWriter::create_schema() {
   db_.exec("PRAGMA page_size = 65536");  // fewer, larger page writes: the fastest setting measured
-  if (db_.query_text("PRAGMA journal_mode = WAL") != "wal") db_.fail("cannot use write-ahead logging");
-  db_.exec("PRAGMA synchronous = NORMAL");  // WAL commits survive a killed process; fsync at checkpoints
+  if (durable_) {
+    if (db_.query_text("PRAGMA journal_mode = WAL") != "wal") db_.fail("cannot use write-ahead logging");
+    db_.exec("PRAGMA synchronous = NORMAL");  // WAL commits survive a killed process; fsync at checkpoints
+  } else {  // rebuilt from a durable source: every page written once, no fsync
+    db_.exec("PRAGMA journal_mode = OFF");
+    db_.exec("PRAGMA synchronous = OFF");
+  }
   db_.exec("PRAGMA cache_size = -16384");   // KiB: the writer lives inside the profiled process
   for (const schema::BatchSource* source :
        {&schema::batch_source<schema::MetaRow>(), &schema::batch_source<schema::StringRow>(),
@@ -246,22 +234,24 @@ void SqliteTraceWriter::create_schema() {
   last_commit_ = std::chrono::steady_clock::now();
 }
 
-void SqliteTraceWriter::finalize() {
+void SqliteTraceWriter::finalize(TraceStatus status) {
   if (finalized_) return;
   commit();  // the rows are safe before the slower index builds
   for (const schema::TableInfo* table : schema::all_tables()) {
     for (const std::string& sql : schema::create_index_sql(*table)) db_.exec(sql);
   }
   set_meta(schema::kMetaFinalizedAt, utc_now_iso8601());
-  set_meta(schema::kMetaStatus, schema::kStatusComplete);
+  if (status == TraceStatus::kComplete) set_meta(schema::kMetaStatus, schema::kStatusComplete);
   db_.exec("COMMIT");
   finalized_ = true;
   writers_.reset();
   // One self-contained file. A reader that has it open keeps it in WAL mode: still complete.
-  try {
-    db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    db_.query_text("PRAGMA journal_mode = DELETE");
-  } catch (const TraceError&) {
+  if (durable_) {
+    try {
+      db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      db_.query_text("PRAGMA journal_mode = DELETE");
+    } catch (const TraceError&) {
+    }
   }
   db_.close();
 }
@@ -269,12 +259,11 @@ void SqliteTraceWriter::finalize() {
 }  // namespace
 
 std::unique_ptr<TraceWriter> TraceWriter::create(const std::string& path, const WriterOptions& options) {
-  prepare_path(path, options.overwrite);
+  prepare_output_file(path, options.overwrite);
   try {
     return std::make_unique<SqliteTraceWriter>(path, options);
   } catch (const TraceError&) {
-    std::error_code ec;  // leave no half-made file behind
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix, ec);
+    remove_output_file(path);  // leave no half-made file behind
     throw;
   }
 }

@@ -61,6 +61,10 @@ TEST(RunCommand, FourThreadsByFourStreamsEveryTaskOnce) {
   EXPECT_NE(r.output.find("1000 ops launched"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("trace written to " + db), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1000 tasks"), std::string::npos) << r.output;
+  // The program wrote a spool; npuscope run converted it into the trace and removed it.
+  EXPECT_NE(r.output.find("the program ran"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(db + ".spool"));
+  EXPECT_FALSE(std::filesystem::exists(db + ".part"));
 
   const auto reader = collector::TraceReader::open(db);
   EXPECT_TRUE(reader->complete());
@@ -102,6 +106,16 @@ TEST(RunCommand, ExitStatusPassesThroughAndOverwriteNeedsForce) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(kernel_tasks(*collector::TraceReader::open(db)), 20);
 
+  // A spool that cannot be converted: an error, a non-zero exit, the spool kept, no trace made up.
+  std::filesystem::remove(db);
+  r = run_command(npuscope_cmd("run -o " + db + " -- sh -c 'echo garbage > " + db + ".spool'"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: converting " + db + ".spool"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not an npuscope spool"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(db + ".spool"));
+  EXPECT_FALSE(std::filesystem::exists(db));
+  std::filesystem::remove(db + ".spool");
+
   r = run_command(npuscope_cmd("run -o " + db + " --force"));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("after '--'"), std::string::npos) << r.output;
@@ -131,7 +145,8 @@ TEST(RunCommand, KilledWorkloadKeepsTasksUpToOneSecondBeforeTheKill) {
   // The workload's progress lines ("progress <ms> <ops>") go to the log while it runs.
   std::thread runner([&] { run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " " + tag + " > " + log)); });
   std::this_thread::sleep_until(t0 + std::chrono::milliseconds(2500));
-  run_command("pkill -KILL -f 'multi_stream " + tag + "'");
+  // The workload only (its command line starts with its path), not npuscope run, which converts its spool.
+  run_command("pkill -KILL -f '^[^ ]*multi_stream " + tag + "'");
   runner.join();
 
   // Ops launched by 1 s of the workload's life, which is at least 1.4 s before the kill.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -130,6 +131,79 @@ void expect_trace_error(F&& f, const std::string& needle) {
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
   }
+}
+
+// Rows of every table, written by write_all() and expected back from the reader.
+struct Sample {
+  std::vector<DeviceInfoRow> devices;
+  std::vector<ApiRow> apis;
+  std::vector<TaskRow> tasks;
+  std::vector<MemoryRow> memory;
+  std::vector<MemcpyRow> memcpys;
+  std::vector<MarkerRow> markers;
+  std::vector<TensorRow> tensors;  // as written (data compressed)
+  std::vector<std::uint8_t> raw;   // the uncompressed data of tensors[1]
+};
+
+inline Sample write_all(TraceWriter& w, std::int64_t task_count) {
+  Sample s;
+  const StringId matmul = w.intern("layer0/MatMul"), add = w.intern("layer0/Add");
+  const StringId matmul_type = w.intern("MatMul"), add_type = w.intern("Add");
+  s.devices.push_back({0, "ascend910b", 24, 48, 1.8e9, 3.54e14, 1.77e14, 1.6e12, 64ll << 30, "allow_mix_precision",
+                       "inf_nan"});
+  s.devices.push_back({1, "tiny", 2, 4, 1e9, 1e12, 5e11, 1e11, 1ll << 20, "must_keep_origin_dtype", "saturation"});
+  for (std::int64_t i = 0; i < task_count; ++i) {
+    s.tasks.push_back(make_task(i, i % 2 ? matmul : add, i % 2 ? matmul_type : add_type));
+  }
+  std::reverse(s.tasks.begin(), s.tasks.end());  // written out of start order: the reader sorts
+  s.apis = {{500, 900, w.intern("aclnnMatMul"), 100, 0}, {100, 400, w.intern("aclnnAdd"), 101, 1}};
+  s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0}, {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0},
+              {30, 0, 1, 1 << 20, 4096, 0, 2 << 20, 1}};
+  s.memcpys = {{7, 300, 800, 250, 0, 1, 1 << 16, 1, 102}, {8, 900, 950, 880, 0, 1, 64, 2, 103}};
+  s.markers = {{50, 5000, w.intern("forward"), 0, 0, -1}, {40, 6000, 0, 0, 1, 3}};
+  for (int i = 0; i < 4096; ++i) s.raw.push_back(static_cast<std::uint8_t>(i * 7));
+  TensorRow stats_only{5, 1, 0, 1, "2,3", 6, -1.5, 2.5, 0.25, 3.0, 0, 1, {}, 0};
+  TensorRow dumped{3, 0, 1, 0, "1024", 1024, -1, 1, 0, 10, 2, 0, zstd_compress(s.raw), 4096};
+  TensorRow first{3, 0, 0, 5, "", 1, 4, 4, 4, 4, 0, 0, {}, 0};
+  s.tensors = {first, dumped, stats_only};
+
+  w.add_device(s.devices[0]);
+  w.add_device(s.devices[1]);
+  // Small spans are batched, big ones go straight in: exercise both.
+  const std::span<const TaskRow> tasks(s.tasks);
+  const std::size_t head = std::min<std::size_t>(tasks.size(), 10);
+  for (std::size_t i = 0; i < head; ++i) w.add_tasks(tasks.subspan(i, 1));
+  w.add_tasks(tasks.subspan(head));
+  w.add_apis(s.apis);
+  w.add_memory(s.memory);
+  w.add_memcpys(s.memcpys);
+  w.add_markers(s.markers);
+  w.add_tensor(stats_only);
+  w.add_tensor(dumped);
+  w.add_tensor(first);
+  return s;
+}
+
+template <class Row, class Key>
+inline std::vector<Row> sorted(std::vector<Row> rows, Key key) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) { return key(a) < key(b); });
+  return rows;
+}
+
+// The rows write_all() wrote, read back (the reader sorts by time; tensor data decompressed).
+inline void expect_sample_read_back(const Sample& s, const TraceReader& reader) {
+  expect_rows_eq(s.devices, reader.devices());
+  expect_rows_eq(sorted(s.tasks, [](const TaskRow& t) { return t.start_ns; }), reader.tasks());
+  expect_rows_eq(sorted(s.apis, [](const ApiRow& r) { return r.start_ns; }), reader.apis());
+  expect_rows_eq(s.memory, reader.memory());
+  expect_rows_eq(s.memcpys, reader.memcpys());
+  expect_rows_eq(sorted(s.markers, [](const MarkerRow& r) { return r.start_ns; }), reader.markers());
+  // Without data: the blob is left out, data_bytes still says what was dumped.
+  std::vector<TensorRow> expected = s.tensors;  // already in (task, role, idx) order
+  expected[1].data.clear();
+  expect_rows_eq(expected, reader.tensors(false));
+  expected[1].data = s.raw;  // with data: decompressed
+  expect_rows_eq(expected, reader.tensors(true));
 }
 
 }  // namespace npuscope::collector::testing

@@ -1,7 +1,8 @@
 // The injection library's entry point: npuscope_injection_init, the one exported symbol.
 //
-// It reads NPUSCOPE_OUTPUT (the trace to create; an existing file is never overwritten) and
-// NPUSCOPE_CONFIG (config.h), creates the trace, writes what is known at start into META (command
+// It reads NPUSCOPE_OUTPUT (the trace to create; an existing file is never overwritten), or
+// NPUSCOPE_SPOOL (the spool `npuscope run` converts into the trace: Note [Trace spool] in
+// trace_spool.h), and NPUSCOPE_CONFIG (config.h), creates the trace or spool, writes what is known at start into META (command
 // line, pid, effective config, start time), starts the session's drain thread and fills the
 // emulator's subscriber table. Any failure is said on stderr ("npuscope: error: ...") and returns
 // non-zero: the emulator then runs with profiling off.
@@ -15,6 +16,7 @@
 
 #include "config.h"
 #include "hook_callbacks.h"
+#include "npuscope/collector/trace_spool.h"
 #include "npuscope/collector/trace_writer.h"
 #include "npuscope/runtime_hooks/hook_api.h"
 #include "session.h"
@@ -69,14 +71,22 @@ void write_start_meta(collector::TraceWriter& w, const InjectConfig& config) {
   w.set_meta("start_time", utc_now_iso8601());
 }
 
-int init(hooks::SubscriberTable* table) {
+bool is_set(const char* value) { return value != nullptr && *value != '\0'; }
+
+// The spool when npuscope run asked for one, else the trace database itself.
+std::unique_ptr<collector::TraceWriter> create_writer() {
+  if (const char* spool = std::getenv("NPUSCOPE_SPOOL"); is_set(spool)) return collector::create_spool_writer(spool);
   const char* output = std::getenv("NPUSCOPE_OUTPUT");
-  if (output == nullptr || *output == '\0') {
+  if (!is_set(output)) {
     throw ConfigError("NPUSCOPE_OUTPUT is not set: it names the trace database to write (npuscope run -o sets it)");
   }
+  return collector::TraceWriter::create(output);
+}
+
+int init(hooks::SubscriberTable* table) {
   const char* config_text = std::getenv("NPUSCOPE_CONFIG");
   InjectConfig config = parse_config(config_text != nullptr ? config_text : "");
-  std::unique_ptr<collector::TraceWriter> writer = collector::TraceWriter::create(output);
+  std::unique_ptr<collector::TraceWriter> writer = create_writer();
   write_start_meta(*writer, config);
   writer->commit();
   // Immortal: hook calls may race with the end of the process (Note [Session lifecycle]).

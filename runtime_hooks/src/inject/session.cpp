@@ -17,9 +17,10 @@ thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"
 
 namespace {
 
-constexpr auto kWakeInterval = std::chrono::milliseconds(50);    // drain at least this often
+// Drain at least this often: what is left to write at exit is at most this much of the workload.
+constexpr auto kWakeInterval = std::chrono::milliseconds(10);
 constexpr auto kCommitInterval = std::chrono::milliseconds(500);  // durable at least this often
-constexpr auto kGrace = std::chrono::milliseconds(5);  // for pushes racing the switch to flushing
+constexpr auto kGrace = std::chrono::milliseconds(1);  // for pushes racing the switch to flushing
 constexpr std::size_t kWarmChunks = 32;  // 2 MiB of pre-faulted chunks ready for producers
 
 std::atomic<std::uint64_t> g_next_generation{1};  // 0: no session (t_slot's initial value)

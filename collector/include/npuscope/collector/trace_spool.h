@@ -1,0 +1,51 @@
+// The trace spool: a flat, append-only log of trace rows that a profiled process writes instead of
+// the SQLite database, and that `npuscope run` turns into the database.
+//
+// Note [Trace spool]
+// SQLite costs ~400 ns of CPU per row; a launch-heavy workload makes five rows per op, so writing
+// the database inside the profiled process takes as much CPU as the workload itself on a 2-core
+// machine, and the process cannot exit before it is done (indexes, WAL checkpoint). Under
+// `npuscope run` the injection library therefore writes its rows to a spool (SpoolWriter: framed
+// rows appended with write(2), ~20 ns per row), and npuscope run replays it into the trace
+// database (replay_spool) on an idle-priority thread while the workload runs, then at full speed
+// once it exited: the workload pays only for the spool, as Nsight Systems' and msprof's targets
+// pay only for their raw data while the host tool builds the report.
+// Durability is the same as the database's: the writer hands its buffer to the kernel at every
+// commit (at least every commit_interval), so a workload killed with SIGKILL leaves a spool whose
+// last frame may be torn; the replay keeps every whole frame and marks the trace incomplete.
+// Without `npuscope run` (NPUSCOPE_INJECTION alone) the injection library writes SQLite itself.
+//
+// Format (little-endian, version 1): the 16-byte header "NPUSCOPE-SPOOL" \0 \1, then frames
+// {u32 kind, u32 payload bytes, payload}; rows are encoded field by field in their table's column
+// order (int32, int64 and double as 4/8/8 bytes, text and blobs as a u64 length and the bytes).
+// String ids are the writer's own (1, 2, ... in first-use order, as TraceWriter assigns them), and
+// the replay checks they come out the same.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "npuscope/collector/trace_writer.h"
+
+namespace npuscope::collector {
+
+// A TraceWriter that appends to a spool file. Same contract as TraceWriter::create (refuses an
+// existing file unless options.overwrite; commit() makes the rows so far survive a killed process;
+// finalize() marks the spool complete).
+std::unique_ptr<TraceWriter> create_spool_writer(const std::string& path, const WriterOptions& options = {});
+
+struct SpoolReplay {
+  bool complete = false;       // the spool ends with its writer's finalize()
+  std::int64_t rows = 0;       // data rows replayed (not META, not strings)
+  std::int64_t torn_bytes = 0; // bytes of a last frame cut short (the writer was killed mid-write)
+};
+
+// Replays the spool at `path` into `out` and finalizes `out` (complete or incomplete, as the spool
+// is). While the spool's writer may still be running, `more_may_come` says so: at the end of the
+// data the replay then waits for more instead of stopping. Throws TraceError for a file that is not
+// a spool or is corrupt (naming the offset), and whatever `out` throws.
+SpoolReplay replay_spool(const std::string& path, TraceWriter& out, const std::function<bool()>& more_may_come = {});
+
+}  // namespace npuscope::collector

@@ -1,0 +1,211 @@
+// Replaying a spool into a trace database: Note [Trace spool] in trace_spool.h.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "npuscope/collector/trace_spool.h"
+#include "spool_format.h"
+
+namespace npuscope::collector {
+namespace {
+
+using spool::FrameKind;
+
+constexpr std::size_t kReadBytes = std::size_t{4} << 20;
+// How long a follower sleeps at the end of the data before looking again.
+constexpr auto kFollowPoll = std::chrono::milliseconds(5);
+
+// The spool file read in big pieces; whole frames are consumed from the front.
+class SpoolFile {
+ public:
+  explicit SpoolFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw TraceError("cannot open the spool " + path + ": " + std::strerror(errno));
+  }
+  ~SpoolFile() { ::close(fd_); }
+  SpoolFile(const SpoolFile&) = delete;
+  SpoolFile& operator=(const SpoolFile&) = delete;
+
+  // Reads what the file has beyond the buffer; false when nothing new came.
+  bool read_more() {
+    if (begin_ > 0) {  // keep the unconsumed tail only
+      std::memmove(data_.data(), data_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (data_.size() - end_ < kReadBytes) data_.resize(end_ + kReadBytes);  // grows for big frames only
+    ssize_t n;
+    do {
+      n = ::read(fd_, data_.data() + end_, data_.size() - end_);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) throw TraceError("cannot read the spool " + path_ + ": " + std::strerror(errno));
+    end_ += static_cast<std::size_t>(n);
+    return n > 0;
+  }
+
+  std::size_t available() const { return end_ - begin_; }
+  const char* front() const { return data_.data() + begin_; }
+  void consume(std::size_t n) {
+    begin_ += n;
+    offset_ += static_cast<std::int64_t>(n);
+  }
+  std::int64_t offset() const { return offset_; }  // of front() in the file
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::vector<char> data_;  // [begin_, end_) read and not consumed yet
+  std::size_t begin_ = 0, end_ = 0;
+  std::int64_t offset_ = 0;
+};
+
+class Replayer {
+ public:
+  Replayer(SpoolFile& file, TraceWriter& out) : file_(file), out_(out) {}
+
+  // Applies one frame; false once the writer's end frame came.
+  bool apply(FrameKind kind, spool::Decoder& d) {
+    switch (kind) {
+      case FrameKind::kString: {
+        const auto id = d.pod<std::int64_t>();
+        const std::string text = d.text();
+        if (d.ok() && out_.intern(text) != id) corrupt("string ids out of order");
+        break;
+      }
+      case FrameKind::kMeta: {
+        const std::string key = d.text(), value = d.text();
+        if (d.ok()) out_.set_meta(key, value);
+        break;
+      }
+      case FrameKind::kStat: {
+        const std::string name = d.text();
+        const auto value = d.pod<std::int64_t>();
+        if (d.ok()) out_.set_stat(name, value);
+        break;
+      }
+      case FrameKind::kDevices: for (const auto& row : rows<DeviceInfoRow>(d)) out_.add_device(row); break;
+      case FrameKind::kTasks: out_.add_tasks(rows<TaskRow>(d)); break;
+      case FrameKind::kApis: out_.add_apis(rows<ApiRow>(d)); break;
+      case FrameKind::kMemory: out_.add_memory(rows<MemoryRow>(d)); break;
+      case FrameKind::kMemcpys: out_.add_memcpys(rows<MemcpyRow>(d)); break;
+      case FrameKind::kMarkers: out_.add_markers(rows<MarkerRow>(d)); break;
+      case FrameKind::kTensor: {
+        d.row(tensor_);
+        if (d.ok()) out_.add_tensor(tensor_);
+        ++result.rows;
+        break;
+      }
+      case FrameKind::kEnd: return false;
+      case FrameKind::kLayout:
+        if (d.pod<spool::Layout>() != spool::Layout{}) {
+          throw TraceError(file_.path() + " was written by another build of npuscope: convert it with the build that "
+                           "wrote it");
+        }
+        break;
+      default: corrupt("unknown frame kind " + std::to_string(static_cast<std::uint32_t>(kind)));
+    }
+    if (!d.ok() || !d.at_end()) corrupt("a frame's contents do not match its size");
+    return true;
+  }
+
+  [[noreturn]] void corrupt(const std::string& what) const {
+    throw TraceError("the spool " + file_.path() + " is corrupt at byte " + std::to_string(file_.offset()) + ": " +
+                     what);
+  }
+
+  SpoolReplay result;
+
+ private:
+  // The rows of a row frame, decoded into a reused vector.
+  template <class Row>
+  std::span<const Row> rows(spool::Decoder& d) {
+    auto& v = buffer<Row>();
+    const auto count = d.pod<std::uint32_t>();
+    if (!d.ok()) return {};
+    v.resize(count);  // the decoder stops at the frame's end: count cannot run away
+    for (Row& r : v) {
+      d.row(r);
+      if (!d.ok()) return {};
+    }
+    result.rows += count;
+    return v;
+  }
+
+  template <class Row>
+  std::vector<Row>& buffer() {
+    if constexpr (std::is_same_v<Row, TaskRow>) return tasks_;
+    else if constexpr (std::is_same_v<Row, ApiRow>) return apis_;
+    else if constexpr (std::is_same_v<Row, MemoryRow>) return memory_;
+    else if constexpr (std::is_same_v<Row, MemcpyRow>) return memcpys_;
+    else if constexpr (std::is_same_v<Row, MarkerRow>) return markers_;
+    else return devices_;
+  }
+
+  SpoolFile& file_;
+  TraceWriter& out_;
+  std::vector<TaskRow> tasks_;
+  std::vector<ApiRow> apis_;
+  std::vector<MemoryRow> memory_;
+  std::vector<MemcpyRow> memcpys_;
+  std::vector<MarkerRow> markers_;
+  std::vector<DeviceInfoRow> devices_;
+  TensorRow tensor_;
+};
+
+// Waits (while the writer may still be writing) until `bytes` bytes are buffered; false if they
+// never come.
+bool wait_for(SpoolFile& file, std::size_t bytes, const std::function<bool()>& more_may_come) {
+  while (file.available() < bytes) {
+    if (file.read_more()) continue;
+    // Asked before the last look: data written before the writer stopped is not missed.
+    const bool writer_alive = more_may_come && more_may_come();
+    if (file.read_more()) continue;
+    if (!writer_alive) return false;
+    std::this_thread::sleep_for(kFollowPoll);
+  }
+  return true;
+}
+
+}  // namespace
+
+SpoolReplay replay_spool(const std::string& path, TraceWriter& out, const std::function<bool()>& more_may_come) {
+  SpoolFile file(path);
+  if (!wait_for(file, sizeof spool::kHeader, more_may_come) ||
+      std::memcmp(file.front(), spool::kHeader, sizeof spool::kHeader - 1) != 0) {
+    throw TraceError(path + " is not an npuscope spool (a raw trace that `npuscope run` converts)");
+  }
+  if (file.front()[sizeof spool::kHeader - 1] != spool::kHeader[sizeof spool::kHeader - 1]) {
+    throw TraceError(path + " is a spool of another npuscope version: convert it with the version that wrote it");
+  }
+  file.consume(sizeof spool::kHeader);
+  Replayer replayer(file, out);
+  bool complete = false;
+  while (wait_for(file, sizeof(spool::FrameHeader), more_may_come)) {
+    spool::FrameHeader header;
+    std::memcpy(&header, file.front(), sizeof header);
+    if (header.bytes >= spool::kMaxFrameBytes) replayer.corrupt("a frame claims " + std::to_string(header.bytes) + " bytes");
+    if (!wait_for(file, sizeof header + header.bytes, more_may_come)) break;  // torn by a kill
+    spool::Decoder decoder(file.front() + sizeof header, header.bytes);
+    if (!replayer.apply(static_cast<FrameKind>(header.kind), decoder)) {
+      complete = true;
+      file.consume(sizeof header + header.bytes);
+      break;
+    }
+    file.consume(sizeof header + header.bytes);
+  }
+  SpoolReplay result = replayer.result;
+  result.complete = complete;
+  result.torn_bytes = complete ? 0 : static_cast<std::int64_t>(file.available());
+  if (result.torn_bytes > 0) out.set_stat("spool_torn_bytes", result.torn_bytes);
+  out.finalize(complete ? TraceStatus::kComplete : TraceStatus::kIncomplete);
+  return result;
+}
+
+}  // namespace npuscope::collector

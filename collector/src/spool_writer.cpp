@@ -1,0 +1,191 @@
+// The spool writer: Note [Trace spool] in trace_spool.h.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "npuscope/collector/trace_spool.h"
+#include "output_file.h"
+#include "spool_format.h"
+
+namespace npuscope::collector {
+namespace {
+
+using spool::FrameKind;
+
+// Buffered bytes handed to the kernel at once (and at every commit).
+constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+class SpoolWriter final : public TraceWriter {
+ public:
+  SpoolWriter(const std::string& path, const WriterOptions& options) : path_(path), interval_(options.commit_interval) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw TraceError("cannot create the spool " + path + ": " + std::strerror(errno));
+    buffer_.reserve(2 * kFlushBytes);
+    buffer_.insert(buffer_.end(), std::begin(spool::kHeader), std::end(spool::kHeader));
+    const std::size_t at = begin_frame(FrameKind::kLayout);
+    spool::Encoder(buffer_).pod(spool::Layout{});
+    end_frame(at);
+    flush();
+    last_commit_ = std::chrono::steady_clock::now();
+  }
+
+  ~SpoolWriter() override {
+    try {  // a writer dropped without finalize() keeps what it has; the spool stays incomplete
+      if (!finalized_) flush();
+    } catch (const TraceError&) {
+    }
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  StringId intern(std::string_view s) override {
+    if (s.empty()) return 0;
+    if (auto it = strings_.find(s); it != strings_.end()) return it->second;
+    check_writable();
+    const StringId id = static_cast<StringId>(strings_.size()) + 1;
+    strings_.emplace(std::string(s), id);
+    const std::size_t at = begin_frame(FrameKind::kString);
+    spool::Encoder e(buffer_);
+    e.pod(id);
+    e.bytes(s.data(), s.size());
+    end_frame(at);
+    return id;
+  }
+
+  void set_meta(std::string_view key, std::string_view value) override {
+    check_writable();
+    const std::size_t at = begin_frame(FrameKind::kMeta);
+    spool::Encoder e(buffer_);
+    e.bytes(key.data(), key.size());
+    e.bytes(value.data(), value.size());
+    end_frame(at);
+  }
+
+  void set_stat(std::string_view name, std::int64_t value) override {
+    check_writable();
+    const std::size_t at = begin_frame(FrameKind::kStat);
+    spool::Encoder e(buffer_);
+    e.bytes(name.data(), name.size());
+    e.pod(value);
+    end_frame(at);
+  }
+
+  void add_device(const DeviceInfoRow& row) override { add_rows(FrameKind::kDevices, std::span(&row, 1)); }
+  void add_tasks(std::span<const TaskRow> rows) override { add_rows(FrameKind::kTasks, rows); }
+  void add_apis(std::span<const ApiRow> rows) override { add_rows(FrameKind::kApis, rows); }
+  void add_memory(std::span<const MemoryRow> rows) override { add_rows(FrameKind::kMemory, rows); }
+  void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(FrameKind::kMemcpys, rows); }
+  void add_markers(std::span<const MarkerRow> rows) override { add_rows(FrameKind::kMarkers, rows); }
+
+  void add_tensor(const TensorRow& row) override {
+    check_writable();
+    const std::size_t at = begin_frame(FrameKind::kTensor);
+    spool::Encoder(buffer_).row(row);
+    end_frame(at);
+    after_add(1);
+  }
+
+  void commit() override {
+    check_writable();
+    flush();
+    last_commit_ = std::chrono::steady_clock::now();
+  }
+
+  void finalize(TraceStatus status) override {
+    if (finalized_) return;
+    if (status == TraceStatus::kComplete) end_frame(begin_frame(FrameKind::kEnd));
+    flush();
+    finalized_ = true;
+    ::close(fd_);
+    fd_ = -1;
+  }
+
+  std::int64_t rows_written() const override { return rows_written_; }
+
+ private:
+  template <class Row>
+  void add_rows(FrameKind kind, std::span<const Row> rows) {
+    check_writable();
+    if (rows.empty()) return;
+    const std::size_t at = begin_frame(kind);
+    spool::Encoder e(buffer_);
+    e.pod(static_cast<std::uint32_t>(rows.size()));
+    for (const Row& r : rows) e.row(r);
+    end_frame(at);
+    after_add(rows.size());
+  }
+
+  std::size_t begin_frame(FrameKind kind) {
+    const std::size_t at = buffer_.size();
+    spool::Encoder(buffer_).pod(spool::FrameHeader{static_cast<std::uint32_t>(kind), 0});
+    return at;
+  }
+
+  void end_frame(std::size_t at) {
+    const std::size_t payload = buffer_.size() - at - sizeof(spool::FrameHeader);
+    if (payload >= spool::kMaxFrameBytes) {
+      buffer_.resize(at);
+      throw TraceError(path_ + ": a spool frame of " + std::to_string(payload) + " bytes is too big (limit 2 GiB)");
+    }
+    const auto bytes = static_cast<std::uint32_t>(payload);
+    std::memcpy(buffer_.data() + at + offsetof(spool::FrameHeader, bytes), &bytes, sizeof bytes);
+    if (buffer_.size() >= kFlushBytes) flush();
+  }
+
+  void after_add(std::size_t rows) {
+    rows_written_ += static_cast<std::int64_t>(rows);
+    if (std::chrono::steady_clock::now() - last_commit_ >= interval_) commit();
+  }
+
+  // Whole frames only ever reach the file in order; a killed process tears at most the last one.
+  void flush() {
+    const char* p = buffer_.data();
+    std::size_t left = buffer_.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        buffer_.erase(buffer_.begin(), buffer_.begin() + (p - buffer_.data()));  // never written twice
+        throw TraceError("cannot write the spool " + path_ + ": " + std::strerror(err));
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+  }
+
+  void check_writable() const {
+    if (finalized_) throw TraceError(path_ + ": the spool is finalized: nothing more can be written to it");
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  std::vector<char> buffer_;
+  std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
+  std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point last_commit_;
+  std::int64_t rows_written_ = 0;
+  bool finalized_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceWriter> create_spool_writer(const std::string& path, const WriterOptions& options) {
+  prepare_output_file(path, options.overwrite);
+  return std::make_unique<SpoolWriter>(path, options);
+}
+
+}  // namespace npuscope::collector
