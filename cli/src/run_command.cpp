@@ -130,7 +130,7 @@ void print_summary(const std::string& path) {
   const std::int64_t tasks = t.tasks, overflows = t.overflows, first = t.first_start_ns, last = t.last_end_ns;
   std::int64_t dropped = 0;
   for (const auto& s : reader->stats()) {
-    if (s.name.find("dropped") != std::string::npos) dropped += s.value;
+    if (s.name == "dropped_records") dropped = s.value;  // the total (per kind in dropped_records.*)
   }
   std::printf("npuscope: trace written to %s%s\n", path.c_str(), reader->complete() ? "" : " (INCOMPLETE: the program did not exit cleanly)");
   std::printf("npuscope: %lld tasks over %.3f ms of device time, %lld overflowing task%s%s\n",
