@@ -33,6 +33,7 @@ void configure_runtime(const DeviceFlags& flags);
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,
                  po::positional_options_description* positional = nullptr, po::variables_map* out = nullptr);
 
+int analyze_command(int argc, char** argv);
 int exec_command(int argc, char** argv);
 int export_command(int argc, char** argv);
 int run_command(int argc, char** argv);

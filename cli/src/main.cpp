@@ -18,6 +18,7 @@ constexpr Command kCommands[] = {
     {"run", npuscope::cli::run_command, "profile a program: npuscope run [-o T.db] [--dump stats] -- CMD [ARGS]"},
     {"exec", npuscope::cli::exec_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
     {"export", npuscope::cli::export_command, "export a trace: --chrome FILE.json, --csv DIR, --npy DIR"},
+    {"analyze", npuscope::cli::analyze_command, "bottlenecks, overflows, memory and advice from a trace"},
 };
 
 void print_help() {

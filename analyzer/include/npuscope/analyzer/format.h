@@ -1,0 +1,28 @@
+// Writing a report: terminal tables, JSON with stable keys, or CSV files.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "npuscope/analyzer/report.h"
+
+namespace npuscope::analyzer {
+
+struct TextStyle {
+  bool colour = false;  // ANSI colours (when stdout is a terminal)
+  int width = 100;      // columns the tables fit in
+};
+
+// Most important first: summary, overflows, advice, top ops, idle time, fallbacks, memory, op statistics.
+void write_text(const Report& report, std::ostream& out, const TextStyle& style = {});
+
+// Top-level keys: summary, op_statistics, top_ops, idle, fallback_ops, overflows, memory, advice
+// (and rules, notes). Times in ns, sizes in bytes.
+std::string to_json(const Report& report);
+
+// One CSV file per table into `dir` (created if missing): summary.csv, op_statistic.csv,
+// top_ops.csv, idle.csv, idle_gaps.csv, fallback_ops.csv, overflows.csv, memory.csv, leaks.csv,
+// advice.csv. Throws std::runtime_error naming a file it cannot write.
+void write_csv(const Report& report, const std::string& dir);
+
+}  // namespace npuscope::analyzer

@@ -1,0 +1,100 @@
+// Roofline class per task: achieved FLOP/s and bytes/s against the peaks of the device it ran on
+// (DEVICE_INFO), the way the cost model charges them (emulator/src/cost_model.cpp).
+//
+// Note [Roofline bound]
+// compute_pct = achieved FLOP/s / the unit's peak for the compute dtype; memory_pct = achieved
+// bytes/s / HBM bandwidth. A task that reaches less than kLatencyPct of both rooflines spends most
+// of its time on fixed costs (launch, scheduling, a kernel too small to fill the cores): latency-
+// bound. Otherwise it is bound by the roofline it is closer to. AI CPU tasks are held to the vector
+// unit's roofline, which they never approach: latency-bound, and listed as fallbacks besides.
+#include <algorithm>
+#include <map>
+
+#include "analyses.h"
+#include "npuscope/emulator/dtype.h"
+
+namespace npuscope::analyzer {
+namespace {
+
+constexpr double kLatencyPct = 30;
+
+using emulator::DType;
+
+double peak_flops(const DeviceInfoRow& d, const TaskRow& t) {
+  const auto dtype = static_cast<DType>(t.compute_dtype);
+  constexpr DType kF32 = DType::kF32, kI8 = DType::kI8, kU8 = DType::kU8, kI32 = DType::kI32, kI64 = DType::kI64,
+                  kF64 = DType::kF64;
+  if (t.task_type == static_cast<int>(collector::TaskType::kAiCore)) {  // the cube unit
+    if (dtype == kI8 || dtype == kU8) return 2 * d.cube_peak_flops;
+    if (dtype == kF32) return d.cube_peak_flops / 4;
+    return d.cube_peak_flops;
+  }
+  const bool wide = dtype == kF32 || dtype == kI32 || dtype == kI64 || dtype == kF64;
+  return wide ? d.vector_peak_flops / 2 : d.vector_peak_flops;  // vector_peak_flops: f16
+}
+
+}  // namespace
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::kCompute: return "compute";
+    case Bound::kMemory: return "memory";
+    case Bound::kLatency: return "latency";
+  }
+  return "?";
+}
+
+TaskPerf task_perf(const TraceData& data, const TaskRow& t) {
+  TaskPerf p;
+  p.task_id = t.task_id;
+  p.op_name = data.str(t.name_id);
+  p.op_type = data.str(t.op_type_id);
+  p.task_type = collector::task_type_name(static_cast<collector::TaskType>(t.task_type));
+  p.device_id = t.device_id;
+  p.stream_id = t.stream_id;
+  p.block_dim = t.block_dim;
+  p.start_ns = t.start_ns;
+  p.duration_ns = duration(t);
+  p.flops = t.flops;
+  p.bytes = t.bytes;
+  const double seconds = static_cast<double>(std::max<std::int64_t>(p.duration_ns, 1)) * 1e-9;
+  p.flops_per_s = static_cast<double>(t.flops) / seconds;
+  p.bytes_per_s = static_cast<double>(t.bytes) / seconds;
+  if (const DeviceInfoRow* d = data.device(t.device_id)) {
+    const double peak = peak_flops(*d, t);
+    p.compute_pct = peak > 0 ? 100 * p.flops_per_s / peak : 0;
+    p.memory_pct = d->memory_bandwidth > 0 ? 100 * p.bytes_per_s / d->memory_bandwidth : 0;
+  }
+  if (t.task_type == static_cast<int>(collector::TaskType::kAiCpu) ||
+      std::max(p.compute_pct, p.memory_pct) < kLatencyPct) {
+    p.bound = Bound::kLatency;
+  } else {
+    p.bound = p.compute_pct >= p.memory_pct ? Bound::kCompute : Bound::kMemory;
+  }
+  return p;
+}
+
+std::vector<TaskPerf> top_ops(const TraceData& data, int top) {
+  std::vector<const TaskRow*> order;
+  for (const TaskRow& t : data.kernels) order.push_back(&t);
+  const auto n = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(top, 0)));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+                    [](const TaskRow* a, const TaskRow* b) {
+                      return duration(*a) != duration(*b) ? duration(*a) > duration(*b) : a->task_id < b->task_id;
+                    });
+  std::vector<TaskPerf> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(task_perf(data, *order[i]));
+  return out;
+}
+
+std::vector<BoundShare> bound_shares(const TraceData& data) {
+  std::vector<BoundShare> out = {{Bound::kCompute}, {Bound::kMemory}, {Bound::kLatency}};
+  for (const TaskRow& t : data.kernels) {
+    BoundShare& s = out[static_cast<std::size_t>(task_perf(data, t).bound)];
+    ++s.tasks;
+    s.total_ns += duration(t);
+  }
+  return out;
+}
+
+}  // namespace npuscope::analyzer

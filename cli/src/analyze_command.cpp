@@ -1,0 +1,104 @@
+// npuscope analyze: bottlenecks, overflows, memory and advice from a trace (analyzer/).
+//
+//   npuscope analyze TRACE.db [--format text|json|csv] [--top N] [--rules LIST] [-o FILE]
+//
+// text goes to stdout (colour on a terminal) or FILE; json likewise; csv writes one file per table
+// into the directory -o names.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "command.h"
+#include "npuscope/analyzer/analyze.h"
+#include "npuscope/analyzer/format.h"
+#include "npuscope/collector/trace_reader.h"
+
+namespace npuscope::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "npuscope analyze TRACE.db [--format text|json|csv] [--top N] [--rules LIST] [-o FILE|DIR]";
+
+struct AnalyzeFlags {
+  std::string trace, format = "text", output;
+  std::vector<std::string> rules;
+  int top = 10;
+};
+
+// "a,b" and repeated flags alike.
+std::vector<std::string> split_rules(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    std::stringstream in(v);
+    for (std::string rule; std::getline(in, rule, ',');) {
+      if (!rule.empty()) out.push_back(rule);
+    }
+  }
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.flush();
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+int analyze_command(int argc, char** argv) {
+  AnalyzeFlags f;
+  std::string rules_help = "comma-separated rules to run (default all):";
+  for (const std::string& r : analyzer::all_rules()) rules_help += " " + r;
+  po::options_description desc("options");
+  desc.add_options()
+      ("help,h", "show this help")
+      ("trace", po::value(&f.trace), "the trace database (positional)")
+      ("format", po::value(&f.format)->default_value(f.format), "text | json | csv")
+      ("top", po::value(&f.top)->default_value(f.top), "how many top ops, gaps, leaks and advice items per rule")
+      ("rules", po::value(&f.rules)->composing(), rules_help.c_str())
+      ("output,o", po::value(&f.output), "write to FILE (text, json) or into DIR (csv) instead of stdout");
+  po::positional_options_description positional;
+  positional.add("trace", 1);
+  if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
+  if (f.trace.empty()) throw UsageError(std::string("no trace given\nusage: ") + kUsage);
+  if (f.format != "text" && f.format != "json" && f.format != "csv") {
+    throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
+  }
+  if (f.format == "csv" && f.output.empty()) throw UsageError("--format csv writes files: give the directory with -o DIR");
+
+  analyzer::AnalyzeOptions options;
+  options.top = f.top;
+  options.rules = split_rules(f.rules);
+  const auto reader = collector::TraceReader::open(f.trace);
+  analyzer::Report report;
+  try {
+    report = analyzer::analyze(*reader, options);
+  } catch (const analyzer::AnalyzeError& e) {
+    throw UsageError(e.what());
+  }
+  if (f.format == "csv") {
+    analyzer::write_csv(report, f.output);
+    std::printf("wrote the analysis of %s into %s\n", f.trace.c_str(), f.output.c_str());
+  } else if (f.format == "json") {
+    const std::string json = analyzer::to_json(report);
+    if (f.output.empty()) {
+      std::fwrite(json.data(), 1, json.size(), stdout);
+    } else {
+      write_file(f.output, json);
+    }
+  } else if (f.output.empty()) {
+    analyzer::write_text(report, std::cout, {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
+  } else {
+    std::ostringstream text;
+    analyzer::write_text(report, text);
+    write_file(f.output, text.str());
+  }
+  return 0;
+}
+
+}  // namespace npuscope::cli

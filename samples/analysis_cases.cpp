@@ -1,0 +1,98 @@
+// Workloads whose analysis is known in advance: what `npuscope analyze` must find in each (its
+// tests run them under `npuscope run`; they double as demos of each finding).
+//
+//   analysis_cases --case matmul       one large f16 MatMul (2048^3): compute-bound
+//   analysis_cases --case add          one large f16 Add (16M elements): memory-bound
+//   analysis_cases --case tiny         10k tiny Adds: latency-bound, the device idle waiting for the
+//                                      host's launches
+//   analysis_cases --case sync         1000 tiny Adds, each followed by a synchronize: sync-wait idle
+//   analysis_cases --case fallback     an i32 MatMul: no NPU kernel, runs on the AI CPU
+//   analysis_cases --case overflow     Add, then Exp of values near 12 (f16 overflows past 11.09),
+//                                      then Mul of the result: Exp is the first overflow and the origin
+//   analysis_cases --case leak         64 tensors of 1 MiB kept alive past the end of the program
+//   analysis_cases --case misaligned   MatMuls of 100x100x100: not multiples of 16
+//
+// Plus the common flags (--overflow-mode saturation, ...).
+#include <memory>
+#include <vector>
+
+#include "sample_common.h"
+
+namespace {
+
+namespace emu = npuscope::emulator;
+namespace ops = npuscope::emulator::ops;
+using npuscope::samples::CommonOptions;
+
+emu::Tensor run_case(const std::string& name, const CommonOptions& o) {
+  const emu::DeviceRef npu = o.device_ref();
+  const emu::DType f16 = emu::DType::kF16;
+  if (name == "matmul") {
+    const auto a = emu::Tensor::uniform({2048, 2048}, f16, npu, o.seed, -1, 1);
+    const auto b = emu::Tensor::uniform({2048, 2048}, f16, npu, o.seed + 1, -1, 1);
+    return ops::matmul(a, b, {.name = "big/MatMul"});
+  }
+  if (name == "add") {
+    const auto a = emu::Tensor::uniform({16 << 20}, f16, npu, o.seed, -1, 1);
+    const auto b = emu::Tensor::uniform({16 << 20}, f16, npu, o.seed + 1, -1, 1);
+    return ops::add(a, b, {.name = "big/Add"});
+  }
+  if (name == "tiny" || name == "sync") {
+    const bool sync = name == "sync";
+    auto x = emu::Tensor::uniform({16}, f16, npu, o.seed, 0, 1);
+    const auto one = emu::Tensor::uniform({16}, f16, npu, o.seed + 1, 0, 1);
+    for (int i = 0; i < (sync ? 1000 : 10000); ++i) {
+      x = ops::add(x, one, {.name = "tiny/Add"});
+      if (sync) emu::Runtime::get().device(npu.index).synchronize();
+    }
+    return x;
+  }
+  if (name == "fallback") {
+    const auto a = emu::Tensor::uniform({64, 64}, emu::DType::kI32, npu, o.seed, -8, 8);
+    const auto b = emu::Tensor::uniform({64, 64}, emu::DType::kI32, npu, o.seed + 1, -8, 8);
+    return ops::matmul(a, b, {.name = "int/MatMul"});
+  }
+  if (name == "overflow") {
+    const auto x = emu::Tensor::uniform({4096}, f16, npu, o.seed, 11.5f, 12.5f);
+    const auto zero = emu::Tensor::zeros({4096}, f16, npu);
+    const auto y = ops::add(x, zero, {.name = "pre/Add"});
+    const auto e = ops::exp(y, {.name = "act/Exp"});
+    return ops::mul(e, zero, {.name = "post/Mul"});  // inf * 0 = NaN: inherited, not the origin
+  }
+  if (name == "leak") {
+    auto* kept = new std::vector<emu::Tensor>();  // never freed: the leak the analyzer must find
+    for (int i = 0; i < 64; ++i) kept->push_back(emu::Tensor::zeros({512 << 10}, f16, npu));
+    return (*kept)[0];
+  }
+  if (name == "misaligned") {
+    const auto a = emu::Tensor::uniform({100, 100}, f16, npu, o.seed, -1, 1);
+    const auto b = emu::Tensor::uniform({100, 100}, f16, npu, o.seed + 1, -1, 1);
+    auto c = ops::matmul(a, b, {.name = "odd/MatMul"});
+    for (int i = 0; i < 3; ++i) c = ops::matmul(c, b, {.name = "odd/MatMul"});
+    return c;
+  }
+  throw std::invalid_argument("unknown case '" + name + "': matmul, add, tiny, fallback, overflow, leak, misaligned");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CommonOptions o;
+  std::string name;
+  npuscope::samples::po::options_description desc("analysis_cases: workloads with known findings");
+  npuscope::samples::add_common_options(desc, o);
+  desc.add_options()("case", npuscope::samples::po::value(&name)->required(),
+                     "matmul | add | tiny | sync | fallback | overflow | leak | misaligned");
+  int exit_code = 0;
+  if (!npuscope::samples::parse_command_line(argc, argv, desc, exit_code)) return exit_code;
+  try {
+    npuscope::samples::configure_runtime(o);
+    const npuscope::samples::RunTimer timer(o.device_ref());
+    const emu::Tensor out = run_case(name, o);
+    npuscope::samples::print_summary(("analysis_cases --case " + name).c_str(), o, out, timer);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "analysis_cases: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

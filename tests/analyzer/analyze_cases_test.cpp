@@ -1,0 +1,199 @@
+// `npuscope analyze` on workloads whose findings are known (samples/analysis_cases.cpp), each
+// profiled with `npuscope run --dump stats` and analyzed as a user would, JSON read back.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_test_util.h"
+#include "onnx_test_util.h"
+
+using namespace npuscope::testing;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCases = std::string(NPUSCOPE_SAMPLES_DIR) + "/analysis_cases";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Profiles `analysis_cases --case NAME EXTRA` and returns the trace's path.
+std::string profile(const std::string& name, const std::string& extra = "", const std::string& env = "") {
+  // A directory per test: tests run in parallel and profile the same cases.
+  const auto dir = temp_dir(std::string("analyze_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const std::string db = (dir / (name + ".db")).string();
+  const auto r = run_command(env + " " + npuscope_cmd("run --force --dump stats -o " + db + " -- " + kCases +
+                                                      " --case " + name + " " + extra));
+  EXPECT_EQ(r.status, 0) << r.output;
+  return db;
+}
+
+json analyze_json(const std::string& db, const std::string& flags = "") {
+  const std::string out = db + ".json";
+  const auto r = run_command(npuscope_cmd("analyze " + db + " --format json -o " + out + " " + flags));
+  EXPECT_EQ(r.status, 0) << r.output;
+  return json::parse(read_file(out));
+}
+
+const json* find_task(const json& top_ops, const std::string& op_name) {
+  for (const json& t : top_ops) {
+    if (t["op_name"] == op_name) return &t;
+  }
+  return nullptr;
+}
+
+TEST(AnalyzeCases, LargeF16MatMulIsComputeBound) {
+  const json j = analyze_json(profile("matmul"));
+  for (const char* key : {"summary", "op_statistics", "top_ops", "idle", "fallback_ops", "overflows", "memory", "advice"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  const json* t = find_task(j["top_ops"], "big/MatMul");
+  ASSERT_NE(t, nullptr) << j["top_ops"].dump();
+  EXPECT_EQ((*t)["bound"], "compute");
+  EXPECT_EQ((*t)["op_type"], "MatMul");
+  EXPECT_GT((*t)["compute_pct_of_peak"].get<double>(), 50);
+  EXPECT_GT((*t)["achieved_flops_per_s"].get<double>(), 1e14);  // 910B: 354 TFLOP/s f16 peak
+  EXPECT_EQ(j["op_statistics"][0]["op_type"], "MatMul");
+  EXPECT_EQ(j["op_statistics"][0]["core_type"], "AI_CORE");
+}
+
+TEST(AnalyzeCases, LargeAddIsMemoryBound) {
+  const json j = analyze_json(profile("add"));
+  const json* t = find_task(j["top_ops"], "big/Add");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ((*t)["bound"], "memory");
+  EXPECT_GT((*t)["memory_pct_of_peak"].get<double>(), 50);
+}
+
+TEST(AnalyzeCases, TinyOpsAreLatencyBoundAndTheDeviceWaitsForTheHost) {
+  const json j = analyze_json(profile("tiny"));
+  EXPECT_EQ(j["summary"]["tasks"], 10000);
+  EXPECT_EQ(j["summary"]["time_by_bound"]["latency"]["tasks"], 10000);
+  const json& idle = j["idle"]["devices"][0];
+  EXPECT_GT(idle["idle_ns"].get<double>(), 0.5 * idle["span_ns"].get<double>());  // 8 us launches, 1.5 us kernels
+  EXPECT_GT(idle["host_wait_ns"].get<double>(), 0.9 * idle["idle_ns"].get<double>());
+  EXPECT_EQ(j["idle"]["longest_gaps"][0]["kind"], "host_wait");
+  EXPECT_EQ(j["idle"]["longest_gaps"][0]["next_op"], "tiny/Add");
+}
+
+TEST(AnalyzeCases, SynchronizingAfterEachOpIsSyncWaitAndAdvised) {
+  const json j = analyze_json(profile("sync"));
+  const json& idle = j["idle"]["devices"][0];
+  EXPECT_GT(idle["sync_wait_ns"].get<double>(), 0.9 * idle["idle_ns"].get<double>());
+  bool advised = false;
+  for (const json& a : j["advice"]) advised |= a["rule"] == "synchronization";
+  EXPECT_TRUE(advised) << j["advice"].dump();
+}
+
+TEST(AnalyzeCases, OpWithoutNpuKernelIsListedAsFallback) {
+  const json j = analyze_json(profile("fallback"));
+  ASSERT_EQ(j["fallback_ops"].size(), 1u) << j["fallback_ops"].dump();
+  EXPECT_EQ(j["fallback_ops"][0]["op_type"], "MatMul");
+  EXPECT_EQ(j["fallback_ops"][0]["example_op_name"], "int/MatMul");
+  EXPECT_EQ(j["fallback_ops"][0]["fallback"], true);
+  EXPECT_GT(j["fallback_ops"][0]["total_ns"].get<std::int64_t>(), 0);
+}
+
+TEST(AnalyzeCases, ExpOverflowsFirstInBothOverflowModes) {
+  for (const char* mode : {"inf_nan", "saturation"}) {
+    SCOPED_TRACE(mode);
+    const json j = analyze_json(profile("overflow", std::string("--overflow-mode ") + mode));
+    const json& o = j["overflows"];
+    ASSERT_FALSE(o["first"].is_null());
+    EXPECT_EQ(o["first"]["op_name"], "act/Exp");
+    EXPECT_EQ(o["first"]["op_type"], "Exp");
+    EXPECT_GT(o["first"]["task_id"].get<std::int64_t>(), 0);
+    EXPECT_EQ(o["overflow_mode"], mode);
+    EXPECT_EQ(o["origin"]["task"]["op_name"], "act/Exp");
+    // In inf_nan mode Mul inherits the Inf (as NaN) and overflows too; the stats say Exp began it.
+    EXPECT_EQ(o["origin"]["method"], std::string(mode) == "inf_nan" ? "stats" : "overflow_flag");
+    EXPECT_EQ(o["count"], std::string(mode) == "inf_nan" ? 2 : 1);
+  }
+}
+
+TEST(AnalyzeCases, TensorsNeverFreedAreLeaks) {
+  const json j = analyze_json(profile("leak"));
+  EXPECT_GE(j["memory"]["leaked_bytes"].get<std::int64_t>(), 64ll << 20);
+  EXPECT_GE(j["memory"]["peak_allocated_bytes"].get<std::int64_t>(), 64ll << 20);
+  EXPECT_GE(j["memory"]["peak_reserved_bytes"], j["memory"]["peak_allocated_bytes"]);
+  const json& device = j["memory"]["devices"][0];
+  EXPECT_GE(device["leaked_count"].get<std::int64_t>(), 64);
+  EXPECT_EQ(device["largest_leaks"][0]["bytes"], 1 << 20);
+}
+
+TEST(AnalyzeCases, MisalignedMatMulIsFlaggedWithItsPaddingWaste) {
+  const json j = analyze_json(profile("misaligned"));
+  const json* advice = nullptr;
+  for (const json& a : j["advice"]) {
+    if (a["rule"] == "cube_alignment") advice = &a;
+  }
+  ASSERT_NE(advice, nullptr) << j["advice"].dump();
+  EXPECT_NE((*advice)["title"].get<std::string>().find("M=100 N=100 K=100"), std::string::npos);
+  // 112^3 padded for 100^3 useful: 29 % of the cube's work is padding.
+  EXPECT_NE((*advice)["detail"].get<std::string>().find("29 % of its work is padding"), std::string::npos)
+      << (*advice)["detail"];
+  // An aligned one is not flagged.
+  for (const json& a : analyze_json(profile("matmul"))["advice"]) EXPECT_NE(a["rule"], "cube_alignment");
+}
+
+TEST(AnalyzeCases, TextFitsOneHundredColumnsAndCsvWritesEveryTable) {
+  const std::string db = profile("overflow");
+  auto r = run_command(npuscope_cmd("analyze " + db));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("first overflowing op: act/Exp"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\033["), std::string::npos);  // no colour into a pipe
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  // Overflows come before the op statistics: the most important first.
+  EXPECT_LT(r.output.find("Overflows"), r.output.find("Op statistics"));
+
+  const fs::path dir = fs::path(db).parent_path() / "csv";
+  r = run_command(npuscope_cmd("analyze " + db + " --format csv -o " + dir.string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* f : {"summary.csv", "op_statistic.csv", "top_ops.csv", "idle.csv", "idle_gaps.csv",
+                        "fallback_ops.csv", "overflows.csv", "memory.csv", "leaks.csv", "advice.csv"}) {
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  }
+  EXPECT_EQ(read_file(dir / "op_statistic.csv").substr(0, 42), "OP Type,Core Type,Count,Total Time(us),Avg");
+  EXPECT_NE(read_file(dir / "overflows.csv").find("act/Exp"), std::string::npos);
+}
+
+TEST(AnalyzeCases, RulesTopAndBadInput) {
+  const std::string db = profile("tiny");
+  const json j = analyze_json(db, "--rules op_statistics,top_ops --top 3");
+  EXPECT_EQ(j["top_ops"].size(), 3u);
+  EXPECT_EQ(j["rules"], json({"op_statistics", "top_ops"}));
+  EXPECT_TRUE(j["advice"].empty());
+  EXPECT_TRUE(j["idle"]["devices"].empty());
+
+  auto r = run_command(npuscope_cmd("analyze " + db + " --rules nonsense"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("unknown rule 'nonsense': the rules are summary"), std::string::npos) << r.output;
+  r = run_command(npuscope_cmd("analyze " + db + " --format csv"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("-o DIR"), std::string::npos) << r.output;
+  r = run_command(npuscope_cmd("analyze " + std::string(NPUSCOPE_SAMPLES_DIR) + "/analysis_cases"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("npuscope: error:"), std::string::npos) << r.output;
+}
+
+TEST(AnalyzeCases, IncompleteTraceIsAnalyzedAndSaysSo) {
+  const auto dir = temp_dir("analyze_incomplete");
+  const std::string db = (dir / "crash.db").string();
+  const auto run = run_command(npuscope_cmd("run --force -o " + db + " -- " + std::string(NPUSCOPE_SAMPLES_DIR) +
+                                            "/multi_stream --seconds 0.5 --crash-at-end"));
+  ASSERT_NE(run.status, 0);
+  const json j = analyze_json(db);
+  EXPECT_EQ(j["summary"]["complete"], false);
+  ASSERT_FALSE(j["notes"].empty());
+  EXPECT_NE(j["notes"][0].get<std::string>().find("incomplete"), std::string::npos);
+  EXPECT_GT(j["summary"]["tasks"].get<std::int64_t>(), 0);
+}
+
+}  // namespace
