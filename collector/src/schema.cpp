@@ -72,7 +72,7 @@ constexpr Column<DeviceInfoRow> kDeviceColumns[] = {
     {"vector_cores", &DeviceInfoRow::vector_cores, "Vector cores."},
     {"clock_hz", &DeviceInfoRow::clock_hz, "Core clock (Hz)."},
     {"cube_peak_flops", &DeviceInfoRow::cube_peak_flops, "Peak f16 cube throughput of the device (FLOP/s)."},
-    {"vector_peak_flops", &DeviceInfoRow::vector_peak_flops, "Peak f32 vector throughput of the device (FLOP/s)."},
+    {"vector_peak_flops", &DeviceInfoRow::vector_peak_flops, "Peak f16 vector throughput of the device (FLOP/s; f32 at half)."},
     {"memory_bandwidth", &DeviceInfoRow::memory_bandwidth, "Device memory (HBM) bandwidth (bytes/s)."},
     {"memory_bytes", &DeviceInfoRow::memory_bytes, "Device memory capacity (bytes)."},
     {"precision_mode", &DeviceInfoRow::precision_mode,
