@@ -35,3 +35,8 @@ section "Exports: Chrome trace (open in https://ui.perfetto.dev) and msprof-styl
 "$NPUSCOPE" export "$DEMO/llama.db" --chrome "$DEMO/llama.json" --csv "$DEMO/llama_csv"
 echo "op_statistic.csv:"
 column -s, -t < "$DEMO/llama_csv/op_statistic.csv" 2>/dev/null || cat "$DEMO/llama_csv/op_statistic.csv"
+section "Analysis of the LLaMA trace: npuscope analyze"
+"$NPUSCOPE" analyze "$DEMO/llama.db" --top 5
+section "An overflow found: Exp in f16 (npuscope run, then analyze --rules overflows)"
+"$NPUSCOPE" run --force -o "$DEMO/overflow.db" --dump stats -- "$S/analysis_cases" --case overflow > /dev/null
+"$NPUSCOPE" analyze "$DEMO/overflow.db" --rules overflows
