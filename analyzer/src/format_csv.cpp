@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "npuscope/analyzer/format.h"
+#include "npuscope/collector/csv.h"
 
 namespace npuscope::analyzer {
 namespace {
@@ -41,18 +42,12 @@ class CsvFile {
     }
   }
   void row(const std::vector<std::string>& cells) {
+    std::string line;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      const std::string& c = cells[i];
-      if (i) out_ << ',';
-      if (c.find_first_of(",\"\n") == std::string::npos) {
-        out_ << c;
-      } else {
-        out_ << '"';
-        for (char ch : c) out_ << (ch == '"' ? "\"\"" : std::string(1, ch));
-        out_ << '"';
-      }
+      if (i) line += ',';
+      collector::append_csv_field(line, cells[i]);
     }
-    out_ << '\n';
+    out_ << line << '\n';
   }
 
   std::filesystem::path path_;

@@ -44,6 +44,35 @@ const char* bound_name(Bound b) {
   return "?";
 }
 
+namespace {
+
+// Achieved rates, % of peak and the bound of one task: no strings, for every task of a trace.
+struct Roofline {
+  double flops_per_s = 0, bytes_per_s = 0, compute_pct = 0, memory_pct = 0;
+  Bound bound = Bound::kLatency;
+};
+
+Roofline roofline(const TraceData& data, const TaskRow& t) {
+  Roofline r;
+  const double seconds = static_cast<double>(std::max<std::int64_t>(duration(t), 1)) * 1e-9;
+  r.flops_per_s = static_cast<double>(t.flops) / seconds;
+  r.bytes_per_s = static_cast<double>(t.bytes) / seconds;
+  if (const DeviceInfoRow* d = data.device(t.device_id)) {
+    const double peak = peak_flops(*d, t);
+    r.compute_pct = peak > 0 ? 100 * r.flops_per_s / peak : 0;
+    r.memory_pct = d->memory_bandwidth > 0 ? 100 * r.bytes_per_s / d->memory_bandwidth : 0;
+  }
+  if (t.task_type == static_cast<int>(collector::TaskType::kAiCpu) ||
+      std::max(r.compute_pct, r.memory_pct) < kLatencyPct) {
+    r.bound = Bound::kLatency;
+  } else {
+    r.bound = r.compute_pct >= r.memory_pct ? Bound::kCompute : Bound::kMemory;
+  }
+  return r;
+}
+
+}  // namespace
+
 TaskPerf task_perf(const TraceData& data, const TaskRow& t) {
   TaskPerf p;
   p.task_id = t.task_id;
@@ -57,20 +86,12 @@ TaskPerf task_perf(const TraceData& data, const TaskRow& t) {
   p.duration_ns = duration(t);
   p.flops = t.flops;
   p.bytes = t.bytes;
-  const double seconds = static_cast<double>(std::max<std::int64_t>(p.duration_ns, 1)) * 1e-9;
-  p.flops_per_s = static_cast<double>(t.flops) / seconds;
-  p.bytes_per_s = static_cast<double>(t.bytes) / seconds;
-  if (const DeviceInfoRow* d = data.device(t.device_id)) {
-    const double peak = peak_flops(*d, t);
-    p.compute_pct = peak > 0 ? 100 * p.flops_per_s / peak : 0;
-    p.memory_pct = d->memory_bandwidth > 0 ? 100 * p.bytes_per_s / d->memory_bandwidth : 0;
-  }
-  if (t.task_type == static_cast<int>(collector::TaskType::kAiCpu) ||
-      std::max(p.compute_pct, p.memory_pct) < kLatencyPct) {
-    p.bound = Bound::kLatency;
-  } else {
-    p.bound = p.compute_pct >= p.memory_pct ? Bound::kCompute : Bound::kMemory;
-  }
+  const Roofline r = roofline(data, t);
+  p.flops_per_s = r.flops_per_s;
+  p.bytes_per_s = r.bytes_per_s;
+  p.compute_pct = r.compute_pct;
+  p.memory_pct = r.memory_pct;
+  p.bound = r.bound;
   return p;
 }
 
@@ -90,7 +111,7 @@ std::vector<TaskPerf> top_ops(const TraceData& data, int top) {
 std::vector<BoundShare> bound_shares(const TraceData& data) {
   std::vector<BoundShare> out = {{Bound::kCompute}, {Bound::kMemory}, {Bound::kLatency}};
   for (const TaskRow& t : data.kernels) {
-    BoundShare& s = out[static_cast<std::size_t>(task_perf(data, t).bound)];
+    BoundShare& s = out[static_cast<std::size_t>(roofline(data, t).bound)];
     ++s.tasks;
     s.total_ns += duration(t);
   }

@@ -142,21 +142,6 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-void append_csv_field(std::string& out, std::string_view s) {
-  const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
-                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
-  if (!quote) {
-    out.append(s);
-    return;
-  }
-  out.push_back('"');
-  for (const char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
-}
-
 void append_int(std::string& out, std::int64_t v) {
   char buf[24];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "npuscope/collector/csv.h"
+
 namespace npuscope::collector::export_util {
 
 // Note [Exports stream]
@@ -54,8 +56,7 @@ void ensure_directory(const std::string& dir);
 // `s` as a quoted JSON string: quotes, backslashes and control characters escaped; bytes that
 // are not valid UTF-8 replaced by U+FFFD so that strict parsers accept the file.
 void append_json_string(std::string& out, std::string_view s);
-// `s` as one CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF, or edge spaces.
-void append_csv_field(std::string& out, std::string_view s);
+using collector::append_csv_field;  // npuscope/collector/csv.h
 void append_int(std::string& out, std::int64_t v);
 // Nanoseconds as microseconds with exactly three decimals ("1234.567"): exact, no float rounding.
 void append_us(std::string& out, std::int64_t ns);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "npuscope/collector/trace_spool.h"
@@ -126,7 +127,7 @@ class Replayer {
   // The rows of a row frame, decoded into a reused vector.
   template <class Row>
   std::span<const Row> rows(spool::Decoder& d) {
-    auto& v = buffer<Row>();
+    auto& v = std::get<std::vector<Row>>(buffers_);
     const auto count = d.pod<std::uint32_t>();
     if (!d.ok()) return {};
     v.resize(count);  // the decoder stops at the frame's end: count cannot run away
@@ -138,24 +139,12 @@ class Replayer {
     return v;
   }
 
-  template <class Row>
-  std::vector<Row>& buffer() {
-    if constexpr (std::is_same_v<Row, TaskRow>) return tasks_;
-    else if constexpr (std::is_same_v<Row, ApiRow>) return apis_;
-    else if constexpr (std::is_same_v<Row, MemoryRow>) return memory_;
-    else if constexpr (std::is_same_v<Row, MemcpyRow>) return memcpys_;
-    else if constexpr (std::is_same_v<Row, MarkerRow>) return markers_;
-    else return devices_;
-  }
-
   SpoolFile& file_;
   TraceWriter& out_;
-  std::vector<TaskRow> tasks_;
-  std::vector<ApiRow> apis_;
-  std::vector<MemoryRow> memory_;
-  std::vector<MemcpyRow> memcpys_;
-  std::vector<MarkerRow> markers_;
-  std::vector<DeviceInfoRow> devices_;
+  // Row frames decode into these, reused frame after frame.
+  std::tuple<std::vector<TaskRow>, std::vector<ApiRow>, std::vector<MemoryRow>, std::vector<MemcpyRow>,
+             std::vector<MarkerRow>, std::vector<DeviceInfoRow>>
+      buffers_;
   TensorRow tensor_;
 };
 

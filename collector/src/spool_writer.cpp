@@ -6,14 +6,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
-#include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "npuscope/collector/trace_spool.h"
 #include "output_file.h"
 #include "spool_format.h"
+#include "string_ids.h"
 
 namespace npuscope::collector {
 namespace {
@@ -22,11 +21,6 @@ using spool::FrameKind;
 
 // Buffered bytes handed to the kernel at once (and at every commit).
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
-
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 class SpoolWriter final : public TraceWriter {
  public:
@@ -51,11 +45,9 @@ class SpoolWriter final : public TraceWriter {
   }
 
   StringId intern(std::string_view s) override {
-    if (s.empty()) return 0;
-    if (auto it = strings_.find(s); it != strings_.end()) return it->second;
+    const auto [id, is_new] = strings_.intern(s);
+    if (!is_new) return id;
     check_writable();
-    const StringId id = static_cast<StringId>(strings_.size()) + 1;
-    strings_.emplace(std::string(s), id);
     const std::size_t at = begin_frame(FrameKind::kString);
     spool::Encoder e(buffer_);
     e.pod(id);
@@ -174,7 +166,7 @@ class SpoolWriter final : public TraceWriter {
   std::string path_;
   int fd_ = -1;
   std::vector<char> buffer_;
-  std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
+  StringIds strings_;
   std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point last_commit_;
   std::int64_t rows_written_ = 0;

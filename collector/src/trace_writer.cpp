@@ -3,15 +3,14 @@
 #include "npuscope/collector/trace_writer.h"
 
 #include <ctime>
-#include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "batch_vtab.h"
 #include "output_file.h"
 #include "schema.h"
 #include "sqlite_util.h"
+#include "string_ids.h"
 
 #ifndef NPUSCOPE_VERSION
 #define NPUSCOPE_VERSION "unknown"
@@ -98,11 +97,6 @@ struct TableWriters {
   TableWriter<MarkerRow> markers;
 };
 
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -132,11 +126,9 @@ class SqliteTraceWriter final : public TraceWriter {
   }
 
   StringId intern(std::string_view s) override {
-    if (s.empty()) return 0;
-    if (auto it = strings_.find(s); it != strings_.end()) return it->second;
+    const auto [id, is_new] = strings_.intern(s);
+    if (!is_new) return id;
     check_writable();
-    const StringId id = static_cast<StringId>(strings_.size()) + 1;
-    strings_.emplace(std::string(s), id);
     const schema::StringRow row{id, std::string(s)};
     writers_->strings.add({&row, 1});
     return id;
@@ -197,7 +189,7 @@ class SqliteTraceWriter final : public TraceWriter {
 
   sqlite::Db db_;
   std::unique_ptr<TableWriters> writers_;
-  std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
+  StringIds strings_;
   std::chrono::milliseconds interval_;
   bool durable_;
   std::chrono::steady_clock::time_point last_commit_;
