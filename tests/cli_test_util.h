@@ -5,6 +5,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace npuscope::testing {
@@ -25,6 +28,12 @@ inline CommandResult run_command(const std::string& command) {
   const int raw = pclose(pipe);
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
   return r;
+}
+
+// A whole file's bytes ("" if it cannot be read).
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 inline std::string npuscope_cmd(const std::string& args) { return std::string(NPUSCOPE_CLI) + " " + args; }

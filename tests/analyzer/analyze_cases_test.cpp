@@ -18,11 +18,6 @@ namespace {
 
 const std::string kCases = std::string(NPUSCOPE_SAMPLES_DIR) + "/analysis_cases";
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // Profiles `analysis_cases --case NAME EXTRA` and returns the trace's path.
 std::string profile(const std::string& name, const std::string& extra = "", const std::string& env = "") {
   // A directory per test: tests run in parallel and profile the same cases.

@@ -26,11 +26,6 @@ namespace {
 
 const std::string kMultiStream = std::string(NPUSCOPE_SAMPLES_DIR) + "/multi_stream";
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 std::string integrity_check(const std::string& db) {
   sqlite3* h = nullptr;
   std::string result = "cannot open";
