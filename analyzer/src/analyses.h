@@ -14,7 +14,7 @@ Summary summarize(const TraceData& data);
 std::vector<OpStat> op_statistics(const TraceData& data);
 
 // Roofline (roofline.cpp).
-TaskPerf task_perf(const TraceData& data, const TaskRow& task);
+TaskPerf task_perf(const TraceData& data, const Task& task);
 std::vector<TaskPerf> top_ops(const TraceData& data, int top);
 std::vector<BoundShare> bound_shares(const TraceData& data);
 
@@ -24,14 +24,12 @@ OverflowReport overflows(const TraceData& data);
 MemoryReport memory_usage(const TraceData& data, int top);
 
 // The advice rules (advice.cpp): each adds its items to `out`.
-void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out);
+// Fusion (fusion.cpp, Note [Fusion chains]); `notes` says when the chain table filled up.
+void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out, std::vector<std::string>& notes);
 void advise_cube_alignment(const TraceData& data, const TensorShapes& shapes, int top, std::vector<Advice>& out);
 void advise_block_dim(const TraceData& data, int top, std::vector<Advice>& out);
 void advise_synchronization(const TraceData& data, std::vector<Advice>& out);
 void advise_small_memcpy(const TraceData& data, std::vector<Advice>& out);
 void advise_dynamic_shapes(const TraceData& data, const TensorShapes& shapes, int top, std::vector<Advice>& out);
-
-// Busy intervals of one device's kernels (sorted by start): overlapping ones merged.
-std::vector<std::pair<std::int64_t, std::int64_t>> busy_intervals(const std::vector<const TaskRow*>& tasks);
 
 }  // namespace npuscope::analyzer

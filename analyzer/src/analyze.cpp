@@ -55,7 +55,7 @@ Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& option
   if (on("overflows")) r.overflows = overflows(data);
   if (on("memory")) r.memory = memory_usage(data, options.top);
 
-  if (on("fusion")) advise_fusion(data, options.top, r.advice);
+  if (on("fusion")) advise_fusion(data, options.top, r.advice, r.notes);
   if (on("block_dim")) advise_block_dim(data, options.top, r.advice);
   if (on("synchronization")) advise_synchronization(data, r.advice);
   if (on("small_memcpy")) advise_small_memcpy(data, r.advice);

@@ -17,12 +17,8 @@
 namespace npuscope::analyzer {
 namespace {
 
-bool synchronizes(const std::string& api) {
-  return api.starts_with("aclrtSynchronize") || api == "aclrtMemcpy";
-}
-
 // API calls per host thread, in start order.
-using ApisByThread = std::map<std::int32_t, std::vector<const ApiRow*>>;
+using ApisByThread = std::map<std::int32_t, std::vector<const Api*>>;
 
 // What `thread` did during [a, b): the API calls overlapping it, longest overlap first.
 std::string host_activity(const TraceData& data, const ApisByThread& apis, std::int32_t thread, std::int64_t a,
@@ -32,7 +28,7 @@ std::string host_activity(const TraceData& data, const ApisByThread& apis, std::
   if (it != apis.end()) {
     const auto& calls = it->second;
     // Calls are sorted by start; nesting is shallow, so look back a little from the first start >= b.
-    auto hi = std::lower_bound(calls.begin(), calls.end(), b, [](const ApiRow* r, std::int64_t t) { return r->start_ns < t; });
+    auto hi = std::lower_bound(calls.begin(), calls.end(), b, [](const Api* r, std::int64_t t) { return r->start_ns < t; });
     for (auto c = hi; c != calls.begin();) {
       --c;
       const std::int64_t o = std::min(b, (*c)->end_ns) - std::max(a, (*c)->start_ns);
@@ -51,17 +47,38 @@ std::string host_activity(const TraceData& data, const ApisByThread& apis, std::
   return out;
 }
 
-// True if `thread` was inside a synchronizing call at time t.
-bool syncing_at(const TraceData& data, const ApisByThread& apis, std::int32_t thread, std::int64_t t) {
-  const auto it = apis.find(thread);
-  if (it == apis.end()) return false;
+// The calls that block the host on the device (aclrtSynchronize*, a blocking aclrtMemcpy), per thread
+// in start order: few, so every gap can ask whether its thread was in one.
+ApisByThread blocking_calls(const TraceData& data) {
+  ApisByThread out;
+  for (const Api& a : data.apis) {
+    if (data.is_blocking_api(a.name_id)) out[a.thread_id].push_back(&a);
+  }
+  return out;
+}
+
+// True if `thread` was inside a blocking call at time t.
+bool blocked_at(const ApisByThread& blocking, std::int32_t thread, std::int64_t t) {
+  const auto it = blocking.find(thread);
+  if (it == blocking.end()) return false;
   const auto& calls = it->second;
-  auto hi = std::upper_bound(calls.begin(), calls.end(), t, [](std::int64_t v, const ApiRow* r) { return v < r->start_ns; });
-  for (int looked = 0; hi != calls.begin() && looked < 64; ++looked) {
+  auto hi = std::upper_bound(calls.begin(), calls.end(), t, [](std::int64_t v, const Api* r) { return v < r->start_ns; });
+  for (int looked = 0; hi != calls.begin() && looked < 64; ++looked) {  // blocking calls hardly nest
     --hi;
-    if ((*hi)->start_ns <= t && (*hi)->end_ns >= t && synchronizes(data.str((*hi)->name_id))) return true;
+    if ((*hi)->end_ns >= t) return true;
   }
   return false;
+}
+
+// All API calls of the threads in `threads`, for host_activity on the longest gaps only.
+ApisByThread calls_of(const TraceData& data, const std::vector<Gap>& gaps) {
+  ApisByThread out;
+  for (const Gap& g : gaps) out[g.thread_id];
+  for (const Api& a : data.apis) {
+    const auto it = out.find(a.thread_id);
+    if (it != out.end()) it->second.push_back(&a);
+  }
+  return out;
 }
 
 }  // namespace
@@ -76,43 +93,57 @@ const char* gap_kind_name(GapKind k) {
 }
 
 IdleReport idle_time(const TraceData& data, int top) {
-  ApisByThread apis;
-  for (const ApiRow& a : data.apis) apis[a.thread_id].push_back(&a);
-  std::map<std::int32_t, std::vector<const TaskRow*>> by_device;
-  for (const TaskRow& t : data.kernels) by_device[t.device_id].push_back(&t);
-
-  IdleReport report;
-  std::vector<Gap> gaps;
-  for (const auto& [device, tasks] : by_device) {
+  const ApisByThread blocking = blocking_calls(data);
+  // Per device: where its busy time ends so far, and its report (devices are few).
+  struct Device {
+    std::int64_t busy_end = 0, first_start = 0;
     DeviceIdle idle;
-    idle.device_id = device;
-    std::int64_t busy_end = tasks.front()->start_ns;
-    for (const TaskRow* t : tasks) {
-      if (t->start_ns > busy_end) {  // a gap [busy_end, start), ended by t
-        Gap g{device, t->thread_id, busy_end, t->start_ns, GapKind::kOther, data.str(t->name_id), ""};
-        if (t->queued_ns >= busy_end) {
-          g.kind = syncing_at(data, apis, t->thread_id, busy_end) ? GapKind::kSyncWait : GapKind::kHostWait;
-        }
-        const std::int64_t len = g.end_ns - g.start_ns;
-        idle.idle_ns += len;
-        ++idle.gaps;
-        (g.kind == GapKind::kHostWait ? idle.host_wait_ns
-         : g.kind == GapKind::kSyncWait ? idle.sync_wait_ns
-                                        : idle.other_ns) += len;
-        gaps.push_back(std::move(g));
+  };
+  std::map<std::int32_t, Device> devices;
+  // Only the `top` longest gaps keep their details: a min-heap on length.
+  const auto longer = [](const Gap& a, const Gap& b) { return a.end_ns - a.start_ns > b.end_ns - b.start_ns; };
+  std::vector<Gap> gaps;
+  const auto keep = static_cast<std::size_t>(std::max(top, 0));
+  Device* d = nullptr;
+  for (const Task& t : data.kernels) {  // in start order
+    if (!d || d->idle.device_id != t.device_id) {
+      const auto [it, added] = devices.try_emplace(t.device_id);
+      d = &it->second;
+      if (added) {
+        d->idle.device_id = t.device_id;
+        d->busy_end = d->first_start = t.start_ns;
       }
-      busy_end = std::max(busy_end, t->end_ns);
     }
-    idle.span_ns = busy_end - tasks.front()->start_ns;
-    report.devices.push_back(idle);
+    if (t.start_ns > d->busy_end) {  // a gap [busy_end, start), ended by t
+      GapKind kind = GapKind::kOther;
+      if (t.queued_ns >= d->busy_end) {
+        kind = blocked_at(blocking, t.thread_id, d->busy_end) ? GapKind::kSyncWait : GapKind::kHostWait;
+      }
+      const std::int64_t len = t.start_ns - d->busy_end;
+      d->idle.idle_ns += len;
+      ++d->idle.gaps;
+      (kind == GapKind::kHostWait ? d->idle.host_wait_ns
+       : kind == GapKind::kSyncWait ? d->idle.sync_wait_ns
+                                    : d->idle.other_ns) += len;
+      if (keep > 0 && (gaps.size() < keep || len > gaps.front().end_ns - gaps.front().start_ns)) {
+        if (gaps.size() == keep) {
+          std::pop_heap(gaps.begin(), gaps.end(), longer);
+          gaps.pop_back();
+        }
+        gaps.push_back({t.device_id, t.thread_id, d->busy_end, t.start_ns, kind, data.str(t.name_id), ""});
+        std::push_heap(gaps.begin(), gaps.end(), longer);
+      }
+    }
+    d->busy_end = std::max(d->busy_end, t.end_ns);
   }
-  const auto n = std::min<std::size_t>(gaps.size(), static_cast<std::size_t>(std::max(top, 0)));
-  std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(n), gaps.end(),
-                    [](const Gap& a, const Gap& b) { return a.end_ns - a.start_ns > b.end_ns - b.start_ns; });
-  gaps.resize(n);
-  for (Gap& g : gaps) {
-    g.host_activity = host_activity(data, apis, g.thread_id, g.start_ns, g.end_ns);  // the longest only
+  IdleReport report;
+  for (auto& [id, dev] : devices) {
+    dev.idle.span_ns = dev.busy_end - dev.first_start;
+    report.devices.push_back(dev.idle);
   }
+  std::sort_heap(gaps.begin(), gaps.end(), longer);
+  const ApisByThread calls = calls_of(data, gaps);
+  for (Gap& g : gaps) g.host_activity = host_activity(data, calls, g.thread_id, g.start_ns, g.end_ns);
   report.longest = std::move(gaps);
   return report;
 }

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::size_t kMaxItems = 1000;
 
-OverflowTask overflow_task(const TraceData& data, const TaskRow& t) {
+OverflowTask overflow_task(const TraceData& data, const Task& t) {
   return {t.task_id, data.str(t.name_id), data.str(t.op_type_id), t.device_id, t.start_ns};
 }
 
@@ -40,7 +40,7 @@ std::optional<NanInfOrigin> origin_from_stats(const TraceData& data) {
     }
   });
   if (by_task.empty()) return std::nullopt;
-  for (const TaskRow& t : data.kernels) {  // execution order
+  for (const Task& t : data.kernels) {  // execution order
     const auto it = by_task.find(t.task_id);
     if (it == by_task.end() || it->second.input_nonfinite || !it->second.output_nonfinite) continue;
     return NanInfOrigin{overflow_task(data, t), "stats", it->second.detail + " (inputs finite)"};
@@ -52,7 +52,7 @@ std::optional<NanInfOrigin> origin_from_stats(const TraceData& data) {
 
 OverflowReport overflows(const TraceData& data) {
   OverflowReport r;
-  for (const TaskRow& t : data.kernels) {
+  for (const Task& t : data.kernels) {
     if (!t.overflow) continue;
     ++r.count;
     if (r.items.size() < kMaxItems) r.items.push_back(overflow_task(data, t));

@@ -20,7 +20,7 @@ constexpr double kLatencyPct = 30;
 
 using emulator::DType;
 
-double peak_flops(const DeviceInfoRow& d, const TaskRow& t) {
+double peak_flops(const DeviceInfoRow& d, const Task& t) {
   const auto dtype = static_cast<DType>(t.compute_dtype);
   constexpr DType kF32 = DType::kF32, kI8 = DType::kI8, kU8 = DType::kU8, kI32 = DType::kI32, kI64 = DType::kI64,
                   kF64 = DType::kF64;
@@ -52,7 +52,7 @@ struct Roofline {
   Bound bound = Bound::kLatency;
 };
 
-Roofline roofline(const TraceData& data, const TaskRow& t) {
+Roofline roofline(const TraceData& data, const Task& t) {
   Roofline r;
   const double seconds = static_cast<double>(std::max<std::int64_t>(duration(t), 1)) * 1e-9;
   r.flops_per_s = static_cast<double>(t.flops) / seconds;
@@ -73,7 +73,7 @@ Roofline roofline(const TraceData& data, const TaskRow& t) {
 
 }  // namespace
 
-TaskPerf task_perf(const TraceData& data, const TaskRow& t) {
+TaskPerf task_perf(const TraceData& data, const Task& t) {
   TaskPerf p;
   p.task_id = t.task_id;
   p.op_name = data.str(t.name_id);
@@ -96,11 +96,11 @@ TaskPerf task_perf(const TraceData& data, const TaskRow& t) {
 }
 
 std::vector<TaskPerf> top_ops(const TraceData& data, int top) {
-  std::vector<const TaskRow*> order;
-  for (const TaskRow& t : data.kernels) order.push_back(&t);
+  std::vector<const Task*> order;
+  for (const Task& t : data.kernels) order.push_back(&t);
   const auto n = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(top, 0)));
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                    [](const TaskRow* a, const TaskRow* b) {
+                    [](const Task* a, const Task* b) {
                       return duration(*a) != duration(*b) ? duration(*a) > duration(*b) : a->task_id < b->task_id;
                     });
   std::vector<TaskPerf> out;
@@ -110,7 +110,7 @@ std::vector<TaskPerf> top_ops(const TraceData& data, int top) {
 
 std::vector<BoundShare> bound_shares(const TraceData& data) {
   std::vector<BoundShare> out = {{Bound::kCompute}, {Bound::kMemory}, {Bound::kLatency}};
-  for (const TaskRow& t : data.kernels) {
+  for (const Task& t : data.kernels) {
     BoundShare& s = out[static_cast<std::size_t>(roofline(data, t).bound)];
     ++s.tasks;
     s.total_ns += duration(t);

@@ -1,6 +1,13 @@
 // The rows every analysis reads, loaded from the trace once, in start-time order.
+//
+// Note [Compact rows]
+// A 10M-task trace must analyse in well under 2 GB (bench/analyze_bench.cpp), so the analyses do not
+// hold the reader's TaskRow (128 bytes) and ApiRow (40): Task keeps the 15 columns some finding reads
+// in 80 bytes, Api the 4 in 24, string ids narrowed to 32 bits (a trace has far fewer strings; an id
+// out of range reads as the empty string), and the reader leaves the other columns out of its query.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -9,18 +16,27 @@
 
 namespace npuscope::analyzer {
 
-using collector::ApiRow;
 using collector::DeviceInfoRow;
 using collector::MemcpyRow;
 using collector::MemoryRow;
-using collector::TaskRow;
+
+struct Task {
+  std::int64_t task_id = 0, start_ns = 0, end_ns = 0, queued_ns = 0, flops = 0, bytes = 0;
+  std::int32_t name_id = 0, op_type_id = 0, device_id = 0, stream_id = 0, block_dim = 0, thread_id = 0;
+  std::int8_t task_type = 0, overflow = 0, fallback = 0, compute_dtype = 0;
+};
+
+struct Api {
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int32_t name_id = 0, thread_id = 0;
+};
 
 // TASK.task_type values that are kernels (the rest: copies, event record/wait, host work).
-inline bool is_kernel(const TaskRow& t) {
-  return t.task_type >= static_cast<int>(collector::TaskType::kAiCore) &&
-         t.task_type <= static_cast<int>(collector::TaskType::kAiCpu);
+inline bool is_kernel(std::int32_t task_type) {
+  return task_type >= static_cast<int>(collector::TaskType::kAiCore) &&
+         task_type <= static_cast<int>(collector::TaskType::kAiCpu);
 }
-inline std::int64_t duration(const TaskRow& t) { return t.end_ns - t.start_ns; }
+inline std::int64_t duration(const Task& t) { return t.end_ns - t.start_ns; }
 
 struct TraceData {
   explicit TraceData(const collector::TraceReader& reader);
@@ -30,14 +46,25 @@ struct TraceData {
     const auto it = devices.find(id);
     return it == devices.end() ? nullptr : &it->second;
   }
+  // aclrtSynchronize*: the host blocks until the device is done.
+  bool is_sync_api(std::int32_t name_id) const {
+    return name_id >= 0 && static_cast<std::size_t>(name_id) < sync_api.size() && sync_api[static_cast<std::size_t>(name_id)];
+  }
+  // A call that blocks the host on the device: a synchronization or a blocking aclrtMemcpy.
+  bool is_blocking_api(std::int32_t name_id) const {
+    return is_sync_api(name_id) || (name_id != 0 && name_id == blocking_memcpy_id);
+  }
 
   const collector::TraceReader& reader;
-  std::vector<TaskRow> kernels;  // kernel tasks on NPU devices (not the cpu golden backend)
-  std::vector<TaskRow> all_tasks;
-  std::vector<ApiRow> apis;
+  std::vector<Task> kernels;  // kernel tasks on NPU devices (not the cpu golden backend)
+  std::vector<Api> apis;
   std::vector<MemoryRow> memory;
   std::vector<MemcpyRow> memcpys;
   std::map<std::int32_t, DeviceInfoRow> devices;
+
+ private:
+  std::vector<bool> sync_api;  // by API name id
+  std::int32_t blocking_memcpy_id = 0;
 };
 
 }  // namespace npuscope::analyzer

@@ -112,6 +112,8 @@ std::string insert_sql(const TableInfo& table);
 std::string batch_module_name(const TableInfo& table);
 std::string batch_vtab_declaration(const TableInfo& table);
 // The reader's query, in order_by order. Without blobs, BLOB columns read as NULL.
-std::string select_sql(const TableInfo& table, bool with_blobs);
+// leave_out[i]: select NULL for column i (see ReaderOptions::skip_columns).
+std::string select_sql(const TableInfo& table, bool with_blobs, std::string_view where = {},
+                       const std::vector<bool>& leave_out = {});
 
 }  // namespace npuscope::collector::schema

@@ -63,14 +63,17 @@ std::string insert_sql(const TableInfo& table) {
          columns + ") SELECT " + columns + " FROM " + batch_module_name(table) + "(?1)";
 }
 
-std::string select_sql(const TableInfo& table, bool with_blobs) {
+std::string select_sql(const TableInfo& table, bool with_blobs, std::string_view where,
+                       const std::vector<bool>& leave_out) {
   std::string sql = "SELECT ";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const ColumnInfo& c = table.columns[i];
     if (i) sql += ", ";
-    sql += (c.type == SqlType::kBlob && !with_blobs) ? "NULL" : std::string(c.name);
+    const bool out = (c.type == SqlType::kBlob && !with_blobs) || (i < leave_out.size() && leave_out[i]);
+    sql += out ? "NULL" : std::string(c.name);  // NULL: no record decoding, and it reads as 0 / empty
   }
   sql += " FROM " + std::string(table.name);
+  if (!where.empty()) sql += " WHERE " + std::string(where);
   if (!table.order_by.empty()) sql += " ORDER BY " + std::string(table.order_by) + ", rowid";
   return sql;
 }

@@ -19,6 +19,10 @@ void Db::close() noexcept {
 }
 
 void Db::fail(std::string_view what) const {
+  const int code = db_ ? sqlite3_errcode(db_) & 0xff : SQLITE_OK;
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {  // met while reading a trace opened without verify
+    throw TraceError(path_ + ": corrupt trace, damaged or truncated (" + sqlite3_errmsg(db_) + ")");
+  }
   throw TraceError(path_ + ": " + std::string(what) + ": " + (db_ ? sqlite3_errmsg(db_) : "database closed"));
 }
 

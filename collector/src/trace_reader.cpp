@@ -4,9 +4,13 @@
 
 #include <zstd.h>
 
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 
 #include "row_codec.h"
@@ -17,6 +21,30 @@ namespace npuscope::collector {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A truncated SQLite file opens and reads fine until a query reaches the missing pages. Its header
+// says how long it should be (bytes 16-17 page size, 28-31 page count, valid when the change
+// counter at 24 equals the one at 92), so the cut is caught on open without reading the file.
+void check_not_truncated(const std::string& path) {
+  std::error_code ec;
+  const auto wal = fs::file_size(path + "-wal", ec);
+  if (!ec && wal > 0) return;  // the header lags the write-ahead log
+  std::ifstream in(path, std::ios::binary);
+  std::array<unsigned char, 100> h{};
+  if (!in.read(reinterpret_cast<char*>(h.data()), h.size())) return;  // too short: SQLite says what it is
+  if (std::memcmp(h.data(), "SQLite format 3", 16) != 0) return;
+  const auto be32 = [&](std::size_t at) {
+    return std::uint64_t{h[at]} << 24 | std::uint64_t{h[at + 1]} << 16 | std::uint64_t{h[at + 2]} << 8 | h[at + 3];
+  };
+  if (be32(24) != be32(92)) return;  // the in-header size is not valid
+  const std::uint64_t page = h[16] == 0 && h[17] == 1 ? 65536 : (std::uint64_t{h[16]} << 8 | h[17]);
+  const std::uint64_t expected = page * be32(28);
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size < expected) {
+    throw TraceError(path + ": corrupt trace, truncated (" + std::to_string(size) + " bytes of " +
+                     std::to_string(expected) + ")");
+  }
+}
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
   std::int64_t value = 0;
@@ -42,7 +70,9 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
 class SqliteTraceReader final : public TraceReader {
  public:
   SqliteTraceReader(const std::string& path, const ReaderOptions& options)
-      : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX) {
+      : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
+    check_not_truncated(path);
+    for (const std::string& column : options.skip_columns) leave_out(column);
     load_meta();
     check_version();
     if (options.verify) check_integrity();
@@ -101,11 +131,28 @@ class SqliteTraceReader final : public TraceReader {
   }
 
   TaskSummary task_summary() const override {
+    const std::lock_guard lock(mutex_);
     sqlite::Stmt stmt(db_, "SELECT count(*), coalesce(sum(overflow), 0), coalesce(min(start_ns), 0), "
                            "coalesce(max(end_ns), 0) FROM TASK");
     stmt.step();
     return {sqlite3_column_int64(stmt.get(), 0), sqlite3_column_int64(stmt.get(), 1),
             sqlite3_column_int64(stmt.get(), 2), sqlite3_column_int64(stmt.get(), 3)};
+  }
+
+  void for_each_task_starting(std::int64_t from_ns, std::int64_t to_ns,
+                              const std::function<void(const TaskRow&)>& f) const override {
+    for_each<TaskRow>(false, f, "start_ns >= ?1 AND start_ns < ?2", {from_ns, to_ns});
+  }
+
+  std::pair<std::int64_t, std::int64_t> task_start_range() const override {
+    const std::lock_guard lock(mutex_);
+    // Two queries: SQLite answers a lone min() or max() from the index, not both in one.
+    sqlite::Stmt first(db_, "SELECT min(start_ns) FROM TASK");
+    sqlite::Stmt last(db_, "SELECT max(start_ns) FROM TASK");
+    first.step();
+    last.step();
+    if (sqlite3_column_type(first.get(), 0) == SQLITE_NULL) return {0, -1};
+    return {sqlite3_column_int64(first.get(), 0), sqlite3_column_int64(last.get(), 0)};
   }
 
   std::int64_t count(const std::string& table) const override {
@@ -117,6 +164,7 @@ class SqliteTraceReader final : public TraceReader {
       }
       throw TraceError(path() + ": no table '" + table + "' in a trace (tables: " + known + ")");
     }
+    const std::lock_guard lock(mutex_);
     sqlite::Stmt stmt(db_, "SELECT count(*) FROM " + std::string(info->name));
     stmt.step();
     return sqlite3_column_int64(stmt.get(), 0);
@@ -124,10 +172,17 @@ class SqliteTraceReader final : public TraceReader {
 
  private:
   // Streams a table in its documented order, one reused row object.
+  // `where` may use ?1, ?2, ... bound to `args`.
   template <class Row, class F>
-  void for_each(bool with_blobs, F&& f) const {
+  void for_each(bool with_blobs, F&& f, std::string_view where = {},
+                std::initializer_list<std::int64_t> args = {}) const {
     const schema::Table<Row>& table = schema::table_for<Row>();
-    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs));
+    const std::lock_guard lock(mutex_);
+    const auto skipped = skipped_.find(table.info.name);
+    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs, where,
+                                              skipped == skipped_.end() ? std::vector<bool>{} : skipped->second));
+    int i = 0;
+    for (const std::int64_t a : args) sqlite3_bind_int64(stmt.get(), ++i, a);
     Row row;
     while (stmt.step()) {
       schema::read_row(stmt.get(), table, row);
@@ -135,17 +190,38 @@ class SqliteTraceReader final : public TraceReader {
     }
   }
 
+  void leave_out(const std::string& column);
   void load_meta();
   void check_version();
   void check_integrity();
   void load_strings();
   void decompress(TensorRow& row) const;
 
-  mutable sqlite::Db db_;  // statements on a const reader: FULLMUTEX makes that safe across threads
+  // A const reader may be shared by threads: one query at a time, under this lock, rather than
+  // SQLite's FULLMUTEX, which locks for every column of every row (a third of a 10M-task load).
+  // Recursive: a row callback may ask for a count.
+  mutable std::recursive_mutex mutex_;
+  mutable sqlite::Db db_;
+  std::map<std::string_view, std::vector<bool>> skipped_;  // by table: the columns read as NULL
   std::map<std::string, std::string> meta_;
   std::unordered_map<StringId, std::string> strings_;
   int schema_version_ = 0;
 };
+
+void SqliteTraceReader::leave_out(const std::string& column) {
+  const auto dot = column.find('.');
+  const schema::TableInfo* table = dot == std::string::npos ? nullptr : schema::find_table(column.substr(0, dot));
+  if (table) {
+    for (std::size_t i = 0; i < table->columns.size(); ++i) {
+      if (table->columns[i].name != column.substr(dot + 1)) continue;
+      std::vector<bool>& skip = skipped_[table->name];
+      skip.resize(table->columns.size());
+      skip[i] = true;
+      return;
+    }
+  }
+  throw TraceError("cannot leave out '" + column + "': not a TABLE.column of a trace (see docs/schema.md)");
+}
 
 void SqliteTraceReader::load_meta() {
   const schema::Table<schema::MetaRow>& table = schema::table_for<schema::MetaRow>();

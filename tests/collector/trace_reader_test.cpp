@@ -83,6 +83,75 @@ TEST_F(TraceReaderTest, DamagedPageIsCorrupt) {
   expect_trace_error([&] { TraceReader::open(path()); }, "corrupt");
 }
 
+TEST_F(TraceReaderTest, TruncationIsFoundWithoutVerifying) {
+  write_trace(path(), 50'000);
+  const auto size = std::filesystem::file_size(path());
+  std::filesystem::resize_file(path(), size - 65'536);  // the last page: no query would touch it early
+  expect_trace_error([&] { TraceReader::open(path(), {.verify = false}); },
+                     "corrupt trace, truncated (" + std::to_string(size - 65'536) + " bytes of " +
+                         std::to_string(size) + ")");
+}
+
+TEST_F(TraceReaderTest, DamageMetWhileReadingIsCorrupt) {
+  write_trace(path(), 50'000);
+  {  // garbage over the middle of the file: opening without verify does not notice, reading all does
+    std::fstream f(path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(path()) / 2));
+    const std::vector<char> junk(70'000, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  const auto reader = TraceReader::open(path(), {.verify = false});
+  expect_trace_error([&] { reader->for_each_task([](const TaskRow&) {}); }, "corrupt trace, damaged or truncated");
+}
+
+TEST_F(TraceReaderTest, TasksOfATimeWindow) {
+  write_trace(path(), 1'000);
+  const auto reader = TraceReader::open(path());
+  const auto [first, last] = reader->task_start_range();
+  const std::vector<TaskRow> all = reader->tasks();
+  EXPECT_EQ(first, all.front().start_ns);
+  EXPECT_EQ(last, all.back().start_ns);
+  // Two windows that meet at a task's start: each task exactly once, in start order.
+  const std::int64_t middle = all[400].start_ns;
+  std::vector<std::int64_t> ids;
+  std::int64_t previous = first;
+  for (const auto& [a, b] : {std::pair{first, middle}, std::pair{middle, last + 1}}) {
+    reader->for_each_task_starting(a, b, [&](const TaskRow& t) {
+      EXPECT_GE(t.start_ns, previous);
+      EXPECT_TRUE(t.start_ns >= a && t.start_ns < b);
+      previous = t.start_ns;
+      ids.push_back(t.task_id);
+    });
+    if (a == first) {
+      EXPECT_EQ(ids.size(), 400u);
+    }
+  }
+  ASSERT_EQ(ids.size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(ids[i], all[i].task_id);
+}
+
+TEST_F(TraceReaderTest, SkippedColumnsReadAsZero) {
+  write_trace(path(), 10);
+  const std::vector<TaskRow> all = TraceReader::open(path())->tasks();
+  const auto reader = TraceReader::open(path(), {.skip_columns = {"TASK.flops", "TASK.connection_id"}});
+  const std::vector<TaskRow> some = reader->tasks();
+  ASSERT_EQ(some.size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(some[i].flops, 0);
+    EXPECT_EQ(some[i].connection_id, 0);
+    EXPECT_EQ(some[i].bytes, all[i].bytes) << "the other columns are read";
+    EXPECT_EQ(some[i].task_id, all[i].task_id);
+  }
+  expect_trace_error([&] { TraceReader::open(path(), {.skip_columns = {"TASK.flop"}}); },
+                     "cannot leave out 'TASK.flop': not a TABLE.column of a trace");
+  expect_trace_error([&] { TraceReader::open(path(), {.skip_columns = {"flops"}}); }, "cannot leave out 'flops'");
+}
+
+TEST_F(TraceReaderTest, StartRangeOfNoTasks) {
+  write_trace(path(), 0);
+  EXPECT_EQ(TraceReader::open(path())->task_start_range(), (std::pair<std::int64_t, std::int64_t>{0, -1}));
+}
+
 TEST_F(TraceReaderTest, CountKnowsOnlyTraceTables) {
   write_trace(path(), 4);
   const auto reader = TraceReader::open(path());
