@@ -11,8 +11,17 @@
 //                                      then Mul of the result: Exp is the first overflow and the origin
 //   analysis_cases --case leak         64 tensors of 1 MiB kept alive past the end of the program
 //   analysis_cases --case misaligned   MatMuls of 100x100x100: not multiples of 16
+//   analysis_cases --case blockdim     4 decode-step MatMuls [16, 32768] x [32768, 128]: two 64x64
+//                                      output tiles, so 2 blocks on 24 cube cores (910B), ~35 us each
+//   analysis_cases --case memcpy       8 tensors of 1 KiB uploaded one by one and summed on the
+//                                      device: 10 copies of 1 KiB with the zeros and the result (the
+//                                      rule's threshold), plus one 64 KiB upload, which is not small
+//   analysis_cases --case shapes       8 batches of varying length (8, 36, ..., 204 rows of 64): Add
+//                                      on the raw length sees 8 input shapes (the rule's threshold);
+//                                      Mul on the length padded to a multiple of 32 sees 7
 //
 // Plus the common flags (--overflow-mode saturation, ...).
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -71,7 +80,40 @@ emu::Tensor run_case(const std::string& name, const CommonOptions& o) {
     for (int i = 0; i < 3; ++i) c = ops::matmul(c, b, {.name = "odd/MatMul"});
     return c;
   }
-  throw std::invalid_argument("unknown case '" + name + "': matmul, add, tiny, fallback, overflow, leak, misaligned");
+  if (name == "blockdim") {
+    // A decode step of 16 sequences: the 16 x 128 output is two 64x64 cube tiles, so two blocks
+    // however large K is; streaming the 8 MiB weight on 2 of 24 cores takes ~35 us.
+    const auto x = emu::Tensor::uniform({16, 32768}, f16, npu, o.seed, -1, 1);
+    const auto w = emu::Tensor::uniform({32768, 128}, f16, npu, o.seed + 1, -1, 1);
+    emu::Tensor y;
+    for (int i = 0; i < 4; ++i) y = ops::matmul(x, w, {.name = "decode/MatMul"});
+    return y;
+  }
+  if (name == "memcpy") {
+    // Every copy here is 1 KiB (512 f16) but the table's 64 KiB: it counts as a large copy.
+    const auto table = emu::Tensor::uniform({32 << 10}, f16, npu, o.seed, -1, 1);
+    auto sum = emu::Tensor::zeros({512}, f16, npu);
+    for (int i = 0; i < 8; ++i) {
+      sum = ops::add(sum, emu::Tensor::uniform({512}, f16, npu, o.seed + 1 + i, -1, 1), {.name = "acc/Add"});
+    }
+    return sum;  // read back: the 10th small copy
+  }
+  if (name == "shapes") {
+    const auto bias = emu::Tensor::uniform({64}, f16, npu, o.seed, -1, 1);
+    emu::Tensor y;
+    for (int step = 0; step < 8; ++step) {
+      const std::int64_t len = 8 + 28 * step;            // 8 distinct lengths
+      const std::int64_t padded = (len + 31) / 32 * 32;  // 36 and 64 both pad to 64: 7 distinct
+      const auto x = emu::Tensor::uniform({len, 64}, f16, npu, o.seed + 1 + step, -1, 1);
+      const auto xp = emu::Tensor::uniform({padded, 64}, f16, npu, o.seed + 1 + step, -1, 1);
+      y = ops::add(x, bias, {.name = "raw/Add"});
+      y = ops::mul(xp, bias, {.name = "padded/Mul"});
+    }
+    return y;
+  }
+  throw std::invalid_argument("unknown case '" + name +
+                              "': matmul, add, tiny, sync, fallback, overflow, leak, misaligned, blockdim, memcpy, "
+                              "shapes");
 }
 
 }  // namespace
@@ -82,7 +124,8 @@ int main(int argc, char** argv) {
   npuscope::samples::po::options_description desc("analysis_cases: workloads with known findings");
   npuscope::samples::add_common_options(desc, o);
   desc.add_options()("case", npuscope::samples::po::value(&name)->required(),
-                     "matmul | add | tiny | sync | fallback | overflow | leak | misaligned");
+                     "matmul | add | tiny | sync | fallback | overflow | leak | misaligned | blockdim | memcpy | "
+                     "shapes");
   int exit_code = 0;
   if (!npuscope::samples::parse_command_line(argc, argv, desc, exit_code)) return exit_code;
   try {

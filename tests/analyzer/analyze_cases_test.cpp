@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "cli_test_util.h"
 #include "onnx_test_util.h"
@@ -18,12 +19,13 @@ namespace {
 
 const std::string kCases = std::string(NPUSCOPE_SAMPLES_DIR) + "/analysis_cases";
 
-// Profiles `analysis_cases --case NAME EXTRA` and returns the trace's path.
-std::string profile(const std::string& name, const std::string& extra = "", const std::string& env = "") {
+// Profiles `analysis_cases --case NAME EXTRA` (with `--dump DUMP`) and returns the trace's path.
+std::string profile(const std::string& name, const std::string& extra = "", const std::string& env = "",
+                    const std::string& dump = "stats") {
   // A directory per test: tests run in parallel and profile the same cases.
   const auto dir = temp_dir(std::string("analyze_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  const std::string db = (dir / (name + ".db")).string();
-  const auto r = run_command(env + " " + npuscope_cmd("run --force --dump stats -o " + db + " -- " + kCases +
+  const std::string db = (dir / (name + (dump == "stats" ? "" : "_" + dump) + ".db")).string();
+  const auto r = run_command(env + " " + npuscope_cmd("run --force --dump " + dump + " -o " + db + " -- " + kCases +
                                                       " --case " + name + " " + extra));
   EXPECT_EQ(r.status, 0) << r.output;
   return db;
@@ -41,6 +43,15 @@ const json* find_task(const json& top_ops, const std::string& op_name) {
     if (t["op_name"] == op_name) return &t;
   }
   return nullptr;
+}
+
+// The advice items of one rule.
+std::vector<json> advice_of(const json& j, const std::string& rule) {
+  std::vector<json> out;
+  for (const json& a : j["advice"]) {
+    if (a["rule"] == rule) out.push_back(a);
+  }
+  return out;
 }
 
 TEST(AnalyzeCases, LargeF16MatMulIsComputeBound) {
@@ -135,6 +146,70 @@ TEST(AnalyzeCases, MisalignedMatMulIsFlaggedWithItsPaddingWaste) {
       << (*advice)["detail"];
   // An aligned one is not flagged.
   for (const json& a : analyze_json(profile("matmul"))["advice"]) EXPECT_NE(a["rule"], "cube_alignment");
+}
+
+TEST(AnalyzeCases, SkinnyMatMulOnFewBlocksIsAdvisedWithItsCoreCount) {
+  const json j = analyze_json(profile("blockdim"));
+  // The case must stay a real test: every call long enough to matter (>= 20 us) and on 2 blocks.
+  std::int64_t idle_core_ns = 0;
+  int calls = 0;
+  for (const json& t : j["top_ops"]) {
+    if (t["op_name"] != "decode/MatMul") continue;
+    ++calls;
+    EXPECT_EQ(t["block_dim"], 2);
+    EXPECT_GE(t["duration_ns"].get<std::int64_t>(), 20'000);
+    idle_core_ns += t["duration_ns"].get<std::int64_t>() * (24 - 2) / 24;
+  }
+  ASSERT_EQ(calls, 4) << j["top_ops"].dump();
+  const auto advice = advice_of(j, "block_dim");
+  ASSERT_EQ(advice.size(), 1u) << j["advice"].dump();
+  EXPECT_EQ(advice[0]["title"], "MatMul runs on 2 of 24 cores");  // 910B: 24 cube cores
+  EXPECT_EQ(advice[0]["ops"], json({"MatMul"}));
+  EXPECT_EQ(advice[0]["detail"].get<std::string>().rfind("4 calls of at least 20.0 us", 0), 0u) << advice[0]["detail"];
+  // What is at stake: the time of the 22 idle cores, from the trace's own durations.
+  EXPECT_EQ(advice[0]["impact_ns"], idle_core_ns);
+
+  // The same op on a device with 2 cube cores uses them all: nothing to advise.
+  EXPECT_TRUE(advice_of(analyze_json(profile("blockdim", "--spec tiny")), "block_dim").empty());
+  // A large MatMul fills all 24 cores.
+  EXPECT_TRUE(advice_of(analyze_json(profile("matmul")), "block_dim").empty());
+  // 1 KiB Adds run on 1 of 48 vector cores, but for 1.5 us: too short to be worth advising.
+  EXPECT_TRUE(advice_of(analyze_json(profile("memcpy")), "block_dim").empty());
+}
+
+TEST(AnalyzeCases, ManySmallCopiesAreAdvisedAndLargeOnesNotCounted) {
+  const json j = analyze_json(profile("memcpy"));
+  const auto advice = advice_of(j, "small_memcpy");
+  ASSERT_EQ(advice.size(), 1u) << j["advice"].dump();
+  // 1 (zeros) + 8 uploads + 1 read back, 1 KiB each: exactly the 10 the rule wants. The 64 KiB
+  // upload is not small (under 64 KiB is).
+  EXPECT_EQ(advice[0]["title"], "10 copies under 64 KiB");
+  EXPECT_EQ(advice[0]["detail"].get<std::string>().rfind("10240 bytes in ", 0), 0u) << advice[0]["detail"];
+  EXPECT_TRUE(advice[0]["ops"].empty());
+  // Their copy time: at least the 2 us fixed setup each (910B copy_overhead_ns), not the 64 KiB one.
+  EXPECT_GE(advice[0]["impact_ns"].get<std::int64_t>(), 10 * 2'000);
+  EXPECT_LT(advice[0]["impact_ns"].get<std::int64_t>(), 10 * 3'000);
+
+  // Three small copies (two uploads, one read back) are fewer than 10: not advised.
+  EXPECT_TRUE(advice_of(analyze_json(profile("tiny")), "small_memcpy").empty());
+}
+
+TEST(AnalyzeCases, OpWithManyInputShapesIsAdvisedAndPaddedOneIsNot) {
+  const json j = analyze_json(profile("shapes"));
+  const auto advice = advice_of(j, "dynamic_shapes");
+  // Add saw 8 lengths, the rule's threshold; Mul, on lengths padded to multiples of 32, only 7.
+  ASSERT_EQ(advice.size(), 1u) << j["advice"].dump();
+  EXPECT_EQ(advice[0]["title"], "Add ran with 8 distinct input shapes");
+  EXPECT_EQ(advice[0]["ops"], json({"Add"}));
+  EXPECT_GT(advice[0]["impact_ns"].get<std::int64_t>(), 0);
+
+  // Without tensor shapes in the trace the rule cannot tell, and the report says so.
+  const json bare = analyze_json(profile("shapes", "", "", "none"));
+  EXPECT_TRUE(advice_of(bare, "dynamic_shapes").empty());
+  ASSERT_FALSE(bare["notes"].empty());
+  EXPECT_NE(bare["notes"][0].get<std::string>().find("dynamic_shapes need tensor shapes"), std::string::npos);
+  // 10k Adds of one shape.
+  EXPECT_TRUE(advice_of(analyze_json(profile("tiny")), "dynamic_shapes").empty());
 }
 
 TEST(AnalyzeCases, TextFitsOneHundredColumnsAndCsvWritesEveryTable) {
