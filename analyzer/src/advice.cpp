@@ -64,33 +64,45 @@ void advise_block_dim(const TraceData& data, int top, std::vector<Advice>& out) 
   struct Low {
     int count = 0;
     std::int64_t ns = 0, idle_core_ns = 0;
-    std::int32_t block_dim = 0, cores = 0;
+    std::int32_t cores = 0;
+    std::map<std::int32_t, std::int64_t> idle_by_dim;  // calls of one type may differ in block dim
   };
-  std::map<std::string, Low> by_type;
+  std::map<std::int32_t, Low> by_type;  // op type id
   for (const Task& t : data.kernels) {
+    if (duration(t) < kBigOpNs || t.task_type == static_cast<int>(collector::TaskType::kAiCpu)) continue;
     const DeviceInfoRow* d = data.device(t.device_id);
-    if (!d || duration(t) < kBigOpNs || t.task_type == static_cast<int>(collector::TaskType::kAiCpu)) continue;
+    if (!d) continue;
     const std::int32_t cores = t.task_type == static_cast<int>(collector::TaskType::kAiCore) ? d->cube_cores : d->vector_cores;
     if (t.block_dim <= 0 || t.block_dim >= cores) continue;
-    Low& l = by_type[data.str(t.op_type_id)];
+    Low& l = by_type[t.op_type_id];
+    const std::int64_t idle = duration(t) * (cores - t.block_dim) / cores;
     ++l.count;
     l.ns += duration(t);
-    l.idle_core_ns += duration(t) * (cores - t.block_dim) / cores;
-    l.block_dim = t.block_dim;
+    l.idle_core_ns += idle;
+    l.idle_by_dim[t.block_dim] += idle;
     l.cores = cores;
   }
-  std::vector<std::pair<std::int64_t, std::string>> order;
+  std::vector<std::pair<std::int64_t, std::int32_t>> order;
   for (const auto& [type, l] : by_type) order.emplace_back(-l.idle_core_ns, type);
   std::sort(order.begin(), order.end());
   for (std::size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) {
     const Low& l = by_type[order[i].second];
+    const std::string& type = data.str(order[i].second);
+    // The block dim that left the most core time idle; the range when calls differ.
+    const auto worst = std::max_element(l.idle_by_dim.begin(), l.idle_by_dim.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::string dims = std::to_string(worst->first);
+    if (l.idle_by_dim.size() > 1) {
+      dims = std::to_string(l.idle_by_dim.begin()->first) + "-" + std::to_string(l.idle_by_dim.rbegin()->first);
+    }
     Advice a;
     a.rule = "block_dim";
-    a.title = order[i].second + " runs on " + std::to_string(l.block_dim) + " of " + std::to_string(l.cores) + " cores";
-    a.detail = std::to_string(l.count) + " calls of at least " + format_ns(static_cast<double>(kBigOpNs)) + ", " + format_ns(static_cast<double>(l.ns)) +
-               " in all, with cores left idle";
+    a.title = type + " runs on " + dims + " of " + std::to_string(l.cores) + " cores";
+    if (l.idle_by_dim.size() > 1) a.title += " (mostly " + std::to_string(worst->first) + ")";
+    a.detail = std::to_string(l.count) + " calls of at least " + format_ns(static_cast<double>(kBigOpNs)) + ", " +
+               format_ns(static_cast<double>(l.ns)) + " in all, with cores left idle";
     a.action = "split the work over more blocks (a larger batch, or tiling along another axis)";
-    a.ops = {order[i].second};
+    a.ops = {type};
     a.impact_ns = l.idle_core_ns;
     out.push_back(std::move(a));
   }
