@@ -13,6 +13,7 @@ PACKAGES=(
   libsqlite3-dev               # trace store
   libboost-program-options-dev # CLI parsing
   nlohmann-json3-dev           # device spec files, JSON reports
+  libyaml-cpp-dev              # compare --mapping files in YAML
   libzstd-dev                  # compressed tensor dumps
   libgtest-dev libgmock-dev googletest  # tests
   libbenchmark-dev             # bench/

@@ -6,9 +6,11 @@
 
 #include "analyses.h"
 #include "tensor_shapes.h"
-#include "text_table.h"
+#include "npuscope/collector/text_table.h"
 
 namespace npuscope::analyzer {
+
+using collector::format_ns;
 namespace {
 
 constexpr std::int64_t kBigOpNs = 20'000;      // block dim matters for ops at least this long

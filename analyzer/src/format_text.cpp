@@ -4,61 +4,20 @@
 #include <sstream>
 
 #include "npuscope/analyzer/format.h"
-#include "text_table.h"
+#include "npuscope/collector/text_table.h"
 
 namespace npuscope::analyzer {
+
+using collector::TextReport;
+using collector::TextTable;
+using collector::format_ns;
+using collector::format_bytes;
+using collector::format_pct;
+using collector::format_rate;
+using collector::format_count;
 namespace {
 
-class Writer {
- public:
-  Writer(std::ostream& out, const TextStyle& style) : out_(out), style_(style) {}
-
-  void heading(const std::string& text) { out_ << '\n' << paint("1", text) << '\n'; }
-  // Word-wrapped to the width; continuation lines indented under the first.
-  void line(const std::string& text, const std::string& indent = "  ") {
-    const std::size_t width = static_cast<std::size_t>(style_.width);
-    std::string current = indent;
-    std::size_t visible = indent.size();  // colour codes take no columns
-    std::istringstream words(text);
-    bool first = true;
-    for (std::string word; words >> word;) {
-      const std::size_t len = visible_length(word);
-      if (!first && visible + 1 + len > width) {
-        out_ << current << '\n';
-        current = indent + "    ";
-        visible = current.size();
-        first = true;
-      }
-      current += (first ? "" : " ") + word;
-      visible += (first ? 0 : 1) + len;
-      first = false;
-    }
-    out_ << current << '\n';
-  }
-  static std::size_t visible_length(const std::string& s) {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '\033') {
-        while (i < s.size() && s[i] != 'm') ++i;
-      } else if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-        ++n;
-      }
-    }
-    return n;
-  }
-  std::string paint(const char* code, const std::string& text) const {
-    return style_.colour ? "\033[" + std::string(code) + "m" + text + "\033[0m" : text;
-  }
-  std::string red(const std::string& t) const { return paint("31;1", t); }
-  std::string yellow(const std::string& t) const { return paint("33", t); }
-  void table(const TextTable& t) { t.write(out_, style_.width); }
-
- private:
-  std::ostream& out_;
-  const TextStyle& style_;
-};
-
-void summary(Writer& w, const Report& r) {
+void summary(TextReport& w, const Report& r) {
   const Summary& s = r.summary;
   w.heading("Summary");
   if (!s.command.empty()) w.line("command: " + s.command);
@@ -88,7 +47,7 @@ void summary(Writer& w, const Report& r) {
   }
 }
 
-void overflow_section(Writer& w, const OverflowReport& o) {
+void overflow_section(TextReport& w, const OverflowReport& o) {
   if (o.count == 0) return;
   w.heading(w.red("Overflows: " + format_count(o.count) + (o.count == 1 ? " task" : " tasks")) +
             (o.overflow_mode.empty() ? "" : " (" + o.overflow_mode + " mode)"));
@@ -108,7 +67,7 @@ void overflow_section(Writer& w, const OverflowReport& o) {
          "(precision mode) or scale the values");
 }
 
-void advice_section(Writer& w, const std::vector<Advice>& advice) {
+void advice_section(TextReport& w, const std::vector<Advice>& advice) {
   if (advice.empty()) return;
   w.heading("Advice (most time at stake first)");
   for (const Advice& a : advice) {
@@ -118,7 +77,7 @@ void advice_section(Writer& w, const std::vector<Advice>& advice) {
   }
 }
 
-void top_ops_section(Writer& w, const std::vector<TaskPerf>& top) {
+void top_ops_section(TextReport& w, const std::vector<TaskPerf>& top) {
   if (top.empty()) return;
   w.heading("Top ops by duration");
   TextTable t({{"op name"}, {"op type"}, {"duration", true}, {"bound"}, {"FLOP/s", true}, {"% peak", true},
@@ -131,7 +90,7 @@ void top_ops_section(Writer& w, const std::vector<TaskPerf>& top) {
   w.table(t);
 }
 
-void idle_section(Writer& w, const IdleReport& idle) {
+void idle_section(TextReport& w, const IdleReport& idle) {
   if (idle.devices.empty()) return;
   w.heading("Device idle time");
   TextTable t({{"device"}, {"span", true}, {"idle", true}, {"host wait", true}, {"sync wait", true}, {"other", true},
@@ -155,7 +114,7 @@ void idle_section(Writer& w, const IdleReport& idle) {
   w.table(g);
 }
 
-void fallback_section(Writer& w, const std::vector<FallbackOp>& ops) {
+void fallback_section(TextReport& w, const std::vector<FallbackOp>& ops) {
   if (ops.empty()) return;
   w.heading("AI CPU ops and fallbacks");
   TextTable t({{"op type"}, {"why"}, {"count", true}, {"total", true}, {"avg", true}, {"max", true}, {"example"}});
@@ -169,7 +128,7 @@ void fallback_section(Writer& w, const std::vector<FallbackOp>& ops) {
          "runs, or change its dtype to one its NPU kernel supports");
 }
 
-void memory_section(Writer& w, const MemoryReport& m) {
+void memory_section(TextReport& w, const MemoryReport& m) {
   if (m.devices.empty()) return;
   w.heading("Device memory");
   TextTable t({{"device"}, {"peak allocated", true}, {"at", true}, {"peak reserved", true}, {"fragmentation", true},
@@ -191,7 +150,7 @@ void memory_section(Writer& w, const MemoryReport& m) {
   }
 }
 
-void op_statistics_section(Writer& w, const std::vector<OpStat>& stats) {
+void op_statistics_section(TextReport& w, const std::vector<OpStat>& stats) {
   if (stats.empty()) return;
   w.heading("Op statistics (by total time)");
   TextTable t({{"op type"}, {"core type"}, {"count", true}, {"total", true}, {"avg", true}, {"min", true},
@@ -206,7 +165,7 @@ void op_statistics_section(Writer& w, const std::vector<OpStat>& stats) {
 }  // namespace
 
 void write_text(const Report& r, std::ostream& out, const TextStyle& style) {
-  Writer w(out, style);
+  TextReport w(out, style);
   summary(w, r);
   overflow_section(w, r.overflows);
   advice_section(w, r.advice);

@@ -15,9 +15,11 @@
 #include <map>
 
 #include "analyses.h"
-#include "text_table.h"
+#include "npuscope/collector/text_table.h"
 
 namespace npuscope::analyzer {
+
+using collector::format_ns;
 namespace {
 
 constexpr std::int64_t kSmallOpNs = 20'000;  // a vector op this short is worth fusing

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -39,13 +38,6 @@ std::vector<std::string> split_rules(const std::vector<std::string>& values) {
     }
   }
   return out;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace
@@ -91,14 +83,14 @@ int analyze_command(int argc, char** argv) {
     if (f.output.empty()) {
       std::fwrite(json.data(), 1, json.size(), stdout);
     } else {
-      write_file(f.output, json);
+      write_text_file(f.output, json);
     }
   } else if (f.output.empty()) {
     analyzer::write_text(report, std::cout, {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
   } else {
     std::ostringstream text;
     analyzer::write_text(report, text);
-    write_file(f.output, text.str());
+    write_text_file(f.output, text.str());
   }
   return 0;
 }

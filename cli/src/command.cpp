@@ -1,5 +1,6 @@
 #include "command.h"
 
+#include <fstream>
 #include <iostream>
 
 #include "npuscope/emulator/runtime.h"
@@ -45,6 +46,13 @@ bool parse_flags(int argc, char** argv, const po::options_description& desc, con
     throw UsageError(std::string(e.what()) + "\nusage: " + usage);
   }
   return true;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.flush();
+  if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace npuscope::cli

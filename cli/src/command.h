@@ -16,6 +16,13 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Input the command cannot use (not a trace, no dumps, a bad mapping file): "npuscope: error: ...",
+// exit status 2 like a usage error, but without the usage line.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Returns the exit status; throws UsageError or any library error (printed as "npuscope: error").
 using CommandFn = int (*)(int argc, char** argv);
 
@@ -33,7 +40,11 @@ void configure_runtime(const DeviceFlags& flags);
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,
                  po::positional_options_description* positional = nullptr, po::variables_map* out = nullptr);
 
+// Writes `text` to `path`; std::runtime_error naming the file when it cannot.
+void write_text_file(const std::string& path, const std::string& text);
+
 int analyze_command(int argc, char** argv);
+int compare_command(int argc, char** argv);
 int exec_command(int argc, char** argv);
 int export_command(int argc, char** argv);
 int run_command(int argc, char** argv);

@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"exec", npuscope::cli::exec_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
     {"export", npuscope::cli::export_command, "export a trace: --chrome FILE.json, --csv DIR, --npy DIR"},
     {"analyze", npuscope::cli::analyze_command, "bottlenecks, overflows, memory and advice from a trace"},
+    {"compare", npuscope::cli::compare_command, "NPU vs CPU golden accuracy, op by op, with the first failing op"},
 };
 
 void print_help() {
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
       return c.fn(argc - 1, argv + 1);
     } catch (const npuscope::cli::UsageError& e) {
       std::fprintf(stderr, "npuscope %s: error: %s\n", c.name, e.what());
+      return 2;
+    } catch (const npuscope::cli::InputError& e) {
+      std::fprintf(stderr, "npuscope: error: %s\n", e.what());
       return 2;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "npuscope: error: %s\n", e.what());

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -39,7 +40,8 @@ inline void result_column(sqlite3_context* ctx, const Field<Row>& field, const R
   }
 }
 
-// Reads the current row of a SELECT made by select_sql() into `row`. NULL reads as 0 / empty.
+// Reads the current row of a SELECT made by select_sql() into `row`. NULL reads as 0 / empty, and as NaN
+// for a REAL column.
 template <class Row>
 void read_row(sqlite3_stmt* stmt, const Table<Row>& table, Row& row) {
   for (int i = 0; i < static_cast<int>(table.fields.size()); ++i) {
@@ -51,8 +53,9 @@ void read_row(sqlite3_stmt* stmt, const Table<Row>& table, Row& row) {
             value = static_cast<std::int32_t>(sqlite3_column_int64(stmt, i));
           } else if constexpr (std::is_same_v<T, std::int64_t>) {
             value = sqlite3_column_int64(stmt, i);
-          } else if constexpr (std::is_same_v<T, double>) {
-            value = sqlite3_column_double(stmt, i);
+          } else if constexpr (std::is_same_v<T, double>) {  // NULL: a metric that does not apply
+            value = sqlite3_column_type(stmt, i) == SQLITE_NULL ? std::numeric_limits<double>::quiet_NaN()
+                                                                : sqlite3_column_double(stmt, i);
           } else if constexpr (std::is_same_v<T, std::string>) {
             const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
             value.assign(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, i)));

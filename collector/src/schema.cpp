@@ -170,6 +170,28 @@ constexpr Column<MarkerRow> kMarkerColumns[] = {
 };
 static_assert(covers_each_member_once(kMarkerColumns));
 
+constexpr Column<CompareResultRow> kCompareResultColumns[] = {
+    {"task_id", &CompareResultRow::task_id, "The NPU task (TASK.task_id) whose tensor was compared."},
+    {"golden_task_id", &CompareResultRow::golden_task_id, "The golden trace's task it was paired with; 0 if none."},
+    {"name_id", &CompareResultRow::name_id, "Op instance name (STRING_IDS.id)."},
+    {"op_type_id", &CompareResultRow::op_type_id, "Op type (STRING_IDS.id)."},
+    {"call_index", &CompareResultRow::call_index, "n-th call of the op name (TASK.call_index)."},
+    {"role", &CompareResultRow::role, "Input or output: see Enumerations: role."},
+    {"idx", &CompareResultRow::idx, "Position among the op's inputs (or outputs)."},
+    {"verdict", &CompareResultRow::verdict, "msprobe's verdict: see Enumerations: verdict."},
+    {"origin", &CompareResultRow::origin, "Whether the op introduced or inherited its error: see Enumerations: origin."},
+    {"cosine", &CompareResultRow::cosine, "Cosine similarity with the golden tensor; NULL when it does not apply."},
+    {"max_abs_err", &CompareResultRow::max_abs_err, "Largest absolute error."},
+    {"max_rel_err", &CompareResultRow::max_rel_err, "Largest relative error."},
+    {"one_thousandth_ratio", &CompareResultRow::one_thousandth_ratio, "Fraction of elements with relative error < 0.001."},
+    {"five_thousandth_ratio", &CompareResultRow::five_thousandth_ratio, "Fraction with relative error < 0.005."},
+    {"rmse", &CompareResultRow::rmse, "Root mean square error."},
+    {"rel_euclidean", &CompareResultRow::rel_euclidean, "Relative Euclidean distance ||n - b|| / ||b||."},
+    {"allclose", &CompareResultRow::allclose, "1 if within torch.testing's tolerance for the golden dtype, 0 if not, -1 not compared."},
+    {"reason_id", &CompareResultRow::reason_id, "Why it failed or was not compared (STRING_IDS.id); 0 if it passed."},
+};
+static_assert(covers_each_member_once(kCompareResultColumns));
+
 }  // namespace
 
 // The descriptors are never destroyed (`*new`): the injection library's drain thread writes rows
@@ -255,11 +277,23 @@ const Table<MarkerRow>& table_for<MarkerRow>() {
   return table;
 }
 
+template <>
+const Table<CompareResultRow>& table_for<CompareResultRow>() {
+  static const Table<CompareResultRow>& table = *new Table<CompareResultRow>(make_table<CompareResultRow>(
+      {.name = "COMPARE_RESULT",
+       .doc = "Verdicts of `npuscope compare` for this trace's ops, one row per tensor; empty until the trace is "
+              "compared with --annotate (or in a --results file).",
+       .indexes = {{{"task_id"}}}, .order_by = "task_id, role, idx"},
+      kCompareResultColumns));
+  return table;
+}
+
 const std::vector<const TableInfo*>& all_tables() {
   static const std::vector<const TableInfo*>& tables = *new std::vector<const TableInfo*>{
       &table_for<MetaRow>().info,   &table_for<StringRow>().info, &table_for<DeviceInfoRow>().info,
       &table_for<ApiRow>().info,    &table_for<TaskRow>().info,   &table_for<TensorRow>().info,
       &table_for<MemoryRow>().info, &table_for<MemcpyRow>().info, &table_for<MarkerRow>().info,
+      &table_for<CompareResultRow>().info,
   };
   return tables;
 }

@@ -89,6 +89,7 @@ template <> const Table<TensorRow>& table_for<TensorRow>();
 template <> const Table<MemoryRow>& table_for<MemoryRow>();
 template <> const Table<MemcpyRow>& table_for<MemcpyRow>();
 template <> const Table<MarkerRow>& table_for<MarkerRow>();
+template <> const Table<CompareResultRow>& table_for<CompareResultRow>();
 
 // Every table, in creation (and documentation) order.
 const std::vector<const TableInfo*>& all_tables();

@@ -83,7 +83,7 @@ EnumInfo dtypes() {
 
 EnumInfo roles() {
   static_assert(same_value(hooks::TensorRole::kInput, 0) && same_value(hooks::TensorRole::kOutput, 1));
-  return {"role", "TENSOR.role", {{0, "input", "The task read it."}, {1, "output", "The task wrote it."}}};
+  return {"role", "TENSOR.role, COMPARE_RESULT.role", {{0, "input", "The task read it."}, {1, "output", "The task wrote it."}}};
 }
 
 EnumInfo marker_kinds() {
@@ -93,11 +93,27 @@ EnumInfo marker_kinds() {
            {1, "step", "A training/inference step; `step` holds its number."}}};
 }
 
+EnumInfo verdicts() {
+  return {"verdict",
+          "COMPARE_RESULT.verdict",
+          {{0, "pass", "Within msprobe's thresholds (Cosine >= 0.99 or MaxAbsErr <= 0.001; Cosine >= 0.9; MaxAbsErr <= 1)."},
+           {1, "fail", "Outside them, or not comparable (shapes differ, NaN/Inf at other places)."},
+           {2, "n/a", "Nothing to compare: no counterpart, or neither data nor statistics on one side."}}};
+}
+
+EnumInfo origins() {
+  return {"origin",
+          "COMPARE_RESULT.origin",
+          {{0, "none", "The op did not fail."},
+           {1, "introduced", "The op failed although its inputs matched the golden run: it made the error."},
+           {2, "inherited", "The op failed and so did one of its inputs: the error came from earlier."}}};
+}
+
 }  // namespace
 
 const std::vector<EnumInfo>& enums() {
-  static const std::vector<EnumInfo> all = {task_types(), copy_kinds(), memory_ops(),
-                                            dtypes(),     roles(),      marker_kinds()};
+  static const std::vector<EnumInfo> all = {task_types(), copy_kinds(),   memory_ops(), dtypes(),
+                                            roles(),      marker_kinds(), verdicts(),   origins()};
   return all;
 }
 

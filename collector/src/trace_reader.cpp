@@ -130,6 +130,27 @@ class SqliteTraceReader final : public TraceReader {
     });
   }
 
+  void for_each_compare_result(const std::function<void(const CompareResultRow&)>& f) const override {
+    {
+      const std::lock_guard lock(mutex_);
+      if (db_.query_text("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'COMPARE_RESULT'").empty()) {
+        return;  // written before the table existed
+      }
+    }
+    for_each<CompareResultRow>(false, f);
+  }
+
+  void for_each_tensor_of(std::int64_t task_id, bool with_data,
+                          const std::function<void(const TensorRow&)>& f) const override {
+    for_each<TensorRow>(
+        with_data,
+        [&](TensorRow& row) {
+          if (with_data) decompress(row);
+          f(row);
+        },
+        "task_id = ?1", {task_id});
+  }
+
   TaskSummary task_summary() const override {
     const std::lock_guard lock(mutex_);
     sqlite::Stmt stmt(db_, "SELECT count(*), coalesce(sum(overflow), 0), coalesce(min(start_ns), 0), "

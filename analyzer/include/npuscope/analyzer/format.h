@@ -5,13 +5,11 @@
 #include <string>
 
 #include "npuscope/analyzer/report.h"
+#include "npuscope/collector/text_table.h"
 
 namespace npuscope::analyzer {
 
-struct TextStyle {
-  bool colour = false;  // ANSI colours (when stdout is a terminal)
-  int width = 100;      // columns the tables fit in
-};
+using TextStyle = collector::TextStyle;
 
 // Most important first: summary, overflows, advice, top ops, idle time, fallbacks, memory, op statistics.
 void write_text(const Report& report, std::ostream& out, const TextStyle& style = {});

@@ -94,6 +94,22 @@ struct DeviceInfoRow {
   std::string precision_mode, overflow_mode;
 };
 
+// One tensor's verdict from `npuscope compare`, kept with the NPU trace (COMPARE_RESULT) so that
+// the viewer can colour its ops. Metrics are NaN (NULL in SQL) where they do not apply.
+struct CompareResultRow {
+  std::int64_t task_id = 0;         // the NPU task (TASK.task_id of the trace it annotates)
+  std::int64_t golden_task_id = 0;  // in the golden trace; 0 if none
+  StringId name_id = 0, op_type_id = 0;
+  std::int32_t call_index = 0;
+  std::int32_t role = 0, idx = 0;   // as TENSOR.role, TENSOR.idx
+  std::int32_t verdict = 0;         // 0 pass, 1 fail, 2 n/a
+  std::int32_t origin = 0;          // 0 none, 1 introduced, 2 inherited
+  double cosine = 0, max_abs_err = 0, max_rel_err = 0, one_thousandth_ratio = 0, five_thousandth_ratio = 0,
+         rmse = 0, rel_euclidean = 0;
+  std::int32_t allclose = -1;       // 1, 0, or -1 when not compared
+  StringId reason_id = 0;
+};
+
 // A counter kept in META as a "stats" entry (Perfetto's stats table idea): dropped records, etc.
 struct StatRow {
   std::string name;

@@ -1,9 +1,10 @@
-#include "text_table.h"
+#include "npuscope/collector/text_table.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
-namespace npuscope::analyzer {
+namespace npuscope::collector {
 namespace {
 
 std::string printf_string(const char* format, double v, const char* unit) {
@@ -93,4 +94,37 @@ std::string format_count(std::int64_t n) {
   return (n < 0 ? "-" : "") + out;
 }
 
-}  // namespace npuscope::analyzer
+void TextReport::line(const std::string& text, const std::string& indent) {
+  const std::size_t width = static_cast<std::size_t>(style_.width);
+  std::string current = indent;
+  std::size_t visible = indent.size();  // colour codes take no columns
+  std::istringstream words(text);
+  bool first = true;
+  for (std::string word; words >> word;) {
+    const std::size_t len = visible_length(word);
+    if (!first && visible + 1 + len > width) {
+      out_ << current << '\n';
+      current = indent + "    ";
+      visible = current.size();
+      first = true;
+    }
+    current += (first ? "" : " ") + word;
+    visible += (first ? 0 : 1) + len;
+    first = false;
+  }
+  out_ << current << '\n';
+}
+
+std::size_t TextReport::visible_length(const std::string& s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\033') {
+      while (i < s.size() && s[i] != 'm') ++i;
+    } else if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace npuscope::collector

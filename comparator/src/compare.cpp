@@ -1,0 +1,140 @@
+// compare_traces: pairs the ops (op_matching.h), then reads the two traces' tensors op by op in NPU
+// execution order, so that memory holds one op's tensors at a time whatever the model's size.
+#include "npuscope/comparator/compare.h"
+
+#include <algorithm>
+
+#include "op_matching.h"
+#include "verdict.h"
+
+namespace npuscope::comparator {
+namespace {
+
+using collector::TensorRow;
+
+std::vector<TensorRow> tensors_of(const collector::TraceReader& trace, std::int64_t task_id) {
+  std::vector<TensorRow> out;
+  trace.for_each_tensor_of(task_id, true, [&](const TensorRow& t) { out.push_back(t); });
+  return out;
+}
+
+const char* dtype_label(std::int32_t dtype) {
+  static constexpr const char* kNames[] = {"f32", "f16", "bf16", "i8", "u8", "i32", "i64", "bool", "f64"};
+  return dtype >= 0 && dtype < static_cast<std::int32_t>(std::size(kNames)) ? kNames[dtype] : "?";
+}
+
+std::string tensor_label(std::int32_t role, std::int32_t index) {
+  return std::string(role == 0 ? "input." : "output.") + std::to_string(index);
+}
+
+bool has_data(const TensorRow& t) { return t.data_bytes > 0; }  // dumped with --dump tensor
+
+// One tensor pair (either side may be missing) of a matched op.
+CompareRow compare_pair(const TensorRow* npu, const TensorRow* golden) {
+  CompareRow row;
+  const TensorRow& any = npu ? *npu : *golden;
+  row.role = any.role;
+  row.index = any.idx;
+  row.tensor = tensor_label(any.role, any.idx);
+  if (npu) {
+    row.shape = npu->shape;
+    row.dtype = dtype_label(npu->dtype);
+  }
+  if (golden) {
+    row.golden_shape = golden->shape;
+    row.golden_dtype = dtype_label(golden->dtype);
+  }
+  if (!npu || !golden) {
+    row.reason = npu ? "no golden " + row.tensor : "no NPU " + row.tensor;
+    return row;  // n/a
+  }
+  if (npu->shape != golden->shape) {
+    row.verdict = Verdict::kFail;
+    row.reason = "shape [" + npu->shape + "] vs golden [" + golden->shape + "]: cannot compare";
+    return row;
+  }
+  if (has_data(*npu) && has_data(*golden)) {
+    row.metrics = compare_tensors({npu->data.data(), npu->dtype, static_cast<std::size_t>(npu->numel)},
+                                  {golden->data.data(), golden->dtype, static_cast<std::size_t>(golden->numel)});
+    judge_tensor(row);
+  } else {
+    judge_stats(row, *npu, *golden);
+  }
+  return row;
+}
+
+// The rows of one matched op: its tensors paired by role and index, inputs first.
+void compare_op(const std::vector<TensorRow>& npu, const std::vector<TensorRow>& golden, std::vector<CompareRow>& rows) {
+  std::map<std::pair<std::int32_t, std::int32_t>, std::pair<const TensorRow*, const TensorRow*>> by_key;
+  for (const TensorRow& t : npu) by_key[{t.role, t.idx}].first = &t;
+  for (const TensorRow& t : golden) by_key[{t.role, t.idx}].second = &t;
+  for (const auto& [key, pair] : by_key) rows.push_back(compare_pair(pair.first, pair.second));
+}
+
+void check_has_dumps(const collector::TraceReader& trace, const char* which) {
+  if (trace.count("TENSOR") > 0) return;
+  throw CompareError(trace.path() + ": the " + std::string(which) +
+                     " trace has no tensor dumps: record it with `npuscope run --dump tensor` (full metrics) or "
+                     "`--dump stats` (statistics only)");
+}
+
+UnmatchedOp unmatched(const OpInfo& op) { return {op.name, op.type, op.call_index, op.task_id}; }
+
+}  // namespace
+
+CompareResult compare_traces(const collector::TraceReader& npu, const collector::TraceReader& golden,
+                             const CompareOptions& options) {
+  check_has_dumps(npu, "NPU");
+  check_has_dumps(golden, "golden");
+  const std::vector<OpInfo> npu_ops = load_ops(npu), golden_ops = load_ops(golden);
+  const Matching matching = match_ops(npu_ops, golden_ops, options.mapping);
+
+  CompareResult result;
+  result.npu_path = npu.path();
+  result.golden_path = golden.path();
+  const auto total = static_cast<std::int64_t>(matching.pairs.size());
+  std::int64_t tensor_rows = 0, stats_rows = 0;
+  for (const OpPair& pair : matching.pairs) {
+    const OpInfo& n = npu_ops[pair.npu];
+    const OpInfo& g = golden_ops[pair.golden];
+    const std::size_t first = result.rows.size();
+    compare_op(tensors_of(npu, n.task_id), tensors_of(golden, g.task_id), result.rows);
+    for (std::size_t i = first; i < result.rows.size(); ++i) {
+      CompareRow& r = result.rows[i];
+      r.op_name = n.name;
+      r.op_type = n.type;
+      r.call_index = n.call_index;
+      r.npu_task_id = n.task_id;
+      r.golden_task_id = g.task_id;
+      r.match = pair.kind;
+      if (r.verdict != Verdict::kNotApplicable || r.stats_mode) ++(r.stats_mode ? stats_rows : tensor_rows);
+    }
+    OpVerdict op{n.name, n.type, n.call_index, n.task_id, g.task_id, n.start_ns};
+    judge_op(op, result.rows, first, result.rows.size());
+    for (std::size_t i = first; i < result.rows.size(); ++i) result.rows[i].origin = op.origin;
+    ++(op.verdict == Verdict::kPass ? result.passed : op.verdict == Verdict::kFail ? result.failed : result.not_applicable);
+    if (op.verdict == Verdict::kFail && !result.first_failing) result.first_failing = result.ops.size();
+    if (op.origin == Origin::kIntroduced && !result.first_introducing) result.first_introducing = result.ops.size();
+    result.ops.push_back(std::move(op));
+    if (options.progress) options.progress(static_cast<std::int64_t>(result.ops.size()), total);
+  }
+  for (const std::size_t i : matching.unmatched_npu) result.unmatched_npu.push_back(unmatched(npu_ops[i]));
+  for (const std::size_t i : matching.unmatched_golden) result.unmatched_golden.push_back(unmatched(golden_ops[i]));
+  result.mode = stats_rows == 0 ? "tensor" : tensor_rows == 0 ? "stats" : "mixed";
+  if (result.mode != "tensor") {
+    result.notes.push_back(
+        "statistics mode for " + std::to_string(stats_rows) +
+        " tensors (no tensor data on both sides): only max/min/mean/norm were compared; record both runs with "
+        "`--dump tensor` for cosine and error metrics");
+  }
+  const auto by_order = std::count_if(matching.pairs.begin(), matching.pairs.end(),
+                                      [](const OpPair& p) { return p.kind == MatchKind::kOrder; });
+  if (by_order > 0) {
+    result.notes.push_back(std::to_string(by_order) +
+                           " ops had no golden op of the same name and call index and were paired by op type in "
+                           "execution order: check them, or give a --mapping file");
+  }
+  return result;
+}
+
+}  // namespace npuscope::comparator

@@ -1,0 +1,71 @@
+#include "op_matching.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+
+namespace npuscope::comparator {
+namespace {
+
+bool is_op(const collector::TaskRow& t) {
+  using collector::TaskType;
+  const auto type = static_cast<TaskType>(t.task_type);
+  return type == TaskType::kAiCore || type == TaskType::kAiVectorCore || type == TaskType::kAiCpu ||
+         type == TaskType::kHostCpu;
+}
+
+}  // namespace
+
+std::vector<OpInfo> load_ops(const collector::TraceReader& trace) {
+  std::vector<OpInfo> ops;
+  trace.for_each_task([&](const collector::TaskRow& t) {
+    if (is_op(t)) ops.push_back({t.task_id, t.start_ns, trace.string(t.name_id), trace.string(t.op_type_id), t.call_index});
+  });
+  return ops;
+}
+
+Matching match_ops(const std::vector<OpInfo>& npu, const std::vector<OpInfo>& golden,
+                   const std::map<std::string, std::string>& mapping) {
+  std::map<std::pair<std::string, std::int32_t>, std::size_t> golden_by_name;
+  for (std::size_t g = 0; g < golden.size(); ++g) golden_by_name.emplace(std::pair{golden[g].name, golden[g].call_index}, g);
+
+  Matching m;
+  std::vector<bool> golden_taken(golden.size(), false);
+  std::vector<std::size_t> npu_left;
+  std::vector<std::optional<OpPair>> pair_of(npu.size());
+  for (std::size_t n = 0; n < npu.size(); ++n) {
+    const auto renamed = mapping.find(npu[n].name);
+    const bool mapped = renamed != mapping.end();
+    const auto it = golden_by_name.find({mapped ? renamed->second : npu[n].name, npu[n].call_index});
+    if (it != golden_by_name.end() && !golden_taken[it->second]) {
+      golden_taken[it->second] = true;
+      pair_of[n] = OpPair{n, it->second, mapped ? MatchKind::kMapping : MatchKind::kName};
+    } else {
+      npu_left.push_back(n);
+    }
+  }
+  // The leftovers, in execution order by op type.
+  std::map<std::string, std::deque<std::size_t>> golden_left_by_type;
+  for (std::size_t g = 0; g < golden.size(); ++g) {
+    if (!golden_taken[g]) golden_left_by_type[golden[g].type].push_back(g);
+  }
+  for (const std::size_t n : npu_left) {
+    auto& queue = golden_left_by_type[npu[n].type];
+    if (queue.empty()) {
+      m.unmatched_npu.push_back(n);
+      continue;
+    }
+    golden_taken[queue.front()] = true;
+    pair_of[n] = OpPair{n, queue.front(), MatchKind::kOrder};
+    queue.pop_front();
+  }
+  for (const auto& p : pair_of) {
+    if (p) m.pairs.push_back(*p);
+  }
+  for (std::size_t g = 0; g < golden.size(); ++g) {
+    if (!golden_taken[g]) m.unmatched_golden.push_back(g);
+  }
+  return m;
+}
+
+}  // namespace npuscope::comparator
