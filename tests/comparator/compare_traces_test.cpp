@@ -11,6 +11,7 @@
 #include "npuscope/comparator/compare.h"
 #include "npuscope/comparator/format.h"
 #include "npuscope/comparator/mapping.h"
+#include "npuscope/comparator/results_table.h"
 
 using namespace npuscope;
 using namespace npuscope::collector;
@@ -169,6 +170,42 @@ TEST_F(CompareTracesTest, BrokenOpIsFirstFailingAndIntroducingAndLaterOpsInherit
                           "one_thousandth_ratio", "five_thousandth_ratio", "rmse", "verdict", "origin"}) {
     EXPECT_TRUE(j["rows"][0].contains(key)) << key;
   }
+}
+
+// --annotate and --results: the viewer reads the verdicts back from COMPARE_RESULT, names joined
+// through the file's own STRING_IDS; annotating again replaces the earlier results.
+TEST_F(CompareTracesTest, VerdictsAreStoredInTheTraceOrAResultsFile) {
+  TraceBuilder npu(path("npu.db")), golden(path("golden.db"));
+  const Values x = ramp(16);
+  golden.op("good", "Add", {x}, {x});
+  npu.op("good", "Add", {x}, {x});
+  golden.op("bad", "Mul", {x}, {x});
+  npu.op("bad", "Mul", {x}, {plus(x, 5.0f)});
+  npu.finish();
+  golden.finish();
+  const CompareResult r = compare();
+  for (const bool new_file : {false, false, true}) {  // twice into the trace: no duplicates
+    const std::string target = new_file ? path("results.db") : path("npu.db");
+    comparator::store_results(r, target, new_file);
+    const auto reader = TraceReader::open(target);
+    std::vector<CompareResultRow> rows;
+    reader->for_each_compare_result([&](const CompareResultRow& row) { rows.push_back(row); });
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(reader->string(rows[2].name_id), "bad");
+    EXPECT_EQ(rows[2].task_id, r.rows[2].npu_task_id);
+    EXPECT_EQ(rows[3].verdict, 1);  // fail
+    EXPECT_EQ(rows[3].origin, 1);   // introduced
+    EXPECT_EQ(reader->string(rows[3].reason_id), r.rows[3].reason);
+    EXPECT_EQ(rows[3].max_abs_err, r.rows[3].metrics.max_abs_err);
+    EXPECT_NEAR(rows[3].max_abs_err, 5.0, 1e-6);
+    EXPECT_EQ(rows[1].verdict, 0);
+    EXPECT_EQ(rows[1].reason_id, 0);
+    EXPECT_EQ(reader->meta("compare.first_failing_task"), std::to_string(r.rows[3].npu_task_id));
+    if (!new_file) {
+      EXPECT_EQ(reader->tasks().size(), 2u) << "the trace itself is untouched";
+    }
+  }
+  EXPECT_THROW(comparator::store_results(r, path("results.db"), true), TraceError) << "an existing results file";
 }
 
 TEST_F(CompareTracesTest, UnmatchedOpsAreReportedAndRenamedOpsPairedByMappingOrOrder) {
