@@ -2,11 +2,15 @@
 //
 //   npuscope exec --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--device npu|cpu]
 //                 [--spec PRESET] [--precision-mode MODE] [--overflow-mode MODE] [--output-dir DIR]
-//                 [--iterations N] [--seed S]
+//                 [--iterations N] [--seed S] [--perturb GLOB:MODE]...
 //
 // Inputs come from .npy or ONNX TensorProto .pb files; inputs not given are generated from their
 // declared shape and dtype (seeded). Each graph output is written to DIR/output_<i>.npy. It is an
 // ordinary emulator workload: `npuscope run -- npuscope exec ...` profiles it.
+//
+// --perturb makes the NPU kernels of the ops whose names match GLOB compute wrongly on purpose
+// (noise[=REL], bitflip[=BIT], f16; see Note [Perturbation] in emulator/perturb.h), to check that a
+// comparison finds them. A rule that perturbed nothing is a warning on stderr.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +24,7 @@
 #include "command.h"
 #include "npuscope/emulator/npy.h"
 #include "npuscope/emulator/onnx_model.h"
+#include "npuscope/emulator/perturb.h"
 #include "npuscope/emulator/runtime.h"
 #include "npuscope/emulator/virtual_clock.h"
 
@@ -31,12 +36,13 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "npuscope exec --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--device npu|cpu] [--spec PRESET] "
-    "[--precision-mode MODE] [--overflow-mode inf_nan|saturation] [--output-dir DIR] [--iterations N] [--seed S]";
+    "[--precision-mode MODE] [--overflow-mode inf_nan|saturation] [--output-dir DIR] [--iterations N] [--seed S] "
+    "[--perturb GLOB:MODE]...";
 
 struct ExecFlags {
   DeviceFlags device;
   std::string model;
-  std::vector<std::string> inputs, dims;
+  std::vector<std::string> inputs, dims, perturb;
   std::string output_dir;
   int iterations = 1;
   std::uint64_t seed = 0;
@@ -48,6 +54,45 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
     throw UsageError(std::string(flag) + " expects NAME=VALUE, got '" + text + "'");
   }
   return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::vector<emu::PerturbRule> parse_perturb_flags(const ExecFlags& f, const emu::DeviceRef& device) {
+  std::vector<emu::PerturbRule> rules;
+  for (const auto& spec : f.perturb) {
+    try {
+      rules.push_back(emu::parse_perturb_rule(spec));
+    } catch (const emu::InvalidArgument& e) {
+      throw UsageError(std::string("--perturb: ") + e.what());
+    }
+  }
+  if (!rules.empty() && !device.is_npu()) {
+    std::fprintf(stderr, "npuscope exec: warning: --perturb changes NPU kernels only; --device %s runs the golden "
+                         "backend unperturbed\n", device.str().c_str());
+  }
+  return rules;
+}
+
+// What each rule did, on stdout; a rule that did nothing is a warning on stderr: a user must know.
+void report_perturbations(const emu::DeviceRef& device) {
+  std::string unmatched;
+  for (const auto& s : emu::perturbation_stats()) {
+    const std::string rule = s.rule.str();
+    std::printf("  perturb %s: %llu op%s matched, %llu output%s perturbed\n", rule.c_str(),
+                static_cast<unsigned long long>(s.ops_matched), s.ops_matched == 1 ? "" : "s",
+                static_cast<unsigned long long>(s.outputs_perturbed), s.outputs_perturbed == 1 ? "" : "s");
+    if (s.ops_matched == 0) {
+      unmatched += (unmatched.empty() ? "'" : ", '") + rule + "'";
+    } else if (s.outputs_perturbed == 0) {
+      std::fprintf(stderr, "npuscope exec: warning: --perturb '%s' matched %llu op%s but changed none of their "
+                           "outputs (not floating point, already f16 for f16, or narrower than the flipped bit)\n",
+                   rule.c_str(), static_cast<unsigned long long>(s.ops_matched), s.ops_matched == 1 ? "" : "s");
+    }
+  }
+  if (!unmatched.empty() && device.is_npu()) {
+    std::fprintf(stderr, "npuscope exec: warning: --perturb matched no op for %s: globs match op names (the "
+                         "ONNX node names) with fnmatch(3), and view ops (Reshape, Flatten, ...) run no kernel\n",
+                 unmatched.c_str());
+  }
 }
 
 emu::Tensor load_input_file(const std::string& path) {
@@ -178,7 +223,10 @@ int exec_command(int argc, char** argv) {
       ("dim", po::value(&f.dims)->composing(), "NAME=VALUE: a symbolic dim for generated inputs (default 1)")
       ("output-dir", po::value(&f.output_dir), "where output_<i>.npy go (default: exec_<model name>)")
       ("iterations", po::value(&f.iterations)->default_value(f.iterations), "forward passes (timings are per pass)")
-      ("seed", po::value(&f.seed)->default_value(f.seed), "seed for generated inputs");
+      ("seed", po::value(&f.seed)->default_value(f.seed), "seed for generated inputs")
+      ("perturb", po::value(&f.perturb)->composing(),
+       "GLOB:MODE: perturb the NPU outputs of the ops whose names match GLOB (fnmatch); MODE noise[=REL] "
+       "(default 0.01), bitflip[=BIT] (default: the exponent's top bit, element 0) or f16 (repeatable)");
   add_device_flags(desc, f.device);
   po::variables_map vm;
   if (!parse_flags(argc, argv, desc, kUsage, nullptr, &vm)) return 0;
@@ -191,6 +239,7 @@ int exec_command(int argc, char** argv) {
 
   configure_runtime(f.device);
   const emu::DeviceRef device = emu::DeviceRef::parse(f.device.device);
+  std::vector<emu::PerturbRule> rules = parse_perturb_flags(f, device);
   const emu::OnnxModel model = emu::OnnxModel::load(f.model);
   std::vector<std::string> sources, notes;
   auto inputs = build_inputs(model, f, sources, notes);
@@ -205,6 +254,7 @@ int exec_command(int argc, char** argv) {
   const std::uint64_t host0 = emu::vclock::host_now_ns();
   const auto wall0 = std::chrono::steady_clock::now();
   std::vector<emu::Tensor> outputs;
+  if (!rules.empty()) emu::set_perturbations(std::move(rules));
   for (int it = 0; it < f.iterations; ++it) outputs = model.run(inputs, {.device = device});
   if (dev != nullptr) dev->synchronize();
   const double host_us = static_cast<double>(emu::vclock::host_now_ns() - host0) / 1e3 / f.iterations;
@@ -224,6 +274,7 @@ int exec_command(int argc, char** argv) {
     emu::save_npy(files.back(), outputs[i]);
   }
   print_report(model, f, inputs, sources, outputs, files);
+  if (!f.perturb.empty()) report_perturbations(device);
   if (dev != nullptr) {
     std::printf("\n  device: %.0f tasks, modelled busy %.1f us over a %.1f us span per pass (%.0f%% busy)%s\n", tasks,
                 busy_us, span_us, span_us > 0 ? 100.0 * busy_us / span_us : 0.0,

@@ -10,6 +10,7 @@
 #include "api_scope.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/virtual_clock.h"
+#include "perturb_apply.h"
 #include "task.h"
 
 namespace npuscope::emulator {
@@ -353,6 +354,8 @@ void Device::execute(Task& task) {
     const std::uint64_t real_start = vclock::real_now_ns();
     k.fn(ctx);
     const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
+    // Before the tensors reach the hooks: dumps see the perturbed outputs (Note [Perturbation]).
+    if (const PerturbSet* p = active_perturbations(); p != nullptr) [[unlikely]] apply_perturbations(*p, k.name, ctx);
     if (sub != nullptr) [[unlikely]] {
       if (sub->wants_tensors && sub->on_tensor) {
         emit_tensor_records(sub, task.task_id, k.inputs, hooks::TensorRole::kInput);
