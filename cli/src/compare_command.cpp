@@ -236,7 +236,11 @@ int compare_command(int argc, char** argv) {
       const auto golden = collector::TraceReader::open(golden_trace, {.verify = false});
       result = comparator::compare_traces(*npu, *golden, options);
       if (f.annotate) comparator::store_results(result, npu_trace, false);
-      if (!f.keep_traces.empty()) std::fprintf(stderr, "npuscope compare: traces kept in %s\n", f.keep_traces.c_str());
+      if (f.keep_traces.empty()) {
+        result.notes.push_back("the two traces were temporary: --keep-traces DIR keeps them (for npuscope view, analyze)");
+      } else {
+        std::fprintf(stderr, "npuscope compare: traces kept in %s\n", f.keep_traces.c_str());
+      }
     }
     if (!f.results.empty()) comparator::store_results(result, f.results, true);
   } catch (const collector::TraceError& e) {

@@ -110,6 +110,7 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
       if (r.verdict != Verdict::kNotApplicable || r.stats_mode) ++(r.stats_mode ? stats_rows : tensor_rows);
     }
     OpVerdict op{n.name, n.type, n.call_index, n.task_id, g.task_id, n.start_ns};
+    op.npu_overflow = n.overflow;
     judge_op(op, result.rows, first, result.rows.size());
     for (std::size_t i = first; i < result.rows.size(); ++i) result.rows[i].origin = op.origin;
     ++(op.verdict == Verdict::kPass ? result.passed : op.verdict == Verdict::kFail ? result.failed : result.not_applicable);

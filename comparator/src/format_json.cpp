@@ -17,7 +17,8 @@ ordered_json op_json(const CompareResult& r, const std::optional<std::size_t>& i
   return {{"op_name", op.op_name},       {"op_type", op.op_type},         {"call_index", op.call_index},
           {"task_id", op.npu_task_id},   {"golden_task_id", op.golden_task_id}, {"start_ns", op.start_ns},
           {"verdict", verdict_name(op.verdict)}, {"origin", origin_name(op.origin)},
-          {"cosine", number(op.worst_cosine)},   {"max_abs_err", number(op.worst_max_abs_err)}};
+          {"cosine", number(op.worst_cosine)},   {"max_abs_err", number(op.worst_max_abs_err)},
+          {"npu_overflow", op.npu_overflow}};
 }
 
 ordered_json row_json(const CompareRow& row) {

@@ -23,7 +23,7 @@ std::string number(double v, const char* format = "%.6f") {
 std::string op_line(const OpVerdict& op) {
   return op.op_name + " (" + op.op_type + ", call " + std::to_string(op.call_index) + ", task " +
          std::to_string(op.npu_task_id) + "): cosine " + number(op.worst_cosine) + ", max abs err " +
-         number(op.worst_max_abs_err, "%.4g");
+         number(op.worst_max_abs_err, "%.4g") + (op.npu_overflow ? "; it overflowed on the NPU" : "");
 }
 
 // The reason of an op's first failing output.
@@ -62,12 +62,15 @@ void summary(TextReport& w, const CompareResult& r) {
 void worst_ops(TextReport& w, const CompareResult& r, int top) {
   std::vector<const OpVerdict*> order;
   for (const OpVerdict& op : r.ops) order.push_back(&op);
-  // Failing ops first, then by cosine (lowest first; none last), then execution order.
+  // Failing ops first, then by cosine as shown (none, i.e. not comparable, first; then the lowest),
+  // then by max abs err, then execution order.
   const auto rank = [](const OpVerdict* op) { return op->verdict == Verdict::kFail ? 0 : op->verdict == Verdict::kPass ? 1 : 2; };
+  const auto cosine = [](const OpVerdict* op) { return std::isnan(op->worst_cosine) ? -1 : std::round(op->worst_cosine * 1e6); };
+  const auto error = [](const OpVerdict* op) { return std::isnan(op->worst_max_abs_err) ? -1 : op->worst_max_abs_err; };
   std::stable_sort(order.begin(), order.end(), [&](const OpVerdict* a, const OpVerdict* b) {
     if (rank(a) != rank(b)) return rank(a) < rank(b);
-    const double ca = std::isnan(a->worst_cosine) ? 2 : a->worst_cosine, cb = std::isnan(b->worst_cosine) ? 2 : b->worst_cosine;
-    return ca < cb;
+    if (cosine(a) != cosine(b)) return cosine(a) < cosine(b);
+    return error(a) > error(b);
   });
   order.resize(std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(top, 0))));
   if (order.empty()) return;

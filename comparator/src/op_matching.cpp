@@ -19,7 +19,8 @@ bool is_op(const collector::TaskRow& t) {
 std::vector<OpInfo> load_ops(const collector::TraceReader& trace) {
   std::vector<OpInfo> ops;
   trace.for_each_task([&](const collector::TaskRow& t) {
-    if (is_op(t)) ops.push_back({t.task_id, t.start_ns, trace.string(t.name_id), trace.string(t.op_type_id), t.call_index});
+    if (is_op(t)) ops.push_back({t.task_id, t.start_ns, trace.string(t.name_id), trace.string(t.op_type_id), t.call_index,
+                                t.overflow != 0});
   });
   return ops;
 }

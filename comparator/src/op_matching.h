@@ -23,6 +23,7 @@ struct OpInfo {
   std::int64_t task_id = 0, start_ns = 0;
   std::string name, type;
   std::int32_t call_index = 0;
+  bool overflow = false;  // TASK.overflow: the NPU flagged Inf/NaN (or saturation) in its outputs
 };
 
 // The ops of a trace in execution (start) order.

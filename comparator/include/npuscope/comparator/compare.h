@@ -61,6 +61,7 @@ struct OpVerdict {
   Verdict verdict = Verdict::kNotApplicable;  // fail if any output fails, pass if all pass
   Origin origin = Origin::kNone;
   double worst_cosine = 0, worst_max_abs_err = 0;  // over its outputs (NaN when not compared)
+  bool npu_overflow = false;                       // the NPU task was flagged as overflowing
 };
 
 struct UnmatchedOp {
