@@ -125,7 +125,8 @@ TEST_F(CompareCommand, TwoRecordedRuns) {
                           const std::string& extra = "") {
     const std::string db = (dir / (name + ".db")).string();
     const auto r = run_command(npuscope_cmd("run --force --dump " + dump + " -o " + db + " -- " +
-                                            npuscope_cmd("exec --model " + kMlp + " --device " + device + kF32 + extra)));
+                                            npuscope_cmd("exec --model " + kMlp + " --device " + device + kF32 + extra +
+                                                         " --output-dir " + (dir / (name + "_out")).string())));
     EXPECT_EQ(r.status, 0) << r.output;
     return db;
   };
@@ -166,7 +167,8 @@ TEST_F(CompareCommand, BadInputsGetClearErrorsAndStatus2) {
   const std::string junk = (dir / "junk.db").string();
   std::ofstream(junk) << "not a database at all, just some text that is long enough to be looked at";
   const std::string no_dumps = (dir / "no_dumps.db").string();
-  ASSERT_EQ(run_command(npuscope_cmd("run --force -o " + no_dumps + " -- " + npuscope_cmd("exec --model " + kMlp))).status, 0);
+  ASSERT_EQ(run_command(npuscope_cmd("run --force -o " + no_dumps + " -- " + npuscope_cmd("exec --model " + kMlp + " --output-dir " +
+                                                                                         (dir / "out").string()))).status, 0);
 
   const auto expect_error = [](const std::string& args, const std::string& needle) {
     const auto r = run_command(npuscope_cmd("compare " + args));
