@@ -40,3 +40,9 @@ section "Analysis of the LLaMA trace: npuscope analyze"
 section "An overflow found: Exp in f16 (npuscope run, then analyze --rules overflows)"
 "$NPUSCOPE" run --force -o "$DEMO/overflow.db" --dump stats -- "$S/analysis_cases" --case overflow > /dev/null
 "$NPUSCOPE" analyze "$DEMO/overflow.db" --rules overflows
+MLP="$BUILD_DIR/samples/models/mlp.onnx"
+section "Accuracy: the 8-block MLP on the NPU vs the CPU golden run (npuscope compare --model)"
+"$NPUSCOPE" compare --model "$MLP" --precision-mode must_keep_origin_dtype --top 5
+section "Accuracy: the same with an error planted in block4.matmul (--perturb): found, and the ops after it inherit it"
+"$NPUSCOPE" compare --model "$MLP" --precision-mode must_keep_origin_dtype --perturb 'block4.matmul:noise=0.5' \
+  --keep-traces "$DEMO/mlp_compare" --annotate --top 5
