@@ -30,6 +30,8 @@ BENCH_DESCRIPTIONS = [
     "  per call, from `create()` to `finalize()` in a fresh file.",
     "- `Analyze/N` (analyze_bench): `analyzer::analyze()` with every rule on a synthetic trace of N kernel tasks",
     "  (and as many API calls) written through the real `TraceWriter`, from opening the trace to the report.",
+    "- `CompareTensors/NPU_GOLDEN/N` (compare_bench): `comparator::compare_tensors()` (msprobe's accuracy metrics)",
+    "  on N element pairs of an NPU tensor of dtype NPU against a golden one of dtype GOLDEN, one thread.",
 ]
 
 
@@ -291,6 +293,45 @@ def analyzer_section(runs):
     return out
 
 
+COMPARE_TARGET_BYTES = 1e9  # bytes of ONE side's f32 data per CPU second (250M element pairs/s)
+COMPARE_CASES = (("CompareTensors/f32_f32/", "f32 NPU vs f32 golden", True),
+                 ("CompareTensors/f16_f32/", "f16 NPU vs f32 golden", False),
+                 ("CompareTensors/bf16_f32/", "bf16 NPU vs f32 golden", False),
+                 ("CompareTensors/f32_f64/", "f32 NPU vs f64 golden (the f64 kernel)", False),
+                 ("CompareTensors/f32_f32_nan/", "f32 vs f32, a matched NaN every 65536 elements", False))
+
+
+def comparator_section(runs):
+    rows = [(find(runs, prefix), label, judged) for prefix, label, judged in COMPARE_CASES]
+    rows = [(r, label, judged) for r, label, judged in rows if r and "bytes_per_second" in r["counters"]]
+    if not rows:
+        return []
+    elements = rows[0][0]["name"].split("/")[2]
+    out = ["", "## Comparator", "",
+           "`comparator::compare_tensors()`: every msprobe metric (cosine, max abs/rel error, the two error ratios, "
+           "RMSE, Euclidean and relative Euclidean distance), the NaN/Inf check and the allclose count for one pair "
+           "of %s-element tensors, golden ~ N(0, 1), NPU = golden with a relative noise of ~1e-4 rounded to its "
+           "dtype. Rates per CPU second of the one thread (median of 3): *one side* counts the bytes of the NPU "
+           "tensor only, *both sides* those of the two. Target: >= %g GB/s of f32 data (one side) per core, i.e. "
+           "250M element pairs/s." % ("{:,}".format(int(elements)), COMPARE_TARGET_BYTES / 1e9), "",
+           "| case | CPU time per compare | one side | both sides | element pairs/s | target |",
+           "|---|---:|---:|---:|---:|---|"]
+    for r, label, judged in rows:
+        c = r["counters"]
+        rate = c["bytes_per_second"]
+        target = ""
+        if judged:
+            ok = rate >= COMPARE_TARGET_BYTES
+            target = ">= %g GB/s (%s)" % (COMPARE_TARGET_BYTES / 1e9, verdict(ok))
+            if not ok:
+                warn("compare_tensors reads %.2f GB/s of f32 data per core (target >= 1 GB/s)" % (rate / 1e9))
+        out.append("| %s | %.1f %s | %s%.2f GB/s%s | %.2f GB/s | %.0f M | %s |" % (
+            label, c.get("cpu_time", r["ms"]), r["unit"], "**" if judged else "", rate / 1e9, "**" if judged else "",
+            c["both_sides_bytes_per_second"] / 1e9, c["elements_per_second"] / 1e6, target))
+    out += ["", "Command: `BUILD/bench/compare_bench`."]
+    return out
+
+
 def overhead_row(case):
     ok = case["ratio"] <= case["target"]
     return "| %s | %.3f s | %.3f s | **%.2fx** | <= %gx (%s) | %.3f s | %.2fx | %.2fx | %.1f MiB |" % (
@@ -409,6 +450,7 @@ def main(argv):
     lines += hot_path_section(runs)
     lines += trace_writer_section(runs)
     lines += analyzer_section(runs)
+    lines += comparator_section(runs)
     lines += overhead_section(out_dir)
     lines += machine_section(context, command)
     os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
