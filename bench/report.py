@@ -328,7 +328,14 @@ def comparator_section(runs):
         out.append("| %s | %.1f %s | %s%.2f GB/s%s | %.2f GB/s | %.0f M | %s |" % (
             label, c.get("cpu_time", r["ms"]), r["unit"], "**" if judged else "", rate / 1e9, "**" if judged else "",
             c["both_sides_bytes_per_second"] / 1e9, c["elements_per_second"] / 1e6, target))
-    out += ["", "Command: `BUILD/bench/compare_bench`."]
+    end_to_end = find(runs, "CompareTraces/")
+    if end_to_end:
+        ops = int(end_to_end["name"].split("/")[1])
+        out += ["", "End to end, `comparator::compare_traces()` on two traces of %d ops with one f32 input and one f32 "
+                "output of 1M elements each, dumped as `npuscope run --dump tensor` does (zstd level 1): reading the "
+                "blobs from SQLite, decompressing and the metrics, one thread: **%.2f GB/s** of one side's f32 data "
+                "(msprobe compare: 0.1-0.3 GB/s, REFERENCE.md)." % (ops, end_to_end["counters"]["bytes_per_second"] / 1e9)]
+    out += ["", "Commands: `BUILD/bench/compare_bench`, `BUILD/bench/compare_traces_bench`."]
     return out
 
 

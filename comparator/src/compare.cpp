@@ -14,7 +14,7 @@ using collector::TensorRow;
 
 std::vector<TensorRow> tensors_of(const collector::TraceReader& trace, std::int64_t task_id) {
   std::vector<TensorRow> out;
-  trace.for_each_tensor_of(task_id, true, [&](const TensorRow& t) { out.push_back(t); });
+  trace.for_each_tensor_of(task_id, true, [&](TensorRow& t) { out.push_back(std::move(t)); });
   return out;
 }
 

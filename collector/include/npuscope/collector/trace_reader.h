@@ -75,9 +75,9 @@ class TraceReader {
                                       const std::function<void(const TaskRow&)>& f) const = 0;
   // COMPARE_RESULT (by task, role, index): none in a trace never compared with --annotate.
   virtual void for_each_compare_result(const std::function<void(const CompareResultRow&)>& f) const = 0;
-  // The tensors of one task (by role, index), through TENSOR's index: what a comparison reads op by op.
-  virtual void for_each_tensor_of(std::int64_t task_id, bool with_data,
-                                  const std::function<void(const TensorRow&)>& f) const = 0;
+  // The tensors of one task (by role, index), through TENSOR's index: what a comparison reads op by
+  // op. `f` may move the row (its data) away.
+  virtual void for_each_tensor_of(std::int64_t task_id, bool with_data, const std::function<void(TensorRow&)>& f) const = 0;
   // The first and the last task start ({0, -1} without tasks), through the start_ns index: no scan.
   virtual std::pair<std::int64_t, std::int64_t> task_start_range() const = 0;
 };
