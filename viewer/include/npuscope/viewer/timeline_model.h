@@ -1,0 +1,96 @@
+// What the viewer holds of a trace: one compact, time-sorted array per lane row, read once through
+// the collector's reader; everything else (a task's shapes, statistics, metrics) is read from the
+// trace when the user selects it.
+//
+// Note [Timeline model]
+// A lane is a host thread (its API calls, one row per nesting depth), a device stream (its tasks),
+// a device's copies, its memory counter, or the markers of a host thread (one row per depth). A row
+// holds items that do not overlap, sorted by start, so the items in view are found by binary search
+// and a row's draw cost depends on the pixels, not the items (Note [Level of detail] in lod.h).
+// An item is 40 bytes: start, end, a label (STRING_IDS id), a colour key (the op type id for tasks),
+// the task id, and flags (overflow, compare verdict). 10M tasks take 400 MB; the viewer bench checks
+// <= 48 bytes per task. Nothing is indexed by task id (that would double it): a selection from a
+// panel finds its item by a scan, ~10 ms for 10M tasks, once per click.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "npuscope/collector/trace_reader.h"
+
+namespace npuscope::viewer {
+
+enum class LaneKind : std::uint8_t { kHostThread, kStream, kMemcpy, kMemory, kMarkers };
+
+// Item flags.
+inline constexpr std::uint32_t kOverflow = 1u << 0;      // TASK.overflow
+inline constexpr std::uint32_t kVerdictPass = 1u << 1;   // COMPARE_RESULT of an output: pass
+inline constexpr std::uint32_t kVerdictFail = 1u << 2;   // ... fail
+inline constexpr std::uint32_t kIntroduced = 1u << 3;    // ... the op introduced the error
+inline constexpr std::uint32_t kStep = 1u << 4;          // a step marker (MARKER.kind = 1)
+
+struct TimelineItem {
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int32_t label_id = 0;    // STRING_IDS id: op instance name, API name, marker name
+  std::int32_t colour_key = 0;  // op type id (tasks), copy kind (copies), API name id (calls)
+  std::int64_t id = 0;          // tasks and copies: TASK.task_id; calls: connection_id; markers: step
+  std::uint32_t flags = 0;
+  std::uint32_t reserved = 0;
+};
+static_assert(sizeof(TimelineItem) == 40);
+
+// One sample of a memory counter lane.
+struct CounterSample {
+  std::int64_t ts_ns = 0;
+  std::int64_t allocated = 0, reserved = 0;
+};
+
+struct Lane {
+  LaneKind kind = LaneKind::kStream;
+  std::string title;         // "npu:0 stream 1", "thread 3", "npu:0 copies", "npu:0 memory", "thread 3 markers"
+  std::int32_t device_id = 0, stream_id = 0, thread_id = 0;
+  std::vector<std::vector<TimelineItem>> rows;  // by nesting depth; one row for streams and copies
+  std::vector<CounterSample> samples;           // kMemory only, in time order
+  std::int64_t peak_reserved = 0;               // kMemory: the counter's scale
+};
+
+class TimelineModel {
+ public:
+  // Reads every lane of `trace`. Throws collector::TraceError (unreadable trace).
+  explicit TimelineModel(const collector::TraceReader& trace);
+
+  const collector::TraceReader& trace() const { return trace_; }
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  const std::string& str(std::int64_t id) const { return trace_.string(id); }
+  std::int64_t first_ns() const { return first_ns_; }
+  std::int64_t last_ns() const { return last_ns_; }
+  std::int64_t tasks() const { return tasks_; }
+  bool has_compare_results() const { return has_compare_; }
+  // Bytes held by the lanes (capacity, not size: what the process pays).
+  std::size_t memory_bytes() const;
+
+  // The lane and row of a task, and its index there; false if the task is not in a stream lane.
+  struct Location {
+    std::size_t lane = 0, row = 0, index = 0;
+  };
+  bool find_task(std::int64_t task_id, Location& where) const;
+  // The API call (lane, row, index) that launched the task with this connection id, if recorded.
+  bool find_launch(std::int64_t connection_id, Location& where) const;
+
+ private:
+  void load_tasks();
+  void load_apis();
+  void load_copies_and_memory();
+  void load_markers();
+  void load_compare_results();
+  void finish();
+
+  const collector::TraceReader& trace_;
+  std::vector<Lane> lanes_;
+  std::int64_t first_ns_ = 0, last_ns_ = 0, tasks_ = 0;
+  bool has_compare_ = false;
+};
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,219 @@
+// Loading the lanes (Note [Timeline model]): every table is read once, in start order, so each row
+// is built by appending.
+#include "npuscope/viewer/timeline_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace npuscope::viewer {
+namespace {
+
+using collector::TaskRow;
+
+std::int32_t narrow_id(std::int64_t id) {
+  return id > 0 && id <= std::numeric_limits<std::int32_t>::max() ? static_cast<std::int32_t>(id) : 0;
+}
+
+void add_to_row(Lane& lane, std::size_t row, const TimelineItem& item) {
+  if (lane.rows.size() <= row) lane.rows.resize(row + 1);
+  lane.rows[row].push_back(item);
+}
+
+// Items that may overlap, arriving in start order (copies on several streams, nested API calls and
+// markers): each goes to the first row free at its start. For properly nested ranges that row is
+// the nesting depth; ranges that overlap without nesting still never share a row.
+void add_without_overlap(Lane& lane, const TimelineItem& item) {
+  for (std::size_t r = 0; r < lane.rows.size(); ++r) {
+    if (lane.rows[r].empty() || lane.rows[r].back().end_ns <= item.start_ns) return lane.rows[r].push_back(item);
+  }
+  add_to_row(lane, lane.rows.size(), item);
+}
+
+}  // namespace
+
+TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace) {
+  load_tasks();
+  load_copies_and_memory();
+  load_apis();
+  load_markers();
+  load_compare_results();
+  finish();
+}
+
+void TimelineModel::load_tasks() {
+  // The columns the timeline draws; the rest is read when a task is selected.
+  const auto reader = collector::TraceReader::open(
+      trace_.path(), {.verify = false,
+                      .skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.block_dim", "TASK.flops",
+                                       "TASK.bytes", "TASK.fallback", "TASK.compute_dtype", "TASK.call_index",
+                                       "TASK.emulation_ns"}});
+  std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> lane_of;  // (device, stream or thread)
+  std::pair<std::int32_t, std::int32_t> last_key{0, 0};
+  Lane* last = nullptr;
+  reader->for_each_task([&](const TaskRow& t) {
+    if (t.task_type == static_cast<int>(collector::TaskType::kMemcpy)) return;  // drawn from MEMCPY
+    // The cpu golden backend has no streams: its tasks run inline on the calling thread.
+    const std::pair<std::int32_t, std::int32_t> key{t.device_id, t.device_id >= 0 ? t.stream_id : t.thread_id};
+    if (!last || key != last_key) {
+      const auto [it, added] = lane_of.try_emplace(key, lanes_.size());
+      if (added) {
+        Lane lane;
+        lane.kind = LaneKind::kStream;
+        lane.device_id = t.device_id;
+        lane.stream_id = key.second;
+        lane.title = t.device_id >= 0 ? "npu:" + std::to_string(t.device_id) + " stream " + std::to_string(t.stream_id)
+                                      : "cpu thread " + std::to_string(t.thread_id);
+        lane.rows.resize(1);
+        lanes_.push_back(std::move(lane));
+      }
+      last = &lanes_[it->second];
+      last_key = key;
+    }
+    ++tasks_;
+    last->rows[0].push_back({t.start_ns, std::max(t.start_ns, t.end_ns), narrow_id(t.name_id), narrow_id(t.op_type_id),
+                             t.task_id, t.overflow ? kOverflow : 0u, 0});
+  });
+  // Device lanes first, by device and stream; then the cpu backend's threads.
+  std::stable_sort(lanes_.begin(), lanes_.end(), [](const Lane& a, const Lane& b) {
+    if ((a.device_id < 0) != (b.device_id < 0)) return a.device_id >= 0;
+    return std::pair{a.device_id, a.stream_id} < std::pair{b.device_id, b.stream_id};
+  });
+}
+
+void TimelineModel::load_copies_and_memory() {
+  std::map<std::int32_t, Lane> copies, memory;
+  trace_.for_each_memcpy([&](const collector::MemcpyRow& m) {
+    Lane& lane = copies[m.device_id];
+    if (lane.rows.empty()) {
+      lane.kind = LaneKind::kMemcpy;
+      lane.device_id = m.device_id;
+      lane.title = "npu:" + std::to_string(m.device_id) + " copies";
+      lane.rows.resize(1);
+    }
+    add_without_overlap(lane, {m.start_ns, std::max(m.start_ns, m.end_ns), 0, m.copy_kind, m.task_id, 0, 0});
+  });
+  trace_.for_each_memory([&](const collector::MemoryRow& m) {
+    Lane& lane = memory[m.device_id];
+    lane.kind = LaneKind::kMemory;
+    lane.device_id = m.device_id;
+    lane.title = "npu:" + std::to_string(m.device_id) + " memory";
+    lane.samples.push_back({m.ts_ns, m.allocated_bytes, m.reserved_bytes});
+    lane.peak_reserved = std::max({lane.peak_reserved, m.reserved_bytes, m.allocated_bytes});
+  });
+  for (auto& [device, lane] : copies) lanes_.push_back(std::move(lane));
+  for (auto& [device, lane] : memory) lanes_.push_back(std::move(lane));
+}
+
+void TimelineModel::load_apis() {
+  std::map<std::int32_t, Lane> threads;
+  trace_.for_each_api([&](const collector::ApiRow& a) {
+    Lane& lane = threads[a.thread_id];
+    lane.kind = LaneKind::kHostThread;
+    lane.thread_id = a.thread_id;
+    add_without_overlap(lane, {a.start_ns, std::max(a.start_ns, a.end_ns), narrow_id(a.name_id), narrow_id(a.name_id),
+                               a.connection_id, 0, 0});
+  });
+  for (auto& [thread, lane] : threads) {
+    lane.title = "thread " + std::to_string(thread);
+    lanes_.push_back(std::move(lane));
+  }
+}
+
+void TimelineModel::load_markers() {
+  std::map<std::int32_t, Lane> threads;
+  trace_.for_each_marker([&](const collector::MarkerRow& m) {
+    Lane& lane = threads[m.thread_id];
+    lane.kind = LaneKind::kMarkers;
+    lane.thread_id = m.thread_id;
+    add_without_overlap(lane, {m.start_ns, std::max(m.start_ns, m.end_ns), narrow_id(m.name_id), narrow_id(m.name_id),
+                               m.step, m.kind == 1 ? kStep : 0u, 0});
+  });
+  for (auto& [thread, lane] : threads) {
+    lane.title = "thread " + std::to_string(thread) + " markers";
+    lanes_.push_back(std::move(lane));
+  }
+}
+
+void TimelineModel::load_compare_results() {
+  std::map<std::int64_t, std::uint32_t> flags_of;  // compared tasks only: a model's ops, not every task
+  trace_.for_each_compare_result([&](const collector::CompareResultRow& r) {
+    if (r.role != 1 || r.verdict == 2) return;  // outputs decide an op's verdict; n/a says nothing
+    std::uint32_t& f = flags_of[r.task_id];
+    if (r.verdict == 1) f = (f & ~kVerdictPass) | kVerdictFail;
+    if (r.verdict == 0 && !(f & kVerdictFail)) f |= kVerdictPass;
+    if (r.origin == 1) f |= kIntroduced;
+  });
+  has_compare_ = !flags_of.empty();
+  if (!has_compare_) return;
+  for (Lane& lane : lanes_) {
+    if (lane.kind != LaneKind::kStream) continue;
+    for (TimelineItem& item : lane.rows[0]) {
+      const auto it = flags_of.find(item.id);
+      if (it != flags_of.end()) item.flags |= it->second;
+    }
+  }
+}
+
+void TimelineModel::finish() {
+  for (Lane& lane : lanes_) {  // growth slack would be up to half of it: one row at a time, exact
+    for (auto& row : lane.rows) row.shrink_to_fit();
+    lane.samples.shrink_to_fit();
+  }
+  first_ns_ = std::numeric_limits<std::int64_t>::max();
+  last_ns_ = std::numeric_limits<std::int64_t>::min();
+  for (const Lane& lane : lanes_) {
+    for (const auto& row : lane.rows) {
+      if (row.empty()) continue;
+      first_ns_ = std::min(first_ns_, row.front().start_ns);
+      last_ns_ = std::max(last_ns_, row.back().end_ns);
+    }
+    if (!lane.samples.empty()) {
+      first_ns_ = std::min(first_ns_, lane.samples.front().ts_ns);
+      last_ns_ = std::max(last_ns_, lane.samples.back().ts_ns);
+    }
+  }
+  if (first_ns_ > last_ns_) first_ns_ = last_ns_ = 0;  // an empty trace
+}
+
+std::size_t TimelineModel::memory_bytes() const {
+  std::size_t bytes = lanes_.capacity() * sizeof(Lane);
+  for (const Lane& lane : lanes_) {
+    for (const auto& row : lane.rows) bytes += row.capacity() * sizeof(TimelineItem);
+    bytes += lane.rows.capacity() * sizeof(std::vector<TimelineItem>) + lane.samples.capacity() * sizeof(CounterSample);
+  }
+  return bytes;
+}
+
+bool TimelineModel::find_task(std::int64_t task_id, Location& where) const {
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    if (lanes_[l].kind != LaneKind::kStream) continue;
+    const auto& row = lanes_[l].rows[0];
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (row[i].id == task_id) {
+        where = {l, 0, i};
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool TimelineModel::find_launch(std::int64_t connection_id, Location& where) const {
+  if (connection_id == 0) return false;
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    if (lanes_[l].kind != LaneKind::kHostThread) continue;
+    for (std::size_t r = 0; r < lanes_[l].rows.size(); ++r) {
+      const auto& row = lanes_[l].rows[r];
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        if (row[i].id == connection_id) {
+          where = {l, r, i};
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace npuscope::viewer
