@@ -28,6 +28,8 @@ BENCH_DESCRIPTIONS = [
     "  them (time per burst; see the profiler hot path section for the time per event).",
     "- `TraceWriterTasks/SPAN` (trace_writer_bench): 1M task rows through `TraceWriter::add_tasks`, SPAN rows",
     "  per call, from `create()` to `finalize()` in a fresh file.",
+    "- `ViewerLoad/N/HOST` (viewer_load_bench): the viewer's timeline model of the same kind of trace, without",
+    "  (0) or with (1) an API call per task.",
     "- `Analyze/N` (analyze_bench): `analyzer::analyze()` with every rule on a synthetic trace of N kernel tasks",
     "  (and as many API calls) written through the real `TraceWriter`, from opening the trace to the report.",
     "- `CompareTensors/NPU_GOLDEN/N` (compare_bench): `comparator::compare_tensors()` (msprobe's accuracy metrics)",
@@ -217,6 +219,8 @@ def hot_path_section(runs):
 TRACE_WRITER_TARGET = 3e6
 ANALYZE_SECONDS_TARGET = 10.0
 ANALYZE_RSS_MB_TARGET = 2048.0
+VIEWER_LOAD_SECONDS = 5.0
+VIEWER_BYTES_PER_TASK = 48.0
 
 
 def trace_writer_row(r, span, mode):
@@ -339,6 +343,33 @@ def comparator_section(runs):
     return out
 
 
+def viewer_section(runs):
+    rows = [r for r in runs if r["name"].startswith("ViewerLoad/")]
+    if not rows:
+        return []
+    out = ["", "## Viewer", "",
+           "Loading the timeline (`viewer::TimelineModel`) of the synthetic trace of the analyzer section: the tasks "
+           "alone, and with an API call per task plus the memory records and copies. Time from opening the trace "
+           "to the lanes ready (median of 3); memory = the lanes' capacity / tasks (24-byte items, Note [Timeline "
+           "model]). Targets: 10M tasks in <= %g s, <= %g bytes per task." % (VIEWER_LOAD_SECONDS, VIEWER_BYTES_PER_TASK), "",
+           "| tasks | host API calls | load | bytes per task | peak RSS | target |",
+           "|---:|---|---:|---:|---:|---|"]
+    for r in sorted(rows, key=lambda r: r["name"]):
+        _, tasks, host = r["name"].split("/")[:3]
+        seconds = to_seconds(r["ms"], r["unit"])
+        c = r["counters"]
+        ok = seconds <= VIEWER_LOAD_SECONDS and c["bytes_per_task"] <= VIEWER_BYTES_PER_TASK
+        out.append("| %s | %s | **%.2f s** | **%.1f** | %.0f MB | %s |" % (
+            "{:,}".format(int(tasks)), "one per task" if host == "1" else "none", seconds, c["bytes_per_task"],
+            c["peak_rss_mb"], verdict(ok, "MISSES")))
+        if not ok:
+            warn("viewer load of %s tasks (%s): %.2f s, %.1f bytes per task (target <= %g s, <= %g)" % (
+                tasks, "with API calls" if host == "1" else "tasks only", seconds, c["bytes_per_task"],
+                VIEWER_LOAD_SECONDS, VIEWER_BYTES_PER_TASK))
+    out += ["", "Command: `BUILD/bench/viewer_load_bench`."]
+    return out
+
+
 def overhead_row(case):
     ok = case["ratio"] <= case["target"]
     return "| %s | %.3f s | %.3f s | **%.2fx** | <= %gx (%s) | %.3f s | %.2fx | %.2fx | %.1f MiB |" % (
@@ -457,6 +488,7 @@ def main(argv):
     lines += hot_path_section(runs)
     lines += trace_writer_section(runs)
     lines += analyzer_section(runs)
+    lines += viewer_section(runs)
     lines += comparator_section(runs)
     lines += overhead_section(out_dir)
     lines += machine_section(context, command)

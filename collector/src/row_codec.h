@@ -42,9 +42,11 @@ inline void result_column(sqlite3_context* ctx, const Field<Row>& field, const R
 
 // Reads the current row of a SELECT made by select_sql() into `row`. NULL reads as 0 / empty, and as NaN
 // for a REAL column.
+// Columns marked in `left_out` (selected as NULL) are not read at all: their members keep their value.
 template <class Row>
-void read_row(sqlite3_stmt* stmt, const Table<Row>& table, Row& row) {
+void read_row(sqlite3_stmt* stmt, const Table<Row>& table, Row& row, const std::vector<bool>& left_out = {}) {
   for (int i = 0; i < static_cast<int>(table.fields.size()); ++i) {
+    if (static_cast<std::size_t>(i) < left_out.size() && left_out[static_cast<std::size_t>(i)]) continue;
     std::visit(
         [&](auto member) {
           auto& value = row.*member;

@@ -202,13 +202,14 @@ class SqliteTraceReader final : public TraceReader {
     const schema::Table<Row>& table = schema::table_for<Row>();
     const std::lock_guard lock(mutex_);
     const auto skipped = skipped_.find(table.info.name);
-    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs, where,
-                                              skipped == skipped_.end() ? std::vector<bool>{} : skipped->second));
+    static const std::vector<bool> kNone;
+    const std::vector<bool>& left_out = skipped == skipped_.end() ? kNone : skipped->second;
+    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs, where, left_out));
     int i = 0;
     for (const std::int64_t a : args) sqlite3_bind_int64(stmt.get(), ++i, a);
     Row row;
     while (stmt.step()) {
-      schema::read_row(stmt.get(), table, row);
+      schema::read_row(stmt.get(), table, row, left_out);
       f(row);
     }
   }

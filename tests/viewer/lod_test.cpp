@@ -13,9 +13,8 @@ namespace {
 std::vector<TimelineItem> row_of(std::size_t n, std::int64_t len, std::int64_t period) {
   std::vector<TimelineItem> row(n);
   for (std::size_t i = 0; i < n; ++i) {
-    row[i].start_ns = 1000 + static_cast<std::int64_t>(i) * period;
-    row[i].end_ns = row[i].start_ns + len;
-    row[i].id = static_cast<std::int64_t>(i);
+    row[i] = TimelineItem::make(1000 + static_cast<std::int64_t>(i) * period,
+                                1000 + static_cast<std::int64_t>(i) * period + len, 0, static_cast<std::int64_t>(i), 0);
   }
   return row;
 }
@@ -42,8 +41,8 @@ TEST(Lod, TheItemThatStartedBeforeTheViewIsIncluded) {
   std::vector<DrawItem> out;
   visible_items(row, {1500, 3500, 1000}, out);  // inside item 0, item 1, into item 2
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(out.front().item->id, 0);
-  EXPECT_EQ(out.back().item->id, 2);
+  EXPECT_EQ(out.front().item->id, 0u);
+  EXPECT_EQ(out.back().item->id, 2u);
 }
 
 TEST(Lod, AMillionItemsZoomedOutFoldIntoAFewDrawItems) {
@@ -58,10 +57,7 @@ TEST(Lod, AMillionItemsZoomedOutFoldIntoAFewDrawItems) {
 
 TEST(Lod, NarrowRunsBetweenWideItemsFoldAndWideOnesStay) {
   std::vector<TimelineItem> row = row_of(5, 10, 20);  // 5 tiny items at 1000..1090
-  TimelineItem wide;
-  wide.start_ns = 10'000;
-  wide.end_ns = 20'000;
-  row.push_back(wide);
+  row.push_back(TimelineItem::make(10'000, 20'000, 0, 0, 0));
   std::vector<DrawItem> out;
   visible_items(row, {0, 40'000, 400}, out);  // 100 ns per px: tiny = 0.1 px, wide = 100 px
   ASSERT_EQ(out.size(), 2u);

@@ -84,9 +84,11 @@ TEST_F(TimelineModelTest, LanesRowsAndFlags) {
   const Lane& s0 = lane(m, "npu:0 stream 0");
   ASSERT_EQ(s0.rows.size(), 1u);
   ASSERT_EQ(s0.rows[0].size(), 3u);
-  EXPECT_EQ(s0.rows[0][1].id, 3);
+  EXPECT_EQ(s0.rows[0][1].id, 3u);
+  EXPECT_EQ(s0.rows[0][1].end_ns(), 2800);
   EXPECT_EQ(m.str(s0.rows[0][1].label_id), "op2");
-  EXPECT_EQ(m.str(s0.rows[0][1].colour_key), "MatMul");
+  EXPECT_EQ(m.str(m.colour_key(s0, s0.rows[0][1])), "MatMul");
+  EXPECT_EQ(m.colour_key(lane(m, "npu:0 copies"), lane(m, "npu:0 copies").rows[0][0]), 1) << "HtoD";
   EXPECT_TRUE(m.has_compare_results());
   EXPECT_EQ(s0.rows[0][0].flags, kVerdictPass);
   EXPECT_EQ(s0.rows[0][1].flags, kVerdictFail | kIntroduced);
@@ -96,7 +98,7 @@ TEST_F(TimelineModelTest, LanesRowsAndFlags) {
   ASSERT_EQ(host.rows.size(), 2u);
   EXPECT_EQ(host.rows[0].size(), 2u);
   EXPECT_EQ(host.rows[1].size(), 2u);
-  EXPECT_EQ(host.rows[1][1].id, 102);
+  EXPECT_EQ(host.rows[1][1].id, 102u);
   // Overlapping copies on two streams take two rows; the memory lane has its samples.
   EXPECT_EQ(lane(m, "npu:0 copies").rows.size(), 2u);
   EXPECT_EQ(lane(m, "npu:0 memory").samples.size(), 2u);
@@ -116,6 +118,17 @@ TEST_F(TimelineModelTest, LanesRowsAndFlags) {
   EXPECT_EQ(where.row, 1u);
   EXPECT_FALSE(m.find_task(99, where));
   EXPECT_FALSE(m.find_launch(0, where));
+}
+
+TEST(TimelineItem, LongItemsCountMicroseconds) {
+  const auto one_hour = TimelineItem::make(5, 5 + 3'600'000'000'000, 1, 7, kStep);
+  EXPECT_EQ(one_hour.end_ns(), 5 + 3'600'000'000'000);
+  EXPECT_TRUE(one_hour.flags & kStep);
+  const auto odd = TimelineItem::make(0, 1'000'000'000'123, 1, 7, 0);  // rounded up to the microsecond
+  EXPECT_EQ(odd.end_ns(), 1'000'000'001'000);
+  EXPECT_EQ(TimelineItem::make(0, 10'000'000'000'000'000, 1, 7, 0).end_ns(), 4'294'967'295'000) << "cut at 71 minutes";
+  EXPECT_EQ(TimelineItem::make(10, 5, 1, 7, 0).end_ns(), 10) << "an end before the start";
+  EXPECT_TRUE(TimelineItem::make(0, 1, 1, (std::int64_t{1} << 32) + 9, 0).has_id((std::int64_t{1} << 32) + 9));
 }
 
 TEST_F(TimelineModelTest, AnEmptyTraceHasNoLanes) {

@@ -8,7 +8,7 @@ namespace npuscope::viewer {
 std::size_t first_ending_after(const std::vector<TimelineItem>& row, std::int64_t t) {
   // A row's items do not overlap, so their ends are sorted like their starts.
   return static_cast<std::size_t>(
-      std::upper_bound(row.begin(), row.end(), t, [](std::int64_t v, const TimelineItem& i) { return v < i.end_ns; }) -
+      std::upper_bound(row.begin(), row.end(), t, [](std::int64_t v, const TimelineItem& i) { return v < i.end_ns(); }) -
       row.begin());
 }
 
@@ -24,18 +24,18 @@ void visible_items(const std::vector<TimelineItem>& row, const ViewRange& view, 
   std::size_t i = first_ending_after(row, view.start_ns);
   while (i < row.size() && row[i].start_ns < view.end_ns) {
     const TimelineItem& first = row[i];
-    if (first.end_ns - first.start_ns >= min_ns) {
-      out.push_back({first.start_ns, first.end_ns, &first, 1});
+    if (first.end_ns() - first.start_ns >= min_ns) {
+      out.push_back({first.start_ns, first.end_ns(), &first, 1});
       ++i;
       continue;
     }
     // A narrow item: swallow everything that starts within min_ns of the run's end, by search
     // (Note [Level of detail]).
-    std::int64_t run_end = first.end_ns;
+    std::int64_t run_end = first.end_ns();
     std::size_t next = i + 1;
     while (next < row.size() && row[next].start_ns < run_end + min_ns) {
       const std::size_t after = starting_from(next, run_end + min_ns);
-      run_end = std::max(run_end, row[after - 1].end_ns);
+      run_end = std::max(run_end, row[after - 1].end_ns());
       next = after;
     }
     out.push_back({first.start_ns, run_end, &first, static_cast<std::uint32_t>(next - i)});

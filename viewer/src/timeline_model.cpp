@@ -25,12 +25,21 @@ void add_to_row(Lane& lane, std::size_t row, const TimelineItem& item) {
 // the nesting depth; ranges that overlap without nesting still never share a row.
 void add_without_overlap(Lane& lane, const TimelineItem& item) {
   for (std::size_t r = 0; r < lane.rows.size(); ++r) {
-    if (lane.rows[r].empty() || lane.rows[r].back().end_ns <= item.start_ns) return lane.rows[r].push_back(item);
+    if (lane.rows[r].empty() || lane.rows[r].back().end_ns() <= item.start_ns) return lane.rows[r].push_back(item);
   }
   add_to_row(lane, lane.rows.size(), item);
 }
 
 }  // namespace
+
+TimelineItem TimelineItem::make(std::int64_t start_ns, std::int64_t end_ns, std::int64_t label_id, std::int64_t id,
+                                std::uint32_t flags) {
+  const std::int64_t ns = std::max<std::int64_t>(0, end_ns - start_ns);
+  const bool micros = ns > std::numeric_limits<std::uint32_t>::max();
+  const std::int64_t units = micros ? std::min<std::int64_t>((ns + 999) / 1000, std::numeric_limits<std::uint32_t>::max()) : ns;
+  return {start_ns, static_cast<std::uint32_t>(units), narrow_id(label_id), static_cast<std::uint32_t>(id),
+          flags | (micros ? kMicros : 0u)};
+}
 
 TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace) {
   load_tasks();
@@ -71,8 +80,10 @@ void TimelineModel::load_tasks() {
       last_key = key;
     }
     ++tasks_;
-    last->rows[0].push_back({t.start_ns, std::max(t.start_ns, t.end_ns), narrow_id(t.name_id), narrow_id(t.op_type_id),
-                             t.task_id, t.overflow ? kOverflow : 0u, 0});
+    const std::int32_t name = narrow_id(t.name_id);
+    if (static_cast<std::size_t>(name) >= type_of_name_.size()) type_of_name_.resize(static_cast<std::size_t>(name) + 1, 0);
+    type_of_name_[static_cast<std::size_t>(name)] = narrow_id(t.op_type_id);
+    last->rows[0].push_back(TimelineItem::make(t.start_ns, t.end_ns, name, t.task_id, t.overflow ? kOverflow : 0u));
   });
   // Device lanes first, by device and stream; then the cpu backend's threads.
   std::stable_sort(lanes_.begin(), lanes_.end(), [](const Lane& a, const Lane& b) {
@@ -91,7 +102,8 @@ void TimelineModel::load_copies_and_memory() {
       lane.title = "npu:" + std::to_string(m.device_id) + " copies";
       lane.rows.resize(1);
     }
-    add_without_overlap(lane, {m.start_ns, std::max(m.start_ns, m.end_ns), 0, m.copy_kind, m.task_id, 0, 0});
+    add_without_overlap(lane, TimelineItem::make(m.start_ns, m.end_ns, 0, m.task_id,
+                                                 static_cast<std::uint32_t>(m.copy_kind & 0xff) << kCopyKindShift));
   });
   trace_.for_each_memory([&](const collector::MemoryRow& m) {
     Lane& lane = memory[m.device_id];
@@ -111,8 +123,7 @@ void TimelineModel::load_apis() {
     Lane& lane = threads[a.thread_id];
     lane.kind = LaneKind::kHostThread;
     lane.thread_id = a.thread_id;
-    add_without_overlap(lane, {a.start_ns, std::max(a.start_ns, a.end_ns), narrow_id(a.name_id), narrow_id(a.name_id),
-                               a.connection_id, 0, 0});
+    add_without_overlap(lane, TimelineItem::make(a.start_ns, a.end_ns, a.name_id, a.connection_id, 0));
   });
   for (auto& [thread, lane] : threads) {
     lane.title = "thread " + std::to_string(thread);
@@ -126,8 +137,7 @@ void TimelineModel::load_markers() {
     Lane& lane = threads[m.thread_id];
     lane.kind = LaneKind::kMarkers;
     lane.thread_id = m.thread_id;
-    add_without_overlap(lane, {m.start_ns, std::max(m.start_ns, m.end_ns), narrow_id(m.name_id), narrow_id(m.name_id),
-                               m.step, m.kind == 1 ? kStep : 0u, 0});
+    add_without_overlap(lane, TimelineItem::make(m.start_ns, m.end_ns, m.name_id, m.step, m.kind == 1 ? kStep : 0u));
   });
   for (auto& [thread, lane] : threads) {
     lane.title = "thread " + std::to_string(thread) + " markers";
@@ -136,10 +146,10 @@ void TimelineModel::load_markers() {
 }
 
 void TimelineModel::load_compare_results() {
-  std::map<std::int64_t, std::uint32_t> flags_of;  // compared tasks only: a model's ops, not every task
+  std::map<std::uint32_t, std::uint32_t> flags_of;  // compared tasks only: a model's ops, not every task
   trace_.for_each_compare_result([&](const collector::CompareResultRow& r) {
     if (r.role != 1 || r.verdict == 2) return;  // outputs decide an op's verdict; n/a says nothing
-    std::uint32_t& f = flags_of[r.task_id];
+    std::uint32_t& f = flags_of[static_cast<std::uint32_t>(r.task_id)];
     if (r.verdict == 1) f = (f & ~kVerdictPass) | kVerdictFail;
     if (r.verdict == 0 && !(f & kVerdictFail)) f |= kVerdictPass;
     if (r.origin == 1) f |= kIntroduced;
@@ -149,7 +159,7 @@ void TimelineModel::load_compare_results() {
   for (Lane& lane : lanes_) {
     if (lane.kind != LaneKind::kStream) continue;
     for (TimelineItem& item : lane.rows[0]) {
-      const auto it = flags_of.find(item.id);
+      const auto it = flags_of.find(item.id);  // ids are the tasks' low 32 bits: see TimelineItem
       if (it != flags_of.end()) item.flags |= it->second;
     }
   }
@@ -166,7 +176,7 @@ void TimelineModel::finish() {
     for (const auto& row : lane.rows) {
       if (row.empty()) continue;
       first_ns_ = std::min(first_ns_, row.front().start_ns);
-      last_ns_ = std::max(last_ns_, row.back().end_ns);
+      last_ns_ = std::max(last_ns_, row.back().end_ns());
     }
     if (!lane.samples.empty()) {
       first_ns_ = std::min(first_ns_, lane.samples.front().ts_ns);
@@ -185,12 +195,23 @@ std::size_t TimelineModel::memory_bytes() const {
   return bytes;
 }
 
+std::int32_t TimelineModel::colour_key(const Lane& lane, const TimelineItem& item) const {
+  switch (lane.kind) {
+    case LaneKind::kStream: {
+      const auto name = static_cast<std::size_t>(item.label_id);
+      return name < type_of_name_.size() ? type_of_name_[name] : 0;
+    }
+    case LaneKind::kMemcpy: return static_cast<std::int32_t>((item.flags >> kCopyKindShift) & 0xff);
+    default: return item.label_id;
+  }
+}
+
 bool TimelineModel::find_task(std::int64_t task_id, Location& where) const {
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     if (lanes_[l].kind != LaneKind::kStream) continue;
     const auto& row = lanes_[l].rows[0];
     for (std::size_t i = 0; i < row.size(); ++i) {
-      if (row[i].id == task_id) {
+      if (row[i].has_id(task_id)) {
         where = {l, 0, i};
         return true;
       }
@@ -206,7 +227,7 @@ bool TimelineModel::find_launch(std::int64_t connection_id, Location& where) con
     for (std::size_t r = 0; r < lanes_[l].rows.size(); ++r) {
       const auto& row = lanes_[l].rows[r];
       for (std::size_t i = 0; i < row.size(); ++i) {
-        if (row[i].id == connection_id) {
+        if (row[i].has_id(connection_id)) {
           where = {l, r, i};
           return true;
         }

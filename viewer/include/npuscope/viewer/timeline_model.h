@@ -7,10 +7,12 @@
 // a device's copies, its memory counter, or the markers of a host thread (one row per depth). A row
 // holds items that do not overlap, sorted by start, so the items in view are found by binary search
 // and a row's draw cost depends on the pixels, not the items (Note [Level of detail] in lod.h).
-// An item is 40 bytes: start, end, a label (STRING_IDS id), a colour key (the op type id for tasks),
-// the task id, and flags (overflow, compare verdict). 10M tasks take 400 MB; the viewer bench checks
-// <= 48 bytes per task. Nothing is indexed by task id (that would double it): a selection from a
-// panel finds its item by a scan, ~10 ms for 10M tasks, once per click.
+// An item is 24 bytes (Tracy's zones take 22): start, a 32-bit duration (ns; us from 4.3 s up), a
+// label (STRING_IDS id), the low 32 bits of its id (task or connection id) and flags (overflow,
+// compare verdict, copy kind). A task's colour comes from its op type, looked up by its name
+// (colour_key()), not stored. A trace with an API call per task thus takes 48 bytes per task, the
+// viewer's budget. Nothing is indexed by task id (that would double it): a selection from a panel
+// finds its item by a scan, ~10 ms for 10M tasks, once per click.
 #pragma once
 
 #include <cstdint>
@@ -30,16 +32,24 @@ inline constexpr std::uint32_t kVerdictPass = 1u << 1;   // COMPARE_RESULT of an
 inline constexpr std::uint32_t kVerdictFail = 1u << 2;   // ... fail
 inline constexpr std::uint32_t kIntroduced = 1u << 3;    // ... the op introduced the error
 inline constexpr std::uint32_t kStep = 1u << 4;          // a step marker (MARKER.kind = 1)
+inline constexpr std::uint32_t kMicros = 1u << 5;        // `duration` counts microseconds
+inline constexpr int kCopyKindShift = 8;                 // copies: MEMCPY.copy_kind in bits 8-15
 
 struct TimelineItem {
-  std::int64_t start_ns = 0, end_ns = 0;
-  std::int32_t label_id = 0;    // STRING_IDS id: op instance name, API name, marker name
-  std::int32_t colour_key = 0;  // op type id (tasks), copy kind (copies), API name id (calls)
-  std::int64_t id = 0;          // tasks and copies: TASK.task_id; calls: connection_id; markers: step
+  std::int64_t start_ns = 0;
+  std::uint32_t duration = 0;  // ns, or us with kMicros (4.3 s and longer; cut at 71 minutes)
+  std::int32_t label_id = 0;   // STRING_IDS id: op instance name, API name, marker name
+  std::uint32_t id = 0;        // low 32 bits of TASK.task_id (tasks, copies), connection_id (calls); a step
   std::uint32_t flags = 0;
-  std::uint32_t reserved = 0;
+
+  static TimelineItem make(std::int64_t start_ns, std::int64_t end_ns, std::int64_t label_id, std::int64_t id,
+                           std::uint32_t flags);
+  std::int64_t end_ns() const {
+    return start_ns + static_cast<std::int64_t>(duration) * (flags & kMicros ? 1000 : 1);
+  }
+  bool has_id(std::int64_t full_id) const { return id == static_cast<std::uint32_t>(full_id); }
 };
-static_assert(sizeof(TimelineItem) == 40);
+static_assert(sizeof(TimelineItem) == 24);
 
 // One sample of a memory counter lane.
 struct CounterSample {
@@ -64,6 +74,9 @@ class TimelineModel {
   const collector::TraceReader& trace() const { return trace_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
   const std::string& str(std::int64_t id) const { return trace_.string(id); }
+  // What colours an item: the op type id of a task (by its name), the copy kind of a copy, the
+  // name of anything else.
+  std::int32_t colour_key(const Lane& lane, const TimelineItem& item) const;
   std::int64_t first_ns() const { return first_ns_; }
   std::int64_t last_ns() const { return last_ns_; }
   std::int64_t tasks() const { return tasks_; }
@@ -89,6 +102,7 @@ class TimelineModel {
 
   const collector::TraceReader& trace_;
   std::vector<Lane> lanes_;
+  std::vector<std::int32_t> type_of_name_;  // by op name id: its op type id
   std::int64_t first_ns_ = 0, last_ns_ = 0, tasks_ = 0;
   bool has_compare_ = false;
 };
