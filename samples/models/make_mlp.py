@@ -26,11 +26,10 @@ gamma U[0.9, 1.1] and beta U[-0.05, 0.05]. Needs only onnx and numpy; the same s
 same file.
 """
 import argparse
-import os
 import sys
 
 import numpy as np
-import onnx
+from model_file import save_checked
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17  # LayerNormalization
@@ -104,13 +103,7 @@ def main(argv):
         if getattr(args, name) < 1:
             parser.error("--%s must be >= 1, got %d" % (name, getattr(args, name)))
     model = build_model(args.seed, args.blocks, args.hidden, args.batch)
-    onnx.checker.check_model(model)
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(out_dir, exist_ok=True)
-    tmp = args.out + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(model.SerializeToString())
-    os.replace(tmp, args.out)  # a build that is interrupted never leaves half a model behind
+    save_checked(model, args.out)
     return 0
 
 

@@ -22,11 +22,10 @@ modules ("layer1.0.conv1", "layer1.0.bn1", "layer1.0.add", ...) so NPU and CPU r
 Needs only onnx and numpy; the same seed always gives the same file.
 """
 import argparse
-import os
 import sys
 
 import numpy as np
-import onnx
+from model_file import save_checked
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 13
@@ -124,13 +123,7 @@ def main(argv):
     if args.image < 32:
         parser.error("--image must be >= 32 (the network downsamples by 32), got %d" % args.image)
     model = build_model(args.seed, args.image)
-    onnx.checker.check_model(model)
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(out_dir, exist_ok=True)
-    tmp = args.out + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(model.SerializeToString())
-    os.replace(tmp, args.out)  # a build that is interrupted never leaves half a model behind
+    save_checked(model, args.out)
     return 0
 
 
