@@ -48,5 +48,6 @@ int compare_command(int argc, char** argv);
 int exec_command(int argc, char** argv);
 int export_command(int argc, char** argv);
 int run_command(int argc, char** argv);
+int view_command(int argc, char** argv);
 
 }  // namespace npuscope::cli

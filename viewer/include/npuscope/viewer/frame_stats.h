@@ -1,0 +1,42 @@
+// What one frame of the timeline drew, lane by lane: the `--frame-stats FILE.json` dump the viewer
+// tests compare with the trace, and what the frame bench reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "npuscope/viewer/lod.h"
+#include "npuscope/viewer/timeline_model.h"
+
+namespace npuscope::viewer {
+
+struct LaneFrameStats {
+  std::string title;
+  LaneKind kind = LaneKind::kStream;
+  std::size_t rows = 0;
+  std::size_t drawn = 0;         // drawn items: single items plus folded runs
+  std::size_t folded = 0;        // folded runs among them
+  std::size_t folded_items = 0;  // items inside those runs
+  std::size_t items = 0;         // items in view: single items + folded_items
+  std::size_t samples = 0;       // kMemory: counter samples drawn
+};
+
+struct FrameStats {
+  std::int64_t view_start_ns = 0, view_end_ns = 0;
+  double width_px = 0;
+  std::vector<LaneFrameStats> lanes;  // the lanes drawn (on screen), in screen order
+
+  // Counts one row's draw list into `lane`.
+  static void add_row(LaneFrameStats& lane, const std::vector<DrawItem>& drawn);
+  std::size_t drawn() const;
+  std::size_t folded() const;
+  std::size_t items() const;
+  // {"view": {...}, "lanes_drawn": N, "items_drawn": N, "folded_items": N (drawn items that are folded
+  //  runs), "items_in_folds": N, "items_in_view": N, "lanes": [{... the same per lane ...}]}
+  std::string to_json() const;
+};
+
+const char* lane_kind_name(LaneKind kind);  // "host_thread", "stream", "memcpy", "memory", "markers"
+
+}  // namespace npuscope::viewer

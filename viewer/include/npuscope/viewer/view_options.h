@@ -1,0 +1,48 @@
+// The viewer's command line, shared by `npuscope view` and `npuscope-viewer` (headless: parsed and
+// checked without a display).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace npuscope::viewer {
+
+inline constexpr const char* kViewUsage =
+    "npuscope view TRACE.db [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]\n"
+    "                       [--panel details|ops|findings|compare|search] [--frame-stats FILE.json]";
+
+inline constexpr const char* kViewHelp =
+    "  --screenshot FILE.png   render one frame offscreen, write it as PNG and exit (no window shown)\n"
+    "  --size WxH              the window or screenshot size (default 1280x800)\n"
+    "  --view START_NS:END_NS  the time range shown, in ns from the trace's first event (the ruler's 0)\n"
+    "  --select OP             select the first task whose op name is OP (details panel, flow line)\n"
+    "  --panel NAME            the panel shown first: details, ops, findings, compare or search\n"
+    "  --frame-stats FILE.json write what the (last) frame drew: lanes, items, folded runs\n"
+    "  -h, --help              show this help\n"
+    "keys: wheel or W/S zoom around the cursor, drag or A/D pan, F fit all, Z zoom to the selection,\n"
+    "      N/P next/previous search match; click a task for its details";
+
+// A bad flag or value: the message names it.
+class ViewUsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ViewerOptions {
+  std::string trace;
+  std::string screenshot;   // non-empty: render one frame to this PNG and exit
+  std::string frame_stats;  // non-empty: write the last frame's FrameStats as JSON
+  int width = 1280, height = 800;
+  std::optional<std::pair<std::int64_t, std::int64_t>> view;  // relative to the trace's first event
+  std::string select;  // op name
+  std::string panel;   // "" = details
+  bool help = false;
+};
+
+// argv[0] is the program or subcommand name. Throws ViewUsageError.
+ViewerOptions parse_view_args(int argc, char** argv);
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,227 @@
+// The thin application shell: the GLFW window and OpenGL context, Dear ImGui's setup, the frame
+// (toolbar, timeline, panel tabs), and the two ways to run it: interactive, or one offscreen frame
+// written as PNG (--screenshot).
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+#include "npuscope/viewer/op_search.h"
+#include "npuscope/viewer/time_format.h"
+#include "npuscope/viewer/viewer_app.h"
+#include "offscreen.h"
+#include "panel.h"
+#include "timeline.h"
+
+namespace npuscope::viewer {
+namespace {
+
+std::string g_glfw_error;  // the last GLFW error, for the message when a window cannot be opened
+
+void on_glfw_error(int code, const char* text) { g_glfw_error = std::to_string(code) + ": " + (text ? text : "?"); }
+
+[[noreturn]] void no_display(const std::string& what) {
+  throw ViewerError(what + " (GLFW " + g_glfw_error +
+                    "). The viewer needs a display: set DISPLAY to an X server, or run it headless under Xvfb, "
+                    "e.g. `xvfb-run -a npuscope view T.db --screenshot out.png` (scripts/bootstrap.sh installs "
+                    "xvfb, xauth and libgl1-mesa-dri)");
+}
+
+// Tries OpenGL 3.3 core first (what Mesa and the drivers give), then whatever the system offers.
+GLFWwindow* open_window(int width, int height, bool visible, const char** glsl) {
+  glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  *glsl = "#version 330 core";
+  if (GLFWwindow* w = glfwCreateWindow(width, height, "npuscope", nullptr, nullptr)) return w;
+  glfwDefaultWindowHints();
+  glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
+  *glsl = "#version 130";
+  return glfwCreateWindow(width, height, "npuscope", nullptr, nullptr);
+}
+
+}  // namespace
+
+struct ViewerSession::Impl {
+  ViewerOptions options;
+  bool offscreen = false;
+  std::unique_ptr<collector::TraceReader> reader;
+  std::optional<TimelineModel> model;
+  std::optional<ViewerState> state;
+  std::optional<Timeline> timeline;
+  std::vector<std::unique_ptr<Panel>> panels;
+  GLFWwindow* window = nullptr;
+  bool imgui_ready = false;
+  std::optional<OffscreenTarget> target;
+
+  ~Impl() {
+    target.reset();
+    if (imgui_ready) {
+      ImGui_ImplOpenGL3_Shutdown();
+      ImGui_ImplGlfw_Shutdown();
+      ImGui::DestroyContext();
+    }
+    if (window) glfwDestroyWindow(window);
+    glfwTerminate();
+  }
+
+  void open_trace() {
+    reader = collector::TraceReader::open(options.trace, {.verify = false});
+    model.emplace(*reader);
+    state.emplace(*model, *reader);
+    timeline.emplace(*state);
+    panels.push_back(make_details_panel(*state));
+    panels.push_back(make_op_stats_panel(*state));
+    panels.push_back(make_findings_panel(*state));
+    panels.push_back(make_compare_panel(*state));
+    panels.push_back(make_search_panel(*state));
+  }
+
+  void open_window_and_ui() {
+    glfwSetErrorCallback(on_glfw_error);
+    if (!glfwInit()) no_display("cannot open a window: no display");
+    const char* glsl = nullptr;
+    window = open_window(options.width, options.height, !offscreen, &glsl);
+    if (!window) no_display("cannot create an OpenGL 3 window");
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(offscreen ? 0 : 1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini left in the working directory
+    ImGui::StyleColorsDark();
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init(glsl);
+    imgui_ready = true;
+    if (offscreen) target.emplace(options.width, options.height);
+  }
+
+  void draw_ui(FrameStats& stats) {
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(io.DisplaySize);
+    constexpr ImGuiWindowFlags kFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                        ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+    ImGui::Begin("npuscope", nullptr, kFlags);
+    draw_toolbar();
+    const float avail = ImGui::GetContentRegionAvail().y;
+    const float panels_h = std::max(160.0f, avail * 0.36f);
+    timeline->draw(avail - panels_h, stats);
+    draw_panels();
+    ImGui::End();
+  }
+
+  void draw_toolbar() {
+    ImGui::Text("%s   %lld tasks, %zu lanes%s", options.trace.c_str(), static_cast<long long>(model->tasks()),
+                model->lanes().size(), model->has_compare_results() ? ", coloured by compare verdict" : "");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("fit all (F)")) state->fit_all();
+    ImGui::SameLine();
+    if (ImGui::SmallButton("zoom to selection (Z)")) state->zoom_to_selection();
+  }
+
+  void draw_panels() {
+    if (!ImGui::BeginTabBar("panels")) return;
+    for (const auto& p : panels) {
+      const bool focus = state->focus_panel == p->id();
+      if (ImGui::BeginTabItem(p->title(), nullptr, focus ? ImGuiTabItemFlags_SetSelected : 0)) {
+        if (focus) state->focus_panel.clear();
+        p->draw();
+        ImGui::EndTabItem();
+      }
+    }
+    ImGui::EndTabBar();
+  }
+
+  FrameStats frame(bool to_target) {
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    FrameStats stats;
+    draw_ui(stats);
+    ImGui::Render();
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window, &w, &h);
+    if (to_target) target->bind();
+    else glViewport(0, 0, w, h);
+    glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (to_target) target->unbind();
+    return stats;
+  }
+};
+
+ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->offscreen = offscreen;
+  impl_->open_trace();  // first: a file that is not a trace is refused before any window opens
+  impl_->open_window_and_ui();
+  ViewerState& s = *impl_->state;
+  s.focus_panel = options.panel.empty() ? "details" : options.panel;
+  if (!options.select.empty()) {
+    TimelineModel::Location at;
+    if (!find_op(*impl_->model, options.select, at)) throw ViewerError("--select: no task named '" + options.select + "'");
+    s.select(at, true);
+  }
+  if (options.view) set_view(impl_->model->first_ns() + options.view->first, impl_->model->first_ns() + options.view->second);
+}
+
+ViewerSession::~ViewerSession() = default;
+
+const TimelineModel& ViewerSession::model() const { return *impl_->model; }
+
+void ViewerSession::set_view(std::int64_t start_ns, std::int64_t end_ns) { impl_->state->zoom_to(start_ns, end_ns); }
+
+FrameStats ViewerSession::render_offscreen() {
+  glfwPollEvents();
+  FrameStats stats = impl_->frame(true);
+  glFinish();
+  return stats;
+}
+
+void ViewerSession::write_png(const std::string& path) const { impl_->target->write_png(path); }
+
+FrameStats ViewerSession::run_interactive() {
+  FrameStats stats;
+  while (!glfwWindowShouldClose(impl_->window)) {
+    glfwPollEvents();
+    stats = impl_->frame(false);
+    glfwSwapBuffers(impl_->window);
+  }
+  return stats;
+}
+
+int run_viewer(const ViewerOptions& options) {
+  const bool offscreen = !options.screenshot.empty();
+  ViewerSession session(options, offscreen);
+  FrameStats stats;
+  if (offscreen) {
+    // A few frames: tables and tab bars settle their layout over the first two.
+    for (int i = 0; i < 3; ++i) stats = session.render_offscreen();
+    session.write_png(options.screenshot);
+    std::printf("wrote %s (%dx%d): %zu lanes, %zu items drawn, %zu folded runs holding %zu items\n",
+                options.screenshot.c_str(), options.width, options.height, stats.lanes.size(), stats.drawn(),
+                stats.folded(), [&] {
+                  std::size_t n = 0;
+                  for (const auto& l : stats.lanes) n += l.folded_items;
+                  return n;
+                }());
+  } else {
+    stats = session.run_interactive();
+  }
+  if (!options.frame_stats.empty()) {
+    std::ofstream out(options.frame_stats);
+    out << stats.to_json();
+    if (!out) throw ViewerError("cannot write the frame statistics " + options.frame_stats);
+  }
+  return 0;
+}
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,149 @@
+// The selected task: its row, its tensors (shapes, dtypes, statistics), its compare metrics and its
+// roofline bound, read from the trace once per selection.
+#include <imgui.h>
+
+#include <cmath>
+
+#include "npuscope/collector/export_npy.h"
+#include "npuscope/viewer/time_format.h"
+#include "panel.h"
+
+namespace npuscope::viewer {
+namespace {
+
+class DetailsPanel final : public Panel {
+ public:
+  explicit DetailsPanel(ViewerState& state) : state_(state) {}
+  const char* title() const override { return "Details"; }
+  const char* id() const override { return "details"; }
+
+  void draw() override {
+    const auto& sel = state_.selection();
+    if (!sel) {
+      ImGui::TextUnformatted("Click a task on the timeline (or a row of a table) to see its details.");
+      return;
+    }
+    if (loaded_serial_ != state_.selection_serial()) load(sel->task_id);
+    const collector::TaskRow& t = sel->row;
+    const auto& m = state_.model();
+    ImGui::Text("%s", m.str(t.name_id).c_str());
+    ImGui::Separator();
+    if (ImGui::BeginTable("task", 4, ImGuiTableFlags_SizingStretchProp)) {
+      row("type", m.str(t.op_type_id) + " (" + collector::task_type_name(static_cast<collector::TaskType>(t.task_type)) + ")",
+          "stream", t.device_id >= 0 ? "npu:" + std::to_string(t.device_id) + " stream " + std::to_string(t.stream_id)
+                                     : "cpu thread " + std::to_string(t.thread_id));
+      row("start", format_duration(t.start_ns - m.first_ns()), "duration", format_duration(t.end_ns - t.start_ns));
+      row("FLOPs", std::to_string(t.flops), "bytes", std::to_string(t.bytes));
+      row("bound", bound_, "block dim", std::to_string(t.block_dim));
+      row("task id", std::to_string(t.task_id), "launched by",
+          sel->launch ? m.str(state_.item(*sel->launch).label_id) + " (flow line)" : "(no API call recorded)");
+      row("overflow", t.overflow ? "YES" : "no", "fallback", t.fallback ? "AI CPU fallback" : "no");
+      ImGui::EndTable();
+    }
+    draw_tensors();
+    draw_compare();
+  }
+
+ private:
+  static void row(const char* k1, const std::string& v1, const char* k2, const std::string& v2) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", k1);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(v1.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", k2);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(v2.c_str());
+  }
+
+  void load(std::int64_t task_id) {
+    loaded_serial_ = state_.selection_serial();
+    tensors_.clear();
+    compare_.clear();
+    state_.reader().for_each_tensor_of(task_id, false, [&](collector::TensorRow& r) { tensors_.push_back(std::move(r)); });
+    if (state_.model().has_compare_results()) {
+      state_.reader().for_each_compare_result([&](const collector::CompareResultRow& r) {
+        if (r.task_id == task_id) compare_.push_back(r);
+      });
+    }
+    bound_ = estimate_bound(state_.selection()->row);
+  }
+
+  // The roofline: arithmetic intensity against the device's ridge point (peak FLOP/s / bandwidth).
+  std::string estimate_bound(const collector::TaskRow& t) const {
+    if (t.flops <= 0 && t.bytes <= 0) return "n/a (no FLOPs or bytes)";
+    for (const auto& d : state_.reader().devices()) {
+      if (d.device_id != t.device_id || d.memory_bandwidth <= 0) continue;
+      const double peak = t.task_type == 0 ? d.cube_peak_flops : d.vector_peak_flops;
+      const double ridge = peak / d.memory_bandwidth;
+      const double intensity = t.bytes > 0 ? static_cast<double>(t.flops) / static_cast<double>(t.bytes) : INFINITY;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s (%.1f FLOP/B, ridge %.1f)", intensity >= ridge ? "compute" : "memory", intensity, ridge);
+      return buf;
+    }
+    return "n/a (device unknown)";
+  }
+
+  void draw_tensors() {
+    if (tensors_.empty()) {
+      ImGui::TextDisabled("no tensors recorded (run with --dump stats)");
+      return;
+    }
+    if (!ImGui::BeginTable("tensors", 9, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+    for (const char* h : {"tensor", "dtype", "shape", "min", "max", "mean", "l2 norm", "nan", "inf"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const auto& r : tensors_) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%s%d", r.role == 0 ? "in" : "out", r.idx);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(collector::tensor_dtype_name(r.dtype).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("[%s]", r.shape.c_str());
+      for (const double v : {r.min, r.max, r.mean, r.l2norm}) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%.5g", v);
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(r.nan_count));
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld", static_cast<long long>(r.inf_count));
+    }
+    ImGui::EndTable();
+  }
+
+  void draw_compare() {
+    if (compare_.empty()) return;
+    ImGui::TextUnformatted("compare (NPU vs CPU golden):");
+    if (!ImGui::BeginTable("metrics", 8, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+    for (const char* h : {"tensor", "verdict", "origin", "cosine", "max abs", "max rel", "rmse", "1e-3 ratio"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const auto& r : compare_) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%s%d", r.role == 0 ? "in" : "out", r.idx);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.verdict == 0 ? "pass" : r.verdict == 1 ? "FAIL" : "n/a");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.origin == 1 ? "introduced" : r.origin == 2 ? "inherited" : "-");
+      for (const double v : {r.cosine, r.max_abs_err, r.max_rel_err, r.rmse, r.one_thousandth_ratio}) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%.6g", v);
+      }
+    }
+    ImGui::EndTable();
+  }
+
+  ViewerState& state_;
+  int loaded_serial_ = -1;
+  std::vector<collector::TensorRow> tensors_;
+  std::vector<collector::CompareResultRow> compare_;
+  std::string bound_;
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_details_panel(ViewerState& state) { return std::make_unique<DetailsPanel>(state); }
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,88 @@
+// One class per lane kind (STYLE 8, Tracy's TimelineItem): a lane knows its height and draws itself
+// into the timeline's draw list; the timeline only stacks them and handles zoom and pan.
+#pragma once
+
+#include <imgui.h>
+
+#include <memory>
+#include <vector>
+
+#include "npuscope/viewer/frame_stats.h"
+#include "npuscope/viewer/lod.h"
+#include "viewer_state.h"
+
+namespace npuscope::viewer {
+
+inline constexpr float kRowHeight = 18;
+inline constexpr float kLaneHeaderHeight = 16;
+
+// Where and how one frame draws (set up by the Timeline).
+struct LaneDrawContext {
+  ImDrawList* draw_list = nullptr;
+  ViewerState* state = nullptr;
+  float x0 = 0, x1 = 0;  // the timeline's pixel columns
+  float y = 0;           // the lane's top
+  ImVec2 mouse;
+  bool mouse_in_timeline = false;
+  bool clicked = false;  // a click (not the end of a drag) this frame
+  LaneFrameStats* stats = nullptr;
+  std::vector<DrawItem>* scratch = nullptr;
+
+  float x_of(std::int64_t t) const {
+    const ViewRange& v = state->view;
+    return x0 + static_cast<float>(static_cast<double>(t - v.start_ns) / v.ns_per_px());
+  }
+  bool hovering(float ax, float ay, float bx, float by) const {
+    return mouse_in_timeline && mouse.x >= ax && mouse.x < bx && mouse.y >= ay && mouse.y < by;
+  }
+};
+
+class LaneView {
+ public:
+  LaneView(const Lane& lane, std::size_t index) : lane_(lane), index_(index) {}
+  virtual ~LaneView() = default;
+
+  const Lane& lane() const { return lane_; }
+  std::size_t index() const { return index_; }
+  virtual float height() const { return kLaneHeaderHeight + kRowHeight * static_cast<float>(lane_.rows.size()); }
+  // The top of row `row` when the lane's top is at `lane_y`.
+  static float row_y(float lane_y, std::size_t row) { return lane_y + kLaneHeaderHeight + kRowHeight * static_cast<float>(row); }
+  // Draws the lane body at ctx.y (the header is the timeline's).
+  virtual void draw(LaneDrawContext& ctx) = 0;
+
+ protected:
+  const Lane& lane_;
+  std::size_t index_;
+};
+
+// Lanes of ranges in rows (streams, host threads, copies, markers): Note [Level of detail] through
+// visible_items, then per-kind colour, label and tooltip.
+class RangeLaneView : public LaneView {
+ public:
+  using LaneView::LaneView;
+  void draw(LaneDrawContext& ctx) override;
+
+ protected:
+  virtual ImU32 colour(const TimelineItem& item) const = 0;
+  virtual std::string label(const TimelineItem& item) const = 0;
+  virtual void tooltip(const ViewerState& state, const TimelineItem& item) const;
+  virtual void on_click(ViewerState&, std::size_t /*row*/, std::size_t /*index*/) const {}
+  // Outlines (selection, the launching call) drawn over a row's items.
+  virtual void draw_overlay(LaneDrawContext&) const {}
+};
+
+// One view per lane of the model.
+std::vector<std::unique_ptr<LaneView>> make_lane_views(const TimelineModel& model);
+
+}  // namespace npuscope::viewer
+
+namespace npuscope::viewer {
+
+// The lane kinds (one class each, in their own files).
+std::unique_ptr<LaneView> make_stream_lane(const Lane& lane, std::size_t index);
+std::unique_ptr<LaneView> make_host_thread_lane(const Lane& lane, std::size_t index);
+std::unique_ptr<LaneView> make_memcpy_lane(const Lane& lane, std::size_t index);
+std::unique_ptr<LaneView> make_marker_lane(const Lane& lane, std::size_t index);
+std::unique_ptr<LaneView> make_memory_lane(const Lane& lane, std::size_t index);
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,119 @@
+// The host thread (API calls, nested), copy and marker lanes, and the factory for every kind.
+#include "colours.h"
+#include "lane_view.h"
+#include "npuscope/viewer/time_format.h"
+
+namespace npuscope::viewer {
+namespace {
+
+class HostThreadLaneView final : public RangeLaneView {
+ public:
+  using RangeLaneView::RangeLaneView;
+  void draw(LaneDrawContext& ctx) override {
+    model_ = &ctx.state->model();
+    RangeLaneView::draw(ctx);
+  }
+
+ protected:
+  ImU32 colour(const TimelineItem& item) const override { return colour_for_key(item.colour_key * 7 + 3); }
+  std::string label(const TimelineItem& item) const override { return model_->str(item.label_id); }
+  void tooltip(const ViewerState& state, const TimelineItem& item) const override {
+    RangeLaneView::tooltip(state, item);
+    if (item.id != 0) ImGui::Text("connection %lld", static_cast<long long>(item.id));
+  }
+  // The call that launched the selected task (Note: the flow line itself is the timeline's).
+  void draw_overlay(LaneDrawContext& ctx) const override {
+    const auto& sel = ctx.state->selection();
+    if (!sel || !sel->launch || sel->launch->lane != index_) return;
+    const TimelineItem& item = ctx.state->item(*sel->launch);
+    const float ya = row_y(ctx.y, sel->launch->row);
+    const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns), xa + 2);
+    ctx.draw_list->AddRect(ImVec2(xa - 1, ya), ImVec2(xb + 1, ya + kRowHeight), kSelectionColour, 0, 0, 2.5f);
+  }
+
+ private:
+  const TimelineModel* model_ = nullptr;
+};
+
+class MemcpyLaneView final : public RangeLaneView {
+ public:
+  using RangeLaneView::RangeLaneView;
+
+ protected:
+  static const char* kind_name(std::int32_t kind) {
+    switch (kind) {
+      case 1: return "HtoD";
+      case 2: return "DtoH";
+      case 8: return "DtoD";
+      default: return "copy";
+    }
+  }
+  ImU32 colour(const TimelineItem& item) const override {
+    switch (item.colour_key) {
+      case 1: return IM_COL32(110, 170, 230, 255);
+      case 2: return IM_COL32(230, 170, 100, 255);
+      default: return IM_COL32(170, 140, 220, 255);
+    }
+  }
+  std::string label(const TimelineItem& item) const override { return kind_name(item.colour_key); }
+  void tooltip(const ViewerState&, const TimelineItem& item) const override {
+    ImGui::Text("%s copy, task %lld", kind_name(item.colour_key), static_cast<long long>(item.id));
+    ImGui::Text("duration %s", format_duration(item.end_ns - item.start_ns).c_str());
+  }
+};
+
+class MarkerLaneView final : public RangeLaneView {
+ public:
+  using RangeLaneView::RangeLaneView;
+  void draw(LaneDrawContext& ctx) override {
+    model_ = &ctx.state->model();
+    RangeLaneView::draw(ctx);
+  }
+
+ protected:
+  ImU32 colour(const TimelineItem& item) const override {
+    return item.flags & kStep ? IM_COL32(240, 200, 90, 255) : IM_COL32(150, 200, 200, 255);
+  }
+  std::string label(const TimelineItem& item) const override {
+    if (item.flags & kStep) return "step " + std::to_string(item.id);
+    return model_->str(item.label_id);
+  }
+  void tooltip(const ViewerState& state, const TimelineItem& item) const override {
+    ImGui::TextUnformatted(label(item).c_str());
+    if (item.end_ns == item.start_ns) ImGui::TextUnformatted("instant marker");
+    else ImGui::Text("duration %s", format_duration(item.end_ns - item.start_ns).c_str());
+    (void)state;
+  }
+
+ private:
+  const TimelineModel* model_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<LaneView> make_host_thread_lane(const Lane& lane, std::size_t index) {
+  return std::make_unique<HostThreadLaneView>(lane, index);
+}
+std::unique_ptr<LaneView> make_memcpy_lane(const Lane& lane, std::size_t index) {
+  return std::make_unique<MemcpyLaneView>(lane, index);
+}
+std::unique_ptr<LaneView> make_marker_lane(const Lane& lane, std::size_t index) {
+  return std::make_unique<MarkerLaneView>(lane, index);
+}
+
+std::vector<std::unique_ptr<LaneView>> make_lane_views(const TimelineModel& model) {
+  std::vector<std::unique_ptr<LaneView>> views;
+  for (std::size_t i = 0; i < model.lanes().size(); ++i) {
+    const Lane& lane = model.lanes()[i];
+    switch (lane.kind) {
+      case LaneKind::kStream: views.push_back(make_stream_lane(lane, i)); break;
+      case LaneKind::kHostThread: views.push_back(make_host_thread_lane(lane, i)); break;
+      case LaneKind::kMemcpy: views.push_back(make_memcpy_lane(lane, i)); break;
+      case LaneKind::kMarkers: views.push_back(make_marker_lane(lane, i)); break;
+      case LaneKind::kMemory: views.push_back(make_memory_lane(lane, i)); break;
+    }
+  }
+  return views;
+}
+
+}  // namespace npuscope::viewer

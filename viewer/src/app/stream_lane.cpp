@@ -1,0 +1,84 @@
+// A device stream's tasks: coloured by op type, or by compare verdict when the trace has compare
+// results; overflow marks that stay visible when their task is folded; the selected task outlined.
+#include "colours.h"
+#include "lane_view.h"
+#include "npuscope/viewer/time_format.h"
+
+namespace npuscope::viewer {
+namespace {
+
+class StreamLaneView final : public RangeLaneView {
+ public:
+  StreamLaneView(const Lane& lane, std::size_t index) : RangeLaneView(lane, index) {
+    const auto& row = lane.rows[0];
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (row[i].flags & kOverflow) overflows_.push_back(i);
+    }
+  }
+
+ protected:
+  ImU32 colour(const TimelineItem& item) const override {
+    if (item.flags & kIntroduced) return kIntroducedColour;
+    if (item.flags & kVerdictFail) return kFailColour;
+    if (item.flags & kVerdictPass) return kPassColour;
+    if (compare_colours_) return kUncomparedColour;
+    return colour_for_key(item.colour_key);
+  }
+  std::string label(const TimelineItem& item) const override { return model_->str(item.label_id); }
+
+  void tooltip(const ViewerState& state, const TimelineItem& item) const override {
+    ImGui::TextUnformatted(state.model().str(item.label_id).c_str());
+    ImGui::Text("%s   %s", state.model().str(item.colour_key).c_str(), format_duration(item.end_ns - item.start_ns).c_str());
+    ImGui::Text("task %lld, start %s", static_cast<long long>(item.id),
+                format_duration(item.start_ns - state.model().first_ns()).c_str());
+    if (item.flags & kOverflow) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "overflow");
+    if (item.flags & kIntroduced) ImGui::TextUnformatted("compare: fail, introduced the error");
+    else if (item.flags & kVerdictFail) ImGui::TextUnformatted("compare: fail");
+    else if (item.flags & kVerdictPass) ImGui::TextUnformatted("compare: pass");
+  }
+
+  void on_click(ViewerState& state, std::size_t row, std::size_t index) const override {
+    state.select({index_, row, index}, false);
+  }
+
+  void draw_overlay(LaneDrawContext& ctx) const override {
+    const auto& row = lane_.rows[0];
+    const ViewRange& v = ctx.state->view;
+    // Overflow marks: a red triangle over each overflowing task in view, folded or not.
+    auto it = std::lower_bound(overflows_.begin(), overflows_.end(), first_ending_after(row, v.start_ns));
+    const float top = row_y(ctx.y, 0);
+    float last_x = -1e9f;
+    for (; it != overflows_.end() && row[*it].start_ns < v.end_ns; ++it) {
+      const float x = ctx.x_of(row[*it].start_ns);
+      if (x - last_x < 2) continue;
+      last_x = x;
+      ctx.draw_list->AddTriangleFilled(ImVec2(x - 4, top - 3), ImVec2(x + 4, top - 3), ImVec2(x, top + 5), kOverflowColour);
+    }
+    const auto& sel = ctx.state->selection();
+    if (sel && sel->where.lane == index_) {
+      const TimelineItem& item = row[sel->where.index];
+      const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns), xa + 2);
+      ctx.draw_list->AddRect(ImVec2(xa - 1, top), ImVec2(xb + 1, top + kRowHeight), kSelectionColour, 0, 0, 2.5f);
+    }
+  }
+
+ public:
+  void draw(LaneDrawContext& ctx) override {
+    model_ = &ctx.state->model();
+    compare_colours_ = model_->has_compare_results();
+    RangeLaneView::draw(ctx);
+  }
+
+ private:
+  std::vector<std::size_t> overflows_;  // indices into rows[0]
+  const TimelineModel* model_ = nullptr;
+  bool compare_colours_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<LaneView> make_stream_lane(const Lane& lane, std::size_t index) {
+  return std::make_unique<StreamLaneView>(lane, index);
+}
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,33 @@
+// The timeline: a time ruler over the stacked lanes, zoom (wheel, W/S) around the cursor, pan (drag,
+// A/D), fit-all (F), zoom to the selection (Z), and the flow line from a selected task to the API
+// call that launched it. The lanes draw themselves (lane_view.h).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "lane_view.h"
+#include "npuscope/viewer/frame_stats.h"
+#include "viewer_state.h"
+
+namespace npuscope::viewer {
+
+class Timeline {
+ public:
+  explicit Timeline(ViewerState& state);
+  // Draws into the current ImGui window, filling `height` pixels; fills `stats` with what was drawn.
+  void draw(float height, FrameStats& stats);
+
+ private:
+  void handle_input(float x0, float x1, bool hovered, bool active);
+  void draw_ruler(ImDrawList* dl, float x0, float x1, float y) const;
+  void draw_grid(ImDrawList* dl, float x0, float x1, float ya, float yb) const;
+  void draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const;
+
+  ViewerState& state_;
+  std::vector<std::unique_ptr<LaneView>> lanes_;
+  std::vector<float> lane_y_;  // this frame's top of each lane; < 0 when not on screen
+  std::vector<DrawItem> scratch_;
+};
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,88 @@
+#include "viewer_state.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npuscope::viewer {
+namespace {
+
+constexpr std::int64_t kMinSpanNs = 20;  // zoomed in as far as 20 ns across the timeline
+
+}  // namespace
+
+void ViewerState::fit_all() {
+  const std::int64_t span = std::max<std::int64_t>(model_.last_ns() - model_.first_ns(), 1000);
+  view.start_ns = model_.first_ns() - span / 50;
+  view.end_ns = model_.first_ns() + span + span / 50;
+}
+
+void ViewerState::zoom_to(std::int64_t start_ns, std::int64_t end_ns) {
+  if (end_ns - start_ns < kMinSpanNs) {
+    const std::int64_t mid = start_ns + (end_ns - start_ns) / 2;
+    start_ns = mid - kMinSpanNs / 2;
+    end_ns = start_ns + kMinSpanNs;
+  }
+  view.start_ns = start_ns;
+  view.end_ns = end_ns;
+}
+
+void ViewerState::zoom_around(double factor, double x_px) {
+  const double span = static_cast<double>(view.end_ns - view.start_ns);
+  const double at = static_cast<double>(view.start_ns) + span * std::clamp(x_px / view.width_px, 0.0, 1.0);
+  const double max_span = 4.0 * static_cast<double>(std::max<std::int64_t>(model_.last_ns() - model_.first_ns(), 1000));
+  const double new_span = std::clamp(span * factor, static_cast<double>(kMinSpanNs), max_span);
+  const double start = at - (at - static_cast<double>(view.start_ns)) * new_span / span;
+  view.start_ns = static_cast<std::int64_t>(std::llround(start));
+  view.end_ns = view.start_ns + static_cast<std::int64_t>(std::llround(new_span));
+}
+
+void ViewerState::pan_px(double dx_px) {
+  const auto dt = static_cast<std::int64_t>(std::llround(dx_px * view.ns_per_px()));
+  view.start_ns -= dt;
+  view.end_ns -= dt;
+}
+
+bool ViewerState::select_task(std::int64_t task_id, bool reveal_it) {
+  TimelineModel::Location at;
+  if (!model_.find_task(task_id, at)) return false;
+  select(at, reveal_it);
+  return true;
+}
+
+void ViewerState::select(const TimelineModel::Location& at, bool reveal_it) {
+  const TimelineItem& it = item(at);
+  Selection s{it.id, at, {}, std::nullopt};
+  s.row.task_id = it.id;
+  s.row.start_ns = it.start_ns;
+  s.row.end_ns = it.end_ns;
+  reader_.for_each_task_starting(it.start_ns, it.start_ns + 1, [&](const collector::TaskRow& r) {
+    if (r.task_id == it.id) s.row = r;
+  });
+  TimelineModel::Location launch;
+  if (model_.find_launch(s.row.connection_id, launch)) s.launch = launch;
+  selection_ = std::move(s);
+  ++selection_serial_;
+  if (reveal_it) reveal(item(at));
+}
+
+void ViewerState::zoom_to_selection() {
+  if (!selection_) return;
+  const TimelineItem& it = item(selection_->where);
+  const std::int64_t d = std::max<std::int64_t>(it.end_ns - it.start_ns, kMinSpanNs);
+  zoom_to(it.start_ns - d / 2, it.end_ns + d / 2);  // the task takes the middle half
+}
+
+void ViewerState::reveal(const TimelineItem& it) {
+  const std::int64_t span = view.end_ns - view.start_ns;
+  const std::int64_t d = it.end_ns - it.start_ns;
+  if (d > span || static_cast<double>(d) < view.ns_per_px() * 2) {
+    zoom_to_selection();  // too wide to see or too narrow to click: frame it
+    return;
+  }
+  if (it.start_ns >= view.start_ns && it.end_ns <= view.end_ns) return;
+  const std::int64_t mid = it.start_ns + d / 2;
+  view.start_ns = mid - span / 2;
+  view.end_ns = view.start_ns + span;
+}
+
+}  // namespace npuscope::viewer

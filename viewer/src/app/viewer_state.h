@@ -1,0 +1,62 @@
+// What the timeline and the panels share: the model, the reader for details, the view range and the
+// selection. Panels change the view through it (a click in the compare table jumps to the op).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "npuscope/collector/trace_reader.h"
+#include "npuscope/viewer/lod.h"
+#include "npuscope/viewer/timeline_model.h"
+
+namespace npuscope::viewer {
+
+struct Selection {
+  std::int64_t task_id = 0;
+  TimelineModel::Location where;  // in a stream lane
+  collector::TaskRow row;         // the task's full row, read from the trace on selection
+  std::optional<TimelineModel::Location> launch;  // the API call that launched it, if recorded
+};
+
+class ViewerState {
+ public:
+  ViewerState(const TimelineModel& model, const collector::TraceReader& reader) : model_(model), reader_(reader) {
+    fit_all();
+  }
+
+  const TimelineModel& model() const { return model_; }
+  const collector::TraceReader& reader() const { return reader_; }
+  const TimelineItem& item(const TimelineModel::Location& at) const {
+    return model_.lanes()[at.lane].rows[at.row][at.index];
+  }
+
+  // The range shown (width_px is the timeline's, set by it each frame).
+  ViewRange view;
+  void fit_all();
+  void zoom_to(std::int64_t start_ns, std::int64_t end_ns);
+  // Zooms by `factor` (< 1 in) keeping the time under pixel `x_px` of the timeline in place.
+  void zoom_around(double factor, double x_px);
+  void pan_px(double dx_px);
+
+  const std::optional<Selection>& selection() const { return selection_; }
+  // Selects a task of a stream lane; with `reveal`, scrolls (and if it is tiny, zooms) it into view.
+  bool select_task(std::int64_t task_id, bool reveal);
+  void select(const TimelineModel::Location& at, bool reveal);
+  void clear_selection() { selection_.reset(); }
+  void zoom_to_selection();
+  // Bumped on every change of selection, so that panels reload what they show of it.
+  int selection_serial() const { return selection_serial_; }
+
+  // A panel to bring to the front on the next frame ("" none).
+  std::string focus_panel;
+
+ private:
+  void reveal(const TimelineItem& item);
+
+  const TimelineModel& model_;
+  const collector::TraceReader& reader_;
+  std::optional<Selection> selection_;
+  int selection_serial_ = 0;
+};
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,66 @@
+#include "npuscope/viewer/frame_stats.h"
+
+#include <nlohmann/json.hpp>
+
+namespace npuscope::viewer {
+
+const char* lane_kind_name(LaneKind kind) {
+  switch (kind) {
+    case LaneKind::kHostThread: return "host_thread";
+    case LaneKind::kStream: return "stream";
+    case LaneKind::kMemcpy: return "memcpy";
+    case LaneKind::kMemory: return "memory";
+    case LaneKind::kMarkers: return "markers";
+  }
+  return "?";
+}
+
+void FrameStats::add_row(LaneFrameStats& lane, const std::vector<DrawItem>& drawn) {
+  lane.drawn += drawn.size();
+  for (const DrawItem& d : drawn) {
+    lane.items += d.count;
+    if (d.count > 1) {
+      ++lane.folded;
+      lane.folded_items += d.count;
+    }
+  }
+}
+
+std::size_t FrameStats::drawn() const {
+  std::size_t n = 0;
+  for (const auto& l : lanes) n += l.drawn;
+  return n;
+}
+
+std::size_t FrameStats::folded() const {
+  std::size_t n = 0;
+  for (const auto& l : lanes) n += l.folded;
+  return n;
+}
+
+std::size_t FrameStats::items() const {
+  std::size_t n = 0;
+  for (const auto& l : lanes) n += l.items;
+  return n;
+}
+
+std::string FrameStats::to_json() const {
+  nlohmann::json doc;
+  doc["view"] = {{"start_ns", view_start_ns}, {"end_ns", view_end_ns}, {"width_px", width_px}};
+  doc["lanes_drawn"] = lanes.size();
+  doc["items_drawn"] = drawn();
+  doc["folded_items"] = folded();  // drawn items that are folded runs
+  std::size_t in_folds = 0;
+  for (const auto& l : lanes) in_folds += l.folded_items;
+  doc["items_in_folds"] = in_folds;
+  doc["items_in_view"] = items();
+  auto& out = doc["lanes"] = nlohmann::json::array();
+  for (const auto& l : lanes) {
+    out.push_back({{"title", l.title}, {"kind", lane_kind_name(l.kind)}, {"rows", l.rows}, {"drawn", l.drawn},
+                   {"folded_items", l.folded}, {"items_in_folds", l.folded_items}, {"items", l.items},
+                   {"samples", l.samples}});
+  }
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace npuscope::viewer

@@ -1,0 +1,77 @@
+#include "npuscope/viewer/view_options.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace npuscope::viewer {
+namespace {
+
+std::int64_t parse_int(const std::string& s, const std::string& flag) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    throw ViewUsageError(flag + ": '" + s + "' is not an integer");
+  }
+  return v;
+}
+
+// "A<sep>B" -> {A, B}.
+std::pair<std::int64_t, std::int64_t> parse_pair(const std::string& s, char sep, const std::string& flag) {
+  const auto at = s.find(sep);
+  if (at == std::string::npos) throw ViewUsageError(flag + ": expected A" + sep + "B, got '" + s + "'");
+  return {parse_int(s.substr(0, at), flag), parse_int(s.substr(at + 1), flag)};
+}
+
+}  // namespace
+
+ViewerOptions parse_view_args(int argc, char** argv) {
+  ViewerOptions o;
+  const auto value = [&](int& i, const std::string& flag) -> std::string {
+    if (i + 1 >= argc) throw ViewUsageError(flag + " needs a value");
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      inline_value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      has_inline = true;
+    }
+    const auto v = [&]() { return has_inline ? inline_value : value(i, arg); };
+    if (arg == "-h" || arg == "--help") {
+      o.help = true;
+    } else if (arg == "--screenshot") {
+      o.screenshot = v();
+    } else if (arg == "--frame-stats") {
+      o.frame_stats = v();
+    } else if (arg == "--size") {
+      const auto [w, h] = parse_pair(v(), 'x', arg);
+      if (w < 64 || h < 64 || w > 16384 || h > 16384) throw ViewUsageError("--size: WxH between 64 and 16384");
+      o.width = static_cast<int>(w);
+      o.height = static_cast<int>(h);
+    } else if (arg == "--view") {
+      o.view = parse_pair(v(), ':', arg);
+      if (o.view->second <= o.view->first) throw ViewUsageError("--view: END_NS must be after START_NS");
+    } else if (arg == "--select") {
+      o.select = v();
+    } else if (arg == "--panel") {
+      o.panel = v();
+      if (o.panel != "details" && o.panel != "ops" && o.panel != "findings" && o.panel != "compare" &&
+          o.panel != "search") {
+        throw ViewUsageError("--panel must be details, ops, findings, compare or search, got '" + o.panel + "'");
+      }
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw ViewUsageError("unknown option '" + arg + "'");
+    } else if (o.trace.empty()) {
+      o.trace = arg;
+    } else {
+      throw ViewUsageError("one trace at a time: got '" + o.trace + "' and '" + arg + "'");
+    }
+  }
+  if (!o.help && o.trace.empty()) throw ViewUsageError("no trace given");
+  return o;
+}
+
+}  // namespace npuscope::viewer
