@@ -54,6 +54,8 @@ std::string FrameStats::to_json() const {
   for (const auto& l : lanes) in_folds += l.folded_items;
   doc["items_in_folds"] = in_folds;
   doc["items_in_view"] = items();
+  doc["selected_task"] = selected_task;
+  doc["flow_line"] = flow_line;
   auto& out = doc["lanes"] = nlohmann::json::array();
   for (const auto& l : lanes) {
     out.push_back({{"title", l.title}, {"kind", lane_kind_name(l.kind)}, {"rows", l.rows}, {"drawn", l.drawn},

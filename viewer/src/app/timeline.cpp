@@ -67,7 +67,8 @@ void Timeline::draw(float height, FrameStats& stats) {
     y += h;
   }
   dl->PushClipRect(ImVec2(x0, clip_a.y), ImVec2(x1, clip_b.y), true);
-  draw_flow(dl, ctx);
+  stats.flow_line = draw_flow(dl, ctx);
+  if (state_.selection()) stats.selected_task = state_.selection()->task_id;
   dl->PopClipRect();
   ImGui::EndChild();
 }
@@ -121,11 +122,11 @@ void Timeline::draw_grid(ImDrawList* dl, float x0, float x1, float ya, float yb)
 
 // Note [Flow line]: from the bottom of the launching API call to the top of the task, as a curve,
 // when both lanes are on screen (Perfetto and Tracy draw the same arrow).
-void Timeline::draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const {
+bool Timeline::draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const {
   const auto& sel = state_.selection();
-  if (!sel || !sel->launch) return;
+  if (!sel || !sel->launch) return false;
   const float api_top = lane_y_[sel->launch->lane], task_top = lane_y_[sel->where.lane];
-  if (api_top < 0 || task_top < 0) return;
+  if (api_top < 0 || task_top < 0) return false;
   const TimelineItem& call = state_.item(*sel->launch);
   const TimelineItem& task = state_.item(sel->where);
   const ImVec2 a(ctx.x_of(call.start_ns + (call.end_ns - call.start_ns) / 2),
@@ -135,6 +136,7 @@ void Timeline::draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const {
   const float dir = b.y >= a.y ? 1.0f : -1.0f;
   dl->AddBezierCubic(a, ImVec2(a.x, a.y + dir * bend), ImVec2(b.x, b.y - dir * bend), b, kSelectionColour, 2.0f);
   dl->AddTriangleFilled(ImVec2(b.x - 4, b.y - dir * 7), ImVec2(b.x + 4, b.y - dir * 7), b, kSelectionColour);
+  return true;
 }
 
 }  // namespace npuscope::viewer

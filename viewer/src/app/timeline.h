@@ -22,7 +22,7 @@ class Timeline {
   void handle_input(float x0, float x1, bool hovered, bool active);
   void draw_ruler(ImDrawList* dl, float x0, float x1, float y) const;
   void draw_grid(ImDrawList* dl, float x0, float x1, float ya, float yb) const;
-  void draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const;
+  bool draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const;  // false: not drawn
 
   ViewerState& state_;
   std::vector<std::unique_ptr<LaneView>> lanes_;

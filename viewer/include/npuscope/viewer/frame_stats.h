@@ -26,6 +26,8 @@ struct FrameStats {
   std::int64_t view_start_ns = 0, view_end_ns = 0;
   double width_px = 0;
   std::vector<LaneFrameStats> lanes;  // the lanes drawn (on screen), in screen order
+  std::int64_t selected_task = 0;     // TASK.task_id of the selection, 0 if none
+  bool flow_line = false;             // the flow line from its API call was drawn
 
   // Counts one row's draw list into `lane`.
   static void add_row(LaneFrameStats& lane, const std::vector<DrawItem>& drawn);

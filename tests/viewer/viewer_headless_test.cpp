@@ -1,0 +1,140 @@
+// The viewer's headless helpers: time formatting and ruler steps, op statistics and their sorting,
+// search by op name, the command line, the frame statistics' JSON. No display needed.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "collector/export_test_util.h"
+#include "npuscope/viewer/frame_stats.h"
+#include "npuscope/viewer/op_search.h"
+#include "npuscope/viewer/op_stats.h"
+#include "npuscope/viewer/time_format.h"
+#include "npuscope/viewer/view_options.h"
+
+using namespace npuscope::viewer;
+using npuscope::collector::TraceReader;
+using npuscope::collector::testing::ExportTest;
+using npuscope::collector::testing::write_sample_trace;
+
+TEST(TimeFormat, DurationsPickTheirUnit) {
+  EXPECT_EQ(format_duration(0), "0 ns");
+  EXPECT_EQ(format_duration(999), "999 ns");
+  EXPECT_EQ(format_duration(1500), "1.50 us");
+  EXPECT_EQ(format_duration(12'340'000), "12.3 ms");
+  EXPECT_EQ(format_duration(250'000'000), "250 ms");
+  EXPECT_EQ(format_duration(2'000'000'000), "2.00 s");
+}
+
+TEST(TimeFormat, RulerStepsAreOneTwoFiveAndAdaptToTheZoom) {
+  EXPECT_EQ(ruler_step(1, 90), 100);        // 1 ns per pixel: a tick every 100 ns
+  EXPECT_EQ(ruler_step(2, 90), 200);        // 180 ns wanted
+  EXPECT_EQ(ruler_step(4, 90), 500);        // 360 ns wanted
+  EXPECT_EQ(ruler_step(1e6, 90), 100'000'000);
+  EXPECT_EQ(ruler_step(0.001, 90), 1);      // never below 1 ns
+  EXPECT_EQ(format_tick(1'500'000, 500'000), "1.5 ms");
+  EXPECT_EQ(format_tick(1500, 100), "1.5 us");
+  EXPECT_EQ(format_tick(40, 20), "40 ns");
+  EXPECT_EQ(format_tick(4'000'000'000, 2'000'000'000), "4 s");
+  EXPECT_EQ(format_tick(250'000, 50'000), "0.25 ms");
+}
+
+TEST(ViewOptions, ParsesEveryFlag) {
+  const char* argv[] = {"view", "t.db", "--screenshot", "a.png", "--size", "640x480", "--view=100:2000",
+                        "--select", "layer0/add", "--panel", "compare", "--frame-stats", "s.json"};
+  const ViewerOptions o = parse_view_args(static_cast<int>(std::size(argv)), const_cast<char**>(argv));
+  EXPECT_EQ(o.trace, "t.db");
+  EXPECT_EQ(o.screenshot, "a.png");
+  EXPECT_EQ(o.width, 640);
+  EXPECT_EQ(o.height, 480);
+  ASSERT_TRUE(o.view);
+  EXPECT_EQ(o.view->first, 100);
+  EXPECT_EQ(o.view->second, 2000);
+  EXPECT_EQ(o.select, "layer0/add");
+  EXPECT_EQ(o.panel, "compare");
+  EXPECT_EQ(o.frame_stats, "s.json");
+}
+
+TEST(ViewOptions, RefusesBadValuesNamingTheFlag) {
+  const auto parse = [](std::vector<const char*> args) {
+    args.insert(args.begin(), "view");
+    return parse_view_args(static_cast<int>(args.size()), const_cast<char**>(args.data()));
+  };
+  const auto message = [&](std::vector<const char*> args) {
+    try {
+      parse(args);
+    } catch (const ViewUsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(message({}), "no trace given");
+  EXPECT_NE(message({"t.db", "--size", "12"}).find("--size"), std::string::npos);
+  EXPECT_NE(message({"t.db", "--view", "5:1"}).find("END_NS must be after START_NS"), std::string::npos);
+  EXPECT_NE(message({"t.db", "--view", "a:b"}).find("not an integer"), std::string::npos);
+  EXPECT_NE(message({"t.db", "--panel", "x"}).find("--panel must be"), std::string::npos);
+  EXPECT_NE(message({"t.db", "--bogus"}).find("unknown option '--bogus'"), std::string::npos);
+  EXPECT_NE(message({"t.db", "--screenshot"}).find("--screenshot needs a value"), std::string::npos);
+  EXPECT_TRUE(parse({"--help"}).help);
+}
+
+class ViewerModelTest : public ExportTest {};
+
+TEST_F(ViewerModelTest, OpStatisticsPerOpTypeSortable) {
+  write_sample_trace(path("t.db"));
+  const auto reader = TraceReader::open(path("t.db"));
+  const TimelineModel model(*reader);
+  auto rows = op_type_stats(model);
+  ASSERT_EQ(rows.size(), 2u);  // MatMul (tasks 2, 4, 5) and Add (task 3); the copy is not a kernel
+  EXPECT_EQ(rows[0].op_type, "MatMul");
+  EXPECT_EQ(rows[0].count, 3);
+  EXPECT_EQ(rows[0].total_ns, 2499 + 700 + 1001);
+  EXPECT_EQ(rows[0].min_ns, 700);
+  EXPECT_EQ(rows[0].max_ns, 2499);
+  EXPECT_EQ(rows[1].op_type, "Add");
+  EXPECT_EQ(rows[1].total_ns, 800);
+  EXPECT_NEAR(rows[0].ratio_pct + rows[1].ratio_pct, 100, 1e-9);
+  sort_op_stats(rows, OpStatsColumn::kCount, true);
+  EXPECT_EQ(rows[0].op_type, "Add");
+  sort_op_stats(rows, OpStatsColumn::kOpType, true);
+  EXPECT_EQ(rows[0].op_type, "Add");
+  sort_op_stats(rows, OpStatsColumn::kMax, false);
+  EXPECT_EQ(rows[0].op_type, "MatMul");
+}
+
+TEST_F(ViewerModelTest, SearchFindsOpsInStartOrder) {
+  write_sample_trace(path("t.db"));
+  const auto reader = TraceReader::open(path("t.db"));
+  const TimelineModel model(*reader);
+  const auto start = [&](const TimelineModel::Location& at) { return model.lanes()[at.lane].rows[0][at.index].start_ns; };
+  const auto matmuls = search_ops(model, "attn/MatMul");
+  ASSERT_EQ(matmuls.size(), 3u);
+  EXPECT_EQ(start(matmuls[0]), 1200);  // task 4 on the cpu backend
+  EXPECT_EQ(start(matmuls[1]), 7001);
+  EXPECT_EQ(start(matmuls[2]), 9600);
+  EXPECT_EQ(search_ops(model, "layer0").size(), 4u);
+  EXPECT_TRUE(search_ops(model, "Conv").empty());
+  EXPECT_EQ(search_ops(model, "layer0", 2).size(), 2u);
+  TimelineModel::Location at;
+  ASSERT_TRUE(find_op(model, "layer0/add,\"x\"", at));
+  EXPECT_EQ(model.lanes()[at.lane].rows[0][at.index].id, 3);
+  EXPECT_FALSE(find_op(model, "layer0", at));  // exact names only
+}
+
+TEST(FrameStatsJson, CountsFoldedRunsAndTheirItems) {
+  std::vector<TimelineItem> row(5);
+  std::vector<DrawItem> drawn = {{0, 10, &row[0], 1}, {10, 20, &row[1], 3}, {30, 40, &row[4], 1}};
+  FrameStats stats;
+  auto& lane = stats.lanes.emplace_back();
+  lane.title = "npu:0 stream 0";
+  FrameStats::add_row(lane, drawn);
+  EXPECT_EQ(stats.drawn(), 3u);
+  EXPECT_EQ(stats.folded(), 1u);
+  EXPECT_EQ(stats.items(), 5u);
+  const auto doc = nlohmann::json::parse(stats.to_json());
+  EXPECT_EQ(doc["lanes_drawn"], 1);
+  EXPECT_EQ(doc["items_drawn"], 3);
+  EXPECT_EQ(doc["folded_items"], 1);
+  EXPECT_EQ(doc["items_in_folds"], 3);
+  EXPECT_EQ(doc["items_in_view"], 5);
+  EXPECT_EQ(doc["lanes"][0]["kind"], "stream");
+}

@@ -1,0 +1,165 @@
+// The viewer end to end, under Xvfb (Mesa llvmpipe): `npuscope view --screenshot` on a known trace
+// and on a profiled sample writes a PNG that is not blank, and its --frame-stats match the trace's
+// timeline model; a file that is not a trace, and a missing display, give a clear error and a
+// non-zero exit. xvfb-run missing is a failure (scripts/bootstrap.sh installs it), not a skip.
+#include <gtest/gtest.h>
+#include <stb/stb_image.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_test_util.h"
+#include "collector/export_test_util.h"
+#include "npuscope/viewer/timeline_model.h"
+
+using namespace npuscope::testing;
+using namespace npuscope::viewer;
+using npuscope::collector::TraceReader;
+using npuscope::collector::testing::ExportTest;
+using npuscope::collector::testing::write_sample_trace;
+
+namespace {
+
+class ViewerXvfbTest : public ExportTest {
+ protected:
+  void SetUp() override {
+    ExportTest::SetUp();
+    ASSERT_EQ(run_command("command -v xvfb-run").status, 0)
+        << "xvfb-run is missing: the viewer tests need it (scripts/bootstrap.sh installs xvfb, xauth and "
+           "libgl1-mesa-dri)";
+  }
+
+  static CommandResult view(const std::string& args) {
+    return run_command("xvfb-run -a -s '-screen 0 1920x1200x24' " + npuscope_cmd("view " + args));
+  }
+
+  // Decodes the PNG; fails unless it has the size asked for and is not blank (many distinct colours).
+  static void expect_picture(const std::string& png, int width, int height) {
+    const std::string bytes = read_file(png);
+    ASSERT_FALSE(bytes.empty()) << png << " was not written";
+    int w = 0, h = 0, n = 0;
+    unsigned char* pixels = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(bytes.data()),
+                                                  static_cast<int>(bytes.size()), &w, &h, &n, 4);
+    ASSERT_NE(pixels, nullptr) << png << " is not a PNG";
+    EXPECT_EQ(w, width);
+    EXPECT_EQ(h, height);
+    std::set<std::uint32_t> colours;
+    for (int i = 0; i < w * h; i += 7) {
+      colours.insert(pixels[4 * i] | pixels[4 * i + 1] << 8 | pixels[4 * i + 2] << 16);
+    }
+    stbi_image_free(pixels);
+    EXPECT_GT(colours.size(), 20u) << png << " looks blank";
+  }
+
+  // The frame statistics against the model: every lane on screen, and per lane exactly the items
+  // that overlap the view (drawn one by one or inside folded runs).
+  static nlohmann::json expect_stats_match(const std::string& trace, const std::string& json_path) {
+    const auto doc = nlohmann::json::parse(read_file(json_path));
+    const auto reader = TraceReader::open(trace);
+    const TimelineModel model(*reader);
+    const std::int64_t a = doc["view"]["start_ns"], b = doc["view"]["end_ns"];
+    EXPECT_EQ(doc["lanes_drawn"].get<std::size_t>(), model.lanes().size());
+    std::size_t items = 0, drawn = 0, folded = 0;
+    for (std::size_t l = 0; l < model.lanes().size() && l < doc["lanes"].size(); ++l) {
+      const Lane& lane = model.lanes()[l];
+      const auto& got = doc["lanes"][l];
+      EXPECT_EQ(got["title"], lane.title);
+      std::size_t expected = 0;
+      for (const auto& row : lane.rows) {
+        for (const TimelineItem& it : row) expected += it.end_ns > a && it.start_ns < b;
+      }
+      EXPECT_EQ(got["items"].get<std::size_t>(), expected) << lane.title;
+      EXPECT_EQ(got["drawn"].get<std::size_t>() - got["folded_items"].get<std::size_t>() +
+                    got["items_in_folds"].get<std::size_t>(),
+                expected)
+          << lane.title;
+      items += expected;
+      drawn += got["drawn"].get<std::size_t>();
+      folded += got["folded_items"].get<std::size_t>();
+    }
+    EXPECT_EQ(doc["items_in_view"].get<std::size_t>(), items);
+    EXPECT_EQ(doc["items_drawn"].get<std::size_t>(), drawn);
+    EXPECT_EQ(doc["folded_items"].get<std::size_t>(), folded);
+    return doc;
+  }
+};
+
+}  // namespace
+
+TEST_F(ViewerXvfbTest, ScreenshotOfAKnownTraceMatchesItsModel) {
+  write_sample_trace(path("t.db"));
+  const CommandResult r = view(path("t.db") + " --screenshot " + path("t.png") + " --frame-stats " + path("t.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote " + path("t.png") + " (1280x800)"), std::string::npos) << r.output;
+  expect_picture(path("t.png"), 1280, 800);
+  const auto doc = expect_stats_match(path("t.db"), path("t.json"));
+  EXPECT_EQ(doc["items_in_view"], 4 + 1 + 6 + 3 + 0);  // tasks, copy, API calls, markers; memory has samples
+  EXPECT_EQ(doc["selected_task"], 0);
+}
+
+TEST_F(ViewerXvfbTest, SelectShowsTheTaskAndTheFlowLineFromItsCall) {
+  write_sample_trace(path("t.db"));
+  // Task 4, the first "layer0/attn/MatMul", was launched by aclnnMatMul on thread 1 (connection 5).
+  const CommandResult r = view(path("t.db") + " --select layer0/attn/MatMul --view 0:3000 --size 1000x700 --screenshot " +
+                               path("s.png") + " --frame-stats " + path("s.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_picture(path("s.png"), 1000, 700);
+  const auto doc = expect_stats_match(path("t.db"), path("s.json"));
+  EXPECT_EQ(doc["selected_task"], 4);
+  EXPECT_EQ(doc["flow_line"], true);
+  EXPECT_EQ(doc["view"]["end_ns"].get<std::int64_t>() - doc["view"]["start_ns"].get<std::int64_t>(), 3000);
+
+  const CommandResult missing = view(path("t.db") + " --select NoSuchOp --screenshot " + path("x.png"));
+  EXPECT_EQ(missing.status, 1) << missing.output;
+  EXPECT_NE(missing.output.find("--select: no task named 'NoSuchOp'"), std::string::npos) << missing.output;
+}
+
+TEST_F(ViewerXvfbTest, EveryPanelRendersAndTheViewerProgramToo) {
+  write_sample_trace(path("t.db"));
+  for (const char* panel : {"details", "ops", "findings", "compare", "search"}) {
+    const std::string png = path(std::string(panel) + ".png");
+    const CommandResult r = view(path("t.db") + " --select layer0/attn/MatMul --panel " + panel + " --screenshot " + png);
+    ASSERT_EQ(r.status, 0) << panel << ": " << r.output;
+    expect_picture(png, 1280, 800);
+  }
+  const CommandResult r = run_command("xvfb-run -a " + std::string(NPUSCOPE_VIEWER) + " " + path("t.db") +
+                                      " --screenshot " + path("v.png") + " --size 800x600");
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_picture(path("v.png"), 800, 600);
+}
+
+TEST_F(ViewerXvfbTest, OpensAProfiledSample) {
+  const CommandResult run = run_command(npuscope_cmd("run --force -o " + path("p.db") + " -- " +
+                                                     std::string(NPUSCOPE_SAMPLES_DIR) +
+                                                     "/multi_stream --threads 2 --streams 2 --ops 300"));
+  ASSERT_EQ(run.status, 0) << run.output;
+  const CommandResult r = view(path("p.db") + " --size 1280x1200 --screenshot " + path("p.png") + " --frame-stats " +
+                               path("p.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_picture(path("p.png"), 1280, 1200);
+  const auto doc = expect_stats_match(path("p.db"), path("p.json"));
+  EXPECT_GE(doc["items_in_view"].get<int>(), 600);  // 2 threads x 300 ops, at least
+  EXPECT_GT(doc["lanes_drawn"].get<int>(), 2);
+}
+
+TEST_F(ViewerXvfbTest, AFileThatIsNotATraceIsAClearError) {
+  { std::ofstream(path("junk.db")) << "not a database at all, just text\n"; }
+  const CommandResult r = view(path("junk.db") + " --screenshot " + path("x.png"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not an npuscope trace"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("x.png")));
+  const CommandResult missing = view(path("missing.db") + " --screenshot " + path("x.png"));
+  EXPECT_NE(missing.status, 0) << missing.output;
+  EXPECT_NE(missing.output.find(path("missing.db")), std::string::npos) << missing.output;
+  const CommandResult usage = view(path("junk.db") + " --size 5");
+  EXPECT_EQ(usage.status, 2) << usage.output;
+}
+
+TEST_F(ViewerXvfbTest, NoDisplayIsAClearErrorNotACrash) {
+  write_sample_trace(path("t.db"));
+  const CommandResult r = run_command("env -u DISPLAY -u WAYLAND_DISPLAY " + npuscope_cmd("view " + path("t.db")));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("DISPLAY"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("xvfb-run"), std::string::npos) << r.output;
+}
