@@ -35,7 +35,7 @@ TEST(TimeFormat, RulerStepsAreOneTwoFiveAndAdaptToTheZoom) {
   EXPECT_EQ(format_tick(1500, 100), "1.5 us");
   EXPECT_EQ(format_tick(40, 20), "40 ns");
   EXPECT_EQ(format_tick(4'000'000'000, 2'000'000'000), "4 s");
-  EXPECT_EQ(format_tick(250'000, 50'000), "0.25 ms");
+  EXPECT_EQ(format_tick(250'000, 50'000), "250 us");  // ms only from 100 us steps
 }
 
 TEST(ViewOptions, ParsesEveryFlag) {
@@ -116,7 +116,7 @@ TEST_F(ViewerModelTest, SearchFindsOpsInStartOrder) {
   EXPECT_EQ(search_ops(model, "layer0", 2).size(), 2u);
   TimelineModel::Location at;
   ASSERT_TRUE(find_op(model, "layer0/add,\"x\"", at));
-  EXPECT_EQ(model.lanes()[at.lane].rows[0][at.index].id, 3);
+  EXPECT_EQ(model.lanes()[at.lane].rows[0][at.index].id, 3u);
   EXPECT_FALSE(find_op(model, "layer0", at));  // exact names only
 }
 

@@ -66,7 +66,7 @@ class ViewerXvfbTest : public ExportTest {
       EXPECT_EQ(got["title"], lane.title);
       std::size_t expected = 0;
       for (const auto& row : lane.rows) {
-        for (const TimelineItem& it : row) expected += it.end_ns > a && it.start_ns < b;
+        for (const TimelineItem& it : row) expected += it.end_ns() > a && it.start_ns < b;
       }
       EXPECT_EQ(got["items"].get<std::size_t>(), expected) << lane.title;
       EXPECT_EQ(got["drawn"].get<std::size_t>() - got["folded_items"].get<std::size_t>() +

@@ -12,8 +12,8 @@ std::vector<OpTypeStats> op_type_stats(const TimelineModel& model) {
   for (const Lane& lane : model.lanes()) {
     if (lane.kind != LaneKind::kStream) continue;
     for (const TimelineItem& item : lane.rows[0]) {
-      const std::int64_t d = item.end_ns - item.start_ns;
-      OpTypeStats& s = by_type[item.colour_key];
+      const std::int64_t d = item.end_ns() - item.start_ns;
+      OpTypeStats& s = by_type[model.colour_key(lane, item)];
       if (s.count == 0 || d < s.min_ns) s.min_ns = d;
       s.max_ns = std::max(s.max_ns, d);
       ++s.count;

@@ -15,7 +15,7 @@ class HostThreadLaneView final : public RangeLaneView {
   }
 
  protected:
-  ImU32 colour(const TimelineItem& item) const override { return colour_for_key(item.colour_key * 7 + 3); }
+  ImU32 colour(const TimelineItem& item) const override { return colour_for_key(item.label_id * 7 + 3); }
   std::string label(const TimelineItem& item) const override { return model_->str(item.label_id); }
   void tooltip(const ViewerState& state, const TimelineItem& item) const override {
     RangeLaneView::tooltip(state, item);
@@ -27,7 +27,7 @@ class HostThreadLaneView final : public RangeLaneView {
     if (!sel || !sel->launch || sel->launch->lane != index_) return;
     const TimelineItem& item = ctx.state->item(*sel->launch);
     const float ya = row_y(ctx.y, sel->launch->row);
-    const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns), xa + 2);
+    const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns()), xa + 2);
     ctx.draw_list->AddRect(ImVec2(xa - 1, ya), ImVec2(xb + 1, ya + kRowHeight), kSelectionColour, 0, 0, 2.5f);
   }
 
@@ -40,6 +40,9 @@ class MemcpyLaneView final : public RangeLaneView {
   using RangeLaneView::RangeLaneView;
 
  protected:
+  static std::int32_t copy_kind(const TimelineItem& item) {
+    return static_cast<std::int32_t>((item.flags >> kCopyKindShift) & 0xff);
+  }
   static const char* kind_name(std::int32_t kind) {
     switch (kind) {
       case 1: return "HtoD";
@@ -49,16 +52,16 @@ class MemcpyLaneView final : public RangeLaneView {
     }
   }
   ImU32 colour(const TimelineItem& item) const override {
-    switch (item.colour_key) {
+    switch (copy_kind(item)) {
       case 1: return IM_COL32(110, 170, 230, 255);
       case 2: return IM_COL32(230, 170, 100, 255);
       default: return IM_COL32(170, 140, 220, 255);
     }
   }
-  std::string label(const TimelineItem& item) const override { return kind_name(item.colour_key); }
+  std::string label(const TimelineItem& item) const override { return kind_name(copy_kind(item)); }
   void tooltip(const ViewerState&, const TimelineItem& item) const override {
-    ImGui::Text("%s copy, task %lld", kind_name(item.colour_key), static_cast<long long>(item.id));
-    ImGui::Text("duration %s", format_duration(item.end_ns - item.start_ns).c_str());
+    ImGui::Text("%s copy, task %lld", kind_name(copy_kind(item)), static_cast<long long>(item.id));
+    ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
   }
 };
 
@@ -80,8 +83,8 @@ class MarkerLaneView final : public RangeLaneView {
   }
   void tooltip(const ViewerState& state, const TimelineItem& item) const override {
     ImGui::TextUnformatted(label(item).c_str());
-    if (item.end_ns == item.start_ns) ImGui::TextUnformatted("instant marker");
-    else ImGui::Text("duration %s", format_duration(item.end_ns - item.start_ns).c_str());
+    if (item.end_ns() == item.start_ns) ImGui::TextUnformatted("instant marker");
+    else ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
     (void)state;
   }
 

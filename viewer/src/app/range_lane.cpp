@@ -20,7 +20,7 @@ void draw_clipped_text(ImDrawList* dl, float ax, float ay, float bx, float by, c
 
 void RangeLaneView::tooltip(const ViewerState& state, const TimelineItem& item) const {
   ImGui::TextUnformatted(state.model().str(item.label_id).c_str());
-  ImGui::Text("duration %s", format_duration(item.end_ns - item.start_ns).c_str());
+  ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
 }
 
 void RangeLaneView::draw(LaneDrawContext& ctx) {

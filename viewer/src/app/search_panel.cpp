@@ -33,7 +33,7 @@ class SearchPanel final : public Panel {
       const TimelineItem& it = state_.item(matches_[static_cast<std::size_t>(current_)]);
       ImGui::Text("%s at %s, %s", state_.model().str(it.label_id).c_str(),
                   format_duration(it.start_ns - state_.model().first_ns()).c_str(),
-                  format_duration(it.end_ns - it.start_ns).c_str());
+                  format_duration(it.end_ns() - it.start_ns).c_str());
     }
   }
 

@@ -22,13 +22,13 @@ class StreamLaneView final : public RangeLaneView {
     if (item.flags & kVerdictFail) return kFailColour;
     if (item.flags & kVerdictPass) return kPassColour;
     if (compare_colours_) return kUncomparedColour;
-    return colour_for_key(item.colour_key);
+    return colour_for_key(model_->colour_key(lane_, item));
   }
   std::string label(const TimelineItem& item) const override { return model_->str(item.label_id); }
 
   void tooltip(const ViewerState& state, const TimelineItem& item) const override {
     ImGui::TextUnformatted(state.model().str(item.label_id).c_str());
-    ImGui::Text("%s   %s", state.model().str(item.colour_key).c_str(), format_duration(item.end_ns - item.start_ns).c_str());
+    ImGui::Text("%s   %s", state.model().str(state.model().colour_key(lane_, item)).c_str(), format_duration(item.end_ns() - item.start_ns).c_str());
     ImGui::Text("task %lld, start %s", static_cast<long long>(item.id),
                 format_duration(item.start_ns - state.model().first_ns()).c_str());
     if (item.flags & kOverflow) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "overflow");
@@ -57,7 +57,7 @@ class StreamLaneView final : public RangeLaneView {
     const auto& sel = ctx.state->selection();
     if (sel && sel->where.lane == index_) {
       const TimelineItem& item = row[sel->where.index];
-      const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns), xa + 2);
+      const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns()), xa + 2);
       ctx.draw_list->AddRect(ImVec2(xa - 1, top), ImVec2(xb + 1, top + kRowHeight), kSelectionColour, 0, 0, 2.5f);
     }
   }

@@ -129,7 +129,7 @@ bool Timeline::draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const {
   if (api_top < 0 || task_top < 0) return false;
   const TimelineItem& call = state_.item(*sel->launch);
   const TimelineItem& task = state_.item(sel->where);
-  const ImVec2 a(ctx.x_of(call.start_ns + (call.end_ns - call.start_ns) / 2),
+  const ImVec2 a(ctx.x_of(call.start_ns + (call.end_ns() - call.start_ns) / 2),
                  LaneView::row_y(api_top, sel->launch->row) + kRowHeight);
   const ImVec2 b(ctx.x_of(task.start_ns), LaneView::row_y(task_top, 0));
   const float bend = std::max(20.0f, std::fabs(b.y - a.y) / 2);

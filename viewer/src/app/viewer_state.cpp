@@ -51,13 +51,14 @@ bool ViewerState::select_task(std::int64_t task_id, bool reveal_it) {
 
 void ViewerState::select(const TimelineModel::Location& at, bool reveal_it) {
   const TimelineItem& it = item(at);
-  Selection s{it.id, at, {}, std::nullopt};
+  Selection s{it.id, at, {}, std::nullopt};  // the item keeps the id's low 32 bits: the row has all of it
   s.row.task_id = it.id;
   s.row.start_ns = it.start_ns;
-  s.row.end_ns = it.end_ns;
+  s.row.end_ns = it.end_ns();
   reader_.for_each_task_starting(it.start_ns, it.start_ns + 1, [&](const collector::TaskRow& r) {
-    if (r.task_id == it.id) s.row = r;
+    if (it.has_id(r.task_id)) s.row = r;
   });
+  s.task_id = s.row.task_id;
   TimelineModel::Location launch;
   if (model_.find_launch(s.row.connection_id, launch)) s.launch = launch;
   selection_ = std::move(s);
@@ -68,18 +69,18 @@ void ViewerState::select(const TimelineModel::Location& at, bool reveal_it) {
 void ViewerState::zoom_to_selection() {
   if (!selection_) return;
   const TimelineItem& it = item(selection_->where);
-  const std::int64_t d = std::max<std::int64_t>(it.end_ns - it.start_ns, kMinSpanNs);
-  zoom_to(it.start_ns - d / 2, it.end_ns + d / 2);  // the task takes the middle half
+  const std::int64_t d = std::max<std::int64_t>(it.end_ns() - it.start_ns, kMinSpanNs);
+  zoom_to(it.start_ns - d / 2, it.end_ns() + d / 2);  // the task takes the middle half
 }
 
 void ViewerState::reveal(const TimelineItem& it) {
   const std::int64_t span = view.end_ns - view.start_ns;
-  const std::int64_t d = it.end_ns - it.start_ns;
+  const std::int64_t d = it.end_ns() - it.start_ns;
   if (d > span || static_cast<double>(d) < view.ns_per_px() * 2) {
     zoom_to_selection();  // too wide to see or too narrow to click: frame it
     return;
   }
-  if (it.start_ns >= view.start_ns && it.end_ns <= view.end_ns) return;
+  if (it.start_ns >= view.start_ns && it.end_ns() <= view.end_ns) return;
   const std::int64_t mid = it.start_ns + d / 2;
   view.start_ns = mid - span / 2;
   view.end_ns = view.start_ns + span;
