@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make demo`: runs the built-in sample workloads on the emulated NPU and on the CPU golden backend
-# and shows what they did. Later stages (profile, analyze, compare, view) are added here as they land.
+# and shows what they did, then profiles, analyzes, compares and views them.
 set -euo pipefail
 BUILD_DIR=${1:-build}
 S="$BUILD_DIR/samples"
@@ -46,3 +46,15 @@ section "Accuracy: the 8-block MLP on the NPU vs the CPU golden run (npuscope co
 section "Accuracy: the same with an error planted in block4.matmul (--perturb): found, and the ops after it inherit it"
 "$NPUSCOPE" compare --model "$MLP" --precision-mode must_keep_origin_dtype --perturb 'block4.matmul:noise=0.5' \
   --keep-traces "$DEMO/mlp_compare" --annotate --top 5
+section "The timeline viewer (npuscope view): the LLaMA trace"
+if [ -n "${DISPLAY:-}" ]; then
+  "$NPUSCOPE" view "$DEMO/llama.db"
+else
+  shot="$DEMO/llama_timeline.png"
+  if command -v xvfb-run > /dev/null; then
+    xvfb-run -a "$NPUSCOPE" view "$DEMO/llama.db" --select layer0/attn/o_proj --screenshot "$shot"
+    echo "no display: wrote a screenshot of the viewer to $shot (set DISPLAY to open the window)"
+  else
+    echo "no display and no xvfb-run (scripts/bootstrap.sh installs it): skipped the viewer"
+  fi
+fi
