@@ -138,3 +138,19 @@ TEST(FrameStatsJson, CountsFoldedRunsAndTheirItems) {
   EXPECT_EQ(doc["items_in_view"], 5);
   EXPECT_EQ(doc["lanes"][0]["kind"], "stream");
 }
+
+TEST(LodAtMidZoom, AFoldedRunStopsAtTheViewsEnd) {
+  // 1M back-to-back 100 ns items; the view holds the 1000 from 500'000: a folded run must not follow
+  // the row past the view (it did, to the row's end: 88 ms a frame on 10M tasks).
+  std::vector<TimelineItem> row;
+  for (std::int64_t i = 0; i < 1'000'000; ++i) row.push_back(TimelineItem::make(i * 100, i * 100 + 100, 0, i, 0));
+  const ViewRange view{50'000'000, 50'100'000, 10};  // 10 px: every item narrower than 3 px
+  std::vector<DrawItem> out;
+  visible_items(row, view, out);
+  std::size_t items = 0;
+  for (const DrawItem& d : out) {
+    items += d.count;
+    EXPECT_LT(d.item->start_ns, view.end_ns);
+  }
+  EXPECT_EQ(items, 1000u);  // exactly the items that overlap the view
+}
