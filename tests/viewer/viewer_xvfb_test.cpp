@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <stb/stb_image.h>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -29,9 +31,14 @@ class ViewerXvfbTest : public ExportTest {
            "libgl1-mesa-dri)";
   }
 
-  static CommandResult view(const std::string& args) {
-    return run_command("xvfb-run -a -s '-screen 0 1920x1200x24' " + npuscope_cmd("view " + args));
+  // `xvfb-run -a` looks for a free display from -n on; test processes that ctest -j runs side by side
+  // start from different numbers, so that two of them do not race for the same one.
+  static std::string xvfb_run() {
+    static int calls = 0;
+    return "xvfb-run -a -n " + std::to_string(100 + (getpid() % 500) * 8 + calls++ % 8) + " -s '-screen 0 1920x1200x24' ";
   }
+
+  static CommandResult view(const std::string& args) { return run_command(xvfb_run() + npuscope_cmd("view " + args)); }
 
   // Decodes the PNG; fails unless it has the size asked for and is not blank (many distinct colours).
   static void expect_picture(const std::string& png, int width, int height) {
@@ -122,7 +129,7 @@ TEST_F(ViewerXvfbTest, EveryPanelRendersAndTheViewerProgramToo) {
     ASSERT_EQ(r.status, 0) << panel << ": " << r.output;
     expect_picture(png, 1280, 800);
   }
-  const CommandResult r = run_command("xvfb-run -a " + std::string(NPUSCOPE_VIEWER) + " " + path("t.db") +
+  const CommandResult r = run_command(xvfb_run() + std::string(NPUSCOPE_VIEWER) + " " + path("t.db") +
                                       " --screenshot " + path("v.png") + " --size 800x600");
   ASSERT_EQ(r.status, 0) << r.output;
   expect_picture(path("v.png"), 800, 600);
