@@ -221,6 +221,7 @@ ANALYZE_SECONDS_TARGET = 10.0
 ANALYZE_RSS_MB_TARGET = 2048.0
 VIEWER_LOAD_SECONDS = 5.0
 VIEWER_BYTES_PER_TASK = 48.0
+VIEWER_FRAME_MS = 16.0
 
 
 def trace_writer_row(r, span, mode):
@@ -366,7 +367,25 @@ def viewer_section(runs):
             warn("viewer load of %s tasks (%s): %.2f s, %.1f bytes per task (target <= %g s, <= %g)" % (
                 tasks, "with API calls" if host == "1" else "tasks only", seconds, c["bytes_per_task"],
                 VIEWER_LOAD_SECONDS, VIEWER_BYTES_PER_TASK))
-    out += ["", "Command: `BUILD/bench/viewer_load_bench`."]
+    frames = [r for r in runs if r["name"].startswith("ViewerFrame/")]
+    if frames:
+        out += ["", "Frame time at 1280x800 under Xvfb with Mesa's llvmpipe (ImGui layout, every lane through the "
+                "level of detail, panels, OpenGL draw, glFinish), median of 3, on the 10M-task trace with an API "
+                "call per task. Target: <= %g ms." % VIEWER_FRAME_MS, "",
+                "| view | frame time | items in view | items drawn | of which folded | target |",
+                "|---|---:|---:|---:|---:|---|"]
+        for r in sorted(frames, key=lambda r: r["name"]):
+            zoom = r["name"].split("/")[2]
+            ms = to_seconds(r["ms"], r["unit"]) * 1e3
+            c = r["counters"]
+            ok = ms <= VIEWER_FRAME_MS
+            out.append("| %s | **%.1f ms** | %s | %.0f | %.0f | %s |" % (
+                "fully zoomed out" if zoom == "0" else "mid zoom (1/1000 of the trace)", ms,
+                "{:,}".format(int(c.get("items_in_view", 0))), c.get("items_drawn", 0), c.get("folded_items", 0),
+                verdict(ok, "ABOVE")))
+            if not ok:
+                warn("viewer frame time %.1f ms (target <= %g ms)" % (ms, VIEWER_FRAME_MS))
+    out += ["", "Commands: `BUILD/bench/viewer_load_bench`, `xvfb-run -a BUILD/bench/viewer_frame_bench`."]
     return out
 
 
