@@ -29,24 +29,16 @@ import argparse
 import sys
 
 import numpy as np
-from model_file import save_checked
-from onnx import TensorProto, helper, numpy_helper
+from model_file import GraphBuilder, save_checked
+from onnx import TensorProto, helper
 
 OPSET = 17  # LayerNormalization
 LN_EPSILON = 1e-5
 NUM_OUTPUTS = 16
 
 
-class Builder:
+class Builder(GraphBuilder):
     """Collects named nodes and initializers."""
-
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.nodes, self.inits = [], []
-
-    def param(self, name, array):
-        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(array, dtype=np.float32), name))
-        return name
 
     def op(self, op_type, name, inputs, **attrs):
         self.nodes.append(helper.make_node(op_type, inputs, [name], name=name, **attrs))

@@ -25,8 +25,8 @@ import argparse
 import sys
 
 import numpy as np
-from model_file import save_checked
-from onnx import TensorProto, helper, numpy_helper
+from model_file import GraphBuilder, save_checked
+from onnx import TensorProto, helper
 
 OPSET = 13
 BN_EPSILON = 1e-5
@@ -36,16 +36,8 @@ WEIGHTS_LAYOUT = ("torchvision resnet18 state_dict: initializer names are the st
                   "conv OIHW; fc.weight [out, in] (Gemm transB=1); BatchNorm epsilon 1e-5")
 
 
-class Builder:
+class Builder(GraphBuilder):
     """Collects nodes and initializers; names follow torchvision's module names."""
-
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.nodes, self.inits = [], []
-
-    def param(self, name, array):
-        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(array, dtype=np.float32), name))
-        return name
 
     def conv(self, name, x, c_in, c_out, k, stride, pad):
         fan_out = c_out * k * k

@@ -69,6 +69,8 @@ class RangeLaneView : public LaneView {
   virtual void on_click(ViewerState&, std::size_t /*row*/, std::size_t /*index*/) const {}
   // Outlines (selection, the launching call) drawn over a row's items.
   virtual void draw_overlay(LaneDrawContext&) const {}
+
+  const TimelineModel* model_ = nullptr;  // set by draw(), for labels from STRING_IDS
 };
 
 // One view per lane of the model.

@@ -9,11 +9,6 @@ namespace {
 class HostThreadLaneView final : public RangeLaneView {
  public:
   using RangeLaneView::RangeLaneView;
-  void draw(LaneDrawContext& ctx) override {
-    model_ = &ctx.state->model();
-    RangeLaneView::draw(ctx);
-  }
-
  protected:
   ImU32 colour(const TimelineItem& item) const override { return colour_for_key(item.label_id * 7 + 3); }
   std::string label(const TimelineItem& item) const override { return model_->str(item.label_id); }
@@ -30,9 +25,6 @@ class HostThreadLaneView final : public RangeLaneView {
     const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns()), xa + 2);
     ctx.draw_list->AddRect(ImVec2(xa - 1, ya), ImVec2(xb + 1, ya + kRowHeight), kSelectionColour, 0, 0, 2.5f);
   }
-
- private:
-  const TimelineModel* model_ = nullptr;
 };
 
 class MemcpyLaneView final : public RangeLaneView {
@@ -68,11 +60,6 @@ class MemcpyLaneView final : public RangeLaneView {
 class MarkerLaneView final : public RangeLaneView {
  public:
   using RangeLaneView::RangeLaneView;
-  void draw(LaneDrawContext& ctx) override {
-    model_ = &ctx.state->model();
-    RangeLaneView::draw(ctx);
-  }
-
  protected:
   ImU32 colour(const TimelineItem& item) const override {
     return item.flags & kStep ? IM_COL32(240, 200, 90, 255) : IM_COL32(150, 200, 200, 255);
@@ -87,9 +74,6 @@ class MarkerLaneView final : public RangeLaneView {
     else ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
     (void)state;
   }
-
- private:
-  const TimelineModel* model_ = nullptr;
 };
 
 }  // namespace

@@ -25,6 +25,7 @@ void RangeLaneView::tooltip(const ViewerState& state, const TimelineItem& item) 
 
 void RangeLaneView::draw(LaneDrawContext& ctx) {
   ViewerState& state = *ctx.state;
+  model_ = &state.model();
   std::vector<DrawItem>& drawn = *ctx.scratch;
   ctx.stats->rows = lane_.rows.size();
   for (std::size_t r = 0; r < lane_.rows.size(); ++r) {

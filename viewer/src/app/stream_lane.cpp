@@ -64,14 +64,12 @@ class StreamLaneView final : public RangeLaneView {
 
  public:
   void draw(LaneDrawContext& ctx) override {
-    model_ = &ctx.state->model();
-    compare_colours_ = model_->has_compare_results();
+    compare_colours_ = ctx.state->model().has_compare_results();
     RangeLaneView::draw(ctx);
   }
 
  private:
   std::vector<std::size_t> overflows_;  // indices into rows[0]
-  const TimelineModel* model_ = nullptr;
   bool compare_colours_ = false;
 };
 
