@@ -76,6 +76,7 @@ struct ViewerSession::Impl {
     reader = collector::TraceReader::open(options.trace, {.verify = false});
     model.emplace(*reader);
     state.emplace(*model, *reader);
+    state->single_frame = offscreen;
     timeline.emplace(*state);
     panels.push_back(make_details_panel(*state));
     panels.push_back(make_op_stats_panel(*state));

@@ -49,6 +49,8 @@ class ViewerState {
 
   // A panel to bring to the front on the next frame ("" none).
   std::string focus_panel;
+  // One frame to be written (--screenshot): work a panel does in the background is waited for.
+  bool single_frame = false;
 
  private:
   void reveal(const TimelineItem& item);
