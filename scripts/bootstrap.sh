@@ -17,7 +17,7 @@ PACKAGES=(
   libzstd-dev                  # compressed tensor dumps
   libgtest-dev libgmock-dev googletest  # tests
   libbenchmark-dev             # bench/
-  libimgui-dev libglfw3-dev libgl-dev   # viewer
+  libimgui-dev libglfw3-dev libgl-dev libstb-dev  # viewer (stb: PNG screenshots)
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata  # ONNX import + conformance data
   python3-onnx python3-numpy   # sample model generation (/usr/bin/python3)
   xvfb xauth libgl1-mesa-dri   # headless viewer tests (Mesa llvmpipe)
