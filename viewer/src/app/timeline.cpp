@@ -68,6 +68,7 @@ void Timeline::draw(float height, FrameStats& stats) {
   }
   dl->PushClipRect(ImVec2(x0, clip_a.y), ImVec2(x1, clip_b.y), true);
   stats.flow_line = draw_flow(dl, ctx);
+  draw_range(dl, x0, top.y, y);
   if (state_.selection()) stats.selected_task = state_.selection()->task_id;
   dl->PopClipRect();
   ImGui::EndChild();
@@ -78,6 +79,17 @@ void Timeline::handle_input(float x0, float x1, bool hovered, bool active) {
   const double mouse_px = std::clamp(static_cast<double>(io.MousePos.x - x0), 0.0, static_cast<double>(x1 - x0));
   if (hovered && io.MouseWheel != 0) state_.zoom_around(std::pow(0.8, io.MouseWheel), mouse_px);
   if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2)) state_.pan_px(io.MouseDelta.x);
+  // Right-drag a range, release to zoom into it.
+  if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) range_from_px_ = mouse_px;
+  if (range_from_px_ && ImGui::IsMouseReleased(ImGuiMouseButton_Right)) {
+    const double a = std::min(*range_from_px_, mouse_px), b = std::max(*range_from_px_, mouse_px);
+    const double ns_per_px = state_.view.ns_per_px();
+    if (b - a >= 3) {
+      state_.zoom_to(state_.view.start_ns + static_cast<std::int64_t>(a * ns_per_px),
+                     state_.view.start_ns + static_cast<std::int64_t>(b * ns_per_px));
+    }
+    range_from_px_.reset();
+  }
   if (io.WantTextInput) return;
   const double centre = hovered ? mouse_px : (x1 - x0) / 2;
   if (ImGui::IsKeyDown('W')) state_.zoom_around(0.93, centre);
@@ -87,6 +99,14 @@ void Timeline::handle_input(float x0, float x1, bool hovered, bool active) {
   if (ImGui::IsKeyPressed('F', false)) state_.fit_all();
   if (ImGui::IsKeyPressed('Z', false)) state_.zoom_to_selection();
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) state_.clear_selection();
+}
+
+void Timeline::draw_range(ImDrawList* dl, float x0, float ya, float yb) const {
+  if (!range_from_px_) return;
+  const float xa = x0 + static_cast<float>(*range_from_px_), xb = ImGui::GetIO().MousePos.x;
+  dl->AddRectFilled(ImVec2(std::min(xa, xb), ya), ImVec2(std::max(xa, xb), yb), IM_COL32(120, 170, 255, 50));
+  const auto ns = static_cast<std::int64_t>(std::abs(xb - xa) * state_.view.ns_per_px());
+  dl->AddText(ImVec2(std::min(xa, xb) + 4, ya + 4), IM_COL32(200, 220, 255, 255), format_duration(ns).c_str());
 }
 
 void Timeline::draw_ruler(ImDrawList* dl, float x0, float x1, float y) const {

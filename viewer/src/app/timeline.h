@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "lane_view.h"
@@ -23,11 +24,15 @@ class Timeline {
   void draw_ruler(ImDrawList* dl, float x0, float x1, float y) const;
   void draw_grid(ImDrawList* dl, float x0, float x1, float ya, float yb) const;
   bool draw_flow(ImDrawList* dl, const LaneDrawContext& ctx) const;  // false: not drawn
+  // The time range being dragged out with the right button (zoomed into on release), as Nsight
+  // Systems does: its start in pixels from x0, while the button is down.
+  void draw_range(ImDrawList* dl, float x0, float ya, float yb) const;
 
   ViewerState& state_;
   std::vector<std::unique_ptr<LaneView>> lanes_;
   std::vector<float> lane_y_;  // this frame's top of each lane; < 0 when not on screen
   std::vector<DrawItem> scratch_;
+  std::optional<double> range_from_px_;
 };
 
 }  // namespace npuscope::viewer
