@@ -115,6 +115,35 @@ constexpr Column<TaskRow> kTaskColumns[] = {
 };
 static_assert(covers_each_member_once(kTaskColumns));
 
+constexpr Column<TaskExecRow> kTaskExecColumns[] = {
+    {"task_id", &TaskExecRow::task_id, "As TASK.task_id."},
+    {"start_ns", &TaskExecRow::start_ns, "As TASK.start_ns."},
+    {"end_ns", &TaskExecRow::end_ns, "As TASK.end_ns."},
+    {"queued_ns", &TaskExecRow::queued_ns, "As TASK.queued_ns."},
+    {"device_id", &TaskExecRow::device_id, "As TASK.device_id."},
+    {"stream_id", &TaskExecRow::stream_id, "As TASK.stream_id."},
+    {"kernel_id", &TaskExecRow::kernel_id, "What ran (KERNEL.kernel_id): its name, type, unit and costs."},
+    {"connection_id", &TaskExecRow::connection_id, "As TASK.connection_id."},
+    {"overflow", &TaskExecRow::overflow, "As TASK.overflow."},
+    {"call_index", &TaskExecRow::call_index, "As TASK.call_index."},
+    {"emulation_ns", &TaskExecRow::emulation_ns, "As TASK.emulation_ns."},
+    {"thread_id", &TaskExecRow::thread_id, "As TASK.thread_id."},
+};
+static_assert(covers_each_member_once(kTaskExecColumns));
+
+constexpr Column<KernelRow> kKernelColumns[] = {
+    {"kernel_id", &KernelRow::kernel_id, "Kernel id (1, 2, ...), TASK_EXEC.kernel_id refers to it."},
+    {"name_id", &KernelRow::name_id, "As TASK.name_id."},
+    {"op_type_id", &KernelRow::op_type_id, "As TASK.op_type_id."},
+    {"task_type", &KernelRow::task_type, "As TASK.task_type."},
+    {"block_dim", &KernelRow::block_dim, "As TASK.block_dim."},
+    {"flops", &KernelRow::flops, "As TASK.flops."},
+    {"bytes", &KernelRow::bytes, "As TASK.bytes."},
+    {"compute_dtype", &KernelRow::compute_dtype, "As TASK.compute_dtype."},
+    {"fallback", &KernelRow::fallback, "As TASK.fallback."},
+};
+static_assert(covers_each_member_once(kKernelColumns));
+
 constexpr Column<TensorRow> kTensorColumns[] = {
     {"task_id", &TensorRow::task_id, "The task that read or produced the tensor (TASK.task_id)."},
     {"role", &TensorRow::role, "Input or output of the task: see Enumerations: role."},
@@ -235,9 +264,33 @@ const Table<ApiRow>& table_for<ApiRow>() {
 template <>
 const Table<TaskRow>& table_for<TaskRow>() {
   static const Table<TaskRow>& table = *new Table<TaskRow>(make_table<TaskRow>(
-      {.name = "TASK", .doc = "Device tasks: one row per kernel run (and event record/wait) with its modelled times.",
-       .indexes = {{{"start_ns"}}, {{"name_id"}}}, .order_by = "start_ns"},
+      {.name = "TASK",
+       .doc = "Device tasks: one row per kernel run (and event record/wait) with its modelled times. A view of "
+              "TASK_EXEC joined with KERNEL (Note [Kernel table] in collector/src/schema.h): query it as a table.",
+       .order_by = "start_ns",
+       .view_select = "SELECT e.task_id, e.start_ns, e.end_ns, e.queued_ns, e.device_id, e.stream_id, k.name_id, "
+                      "k.op_type_id, k.task_type, e.connection_id, k.block_dim, k.flops, k.bytes, e.overflow, "
+                      "k.fallback, k.compute_dtype, e.call_index, e.emulation_ns, e.thread_id "
+                      "FROM TASK_EXEC e JOIN KERNEL k ON k.kernel_id = e.kernel_id"},
       kTaskColumns));
+  return table;
+}
+
+template <>
+const Table<TaskExecRow>& table_for<TaskExecRow>() {
+  static const Table<TaskExecRow>& table = *new Table<TaskExecRow>(make_table<TaskExecRow>(
+      {.name = "TASK_EXEC", .doc = "What TASK shows of each task run, less what its kernel is (KERNEL).",
+       .indexes = {{{"start_ns"}}, {{"kernel_id"}}}, .order_by = "start_ns"},
+      kTaskExecColumns));
+  return table;
+}
+
+template <>
+const Table<KernelRow>& table_for<KernelRow>() {
+  static const Table<KernelRow>& table = *new Table<KernelRow>(make_table<KernelRow>(
+      {.name = "KERNEL", .doc = "Each distinct kernel the tasks ran, once: what TASK shows of a task besides its times.",
+       .indexes = {{{"name_id"}}}, .primary_key = "kernel_id", .order_by = "kernel_id"},
+      kKernelColumns));
   return table;
 }
 
@@ -291,7 +344,8 @@ const Table<CompareResultRow>& table_for<CompareResultRow>() {
 const std::vector<const TableInfo*>& all_tables() {
   static const std::vector<const TableInfo*>& tables = *new std::vector<const TableInfo*>{
       &table_for<MetaRow>().info,   &table_for<StringRow>().info, &table_for<DeviceInfoRow>().info,
-      &table_for<ApiRow>().info,    &table_for<TaskRow>().info,   &table_for<TensorRow>().info,
+      &table_for<ApiRow>().info,    &table_for<TaskExecRow>().info, &table_for<KernelRow>().info,
+      &table_for<TaskRow>().info,   &table_for<TensorRow>().info,
       &table_for<MemoryRow>().info, &table_for<MemcpyRow>().info, &table_for<MarkerRow>().info,
       &table_for<CompareResultRow>().info,
   };

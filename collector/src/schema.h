@@ -59,6 +59,8 @@ struct TableInfo {
   std::string_view primary_key;    // a column name, or empty
   std::string_view order_by;       // the reader's row order (rowid breaks ties)
   bool replace = false;            // INSERT OR REPLACE (META: later values win)
+  // Non-empty: a view, `SELECT ...` giving exactly `columns` (Note [Kernel table]); no rows of its own.
+  std::string_view view_select;
 };
 
 // A table and the members its columns store: fields[i] is columns[i].
@@ -66,6 +68,32 @@ template <class Row>
 struct Table {
   TableInfo info;
   std::vector<Field<Row>> fields;
+};
+
+// Note [Kernel table]
+// A task row repeats what its kernel is (name, op type, unit, block dim, FLOPs, bytes, compute dtype,
+// fallback) at every launch of it. The writer stores that once per distinct kernel in KERNEL and
+// keeps only the task's own columns in TASK_EXEC, as msprof keeps COMPUTE_TASK_INFO beside TASK:
+// 12 columns per task instead of 19, which is what lets SQLite take 3M task rows per second
+// (bench/trace_writer_bench.cpp) and makes traces smaller and faster to read. TASK, the table users
+// query (DESIGN.md's columns, docs/schema.md), is a view joining the two; the reader joins them in
+// memory. Schema version 1 traces have TASK as a table and are read as they are.
+struct TaskExecRow {
+  std::int64_t task_id = 0;
+  std::int64_t start_ns = 0, end_ns = 0, queued_ns = 0;
+  std::int32_t device_id = 0, stream_id = 0;
+  std::int64_t kernel_id = 0;
+  std::int64_t connection_id = 0;
+  std::int32_t overflow = 0, call_index = 0;
+  std::int64_t emulation_ns = 0;
+  std::int32_t thread_id = 0;
+};
+struct KernelRow {
+  std::int64_t kernel_id = 0;
+  StringId name_id = 0, op_type_id = 0;
+  std::int32_t task_type = 0, block_dim = 0;
+  std::int64_t flops = 0, bytes = 0;
+  std::int32_t compute_dtype = 0, fallback = 0;
 };
 
 // The two tables without a public row struct.
@@ -84,7 +112,9 @@ template <> const Table<MetaRow>& table_for<MetaRow>();
 template <> const Table<StringRow>& table_for<StringRow>();
 template <> const Table<DeviceInfoRow>& table_for<DeviceInfoRow>();
 template <> const Table<ApiRow>& table_for<ApiRow>();
-template <> const Table<TaskRow>& table_for<TaskRow>();
+template <> const Table<TaskRow>& table_for<TaskRow>();  // the TASK view
+template <> const Table<TaskExecRow>& table_for<TaskExecRow>();
+template <> const Table<KernelRow>& table_for<KernelRow>();
 template <> const Table<TensorRow>& table_for<TensorRow>();
 template <> const Table<MemoryRow>& table_for<MemoryRow>();
 template <> const Table<MemcpyRow>& table_for<MemcpyRow>();

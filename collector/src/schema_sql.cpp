@@ -27,6 +27,7 @@ std::string joined(const std::vector<std::string_view>& parts, std::string_view 
 }  // namespace
 
 std::string create_table_sql(const TableInfo& table) {
+  if (!table.view_select.empty()) return "CREATE VIEW " + std::string(table.name) + " AS " + std::string(table.view_select);
   std::string sql = "CREATE TABLE " + std::string(table.name) + " (";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const ColumnInfo& c = table.columns[i];
@@ -37,7 +38,7 @@ std::string create_table_sql(const TableInfo& table) {
 }
 
 std::vector<std::string> create_index_sql(const TableInfo& table) {
-  std::vector<std::string> out;
+  std::vector<std::string> out;  // a view has none: its tables' indexes serve it
   for (const IndexInfo& index : table.indexes) {
     out.push_back("CREATE INDEX IF NOT EXISTS " + std::string(table.name) + "_" + joined(index.columns, "_") + " ON " +
                   std::string(table.name) + " (" + joined(index.columns, ", ") + ")");

@@ -4,6 +4,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -72,11 +73,12 @@ class SqliteTraceReader final : public TraceReader {
   SqliteTraceReader(const std::string& path, const ReaderOptions& options)
       : db_(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) {
     check_not_truncated(path);
-    for (const std::string& column : options.skip_columns) leave_out(column);
     load_meta();
     check_version();
     if (options.verify) check_integrity();
     load_strings();
+    load_kernels();
+    for (const std::string& column : options.skip_columns) leave_out(column);
   }
 
   const std::string& path() const override { return db_.path(); }
@@ -111,7 +113,7 @@ class SqliteTraceReader final : public TraceReader {
     return out;
   }
 
-  void for_each_task(const std::function<void(const TaskRow&)>& f) const override { for_each<TaskRow>(false, f); }
+  void for_each_task(const std::function<void(const TaskRow&)>& f) const override { tasks_where({}, {}, f); }
   void for_each_api(const std::function<void(const ApiRow&)>& f) const override { for_each<ApiRow>(false, f); }
   void for_each_memory(const std::function<void(const MemoryRow&)>& f) const override {
     for_each<MemoryRow>(false, f);
@@ -156,7 +158,7 @@ class SqliteTraceReader final : public TraceReader {
   TaskSummary task_summary() const override {
     const std::lock_guard lock(mutex_);
     sqlite::Stmt stmt(db_, "SELECT count(*), coalesce(sum(overflow), 0), coalesce(min(start_ns), 0), "
-                           "coalesce(max(end_ns), 0) FROM TASK");
+                           "coalesce(max(end_ns), 0) FROM " + task_table());
     stmt.step();
     return {sqlite3_column_int64(stmt.get(), 0), sqlite3_column_int64(stmt.get(), 1),
             sqlite3_column_int64(stmt.get(), 2), sqlite3_column_int64(stmt.get(), 3)};
@@ -164,14 +166,14 @@ class SqliteTraceReader final : public TraceReader {
 
   void for_each_task_starting(std::int64_t from_ns, std::int64_t to_ns,
                               const std::function<void(const TaskRow&)>& f) const override {
-    for_each<TaskRow>(false, f, "start_ns >= ?1 AND start_ns < ?2", {from_ns, to_ns});
+    tasks_where("start_ns >= ?1 AND start_ns < ?2", {from_ns, to_ns}, f);
   }
 
   std::pair<std::int64_t, std::int64_t> task_start_range() const override {
     const std::lock_guard lock(mutex_);
     // Two queries: SQLite answers a lone min() or max() from the index, not both in one.
-    sqlite::Stmt first(db_, "SELECT min(start_ns) FROM TASK");
-    sqlite::Stmt last(db_, "SELECT max(start_ns) FROM TASK");
+    sqlite::Stmt first(db_, "SELECT min(start_ns) FROM " + task_table());
+    sqlite::Stmt last(db_, "SELECT max(start_ns) FROM " + task_table());
     first.step();
     last.step();
     if (sqlite3_column_type(first.get(), 0) == SQLITE_NULL) return {0, -1};
@@ -188,12 +190,37 @@ class SqliteTraceReader final : public TraceReader {
       throw TraceError(path() + ": no table '" + table + "' in a trace (tables: " + known + ")");
     }
     const std::lock_guard lock(mutex_);
-    sqlite::Stmt stmt(db_, "SELECT count(*) FROM " + std::string(info->name));
+    const std::string name = info->name == "TASK" ? task_table() : std::string(info->name);  // not through the join
+    sqlite::Stmt stmt(db_, "SELECT count(*) FROM " + name);
     stmt.step();
     return sqlite3_column_int64(stmt.get(), 0);
   }
 
  private:
+  // Schema 2 stores tasks in TASK_EXEC + KERNEL (Note [Kernel table]); schema 1 in the table TASK.
+  bool kernel_table() const { return schema_version_ >= 2; }
+  std::string task_table() const { return kernel_table() ? "TASK_EXEC" : "TASK"; }
+
+  // Tasks in start order, TASK_EXEC rows joined here with the kernels read on open.
+  void tasks_where(std::string_view where, std::initializer_list<std::int64_t> args,
+                   const std::function<void(const TaskRow&)>& f) const {
+    if (!kernel_table()) return for_each<TaskRow>(false, f, where, args);
+    static const schema::KernelRow kUnknown;
+    TaskRow t;
+    for_each<schema::TaskExecRow>(
+        false,
+        [&](const schema::TaskExecRow& e) {
+          const auto k = static_cast<std::size_t>(e.kernel_id);
+          const schema::KernelRow& kernel = k < kernels_.size() ? kernels_[k] : kUnknown;
+          t = {e.task_id,         e.start_ns,      e.end_ns,        e.queued_ns,     e.device_id,
+               e.stream_id,       kernel.name_id,  kernel.op_type_id, kernel.task_type, e.connection_id,
+               kernel.block_dim,  kernel.flops,    kernel.bytes,    e.overflow,      kernel.fallback,
+               kernel.compute_dtype, e.call_index, e.emulation_ns,  e.thread_id};
+          f(t);
+        },
+        where, args);
+  }
+
   // Streams a table in its documented order, one reused row object.
   // `where` may use ?1, ?2, ... bound to `args`.
   template <class Row, class F>
@@ -224,6 +251,7 @@ class SqliteTraceReader final : public TraceReader {
     mapped_ = true;
   }
   void leave_out(const std::string& column);
+  void load_kernels();
   void load_meta();
   void check_version();
   void check_integrity();
@@ -237,14 +265,38 @@ class SqliteTraceReader final : public TraceReader {
   mutable sqlite::Db db_;
   mutable bool mapped_ = false;
   std::map<std::string_view, std::vector<bool>> skipped_;  // by table: the columns read as NULL
+  std::vector<schema::KernelRow> kernels_;                 // by kernel_id (schema 2)
   std::map<std::string, std::string> meta_;
   std::unordered_map<StringId, std::string> strings_;
   int schema_version_ = 0;
 };
 
+void SqliteTraceReader::load_kernels() {
+  if (!kernel_table()) return;
+  for_each<schema::KernelRow>(false, [&](const schema::KernelRow& k) {
+    if (k.kernel_id < 0 || k.kernel_id > std::int64_t{1} << 32) return;  // not a writer's id: reads as unknown
+    if (static_cast<std::size_t>(k.kernel_id) >= kernels_.size()) kernels_.resize(static_cast<std::size_t>(k.kernel_id) + 1);
+    kernels_[static_cast<std::size_t>(k.kernel_id)] = k;
+  });
+}
+
 void SqliteTraceReader::leave_out(const std::string& column) {
   const auto dot = column.find('.');
   const schema::TableInfo* table = dot == std::string::npos ? nullptr : schema::find_table(column.substr(0, dot));
+  if (table && table->name == "TASK" && kernel_table()) {
+    // TASK's own columns are TASK_EXEC's; those of its kernel cost nothing to keep.
+    const bool is_task_column = std::any_of(table->columns.begin(), table->columns.end(),
+                                            [&](const schema::ColumnInfo& c) { return c.name == column.substr(dot + 1); });
+    const schema::TableInfo& exec = schema::table_for<schema::TaskExecRow>().info;
+    for (std::size_t i = 0; i < exec.columns.size(); ++i) {
+      if (exec.columns[i].name != column.substr(dot + 1)) continue;
+      std::vector<bool>& skip = skipped_[exec.name];
+      skip.resize(exec.columns.size());
+      skip[i] = true;
+    }
+    if (is_task_column) return;
+    table = nullptr;
+  }
   if (table) {
     for (std::size_t i = 0; i < table->columns.size(); ++i) {
       if (table->columns[i].name != column.substr(dot + 1)) continue;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "batch_vtab.h"
+#include "kernel_ids.h"
 #include "output_file.h"
 #include "schema.h"
 #include "sqlite_util.h"
@@ -71,7 +72,8 @@ class TableWriter {
 // The statements of every table. Destroyed before the connection closes.
 struct TableWriters {
   explicit TableWriters(sqlite::Db& db)
-      : meta(db), strings(db), devices(db), apis(db), tasks(db), tensors(db), memory(db), memcpys(db), markers(db) {}
+      : meta(db), strings(db), devices(db), apis(db), kernels(db), tasks(db), tensors(db), memory(db), memcpys(db),
+        markers(db) {}
 
   // Everything pending goes in before a commit: a committed row's strings are committed with it.
   void flush() {
@@ -79,6 +81,7 @@ struct TableWriters {
     meta.flush();
     devices.flush();
     apis.flush();
+    kernels.flush();
     tasks.flush();
     memory.flush();
     memcpys.flush();
@@ -90,7 +93,8 @@ struct TableWriters {
   TableWriter<schema::StringRow> strings;
   TableWriter<DeviceInfoRow> devices;
   TableWriter<ApiRow> apis;
-  TableWriter<TaskRow> tasks;
+  TableWriter<schema::KernelRow> kernels;
+  TableWriter<schema::TaskExecRow> tasks;
   TableWriter<TensorRow> tensors;
   TableWriter<MemoryRow> memory;
   TableWriter<MemcpyRow> memcpys;
@@ -144,7 +148,20 @@ class SqliteTraceWriter final : public TraceWriter {
   }
 
   void add_device(const DeviceInfoRow& row) override { add_rows(writers_->devices, std::span(&row, 1)); }
-  void add_tasks(std::span<const TaskRow> rows) override { add_rows(writers_->tasks, rows); }
+  // Note [Kernel table]: a TASK_EXEC row per task, a KERNEL row per kernel not seen before.
+  void add_tasks(std::span<const TaskRow> rows) override {
+    check_writable();
+    exec_rows_.clear();
+    fresh_kernels_.clear();
+    for (const TaskRow& t : rows) {
+      exec_rows_.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.device_id, t.stream_id,
+                            kernel_ids_.id_of(t, fresh_kernels_), t.connection_id, t.overflow, t.call_index,
+                            t.emulation_ns, t.thread_id});
+    }
+    if (!fresh_kernels_.empty()) writers_->kernels.add(fresh_kernels_);
+    writers_->tasks.add(exec_rows_);
+    after_add(rows.size());
+  }
   void add_apis(std::span<const ApiRow> rows) override { add_rows(writers_->apis, rows); }
   void add_memory(std::span<const MemoryRow> rows) override { add_rows(writers_->memory, rows); }
   void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(writers_->memcpys, rows); }
@@ -190,6 +207,9 @@ class SqliteTraceWriter final : public TraceWriter {
   sqlite::Db db_;
   std::unique_ptr<TableWriters> writers_;
   StringIds strings_;
+  KernelIds kernel_ids_;
+  std::vector<schema::TaskExecRow> exec_rows_;  // add_tasks' buffers, reused
+  std::vector<schema::KernelRow> fresh_kernels_;
   std::chrono::milliseconds interval_;
   bool durable_;
   std::chrono::steady_clock::time_point last_commit_;
@@ -209,7 +229,8 @@ void SqliteTraceWriter::create_schema() {
   db_.exec("PRAGMA cache_size = -16384");   // KiB: the writer lives inside the profiled process
   for (const schema::BatchSource* source :
        {&schema::batch_source<schema::MetaRow>(), &schema::batch_source<schema::StringRow>(),
-        &schema::batch_source<DeviceInfoRow>(), &schema::batch_source<ApiRow>(), &schema::batch_source<TaskRow>(),
+        &schema::batch_source<DeviceInfoRow>(), &schema::batch_source<ApiRow>(),
+        &schema::batch_source<schema::TaskExecRow>(), &schema::batch_source<schema::KernelRow>(),
         &schema::batch_source<TensorRow>(), &schema::batch_source<MemoryRow>(), &schema::batch_source<MemcpyRow>(),
         &schema::batch_source<MarkerRow>()}) {
     schema::register_batch_module(db_, *source);

@@ -133,18 +133,51 @@ TEST_F(TraceReaderTest, TasksOfATimeWindow) {
 TEST_F(TraceReaderTest, SkippedColumnsReadAsZero) {
   write_trace(path(), 10);
   const std::vector<TaskRow> all = TraceReader::open(path())->tasks();
-  const auto reader = TraceReader::open(path(), {.skip_columns = {"TASK.flops", "TASK.connection_id"}});
+  // TASK.flops is its kernel's (Note [Kernel table]): accepted, and kept, since it costs nothing.
+  const auto reader = TraceReader::open(path(), {.skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.flops"}});
   const std::vector<TaskRow> some = reader->tasks();
   ASSERT_EQ(some.size(), all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
-    EXPECT_EQ(some[i].flops, 0);
+    EXPECT_EQ(some[i].queued_ns, 0);
     EXPECT_EQ(some[i].connection_id, 0);
     EXPECT_EQ(some[i].bytes, all[i].bytes) << "the other columns are read";
     EXPECT_EQ(some[i].task_id, all[i].task_id);
   }
+  const auto api = TraceReader::open(path(), {.skip_columns = {"API.connection_id"}});  // another table
   expect_trace_error([&] { TraceReader::open(path(), {.skip_columns = {"TASK.flop"}}); },
                      "cannot leave out 'TASK.flop': not a TABLE.column of a trace");
   expect_trace_error([&] { TraceReader::open(path(), {.skip_columns = {"flops"}}); }, "cannot leave out 'flops'");
+}
+
+// Note [Kernel table]: each kernel stored once, TASK a view that reads like the old table, and a
+// schema 1 trace (TASK a table) still read as it is.
+TEST_F(TraceReaderTest, KernelsStoredOnceAndSchema1TracesStillRead) {
+  {  // one op name launched 1000 times with 5 distinct costs: 5 kernels
+    auto writer = TraceWriter::create(path());
+    const StringId op = writer->intern("op");
+    std::vector<TaskRow> rows;
+    for (std::int64_t i = 0; i < 1'000; ++i) {
+      TaskRow t = make_task(i, op, op);
+      t.flops = (i % 5) * 1'000;
+      t.bytes = (i % 5) * 64;
+      t.task_type = t.fallback = 0;
+      rows.push_back(t);
+    }
+    writer->add_tasks(rows);
+    writer->finalize();
+  }
+  const std::vector<TaskRow> all = TraceReader::open(path())->tasks();
+  EXPECT_EQ(sql_text(path(), "SELECT count(*) FROM KERNEL"), "5");
+  EXPECT_EQ(sql_text(path(), "SELECT count(*) FROM TASK"), "1000");
+  EXPECT_EQ(sql_text(path(), "SELECT flops FROM TASK WHERE task_id = 8"), std::to_string(all[7].flops));
+  sql_exec(path(),
+           "CREATE TABLE TASK_V1 AS SELECT * FROM TASK; DROP VIEW TASK; ALTER TABLE TASK_V1 RENAME TO TASK; "
+           "DROP TABLE TASK_EXEC; DROP TABLE KERNEL; UPDATE META SET value = '1' WHERE key = 'schema_version'");
+  const auto v1 = TraceReader::open(path());
+  EXPECT_EQ(v1->schema_version(), 1);
+  expect_rows_eq(all, v1->tasks());
+  EXPECT_EQ(v1->count("TASK"), 1'000);
+  EXPECT_EQ(v1->task_start_range().first, all.front().start_ns);
 }
 
 TEST_F(TraceReaderTest, StartRangeOfNoTasks) {

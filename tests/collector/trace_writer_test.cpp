@@ -86,7 +86,8 @@ TEST_F(TraceWriterTest, CommitMakesRowsVisibleNow) {
 }
 
 TEST_F(TraceWriterTest, IncompleteUntilFinalizedThenIndexedAndOneFile) {
-  const std::string has_index = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'TASK_start_ns'";
+  const std::string has_index =
+      "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'TASK_EXEC_start_ns'";
   auto writer = TraceWriter::create(path());
   EXPECT_FALSE(TraceReader::open(path())->complete());
   EXPECT_EQ(sql_text(path(), has_index), "0");
@@ -97,8 +98,8 @@ TEST_F(TraceWriterTest, IncompleteUntilFinalizedThenIndexedAndOneFile) {
   EXPECT_EQ(sql_text(path(), "PRAGMA journal_mode"), "delete");
   EXPECT_FALSE(std::filesystem::exists(path() + "-wal"));
   // Streaming tasks in start order uses the index, not a sort.
-  EXPECT_NE(sql_text(path(), "EXPLAIN QUERY PLAN " + schema::select_sql(schema::table_for<TaskRow>().info, false), 3)
-                .find("TASK_start_ns"),
+  EXPECT_NE(sql_text(path(), "EXPLAIN QUERY PLAN " + schema::select_sql(schema::table_for<schema::TaskExecRow>().info, false), 3)
+                .find("TASK_EXEC_start_ns"),
             std::string::npos);
 }
 

@@ -13,7 +13,7 @@ namespace npuscope::collector {
 
 using StringId = std::int64_t;  // into STRING_IDS; 0 = no string
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel table])
 
 // TASK.task_type values (hooks::TaskType).
 enum class TaskType : std::int32_t { kAiCore = 0, kAiVectorCore = 1, kAiCpu = 2, kMemcpy = 3, kEventRecord = 4,
