@@ -27,17 +27,6 @@ if [ ${#benches[@]} -eq 0 ]; then
   exit 1
 fi
 
-# End-to-end profiling overhead (whole sample processes, unprofiled vs under `npuscope run`), first:
-# whole-process wall times are what the state the other benches leave behind (gigabytes of traces
-# written and freed) moves most; measured after them it read 1.15-1.18x, on a quiet machine ~1.0x.
-if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/samples/multi_stream" ] && [ -x "$BUILD_DIR/samples/llama_block" ]; then
-  echo "== profiler_overhead.py"
-  /usr/bin/python3 "$ROOT/bench/profiler_overhead.py" "$BUILD_DIR" >"$OUT_DIR/profiler_overhead.json" ||
-    echo "run_bench.sh: warning: bench/profiler_overhead.py failed; its section is left out" >&2
-else
-  echo "run_bench.sh: warning: $BUILD_DIR lacks cli/npuscope or samples/; no profiling overhead section" >&2
-fi
-
 for bin in "${benches[@]}"; do
   name="$(basename "$bin")"
   echo "== $name"
@@ -58,5 +47,13 @@ if [ -x "$BUILD_DIR/bench/onnx_exec_bench" ] && [ -f "$MODEL" ]; then
     echo '{"available": false, "error": "bench/torch_resnet18.py failed"}' >"$OUT_DIR/torch_resnet18.out"
 fi
 
+# End-to-end profiling overhead (whole sample processes, unprofiled vs under `npuscope run`).
+if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/samples/multi_stream" ] && [ -x "$BUILD_DIR/samples/llama_block" ]; then
+  echo "== profiler_overhead.py"
+  /usr/bin/python3 "$ROOT/bench/profiler_overhead.py" "$BUILD_DIR" >"$OUT_DIR/profiler_overhead.json" ||
+    echo "run_bench.sh: warning: bench/profiler_overhead.py failed; its section is left out" >&2
+else
+  echo "run_bench.sh: warning: $BUILD_DIR lacks cli/npuscope or samples/; no profiling overhead section" >&2
+fi
 
 /usr/bin/python3 "$ROOT/bench/report.py" "$OUT_DIR" "$ROOT/docs/PERFORMANCE.md" "bash bench/run_bench.sh ${1:-build}"
