@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -30,27 +29,9 @@ double peak_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-// The trace of `tasks` tasks, written on first use and removed at exit, so that the repetitions
-// run_bench.sh asks for do not each spend a minute writing it.
-const std::string& trace_path(std::int64_t tasks) {
-  struct Trace {
-    std::string path;
-    ~Trace() { std::filesystem::remove(path); }
-  };
-  static std::map<std::int64_t, Trace> traces;
-  Trace& t = traces[tasks];
-  if (t.path.empty()) {
-    t.path = (std::filesystem::temp_directory_path() /
-              ("npuscope_analyze_bench_" + std::to_string(getpid()) + "_" + std::to_string(tasks) + ".db"))
-                 .string();
-    bench::write_synthetic_trace(t.path, tasks);
-  }
-  return t.path;
-}
-
 void Analyze(benchmark::State& state) {
   const std::int64_t tasks = state.range(0);
-  const std::string& path = trace_path(tasks);
+  const std::string& path = bench::cached_synthetic_trace(tasks);
   std::size_t findings = 0;
   for (auto _ : state) {
     const auto trace = collector::TraceReader::open(path, {.verify = false});  // as npuscope analyze opens it

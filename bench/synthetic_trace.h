@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -127,6 +129,24 @@ inline void write_synthetic_trace(const std::string& path, std::int64_t tasks, b
   // On disk before anything is timed, so that the kernel's write-back of the 1.4 GB does not land
   // in the figures.
   ::sync();
+}
+
+// The synthetic trace of `tasks` tasks, written on first use under the temporary directory and
+// removed at exit, so that a bench's repetitions do not each spend a minute writing it.
+inline const std::string& cached_synthetic_trace(std::int64_t tasks, bool with_host = true) {
+  struct Trace {
+    std::string path;
+    ~Trace() { std::filesystem::remove(path); }
+  };
+  static std::map<std::pair<std::int64_t, bool>, Trace> traces;
+  Trace& t = traces[{tasks, with_host}];
+  if (t.path.empty()) {
+    t.path = (std::filesystem::temp_directory_path() / ("npuscope_bench_trace_" + std::to_string(getpid()) + "_" +
+                                                        std::to_string(tasks) + (with_host ? "_host" : "") + ".db"))
+                 .string();
+    write_synthetic_trace(t.path, tasks, with_host);
+  }
+  return t.path;
 }
 
 }  // namespace npuscope::bench

@@ -9,9 +9,7 @@
 // It needs a display: bench/run_bench.sh runs it under `xvfb-run -a` (as `make bench` does). With no
 // display it reports the reason through SkipWithError instead of a time.
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -23,23 +21,16 @@ using namespace npuscope;
 namespace {
 
 struct Session {
-  std::string path;
   std::unique_ptr<viewer::ViewerSession> viewer;
   std::string error;
-  ~Session() {
-    viewer.reset();
-    if (!path.empty()) std::filesystem::remove(path);
-  }
 };
 
 // One trace and one window for all repetitions: writing and loading 10M tasks takes seconds.
 Session& session(std::int64_t tasks) {
   static Session s;
   if (s.viewer || !s.error.empty()) return s;
-  s.path = (std::filesystem::temp_directory_path() / ("npuscope_frame_bench_" + std::to_string(getpid()) + ".db")).string();
-  bench::write_synthetic_trace(s.path, tasks, true);
   viewer::ViewerOptions options;
-  options.trace = s.path;
+  options.trace = bench::cached_synthetic_trace(tasks, true);
   try {
     s.viewer = std::make_unique<viewer::ViewerSession>(options, true);
   } catch (const std::exception& e) {

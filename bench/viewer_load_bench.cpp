@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <map>
 #include <string>
 
 #include "npuscope/collector/trace_reader.h"
@@ -21,26 +20,9 @@ using namespace npuscope;
 
 namespace {
 
-// Written on first use, removed at exit (the repetitions share it).
-const std::string& trace_path(std::int64_t tasks, bool host) {
-  struct Trace {
-    std::string path;
-    ~Trace() { std::filesystem::remove(path); }
-  };
-  static std::map<std::pair<std::int64_t, bool>, Trace> traces;
-  Trace& t = traces[{tasks, host}];
-  if (t.path.empty()) {
-    t.path = (std::filesystem::temp_directory_path() / ("npuscope_viewer_bench_" + std::to_string(getpid()) + "_" +
-                                                        std::to_string(tasks) + (host ? "_host" : "") + ".db"))
-                 .string();
-    bench::write_synthetic_trace(t.path, tasks, host);
-  }
-  return t.path;
-}
-
 void ViewerLoad(benchmark::State& state) {
   const std::int64_t tasks = state.range(0);
-  const std::string& path = trace_path(tasks, state.range(1) != 0);
+  const std::string& path = bench::cached_synthetic_trace(tasks, state.range(1) != 0);
   double bytes = 0;
   for (auto _ : state) {
     const auto trace = collector::TraceReader::open(path, {.verify = false});

@@ -20,12 +20,6 @@ constexpr int kMinSyncs = 10;
 constexpr double kSyncsPerLaunch = 0.1;        // a synchronization every 10 launches or more often
 constexpr std::size_t kManyShapes = 8;         // distinct input shapes of one op type
 
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 }  // namespace
 
 void advise_cube_alignment(const TraceData& data, const TensorShapes& shapes, int top, std::vector<Advice>& out) {
@@ -177,6 +171,12 @@ void advise_dynamic_shapes(const TraceData& data, const TensorShapes& shapes, in
     a.impact_ns = time_of[order[i].second] / 10;  // a guess at the compile share, for ordering only
     out.push_back(std::move(a));
   }
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
 }
 
 }  // namespace npuscope::analyzer

@@ -23,6 +23,9 @@ std::vector<FallbackOp> fallback_ops(const TraceData& data);
 OverflowReport overflows(const TraceData& data);
 MemoryReport memory_usage(const TraceData& data, int top);
 
+// "a -> b -> c" (advice.cpp): op names in an advice's text.
+std::string join(const std::vector<std::string>& parts, const char* sep);
+
 // The advice rules (advice.cpp): each adds its items to `out`.
 // Fusion (fusion.cpp, Note [Fusion chains]); `notes` says when the chain table filled up.
 void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out, std::vector<std::string>& notes);

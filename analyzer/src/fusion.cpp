@@ -114,12 +114,6 @@ std::vector<std::int64_t> chain_types(const TraceData& data, const Chain& c) {
   return types;
 }
 
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 }  // namespace
 
 void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out, std::vector<std::string>& notes) {

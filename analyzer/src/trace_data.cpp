@@ -6,10 +6,6 @@
 namespace npuscope::analyzer {
 namespace {
 
-std::int32_t narrow_id(collector::StringId id) {
-  return id > 0 && id <= std::numeric_limits<std::int32_t>::max() ? static_cast<std::int32_t>(id) : 0;
-}
-
 std::int8_t narrow_small(std::int32_t v) {
   return v >= std::numeric_limits<std::int8_t>::min() && v <= std::numeric_limits<std::int8_t>::max()
              ? static_cast<std::int8_t>(v)
@@ -58,8 +54,8 @@ TraceData::TraceData(const collector::TraceReader& r) : reader(r) {
     if (last_start < first_start) return;  // no tasks
     collector::TraceReader::open(r.path(), options)->for_each_task_starting(a, b, [&out](const collector::TaskRow& t) {
       if (t.device_id < 0 || !is_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
-      out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, narrow_id(t.name_id),
-                     narrow_id(t.op_type_id), t.device_id, t.stream_id, t.block_dim, t.thread_id,
+      out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, collector::compact_string_id(t.name_id),
+                     collector::compact_string_id(t.op_type_id), t.device_id, t.stream_id, t.block_dim, t.thread_id,
                      narrow_small(t.task_type), narrow_small(t.overflow), narrow_small(t.fallback),
                      narrow_small(t.compute_dtype)});
     });
@@ -69,7 +65,7 @@ TraceData::TraceData(const collector::TraceReader& r) : reader(r) {
     apis.reserve(rows_hint(*own, "API"));
     std::vector<std::int8_t> sync;  // by name id: 0 not seen yet, 1 a synchronization, 2 not
     own->for_each_api([&](const collector::ApiRow& a) {
-      const std::int32_t id = narrow_id(a.name_id);
+      const std::int32_t id = collector::compact_string_id(a.name_id);
       if (static_cast<std::size_t>(id) >= sync.size()) sync.resize(static_cast<std::size_t>(id) + 1, 0);
       std::int8_t& s = sync[static_cast<std::size_t>(id)];
       if (s == 0) {

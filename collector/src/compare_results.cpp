@@ -44,7 +44,7 @@ class SqliteCompareResultWriter final : public CompareResultWriter {
     const schema::TableInfo& table = schema::table_for<CompareResultRow>().info;
     db_.exec("BEGIN IMMEDIATE");
     try {
-      db_.exec(schema::create_table_sql(table).replace(0, 12, "CREATE TABLE IF NOT EXISTS"));  // older traces lack it
+      db_.exec(schema::create_table_sql(table, true));  // traces written before the table existed lack it
       db_.exec("DELETE FROM COMPARE_RESULT");
       {
         sqlite::Stmt add_string(db_, "INSERT INTO STRING_IDS (id, value) VALUES (?1, ?2)");

@@ -136,7 +136,8 @@ inline constexpr std::string_view kStatusIncomplete = "incomplete";
 inline constexpr std::string_view kStatusComplete = "complete";
 
 // Generated SQL (schema_sql.cpp).
-std::string create_table_sql(const TableInfo& table);
+// `if_missing`: CREATE ... IF NOT EXISTS (a table added to traces written before it existed).
+std::string create_table_sql(const TableInfo& table, bool if_missing = false);
 std::vector<std::string> create_index_sql(const TableInfo& table);
 // The writer's insert: every row of a batch bound as one pointer (see batch_vtab.h).
 std::string insert_sql(const TableInfo& table);

@@ -26,9 +26,12 @@ std::string joined(const std::vector<std::string_view>& parts, std::string_view 
 
 }  // namespace
 
-std::string create_table_sql(const TableInfo& table) {
-  if (!table.view_select.empty()) return "CREATE VIEW " + std::string(table.name) + " AS " + std::string(table.view_select);
-  std::string sql = "CREATE TABLE " + std::string(table.name) + " (";
+std::string create_table_sql(const TableInfo& table, bool if_missing) {
+  const std::string create = if_missing ? " IF NOT EXISTS " : " ";
+  if (!table.view_select.empty()) {
+    return "CREATE VIEW" + create + std::string(table.name) + " AS " + std::string(table.view_select);
+  }
+  std::string sql = "CREATE TABLE" + create + std::string(table.name) + " (";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const ColumnInfo& c = table.columns[i];
     sql += (i ? ", " : "") + std::string(c.name) + " " + sql_type_name(c.type);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "npuscope/collector/export_npy.h"
 #include "op_matching.h"
 #include "verdict.h"
 
@@ -16,11 +17,6 @@ std::vector<TensorRow> tensors_of(const collector::TraceReader& trace, std::int6
   std::vector<TensorRow> out;
   trace.for_each_tensor_of(task_id, true, [&](TensorRow& t) { out.push_back(std::move(t)); });
   return out;
-}
-
-const char* dtype_label(std::int32_t dtype) {
-  static constexpr const char* kNames[] = {"f32", "f16", "bf16", "i8", "u8", "i32", "i64", "bool", "f64"};
-  return dtype >= 0 && dtype < static_cast<std::int32_t>(std::size(kNames)) ? kNames[dtype] : "?";
 }
 
 std::string tensor_label(std::int32_t role, std::int32_t index) {
@@ -38,11 +34,11 @@ CompareRow compare_pair(const TensorRow* npu, const TensorRow* golden) {
   row.tensor = tensor_label(any.role, any.idx);
   if (npu) {
     row.shape = npu->shape;
-    row.dtype = dtype_label(npu->dtype);
+    row.dtype = collector::tensor_dtype_name(npu->dtype);
   }
   if (golden) {
     row.golden_shape = golden->shape;
-    row.golden_dtype = dtype_label(golden->dtype);
+    row.golden_dtype = collector::tensor_dtype_name(golden->dtype);
   }
   if (!npu || !golden) {
     row.reason = npu ? "no golden " + row.tensor : "no NPU " + row.tensor;

@@ -11,10 +11,6 @@ namespace {
 
 using collector::TaskRow;
 
-std::int32_t narrow_id(std::int64_t id) {
-  return id > 0 && id <= std::numeric_limits<std::int32_t>::max() ? static_cast<std::int32_t>(id) : 0;
-}
-
 void add_to_row(Lane& lane, std::size_t row, const TimelineItem& item) {
   if (lane.rows.size() <= row) lane.rows.resize(row + 1);
   lane.rows[row].push_back(item);
@@ -37,7 +33,7 @@ TimelineItem TimelineItem::make(std::int64_t start_ns, std::int64_t end_ns, std:
   const std::int64_t ns = std::max<std::int64_t>(0, end_ns - start_ns);
   const bool micros = ns > std::numeric_limits<std::uint32_t>::max();
   const std::int64_t units = micros ? std::min<std::int64_t>((ns + 999) / 1000, std::numeric_limits<std::uint32_t>::max()) : ns;
-  return {start_ns, static_cast<std::uint32_t>(units), narrow_id(label_id), static_cast<std::uint32_t>(id),
+  return {start_ns, static_cast<std::uint32_t>(units), collector::compact_string_id(label_id), static_cast<std::uint32_t>(id),
           flags | (micros ? kMicros : 0u)};
 }
 
@@ -80,9 +76,9 @@ void TimelineModel::load_tasks() {
       last_key = key;
     }
     ++tasks_;
-    const std::int32_t name = narrow_id(t.name_id);
+    const std::int32_t name = collector::compact_string_id(t.name_id);
     if (static_cast<std::size_t>(name) >= type_of_name_.size()) type_of_name_.resize(static_cast<std::size_t>(name) + 1, 0);
-    type_of_name_[static_cast<std::size_t>(name)] = narrow_id(t.op_type_id);
+    type_of_name_[static_cast<std::size_t>(name)] = collector::compact_string_id(t.op_type_id);
     last->rows[0].push_back(TimelineItem::make(t.start_ns, t.end_ns, name, t.task_id, t.overflow ? kOverflow : 0u));
   });
   // Device lanes first, by device and stream; then the cpu backend's threads.

@@ -13,6 +13,12 @@ namespace npuscope::collector {
 
 using StringId = std::int64_t;  // into STRING_IDS; 0 = no string
 
+// A string id in 32 bits, for the compact in-memory rows of the analyzer and the viewer: a trace
+// has far fewer strings; an id out of range becomes 0, the empty string.
+inline std::int32_t compact_string_id(StringId id) {
+  return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
+}
+
 inline constexpr int kSchemaVersion = 2;  // 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel table])
 
 // TASK.task_type values (hooks::TaskType).
