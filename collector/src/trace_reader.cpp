@@ -283,30 +283,21 @@ void SqliteTraceReader::load_kernels() {
 void SqliteTraceReader::leave_out(const std::string& column) {
   const auto dot = column.find('.');
   const schema::TableInfo* table = dot == std::string::npos ? nullptr : schema::find_table(column.substr(0, dot));
-  if (table && table->name == "TASK" && kernel_table()) {
-    // TASK's own columns are TASK_EXEC's; those of its kernel cost nothing to keep.
-    const bool is_task_column = std::any_of(table->columns.begin(), table->columns.end(),
-                                            [&](const schema::ColumnInfo& c) { return c.name == column.substr(dot + 1); });
-    const schema::TableInfo& exec = schema::table_for<schema::TaskExecRow>().info;
-    for (std::size_t i = 0; i < exec.columns.size(); ++i) {
-      if (exec.columns[i].name != column.substr(dot + 1)) continue;
-      std::vector<bool>& skip = skipped_[exec.name];
-      skip.resize(exec.columns.size());
-      skip[i] = true;
-    }
-    if (is_task_column) return;
-    table = nullptr;
+  const std::string_view name = dot == std::string::npos ? std::string_view() : std::string_view(column).substr(dot + 1);
+  const auto index_in = [&](const schema::TableInfo& t) {
+    const auto it = std::find_if(t.columns.begin(), t.columns.end(), [&](const schema::ColumnInfo& c) { return c.name == name; });
+    return static_cast<std::size_t>(it - t.columns.begin());
+  };
+  if (!table || index_in(*table) == table->columns.size()) {
+    throw TraceError("cannot leave out '" + column + "': not a TABLE.column of a trace (see docs/schema.md)");
   }
-  if (table) {
-    for (std::size_t i = 0; i < table->columns.size(); ++i) {
-      if (table->columns[i].name != column.substr(dot + 1)) continue;
-      std::vector<bool>& skip = skipped_[table->name];
-      skip.resize(table->columns.size());
-      skip[i] = true;
-      return;
-    }
-  }
-  throw TraceError("cannot leave out '" + column + "': not a TABLE.column of a trace (see docs/schema.md)");
+  // Schema 2: TASK's own columns are read from TASK_EXEC; those of its kernel cost nothing and stay.
+  if (table->name == "TASK" && kernel_table()) table = &schema::table_for<schema::TaskExecRow>().info;
+  const std::size_t i = index_in(*table);
+  if (i == table->columns.size()) return;  // a kernel column
+  std::vector<bool>& skip = skipped_[table->name];
+  skip.resize(table->columns.size());
+  skip[i] = true;
 }
 
 void SqliteTraceReader::load_meta() {
