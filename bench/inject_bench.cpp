@@ -10,22 +10,15 @@
 // consumed nothing. BM_ApiEventCold measures the same call writing into fresh memory (page faults
 // included): a burst longer than the drain thread's pace.
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <string>
 #include <thread>
 
+#include "injection_session.h"
 #include "npuscope/runtime_hooks/hook_api.h"
 
 namespace {
 
-namespace fs = std::filesystem;
 using npuscope::hooks::ApiRecord;
 using npuscope::hooks::MarkerKind;
 using npuscope::hooks::MarkerRecord;
@@ -38,47 +31,10 @@ constexpr auto kDrainWait = std::chrono::milliseconds(100);  // two drain-thread
 constexpr benchmark::IterationCount kBursts = 16;
 constexpr std::uint64_t kColdEvents = 1 << 20;
 
-// One session for the whole run, its trace in a temporary directory.
-class Injected {
- public:
-  Injected() {
-    std::string tmpl = (fs::temp_directory_path() / "npuscope_inject_bench_XXXXXX").string();
-    dir_ = mkdtemp(tmpl.data());
-    std::string lib;
-    if (const char* env = std::getenv("NPUSCOPE_INJECTION"); env != nullptr && *env != '\0') {
-      lib = env;
-    } else {
-      lib = (fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "runtime_hooks/src/inject" /
-             "libnpuscope_inject.so")
-                .string();
-    }
-    setenv("NPUSCOPE_OUTPUT", (dir_ / "bench.db").c_str(), 1);
-    setenv("NPUSCOPE_CONFIG", R"({"buffer_bytes": 2147483648})", 1);
-    void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      std::fprintf(stderr, "inject_bench: cannot load %s: %s\n", lib.c_str(), dlerror());
-      std::exit(1);
-    }
-    auto init = reinterpret_cast<npuscope_injection_init_fn>(dlsym(handle, NPUSCOPE_INJECTION_INIT_SYMBOL));
-    if (init == nullptr || init(&table_) != 0) {
-      std::fprintf(stderr, "inject_bench: %s did not start\n", lib.c_str());
-      std::exit(1);
-    }
-  }
-  void shutdown() {
-    table_.on_shutdown(table_.user);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  const SubscriberTable& table() const { return table_; }
-
- private:
-  fs::path dir_;
-  SubscriberTable table_;
-};
-
-Injected& injected() {
-  static Injected* instance = new Injected();
+// One session for the whole run, writing SQLite in the process.
+npuscope::bench::InjectionSession& injected() {
+  static auto* instance = new npuscope::bench::InjectionSession("inject_bench", "NPUSCOPE_OUTPUT", "bench.db",
+                                                                R"({"buffer_bytes": 2147483648})");
   return *instance;
 }
 

@@ -9,7 +9,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config make git
-  libopenblas-dev              # real BLAS for the emulator's GEMM / convolution
+  libopenblas-openmp-dev       # real BLAS for the emulator's GEMM / convolution (OpenMP build: see CMakeLists.txt)
   libsqlite3-dev               # trace store
   libboost-program-options-dev # CLI parsing
   nlohmann-json3-dev           # device spec files, JSON reports

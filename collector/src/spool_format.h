@@ -56,6 +56,10 @@ class Encoder {
     out_.resize(at + sizeof(T));
     std::memcpy(out_.data() + at, &v, sizeof(T));
   }
+  void raw(const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    out_.insert(out_.end(), p, p + n);
+  }
   void bytes(const void* data, std::size_t n) {
     pod(static_cast<std::uint64_t>(n));
     const auto* p = static_cast<const char*>(data);

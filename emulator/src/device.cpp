@@ -336,7 +336,7 @@ void Device::execute(Task& task) {
     }
   } else {
     KernelLaunch& k = task.kernel;
-    if (sub != nullptr && sub->on_task) [[unlikely]] {
+    if (sub != nullptr && sub->on_task && sub->wants_task_begin) [[unlikely]] {
       auto r = task_record(task, id_, hooks::TaskPhase::kBegin);
       r.start_ns = start;
       sub->on_task(sub->user, r);

@@ -99,7 +99,7 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.task_type = hooks::TaskType::kHostCpu;
     rec.compute_dtype = static_cast<std::uint8_t>(ctx.compute_dtype);
     emit_cpu_task(s, rec, hooks::TaskPhase::kQueued);
-    emit_cpu_task(s, rec, hooks::TaskPhase::kBegin);
+    if (s->wants_task_begin) emit_cpu_task(s, rec, hooks::TaskPhase::kBegin);
   }
   kernel.fn(ctx);
   if (s != nullptr) [[unlikely]] {

@@ -116,6 +116,7 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table = hooks::SubscriberTable{};
   table.user = &session;
   table.wants_tensors = session.config().dump != DumpMode::kNone;
+  table.wants_task_begin = false;  // on_task ignores it: kEnd says it all
   table.on_api = on_api;
   table.on_task = on_task;
   table.on_memory = on_memory;

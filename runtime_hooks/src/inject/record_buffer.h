@@ -150,12 +150,11 @@ class ThreadBuffer {
   std::uint32_t rpos_ = 0;
 };
 
-// Reads an entry of type E out of its first slot (a copy: the slot is reused once consumed).
+// The entry of type E that begin_push constructed at its first slot, read in place (valid until
+// consume() moves on: the slot is reused after that).
 template <class E>
-E read_entry(const Slot* s) noexcept {
-  E e;
-  std::memcpy(&e, static_cast<const void*>(s), sizeof(E));
-  return e;
+const E& entry_at(const Slot* s) noexcept {
+  return *std::launder(reinterpret_cast<const E*>(s));
 }
 
 }  // namespace npuscope::inject

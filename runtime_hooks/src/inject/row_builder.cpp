@@ -42,19 +42,23 @@ RowBuilder::~RowBuilder() { ZSTD_freeCCtx(zstd_); }
 void RowBuilder::add(Tag tag, const Slot* s) {
   counters_.records++;
   switch (tag) {
-    case Tag::kApi: return on_api(read_entry<ApiEntry>(s).r);
-    case Tag::kTaskEnd: return on_task(read_entry<TaskEndEntry>(s));
-    case Tag::kMemory: return on_memory(read_entry<MemoryEntry>(s).r);
-    case Tag::kMemcpy: return on_memcpy(read_entry<MemcpyEntry>(s).r);
-    case Tag::kMarker: return on_marker(read_entry<MarkerEntry>(s).r);
-    case Tag::kOverflow: return on_overflow(read_entry<OverflowEntry>(s).r);
-    case Tag::kDevice: return on_device(read_entry<DeviceEntry>(s).r);
-    case Tag::kTensor: return on_tensor(read_entry<TensorEntry>(s));
+    case Tag::kApi: return on_api(entry_at<ApiEntry>(s).r);
+    case Tag::kTaskEnd: return on_task(entry_at<TaskEndEntry>(s));
+    case Tag::kMemory: return on_memory(entry_at<MemoryEntry>(s).r);
+    case Tag::kMemcpy: return on_memcpy(entry_at<MemcpyEntry>(s).r);
+    case Tag::kMarker: return on_marker(entry_at<MarkerEntry>(s).r);
+    case Tag::kOverflow: return on_overflow(entry_at<OverflowEntry>(s).r);
+    case Tag::kDevice: return on_device(entry_at<DeviceEntry>(s).r);
+    case Tag::kTensor: return on_tensor(entry_at<TensorEntry>(s));
   }
 }
 
 RowBuilder::ThreadOpen& RowBuilder::open_for(std::uint32_t thread_id, std::uint64_t ts_ns) {
-  ThreadOpen& t = open_[thread_id];
+  if (last_open_ == nullptr || last_open_thread_ != thread_id) {  // a thread's records come in runs
+    last_open_ = &open_[thread_id];  // stable: the map's nodes never move
+    last_open_thread_ = thread_id;
+  }
+  ThreadOpen& t = *last_open_;
   if (ts_ns > t.last_ts) t.last_ts = ts_ns;
   return t;
 }
@@ -88,13 +92,12 @@ void RowBuilder::on_api(const hooks::ApiRecord& r) {
 }
 
 void RowBuilder::add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id) {
-  collector::ApiRow row;
+  collector::ApiRow& row = apis_.emplace_back();  // filled in place: no row copied through the stack
   row.start_ns = static_cast<std::int64_t>(enter.ts_ns);
   row.end_ns = static_cast<std::int64_t>(end_ns);
   row.name_id = strings_.id(enter.name);
   row.connection_id = static_cast<std::int64_t>(enter.connection_id);
   row.thread_id = static_cast<std::int32_t>(thread_id);
-  apis_.push_back(row);
   if (apis_.size() >= kBatchRows) flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
 }
 
@@ -102,7 +105,7 @@ void RowBuilder::add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns
 
 void RowBuilder::on_task(const TaskEndEntry& e) {
   const hooks::TaskRecord& r = e.r;
-  collector::TaskRow row;
+  collector::TaskRow& row = tasks_.emplace_back();
   row.task_id = static_cast<std::int64_t>(r.task_id);
   row.start_ns = static_cast<std::int64_t>(r.start_ns);
   row.end_ns = static_cast<std::int64_t>(r.end_ns);
@@ -122,12 +125,11 @@ void RowBuilder::on_task(const TaskEndEntry& e) {
   row.call_index = static_cast<std::int32_t>(r.call_index);
   row.emulation_ns = static_cast<std::int64_t>(r.emulation_ns);
   row.thread_id = static_cast<std::int32_t>(e.thread_id);
-  tasks_.push_back(row);
   if (tasks_.size() >= kBatchRows) flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
 }
 
 void RowBuilder::on_memory(const hooks::MemoryRecord& r) {
-  collector::MemoryRow row;
+  collector::MemoryRow& row = memory_.emplace_back();
   row.ts_ns = static_cast<std::int64_t>(r.ts_ns);
   row.device_id = r.device_id;
   row.op = static_cast<std::int32_t>(r.op);
@@ -136,12 +138,11 @@ void RowBuilder::on_memory(const hooks::MemoryRecord& r) {
   row.allocated_bytes = static_cast<std::int64_t>(r.allocated_bytes);
   row.reserved_bytes = static_cast<std::int64_t>(r.reserved_bytes);
   row.thread_id = static_cast<std::int32_t>(r.thread_id);
-  memory_.push_back(row);
   if (memory_.size() >= kBatchRows) flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
 }
 
 void RowBuilder::on_memcpy(const hooks::MemcpyRecord& r) {
-  collector::MemcpyRow row;
+  collector::MemcpyRow& row = memcpys_.emplace_back();
   row.task_id = static_cast<std::int64_t>(r.task_id);
   row.start_ns = static_cast<std::int64_t>(r.start_ns);
   row.end_ns = static_cast<std::int64_t>(r.end_ns);
@@ -151,7 +152,6 @@ void RowBuilder::on_memcpy(const hooks::MemcpyRecord& r) {
   row.bytes = static_cast<std::int64_t>(r.bytes);
   row.copy_kind = static_cast<std::int32_t>(r.kind);
   row.connection_id = static_cast<std::int64_t>(r.connection_id);
-  memcpys_.push_back(row);
   if (memcpys_.size() >= kBatchRows) flush_rows(memcpys_, &collector::TraceWriter::add_memcpys, writer_);
 }
 

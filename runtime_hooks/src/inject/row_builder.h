@@ -82,6 +82,8 @@ class RowBuilder {
   StringTable strings_;
   ZSTD_CCtx* zstd_ = nullptr;
   std::unordered_map<std::uint32_t, ThreadOpen> open_;
+  ThreadOpen* last_open_ = nullptr;  // open_for's last answer
+  std::uint32_t last_open_thread_ = 0;
   std::vector<collector::TaskRow> tasks_;
   std::vector<collector::ApiRow> apis_;
   std::vector<collector::MemoryRow> memory_;

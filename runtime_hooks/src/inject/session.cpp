@@ -133,6 +133,7 @@ void Session::shutdown() noexcept {
 }
 
 void Session::drain_main() {
+  pthread_setname_np(pthread_self(), "npuscope-drain");  // as top, perf and gdb show it (drain_bench finds it so)
   try {
     RowBuilder rows(*writer_, pool_);
     transition(State::kRecording);

@@ -22,7 +22,7 @@
 
 namespace npuscope::hooks {
 
-inline constexpr std::uint32_t kHookApiVersion = 1;
+inline constexpr std::uint32_t kHookApiVersion = 2;  // 2: SubscriberTable::wants_task_begin
 inline constexpr int kMaxDims = 8;
 
 // Values are stored as-is in the trace database; never renumber.
@@ -152,6 +152,7 @@ struct SubscriberTable {
   std::uint32_t api_version = kHookApiVersion;
   void* user = nullptr;
   bool wants_tensors = false;  // deliver TensorRecords (costs a callback per tensor)
+  bool wants_task_begin = true;  // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
   void (*on_api)(void* user, const ApiRecord&) = nullptr;
   void (*on_task)(void* user, const TaskRecord&) = nullptr;
   void (*on_memory)(void* user, const MemoryRecord&) = nullptr;
