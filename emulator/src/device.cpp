@@ -27,6 +27,7 @@ hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase pha
   r.device_id = device_id;
   r.stream_id = t.stream;
   r.block_dim = t.block_dim;
+  r.launch_thread = t.launch_thread;
   r.phase = phase;
   if (t.kind == Task::Kind::kKernel) {
     r.name = t.kernel.name;
@@ -261,12 +262,13 @@ std::uint64_t Device::enqueue(std::unique_ptr<Task> task) {
   collect_retired();
   task->task_id = next_task_id();
   task->queued_ns = vclock::host_now_ns();
+  task->launch_thread = vclock::thread_index();
   {
     std::lock_guard lock(mutex_);
     check_stream(task->stream);  // streams are never removed: still valid below
   }
   if (task->kind == Task::Kind::kKernel) {
-    if (const auto* s = hooks::subscriber(); s != nullptr && s->on_task) [[unlikely]] {
+    if (const auto* s = hooks::subscriber(); s != nullptr && s->on_task && s->wants_task_queued) [[unlikely]] {
       s->on_task(s->user, task_record(*task, id_, hooks::TaskPhase::kQueued));
     }
   }

@@ -96,9 +96,10 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.device_id = -1;
     rec.block_dim = 1;
     rec.call_index = call_index;
+    rec.launch_thread = vclock::thread_index();
     rec.task_type = hooks::TaskType::kHostCpu;
     rec.compute_dtype = static_cast<std::uint8_t>(ctx.compute_dtype);
-    emit_cpu_task(s, rec, hooks::TaskPhase::kQueued);
+    if (s->wants_task_queued) emit_cpu_task(s, rec, hooks::TaskPhase::kQueued);
     if (s->wants_task_begin) emit_cpu_task(s, rec, hooks::TaskPhase::kBegin);
   }
   kernel.fn(ctx);

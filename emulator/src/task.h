@@ -28,6 +28,7 @@ struct Task {
   std::uint64_t queued_ns = 0;
   std::uint64_t duration_ns = 0;  // from the cost model, computed at launch
   std::uint32_t block_dim = 0;
+  std::uint32_t launch_thread = 0;  // vclock::thread_index() of the launching host thread
 
   // kKernel
   KernelLaunch kernel;

@@ -43,7 +43,6 @@ struct ApiEntry {
 
 struct TaskEndEntry {
   Tag tag = Tag::kTaskEnd;
-  std::uint32_t thread_id;  // the host thread that launched the task (see Note [Launch table])
   hooks::TaskRecord r;
 };
 

@@ -41,16 +41,16 @@ void on_api(void* user, const ApiRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   ThreadState* t = producer(s);
   if (t == nullptr) [[unlikely]] return;
-  t->thread_id = r.thread_id;  // launches inside this call are attributed to this thread
   store<ApiEntry>(t->queue, r);
 }
 
 void on_task_end(Session& s, ThreadState& t, const TaskRecord& r) noexcept {
-  LaunchTable::Info info;
-  if (!s.launches().get(r.task_id, &info)) [[unlikely]] s.count_launch_info_lost();
-  if (s.config().dump != DumpMode::kNone) t.capture.on_task_end(s.capture(), r, t.queue);
+  if (s.config().dump != DumpMode::kNone) {
+    LaunchTable::Info info;
+    if (!s.launches().get(r.task_id, &info)) [[unlikely]] s.count_launch_info_lost();
+    t.capture.on_task_end(s.capture(), r, t.queue);
+  }
   if (TaskEndEntry* e = t.queue.begin_push<TaskEndEntry>()) [[likely]] {
-    e->thread_id = info.thread_id;
     e->r = r;
     t.queue.end_push<TaskEndEntry>();
   }
@@ -61,8 +61,8 @@ void on_task(void* user, const TaskRecord& r) noexcept {
   ThreadState* t = producer(s);
   if (t == nullptr) [[unlikely]] return;
   switch (r.phase) {
-    case hooks::TaskPhase::kQueued:  // on the launching thread: see Note [Launch table]
-      s.launches().put(r.task_id, {t->thread_id, s.launch_step(*t), r.name});
+    case hooks::TaskPhase::kQueued:  // on the launching thread, only when dumping: see Note [Launch table]
+      s.launches().put(r.task_id, {s.launch_step(*t), r.name});
       return;
     case hooks::TaskPhase::kBegin: return;  // kEnd repeats everything kBegin says
     case hooks::TaskPhase::kEnd: return on_task_end(s, *t, r);
@@ -117,6 +117,8 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.user = &session;
   table.wants_tensors = session.config().dump != DumpMode::kNone;
   table.wants_task_begin = false;  // on_task ignores it: kEnd says it all
+  // kQueued only feeds the dump filters (the step a task was launched in, Note [Launch table]).
+  table.wants_task_queued = table.wants_tensors;
   table.on_api = on_api;
   table.on_task = on_task;
   table.on_memory = on_memory;

@@ -124,7 +124,7 @@ void RowBuilder::on_task(const TaskEndEntry& e) {
   row.compute_dtype = r.compute_dtype;
   row.call_index = static_cast<std::int32_t>(r.call_index);
   row.emulation_ns = static_cast<std::int64_t>(r.emulation_ns);
-  row.thread_id = static_cast<std::int32_t>(e.thread_id);
+  row.thread_id = static_cast<std::int32_t>(r.launch_thread);
   if (tasks_.size() >= kBatchRows) flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
 }
 

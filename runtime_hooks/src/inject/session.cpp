@@ -65,6 +65,7 @@ Session::Session(InjectConfig config, std::unique_ptr<collector::TraceWriter> wr
       generation_(g_next_generation.fetch_add(1)),
       writer_(std::move(writer)),
       pool_(config_.buffer_bytes),
+      launches_(config_.dump != DumpMode::kNone),
       capture_(config_, launches_, pool_) {}
 
 // ---- producers ----------------------------------------------------------------------------------

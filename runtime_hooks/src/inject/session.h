@@ -43,7 +43,6 @@ struct ThreadState {
   explicit ThreadState(ChunkPool& pool) : queue(pool) {}
   ThreadBuffer queue;
   TensorCapture capture;
-  std::uint32_t thread_id = 0;  // the emulator's index of this thread, from its API records
   std::int64_t step = -1;       // this thread's current step (-1: none)
 };
 

@@ -22,7 +22,7 @@
 
 namespace npuscope::hooks {
 
-inline constexpr std::uint32_t kHookApiVersion = 2;  // 2: SubscriberTable::wants_task_begin
+inline constexpr std::uint32_t kHookApiVersion = 2;  // 2: wants_task_queued/begin, TaskRecord::launch_thread
 inline constexpr int kMaxDims = 8;
 
 // Values are stored as-is in the trace database; never renumber.
@@ -69,6 +69,7 @@ struct TaskRecord {
   std::uint32_t stream_id;
   std::uint32_t block_dim;
   std::uint32_t call_index;     // n-th call of this op name, for matching runs
+  std::uint32_t launch_thread;  // ApiRecord::thread_id of the host thread that launched it
   TaskType task_type;
   TaskPhase phase;
   std::uint8_t overflow;        // 1 if any output overflowed (inf/nan, or saturated)
@@ -152,7 +153,8 @@ struct SubscriberTable {
   std::uint32_t api_version = kHookApiVersion;
   void* user = nullptr;
   bool wants_tensors = false;  // deliver TensorRecords (costs a callback per tensor)
-  bool wants_task_begin = true;  // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
+  bool wants_task_queued = true;  // deliver on_task's kQueued (on the launching thread)
+  bool wants_task_begin = true;   // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
   void (*on_api)(void* user, const ApiRecord&) = nullptr;
   void (*on_task)(void* user, const TaskRecord&) = nullptr;
   void (*on_memory)(void* user, const MemoryRecord&) = nullptr;
