@@ -101,6 +101,7 @@ TEST_F(Hooks, ApiRecordsComeInPairs) {
       exits++;
       EXPECT_EQ(open[a.connection_id]--, 1) << a.name;
       EXPECT_GE(a.ts_ns, rec.api_enter(a.connection_id)->ts_ns) << a.name;
+      EXPECT_EQ(a.start_ns, rec.api_enter(a.connection_id)->ts_ns) << a.name << ": the exit repeats the start";
     } else {
       enters++;
       EXPECT_EQ(open[a.connection_id]++, 0) << a.name;
@@ -108,6 +109,34 @@ TEST_F(Hooks, ApiRecordsComeInPairs) {
   }
   EXPECT_EQ(enters, exits);
   EXPECT_GE(enters, 6);  // memcpy, 3 adds, memcpy, synchronize
+}
+
+TEST_F(Hooks, ASubscriberGetsOnlyTheRecordsItAsksFor) {
+  Recorder rec;
+  rec.table.wants_api_enter = false;
+  rec.table.wants_task_queued = false;
+  rec.table.wants_task_begin = false;
+  hooks::subscribe(&rec.table);
+  EXPECT_EQ(workload(), (std::vector<float>{4, 8, 12, 16}));
+  hooks::subscribe(nullptr);
+  std::map<std::uint64_t, const hooks::ApiRecord*> calls;
+  for (const auto& a : rec.apis) {
+    ASSERT_TRUE(a.is_exit) << a.name << ": no enter records were asked for";
+    EXPECT_GT(a.start_ns, 0u) << a.name;
+    EXPECT_LE(a.start_ns, a.ts_ns) << a.name;
+    calls[a.connection_id] = &a;
+  }
+  EXPECT_GE(calls.size(), 6u);  // memcpy, 3 adds, memcpy, synchronize
+  int kernel_tasks = 0;
+  for (const auto& t : rec.tasks) {
+    ASSERT_EQ(t.phase, hooks::TaskPhase::kEnd) << "only kEnd was asked for";
+    kernel_tasks++;
+    const auto call = calls.find(t.connection_id);
+    ASSERT_NE(call, calls.end());
+    EXPECT_EQ(t.launch_thread, call->second->thread_id) << "launch_thread is the launching call's thread";
+    EXPECT_LE(call->second->start_ns, t.queued_ns);
+  }
+  EXPECT_EQ(kernel_tasks, 3);
 }
 
 TEST_F(Hooks, KernelTasksHaveThreePhasesJoinedToTheirApiCall) {

@@ -200,6 +200,33 @@ TEST_F(InjectTrace, ATinyBufferDropsRecordsAndCountsThem) {
   EXPECT_LT(trace->count("TASK"), kThreads * (kNpuAddsPerThread + 1));
 }
 
+TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
+  Profiled p(db_, "{}");
+  ASSERT_EQ(p.rc(), 0);
+  const hooks::SubscriberTable table = p.table();
+  // One record per API call, no kQueued or kBegin without dumps: what the per-op cost rests on.
+  EXPECT_FALSE(table.wants_api_enter);
+  EXPECT_FALSE(table.wants_task_queued);
+  EXPECT_FALSE(table.wants_task_begin);
+  table.on_api(table.user, {500, 77, "aclnnWhole", 3, 1, 200});   // an exit that says when it began
+  table.on_api(table.user, {900, 78, "aclnnOrphan", 3, 1, 0});    // an exit with no start: counted
+  table.on_api(table.user, {1000, 79, "aclnnPaired", 3, 0, 0});   // an enter still pairs with its exit
+  table.on_api(table.user, {1100, 79, "aclnnPaired", 3, 1, 1000});
+  p.stop();
+  auto trace = open_trace(db_);
+  std::map<std::string, collector::ApiRow> by_name;
+  for (const auto& a : trace->apis()) by_name.emplace(trace->string(a.name_id), a);
+  ASSERT_TRUE(by_name.count("aclnnWhole"));
+  EXPECT_EQ(by_name.at("aclnnWhole").start_ns, 200);
+  EXPECT_EQ(by_name.at("aclnnWhole").end_ns, 500);
+  EXPECT_EQ(by_name.at("aclnnWhole").thread_id, 3);
+  EXPECT_FALSE(by_name.count("aclnnOrphan"));
+  ASSERT_TRUE(by_name.count("aclnnPaired"));
+  EXPECT_EQ(by_name.at("aclnnPaired").start_ns, 1000);
+  EXPECT_EQ(by_name.at("aclnnPaired").end_ns, 1100);
+  EXPECT_EQ(stats_of(*trace).at("unpaired_api"), 1);
+}
+
 TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {
   Profiled p(db_, "{}");
   ASSERT_EQ(p.rc(), 0);

@@ -116,6 +116,7 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table = hooks::SubscriberTable{};
   table.user = &session;
   table.wants_tensors = session.config().dump != DumpMode::kNone;
+  table.wants_api_enter = false;   // the exit record carries the start: one record per call
   table.wants_task_begin = false;  // on_task ignores it: kEnd says it all
   // kQueued only feeds the dump filters (the step a task was launched in, Note [Launch table]).
   table.wants_task_queued = table.wants_tensors;

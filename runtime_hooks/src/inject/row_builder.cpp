@@ -88,6 +88,12 @@ void RowBuilder::on_api(const hooks::ApiRecord& r) {
     t.api.resize(i);
     return;
   }
+  if (r.start_ns != 0) {  // the usual case: enters are not recorded, the exit says when the call began
+    hooks::ApiRecord enter = r;
+    enter.ts_ns = r.start_ns;
+    add_api_row(enter, r.ts_ns, r.thread_id);
+    return;
+  }
   counters_.unpaired_api++;  // an exit whose enter was never recorded (dropped, or before init)
 }
 

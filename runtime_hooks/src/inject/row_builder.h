@@ -1,7 +1,10 @@
 // The drain thread's half: entries (entries.h) -> trace rows (trace_rows.h) -> the TraceWriter.
 //
 // Note [Pairing on the drain thread]
-// The hot path stores API enter and exit, marker push and pop, step begin and end as separate
+// An API call normally arrives as one record, its exit, which carries the call's start (we tell the
+// emulator we want no enter records: one record per call instead of two; the price is that a call
+// still running when the process dies is not in the trace). Enters that do arrive are paired as
+// below. The hot path stores marker push and pop, step begin and end as separate
 // records; pairing them costs a hash lookup, so it happens here, per host thread (the records' own
 // thread_id). A thread's records come from one buffer, in order, so its stacks see enters before
 // exits. An exit or pop with no open partner is counted (unpaired_api / unpaired_markers) and

@@ -22,7 +22,7 @@
 
 namespace npuscope::hooks {
 
-inline constexpr std::uint32_t kHookApiVersion = 2;  // 2: wants_task_queued/begin, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 2;  // 2: wants_api_enter/task_queued/task_begin, ApiRecord::start_ns, TaskRecord::launch_thread
 inline constexpr int kMaxDims = 8;
 
 // Values are stored as-is in the trace database; never renumber.
@@ -52,6 +52,8 @@ struct ApiRecord {
   const char* name;             // e.g. "aclnnMatMul", "aclrtSynchronizeStream"
   std::uint32_t thread_id;      // small per-process thread index
   std::uint8_t is_exit;         // 0 enter, 1 exit
+  std::uint64_t start_ns;       // exit records: the call's enter ts_ns (0 if unknown), so that a
+                                // subscriber without enters still gets whole calls
 };
 
 struct TaskRecord {
@@ -153,6 +155,7 @@ struct SubscriberTable {
   std::uint32_t api_version = kHookApiVersion;
   void* user = nullptr;
   bool wants_tensors = false;  // deliver TensorRecords (costs a callback per tensor)
+  bool wants_api_enter = true;    // deliver on_api's enter records (the exit carries the start too)
   bool wants_task_queued = true;  // deliver on_task's kQueued (on the launching thread)
   bool wants_task_begin = true;   // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
   void (*on_api)(void* user, const ApiRecord&) = nullptr;
