@@ -60,7 +60,7 @@ void measure(benchmark::State& state, int events_per_call, Body body) {
 // An API enter or exit: one 64-byte entry.
 void BM_ApiEvent(benchmark::State& state) {
   const SubscriberTable& t = injected().table();
-  ApiRecord r{0, 1, "aclnnBench", 0, 0};
+  ApiRecord r{0, 1, "aclnnBench", 0, 0, 0};
   measure(state, 1, [&](std::uint64_t i) {
     r.ts_ns = i;
     r.connection_id = (i + 1) / 2;  // enter on odd i, its exit on the next even one
@@ -73,7 +73,7 @@ BENCHMARK(BM_ApiEvent)->UseManualTime()->Iterations(kBursts)->Repetitions(5)->Re
 // The same calls without pauses: 2^20 events straight into fresh chunks (first-touch page faults).
 void BM_ApiEventCold(benchmark::State& state) {
   const SubscriberTable& t = injected().table();
-  ApiRecord r{0, 1, "aclnnBench", 0, 0};
+  ApiRecord r{0, 1, "aclnnBench", 0, 0, 0};
   double ns = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();

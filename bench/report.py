@@ -213,6 +213,17 @@ def hot_path_section(runs):
         else:
             out.append("| %s | %.1f | (not judged: a burst longer than the drain thread's pace) |" % (label, ns))
     out += ["", "Command: `BUILD/bench/inject_bench` (counter `ns_per_event`)."]
+    drain = find(runs, "BM_DrainPerOp/")
+    if drain and "drain_ns_per_op" in drain["counters"]:
+        c = drain["counters"]
+        out += ["", "The drain thread beside it: CPU nanoseconds it spends per launched op (an API call, a task and "
+                "an allocation and free: 4 records) turning the records into rows and writing them to the spool, "
+                "as under `npuscope run`; the kernel's part of the writes included (lower is better; not judged: "
+                "on a machine without a spare core it is part of the end-to-end overhead below).", "",
+                "| drain thread | CPU ns per op | CPU ns per record |", "|---|---:|---:|",
+                "| records -> spool rows -> write(2) | %.0f | %.0f |" % (c["drain_ns_per_op"],
+                                                                        c["drain_ns_per_record"]),
+                "", "Command: `BUILD/bench/drain_bench` (counters `drain_ns_per_op`, `drain_ns_per_record`)."]
     return out
 
 
