@@ -208,6 +208,19 @@ TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
   EXPECT_FALSE(table.wants_api_enter);
   EXPECT_FALSE(table.wants_task_queued);
   EXPECT_FALSE(table.wants_task_begin);
+  // Records it did not ask for are still taken without harm (a caller other than the emulator).
+  hooks::TaskRecord task{};
+  task.task_id = 41;
+  task.connection_id = 77;
+  task.name = "unasked/Add";
+  task.op_type = "Add";
+  task.launch_thread = 3;
+  for (const auto phase : {hooks::TaskPhase::kQueued, hooks::TaskPhase::kBegin, hooks::TaskPhase::kEnd}) {
+    task.phase = phase;
+    task.start_ns = 300;
+    task.end_ns = phase == hooks::TaskPhase::kEnd ? 400 : 0;
+    table.on_task(table.user, task);
+  }
   table.on_api(table.user, {500, 77, "aclnnWhole", 3, 1, 200});   // an exit that says when it began
   table.on_api(table.user, {900, 78, "aclnnOrphan", 3, 1, 0});    // an exit with no start: counted
   table.on_api(table.user, {1000, 79, "aclnnPaired", 3, 0, 0});   // an enter still pairs with its exit
@@ -225,6 +238,11 @@ TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
   EXPECT_EQ(by_name.at("aclnnPaired").start_ns, 1000);
   EXPECT_EQ(by_name.at("aclnnPaired").end_ns, 1100);
   EXPECT_EQ(stats_of(*trace).at("unpaired_api"), 1);
+  const auto tasks = trace->tasks();
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].task_id, 41);
+  EXPECT_EQ(tasks[0].thread_id, 3);
+  EXPECT_EQ(tasks[0].end_ns, 400);
 }
 
 TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {

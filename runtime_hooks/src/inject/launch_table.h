@@ -30,7 +30,10 @@ class LaunchTable {
   // Only a session that dumps tensors uses the table (and pays its memory).
   explicit LaunchTable(bool used) : slots_(used ? new Slot[kSize] : nullptr) {}
 
+  // Without the table (no dumps) put() keeps nothing and get() finds nothing: a listener may still be
+  // sent kQueued records it did not ask for.
   void put(std::uint64_t task_id, const Info& info) noexcept {
+    if (!slots_) [[unlikely]] return;
     Slot& s = slots_[task_id & (kSize - 1)];
     s.key.store(0, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
@@ -40,6 +43,7 @@ class LaunchTable {
   }
 
   bool get(std::uint64_t task_id, Info* out) const noexcept {
+    if (!slots_) [[unlikely]] return false;
     const Slot& s = slots_[task_id & (kSize - 1)];
     if (s.key.load(std::memory_order_acquire) != task_id) return false;
     Info info{s.step.load(std::memory_order_relaxed),

@@ -10,7 +10,9 @@
 // library `npuscope run` loads, or a test) fills a SubscriberTable and publishes it with
 // hooks::subscribe(). Records are fixed-size PODs (Tracy's TracyQueue idea): no allocation, no
 // strings copied. Every `const char*` in a record points at an interned, immortal string, so a
-// listener may key on the pointer itself.
+// listener may key on the pointer itself. The optional records (API enters, task kQueued and kBegin,
+// tensors) are only built for a listener whose table asks for them (wants_*): each costs the hot
+// path a record and an indirect call per op, and the exit/kEnd records repeat what they say.
 //
 // All timestamps are nanoseconds of the one virtual clock (see emulator/virtual_clock.h).
 #pragma once
