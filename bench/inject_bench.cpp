@@ -128,12 +128,4 @@ BENCHMARK(BM_MarkerEvent)->UseManualTime()->Iterations(kBursts)->Repetitions(5)-
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  injected();  // start the session (and its drain thread) before the first measurement
-  benchmark::RunSpecifiedBenchmarks();
-  injected().shutdown();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return npuscope::bench::run_benchmarks_in(injected, argc, argv); }

@@ -2,6 +2,7 @@
 // npuscope_injection_init), writing into a temporary directory that shutdown() removes.
 #pragma once
 
+#include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -54,5 +55,17 @@ class InjectionSession {
   std::filesystem::path dir_;
   hooks::SubscriberTable table_;
 };
+
+// A bench's main(): the session (and its drain thread) starts before the first measurement and is
+// shut down, its trace finalized, after the last.
+inline int run_benchmarks_in(InjectionSession& (*session)(), int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  session();
+  benchmark::RunSpecifiedBenchmarks();
+  session().shutdown();
+  benchmark::Shutdown();
+  return 0;
+}
 
 }  // namespace npuscope::bench
