@@ -60,10 +60,9 @@ class Encoder {
     const auto* p = static_cast<const char*>(data);
     out_.insert(out_.end(), p, p + n);
   }
-  void bytes(const void* data, std::size_t n) {
+  void bytes(const void* data, std::size_t n) {  // length-prefixed
     pod(static_cast<std::uint64_t>(n));
-    const auto* p = static_cast<const char*>(data);
-    out_.insert(out_.end(), p, p + n);
+    raw(data, n);
   }
   void text(const std::string& s) { bytes(s.data(), s.size()); }
 

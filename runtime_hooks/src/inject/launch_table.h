@@ -4,9 +4,9 @@
 // When tensors are dumped, the dump filters need a fact of the host thread that launched a task:
 // the step it was in (the "steps" filter is about tasks LAUNCHED in steps A-B). The kQueued record
 // arrives on the launching thread (the emulator sends it only to subscribers that want it: without
-// dumps we do not), so there we store {thread, step, name} in a fixed table indexed by
-// task_id % kSize; the worker reads it back by task_id. (Which thread launched a task, TASK.thread_id,
-// comes with every task record: TaskRecord::launch_thread.) Each slot is a small seqlock (the key is
+// dumps we do not), so there we store {step, name} in a fixed table indexed by task_id % kSize;
+// the worker reads it back by task_id. (Which thread launched a task, TASK.thread_id, comes with
+// every task record: TaskRecord::launch_thread.) Each slot is a small seqlock (the key is
 // cleared while the fields change), so a reader never takes fields of another task as its own. A
 // slot is only reused after kSize later launches; a task still queued by then is reported as
 // "launch info lost" (counted) and counts as outside every step.

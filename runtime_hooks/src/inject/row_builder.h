@@ -3,12 +3,12 @@
 // Note [Pairing on the drain thread]
 // An API call normally arrives as one record, its exit, which carries the call's start (we tell the
 // emulator we want no enter records: one record per call instead of two; the price is that a call
-// still running when the process dies is not in the trace). Enters that do arrive are paired as
-// below. The hot path stores marker push and pop, step begin and end as separate
+// still running when the process dies is not in the trace). Enters that do arrive are paired with
+// their exits as below. The hot path stores marker push and pop, step begin and end as separate
 // records; pairing them costs a hash lookup, so it happens here, per host thread (the records' own
 // thread_id). A thread's records come from one buffer, in order, so its stacks see enters before
-// exits. An exit or pop with no open partner is counted (unpaired_api / unpaired_markers) and
-// dropped; partners still open when the trace ends are closed at their thread's last timestamp
+// exits. A pop, or an API exit with neither an open enter nor a start of its own, is counted
+// (unpaired_markers / unpaired_api) and dropped; partners still open when the trace ends are closed at their thread's last timestamp
 // and counted the same way. The stacks are bounded (a thread with lost exits must not grow them, or
 // make each exit search them all): past 256 open entries the oldest is closed and counted, and an
 // exit looks 64 deep for its enter. Rows are batched and handed to the writer once per drain round.
