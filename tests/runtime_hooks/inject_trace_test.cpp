@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
 #include <thread>
@@ -261,6 +263,61 @@ TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {
   auto trace = open_trace(db_);
   EXPECT_TRUE(trace->complete());
   for (const auto& a : trace->apis()) EXPECT_NE(trace->string(a.name_id), "aclnnLate");
+}
+
+// Note [Stopping without a grace period]: threads still recording while the session stops. Each
+// thread numbers its calls; what reached the trace must be each thread's first calls without a
+// gap, and with the calls counted as dropped after the stop, never more than were made. Several
+// rounds, so that the stop lands at different points of the hook calls.
+TEST_F(InjectTrace, HookCallsRacingTheStopAreRecordedOrCounted) {
+  constexpr int kRaceThreads = 4;
+  int raced = 0;
+  for (int round = 0; round < 3; ++round) {
+    const std::string db = dir_.file("race" + std::to_string(round) + ".db");
+    Profiled p(db, "{}");
+    ASSERT_EQ(p.rc(), 0);
+    const hooks::SubscriberTable table = p.table();
+    std::atomic<bool> stop{false};
+    std::vector<std::int64_t> calls(kRaceThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kRaceThreads; ++t) {
+      threads.emplace_back([&, t] {
+        std::uint64_t seq = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+          // connection_id numbers the call; start 0 would mean "start unknown" (unpaired).
+          table.on_api(table.user, {seq + 2, seq, "aclnnRace", static_cast<std::uint32_t>(100 + t), 1, seq + 1});
+          if (++seq % 16 == 0) std::this_thread::sleep_for(std::chrono::microseconds(10));  // bursts, well under the cap
+        }
+        calls[t] = static_cast<std::int64_t>(seq);
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    table.on_shutdown(table.user);  // while the threads are recording
+    stop = true;
+    for (auto& th : threads) th.join();
+    p.stop();
+    auto trace = open_trace(db);
+    ASSERT_TRUE(trace->complete());
+    const auto stats = stats_of(*trace);
+    EXPECT_EQ(stats.at("dropped_records"), stats.at("dropped_records.after_stop")) << "nothing else was dropped";
+    EXPECT_EQ(stats.at("dropped_records.unfinished_at_stop"), 0);
+    std::vector<std::vector<std::int64_t>> seen(kRaceThreads);
+    for (const auto& a : trace->apis()) {
+      if (trace->string(a.name_id) == "aclnnRace") seen.at(a.thread_id - 100).push_back(a.connection_id);
+    }
+    std::int64_t recorded = 0, made = 0;
+    for (int t = 0; t < kRaceThreads; ++t) {
+      std::sort(seen[t].begin(), seen[t].end());
+      ASSERT_FALSE(seen[t].empty()) << "thread " << t;
+      EXPECT_EQ(seen[t].front(), 0) << "thread " << t;
+      EXPECT_EQ(seen[t].back(), static_cast<std::int64_t>(seen[t].size()) - 1) << "thread " << t << ": a gap or a repeat";
+      recorded += static_cast<std::int64_t>(seen[t].size());
+      made += calls[t];
+    }
+    EXPECT_LE(recorded + stats.at("dropped_records.after_stop"), made) << "round " << round;
+    raced += stats.at("dropped_records.after_stop") > 0 ? 1 : 0;
+  }
+  EXPECT_GT(raced, 0) << "the threads never overlapped the stop: the test tested nothing";
 }
 
 TEST_F(InjectTrace, AForkedChildRecordsNothingIntoTheParentsTrace) {

@@ -19,14 +19,21 @@ using hooks::OverflowRecord;
 using hooks::TaskRecord;
 using hooks::TensorRecord;
 
-// The producer's common prologue: null when this record is not to be stored (counted).
-inline ThreadState* producer(Session& s) noexcept {
-  if (!s.recording()) [[unlikely]] {
-    s.count_late_drop();
-    return nullptr;
+// One hook call on a producer thread: this thread's state while the call stores its records, null
+// when they are not to be stored (counted). See Note [Stopping without a grace period].
+class HookCall {
+ public:
+  explicit HookCall(Session& s) noexcept : t_(s.enter_hook()) {}
+  ~HookCall() {
+    if (t_ != nullptr) Session::leave_hook(*t_);
   }
-  return s.thread();
-}
+  HookCall(const HookCall&) = delete;
+  HookCall& operator=(const HookCall&) = delete;
+  ThreadState* thread() const noexcept { return t_; }
+
+ private:
+  ThreadState* const t_;
+};
 
 // Stores record `r` as an entry E, filled in place (Note [Record buffers]).
 template <class E, class R>
@@ -39,7 +46,8 @@ inline void store(ThreadBuffer& q, const R& r) noexcept {
 
 void on_api(void* user, const ApiRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  ThreadState* t = producer(s);
+  const HookCall call(s);
+  ThreadState* t = call.thread();
   if (t == nullptr) [[unlikely]] return;
   store<ApiEntry>(t->queue, r);
 }
@@ -58,7 +66,8 @@ void on_task_end(Session& s, ThreadState& t, const TaskRecord& r) noexcept {
 
 void on_task(void* user, const TaskRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  ThreadState* t = producer(s);
+  const HookCall call(s);
+  ThreadState* t = call.thread();
   if (t == nullptr) [[unlikely]] return;
   switch (r.phase) {
     case hooks::TaskPhase::kQueued:  // on the launching thread, only when dumping: see Note [Launch table]
@@ -71,17 +80,20 @@ void on_task(void* user, const TaskRecord& r) noexcept {
 
 void on_memory(void* user, const MemoryRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  if (ThreadState* t = producer(s)) [[likely]] store<MemoryEntry>(t->queue, r);
+  const HookCall call(s);
+  if (ThreadState* t = call.thread()) [[likely]] store<MemoryEntry>(t->queue, r);
 }
 
 void on_memcpy(void* user, const MemcpyRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  if (ThreadState* t = producer(s)) [[likely]] store<MemcpyEntry>(t->queue, r);
+  const HookCall call(s);
+  if (ThreadState* t = call.thread()) [[likely]] store<MemcpyEntry>(t->queue, r);
 }
 
 void on_marker(void* user, const MarkerRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  ThreadState* t = producer(s);
+  const HookCall call(s);
+  ThreadState* t = call.thread();
   if (t == nullptr) [[unlikely]] return;
   if (r.kind == hooks::MarkerKind::kStepBegin) {
     t->step = r.step;
@@ -95,17 +107,20 @@ void on_marker(void* user, const MarkerRecord& r) noexcept {
 
 void on_tensor(void* user, const TensorRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  if (ThreadState* t = producer(s)) [[likely]] t->capture.on_tensor(s.capture(), r);
+  const HookCall call(s);
+  if (ThreadState* t = call.thread()) [[likely]] t->capture.on_tensor(s.capture(), r);
 }
 
 void on_overflow(void* user, const OverflowRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  if (ThreadState* t = producer(s)) [[likely]] store<OverflowEntry>(t->queue, r);
+  const HookCall call(s);
+  if (ThreadState* t = call.thread()) [[likely]] store<OverflowEntry>(t->queue, r);
 }
 
 void on_device(void* user, const DeviceRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
-  if (ThreadState* t = producer(s)) [[likely]] store<DeviceEntry>(t->queue, r);
+  const HookCall call(s);
+  if (ThreadState* t = call.thread()) [[likely]] store<DeviceEntry>(t->queue, r);
 }
 
 void on_shutdown(void* user) noexcept { static_cast<Session*>(user)->shutdown(); }

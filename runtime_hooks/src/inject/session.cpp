@@ -20,7 +20,9 @@ namespace {
 // Drain at least this often: what is left to write at exit is at most this much of the workload.
 constexpr auto kWakeInterval = std::chrono::milliseconds(10);
 constexpr auto kCommitInterval = std::chrono::milliseconds(500);  // durable at least this often
-constexpr auto kGrace = std::chrono::milliseconds(1);  // for pushes racing the switch to flushing
+// Note [Stopping without a grace period]: time for in_hook stores to leave the store buffers.
+constexpr auto kStoreDrain = std::chrono::microseconds(50);
+constexpr auto kHookWaitLimit = std::chrono::milliseconds(200);  // for a hook call to finish at stop
 constexpr std::size_t kWarmChunks = 32;  // 2 MiB of pre-faulted chunks ready for producers
 
 std::atomic<std::uint64_t> g_next_generation{1};  // 0: no session (t_slot's initial value)
@@ -177,8 +179,7 @@ void Session::drain_main() {
 
 void Session::finish(RowBuilder& rows) {
   transition(State::kFlushing);
-  drain_round(rows);
-  std::this_thread::sleep_for(kGrace);
+  wait_for_hook_calls();
   drain_round(rows);
   rows.finish();
   report_stats(rows, true);
@@ -186,6 +187,33 @@ void Session::finish(RowBuilder& rows) {
   writer_.reset();
   pool_.trim();
   transition(State::kFinalized);
+}
+
+// Returns once no hook call that saw `recording` is still storing (Note [Stopping without a grace
+// period]). Called on the drain thread after the switch to flushing.
+void Session::wait_for_hook_calls() {
+  // Spun, not slept: a sleep this short still costs a timer slack (50 us) and a wake-up.
+  const auto stores_out = std::chrono::steady_clock::now() + kStoreDrain;
+  while (std::chrono::steady_clock::now() < stores_out) std::this_thread::yield();
+  std::vector<ThreadState*> snapshot;
+  {
+    std::lock_guard lock(threads_mutex_);
+    for (const auto& t : threads_) snapshot.push_back(t.get());
+  }
+  // Only the drain thread frees thread states, so the snapshot stays valid. A hook call takes
+  // well under a microsecond unless its thread is preempted: yield until it is done. A thread
+  // that never comes back (stopped in a debugger, or interrupted mid-hook by a signal handler that
+  // exits) may lose the record it was storing: counted, after kHookWaitLimit.
+  const auto deadline = std::chrono::steady_clock::now() + kHookWaitLimit;
+  for (ThreadState* t : snapshot) {
+    while (t->in_hook.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ++unfinished_hook_calls_;
+        break;
+      }
+      std::this_thread::yield();
+    }
+  }
 }
 
 // ---- draining -----------------------------------------------------------------------------------
@@ -229,7 +257,7 @@ void Session::report_stats(RowBuilder& rows, bool all) {
     }
   }
   const std::int64_t late = late_drops_.load();
-  std::int64_t total = late;
+  std::int64_t total = late + unfinished_hook_calls_;
   std::vector<std::pair<std::string, std::int64_t>> stats;
   for (int k = 0; k < kNumTags; ++k) {
     total += static_cast<std::int64_t>(dropped[k]);
@@ -239,6 +267,7 @@ void Session::report_stats(RowBuilder& rows, bool all) {
   const RowCounters& c = rows.counters();
   stats.insert(stats.end(), {{"dropped_records", total},
                              {"dropped_records.after_stop", late},
+                             {"dropped_records.unfinished_at_stop", unfinished_hook_calls_},
                              {"records", c.records},
                              {"tensor_dumps", c.tensors_dumped},
                              {"tensor_bytes_dumped", c.tensor_bytes_dumped},

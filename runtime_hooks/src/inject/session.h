@@ -9,9 +9,9 @@
 //   flushing -> finalized  the writer finalized the trace (META.status = 'complete')
 //   any -> aborted         the writer failed (disk full, ...): said once on stderr; producers drop
 // Producers read the state with one relaxed load per record. A record whose hook call overlaps the
-// recording -> flushing switch is still drained: the drain thread drains again after a short
-// grace period. A session object is never freed (hook calls may race with the end of the process),
-// and a thread keeps its buffer until it exits, so no hook call can touch freed memory.
+// recording -> flushing switch is still drained (Note [Stopping without a grace period]). A session
+// object is never freed (hook calls may race with the end of the process), and a thread keeps its
+// buffer until it exits, so no hook call can touch freed memory.
 // A fork()ed child inherits the session but not its drain thread: there the session is aborted at
 // once (its records dropped, its shutdown a no-op); the parent's trace is the parent's alone.
 #pragma once
@@ -38,12 +38,30 @@ const char* state_name(State s);
 
 class RowBuilder;
 
+// Note [Stopping without a grace period]
+// A hook call that read `recording` just before the switch to flushing may still be storing its
+// record when the drain thread drains for the last time; that record would be lost, uncounted. A
+// fixed grace period (the old 1 ms sleep at exit) neither covers a hook call whose thread is
+// preempted for longer nor is free: every profiled process paid it. Instead each hook call marks
+// its thread `in_hook` and then reads the state again (enter_hook), and the drain thread, after the
+// switch, waits until no thread is `in_hook` (wait_for_hook_calls): a Dekker handshake. Either
+// the drain thread sees the flag, or the hook call sees `flushing` and counts its record as
+// dropped after stop. The one gap is a flag store still in its core's store buffer while the
+// drain thread looks; a store leaves it within microseconds (and at any interrupt, context switch
+// or VM exit), so the drain thread lets kStoreDrain pass first. A full fence on the hook side would
+// close the gap formally at ~5 ns per record; membarrier(PRIVATE_EXPEDITED) would too, but
+// registering for it in a process that already has threads waits an RCU grace period (~10 ms
+// here), more than it saves. A thread that attaches after the switch takes threads_mutex_ after
+// the drain thread's snapshot, so it sees `flushing`. The hook side costs two plain stores and a
+// load.
+
 // What one producer thread owns in a session.
 struct ThreadState {
   explicit ThreadState(ChunkPool& pool) : queue(pool) {}
   ThreadBuffer queue;
   TensorCapture capture;
-  std::int64_t step = -1;       // this thread's current step (-1: none)
+  std::int64_t step = -1;             // this thread's current step (-1: none)
+  std::atomic<bool> in_hook{false};   // inside a hook call (Note [Stopping without a grace period])
 };
 
 // This thread's state in the session numbered `generation` (TLS, initial-exec: the hot path's
@@ -76,6 +94,25 @@ class Session {
     if (slot.generation == generation_) [[likely]] return slot.state;
     return attach();
   }
+  // A hook call's prologue: this thread's state, marked in_hook, or null when the record is not to
+  // be stored (counted). Every non-null return is paired with leave_hook.
+  ThreadState* enter_hook() noexcept {
+    if (!recording()) [[unlikely]] {
+      count_late_drop();
+      return nullptr;
+    }
+    ThreadState* t = thread();
+    if (t == nullptr) [[unlikely]] return nullptr;
+    t->in_hook.store(true, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // keeps the flag store before the load below
+    if (!recording()) [[unlikely]] {
+      leave_hook(*t);
+      count_late_drop();
+      return nullptr;
+    }
+    return t;
+  }
+  static void leave_hook(ThreadState& t) noexcept { t.in_hook.store(false, std::memory_order_release); }
   void count_late_drop() noexcept { late_drops_.fetch_add(1, std::memory_order_relaxed); }
   void count_launch_info_lost() noexcept { launch_info_lost_.fetch_add(1, std::memory_order_relaxed); }
   // The step a launch on a thread belongs to: the thread's own, else the last one any thread began.
@@ -93,6 +130,7 @@ class Session {
   void drain_main();
   std::uint64_t drain_round(RowBuilder& rows);
   void finish(RowBuilder& rows);
+  void wait_for_hook_calls();
   void report_stats(RowBuilder& rows, bool all);
   void transition(State to);
 
@@ -117,6 +155,7 @@ class Session {
   bool started_ = false;
   std::atomic<bool> shutdown_called_{false};
   bool forked_child_ = false;
+  std::int64_t unfinished_hook_calls_ = 0;  // drain thread: hook calls still running kHookWaitLimit after stop
   std::thread drain_;
   std::vector<std::pair<std::string, std::int64_t>> reported_;  // drain thread: stats last written
 };
