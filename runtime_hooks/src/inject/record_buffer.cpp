@@ -25,6 +25,7 @@ const char* tag_name(Tag tag) {
 ChunkPool::~ChunkPool() { trim(); }
 
 Chunk* ChunkPool::acquire() noexcept {
+  if (alarm_ != nullptr) alarm_->ring_if_dozing();
   Chunk* c = nullptr;
   {
     std::lock_guard lock(mutex_);

@@ -9,7 +9,8 @@
 // one (release) and continues there. The drain thread reads each chunk up to its published level;
 // a chunk with a successor is finished (its producer links the successor only after its last
 // publish), so the drain thread returns it to the pool, where it also keeps a few pre-faulted spare
-// chunks (prefill) so that producers rarely take page faults. The pool caps the memory of all
+// chunks (prefill) so that producers rarely take page faults. Taking a chunk is also where a
+// producer wakes a dozing drain thread (Note [Drain pacing]). The pool caps the memory of all
 // chunks together (plus the tensor dump copies, which reserve bytes from the same budget). At the
 // cap a push fails and the producer counts the loss per entry kind (Perfetto's stats idea): the
 // drain thread reports the totals.
@@ -22,6 +23,7 @@
 #include <new>
 #include <vector>
 
+#include "drain_alarm.h"
 #include "entries.h"
 
 namespace npuscope::inject {
@@ -39,7 +41,8 @@ static_assert(sizeof(Chunk) == kChunkBytes);
 // Bounded memory shared by all buffers of a session. Thread-safe.
 class ChunkPool {
  public:
-  explicit ChunkPool(std::uint64_t cap_bytes) : cap_(cap_bytes) {}
+  // `alarm` (optional) is rung when a producer takes a chunk while the drain thread dozes.
+  explicit ChunkPool(std::uint64_t cap_bytes, DrainAlarm* alarm = nullptr) : cap_(cap_bytes), alarm_(alarm) {}
   ~ChunkPool();
   ChunkPool(const ChunkPool&) = delete;
   ChunkPool& operator=(const ChunkPool&) = delete;
@@ -61,6 +64,7 @@ class ChunkPool {
   std::vector<Chunk*> free_;
   std::atomic<std::uint64_t> used_{0};  // chunk bytes allocated (free list included) + reserved bytes
   const std::uint64_t cap_;
+  DrainAlarm* const alarm_;
 };
 
 class ThreadBuffer {

@@ -17,8 +17,6 @@ thread_local constinit ThreadSlot t_slot __attribute__((tls_model("initial-exec"
 
 namespace {
 
-// Drain at least this often: what is left to write at exit is at most this much of the workload.
-constexpr auto kWakeInterval = std::chrono::milliseconds(10);
 constexpr auto kCommitInterval = std::chrono::milliseconds(500);  // durable at least this often
 // Note [Stopping without a grace period]: time for in_hook stores to leave the store buffers.
 constexpr auto kStoreDrain = std::chrono::microseconds(50);
@@ -66,7 +64,7 @@ Session::Session(InjectConfig config, std::unique_ptr<collector::TraceWriter> wr
     : config_(std::move(config)),
       generation_(g_next_generation.fetch_add(1)),
       writer_(std::move(writer)),
-      pool_(config_.buffer_bytes),
+      pool_(config_.buffer_bytes, &alarm_),
       launches_(config_.dump != DumpMode::kNone),
       capture_(config_, launches_, pool_) {}
 
@@ -127,11 +125,8 @@ void Session::abandon_in_forked_child() noexcept {
 
 void Session::shutdown() noexcept {
   if (forked_child_ || shutdown_called_.exchange(true)) return;
-  {
-    std::lock_guard lock(wake_mutex_);
-    stop_requested_ = true;
-  }
-  wake_.notify_all();
+  stop_requested_.store(true);
+  alarm_.ring();
   if (drain_.joinable() && drain_.get_id() != std::this_thread::get_id()) drain_.join();
 }
 
@@ -146,12 +141,11 @@ void Session::drain_main() {
     }
     wake_.notify_all();
     auto last_commit = std::chrono::steady_clock::now();
-    for (;;) {
-      {
-        std::unique_lock lock(wake_mutex_);
-        if (wake_.wait_for(lock, kWakeInterval, [this] { return stop_requested_; })) break;
-      }
-      drain_round(rows);
+    std::chrono::nanoseconds interval = kBusyInterval;  // Note [Drain pacing]
+    while (!stop_requested_.load()) {
+      alarm_.sleep(interval, interval > kBusyInterval);
+      if (stop_requested_.load()) break;
+      interval = DrainAlarm::next_interval(interval, drain_round(rows));
       const auto now = std::chrono::steady_clock::now();
       if (now - last_commit >= kCommitInterval) {
         report_stats(rows, false);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "config.h"
+#include "drain_alarm.h"
 #include "launch_table.h"
 #include "npuscope/collector/trace_writer.h"
 #include "record_buffer.h"
@@ -137,6 +138,7 @@ class Session {
   const InjectConfig config_;
   const std::uint64_t generation_;
   std::unique_ptr<collector::TraceWriter> writer_;  // the drain thread's once it runs
+  DrainAlarm alarm_;  // before pool_, which rings it
   ChunkPool pool_;
   LaunchTable launches_;
   CaptureShared capture_;
@@ -149,10 +151,10 @@ class Session {
   std::vector<std::unique_ptr<ThreadState>> threads_;
   std::uint64_t retired_dropped_[kNumTags] = {};  // drain thread: drops of threads already removed
 
-  std::mutex wake_mutex_;  // guards stop_requested_, started_
+  std::mutex wake_mutex_;  // guards started_
   std::condition_variable wake_;
-  bool stop_requested_ = false;
   bool started_ = false;
+  std::atomic<bool> stop_requested_{false};
   std::atomic<bool> shutdown_called_{false};
   bool forked_child_ = false;
   std::int64_t unfinished_hook_calls_ = 0;  // drain thread: hook calls still running kHookWaitLimit after stop
