@@ -20,7 +20,8 @@ namespace {
 constexpr auto kCommitInterval = std::chrono::milliseconds(500);  // durable at least this often
 // Note [Stopping without a grace period]: time for in_hook stores to leave the store buffers.
 constexpr auto kStoreDrain = std::chrono::microseconds(50);
-constexpr auto kHookWaitLimit = std::chrono::milliseconds(200);  // for a hook call to finish at stop
+// For a hook call to finish at stop: a tensor capture of a large tensor may take a while.
+constexpr auto kHookWaitLimit = std::chrono::seconds(1);
 constexpr std::size_t kWarmChunks = 32;  // 2 MiB of pre-faulted chunks ready for producers
 
 std::atomic<std::uint64_t> g_next_generation{1};  // 0: no session (t_slot's initial value)
