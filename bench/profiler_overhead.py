@@ -3,7 +3,7 @@
 
     python3 bench/profiler_overhead.py BUILD [--runs N] [--no-breakdown]
 
-For each workload: one warm-up run of each variant, then N (default 11) rounds that run the
+For each workload: one warm-up run of each variant, then N (default 21) rounds that run the
 unprofiled and the profiled command alternately (the order flips every round, so a drift of the
 machine's load hits both alike); the result is the median wall time of each, the median of the
 workload's own loop time (the "host: ... ms wall" line the samples print), the CPU time (user +
@@ -170,7 +170,7 @@ def check_build(build):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", help="the build directory (holds cli/npuscope and samples/)")
-    ap.add_argument("--runs", type=int, default=11,
+    ap.add_argument("--runs", type=int, default=21,
                     help="timed runs of each variant after the warm-up (this VM's run-to-run noise is a few percent)")
     ap.add_argument("--no-breakdown", dest="breakdown", action="store_false",
                     help="time only the unprofiled and the profiled command (not the variants that split the overhead)")
