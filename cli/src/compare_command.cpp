@@ -220,13 +220,14 @@ int compare_command(int argc, char** argv) {
   Progress progress;
   options.progress = std::ref(progress);
   comparator::CompareResult result;
+  std::string annotated;  // the NPU trace that --annotate writes into
   try {
     if (!f.mapping.empty()) options.mapping = comparator::load_mapping(f.mapping);
     if (f.model.empty()) {
       const auto npu = collector::TraceReader::open(f.traces[0], {.verify = false});
       const auto golden = collector::TraceReader::open(f.traces[1], {.verify = false});
       result = comparator::compare_traces(*npu, *golden, options);
-      if (f.annotate) comparator::store_results(result, f.traces[0], false);
+      annotated = f.traces[0];
     } else {
       if (!fs::is_regular_file(f.model)) throw InputError(f.model + ": no such model file");
       const TraceDir dir(f.keep_traces);
@@ -235,19 +236,21 @@ int compare_command(int argc, char** argv) {
       const auto npu = collector::TraceReader::open(npu_trace, {.verify = false});
       const auto golden = collector::TraceReader::open(golden_trace, {.verify = false});
       result = comparator::compare_traces(*npu, *golden, options);
-      if (f.annotate) comparator::store_results(result, npu_trace, false);
+      annotated = npu_trace;
       if (f.keep_traces.empty()) {
         result.notes.push_back("the two traces were temporary: --keep-traces DIR keeps them (for npuscope view, analyze)");
       } else {
         std::fprintf(stderr, "npuscope compare: traces kept in %s\n", f.keep_traces.c_str());
       }
     }
-    if (!f.results.empty()) comparator::store_results(result, f.results, true);
   } catch (const collector::TraceError& e) {
     throw InputError(e.what());
   } catch (const comparator::CompareError& e) {
     throw InputError(e.what());
   }
+  // Not input errors: a verdict that cannot be written (read-only trace, full disk) is exit status 1.
+  if (f.annotate) comparator::store_results(result, annotated, false);
+  if (!f.results.empty()) comparator::store_results(result, f.results, true);
   write_output(result, f);
   return f.fail_on_mismatch && result.failed > 0 ? 1 : 0;
 }

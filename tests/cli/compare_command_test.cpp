@@ -160,6 +160,13 @@ TEST_F(CompareCommand, TwoRecordedRuns) {
   // CSV rows with a header.
   const auto csv = run_command(npuscope_cmd("compare " + npu + " " + cpu + " --format csv"));
   EXPECT_EQ(csv.output.rfind("op_name,op_type,call_index,tensor,", 0), 0u) << csv.output.substr(0, 200);
+
+  // Verdicts that cannot be written are not bad input: exit status 1, and the error says where.
+  const std::string unwritable = (dir / "no_such_dir" / "results.db").string();
+  const auto write_failed = run_command(npuscope_cmd("compare " + npu + " " + cpu + " --results " + unwritable));
+  EXPECT_EQ(write_failed.status, 1) << write_failed.output;
+  EXPECT_NE(write_failed.output.find("npuscope: error: cannot create " + unwritable), std::string::npos)
+      << write_failed.output;
 }
 
 TEST_F(CompareCommand, BadInputsGetClearErrorsAndStatus2) {
