@@ -3,8 +3,10 @@
 #include "npuscope/viewer/timeline_model.h"
 
 #include <algorithm>
+#include <exception>
 #include <limits>
 #include <map>
+#include <thread>
 
 namespace npuscope::viewer {
 namespace {
@@ -38,10 +40,25 @@ TimelineItem TimelineItem::make(std::int64_t start_ns, std::int64_t end_ns, std:
 }
 
 TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace) {
-  load_tasks();
+  // The two big tables at once: tasks through their own connection (load_tasks), API calls and
+  // markers through `trace` on a second thread. Lanes stay in one order: streams, copies, memory,
+  // host threads, markers.
+  std::vector<Lane> host_lanes;
+  std::exception_ptr host_error;
+  {
+    std::jthread host([&] {
+      try {
+        host_lanes = load_apis();
+        for (Lane& lane : load_markers()) host_lanes.push_back(std::move(lane));
+      } catch (...) {
+        host_error = std::current_exception();
+      }
+    });
+    load_tasks();
+  }  // joined here, also when load_tasks throws
+  if (host_error) std::rethrow_exception(host_error);
   load_copies_and_memory();
-  load_apis();
-  load_markers();
+  for (Lane& lane : host_lanes) lanes_.push_back(std::move(lane));
   load_compare_results();
   finish();
 }
@@ -113,7 +130,7 @@ void TimelineModel::load_copies_and_memory() {
   for (auto& [device, lane] : memory) lanes_.push_back(std::move(lane));
 }
 
-void TimelineModel::load_apis() {
+std::vector<Lane> TimelineModel::load_apis() const {
   std::map<std::int32_t, Lane> threads;
   trace_.for_each_api([&](const collector::ApiRow& a) {
     Lane& lane = threads[a.thread_id];
@@ -121,13 +138,15 @@ void TimelineModel::load_apis() {
     lane.thread_id = a.thread_id;
     add_without_overlap(lane, TimelineItem::make(a.start_ns, a.end_ns, a.name_id, a.connection_id, 0));
   });
+  std::vector<Lane> lanes;
   for (auto& [thread, lane] : threads) {
     lane.title = "thread " + std::to_string(thread);
-    lanes_.push_back(std::move(lane));
+    lanes.push_back(std::move(lane));
   }
+  return lanes;
 }
 
-void TimelineModel::load_markers() {
+std::vector<Lane> TimelineModel::load_markers() const {
   std::map<std::int32_t, Lane> threads;
   trace_.for_each_marker([&](const collector::MarkerRow& m) {
     Lane& lane = threads[m.thread_id];
@@ -135,10 +154,12 @@ void TimelineModel::load_markers() {
     lane.thread_id = m.thread_id;
     add_without_overlap(lane, TimelineItem::make(m.start_ns, m.end_ns, m.name_id, m.step, m.kind == 1 ? kStep : 0u));
   });
+  std::vector<Lane> lanes;
   for (auto& [thread, lane] : threads) {
     lane.title = "thread " + std::to_string(thread) + " markers";
-    lanes_.push_back(std::move(lane));
+    lanes.push_back(std::move(lane));
   }
+  return lanes;
 }
 
 void TimelineModel::load_compare_results() {
