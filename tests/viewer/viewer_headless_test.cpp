@@ -118,6 +118,24 @@ TEST_F(ViewerModelTest, SearchFindsOpsInStartOrder) {
   ASSERT_TRUE(find_op(model, "layer0/add,\"x\"", at));
   EXPECT_EQ(model.lanes()[at.lane].rows[0][at.index].id, 3u);
   EXPECT_FALSE(find_op(model, "layer0", at));  // exact names only
+
+  // Next / previous (N / P): the first step goes to an end, then each wraps around.
+  SearchCursor cursor;
+  EXPECT_EQ(cursor.step(1), nullptr) << "nothing searched yet";
+  cursor.search(model, "attn/MatMul");
+  ASSERT_EQ(cursor.matches().size(), 3u);
+  EXPECT_EQ(cursor.current(), -1);
+  EXPECT_EQ(start(*cursor.step(-1)), 9600);  // previous first: the last match
+  EXPECT_EQ(start(*cursor.step(1)), 1200);   // and forward wraps to the first
+  EXPECT_EQ(start(*cursor.step(1)), 7001);
+  EXPECT_EQ(cursor.current(), 1);
+  EXPECT_EQ(start(*cursor.step(-1)), 1200);
+  EXPECT_EQ(start(*cursor.step(-1)), 9600);
+  cursor.search(model, "Conv");
+  EXPECT_EQ(cursor.step(1), nullptr);
+  EXPECT_EQ(cursor.current(), -1);
+  cursor.search(model, "");
+  EXPECT_TRUE(cursor.matches().empty()) << "an empty text searches nothing";
 }
 
 TEST(FrameStatsJson, CountsFoldedRunsAndTheirItems) {

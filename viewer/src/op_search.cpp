@@ -41,4 +41,17 @@ bool find_op(const TimelineModel& model, const std::string& name, TimelineModel:
   return true;
 }
 
+void SearchCursor::search(const TimelineModel& model, const std::string& text) {
+  text_ = text;
+  matches_ = text.empty() ? std::vector<TimelineModel::Location>{} : search_ops(model, text);
+  current_ = -1;
+}
+
+const TimelineModel::Location* SearchCursor::step(int dir) {
+  if (matches_.empty()) return nullptr;
+  const int n = static_cast<int>(matches_.size());
+  current_ = current_ < 0 ? (dir > 0 ? 0 : n - 1) : (current_ + (dir > 0 ? 1 : -1) + n) % n;
+  return &matches_[static_cast<std::size_t>(current_)];
+}
+
 }  // namespace npuscope::viewer

@@ -1,5 +1,5 @@
-// Search by op name (substring) with next / previous (also N / P): each step selects the match and
-// brings it into view.
+// Search by op name (substring) with next / previous (also N / P, from anywhere in the viewer): each
+// step selects the match and brings it into view.
 #include <imgui.h>
 
 #include "npuscope/viewer/op_search.h"
@@ -16,21 +16,18 @@ class SearchPanel final : public Panel {
   const char* id() const override { return "search"; }
 
   void draw() override {
+    SearchCursor& search = state_.search;
     ImGui::SetNextItemWidth(320);
-    if (ImGui::InputTextWithHint("##op", "op name contains...", text_, sizeof text_)) {
-      matches_ = text_[0] ? search_ops(state_.model(), text_) : std::vector<TimelineModel::Location>{};
-      current_ = -1;
-    }
+    if (ImGui::InputTextWithHint("##op", "op name contains...", text_, sizeof text_)) search.search(state_.model(), text_);
     ImGui::SameLine();
-    const bool keys = !ImGui::GetIO().WantTextInput;
-    if (ImGui::Button("< previous") || (keys && ImGui::IsKeyPressed('P', false))) step(-1);
+    if (ImGui::Button("< previous")) state_.step_search(-1);  // N and P work anywhere: Timeline::handle_input
     ImGui::SameLine();
-    if (ImGui::Button("next >") || (keys && ImGui::IsKeyPressed('N', false))) step(1);
+    if (ImGui::Button("next >")) state_.step_search(1);
     ImGui::SameLine();
-    if (matches_.empty()) ImGui::TextDisabled(text_[0] ? "no match" : "");
-    else ImGui::Text("%d of %zu", current_ + 1, matches_.size());
-    if (current_ >= 0) {
-      const TimelineItem& it = state_.item(matches_[static_cast<std::size_t>(current_)]);
+    if (search.matches().empty()) ImGui::TextDisabled(text_[0] ? "no match" : "");
+    else ImGui::Text("%d of %zu", search.current() + 1, search.matches().size());
+    if (search.current() >= 0) {
+      const TimelineItem& it = state_.item(search.matches()[static_cast<std::size_t>(search.current())]);
       ImGui::Text("%s at %s, %s", state_.model().str(it.label_id).c_str(),
                   format_duration(it.start_ns - state_.model().first_ns()).c_str(),
                   format_duration(it.end_ns() - it.start_ns).c_str());
@@ -38,17 +35,8 @@ class SearchPanel final : public Panel {
   }
 
  private:
-  void step(int dir) {
-    if (matches_.empty()) return;
-    const int n = static_cast<int>(matches_.size());
-    current_ = current_ < 0 ? (dir > 0 ? 0 : n - 1) : (current_ + dir + n) % n;
-    state_.select(matches_[static_cast<std::size_t>(current_)], true);
-  }
-
   ViewerState& state_;
   char text_[256] = {};
-  std::vector<TimelineModel::Location> matches_;
-  int current_ = -1;
 };
 
 }  // namespace

@@ -98,6 +98,8 @@ void Timeline::handle_input(float x0, float x1, bool hovered, bool active) {
   if (ImGui::IsKeyDown('D')) state_.pan_px(-12);
   if (ImGui::IsKeyPressed('F', false)) state_.fit_all();
   if (ImGui::IsKeyPressed('Z', false)) state_.zoom_to_selection();
+  if (ImGui::IsKeyPressed('N', false)) state_.step_search(1);
+  if (ImGui::IsKeyPressed('P', false)) state_.step_search(-1);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) state_.clear_selection();
 }
 

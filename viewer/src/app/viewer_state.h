@@ -7,6 +7,7 @@
 
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/viewer/lod.h"
+#include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/timeline_model.h"
 
 namespace npuscope::viewer {
@@ -46,6 +47,12 @@ class ViewerState {
   void zoom_to_selection();
   // Bumped on every change of selection, so that panels reload what they show of it.
   int selection_serial() const { return selection_serial_; }
+
+  // The op search (search panel) and next / previous in it (also the N / P keys).
+  SearchCursor search;
+  void step_search(int dir) {
+    if (const TimelineModel::Location* at = search.step(dir)) select(*at, true);
+  }
 
   // A panel to bring to the front on the next frame ("" none).
   std::string focus_panel;
