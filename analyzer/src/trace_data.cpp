@@ -1,5 +1,7 @@
 #include "trace_data.h"
 
+#include "npuscope/analyzer/analyze.h"
+
 #include <limits>
 #include <thread>
 
@@ -41,9 +43,24 @@ class Worker {
   std::thread thread_;
 };
 
+// Counts rows; every 64Ki, throws AnalyzeCancelled if the analysis was cancelled.
+class CancelCheck {
+ public:
+  explicit CancelCheck(const std::atomic<bool>* cancel) : cancel_(cancel) {}
+  void row() {
+    if (cancel_ != nullptr && (++rows_ & 0xffff) == 0 && cancel_->load(std::memory_order_relaxed)) {
+      throw AnalyzeCancelled();
+    }
+  }
+
+ private:
+  const std::atomic<bool>* cancel_;
+  std::uint32_t rows_ = 0;
+};
+
 }  // namespace
 
-TraceData::TraceData(const collector::TraceReader& r) : reader(r) {
+TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* cancel) : reader(r) {
   // Note [Compact rows]: the columns no finding reads are not even decoded.
   const collector::ReaderOptions options{
       .verify = false,
@@ -52,7 +69,9 @@ TraceData::TraceData(const collector::TraceReader& r) : reader(r) {
   const std::int64_t middle = first_start + (last_start - first_start) / 2;
   const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out) {
     if (last_start < first_start) return;  // no tasks
-    collector::TraceReader::open(r.path(), options)->for_each_task_starting(a, b, [&out](const collector::TaskRow& t) {
+    CancelCheck check(cancel);
+    collector::TraceReader::open(r.path(), options)->for_each_task_starting(a, b, [&](const collector::TaskRow& t) {
+      check.row();
       if (t.device_id < 0 || !is_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
       out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, collector::compact_string_id(t.name_id),
                      collector::compact_string_id(t.op_type_id), t.device_id, t.stream_id, t.block_dim, t.thread_id,
@@ -64,7 +83,9 @@ TraceData::TraceData(const collector::TraceReader& r) : reader(r) {
     const auto own = collector::TraceReader::open(r.path(), options);
     apis.reserve(rows_hint(*own, "API"));
     std::vector<std::int8_t> sync;  // by name id: 0 not seen yet, 1 a synchronization, 2 not
+    CancelCheck check(cancel);
     own->for_each_api([&](const collector::ApiRow& a) {
+      check.row();
       const std::int32_t id = collector::compact_string_id(a.name_id);
       if (static_cast<std::size_t>(id) >= sync.size()) sync.resize(static_cast<std::size_t>(id) + 1, 0);
       std::int8_t& s = sync[static_cast<std::size_t>(id)];

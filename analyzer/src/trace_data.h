@@ -39,7 +39,8 @@ inline bool is_kernel(std::int32_t task_type) {
 inline std::int64_t duration(const Task& t) { return t.end_ns - t.start_ns; }
 
 struct TraceData {
-  explicit TraceData(const collector::TraceReader& reader);
+  // Throws AnalyzeCancelled once `cancel` (optional) is set, checked every 64Ki rows.
+  explicit TraceData(const collector::TraceReader& reader, const std::atomic<bool>* cancel = nullptr);
 
   const std::string& str(collector::StringId id) const { return reader.string(id); }
   const DeviceInfoRow* device(std::int32_t id) const {

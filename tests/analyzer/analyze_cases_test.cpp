@@ -2,6 +2,7 @@
 // profiled with `npuscope run --dump stats` and analyzed as a user would, JSON read back.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "cli_test_util.h"
+#include "npuscope/analyzer/analyze.h"
+#include "npuscope/collector/trace_reader.h"
 #include "onnx_test_util.h"
 
 using namespace npuscope::testing;
@@ -256,6 +259,17 @@ TEST(AnalyzeCases, RulesTopAndBadInput) {
   r = run_command(npuscope_cmd("analyze " + std::string(NPUSCOPE_SAMPLES_DIR) + "/analysis_cases"));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("npuscope: error:"), std::string::npos) << r.output;
+}
+
+// The viewer cancels an analysis still running when its window closes (AnalyzeOptions::cancel).
+TEST(AnalyzeCases, ACancelledAnalysisStopsWithItsOwnError) {
+  const std::string db = profile("tiny");
+  const auto reader = npuscope::collector::TraceReader::open(db);
+  std::atomic<bool> cancel{true};
+  EXPECT_THROW(npuscope::analyzer::analyze(*reader, {.cancel = &cancel}), npuscope::analyzer::AnalyzeCancelled);
+  cancel = false;
+  const auto report = npuscope::analyzer::analyze(*reader, {.cancel = &cancel});
+  EXPECT_FALSE(report.top_ops.empty()) << "not cancelled: the whole report";
 }
 
 TEST(AnalyzeCases, IncompleteTraceIsAnalyzedAndSaysSo) {
