@@ -435,18 +435,19 @@ def breakdown_rows(case):
 
 
 def attribution(case):
-    """Where the extra wall time goes, from the medians of the variants (approximate: medians don't add)."""
+    """Where the judged variant's extra wall time goes: the change of the loop's median, and the rest
+    (medians don't add, so the rest is the difference, not a median of its own)."""
     v = case["variants"]
-    base, spool, prof = v["baseline"], v.get("spool_only"), v["profiled"]
-    if not spool or base["loop_ms"] is None or spool["loop_ms"] is None:
+    base, prof = v["baseline"], v["profiled"]
+    if base["loop_ms"] is None or prof["loop_ms"] is None:
         return []
-    loop = spool["loop_ms"] - base["loop_ms"]
-    outside = (spool["wall_s"] * 1e3 - spool["loop_ms"]) - (base["wall_s"] * 1e3 - base["loop_ms"])
+    program = (prof["program_s"] - base["wall_s"]) * 1e3
+    loop = prof["loop_ms"] - base["loop_ms"]
     return ["- %s: the program %+.0f ms: about %+.0f ms inside the workload's loop (hook calls, the drain "
-            "thread writing the spool beside it) and %+.0f ms outside it (loading the injection library, and at "
-            "exit the last records written to the spool); then %.0f ms until the trace was ready (the spool "
-            "converted into SQLite, indexes built) and summarised." % (
-                case["label"].split(",")[0], (prof["program_s"] - base["wall_s"]) * 1e3, loop, outside,
+            "thread writing the spool beside it) and the rest, %+.0f ms, outside it (loading the injection "
+            "library, and at exit the last records written to the spool); then %.0f ms until the trace was ready "
+            "(the spool converted into SQLite, indexes built) and summarised." % (
+                case["label"].split(",")[0], program, loop, program - loop,
                 (prof["wall_s"] - prof["program_s"]) * 1e3)]
 
 
