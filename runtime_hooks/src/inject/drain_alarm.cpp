@@ -10,8 +10,11 @@
 
 namespace npuscope::inject {
 
-void DrainAlarm::sleep(std::chrono::nanoseconds timeout, bool dozing) noexcept {
-  const std::uint32_t seen = word_.load(std::memory_order_acquire);
+bool DrainAlarm::sleep(std::chrono::nanoseconds timeout, bool dozing) noexcept {
+  // The word first, then the flag (both sequentially consistent): a stop() the flag misses bumps
+  // the word after it was read, so the futex wait returns at once.
+  const std::uint32_t seen = word_.load();
+  if (stopped_.load()) return false;
   dozing_.store(dozing, std::memory_order_relaxed);
   const auto ns = timeout.count();
   const timespec rel{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
@@ -19,6 +22,7 @@ void DrainAlarm::sleep(std::chrono::nanoseconds timeout, bool dozing) noexcept {
   // an early round.
   syscall(SYS_futex, &word_, FUTEX_WAIT_PRIVATE, seen, &rel, nullptr, 0);
   dozing_.store(false, std::memory_order_relaxed);
+  return !stopped_.load();
 }
 
 std::chrono::nanoseconds DrainAlarm::next_interval(std::chrono::nanoseconds last, std::uint64_t records) noexcept {
@@ -28,7 +32,7 @@ std::chrono::nanoseconds DrainAlarm::next_interval(std::chrono::nanoseconds last
 }
 
 void DrainAlarm::ring() noexcept {
-  word_.fetch_add(1, std::memory_order_release);
+  word_.fetch_add(1);
   syscall(SYS_futex, &word_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 

@@ -26,13 +26,21 @@ inline constexpr std::chrono::milliseconds kIdleInterval{200};
 class DrainAlarm {
  public:
   // ---- drain thread ----
-  // Sleeps for `timeout` or until rung. While `dozing`, ring_if_dozing() rings too.
-  void sleep(std::chrono::nanoseconds timeout, bool dozing) noexcept;
+  // Sleeps for `timeout` or until rung (at once if stopped). While `dozing`, ring_if_dozing() rings
+  // too. Returns false once stop() was called.
+  bool sleep(std::chrono::nanoseconds timeout, bool dozing) noexcept;
   // The next sleep after a round that consumed `records`.
   static std::chrono::nanoseconds next_interval(std::chrono::nanoseconds last, std::uint64_t records) noexcept;
 
   // ---- any thread ----
   void ring() noexcept;
+  // The session stops: the sleeper wakes, and every later sleep returns false at once. The flag
+  // lives here, read after the futex word, so that a stop between the drain thread's last check
+  // and its sleep cannot be slept through.
+  void stop() noexcept {
+    stopped_.store(true);
+    ring();
+  }
   // Producers, once per chunk: one relaxed load unless the drain thread dozes.
   void ring_if_dozing() noexcept {
     if (dozing_.load(std::memory_order_relaxed)) [[unlikely]] {
@@ -43,6 +51,7 @@ class DrainAlarm {
  private:
   std::atomic<std::uint32_t> word_{0};  // the futex: bumped by every ring
   std::atomic<bool> dozing_{false};
+  std::atomic<bool> stopped_{false};
 };
 
 }  // namespace npuscope::inject

@@ -126,8 +126,7 @@ void Session::abandon_in_forked_child() noexcept {
 
 void Session::shutdown() noexcept {
   if (forked_child_ || shutdown_called_.exchange(true)) return;
-  stop_requested_.store(true);
-  alarm_.ring();
+  alarm_.stop();
   if (drain_.joinable() && drain_.get_id() != std::this_thread::get_id()) drain_.join();
 }
 
@@ -143,9 +142,7 @@ void Session::drain_main() {
     wake_.notify_all();
     auto last_commit = std::chrono::steady_clock::now();
     std::chrono::nanoseconds interval = kBusyInterval;  // Note [Drain pacing]
-    while (!stop_requested_.load()) {
-      alarm_.sleep(interval, interval > kBusyInterval);
-      if (stop_requested_.load()) break;
+    while (alarm_.sleep(interval, interval > kBusyInterval)) {
       interval = DrainAlarm::next_interval(interval, drain_round(rows));
       const auto now = std::chrono::steady_clock::now();
       if (now - last_commit >= kCommitInterval) {
@@ -190,17 +187,11 @@ void Session::wait_for_hook_calls() {
   // Spun, not slept: a sleep this short still costs a timer slack (50 us) and a wake-up.
   const auto stores_out = std::chrono::steady_clock::now() + kStoreDrain;
   while (std::chrono::steady_clock::now() < stores_out) std::this_thread::yield();
-  std::vector<ThreadState*> snapshot;
-  {
-    std::lock_guard lock(threads_mutex_);
-    for (const auto& t : threads_) snapshot.push_back(t.get());
-  }
-  // Only the drain thread frees thread states, so the snapshot stays valid. A hook call takes
-  // well under a microsecond unless its thread is preempted: yield until it is done. A thread
-  // that never comes back (stopped in a debugger, or interrupted mid-hook by a signal handler that
-  // exits) may lose the record it was storing: counted, after kHookWaitLimit.
+  // A hook call takes well under a microsecond unless its thread is preempted: yield until it is
+  // done. A thread that never comes back (stopped in a debugger, or interrupted mid-hook by a signal
+  // handler that exits) may lose the record it was storing: counted, after kHookWaitLimit.
   const auto deadline = std::chrono::steady_clock::now() + kHookWaitLimit;
-  for (ThreadState* t : snapshot) {
+  for (ThreadState* t : thread_states()) {
     while (t->in_hook.load(std::memory_order_acquire)) {
       if (std::chrono::steady_clock::now() > deadline) {
         ++unfinished_hook_calls_;
@@ -213,15 +204,17 @@ void Session::wait_for_hook_calls() {
 
 // ---- draining -----------------------------------------------------------------------------------
 
+std::vector<ThreadState*> Session::thread_states() {
+  std::lock_guard lock(threads_mutex_);
+  std::vector<ThreadState*> states;
+  states.reserve(threads_.size());
+  for (const auto& t : threads_) states.push_back(t.get());
+  return states;
+}
+
 std::uint64_t Session::drain_round(RowBuilder& rows) {
-  std::vector<ThreadState*> snapshot;
-  {
-    std::lock_guard lock(threads_mutex_);
-    snapshot.reserve(threads_.size());
-    for (const auto& t : threads_) snapshot.push_back(t.get());
-  }
   std::uint64_t consumed = 0;
-  for (ThreadState* t : snapshot) {
+  for (ThreadState* t : thread_states()) {
     const bool retired = t->queue.retired();  // read first: everything it pushed before is visible
     consumed += t->queue.consume([&rows](Tag tag, const Slot* s) { rows.add(tag, s); });
     if (!retired) continue;

@@ -132,13 +132,15 @@ class Session {
   std::uint64_t drain_round(RowBuilder& rows);
   void finish(RowBuilder& rows);
   void wait_for_hook_calls();
+  // The producers' states now (drain thread: only it frees them, so they stay valid for it).
+  std::vector<ThreadState*> thread_states();
   void report_stats(RowBuilder& rows, bool all);
   void transition(State to);
 
   const InjectConfig config_;
   const std::uint64_t generation_;
   std::unique_ptr<collector::TraceWriter> writer_;  // the drain thread's once it runs
-  DrainAlarm alarm_;  // before pool_, which rings it
+  DrainAlarm alarm_;  // before pool_, which rings it; shutdown() stops it
   ChunkPool pool_;
   LaunchTable launches_;
   CaptureShared capture_;
@@ -154,7 +156,6 @@ class Session {
   std::mutex wake_mutex_;  // guards started_
   std::condition_variable wake_;
   bool started_ = false;
-  std::atomic<bool> stop_requested_{false};
   std::atomic<bool> shutdown_called_{false};
   bool forked_child_ = false;
   std::int64_t unfinished_hook_calls_ = 0;  // drain thread: hook calls still running kHookWaitLimit after stop
