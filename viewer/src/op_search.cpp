@@ -42,7 +42,6 @@ bool find_op(const TimelineModel& model, const std::string& name, TimelineModel:
 }
 
 void SearchCursor::search(const TimelineModel& model, const std::string& text) {
-  text_ = text;
   matches_ = text.empty() ? std::vector<TimelineModel::Location>{} : search_ops(model, text);
   current_ = -1;
 }

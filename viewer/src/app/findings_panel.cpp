@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <future>
-#include <memory>
 #include <optional>
 
 #include "npuscope/analyzer/analyze.h"
@@ -21,13 +20,13 @@ class FindingsPanel final : public Panel {
   explicit FindingsPanel(ViewerState& state) : state_(state) {}
   // Closing the window does not wait for an analysis still running: it is cancelled (the future's
   // destructor then waits milliseconds, not the ~9 s of a 10M-task analysis).
-  ~FindingsPanel() override { cancel_->store(true); }
+  ~FindingsPanel() override { cancel_.store(true); }
   const char* title() const override { return "Findings"; }
   const char* id() const override { return "findings"; }
 
   void draw() override {
     if (!report_ && !running_.valid()) {
-      running_ = std::async(std::launch::async, [path = state_.reader().path(), cancel = cancel_.get()] {
+      running_ = std::async(std::launch::async, [path = state_.reader().path(), cancel = &cancel_] {
         const auto reader = collector::TraceReader::open(path, {.verify = false});
         return analyzer::analyze(*reader, {.top = 10, .cancel = cancel});
       });
@@ -79,7 +78,7 @@ class FindingsPanel final : public Panel {
   }
 
   ViewerState& state_;
-  std::unique_ptr<std::atomic<bool>> cancel_ = std::make_unique<std::atomic<bool>>(false);  // outlives running_
+  std::atomic<bool> cancel_{false};  // declared before running_: outlives the analysis that reads it
   std::future<analyzer::Report> running_;
   std::optional<analyzer::Report> report_;
   std::string error_;

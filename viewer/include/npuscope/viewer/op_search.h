@@ -22,7 +22,6 @@ bool find_op(const TimelineModel& model, const std::string& name, TimelineModel:
 class SearchCursor {
  public:
   void search(const TimelineModel& model, const std::string& text);
-  const std::string& text() const { return text_; }
   const std::vector<TimelineModel::Location>& matches() const { return matches_; }
   int current() const { return current_; }  // -1: no match stepped to yet
   // Steps forward (dir > 0) or back; the first step goes to the first or the last match. Null when
@@ -30,7 +29,6 @@ class SearchCursor {
   const TimelineModel::Location* step(int dir);
 
  private:
-  std::string text_;
   std::vector<TimelineModel::Location> matches_;
   int current_ = -1;
 };
