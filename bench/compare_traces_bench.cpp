@@ -45,7 +45,7 @@ void write_trace(const std::string& path, int ops, bool npu) {
     t.end_ns = t.start_ns + 500;
     t.name_id = w->intern("layer" + std::to_string(k) + "/Add");
     t.op_type_id = type;
-    t.task_type = static_cast<std::int32_t>(npu ? collector::TaskType::kAiVectorCore : collector::TaskType::kHostCpu);
+    t.task_type = static_cast<std::int32_t>(npu ? TaskType::kAiVectorCore : TaskType::kHostCpu);
     t.device_id = npu ? 0 : -1;
     w->add_tasks(std::span<const collector::TaskRow>(&t, 1));
     for (int role = 0; role < 2; ++role) {

@@ -70,7 +70,7 @@ class OpRecorder {
  public:
   explicit OpRecorder(const hooks::SubscriberTable& t) : t_(t) {
     task_.op_type = "Add";
-    task_.task_type = hooks::TaskType::kAiVectorCore;
+    task_.task_type = npuscope::TaskType::kAiVectorCore;
     task_.flops = 16;
     task_.bytes = 192;
     task_.block_dim = 1;
@@ -92,7 +92,7 @@ class OpRecorder {
     task_.start_ns = task_.end_ns = 0;
     task_.phase = hooks::TaskPhase::kQueued;
     if (t_.wants_task_queued) t_.on_task(t_.user, task_);
-    t_.on_memory(t_.user, {ts + 50, 0x1000 + (id & 7) * 512, 512, 4096, 1 << 20, 0, 0, hooks::MemoryOp::kAlloc});
+    t_.on_memory(t_.user, {ts + 50, 0x1000 + (id & 7) * 512, 512, 4096, 1 << 20, 0, 0, npuscope::MemoryOp::kAlloc});
     t_.on_api(t_.user, {ts + 200, id, "aclnnAdd", 0, 1, ts});
     task_.phase = hooks::TaskPhase::kBegin;
     task_.start_ns = ts + 300;
@@ -101,7 +101,7 @@ class OpRecorder {
     task_.end_ns = ts + 400;
     task_.emulation_ns = 90;
     t_.on_task(t_.user, task_);
-    t_.on_memory(t_.user, {ts + 500, 0x1000 + (id & 7) * 512, 512, 3584, 1 << 20, 0, 0, hooks::MemoryOp::kFree});
+    t_.on_memory(t_.user, {ts + 500, 0x1000 + (id & 7) * 512, 512, 3584, 1 << 20, 0, 0, npuscope::MemoryOp::kFree});
   }
 
  private:

@@ -20,7 +20,7 @@
 namespace {
 
 using npuscope::hooks::ApiRecord;
-using npuscope::hooks::MarkerKind;
+using npuscope::hooks::MarkerEvent;
 using npuscope::hooks::MarkerRecord;
 using npuscope::hooks::SubscriberTable;
 using npuscope::hooks::TaskPhase;
@@ -97,7 +97,7 @@ void BM_TaskEvents(benchmark::State& state) {
   TaskRecord r{};
   r.name = "layer0/attn/MatMul";
   r.op_type = "MatMul";
-  r.task_type = npuscope::hooks::TaskType::kAiCore;
+  r.task_type = npuscope::TaskType::kAiCore;
   static std::uint64_t next_task = 1;
   measure(state, 3, [&](std::uint64_t) {
     r.task_id = next_task++;
@@ -117,10 +117,10 @@ BENCHMARK(BM_TaskEvents)->UseManualTime()->Iterations(kBursts)->Repetitions(5)->
 // A marker range push or pop.
 void BM_MarkerEvent(benchmark::State& state) {
   const SubscriberTable& t = injected().table();
-  MarkerRecord r{0, "bench", -1, 0, MarkerKind::kRangePush};
+  MarkerRecord r{0, "bench", -1, 0, MarkerEvent::kRangePush};
   measure(state, 1, [&](std::uint64_t i) {
     r.ts_ns = i;
-    r.kind = (i & 1) != 0 ? MarkerKind::kRangePush : MarkerKind::kRangePop;
+    r.kind = (i & 1) != 0 ? MarkerEvent::kRangePush : MarkerEvent::kRangePop;
     t.on_marker(t.user, r);
   });
 }

@@ -69,9 +69,9 @@ inline void fill_task(TaskRow& t, collector::ApiRow& a, std::int64_t i, const Na
   t.stream_id = static_cast<std::int32_t>(i % 2);
   t.name_id = n.ops[static_cast<std::size_t>(op)];
   t.op_type_id = n.types[static_cast<std::size_t>(type)];
-  t.task_type = static_cast<std::int32_t>(cube ? collector::TaskType::kAiCore
-                                               : type == kOpTypes - 1 ? collector::TaskType::kAiCpu
-                                                                      : collector::TaskType::kAiVectorCore);
+  t.task_type = static_cast<std::int32_t>(cube ? TaskType::kAiCore
+                                               : type == kOpTypes - 1 ? TaskType::kAiCpu
+                                                                      : TaskType::kAiVectorCore);
   t.connection_id = i + 1;
   t.block_dim = cube ? 24 : 8;
   t.flops = cube ? 2LL * 512 * 512 * 512 : 65'536;

@@ -27,7 +27,7 @@ void advise_cube_alignment(const TraceData& data, const TensorShapes& shapes, in
   std::map<std::string, double> waste_of;
   std::map<std::string, std::string> type_of;
   for (const Task& t : data.kernels) {
-    if (t.task_type != static_cast<int>(collector::TaskType::kAiCore)) continue;
+    if (!is(t.task_type, TaskType::kAiCore)) continue;
     const std::optional<Mnk> mnk = shapes.matmul_mnk(t.task_id, data.str(t.op_type_id));
     if (!mnk || (mnk->m % 16 == 0 && mnk->n % 16 == 0 && mnk->k % 16 == 0)) continue;
     const std::string key = data.str(t.op_type_id) + " M=" + std::to_string(mnk->m) + " N=" +
@@ -65,10 +65,10 @@ void advise_block_dim(const TraceData& data, int top, std::vector<Advice>& out) 
   };
   std::map<std::int32_t, Low> by_type;  // op type id
   for (const Task& t : data.kernels) {
-    if (duration(t) < kBigOpNs || t.task_type == static_cast<int>(collector::TaskType::kAiCpu)) continue;
+    if (duration(t) < kBigOpNs || is(t.task_type, TaskType::kAiCpu)) continue;
     const DeviceInfoRow* d = data.device(t.device_id);
     if (!d) continue;
-    const std::int32_t cores = t.task_type == static_cast<int>(collector::TaskType::kAiCore) ? d->cube_cores : d->vector_cores;
+    const std::int32_t cores = is(t.task_type, TaskType::kAiCore) ? d->cube_cores : d->vector_cores;
     if (t.block_dim <= 0 || t.block_dim >= cores) continue;
     Low& l = by_type[t.op_type_id];
     const std::int64_t idle = duration(t) * (cores - t.block_dim) / cores;
@@ -108,7 +108,7 @@ void advise_synchronization(const TraceData& data, std::vector<Advice>& out) {
   std::int64_t syncs = 0, sync_ns = 0;
   std::map<std::string, std::int64_t> by_name;
   for (const Api& a : data.apis) {
-    if (!data.is_sync_api(a.name_id)) continue;
+    if (!data.is_sync_api(a)) continue;
     ++syncs;
     sync_ns += a.end_ns - a.start_ns;
     ++by_name[data.str(a.name_id)];

@@ -47,9 +47,8 @@ Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& option
   if (!r.summary.complete) {
     r.notes.push_back("the trace is incomplete (the program did not exit cleanly): it ends at its last commit");
   }
-  if (r.summary.dropped_records > 0) {
-    r.notes.push_back(std::to_string(r.summary.dropped_records) +
-                      " records were dropped while recording (META stat.dropped_records): figures undercount");
+  for (const collector::StatValue& lost : r.summary.data_loss) {
+    r.notes.push_back("data lost while recording, figures undercount: " + collector::describe(lost));
   }
   if (on("op_statistics")) r.op_statistics = op_statistics(data);
   if (on("top_ops")) {

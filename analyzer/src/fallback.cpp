@@ -10,7 +10,7 @@ namespace npuscope::analyzer {
 std::vector<FallbackOp> fallback_ops(const TraceData& data) {
   std::map<std::pair<std::string, bool>, FallbackOp> by_type;
   for (const Task& t : data.kernels) {
-    if (t.task_type != static_cast<int>(collector::TaskType::kAiCpu) && !t.fallback) continue;
+    if (!is(t.task_type, TaskType::kAiCpu) && !t.fallback) continue;
     FallbackOp& f = by_type[{data.str(t.op_type_id), t.fallback != 0}];
     if (f.count == 0) f.example_op_name = data.str(t.name_id);
     ++f.count;

@@ -28,7 +28,7 @@ constexpr std::int64_t kMinRepeats = 5;
 constexpr std::size_t kMaxChains = std::size_t{1} << 20;
 
 bool small_vector_op(const Task& t) {
-  return t.task_type == static_cast<int>(collector::TaskType::kAiVectorCore) && duration(t) < kSmallOpNs;
+  return is(t.task_type, TaskType::kAiVectorCore) && duration(t) < kSmallOpNs;
 }
 
 struct Chain {

@@ -52,7 +52,7 @@ std::string host_activity(const TraceData& data, const ApisByThread& apis, std::
 ApisByThread blocking_calls(const TraceData& data) {
   ApisByThread out;
   for (const Api& a : data.apis) {
-    if (data.is_blocking_api(a.name_id)) out[a.thread_id].push_back(&a);
+    if (data.is_blocking_api(a)) out[a.thread_id].push_back(&a);
   }
   return out;
 }

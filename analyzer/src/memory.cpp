@@ -7,7 +7,6 @@
 
 namespace npuscope::analyzer {
 namespace {
-enum MemoryOp { kAlloc = 0, kFree = 1 };  // MEMORY_RECORD.op (2 reserve, 3 release)
 }  // namespace
 
 MemoryReport memory_usage(const TraceData& data, int top) {
@@ -26,10 +25,10 @@ MemoryReport memory_usage(const TraceData& data, int top) {
       d.peak_reserved_bytes = m.reserved_bytes;
       d.peak_reserved_ns = m.ts_ns;
     }
-    if (m.op == kAlloc) {
+    if (is(m.op, MemoryOp::kAlloc)) {
       ++d.allocations;
       live[m.device_id][m.address] = Leak{m.address, m.bytes, m.ts_ns};
-    } else if (m.op == kFree) {
+    } else if (is(m.op, MemoryOp::kFree)) {
       live[m.device_id].erase(m.address);
     }
   }

@@ -28,7 +28,7 @@ std::vector<OpStat> op_statistics(const TraceData& data) {
   std::vector<OpStat> out;
   for (auto& [key, s] : by_type) {
     s.op_type = data.str(key.first);
-    s.task_type = collector::task_type_name(static_cast<collector::TaskType>(key.second));
+    s.task_type = collector::task_type_name(key.second);
     s.avg_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.count);
     s.ratio_pct = all_ns > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(all_ns) : 0;
     out.push_back(std::move(s));

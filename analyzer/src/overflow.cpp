@@ -30,8 +30,8 @@ std::optional<NanInfOrigin> origin_from_stats(const TraceData& data) {
     TensorFlags& f = by_task[r.task_id];
     f.dumped = true;
     const bool nonfinite = r.nan_count > 0 || r.inf_count > 0;
-    if (r.role == 0) f.input_nonfinite |= nonfinite;
-    if (r.role == 1 && nonfinite) {
+    if (is(r.role, TensorRole::kInput)) f.input_nonfinite |= nonfinite;
+    if (is(r.role, TensorRole::kOutput) && nonfinite) {
       f.output_nonfinite = true;
       if (f.detail.empty()) {
         f.detail = "output " + std::to_string(r.idx) + ": " + std::to_string(r.nan_count) + " NaN, " +

@@ -11,20 +11,20 @@
 #include <map>
 
 #include "analyses.h"
-#include "npuscope/emulator/dtype.h"
+#include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::analyzer {
 namespace {
 
 constexpr double kLatencyPct = 30;
 
-using emulator::DType;
+
 
 double peak_flops(const DeviceInfoRow& d, const Task& t) {
   const auto dtype = static_cast<DType>(t.compute_dtype);
   constexpr DType kF32 = DType::kF32, kI8 = DType::kI8, kU8 = DType::kU8, kI32 = DType::kI32, kI64 = DType::kI64,
                   kF64 = DType::kF64;
-  if (t.task_type == static_cast<int>(collector::TaskType::kAiCore)) {  // the cube unit
+  if (is(t.task_type, TaskType::kAiCore)) {  // the cube unit
     if (dtype == kI8 || dtype == kU8) return 2 * d.cube_peak_flops;
     if (dtype == kF32) return d.cube_peak_flops / 4;
     return d.cube_peak_flops;
@@ -62,7 +62,7 @@ Roofline roofline(const TraceData& data, const Task& t) {
     r.compute_pct = peak > 0 ? 100 * r.flops_per_s / peak : 0;
     r.memory_pct = d->memory_bandwidth > 0 ? 100 * r.bytes_per_s / d->memory_bandwidth : 0;
   }
-  if (t.task_type == static_cast<int>(collector::TaskType::kAiCpu) ||
+  if (is(t.task_type, TaskType::kAiCpu) ||
       std::max(r.compute_pct, r.memory_pct) < kLatencyPct) {
     r.bound = Bound::kLatency;
   } else {
@@ -78,7 +78,7 @@ TaskPerf task_perf(const TraceData& data, const Task& t) {
   p.task_id = t.task_id;
   p.op_name = data.str(t.name_id);
   p.op_type = data.str(t.op_type_id);
-  p.task_type = collector::task_type_name(static_cast<collector::TaskType>(t.task_type));
+  p.task_type = collector::task_type_name(t.task_type);
   p.device_id = t.device_id;
   p.stream_id = t.stream_id;
   p.block_dim = t.block_dim;

@@ -81,8 +81,9 @@ Summary summarize(const TraceData& data) {
     s.host_api_ns += std::max<std::int64_t>(0, a.end_ns - std::max(a.start_ns, end));
     end = std::max(end, a.end_ns);
   }
-  for (const collector::StatRow& stat : data.reader.stats()) {
-    if (stat.name == "dropped_records") s.dropped_records = stat.value;  // the total; per kind beside it
+  s.data_loss = collector::data_loss(data.reader.stats());
+  for (const collector::StatValue& stat : s.data_loss) {
+    if (stat.name == collector::stat_name(collector::StatId::kDroppedRecords)) s.dropped_records = stat.value;
   }
   return s;
 }

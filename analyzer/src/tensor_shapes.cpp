@@ -29,10 +29,10 @@ double Mnk::padding_waste() const {
 
 TensorShapes::TensorShapes(const TraceData& data) {
   data.reader.for_each_tensor(false, [&](const collector::TensorRow& r) {
-    auto& list = (r.role == 0 ? inputs_ : outputs_)[r.task_id];
+    auto& list = (is(r.role, TensorRole::kInput) ? inputs_ : outputs_)[r.task_id];
     if (static_cast<std::size_t>(r.idx) >= list.size()) list.resize(static_cast<std::size_t>(r.idx) + 1);
     list[static_cast<std::size_t>(r.idx)] = parse_dims(r.shape);
-    if (r.role == 0) {
+    if (is(r.role, TensorRole::kInput)) {
       std::string& sig = signatures_[r.task_id];
       sig += (sig.empty() ? "" : ";") + r.shape;
     }

@@ -82,22 +82,15 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   const auto read_rest = [&] {
     const auto own = collector::TraceReader::open(r.path(), options);
     apis.reserve(rows_hint(*own, "API"));
-    std::vector<std::int8_t> sync;  // by name id: 0 not seen yet, 1 a synchronization, 2 not
     CancelCheck check(cancel);
     own->for_each_api([&](const collector::ApiRow& a) {
       check.row();
       const std::int32_t id = collector::compact_string_id(a.name_id);
-      if (static_cast<std::size_t>(id) >= sync.size()) sync.resize(static_cast<std::size_t>(id) + 1, 0);
-      std::int8_t& s = sync[static_cast<std::size_t>(id)];
-      if (s == 0) {
-        const std::string& name = r.string(id);
-        s = name.starts_with("aclrtSynchronize") ? 1 : 2;
-        if (name == "aclrtMemcpy") blocking_memcpy_id = id;
-      }
+      // A name always has one kind (the emulator declares it with the call): keep it per name, not per row.
+      if (static_cast<std::size_t>(id) >= api_kinds.size()) api_kinds.resize(static_cast<std::size_t>(id) + 1, ApiKind::kOther);
+      if (a.kind != 0) api_kinds[static_cast<std::size_t>(id)] = enum_from_value<ApiKind>(a.kind).value_or(ApiKind::kOther);
       apis.push_back({a.start_ns, a.end_ns, id, a.thread_id});
     });
-    sync_api.assign(sync.size(), false);
-    for (std::size_t i = 0; i < sync.size(); ++i) sync_api[i] = sync[i] == 1;
     memory = own->memory();
     memcpys = own->memcpys();
   };

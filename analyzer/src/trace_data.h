@@ -33,8 +33,7 @@ struct Api {
 
 // TASK.task_type values that are kernels (the rest: copies, event record/wait, host work).
 inline bool is_kernel(std::int32_t task_type) {
-  return task_type >= static_cast<int>(collector::TaskType::kAiCore) &&
-         task_type <= static_cast<int>(collector::TaskType::kAiCpu);
+  return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) || is(task_type, TaskType::kAiCpu);
 }
 inline std::int64_t duration(const Task& t) { return t.end_ns - t.start_ns; }
 
@@ -47,14 +46,14 @@ struct TraceData {
     const auto it = devices.find(id);
     return it == devices.end() ? nullptr : &it->second;
   }
-  // aclrtSynchronize*: the host blocks until the device is done.
-  bool is_sync_api(std::int32_t name_id) const {
-    return name_id >= 0 && static_cast<std::size_t>(name_id) < sync_api.size() && sync_api[static_cast<std::size_t>(name_id)];
+  // What an API call does (API.kind): a synchronization blocks the host until the device is done.
+  ApiKind kind(const Api& a) const {
+    const auto id = static_cast<std::size_t>(a.name_id);
+    return id < api_kinds.size() ? api_kinds[id] : ApiKind::kOther;
   }
-  // A call that blocks the host on the device: a synchronization or a blocking aclrtMemcpy.
-  bool is_blocking_api(std::int32_t name_id) const {
-    return is_sync_api(name_id) || (name_id != 0 && name_id == blocking_memcpy_id);
-  }
+  bool is_sync_api(const Api& a) const { return kind(a) == ApiKind::kSynchronize; }
+  // A call that blocks the host on the device: a synchronization or a blocking copy.
+  bool is_blocking_api(const Api& a) const { return blocks_host(kind(a)); }
 
   const collector::TraceReader& reader;
   std::vector<Task> kernels;  // kernel tasks on NPU devices (not the cpu golden backend)
@@ -64,8 +63,7 @@ struct TraceData {
   std::map<std::int32_t, DeviceInfoRow> devices;
 
  private:
-  std::vector<bool> sync_api;  // by API name id
-  std::int32_t blocking_memcpy_id = 0;
+  std::vector<ApiKind> api_kinds;  // by API name id: every call of one name has one kind
 };
 
 }  // namespace npuscope::analyzer

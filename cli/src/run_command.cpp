@@ -128,15 +128,15 @@ void print_summary(const std::string& path) {
   const auto reader = collector::TraceReader::open(path, {.verify = false});
   const collector::TaskSummary t = reader->task_summary();
   const std::int64_t tasks = t.tasks, overflows = t.overflows, first = t.first_start_ns, last = t.last_end_ns;
-  std::int64_t dropped = 0;
-  for (const auto& s : reader->stats()) {
-    if (s.name == "dropped_records") dropped = s.value;  // the total (per kind in dropped_records.*)
-  }
+  const std::vector<collector::StatValue> lost = collector::data_loss(reader->stats());
   std::printf("npuscope: trace written to %s%s\n", path.c_str(), reader->complete() ? "" : " (INCOMPLETE: the program did not exit cleanly)");
-  std::printf("npuscope: %lld tasks over %.3f ms of device time, %lld overflowing task%s%s\n",
+  std::printf("npuscope: %lld tasks over %.3f ms of device time, %lld overflowing task%s\n",
               static_cast<long long>(tasks), tasks ? static_cast<double>(last - first) / 1e6 : 0.0,
-              static_cast<long long>(overflows), overflows == 1 ? "" : "s",
-              dropped ? (", " + std::to_string(dropped) + " records DROPPED (see META stat.*)").c_str() : "");
+              static_cast<long long>(overflows), overflows == 1 ? "" : "s");
+  // Every data-loss counter that is not zero (Note [Trace stats]): what the trace is missing.
+  for (const collector::StatValue& s : lost) {
+    std::fprintf(stderr, "npuscope: warning: DATA LOST: %s\n", collector::describe(s).c_str());
+  }
 }
 
 }  // namespace

@@ -172,7 +172,7 @@ void ChromeWriter::write_api(const ApiRow& a) {
 
 void ChromeWriter::write_marker(const MarkerRow& m) {
   const std::int64_t tid = lane_tid(kHostPid, m.thread_id);
-  const bool step = m.kind == 1;
+  const bool step = is(m.kind, MarkerKind::kStep);
   std::string name = reader_.string(m.name_id);
   if (name.empty()) name = step ? "step " + std::to_string(m.step) : "marker";
   const bool instant = m.end_ns <= m.start_ns;
@@ -194,7 +194,7 @@ void ChromeWriter::write_marker(const MarkerRow& m) {
 
 void ChromeWriter::write_task(const TaskRow& t) {
   // A copy recorded in both TASK and MEMCPY is drawn once, from the richer MEMCPY row.
-  if (t.task_type == static_cast<std::int32_t>(TaskType::kMemcpy) && copies_.contains(t.connection_id)) return;
+  if (is(t.task_type, TaskType::kMemcpy) && copies_.contains(t.connection_id)) return;
   const std::int64_t pid = device_pid(t.device_id);
   // Golden kernels run inline on the host thread that called them: one lane per host thread.
   const std::int64_t tid = lane_tid(pid, t.device_id >= 0 ? t.stream_id : t.thread_id);
@@ -222,7 +222,7 @@ void ChromeWriter::write_task_args(std::string& b, const TaskRow& t) {
   b += ",\"args\":{\"op_type\":";
   append_json_string(b, reader_.string(t.op_type_id));
   b += ",\"task_type\":\"";
-  b += task_type_name(static_cast<TaskType>(t.task_type));
+  b += task_type_name(t.task_type);
   b += '"';
   add_int(b, "block_dim", t.block_dim);
   add_int(b, "flops", t.flops);

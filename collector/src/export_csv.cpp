@@ -29,7 +29,7 @@ struct TaskTensors {
 std::unordered_map<std::int64_t, TaskTensors> load_tensor_shapes(const TraceReader& reader) {
   std::unordered_map<std::int64_t, TaskTensors> by_task;
   reader.for_each_tensor(false, [&](const TensorRow& t) {
-    if (t.role != 0 && t.role != 1) return;  // unknown role: not an input or output column
+    if (!enum_from_value<TensorRole>(t.role)) return;  // unknown role: not an input or output column
     TaskTensors& e = by_task[t.task_id];
     if (e.count[t.role]++ > 0) {
       e.shapes[t.role] += ';';
@@ -127,7 +127,7 @@ void CsvWriter::append_task_row(std::string& b, const TaskRow& t, std::int64_t w
   b += ',';
   append_csv_field(b, reader_.string(t.op_type_id));
   b += ',';
-  b += task_type_name(static_cast<TaskType>(t.task_type));
+  b += task_type_name(t.task_type);
   b += ',';
   append_us(b, t.start_ns);
   b += ',';
@@ -175,7 +175,7 @@ CsvFile CsvWriter::op_statistic() {
     b += ',';
     append_csv_field(b, reader_.string(std::get<1>(key)));
     b += ',';
-    b += task_type_name(static_cast<TaskType>(std::get<2>(key)));
+    b += task_type_name(std::get<2>(key));
     append_durations(b, d, device_total[std::get<0>(key)]);
     out.maybe_flush();
   }

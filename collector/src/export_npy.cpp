@@ -44,8 +44,10 @@ bool parse_shape(const std::string& text, std::vector<std::int64_t>& dims) {
 
 // NumPy format 1.0: magic, version, header length, a dict padded so that the data starts at a
 // multiple of 64 bytes.
-std::string npy_header(const char* descr, const std::vector<std::int64_t>& dims) {
-  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (";
+std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& dims) {
+  std::string dict = "{'descr': '";
+  dict += descr;
+  dict += "', 'fortran_order': False, 'shape': (";
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (i > 0) dict += ", ";
     append_int(dict, dims[i]);
@@ -156,7 +158,7 @@ std::string NpyWriter::file_name(const TensorRow& t, const TaskInfo& task) {
 }
 
 std::string NpyWriter::write_file(const std::string& name, const TensorRow& t) {
-  const export_util::TensorDType* type = export_util::tensor_dtype(t.dtype);
+  const DTypeInfo* type = export_util::tensor_dtype(t.dtype);
   if (type == nullptr) return "bad data: unknown dtype " + std::to_string(t.dtype);
   std::vector<std::int64_t> dims;
   if (!parse_shape(t.shape, dims)) return "bad data: bad shape '" + t.shape + "'";
@@ -167,7 +169,7 @@ std::string NpyWriter::write_file(const std::string& name, const TensorRow& t) {
   if (!raw_bytes(t, numel * type->size, scratch_, bytes, why)) return why;
   export_util::OutputFile out((fs::path(dir_) / name).string());
   out.buffer() += npy_header(type->npy_descr, dims);
-  if (std::strcmp(type->name, "bf16") == 0) {
+  if (type->dtype == DType::kBF16) {
     const auto f32 = bf16_to_f32(bytes);
     out.write({reinterpret_cast<const char*>(f32.data()), f32.size()});
   } else {

@@ -9,7 +9,6 @@
 #include <system_error>
 
 #include "npuscope/collector/export_error.h"
-#include "npuscope/emulator/dtype.h"  // header only: the enum's values and sizes (see kTensorDTypes)
 
 namespace npuscope::collector::export_util {
 
@@ -185,53 +184,18 @@ std::string sanitize_file_name(std::string_view name) {
   return out;
 }
 
-namespace {
-
-// By emulator::DType value. The names are checked against emulator::dtype_name in
-// export_npy_test (not constexpr); the count and sizes here.
-constexpr TensorDType kTensorDTypes[] = {
-    {"f32", 4, "<f4"}, {"f16", 2, "<f2"}, {"bf16", 2, "<f4"}, {"i8", 1, "|i1"}, {"u8", 1, "|u1"},
-    {"i32", 4, "<i4"}, {"i64", 8, "<i8"}, {"bool", 1, "|b1"}, {"f64", 8, "<f8"},
-};
-
-constexpr bool dtype_table_matches_emulator() {
-  if (std::size(kTensorDTypes) != static_cast<std::size_t>(emulator::kNumDTypes)) return false;
-  for (int i = 0; i < emulator::kNumDTypes; ++i) {
-    if (kTensorDTypes[i].size != emulator::dtype_size(static_cast<emulator::DType>(i))) return false;
-  }
-  return true;
-}
-static_assert(dtype_table_matches_emulator(), "kTensorDTypes must follow emulator::DType");
-
-}  // namespace
-
-const TensorDType* tensor_dtype(std::int32_t dtype) {
-  if (dtype < 0 || dtype >= static_cast<std::int32_t>(std::size(kTensorDTypes))) return nullptr;
-  return &kTensorDTypes[dtype];
+const DTypeInfo* tensor_dtype(std::int32_t dtype) {
+  const auto t = dtype_from_value(dtype);
+  return t ? &dtype_info(*t) : nullptr;
 }
 
 std::string tensor_dtype_name(std::int32_t dtype) {
-  const TensorDType* t = tensor_dtype(dtype);
-  return t != nullptr ? t->name : "dtype" + std::to_string(dtype);
+  const DTypeInfo* t = tensor_dtype(dtype);
+  return t != nullptr ? std::string(t->name) : "dtype" + std::to_string(dtype);
 }
 
-std::string copy_kind_name(std::int32_t kind) {
-  switch (kind) {
-    case 1: return "HtoD";
-    case 2: return "DtoH";
-    case 8: return "DtoD";
-    default: return "kind" + std::to_string(kind);
-  }
-}
+std::string copy_kind_name(std::int32_t kind) { return stored_name<CopyKind>(kind, "kind"); }
 
-std::string memory_op_name(std::int32_t op) {
-  switch (op) {
-    case 0: return "alloc";
-    case 1: return "free";
-    case 2: return "reserve";
-    case 3: return "release";
-    default: return "op" + std::to_string(op);
-  }
-}
+std::string memory_op_name(std::int32_t op) { return stored_name<MemoryOp>(op, "op"); }
 
 }  // namespace npuscope::collector::export_util

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "npuscope/collector/csv.h"
+#include "npuscope/collector/trace_rows.h"
 
 namespace npuscope::collector::export_util {
 
@@ -67,15 +68,9 @@ void append_fixed(std::string& out, double v, int decimals);
 // never empty, ".", ".." or hidden.
 std::string sanitize_file_name(std::string_view name);
 
-// TENSOR.dtype values (npuscope::emulator::DType numbering: sizes static_asserted against the
-// emulator header, names checked by export_npy_test; the collector does not link the emulator).
-struct TensorDType {
-  const char* name;       // "f32", "bf16", ... (emulator::dtype_name)
-  std::size_t size;       // bytes per element in the trace
-  const char* npy_descr;  // the .npy type written ("<f4" for bf16: written as f32)
-};
-// nullptr for a value this build does not know.
-const TensorDType* tensor_dtype(std::int32_t dtype);
+// TENSOR.dtype values: the vocabulary's dtype (size, name, .npy type), nullptr for a value this
+// build does not know.
+const DTypeInfo* tensor_dtype(std::int32_t dtype);
 std::string tensor_dtype_name(std::int32_t dtype);  // name, or "dtype<N>"
 
 // MEMCPY.copy_kind names: "HtoD", "DtoH", "DtoD", else "kind<N>".

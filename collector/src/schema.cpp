@@ -88,6 +88,7 @@ constexpr Column<ApiRow> kApiColumns[] = {
     {"connection_id", &ApiRow::connection_id,
      "Joins the call to the device work it launched (TASK.connection_id, MEMCPY.connection_id); 0 if none."},
     {"thread_id", &ApiRow::thread_id, "Host thread (small per-process index)."},
+    {"kind", &ApiRow::kind, "What the call does (launch, synchronize, memcpy, ...): see Enumerations: api_kind."},
 };
 static_assert(covers_each_member_once(kApiColumns));
 
@@ -166,7 +167,7 @@ static_assert(covers_each_member_once(kTensorColumns));
 constexpr Column<MemoryRow> kMemoryColumns[] = {
     {"ts_ns", &MemoryRow::ts_ns, "Host time of the operation (ns)."},
     {"device_id", &MemoryRow::device_id, "Device whose memory it is."},
-    {"op", &MemoryRow::op, "What happened: see Enumerations: op."},
+    {"op", &MemoryRow::op, "What happened: see Enumerations: memory_op."},
     {"address", &MemoryRow::address, "Device address of the block (alloc/free) or segment (reserve/release)."},
     {"bytes", &MemoryRow::bytes, "Size of the block or segment (bytes)."},
     {"allocated_bytes", &MemoryRow::allocated_bytes, "Bytes allocated to tensors on the device after the operation."},
@@ -194,7 +195,7 @@ constexpr Column<MarkerRow> kMarkerColumns[] = {
     {"end_ns", &MarkerRow::end_ns, "Host time it was popped (ns); equal to start_ns for an instant."},
     {"name_id", &MarkerRow::name_id, "Marker name (STRING_IDS.id); 0 for an unnamed step."},
     {"thread_id", &MarkerRow::thread_id, "Host thread (small per-process index)."},
-    {"kind", &MarkerRow::kind, "Range or step: see Enumerations: kind."},
+    {"kind", &MarkerRow::kind, "Range or step: see Enumerations: marker_kind."},
     {"step", &MarkerRow::step, "Step number for a step marker, -1 for a plain range."},
 };
 static_assert(covers_each_member_once(kMarkerColumns));

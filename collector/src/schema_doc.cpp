@@ -1,96 +1,26 @@
 // What the trace's values mean (enumerations, META keys) and example queries, for docs/schema.md.
-// The enumerations are checked against the enums the values come from, so they cannot drift.
+// The vocabulary's enumerations come from their one declaration (vocabulary.h), so they cannot drift.
 #include "schema_doc.h"
 
-#include "npuscope/emulator/dtype.h"
-#include "npuscope/runtime_hooks/hook_api.h"
+#include "npuscope/collector/trace_rows.h"
+#include "npuscope/runtime_hooks/vocabulary.h"
 #include "schema.h"
 
 namespace npuscope::collector::schema {
 namespace {
 
-namespace hooks = npuscope::hooks;
-using emulator::DType;
-
-template <class A, class B>
-constexpr bool same_value(A a, B b) {
-  return static_cast<std::int64_t>(a) == static_cast<std::int64_t>(b);
-}
-
-static_assert(same_value(TaskType::kAiCore, hooks::TaskType::kAiCore) &&
-              same_value(TaskType::kAiVectorCore, hooks::TaskType::kAiVectorCore) &&
-              same_value(TaskType::kAiCpu, hooks::TaskType::kAiCpu) &&
-              same_value(TaskType::kMemcpy, hooks::TaskType::kMemcpy) &&
-              same_value(TaskType::kEventRecord, hooks::TaskType::kEventRecord) &&
-              same_value(TaskType::kEventWait, hooks::TaskType::kEventWait) &&
-              same_value(TaskType::kHostCpu, hooks::TaskType::kHostCpu));
-
-EnumInfo task_types() {
-  constexpr std::string_view kDocs[] = {
-      "Cube unit (MatMul, Gemm, BatchMatMul, Conv).",
-      "Vector unit (element-wise ops, reductions, data movement).",
-      "The device's CPU: an op with no NPU kernel ran its CPU kernel (`fallback` = 1). Slow.",
-      "A copy on a stream (copies are recorded in MEMCPY, with their direction and size).",
-      "An event recorded on a stream.",
-      "A stream waiting for an event.",
-      "An op run on the `cpu` device (the golden backend), `device_id` = -1.",
-  };
-  static_assert(std::size(kDocs) == static_cast<std::size_t>(TaskType::kHostCpu) + 1);
-  EnumInfo info{"task_type", "TASK.task_type", {}};
-  for (std::size_t i = 0; i < std::size(kDocs); ++i) {
-    const auto t = static_cast<TaskType>(i);
-    info.values.push_back({static_cast<std::int64_t>(t), task_type_name(t), kDocs[i]});
-  }
+// The trace vocabulary's enumerations, straight from their one declaration (vocabulary.h).
+template <class E>
+EnumInfo vocabulary_enum() {
+  EnumInfo info{EnumTraits<E>::kDocName, EnumTraits<E>::kColumns, {}};
+  for (const auto& v : enum_values<E>()) info.values.push_back({static_cast<std::int64_t>(v.value), std::string(v.name), v.doc});
   return info;
 }
 
-EnumInfo copy_kinds() {
-  static_assert(same_value(hooks::CopyKind::kHostToDevice, 1) && same_value(hooks::CopyKind::kDeviceToHost, 2) &&
-                same_value(hooks::CopyKind::kDeviceToDevice, 8));
-  return {"copy_kind",
-          "MEMCPY.copy_kind",
-          {{1, "HtoD", "Host to device."}, {2, "DtoH", "Device to host."}, {8, "DtoD", "Device to device."}}};
-}
-
-EnumInfo memory_ops() {
-  static_assert(same_value(hooks::MemoryOp::kAlloc, 0) && same_value(hooks::MemoryOp::kFree, 1) &&
-                same_value(hooks::MemoryOp::kReserve, 2) && same_value(hooks::MemoryOp::kRelease, 3));
-  return {"op",
-          "MEMORY_RECORD.op",
-          {{0, "alloc", "A tensor block was allocated (allocated_bytes grows)."},
-           {1, "free", "A tensor block was freed; the allocator keeps it cached."},
-           {2, "reserve", "The allocator took a segment from the device (reserved_bytes grows)."},
-           {3, "release", "The allocator gave a cached segment back to the device."}}};
-}
-
 EnumInfo dtypes() {
-  static_assert(emulator::kNumDTypes == 9 && same_value(DType::kF32, 0) && same_value(DType::kF16, 1) &&
-                same_value(DType::kBF16, 2) && same_value(DType::kI8, 3) && same_value(DType::kU8, 4) &&
-                same_value(DType::kI32, 5) && same_value(DType::kI64, 6) && same_value(DType::kBool, 7) &&
-                same_value(DType::kF64, 8));
-  return {"dtype",
-          "TENSOR.dtype, TASK.compute_dtype",
-          {{0, "f32", "32-bit float (4 bytes)."},
-           {1, "f16", "IEEE half (2 bytes)."},
-           {2, "bf16", "bfloat16 (2 bytes)."},
-           {3, "i8", "Signed 8-bit integer."},
-           {4, "u8", "Unsigned 8-bit integer."},
-           {5, "i32", "Signed 32-bit integer."},
-           {6, "i64", "Signed 64-bit integer."},
-           {7, "bool", "Boolean, one byte (0 or 1)."},
-           {8, "f64", "64-bit float (8 bytes); the CPU golden side only."}}};
-}
-
-EnumInfo roles() {
-  static_assert(same_value(hooks::TensorRole::kInput, 0) && same_value(hooks::TensorRole::kOutput, 1));
-  return {"role", "TENSOR.role, COMPARE_RESULT.role", {{0, "input", "The task read it."}, {1, "output", "The task wrote it."}}};
-}
-
-EnumInfo marker_kinds() {
-  return {"kind",
-          "MARKER.kind",
-          {{0, "range", "A named range the workload pushed and popped."},
-           {1, "step", "A training/inference step; `step` holds its number."}}};
+  EnumInfo info{"dtype", "TENSOR.dtype, TASK.compute_dtype", {}};
+  for (const DTypeInfo& d : kDTypes) info.values.push_back({static_cast<std::int64_t>(d.dtype), std::string(d.name), d.doc});
+  return info;
 }
 
 EnumInfo verdicts() {
@@ -112,8 +42,9 @@ EnumInfo origins() {
 }  // namespace
 
 const std::vector<EnumInfo>& enums() {
-  static const std::vector<EnumInfo> all = {task_types(), copy_kinds(),   memory_ops(), dtypes(),
-                                            roles(),      marker_kinds(), verdicts(),   origins()};
+  static const std::vector<EnumInfo> all = {
+      vocabulary_enum<TaskType>(),   vocabulary_enum<ApiKind>(),    vocabulary_enum<CopyKind>(), vocabulary_enum<MemoryOp>(),
+      dtypes(),                      vocabulary_enum<TensorRole>(), vocabulary_enum<MarkerKind>(), verdicts(), origins()};
   return all;
 }
 
@@ -129,7 +60,7 @@ const std::vector<MetaKeyInfo>& meta_keys() {
        "spool of a killed workload (indexes built), and lacks it when the writer itself never finished."},
       {kMetaToolVersion, "Version of npuscope that wrote it."},
       {"stat.<name>",
-       "A counter about the recording itself, in decimal: e.g. records dropped because a buffer was full. "
+       "A counter about the recording itself, in decimal: every one is listed under [Stats](#stats). "
        "Data loss is always counted here, never silent."},
   };
   return keys;

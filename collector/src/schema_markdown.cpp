@@ -4,6 +4,8 @@
 #include "schema.h"
 #include "schema_doc.h"
 
+#include "npuscope/collector/trace_stats.h"
+
 namespace npuscope::collector::schema {
 namespace {
 
@@ -57,6 +59,11 @@ void write_table(std::ostream& out, const TableInfo& table) {
 void write_meta_keys(std::ostream& out) {
   out << "## META keys\n\n| key | meaning |\n|---|---|\n";
   for (const MetaKeyInfo& k : meta_keys()) out << "| `" << k.key << "` | " << k.doc << " |\n";
+  out << "\n### <a id=\"stats\"></a>Stats\n\n"
+      << "The counters kept under `stat.<name>` (Note [Trace stats] in collector/include/npuscope/collector/trace_stats.h). "
+      << "`npuscope run` and `npuscope analyze` report every `data_loss` counter that is not zero.\n\n"
+      << "| name | severity | meaning |\n|---|---|---|\n";
+  for (const StatInfo& s : kStats) out << "| `" << s.name << "` | " << severity_name(s.severity) << " | " << s.doc << " |\n";
   out << "\n";
 }
 

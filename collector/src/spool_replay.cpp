@@ -192,7 +192,7 @@ SpoolReplay replay_spool(const std::string& path, TraceWriter& out, const std::f
   SpoolReplay result = replayer.result;
   result.complete = complete;
   result.torn_bytes = complete ? 0 : static_cast<std::int64_t>(file.available());
-  if (result.torn_bytes > 0) out.set_stat("spool_torn_bytes", result.torn_bytes);
+  if (result.torn_bytes > 0) out.set_stat(StatId::kSpoolTornBytes, result.torn_bytes);
   out.finalize(complete ? TraceStatus::kComplete : TraceStatus::kIncomplete);
   return result;
 }

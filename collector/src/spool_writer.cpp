@@ -65,6 +65,7 @@ class SpoolWriter final : public TraceWriter {
     end_frame(at);
   }
 
+  using TraceWriter::set_stat;
   void set_stat(std::string_view name, std::int64_t value) override {
     check_writable();
     const std::size_t at = begin_frame(FrameKind::kStat);

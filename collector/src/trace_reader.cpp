@@ -75,6 +75,7 @@ class SqliteTraceReader final : public TraceReader {
     check_not_truncated(path);
     load_meta();
     check_version();
+    adapt_older_schema();
     if (options.verify) check_integrity();
     load_strings();
     load_kernels();
@@ -98,11 +99,15 @@ class SqliteTraceReader final : public TraceReader {
     return it == strings_.end() ? kEmpty : it->second;
   }
 
-  std::vector<StatRow> stats() const override {
-    std::vector<StatRow> out;
+  std::vector<StatValue> stats() const override {
+    std::vector<StatValue> out;
     const std::string prefix(schema::kStatPrefix);
     for (auto it = meta_.lower_bound(prefix); it != meta_.end() && it->first.starts_with(prefix); ++it) {
-      out.push_back({it->first.substr(prefix.size()), parse_int(it->second).value_or(0)});
+      StatValue& s = out.emplace_back(StatValue{it->first.substr(prefix.size()), parse_int(it->second).value_or(0)});
+      if (const StatInfo* info = find_stat(s.name)) {
+        s.severity = info->severity;
+        s.doc = info->doc;
+      }
     }
     return out;
   }
@@ -254,6 +259,7 @@ class SqliteTraceReader final : public TraceReader {
   void load_kernels();
   void load_meta();
   void check_version();
+  void adapt_older_schema();
   void check_integrity();
   void load_strings();
   void decompress(TensorRow& row) const;
@@ -325,6 +331,24 @@ void SqliteTraceReader::check_version() {
                      std::to_string(kSchemaVersion) + "): upgrade npuscope");
   }
   schema_version_ = static_cast<int>(*version);
+}
+
+// Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
+// always named its calls, through a temporary view that shadows the table for this connection only
+// (the file stays untouched): every read of API then has one path.
+void SqliteTraceReader::adapt_older_schema() {
+  if (schema_version_ >= 3) return;
+  db_.exec(
+      "CREATE TEMP VIEW API AS SELECT a.start_ns, a.end_ns, a.name_id, a.connection_id, a.thread_id, "
+      "CASE WHEN s.value GLOB 'aclnn*' THEN " + std::to_string(static_cast<int>(ApiKind::kLaunch)) +
+      " WHEN s.value GLOB 'aclrtSynchronize*' THEN " + std::to_string(static_cast<int>(ApiKind::kSynchronize)) +
+      " WHEN s.value = 'aclrtMemcpy' THEN " + std::to_string(static_cast<int>(ApiKind::kMemcpy)) +
+      " WHEN s.value = 'aclrtMemcpyAsync' THEN " + std::to_string(static_cast<int>(ApiKind::kMemcpyAsync)) +
+      " WHEN s.value = 'aclrtMalloc' THEN " + std::to_string(static_cast<int>(ApiKind::kMalloc)) +
+      " WHEN s.value = 'aclrtFree' THEN " + std::to_string(static_cast<int>(ApiKind::kFree)) +
+      " WHEN s.value IN ('aclrtRecordEvent', 'aclrtStreamWaitEvent') THEN " +
+      std::to_string(static_cast<int>(ApiKind::kEvent)) + " ELSE " + std::to_string(static_cast<int>(ApiKind::kOther)) +
+      " END AS kind FROM main.API a LEFT JOIN main.STRING_IDS s ON s.id = a.name_id");
 }
 
 void SqliteTraceReader::check_integrity() {

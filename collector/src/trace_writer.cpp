@@ -143,6 +143,7 @@ class SqliteTraceWriter final : public TraceWriter {
     writers_->meta.add_now({std::string(key), std::string(value)});
   }
 
+  using TraceWriter::set_stat;
   void set_stat(std::string_view name, std::int64_t value) override {
     set_meta(std::string(schema::kStatPrefix) + std::string(name), std::to_string(value));
   }

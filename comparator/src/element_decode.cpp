@@ -10,7 +10,7 @@
 
 namespace npuscope::comparator {
 
-using emulator::DType;
+
 
 namespace {
 
@@ -93,13 +93,13 @@ bool fits_float(DType dtype) {
 }
 
 void decode_block(const void* data, DType dtype, std::size_t first, std::size_t count, float* out) {
-  const auto* src = static_cast<const unsigned char*>(data) + first * emulator::dtype_size(dtype);
+  const auto* src = static_cast<const unsigned char*>(data) + first * dtype_size(dtype);
   if (dtype == DType::kF16) return half_to_float(src, count, out);
   decode_common(src, dtype, count, out);
 }
 
 void decode_block(const void* data, DType dtype, std::size_t first, std::size_t count, double* out) {
-  const auto* src = static_cast<const unsigned char*>(data) + first * emulator::dtype_size(dtype);
+  const auto* src = static_cast<const unsigned char*>(data) + first * dtype_size(dtype);
   if (dtype != DType::kF16) return decode_common(src, dtype, count, out);
   // f16 against an i32/i64/f64 side, a rare pair: through floats, a chunk on the stack at a time.
   constexpr std::size_t kChunk = 256;

@@ -29,7 +29,7 @@ std::string op_line(const OpVerdict& op) {
 // The reason of an op's first failing output.
 std::string failing_reason(const CompareResult& r, const OpVerdict& op) {
   for (const CompareRow& row : r.rows) {
-    if (row.npu_task_id == op.npu_task_id && row.role == 1 && row.verdict == Verdict::kFail) {
+    if (row.npu_task_id == op.npu_task_id && is(row.role, TensorRole::kOutput) && row.verdict == Verdict::kFail) {
       return row.tensor + ": " + row.reason;
     }
   }

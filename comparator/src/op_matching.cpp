@@ -8,10 +8,8 @@ namespace npuscope::comparator {
 namespace {
 
 bool is_op(const collector::TaskRow& t) {
-  using collector::TaskType;
-  const auto type = static_cast<TaskType>(t.task_type);
-  return type == TaskType::kAiCore || type == TaskType::kAiVectorCore || type == TaskType::kAiCpu ||
-         type == TaskType::kHostCpu;
+  return is(t.task_type, TaskType::kAiCore) || is(t.task_type, TaskType::kAiVectorCore) ||
+         is(t.task_type, TaskType::kAiCpu) || is(t.task_type, TaskType::kHostCpu);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@
 
 namespace npuscope::comparator {
 
-using emulator::DType;
+
 
 namespace {
 

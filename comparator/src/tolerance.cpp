@@ -1,11 +1,11 @@
 // allclose tolerances by golden dtype: torch.testing.assert_close's defaults (REFERENCE.md).
 #include "npuscope/comparator/tensor_metrics.h"
-#include "npuscope/emulator/dtype.h"
+#include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::comparator {
 
 Tolerance allclose_tolerance(std::int32_t dtype) {
-  using emulator::DType;
+  
   switch (static_cast<DType>(dtype)) {
     case DType::kF16: return {1e-3, 1e-5};
     case DType::kBF16: return {1.6e-2, 1e-5};

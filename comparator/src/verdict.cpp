@@ -98,7 +98,7 @@ void judge_op(OpVerdict& op, const std::vector<CompareRow>& rows, std::size_t fi
   for (std::size_t i = first; i < last; ++i) {
     const CompareRow& r = rows[i];
     if (r.verdict == Verdict::kNotApplicable) continue;
-    if (r.role == 0) {
+    if (is(r.role, TensorRole::kInput)) {
       input_failed |= r.verdict == Verdict::kFail;
       continue;
     }

@@ -41,9 +41,9 @@ hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase pha
   } else {
     r.name = t.kind == Task::Kind::kEventRecord ? "EventRecord" : t.kind == Task::Kind::kEventWait ? "EventWait" : "Memcpy";
     r.op_type = r.name;
-    r.task_type = t.kind == Task::Kind::kEventRecord ? hooks::TaskType::kEventRecord
-                  : t.kind == Task::Kind::kEventWait ? hooks::TaskType::kEventWait
-                                                      : hooks::TaskType::kMemcpy;
+    r.task_type = t.kind == Task::Kind::kEventRecord ? TaskType::kEventRecord
+                  : t.kind == Task::Kind::kEventWait ? TaskType::kEventWait
+                                                      : TaskType::kMemcpy;
     r.bytes = t.bytes;
   }
   return r;
@@ -55,7 +55,7 @@ std::uint64_t next_task_id() { return g_next_task_id.fetch_add(1, std::memory_or
 std::uint64_t next_connection_id() { return g_next_connection_id.fetch_add(1, std::memory_order_relaxed); }
 
 void emit_tensor_records(const hooks::SubscriberTable* s, std::uint64_t task_id, const std::vector<Tensor>& tensors,
-                         hooks::TensorRole role) {
+                         npuscope::TensorRole role) {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (!t.defined()) continue;
@@ -81,7 +81,7 @@ void Stream::synchronize() const {
 
 void Event::record(const Stream& stream) {
   if (stream.device == nullptr) throw InvalidArgument("Event::record on a null stream");
-  ApiScope api("aclrtRecordEvent");
+  ApiScope api("aclrtRecordEvent", ApiKind::kEvent);
   auto state = std::make_shared<EventState>();
   state->device = stream.device;
   state->stream = stream.id;
@@ -98,7 +98,7 @@ void Event::wait(const Stream& stream) const {
   if (stream.device == nullptr) throw InvalidArgument("Event::wait on a null stream");
   if (!state_) return;  // never recorded: nothing to wait for (as in CUDA/ACL)
   if (state_->device != stream.device) throw InvalidArgument("Event::wait: the event belongs to another device");
-  ApiScope api("aclrtStreamWaitEvent");
+  ApiScope api("aclrtStreamWaitEvent", ApiKind::kEvent);
   auto task = std::make_unique<Task>();
   task->kind = Task::Kind::kEventWait;
   task->stream = stream.id;
@@ -109,7 +109,7 @@ void Event::wait(const Stream& stream) const {
 
 void Event::synchronize() const {
   if (!state_) return;
-  ApiScope api("aclrtSynchronizeEvent");
+  ApiScope api("aclrtSynchronizeEvent", ApiKind::kSynchronize);
   state_->device->wait_for(state_->stream, state_->seq);
   vclock::advance_to(time_ns());
 }
@@ -168,12 +168,12 @@ void Device::check_stream(std::uint32_t stream_id) const {
 }
 
 DeviceAddress Device::malloc(std::uint64_t bytes) {
-  ApiScope api("aclrtMalloc");
+  ApiScope api("aclrtMalloc", ApiKind::kMalloc);
   return memory_.allocate(bytes);
 }
 
 void Device::free(DeviceAddress address) {
-  ApiScope api("aclrtFree");
+  ApiScope api("aclrtFree", ApiKind::kFree);
   std::vector<std::uint64_t> targets;
   {
     std::lock_guard lock(mutex_);
@@ -189,7 +189,7 @@ void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes,
   // Staging the host data is the emulator's work, not the host's: like a launch, the call costs the
   // host host_launch_ns; the copy itself is modelled on the device (Note [Virtual time]).
   vclock::BlockedScope emulating;
-  ApiScope api("aclrtMemcpyAsync");
+  ApiScope api("aclrtMemcpyAsync", ApiKind::kMemcpyAsync);
   vclock::advance_by(spec_.host_launch_ns);
   check_own_stream(stream);
   memory_.translate(dst, bytes, "copy");  // validate now: errors belong to the caller
@@ -199,7 +199,7 @@ void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes,
   task->kind = Task::Kind::kMemcpy;
   task->stream = stream.id;
   task->connection_id = api.connection_id();
-  task->copy_kind = hooks::CopyKind::kHostToDevice;
+  task->copy_kind = CopyKind::kHostToDevice;
   task->bytes = bytes;
   task->duration_ns = estimate_copy_ns(spec_, bytes, false);
   // The lambda holds `keep_alive` until the task is retired on a host thread.
@@ -210,14 +210,14 @@ void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes,
 }
 
 void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Stream stream) {
-  ApiScope api("aclrtMemcpy");
+  ApiScope api("aclrtMemcpy", ApiKind::kMemcpy);
   check_own_stream(stream);
   memory_.translate(src, bytes, "copy");
   auto task = std::make_unique<Task>();
   task->kind = Task::Kind::kMemcpy;
   task->stream = stream.id;
   task->connection_id = api.connection_id();
-  task->copy_kind = hooks::CopyKind::kDeviceToHost;
+  task->copy_kind = CopyKind::kDeviceToHost;
   task->bytes = bytes;
   task->duration_ns = estimate_copy_ns(spec_, bytes, false);
   task->copy = [this, dst, src, bytes] { std::memcpy(dst, memory_.translate(src, bytes, "copy"), bytes); };
@@ -228,7 +228,7 @@ void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Strea
 
 void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t bytes, Stream stream,
                         KeepAlive keep_alive) {
-  ApiScope api("aclrtMemcpyAsync");
+  ApiScope api("aclrtMemcpyAsync", ApiKind::kMemcpyAsync);
   check_own_stream(stream);
   memory_.translate(src, bytes, "copy");
   memory_.translate(dst, bytes, "copy");
@@ -236,7 +236,7 @@ void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t byte
   task->kind = Task::Kind::kMemcpy;
   task->stream = stream.id;
   task->connection_id = api.connection_id();
-  task->copy_kind = hooks::CopyKind::kDeviceToDevice;
+  task->copy_kind = CopyKind::kDeviceToDevice;
   task->bytes = bytes;
   task->duration_ns = estimate_copy_ns(spec_, bytes, true);
   task->copy = [this, dst, src, bytes, keep_alive = std::move(keep_alive)] {
@@ -360,8 +360,8 @@ void Device::execute(Task& task) {
     if (const PerturbSet* p = active_perturbations(); p != nullptr) [[unlikely]] apply_perturbations(*p, k.name, ctx);
     if (sub != nullptr) [[unlikely]] {
       if (sub->wants_tensors && sub->on_tensor) {
-        emit_tensor_records(sub, task.task_id, k.inputs, hooks::TensorRole::kInput);
-        emit_tensor_records(sub, task.task_id, k.outputs, hooks::TensorRole::kOutput);
+        emit_tensor_records(sub, task.task_id, k.inputs, npuscope::TensorRole::kInput);
+        emit_tensor_records(sub, task.task_id, k.outputs, npuscope::TensorRole::kOutput);
       }
       if (sub->on_task) {
         auto r = task_record(task, id_, hooks::TaskPhase::kEnd);
@@ -400,7 +400,7 @@ void Device::wait_for(std::uint32_t stream_id, std::uint64_t seq) {
 }
 
 void Device::synchronize_stream(std::uint32_t stream_id) {
-  ApiScope api("aclrtSynchronizeStream");
+  ApiScope api("aclrtSynchronizeStream", ApiKind::kSynchronize);
   std::uint64_t seq;
   {
     std::lock_guard lock(mutex_);
@@ -413,7 +413,7 @@ void Device::synchronize_stream(std::uint32_t stream_id) {
 }
 
 void Device::synchronize() {
-  ApiScope api("aclrtSynchronizeDevice");
+  ApiScope api("aclrtSynchronizeDevice", ApiKind::kSynchronize);
   std::vector<std::uint64_t> targets;
   {
     std::lock_guard lock(mutex_);
@@ -473,10 +473,10 @@ void Device::on_memory_event(void* user, const MemoryEvent& event, const MemoryS
   const auto* s = hooks::subscriber();
   if (s == nullptr || s->on_memory == nullptr) [[likely]] return;
   auto* self = static_cast<Device*>(user);
-  hooks::MemoryOp op = event.kind == MemoryEvent::Kind::kAlloc    ? hooks::MemoryOp::kAlloc
-                       : event.kind == MemoryEvent::Kind::kFree   ? hooks::MemoryOp::kFree
-                       : event.kind == MemoryEvent::Kind::kReserve ? hooks::MemoryOp::kReserve
-                                                                   : hooks::MemoryOp::kRelease;
+  MemoryOp op = event.kind == MemoryEvent::Kind::kAlloc    ? MemoryOp::kAlloc
+                       : event.kind == MemoryEvent::Kind::kFree   ? MemoryOp::kFree
+                       : event.kind == MemoryEvent::Kind::kReserve ? MemoryOp::kReserve
+                                                                   : MemoryOp::kRelease;
   // Host threads have clocks of their own, so a free on one thread could carry an earlier time than
   // the allocation it undoes on another. Memory records of a device are stamped in allocator order
   // (this runs under the allocator's lock): never earlier than the previous one.

@@ -97,7 +97,7 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.block_dim = 1;
     rec.call_index = call_index;
     rec.launch_thread = vclock::thread_index();
-    rec.task_type = hooks::TaskType::kHostCpu;
+    rec.task_type = TaskType::kHostCpu;
     rec.compute_dtype = static_cast<std::uint8_t>(ctx.compute_dtype);
     if (s->wants_task_queued) emit_cpu_task(s, rec, hooks::TaskPhase::kQueued);
     if (s->wants_task_begin) emit_cpu_task(s, rec, hooks::TaskPhase::kBegin);
@@ -108,8 +108,8 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.emulation_ns = rec.end_ns - rec.start_ns;
     rec.overflow = ctx.overflow ? 1 : 0;
     if (s->wants_tensors && s->on_tensor) {
-      emit_tensor_records(s, rec.task_id, inputs, hooks::TensorRole::kInput);
-      emit_tensor_records(s, rec.task_id, outputs, hooks::TensorRole::kOutput);
+      emit_tensor_records(s, rec.task_id, inputs, npuscope::TensorRole::kInput);
+      emit_tensor_records(s, rec.task_id, outputs, npuscope::TensorRole::kOutput);
     }
     emit_cpu_task(s, rec, hooks::TaskPhase::kEnd);
   }
@@ -172,7 +172,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   const KernelCost cost = schema.cost(in_meta, out_meta, attrs);
   const std::uint32_t call_index = next_call_index(name);
 
-  ApiScope api(api_name(schema.type));
+  ApiScope api(api_name(schema.type), ApiKind::kLaunch);
   if (schema.is_view && out_meta.size() == 1 && out_meta[0].dtype == inputs[0].dtype()) {
     return {inputs[0].view(out_meta[0].shape)};  // see OpSchema::is_view: no task, no copy
   }
@@ -204,7 +204,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     launch.fn = npu->fn;
     launch.backend = Backend::kNpu;
     launch.compute_dtype = choice.dtype;
-    launch.task_type = cost.unit == ComputeUnit::kCube ? hooks::TaskType::kAiCore : hooks::TaskType::kAiVectorCore;
+    launch.task_type = cost.unit == ComputeUnit::kCube ? TaskType::kAiCore : TaskType::kAiVectorCore;
   } else {
     // Note: the one generic fallback rule: no NPU kernel for this op/dtype -> the CPU kernel as AI CPU.
     const KernelEntry* cpu = registry.kernel(schema.type, Backend::kCpu);
@@ -213,7 +213,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     launch.backend = Backend::kCpu;
     launch.compute_dtype = storage;
     launch.fallback = true;
-    launch.task_type = hooks::TaskType::kAiCpu;
+    launch.task_type = TaskType::kAiCpu;
     launch.cost.unit = ComputeUnit::kAiCpu;
   }
   launch.inputs = std::move(inputs);

@@ -17,7 +17,7 @@ const char* intern(std::string_view s) {
 }
 
 namespace {
-void emit_marker(const char* name, std::int64_t step, hooks::MarkerKind kind) {
+void emit_marker(const char* name, std::int64_t step, hooks::MarkerEvent kind) {
   if (const auto* s = hooks::subscriber()) [[unlikely]] {
     if (s->on_marker) s->on_marker(s->user, {vclock::host_now_ns(), name, step, vclock::thread_index(), kind});
   }
@@ -25,10 +25,10 @@ void emit_marker(const char* name, std::int64_t step, hooks::MarkerKind kind) {
 }  // namespace
 
 void range_push(std::string_view name) {
-  if (hooks::subscriber() != nullptr) [[unlikely]] emit_marker(intern(name), -1, hooks::MarkerKind::kRangePush);
+  if (hooks::subscriber() != nullptr) [[unlikely]] emit_marker(intern(name), -1, hooks::MarkerEvent::kRangePush);
 }
-void range_pop() { emit_marker(nullptr, -1, hooks::MarkerKind::kRangePop); }
-void step_begin(std::int64_t step) { emit_marker(nullptr, step, hooks::MarkerKind::kStepBegin); }
-void step_end() { emit_marker(nullptr, -1, hooks::MarkerKind::kStepEnd); }
+void range_pop() { emit_marker(nullptr, -1, hooks::MarkerEvent::kRangePop); }
+void step_begin(std::int64_t step) { emit_marker(nullptr, step, hooks::MarkerEvent::kStepBegin); }
+void step_end() { emit_marker(nullptr, -1, hooks::MarkerEvent::kStepEnd); }
 
 }  // namespace npuscope::emulator

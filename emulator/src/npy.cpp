@@ -12,12 +12,10 @@
 namespace npuscope::emulator {
 namespace {
 
-struct Descr {
-  const char* text;
-  DType dtype;
-};
-constexpr Descr kDescrs[] = {{"<f4", DType::kF32}, {"<f2", DType::kF16}, {"<f8", DType::kF64}, {"|i1", DType::kI8},
-                             {"|u1", DType::kU8},  {"<i4", DType::kI32}, {"<i8", DType::kI64}, {"|b1", DType::kBool}};
+// The dtypes a .npy file holds as they are (bf16 is written widened to f32: not one of them).
+constexpr bool stored_natively(const DTypeInfo& d) {
+  return static_cast<std::size_t>(d.npy_descr.back() - '0') == d.size;
+}
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {
   throw ModelError("'" + path + "' is not a usable .npy file: " + what);
@@ -43,11 +41,14 @@ Tensor load_npy(const std::string& path) {
   std::smatch m;
   if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'"))) bad(path, "no descr");
   const std::string descr = m[1];
-  const Descr* found = nullptr;
-  for (const auto& d : kDescrs) {
-    if (descr == d.text || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(d.text).substr(1))) found = &d;
+  const DTypeInfo* found = nullptr;
+  std::string supported;
+  for (const DTypeInfo& d : kDTypes) {
+    if (!stored_natively(d)) continue;
+    supported += (supported.empty() ? "" : ", ") + std::string(d.npy_descr.substr(1));
+    if (descr == d.npy_descr || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == d.npy_descr.substr(1))) found = &d;
   }
-  if (found == nullptr) bad(path, "dtype '" + descr + "' is not supported (f4, f2, f8, i1, u1, i4, i8, b1, little-endian)");
+  if (found == nullptr) bad(path, "dtype '" + descr + "' is not supported (" + supported + ", little-endian)");
   if (std::regex_search(header, std::regex("'fortran_order':\\s*True"))) bad(path, "Fortran order is not supported");
   if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)"))) bad(path, "no shape");
   Shape shape;
@@ -69,10 +70,7 @@ void save_npy(const std::string& path, const Tensor& tensor) {
     const auto values = t.to_floats();
     t = Tensor::from_floats(values, t.shape(), DType::kF32);
   }
-  const char* descr = nullptr;
-  for (const auto& d : kDescrs) {
-    if (d.dtype == t.dtype()) descr = d.text;
-  }
+  const std::string descr(dtype_info(t.dtype()).npy_descr);
   std::string shape = "(";
   for (std::size_t i = 0; i < t.shape().size(); ++i) shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : i + 1 < t.shape().size() ? ", " : "");
   shape += ")";

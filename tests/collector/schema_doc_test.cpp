@@ -39,9 +39,17 @@ TEST(SchemaDocTest, EveryTableAndColumnIsDocumented) {
       EXPECT_NE(doc.find("| `" + std::string(c.name) + "` |"), std::string::npos) << c.name;
     }
   }
-  for (const char* needle : {"### task_type", "| 2 | `AI_CPU` |", "### copy_kind", "| 8 | `DtoD` |", "### op",
-                             "### dtype", "| 2 | `bf16` |", "### role", "`stat.<name>`", "```sql"}) {
+  for (const char* needle : {"### task_type", "| 2 | `AI_CPU` |", "### copy_kind", "| 8 | `DtoD` |", "### memory_op",
+                             "### dtype", "| 2 | `bf16` |", "### role", "### api_kind", "| 2 | `synchronize` |",
+                             "### marker_kind", "`stat.<name>`", "```sql"}) {
     EXPECT_NE(doc.find(needle), std::string::npos) << needle;
+  }
+  // Every counter a trace can keep, with its severity (Note [Trace stats]).
+  for (const StatInfo& stat : kStats) {
+    EXPECT_GT(stat.doc.size(), 10u) << stat.name;
+    EXPECT_NE(doc.find("| `" + std::string(stat.name) + "` | " + std::string(severity_name(stat.severity)) + " |"),
+              std::string::npos)
+        << stat.name;
   }
 }
 

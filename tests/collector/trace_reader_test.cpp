@@ -180,6 +180,41 @@ TEST_F(TraceReaderTest, KernelsStoredOnceAndSchema1TracesStillRead) {
   EXPECT_EQ(v1->task_start_range().first, all.front().start_ns);
 }
 
+// Schema 3 added API.kind; a schema 2 trace gets it from the call names (adapt_older_schema).
+TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
+  const std::vector<std::pair<std::string, ApiKind>> calls = {
+      {"aclnnMatMul", ApiKind::kLaunch},       {"aclrtSynchronizeStream", ApiKind::kSynchronize},
+      {"aclrtMemcpy", ApiKind::kMemcpy},       {"aclrtMemcpyAsync", ApiKind::kMemcpyAsync},
+      {"aclrtMalloc", ApiKind::kMalloc},       {"aclrtFree", ApiKind::kFree},
+      {"aclrtRecordEvent", ApiKind::kEvent},   {"aclrtSynchronizeEvent", ApiKind::kSynchronize},
+      {"somethingElse", ApiKind::kOther}};
+  {
+    auto writer = TraceWriter::create(path());
+    std::vector<ApiRow> rows;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      ApiRow a;
+      a.start_ns = static_cast<std::int64_t>(i) * 10;
+      a.end_ns = a.start_ns + 5;
+      a.name_id = writer->intern(calls[i].first);
+      a.kind = static_cast<std::int32_t>(calls[i].second);
+      rows.push_back(a);
+    }
+    writer->add_apis(rows);
+    writer->finalize();
+  }
+  const auto kinds_read = [&] {
+    std::vector<std::int32_t> out;
+    for (const ApiRow& a : TraceReader::open(path())->apis()) out.push_back(a.kind);
+    return out;
+  };
+  const std::vector<std::int32_t> v3 = kinds_read();
+  ASSERT_EQ(v3.size(), calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(v3[i], static_cast<std::int32_t>(calls[i].second)) << calls[i].first;
+  sql_exec(path(), "ALTER TABLE API DROP COLUMN kind; UPDATE META SET value = '2' WHERE key = 'schema_version'");
+  EXPECT_EQ(kinds_read(), v3);
+  EXPECT_EQ(TraceReader::open(path())->schema_version(), 2);
+}
+
 TEST_F(TraceReaderTest, StartRangeOfNoTasks) {
   write_trace(path(), 0);
   EXPECT_EQ(TraceReader::open(path())->task_start_range(), (std::pair<std::int64_t, std::int64_t>{0, -1}));

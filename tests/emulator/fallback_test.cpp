@@ -54,7 +54,7 @@ TEST(Fallback, F64AddRunsAsAiCpuTaskInDouble) {
   hooks::subscribe(nullptr);
   ASSERT_EQ(rec.ends.size(), 1u);
   const hooks::TaskRecord& t = rec.ends[0];
-  EXPECT_EQ(t.task_type, hooks::TaskType::kAiCpu);
+  EXPECT_EQ(t.task_type, npuscope::TaskType::kAiCpu);
   EXPECT_EQ(t.fallback, 1);
   EXPECT_EQ(t.compute_dtype, static_cast<std::uint8_t>(DType::kF64));
   EXPECT_EQ(t.device_id, 0);
@@ -75,7 +75,7 @@ TEST(Fallback, F32AddStaysOnTheVectorUnit) {
   EXPECT_EQ(ops::add(x, x).to_floats(), (std::vector<float>{2, 4}));
   hooks::subscribe(nullptr);
   ASSERT_EQ(rec.ends.size(), 1u);
-  EXPECT_EQ(rec.ends[0].task_type, hooks::TaskType::kAiVectorCore);
+  EXPECT_EQ(rec.ends[0].task_type, npuscope::TaskType::kAiVectorCore);
   EXPECT_EQ(rec.ends[0].fallback, 0);
 }
 
@@ -86,7 +86,7 @@ TEST(Fallback, Bf16OnAChipWithoutBf16) {
   EXPECT_EQ(ops::mul(x, x).to_floats(), (std::vector<float>{2.25f, 9.0f}));
   hooks::subscribe(nullptr);
   ASSERT_EQ(rec.ends.size(), 1u);
-  EXPECT_EQ(rec.ends[0].task_type, hooks::TaskType::kAiCpu);
+  EXPECT_EQ(rec.ends[0].task_type, npuscope::TaskType::kAiCpu);
   EXPECT_EQ(rec.ends[0].fallback, 1);
   Runtime::configure({});
 }

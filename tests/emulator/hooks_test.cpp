@@ -111,6 +111,27 @@ TEST_F(Hooks, ApiRecordsComeInPairs) {
   EXPECT_GE(enters, 6);  // memcpy, 3 adds, memcpy, synchronize
 }
 
+// Every call says what it does (API.kind), so that no tool guesses it from the name.
+TEST_F(Hooks, ApiRecordsSayWhatTheCallDoes) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  workload();  // ends with a device synchronize
+  hooks::subscribe(nullptr);
+  std::map<std::string, std::set<npuscope::ApiKind>> kinds;
+  for (const auto& a : rec.apis) kinds[a.name].insert(a.kind);
+  const std::map<std::string, npuscope::ApiKind> expected = {
+      {"aclnnAdd", npuscope::ApiKind::kLaunch},
+      {"aclrtMemcpyAsync", npuscope::ApiKind::kMemcpyAsync},
+      {"aclrtMemcpy", npuscope::ApiKind::kMemcpy},
+      {"aclrtSynchronizeDevice", npuscope::ApiKind::kSynchronize}};
+  for (const auto& [name, kind] : expected) {
+    EXPECT_EQ(kinds[name], std::set<npuscope::ApiKind>{kind}) << name;
+  }
+  for (const auto& [name, seen] : kinds) {
+    EXPECT_FALSE(seen.contains(npuscope::ApiKind::kOther)) << name << " has no kind";
+  }
+}
+
 TEST_F(Hooks, ASubscriberGetsOnlyTheRecordsItAsksFor) {
   Recorder rec;
   rec.table.wants_api_enter = false;
@@ -157,7 +178,7 @@ TEST_F(Hooks, KernelTasksHaveThreePhasesJoinedToTheirApiCall) {
     EXPECT_STREQ(end.name, "blk/Add");
     EXPECT_STREQ(end.op_type, "Add");
     EXPECT_EQ(end.call_index, expected_call++);  // per-name counter, in launch order
-    EXPECT_EQ(end.task_type, hooks::TaskType::kAiVectorCore);
+    EXPECT_EQ(end.task_type, npuscope::TaskType::kAiVectorCore);
     EXPECT_EQ(end.fallback, 0);
     EXPECT_EQ(end.device_id, 0);
     EXPECT_EQ(end.bytes, 48u);  // 2 inputs + 1 output of 4 floats
@@ -211,10 +232,10 @@ TEST_F(Hooks, MemoryRecordsBalance) {
   std::map<std::uint64_t, int> live;
   for (const auto& m : rec.memory) {
     EXPECT_EQ(m.device_id, 0);
-    if (m.op == hooks::MemoryOp::kAlloc) {
+    if (m.op == npuscope::MemoryOp::kAlloc) {
       allocs++;
       live[m.address]++;
-    } else if (m.op == hooks::MemoryOp::kFree) {
+    } else if (m.op == npuscope::MemoryOp::kFree) {
       frees++;
       EXPECT_EQ(live[m.address]--, 1);
     }
@@ -238,12 +259,12 @@ TEST_F(Hooks, MarkersPushAndPop) {
   hooks::subscribe(nullptr);
   ASSERT_EQ(rec.markers.size(), 6u);
   EXPECT_STREQ(rec.markers[0].name, "step");
-  EXPECT_EQ(rec.markers[0].kind, npuscope::hooks::MarkerKind::kRangePush);
-  EXPECT_EQ(rec.markers[1].kind, npuscope::hooks::MarkerKind::kRangePop);
+  EXPECT_EQ(rec.markers[0].kind, npuscope::hooks::MarkerEvent::kRangePush);
+  EXPECT_EQ(rec.markers[1].kind, npuscope::hooks::MarkerEvent::kRangePop);
   EXPECT_STREQ(rec.markers[2].name, "outer");
   EXPECT_STREQ(rec.markers[3].name, "inner");
-  EXPECT_EQ(rec.markers[4].kind, npuscope::hooks::MarkerKind::kRangePop);
-  EXPECT_EQ(rec.markers[5].kind, npuscope::hooks::MarkerKind::kRangePop);
+  EXPECT_EQ(rec.markers[4].kind, npuscope::hooks::MarkerEvent::kRangePop);
+  EXPECT_EQ(rec.markers[5].kind, npuscope::hooks::MarkerEvent::kRangePop);
   EXPECT_LE(rec.markers[0].ts_ns, rec.markers[1].ts_ns);
   EXPECT_EQ(intern("step"), rec.markers[0].name);  // interned: one pointer per string
 }
@@ -261,12 +282,12 @@ TEST_F(Hooks, TensorsOnlyWhenWanted) {
   hooks::subscribe(nullptr);
   ASSERT_EQ(with.tensors.size(), 9u);  // 3 adds x (2 inputs + 1 output)
   const auto& out = with.tensors[2];
-  EXPECT_EQ(out.role, hooks::TensorRole::kOutput);
+  EXPECT_EQ(out.role, npuscope::TensorRole::kOutput);
   EXPECT_EQ(out.bytes, 16u);
   EXPECT_EQ(out.ndim, 1);
   EXPECT_EQ(out.dims[0], 4);
   EXPECT_EQ(out.dtype, static_cast<std::uint8_t>(DType::kF32));
-  EXPECT_EQ(with.tensors[0].role, hooks::TensorRole::kInput);
+  EXPECT_EQ(with.tensors[0].role, npuscope::TensorRole::kInput);
   EXPECT_EQ(with.tensors[1].index, 1);
 }
 

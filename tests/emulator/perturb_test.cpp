@@ -304,7 +304,7 @@ struct OutputTap {
     table.on_tensor = [](void* u, const hooks::TensorRecord& r) {
       auto* self = static_cast<OutputTap*>(u);
       std::lock_guard lock(self->mutex);
-      if (r.task_id != self->mm_task || r.role != hooks::TensorRole::kOutput) return;
+      if (r.task_id != self->mm_task || r.role != npuscope::TensorRole::kOutput) return;
       self->mm_output.assign(static_cast<const float*>(static_cast<const void*>(r.data)),
                              static_cast<const float*>(static_cast<const void*>(r.data)) + r.bytes / 4);
     };

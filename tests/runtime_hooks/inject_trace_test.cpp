@@ -114,7 +114,7 @@ TEST_F(InjectTrace, EveryTaskOnceWithPairedJoinedApiCalls) {
     (t.device_id == -1 ? cpu_tasks : npu_tasks)[name]++;
     if (t.device_id == 0) {
       EXPECT_NE(t.stream_id, 0) << "each thread launched on its own stream";
-      EXPECT_EQ(t.task_type, static_cast<int>(hooks::TaskType::kAiVectorCore));
+      EXPECT_EQ(t.task_type, static_cast<int>(npuscope::TaskType::kAiVectorCore));
     }
     const auto api = api_by_connection.find(t.connection_id);
     ASSERT_NE(api, api_by_connection.end()) << name;
@@ -258,7 +258,7 @@ TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {
   task.task_id = 1;
   task.phase = hooks::TaskPhase::kEnd;
   table.on_task(table.user, task);
-  table.on_marker(table.user, {1, nullptr, 3, 0, hooks::MarkerKind::kStepBegin});
+  table.on_marker(table.user, {1, nullptr, 3, 0, hooks::MarkerEvent::kStepBegin});
   table.on_shutdown(table.user);
   auto trace = open_trace(db_);
   EXPECT_TRUE(trace->complete());

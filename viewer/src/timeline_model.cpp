@@ -74,7 +74,7 @@ void TimelineModel::load_tasks() {
   std::pair<std::int32_t, std::int32_t> last_key{0, 0};
   Lane* last = nullptr;
   reader->for_each_task([&](const TaskRow& t) {
-    if (t.task_type == static_cast<int>(collector::TaskType::kMemcpy)) return;  // drawn from MEMCPY
+    if (is(t.task_type, TaskType::kMemcpy)) return;  // drawn from MEMCPY
     // The cpu golden backend has no streams: its tasks run inline on the calling thread.
     const std::pair<std::int32_t, std::int32_t> key{t.device_id, t.device_id >= 0 ? t.stream_id : t.thread_id};
     if (!last || key != last_key) {
@@ -152,7 +152,7 @@ std::vector<Lane> TimelineModel::load_markers() const {
     Lane& lane = threads[m.thread_id];
     lane.kind = LaneKind::kMarkers;
     lane.thread_id = m.thread_id;
-    add_without_overlap(lane, TimelineItem::make(m.start_ns, m.end_ns, m.name_id, m.step, m.kind == 1 ? kStep : 0u));
+    add_without_overlap(lane, TimelineItem::make(m.start_ns, m.end_ns, m.name_id, m.step, is(m.kind, MarkerKind::kStep) ? kStep : 0u));
   });
   std::vector<Lane> lanes;
   for (auto& [thread, lane] : threads) {
@@ -165,7 +165,7 @@ std::vector<Lane> TimelineModel::load_markers() const {
 void TimelineModel::load_compare_results() {
   std::map<std::uint32_t, std::uint32_t> flags_of;  // compared tasks only: a model's ops, not every task
   trace_.for_each_compare_result([&](const collector::CompareResultRow& r) {
-    if (r.role != 1 || r.verdict == 2) return;  // outputs decide an op's verdict; n/a says nothing
+    if (!is(r.role, TensorRole::kOutput) || r.verdict == 2) return;  // outputs decide an op's verdict; n/a says nothing
     std::uint32_t& f = flags_of[static_cast<std::uint32_t>(r.task_id)];
     if (r.verdict == 1) f = (f & ~kVerdictPass) | kVerdictFail;
     if (r.verdict == 0 && !(f & kVerdictFail)) f |= kVerdictPass;

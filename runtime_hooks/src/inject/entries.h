@@ -102,7 +102,6 @@ constexpr std::uint32_t slots_of(Tag tag) {
   return 1;
 }
 
-const char* tag_name(Tag tag);  // "api", "task", ... (the per-kind dropped_records stats)
 
 template <class E>
 constexpr bool entry_ok() {

@@ -95,10 +95,10 @@ void on_marker(void* user, const MarkerRecord& r) noexcept {
   const HookCall call(s);
   ThreadState* t = call.thread();
   if (t == nullptr) [[unlikely]] return;
-  if (r.kind == hooks::MarkerKind::kStepBegin) {
+  if (r.kind == hooks::MarkerEvent::kStepBegin) {
     t->step = r.step;
     s.set_global_step(r.step);
-  } else if (r.kind == hooks::MarkerKind::kStepEnd) {
+  } else if (r.kind == hooks::MarkerEvent::kStepEnd) {
     t->step = -1;
     s.set_global_step(-1);
   }

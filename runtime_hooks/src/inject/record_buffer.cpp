@@ -6,20 +6,6 @@
 
 namespace npuscope::inject {
 
-const char* tag_name(Tag tag) {
-  switch (tag) {
-    case Tag::kApi: return "api";
-    case Tag::kTaskEnd: return "task";
-    case Tag::kMemory: return "memory";
-    case Tag::kMemcpy: return "memcpy";
-    case Tag::kMarker: return "marker";
-    case Tag::kOverflow: return "overflow";
-    case Tag::kDevice: return "device";
-    case Tag::kTensor: return "tensor";
-  }
-  return "unknown";
-}
-
 // ---- ChunkPool ------------------------------------------------------------------------------------
 
 ChunkPool::~ChunkPool() { trim(); }

@@ -104,6 +104,7 @@ void RowBuilder::add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns
   row.name_id = strings_.id(enter.name);
   row.connection_id = static_cast<std::int64_t>(enter.connection_id);
   row.thread_id = static_cast<std::int32_t>(thread_id);
+  row.kind = static_cast<std::int32_t>(enter.kind);
   if (apis_.size() >= kBatchRows) flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
 }
 
@@ -198,7 +199,7 @@ void RowBuilder::on_device(const hooks::DeviceRecord& r) {
 void RowBuilder::on_marker(const hooks::MarkerRecord& r) {
   ThreadOpen& t = open_for(r.thread_id, r.ts_ns);
   switch (r.kind) {
-    case hooks::MarkerKind::kRangePush:
+    case hooks::MarkerEvent::kRangePush:
       if (t.ranges.size() == kMaxOpen) {  // as for API calls: the oldest open range is given up
         add_range_row(t.ranges.front(), t.ranges.front().ts_ns, r.thread_id);
         t.ranges.erase(t.ranges.begin());
@@ -206,7 +207,7 @@ void RowBuilder::on_marker(const hooks::MarkerRecord& r) {
       }
       t.ranges.push_back({r.ts_ns, r.name});
       return;
-    case hooks::MarkerKind::kRangePop:
+    case hooks::MarkerEvent::kRangePop:
       if (t.ranges.empty()) {
         counters_.unpaired_markers++;
         return;
@@ -214,13 +215,13 @@ void RowBuilder::on_marker(const hooks::MarkerRecord& r) {
       add_range_row(t.ranges.back(), r.ts_ns, r.thread_id);
       t.ranges.pop_back();
       return;
-    case hooks::MarkerKind::kStepBegin:
+    case hooks::MarkerEvent::kStepBegin:
       if (t.in_step) add_step_row(t, r.ts_ns, r.thread_id);  // a new step ends the previous one
       t.in_step = true;
       t.step_ts = r.ts_ns;
       t.step = r.step;
       return;
-    case hooks::MarkerKind::kStepEnd:
+    case hooks::MarkerEvent::kStepEnd:
       if (!t.in_step) {
         counters_.unpaired_markers++;
         return;
@@ -237,7 +238,7 @@ void RowBuilder::add_range_row(const OpenRange& open, std::uint64_t end_ns, std:
   row.end_ns = static_cast<std::int64_t>(end_ns);
   row.name_id = strings_.id(open.name);
   row.thread_id = static_cast<std::int32_t>(thread_id);
-  row.kind = 0;
+  row.kind = static_cast<std::int32_t>(MarkerKind::kRange);
   row.step = -1;
   markers_.push_back(row);
 }
@@ -248,7 +249,7 @@ void RowBuilder::add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::ui
   row.end_ns = static_cast<std::int64_t>(end_ns);
   row.name_id = strings_.id_of_content("step " + std::to_string(t.step));
   row.thread_id = static_cast<std::int32_t>(thread_id);
-  row.kind = 1;
+  row.kind = static_cast<std::int32_t>(MarkerKind::kStep);
   row.step = t.step;
   markers_.push_back(row);
 }

@@ -235,6 +235,17 @@ std::uint64_t Session::drain_round(RowBuilder& rows) {
   return consumed;
 }
 
+namespace {
+
+// The data-loss counter of each record kind, by Tag value (Note [Trace stats]).
+using collector::StatId;
+constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,    StatId::kDroppedTask,     StatId::kDroppedMemory,
+                                    StatId::kDroppedMemcpy, StatId::kDroppedMarker,   StatId::kDroppedOverflow,
+                                    StatId::kDroppedDevice, StatId::kDroppedTensor};
+static_assert(std::size(kDroppedByTag) == kNumTags, "one dropped_records counter per record kind");
+
+}  // namespace
+
 void Session::report_stats(RowBuilder& rows, bool all) {
   std::uint64_t dropped[kNumTags];
   std::copy(std::begin(retired_dropped_), std::end(retired_dropped_), dropped);
@@ -246,38 +257,33 @@ void Session::report_stats(RowBuilder& rows, bool all) {
   }
   const std::int64_t late = late_drops_.load();
   std::int64_t total = late + unfinished_hook_calls_;
-  std::vector<std::pair<std::string, std::int64_t>> stats;
+  std::vector<std::pair<StatId, std::int64_t>> stats;
   for (int k = 0; k < kNumTags; ++k) {
     total += static_cast<std::int64_t>(dropped[k]);
-    stats.emplace_back(std::string("dropped_records.") + tag_name(static_cast<Tag>(k)),
-                       static_cast<std::int64_t>(dropped[k]));
+    stats.emplace_back(kDroppedByTag[k], static_cast<std::int64_t>(dropped[k]));
   }
   const RowCounters& c = rows.counters();
-  stats.insert(stats.end(), {{"dropped_records", total},
-                             {"dropped_records.after_stop", late},
-                             {"dropped_records.unfinished_at_stop", unfinished_hook_calls_},
-                             {"records", c.records},
-                             {"tensor_dumps", c.tensors_dumped},
-                             {"tensor_bytes_dumped", c.tensor_bytes_dumped},
-                             {"tensor_bytes_compressed", c.tensor_bytes_compressed},
-                             {"tensor_dumps_skipped", capture_.dumps_skipped_cap.load()},
-                             {"tensor_dumps_dropped_memory", capture_.dumps_skipped_memory.load()},
-                             {"orphan_tensors", capture_.orphan_tensors.load()},
-                             {"launch_info_lost", launch_info_lost_.load()},
-                             {"unpaired_api", c.unpaired_api},
-                             {"unpaired_markers", c.unpaired_markers},
-                             {"overflow_tasks", c.overflow_tasks},
-                             {"saturated_tasks", c.saturated_tasks}});
-  for (const auto& [name, value] : stats) {
-    auto it = std::find_if(reported_.begin(), reported_.end(), [&](const auto& r) { return r.first == name; });
-    const bool changed = it == reported_.end() ? value != 0 : it->second != value;
+  stats.insert(stats.end(), {{StatId::kDroppedRecords, total},
+                             {StatId::kDroppedAfterStop, late},
+                             {StatId::kDroppedUnfinishedAtStop, unfinished_hook_calls_},
+                             {StatId::kRecords, c.records},
+                             {StatId::kTensorDumps, c.tensors_dumped},
+                             {StatId::kTensorBytesDumped, c.tensor_bytes_dumped},
+                             {StatId::kTensorBytesCompressed, c.tensor_bytes_compressed},
+                             {StatId::kTensorDumpsSkipped, capture_.dumps_skipped_cap.load()},
+                             {StatId::kTensorDumpsDroppedMemory, capture_.dumps_skipped_memory.load()},
+                             {StatId::kOrphanTensors, capture_.orphan_tensors.load()},
+                             {StatId::kLaunchInfoLost, launch_info_lost_.load()},
+                             {StatId::kUnpairedApi, c.unpaired_api},
+                             {StatId::kUnpairedMarkers, c.unpaired_markers},
+                             {StatId::kOverflowTasks, c.overflow_tasks},
+                             {StatId::kSaturatedTasks, c.saturated_tasks}});
+  for (const auto& [id, value] : stats) {
+    std::optional<std::int64_t>& last = reported_[static_cast<std::size_t>(id)];
+    const bool changed = last ? *last != value : value != 0;
     if (!all && !changed) continue;
-    writer_->set_stat(name, value);
-    if (it == reported_.end()) {
-      reported_.emplace_back(name, value);
-    } else {
-      it->second = value;
-    }
+    writer_->set_stat(id, value);
+    last = value;
   }
 }
 

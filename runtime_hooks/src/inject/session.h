@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -160,7 +161,7 @@ class Session {
   bool forked_child_ = false;
   std::int64_t unfinished_hook_calls_ = 0;  // drain thread: hook calls still running kHookWaitLimit after stop
   std::thread drain_;
-  std::vector<std::pair<std::string, std::int64_t>> reported_;  // drain thread: stats last written
+  std::optional<std::int64_t> reported_[std::size(collector::kStats)];  // drain thread: stats last written
 };
 
 }  // namespace npuscope::inject

@@ -148,18 +148,8 @@ void accumulate_16(const std::uint16_t* x, std::size_t n, Acc& acc) {
 }  // namespace
 
 std::uint32_t elem_size(std::uint8_t dtype) {
-  switch (static_cast<ElemType>(dtype)) {
-    case ElemType::kF32: return 4;
-    case ElemType::kF16: return 2;
-    case ElemType::kBF16: return 2;
-    case ElemType::kI8: return 1;
-    case ElemType::kU8: return 1;
-    case ElemType::kI32: return 4;
-    case ElemType::kI64: return 8;
-    case ElemType::kBool: return 1;
-    case ElemType::kF64: return 8;
-  }
-  return 0;
+  const auto t = dtype_from_value(dtype);
+  return t ? static_cast<std::uint32_t>(dtype_size(*t)) : 0;
 }
 
 TensorStats compute_stats(const void* data, std::uint64_t bytes, std::uint8_t dtype) {
@@ -168,16 +158,16 @@ TensorStats compute_stats(const void* data, std::uint64_t bytes, std::uint8_t dt
   if (size == 0 || data == nullptr) return out;
   const std::size_t n = bytes / size;
   Acc acc;
-  switch (static_cast<ElemType>(dtype)) {
-    case ElemType::kF32: accumulate_f32(static_cast<const float*>(data), n, acc); break;
-    case ElemType::kF16: accumulate_16<half_block>(static_cast<const std::uint16_t*>(data), n, acc); break;
-    case ElemType::kBF16: accumulate_16<bf16_block>(static_cast<const std::uint16_t*>(data), n, acc); break;
-    case ElemType::kF64: accumulate_f64(static_cast<const double*>(data), n, acc); break;
-    case ElemType::kI8: accumulate_int(static_cast<const std::int8_t*>(data), n, acc); break;
-    case ElemType::kU8:
-    case ElemType::kBool: accumulate_int(static_cast<const std::uint8_t*>(data), n, acc); break;
-    case ElemType::kI32: accumulate_int(static_cast<const std::int32_t*>(data), n, acc); break;
-    case ElemType::kI64: accumulate_int(static_cast<const std::int64_t*>(data), n, acc); break;
+  switch (static_cast<DType>(dtype)) {
+    case DType::kF32: accumulate_f32(static_cast<const float*>(data), n, acc); break;
+    case DType::kF16: accumulate_16<half_block>(static_cast<const std::uint16_t*>(data), n, acc); break;
+    case DType::kBF16: accumulate_16<bf16_block>(static_cast<const std::uint16_t*>(data), n, acc); break;
+    case DType::kF64: accumulate_f64(static_cast<const double*>(data), n, acc); break;
+    case DType::kI8: accumulate_int(static_cast<const std::int8_t*>(data), n, acc); break;
+    case DType::kU8:
+    case DType::kBool: accumulate_int(static_cast<const std::uint8_t*>(data), n, acc); break;
+    case DType::kI32: accumulate_int(static_cast<const std::int32_t*>(data), n, acc); break;
+    case DType::kI64: accumulate_int(static_cast<const std::int64_t*>(data), n, acc); break;
   }
   out.numel = acc.n;
   out.nan_count = acc.nan;

@@ -12,13 +12,9 @@
 
 #include <cstdint>
 
-namespace npuscope::inject {
+#include "npuscope/runtime_hooks/vocabulary.h"
 
-// npuscope::emulator::DType values (TENSOR.dtype). This library must not include or link the
-// emulator (the emulator loads it), so the stored values are repeated here; they never change.
-enum class ElemType : std::uint8_t {
-  kF32 = 0, kF16 = 1, kBF16 = 2, kI8 = 3, kU8 = 4, kI32 = 5, kI64 = 6, kBool = 7, kF64 = 8,
-};
+namespace npuscope::inject {
 
 // Bytes per element; 0 for a value that is not a known dtype.
 std::uint32_t elem_size(std::uint8_t dtype);

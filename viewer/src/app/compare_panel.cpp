@@ -11,7 +11,7 @@ class ComparePanel final : public Panel {
  public:
   explicit ComparePanel(ViewerState& state) : state_(state) {
     state.reader().for_each_compare_result([&](const collector::CompareResultRow& r) {
-      if (r.role == 1) rows_.push_back(r);  // outputs decide an op's verdict
+      if (is(r.role, TensorRole::kOutput)) rows_.push_back(r);  // outputs decide an op's verdict
     });
   }
   const char* title() const override { return "Compare"; }

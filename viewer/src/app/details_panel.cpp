@@ -29,7 +29,7 @@ class DetailsPanel final : public Panel {
     ImGui::Text("%s", m.str(t.name_id).c_str());
     ImGui::Separator();
     if (ImGui::BeginTable("task", 4, ImGuiTableFlags_SizingStretchProp)) {
-      row("type", m.str(t.op_type_id) + " (" + collector::task_type_name(static_cast<collector::TaskType>(t.task_type)) + ")",
+      row("type", m.str(t.op_type_id) + " (" + collector::task_type_name(t.task_type) + ")",
           "stream", t.device_id >= 0 ? "npu:" + std::to_string(t.device_id) + " stream " + std::to_string(t.stream_id)
                                      : "cpu thread " + std::to_string(t.thread_id));
       row("start", format_duration(t.start_ns - m.first_ns()), "duration", format_duration(t.end_ns - t.start_ns));
@@ -96,7 +96,7 @@ class DetailsPanel final : public Panel {
     for (const auto& r : tensors_) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::Text("%s%d", r.role == 0 ? "in" : "out", r.idx);
+      ImGui::Text("%s%d", is(r.role, TensorRole::kInput) ? "in" : "out", r.idx);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(collector::tensor_dtype_name(r.dtype).c_str());
       ImGui::TableNextColumn();
@@ -122,7 +122,7 @@ class DetailsPanel final : public Panel {
     for (const auto& r : compare_) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::Text("%s%d", r.role == 0 ? "in" : "out", r.idx);
+      ImGui::Text("%s%d", is(r.role, TensorRole::kInput) ? "in" : "out", r.idx);
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r.verdict == 0 ? "pass" : r.verdict == 1 ? "FAIL" : "n/a");
       ImGui::TableNextColumn();

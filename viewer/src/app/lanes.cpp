@@ -35,24 +35,16 @@ class MemcpyLaneView final : public RangeLaneView {
   static std::int32_t copy_kind(const TimelineItem& item) {
     return static_cast<std::int32_t>((item.flags >> kCopyKindShift) & 0xff);
   }
-  static const char* kind_name(std::int32_t kind) {
-    switch (kind) {
-      case 1: return "HtoD";
-      case 2: return "DtoH";
-      case 8: return "DtoD";
-      default: return "copy";
-    }
-  }
+  static std::string kind_name(std::int32_t kind) { return std::string(enum_value_name<CopyKind>(kind, "copy")); }
   ImU32 colour(const TimelineItem& item) const override {
-    switch (copy_kind(item)) {
-      case 1: return IM_COL32(110, 170, 230, 255);
-      case 2: return IM_COL32(230, 170, 100, 255);
-      default: return IM_COL32(170, 140, 220, 255);
-    }
+    const std::int32_t kind = copy_kind(item);
+    if (is(kind, CopyKind::kHostToDevice)) return IM_COL32(110, 170, 230, 255);
+    if (is(kind, CopyKind::kDeviceToHost)) return IM_COL32(230, 170, 100, 255);
+    return IM_COL32(170, 140, 220, 255);
   }
   std::string label(const TimelineItem& item) const override { return kind_name(copy_kind(item)); }
   void tooltip(const ViewerState&, const TimelineItem& item) const override {
-    ImGui::Text("%s copy, task %lld", kind_name(copy_kind(item)), static_cast<long long>(item.id));
+    ImGui::Text("%s copy, task %lld", kind_name(copy_kind(item)).c_str(), static_cast<long long>(item.id));
     ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
   }
 };

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/collector/trace_stats.h"
+
 namespace npuscope::analyzer {
 
 // ---- summary ----
@@ -31,7 +33,8 @@ struct Summary {
   std::vector<DeviceUse> devices;
   std::vector<StreamUse> streams;
   std::int64_t api_calls = 0, host_api_ns = 0;  // host time inside runtime API calls, all threads
-  std::int64_t dropped_records = 0;             // META stat.dropped_* (data the profiler lost)
+  std::int64_t dropped_records = 0;             // META stat.dropped_records (records the profiler lost)
+  std::vector<collector::StatValue> data_loss;  // every non-zero data-loss counter (Note [Trace stats])
 };
 
 // ---- op statistics (msprof op_statistic) ----

@@ -11,6 +11,7 @@
 
 #include "npuscope/collector/trace_error.h"
 #include "npuscope/collector/trace_rows.h"
+#include "npuscope/collector/trace_stats.h"
 
 namespace npuscope::collector {
 
@@ -47,7 +48,7 @@ class TraceReader {
   virtual int schema_version() const = 0;
   // "" for id 0 or an unknown id.
   virtual const std::string& string(StringId id) const = 0;
-  virtual std::vector<StatRow> stats() const = 0;
+  virtual std::vector<StatValue> stats() const = 0;
   virtual std::vector<DeviceInfoRow> devices() const = 0;
 
   // Rows in start-time order (tensors: by task, role, index). The callbacks stream large traces

@@ -7,7 +7,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::collector {
 
@@ -19,12 +22,26 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-inline constexpr int kSchemaVersion = 2;  // 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel table])
+inline constexpr int kSchemaVersion = 3;  // 3: API.kind; 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel table])
 
-// TASK.task_type values (hooks::TaskType).
-enum class TaskType : std::int32_t { kAiCore = 0, kAiVectorCore = 1, kAiCpu = 2, kMemcpy = 3, kEventRecord = 4,
-                                     kEventWait = 5, kHostCpu = 6 };
-const char* task_type_name(TaskType t);  // "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", ...
+// The rows store the trace vocabulary's values (Note [One vocabulary] in vocabulary.h) as plain
+// integers: a trace may hold a value this build does not know. Read them through these.
+using npuscope::ApiKind;
+using npuscope::CopyKind;
+using npuscope::MarkerKind;
+using npuscope::MemoryOp;
+using npuscope::TaskType;
+using npuscope::TensorRole;
+
+// The name of a stored value ("AI_CORE", "HtoD", "alloc", ...), or `prefix` and the number for one
+// this build does not know ("kind9").
+template <class E>
+std::string stored_name(std::int64_t value, std::string_view prefix) {
+  if (const auto e = enum_from_value<E>(value)) return std::string(enum_name(*e));
+  return std::string(prefix) + std::to_string(value);
+}
+// TASK.task_type names: "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", ...; "UNKNOWN<N>" otherwise.
+inline std::string task_type_name(std::int64_t task_type) { return stored_name<TaskType>(task_type, "UNKNOWN"); }
 
 struct TaskRow {
   std::int64_t task_id = 0;
@@ -48,12 +65,13 @@ struct ApiRow {
   StringId name_id = 0;
   std::int64_t connection_id = 0;
   std::int32_t thread_id = 0;
+  std::int32_t kind = 0;  // ApiKind: what the call does
 };
 
 struct MemoryRow {
   std::int64_t ts_ns = 0;
   std::int32_t device_id = 0;
-  std::int32_t op = 0;  // 0 alloc, 1 free, 2 reserve, 3 release
+  std::int32_t op = 0;  // MemoryOp
   std::int64_t address = 0, bytes = 0;
   std::int64_t allocated_bytes = 0, reserved_bytes = 0;  // totals after the operation
   std::int32_t thread_id = 0;
@@ -64,7 +82,7 @@ struct MemcpyRow {
   std::int64_t start_ns = 0, end_ns = 0, queued_ns = 0;
   std::int32_t device_id = 0, stream_id = 0;
   std::int64_t bytes = 0;
-  std::int32_t copy_kind = 0;  // 1 HtoD, 2 DtoH, 8 DtoD (Nsight Systems' values)
+  std::int32_t copy_kind = 0;  // CopyKind (Nsight Systems' values)
   std::int64_t connection_id = 0;
 };
 
@@ -72,7 +90,7 @@ struct MarkerRow {
   std::int64_t start_ns = 0, end_ns = 0;  // an instant when equal
   StringId name_id = 0;
   std::int32_t thread_id = 0;
-  std::int32_t kind = 0;  // 0 range, 1 step (step ranges number the training/inference steps)
+  std::int32_t kind = 0;  // MarkerKind (step ranges number the training/inference steps)
   std::int64_t step = -1;
 };
 
@@ -117,9 +135,5 @@ struct CompareResultRow {
 };
 
 // A counter kept in META as a "stats" entry (Perfetto's stats table idea): dropped records, etc.
-struct StatRow {
-  std::string name;
-  std::int64_t value = 0;
-};
 
 }  // namespace npuscope::collector

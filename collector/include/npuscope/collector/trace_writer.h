@@ -18,6 +18,7 @@
 
 #include "npuscope/collector/trace_error.h"
 #include "npuscope/collector/trace_rows.h"
+#include "npuscope/collector/trace_stats.h"
 
 namespace npuscope::collector {
 
@@ -49,6 +50,9 @@ class TraceWriter {
   virtual void add_markers(std::span<const MarkerRow> rows) = 0;
   virtual void add_tensor(const TensorRow& row) = 0;
   // Counters reported in META (key "stat.<name>"), e.g. dropped records. Later values replace.
+  // Producers name a declared counter (Note [Trace stats]); the name form carries counters through
+  // a spool as they were written.
+  void set_stat(StatId id, std::int64_t value) { set_stat(stat_name(id), value); }
   virtual void set_stat(std::string_view name, std::int64_t value) = 0;
 
   virtual void commit() = 0;    // make everything so far durable now

@@ -11,7 +11,7 @@ namespace npuscope::comparator {
 // A dumped tensor as TENSOR.data holds it once decompressed: raw little-endian elements.
 struct TensorData {
   const void* data = nullptr;
-  std::int32_t dtype = 0;  // npuscope::emulator::DType value (f32 0, f16 1, bf16 2, i8 3, u8 4, i32 5, i64 6, bool 7, f64 8)
+  std::int32_t dtype = 0;  // a DType value (vocabulary.h)
   std::size_t numel = 0;
 };
 

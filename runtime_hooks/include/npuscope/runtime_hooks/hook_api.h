@@ -22,31 +22,17 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "npuscope/runtime_hooks/vocabulary.h"
+
 namespace npuscope::hooks {
 
-inline constexpr std::uint32_t kHookApiVersion = 2;  // 2: wants_api_enter/task_queued/task_begin, ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 3;  // 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
 inline constexpr int kMaxDims = 8;
 
-// Values are stored as-is in the trace database; never renumber.
-enum class DeviceKind : std::uint8_t { kCpu = 0, kNpu = 1 };
-
-// msprof's task types, plus the ones an emulator needs. Stored in TASK.task_type.
-enum class TaskType : std::uint8_t {
-  kAiCore = 0,        // cube unit (MatMul, Conv)
-  kAiVectorCore = 1,  // vector unit (element-wise, reductions, data movement)
-  kAiCpu = 2,         // fallback to the device's CPU: slow, reported by the analyzer
-  kMemcpy = 3,
-  kEventRecord = 4,
-  kEventWait = 5,
-  kHostCpu = 6,  // an op run on the `cpu` device (the golden backend)
-};
-
-// Nsight Systems' copyKind values.
-enum class CopyKind : std::uint8_t { kHostToDevice = 1, kDeviceToHost = 2, kDeviceToDevice = 8 };
+// The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
+// are the trace vocabulary, declared once in vocabulary.h (Note [One vocabulary]).
 
 enum class TaskPhase : std::uint8_t { kQueued = 0, kBegin = 1, kEnd = 2 };
-enum class TensorRole : std::uint8_t { kInput = 0, kOutput = 1 };
-enum class MemoryOp : std::uint8_t { kAlloc = 0, kFree = 1, kReserve = 2, kRelease = 3 };
 
 struct ApiRecord {
   std::uint64_t ts_ns;
@@ -56,6 +42,7 @@ struct ApiRecord {
   std::uint8_t is_exit;         // 0 enter, 1 exit
   std::uint64_t start_ns;       // exit records: the call's enter ts_ns (0 if unknown), so that a
                                 // subscriber without enters still gets whole calls
+  ApiKind kind;                 // what the call does (tools never guess it from the name)
 };
 
 struct TaskRecord {
@@ -78,7 +65,7 @@ struct TaskRecord {
   TaskPhase phase;
   std::uint8_t overflow;        // 1 if any output overflowed (inf/nan, or saturated)
   std::uint8_t fallback;        // 1 if no NPU kernel existed and the CPU kernel ran as AI CPU
-  std::uint8_t compute_dtype;   // npuscope::emulator::DType the kernel computed in
+  std::uint8_t compute_dtype;   // the DType the kernel computed in
 };
 
 struct MemoryRecord {
@@ -104,14 +91,15 @@ struct MemcpyRecord {
   CopyKind kind;
 };
 
-enum class MarkerKind : std::uint8_t { kRangePush = 0, kRangePop = 1, kStepBegin = 2, kStepEnd = 3 };
+// What a marker record says; the trace stores ranges and steps as MARKER rows of a MarkerKind.
+enum class MarkerEvent : std::uint8_t { kRangePush = 0, kRangePop = 1, kStepBegin = 2, kStepEnd = 3 };
 
 struct MarkerRecord {
   std::uint64_t ts_ns;
   const char* name;  // null for pops and step ends
   std::int64_t step;  // the step number for kStepBegin/kStepEnd, else -1
   std::uint32_t thread_id;
-  MarkerKind kind;
+  MarkerEvent kind;
 };
 
 // One per device, sent when a listener subscribes (for devices that exist) and when a device is
@@ -135,7 +123,7 @@ struct TensorRecord {
   std::uint64_t bytes;
   std::int64_t dims[kMaxDims];
   std::uint8_t ndim;
-  std::uint8_t dtype;  // npuscope::emulator::DType
+  std::uint8_t dtype;  // a DType value
   TensorRole role;
   std::uint16_t index;
 };

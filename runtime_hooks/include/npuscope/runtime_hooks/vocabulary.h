@@ -1,0 +1,237 @@
+// The trace vocabulary: every enumeration that crosses a layer, declared once.
+//
+// Note [One vocabulary]
+// A dtype, a task type, a copy kind, a memory operation, a marker kind, a tensor role and an API
+// kind mean the same thing in the emulator (which produces them), the hook records (which carry
+// them), the trace (which stores their values) and the tools (which name them). Each is declared
+// here once, as an X-macro list of (enumerator, stored value, name, ..., doc), in the lowest layer
+// every other one includes (PyTorch's c10/core/ScalarType.h does the same for its dtypes). The enum,
+// its count, its names, its parser and the enum sections of docs/schema.md all derive from the list,
+// so adding a value is one line here. Values are stored in traces: never renumber, only append.
+//
+// Tools read stored values back as plain integers (a trace may come from a newer build): use the
+// `*_from_value` functions, which say "unknown" instead of casting blindly.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace npuscope {
+
+// ---- dtypes ----
+// X(enumerator, value, bytes, name, npy descr written, floating, aliases (space-separated), doc).
+// bf16 has no numpy type: .npy files hold it widened to f32.
+#define NPUSCOPE_DTYPES(X)                                                                                      \
+  X(kF32, 0, 4, "f32", "<f4", true, "float32 float fp32", "32-bit float (4 bytes).")                          \
+  X(kF16, 1, 2, "f16", "<f2", true, "float16 half fp16", "IEEE half (2 bytes).")                              \
+  X(kBF16, 2, 2, "bf16", "<f4", true, "bfloat16", "bfloat16 (2 bytes); .npy files hold it widened to f32.")   \
+  X(kI8, 3, 1, "i8", "|i1", false, "int8", "Signed 8-bit integer.")                                          \
+  X(kU8, 4, 1, "u8", "|u1", false, "uint8", "Unsigned 8-bit integer.")                                       \
+  X(kI32, 5, 4, "i32", "<i4", false, "int32", "Signed 32-bit integer.")                                      \
+  X(kI64, 6, 8, "i64", "<i8", false, "int64 long", "Signed 64-bit integer.")                                 \
+  X(kBool, 7, 1, "bool", "|b1", false, "", "Boolean, one byte (0 or 1).")                                    \
+  X(kF64, 8, 8, "f64", "<f8", true, "float64 double fp64", "64-bit float (8 bytes); the CPU golden side only.")
+
+enum class DType : std::uint8_t {
+#define NPUSCOPE_X(e, v, ...) e = v,
+  NPUSCOPE_DTYPES(NPUSCOPE_X)
+#undef NPUSCOPE_X
+};
+
+struct DTypeInfo {
+  DType dtype;
+  std::size_t size;             // bytes per element
+  std::string_view name;        // "f32", "bf16", ...: what users read and type
+  std::string_view npy_descr;   // the .npy type a tensor of this dtype is written as
+  bool floating;
+  std::string_view aliases;     // other names parse_dtype accepts, space-separated
+  std::string_view doc;
+};
+
+inline constexpr DTypeInfo kDTypes[] = {
+#define NPUSCOPE_X(e, v, size, name, npy, floating, aliases, doc) {DType::e, size, name, npy, floating, aliases, doc},
+    NPUSCOPE_DTYPES(NPUSCOPE_X)
+#undef NPUSCOPE_X
+};
+inline constexpr int kNumDTypes = static_cast<int>(std::size(kDTypes));
+
+namespace vocab_detail {
+template <class Table>
+constexpr bool values_are_indexes(const Table& table) {
+  for (std::size_t i = 0; i < std::size(table); ++i) {
+    if (static_cast<std::size_t>(table[i].dtype) != i) return false;
+  }
+  return true;
+}
+}  // namespace vocab_detail
+static_assert(vocab_detail::values_are_indexes(kDTypes), "dtype values must be 0, 1, 2, ... in order");
+
+constexpr const DTypeInfo& dtype_info(DType t) { return kDTypes[static_cast<std::size_t>(t)]; }
+constexpr std::size_t dtype_size(DType t) { return dtype_info(t).size; }
+constexpr std::string_view dtype_name(DType t) { return dtype_info(t).name; }
+constexpr bool is_floating(DType t) { return dtype_info(t).floating; }
+
+// A stored value (TENSOR.dtype, TASK.compute_dtype) this build knows, else nullopt.
+constexpr std::optional<DType> dtype_from_value(std::int64_t value) {
+  if (value < 0 || value >= kNumDTypes) return std::nullopt;
+  return static_cast<DType>(value);
+}
+
+// Our names and the aliases ("float32", "half", "bfloat16", "int64", ...); nullopt for anything else.
+constexpr std::optional<DType> find_dtype(std::string_view text) {
+  for (const DTypeInfo& d : kDTypes) {
+    if (d.name == text) return d.dtype;
+    std::string_view rest = d.aliases;
+    while (!rest.empty()) {
+      const std::size_t end = rest.find(' ');
+      if (rest.substr(0, end) == text) return d.dtype;
+      rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- the smaller enumerations: X(enumerator, stored value, name, doc) ----
+
+// msprof's task types, plus the ones an emulator needs. TASK.task_type.
+#define NPUSCOPE_TASK_TYPES(X)                                                                          \
+  X(kAiCore, 0, "AI_CORE", "Cube unit (MatMul, Gemm, BatchMatMul, Conv).")                             \
+  X(kAiVectorCore, 1, "AI_VECTOR_CORE", "Vector unit (element-wise ops, reductions, data movement).")  \
+  X(kAiCpu, 2, "AI_CPU", "The device's CPU: an op with no NPU kernel ran its CPU kernel (`fallback` = 1). Slow.") \
+  X(kMemcpy, 3, "MEMCPY", "A copy on a stream (copies are recorded in MEMCPY, with their direction and size).") \
+  X(kEventRecord, 4, "EVENT_RECORD", "An event recorded on a stream.")                                 \
+  X(kEventWait, 5, "EVENT_WAIT", "A stream waiting for an event.")                                    \
+  X(kHostCpu, 6, "HOST_CPU", "An op run on the `cpu` device (the golden backend), `device_id` = -1.")
+
+// Nsight Systems' copyKind values. MEMCPY.copy_kind.
+#define NPUSCOPE_COPY_KINDS(X)                          \
+  X(kHostToDevice, 1, "HtoD", "Host to device.")       \
+  X(kDeviceToHost, 2, "DtoH", "Device to host.")       \
+  X(kDeviceToDevice, 8, "DtoD", "Device to device.")
+
+// What the caching allocator did. MEMORY_RECORD.op.
+#define NPUSCOPE_MEMORY_OPS(X)                                                                   \
+  X(kAlloc, 0, "alloc", "A tensor block was allocated (allocated_bytes grows).")                \
+  X(kFree, 1, "free", "A tensor block was freed; the allocator keeps it cached.")               \
+  X(kReserve, 2, "reserve", "The allocator took a segment from the device (reserved_bytes grows).") \
+  X(kRelease, 3, "release", "The allocator gave a cached segment back to the device.")
+
+// What a MARKER row is. MARKER.kind.
+#define NPUSCOPE_MARKER_KINDS(X)                                          \
+  X(kRange, 0, "range", "A named range the workload pushed and popped.") \
+  X(kStep, 1, "step", "A training/inference step; `step` holds its number.")
+
+// Which side of a task a tensor is. TENSOR.role, COMPARE_RESULT.role.
+#define NPUSCOPE_TENSOR_ROLES(X)                  \
+  X(kInput, 0, "input", "The task read it.")     \
+  X(kOutput, 1, "output", "The task wrote it.")
+
+// What a host runtime API call does, so that tools never guess it from the call's name. API.kind.
+#define NPUSCOPE_API_KINDS(X)                                                                                 \
+  X(kOther, 0, "other", "Anything else (and every call of a trace recorded before API kinds existed, unless named below).") \
+  X(kLaunch, 1, "launch", "Launches a kernel (`aclnn*`); returns without waiting for the device.")           \
+  X(kSynchronize, 2, "synchronize", "Blocks the host until the device (a stream, an event, the device) is done.") \
+  X(kMemcpy, 3, "memcpy", "A blocking copy (`aclrtMemcpy`): the host waits for it and for the stream before it.") \
+  X(kMemcpyAsync, 4, "memcpy_async", "A copy queued on a stream (`aclrtMemcpyAsync`); the host goes on.")    \
+  X(kMalloc, 5, "malloc", "Device memory allocation (`aclrtMalloc`).")                                       \
+  X(kFree, 6, "free", "Device memory release (`aclrtFree`).")                                                \
+  X(kEvent, 7, "event", "Records an event on a stream, or makes a stream wait for one; the host goes on.")
+
+// Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
+#define NPUSCOPE_DEVICE_KINDS(X)                          \
+  X(kCpu, 0, "cpu", "The CPU golden backend.")           \
+  X(kNpu, 1, "npu", "The emulated NPU.")
+
+#define NPUSCOPE_ENUM_VALUE(e, v, name, doc) e = v,
+enum class TaskType : std::uint8_t { NPUSCOPE_TASK_TYPES(NPUSCOPE_ENUM_VALUE) };
+enum class CopyKind : std::uint8_t { NPUSCOPE_COPY_KINDS(NPUSCOPE_ENUM_VALUE) };
+enum class MemoryOp : std::uint8_t { NPUSCOPE_MEMORY_OPS(NPUSCOPE_ENUM_VALUE) };
+enum class MarkerKind : std::uint8_t { NPUSCOPE_MARKER_KINDS(NPUSCOPE_ENUM_VALUE) };
+enum class TensorRole : std::uint8_t { NPUSCOPE_TENSOR_ROLES(NPUSCOPE_ENUM_VALUE) };
+enum class ApiKind : std::uint8_t { NPUSCOPE_API_KINDS(NPUSCOPE_ENUM_VALUE) };
+enum class DeviceKind : std::uint8_t { NPUSCOPE_DEVICE_KINDS(NPUSCOPE_ENUM_VALUE) };
+#undef NPUSCOPE_ENUM_VALUE
+
+// One value of an enumeration, for names and docs.
+template <class E>
+struct EnumValue {
+  E value;
+  std::string_view name;
+  std::string_view doc;
+};
+
+// The values of each enumeration, in declaration order: `enum_values<TaskType>()`.
+template <class E>
+struct EnumTraits;
+
+#define NPUSCOPE_ENUM_ENTRY(e, v, name, doc) {Enum::e, name, doc},
+// kDocName names the enumeration in docs/schema.md; kColumns says where the trace stores it.
+#define NPUSCOPE_DECLARE_ENUM_TRAITS(E, LIST, DOC_NAME, COLUMNS)            \
+  template <>                                                              \
+  struct EnumTraits<E> {                                                   \
+    using Enum = E;                                                        \
+    static constexpr std::string_view kDocName = DOC_NAME;                 \
+    static constexpr std::string_view kColumns = COLUMNS;                  \
+    static constexpr EnumValue<E> kValues[] = {LIST(NPUSCOPE_ENUM_ENTRY)}; \
+  };
+NPUSCOPE_DECLARE_ENUM_TRAITS(TaskType, NPUSCOPE_TASK_TYPES, "task_type", "TASK.task_type")
+NPUSCOPE_DECLARE_ENUM_TRAITS(CopyKind, NPUSCOPE_COPY_KINDS, "copy_kind", "MEMCPY.copy_kind")
+NPUSCOPE_DECLARE_ENUM_TRAITS(MemoryOp, NPUSCOPE_MEMORY_OPS, "memory_op", "MEMORY_RECORD.op")
+NPUSCOPE_DECLARE_ENUM_TRAITS(MarkerKind, NPUSCOPE_MARKER_KINDS, "marker_kind", "MARKER.kind")
+NPUSCOPE_DECLARE_ENUM_TRAITS(TensorRole, NPUSCOPE_TENSOR_ROLES, "role", "TENSOR.role, COMPARE_RESULT.role")
+NPUSCOPE_DECLARE_ENUM_TRAITS(ApiKind, NPUSCOPE_API_KINDS, "api_kind", "API.kind")
+NPUSCOPE_DECLARE_ENUM_TRAITS(DeviceKind, NPUSCOPE_DEVICE_KINDS, "device_kind", "")
+#undef NPUSCOPE_DECLARE_ENUM_TRAITS
+#undef NPUSCOPE_ENUM_ENTRY
+
+template <class E>
+constexpr const auto& enum_values() {
+  return EnumTraits<E>::kValues;
+}
+
+// A stored value this build knows, else nullopt (a newer trace, or a damaged one).
+template <class E>
+constexpr std::optional<E> enum_from_value(std::int64_t value) {
+  for (const auto& v : enum_values<E>()) {
+    if (static_cast<std::int64_t>(v.value) == value) return v.value;
+  }
+  return std::nullopt;
+}
+
+// "AI_CORE", "HtoD", "alloc", ...; "?" for a value outside the list (never for a declared one).
+template <class E>
+constexpr std::string_view enum_name(E e) {
+  for (const auto& v : enum_values<E>()) {
+    if (v.value == e) return v.name;
+  }
+  return "?";
+}
+
+// The name of a stored value, or `fallback` for one this build does not know.
+template <class E>
+constexpr std::string_view enum_value_name(std::int64_t value, std::string_view fallback = "?") {
+  const auto e = enum_from_value<E>(value);
+  return e ? enum_name(*e) : fallback;
+}
+
+template <class E>
+constexpr std::optional<E> find_enum(std::string_view name) {
+  for (const auto& v : enum_values<E>()) {
+    if (v.name == name) return v.value;
+  }
+  return std::nullopt;
+}
+
+// Whether a stored value (a row's integer column) is this enumerator: `is(t.task_type, TaskType::kAiCpu)`.
+template <class E>
+constexpr bool is(std::int64_t stored, E e) {
+  return stored == static_cast<std::int64_t>(e);
+}
+
+// The calls that make the host wait for the device: the idle-time analysis's "sync wait".
+constexpr bool blocks_host(ApiKind k) { return k == ApiKind::kSynchronize || k == ApiKind::kMemcpy; }
+
+}  // namespace npuscope
