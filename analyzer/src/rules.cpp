@@ -22,7 +22,8 @@ namespace npuscope::analyzer {
   X(kBlockDimRule)                                                                                          \
   X(kSynchronizationRule)                                                                                   \
   X(kSmallMemcpyRule)                                                                                       \
-  X(kDynamicShapesRule)
+  X(kDynamicShapesRule)                                                                                     \
+  X(kLongTailOpsRule)
 
 #define NPUSCOPE_DECLARE_RULE(r) extern const Rule r;
 NPUSCOPE_RULES(NPUSCOPE_DECLARE_RULE)

@@ -71,7 +71,7 @@ TEST(AnalyzeCases, LargeF16MatMulIsComputeBound) {
   // Every table of every rule (all ran), under its name.
   for (const char* key : {"summary", "devices", "streams", "time_by_bound", "op_statistics", "top_ops", "idle",
                           "idle_gaps", "fallback_ops", "overflow_summary", "overflows", "memory", "memory_devices",
-                          "leaks", "advice", "rules", "notes"}) {
+                          "leaks", "advice", "long_tail_ops", "rules", "notes"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   const json* t = find_task(j["top_ops"], "big/MatMul");
@@ -257,7 +257,8 @@ TEST(AnalyzeCases, TextFitsOneHundredColumnsAndCsvWritesEveryTable) {
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* f : {"summary.csv", "devices.csv", "streams.csv", "time_by_bound.csv", "op_statistics.csv",
                         "top_ops.csv", "idle.csv", "idle_gaps.csv", "fallback_ops.csv", "overflow_summary.csv",
-                        "overflows.csv", "memory.csv", "memory_devices.csv", "leaks.csv", "advice.csv"}) {
+                        "overflows.csv", "memory.csv", "memory_devices.csv", "leaks.csv", "advice.csv",
+                        "long_tail_ops.csv"}) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   }
   const std::string stats = read_file(dir / "op_statistics.csv");
