@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analyses.h"
+#include "rules.h"
 #include "tensor_shapes.h"
 #include "npuscope/collector/text_table.h"
 
@@ -178,5 +179,67 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
   return out;
 }
+
+namespace {
+
+constexpr Column kAdviceColumns[] = {
+    {"rule", Unit::kText, "the advice rule (--rules)"},
+    {"title", Unit::kText, "what was found, in one line"},
+    {"detail", Unit::kText, "the figures behind it"},
+    {"action", Unit::kText, "what to do"},
+    {"ops", Unit::kList, "the op types or op names concerned (may be empty)"},
+    {"impact_ns", Unit::kNs, "the time at stake, an estimate (orders the advice)", "time at stake"},
+};
+
+}  // namespace
+
+constexpr TableSpec kAdviceTable{"advice", "Advice (most time at stake first)",
+                                 "What msprof-analyze's advisor and HTA would suggest, one item per finding of the "
+                                 "advice rules, most time at stake first.",
+                                 kAdviceColumns, Layout::kItems, Section::kAdvice, {}, "impact_ns"};
+
+void add_advice(RuleContext& c, const std::vector<Advice>& advice) {
+  for (const Advice& a : advice) c.add(kAdviceTable, {a.rule, a.title, a.detail, a.action, a.ops, a.impact_ns});
+}
+
+namespace {
+
+constexpr const TableSpec* kAdviceTables[] = {&kAdviceTable};
+
+template <class F>
+void advise(RuleContext& c, F rule) {
+  std::vector<Advice> advice;
+  rule(advice);
+  add_advice(c, advice);
+}
+
+void run_cube_alignment(RuleContext& c) {
+  const TensorShapes& shapes = c.shapes();
+  advise(c, [&](std::vector<Advice>& out) { advise_cube_alignment(c.data, shapes, c.top, out); });
+}
+void run_block_dim(RuleContext& c) {
+  advise(c, [&](std::vector<Advice>& out) { advise_block_dim(c.data, c.top, out); });
+}
+void run_synchronization(RuleContext& c) {
+  advise(c, [&](std::vector<Advice>& out) { advise_synchronization(c.data, out); });
+}
+void run_small_memcpy(RuleContext& c) {
+  advise(c, [&](std::vector<Advice>& out) { advise_small_memcpy(c.data, out); });
+}
+void run_dynamic_shapes(RuleContext& c) {
+  const TensorShapes& shapes = c.shapes();
+  advise(c, [&](std::vector<Advice>& out) { advise_dynamic_shapes(c.data, shapes, c.top, out); });
+}
+
+}  // namespace
+
+extern const Rule kCubeAlignmentRule{"cube_alignment", "cube ops with M, N or K not a multiple of 16",
+                                     run_cube_alignment, kAdviceTables};
+extern const Rule kBlockDimRule{"block_dim", "long ops on fewer blocks than cores", run_block_dim, kAdviceTables};
+extern const Rule kSynchronizationRule{"synchronization", "frequent synchronizations", run_synchronization,
+                                       kAdviceTables};
+extern const Rule kSmallMemcpyRule{"small_memcpy", "many copies under 64 KiB", run_small_memcpy, kAdviceTables};
+extern const Rule kDynamicShapesRule{"dynamic_shapes", "op types with many input shapes", run_dynamic_shapes,
+                                     kAdviceTables};
 
 }  // namespace npuscope::analyzer

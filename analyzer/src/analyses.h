@@ -4,14 +4,17 @@
 #include <utility>
 #include <vector>
 
-#include "npuscope/analyzer/report.h"
+#include "findings.h"
 #include "tensor_shapes.h"
 #include "trace_data.h"
 
+#include "npuscope/analyzer/finding_table.h"
+
 namespace npuscope::analyzer {
 
+class RuleContext;
+
 Summary summarize(const TraceData& data);
-std::vector<OpStat> op_statistics(const TraceData& data);
 
 // Roofline (roofline.cpp).
 TaskPerf task_perf(const TraceData& data, const Task& task);
@@ -25,6 +28,10 @@ MemoryReport memory_usage(const TraceData& data, int top);
 
 // "a -> b -> c" (advice.cpp): op names in an advice's text.
 std::string join(const std::vector<std::string>& parts, const char* sep);
+
+// The advice table all advice rules write (advice.cpp), most time at stake first.
+extern const TableSpec kAdviceTable;
+void add_advice(RuleContext& context, const std::vector<Advice>& advice);
 
 // The advice rules (advice.cpp): each adds its items to `out`.
 // Fusion (fusion.cpp, Note [Fusion chains]); `notes` says when the chain table filled up.

@@ -1,20 +1,11 @@
-// Runs the rules the options ask for, in report order.
+// Runs the rules the options ask for, in report order, into their finding tables.
 #include "npuscope/analyzer/analyze.h"
 
 #include <algorithm>
 
-#include "analyses.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
-
-const std::vector<std::string>& all_rules() {
-  static const std::vector<std::string> rules = {
-      "summary",  "op_statistics", "top_ops",         "idle",     "fallback",     "overflows",
-      "memory",   "fusion",        "cube_alignment",  "block_dim", "synchronization", "small_memcpy",
-      "dynamic_shapes"};
-  return rules;
-}
-
 namespace {
 
 std::vector<std::string> chosen_rules(const AnalyzeOptions& options) {
@@ -29,6 +20,17 @@ std::vector<std::string> chosen_rules(const AnalyzeOptions& options) {
   return options.rules;
 }
 
+// Advice tables: most time at stake first (Note [Finding tables]).
+void sort_by_impact(Table& t) {
+  const int column = t.spec->column_index(t.spec->impact_column);
+  if (column < 0) return;
+  const auto impact = [column](const Row& r) {
+    const auto* v = std::get_if<std::int64_t>(&r[static_cast<std::size_t>(column)]);
+    return v ? *v : 0;
+  };
+  std::stable_sort(t.rows.begin(), t.rows.end(), [&](const Row& a, const Row& b) { return impact(a) > impact(b); });
+}
+
 }  // namespace
 
 Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& options) {
@@ -36,44 +38,17 @@ Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& option
   Report r;
   r.rules = chosen_rules(options);
   const auto cancelled = [&] { return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed); };
-  // A rule runs only if the analysis is still wanted: each takes up to a few seconds on 10M tasks.
-  const auto on = [&](const char* rule) {
-    if (cancelled()) throw AnalyzeCancelled();
-    return std::find(r.rules.begin(), r.rules.end(), rule) != r.rules.end();
-  };
   if (cancelled()) throw AnalyzeCancelled();
   const TraceData data(trace, options.cancel);
-  r.summary = summarize(data);  // always: every format starts with it
-  if (!r.summary.complete) {
-    r.notes.push_back("the trace is incomplete (the program did not exit cleanly): it ends at its last commit");
+  RuleContext context(data, options.top, r.tables, r.notes);
+  for (const Rule* rule : registered_rules()) {
+    if (!rule->always && std::find(r.rules.begin(), r.rules.end(), rule->name) == r.rules.end()) continue;
+    // A rule runs only if the analysis is still wanted: each takes up to a few seconds on 10M tasks.
+    if (cancelled()) throw AnalyzeCancelled();
+    for (const TableSpec* spec : rule->tables) context.table(*spec);  // reported even when empty
+    rule->run(context);
   }
-  for (const collector::StatValue& lost : r.summary.data_loss) {
-    r.notes.push_back("data lost while recording, figures undercount: " + collector::describe(lost));
-  }
-  if (on("op_statistics")) r.op_statistics = op_statistics(data);
-  if (on("top_ops")) {
-    r.top_ops = top_ops(data, options.top);
-    r.bounds = bound_shares(data);
-  }
-  if (on("idle")) r.idle = idle_time(data, options.top);
-  if (on("fallback")) r.fallback_ops = fallback_ops(data);
-  if (on("overflows")) r.overflows = overflows(data);
-  if (on("memory")) r.memory = memory_usage(data, options.top);
-
-  if (on("fusion")) advise_fusion(data, options.top, r.advice, r.notes);
-  if (on("block_dim")) advise_block_dim(data, options.top, r.advice);
-  if (on("synchronization")) advise_synchronization(data, r.advice);
-  if (on("small_memcpy")) advise_small_memcpy(data, r.advice);
-  if (on("cube_alignment") || on("dynamic_shapes")) {
-    const TensorShapes shapes(data);
-    if (!shapes.any()) {
-      r.notes.push_back("cube_alignment and dynamic_shapes need tensor shapes: record with `npuscope run --dump stats`");
-    }
-    if (on("cube_alignment")) advise_cube_alignment(data, shapes, options.top, r.advice);
-    if (on("dynamic_shapes")) advise_dynamic_shapes(data, shapes, options.top, r.advice);
-  }
-  std::stable_sort(r.advice.begin(), r.advice.end(),
-                   [](const Advice& a, const Advice& b) { return a.impact_ns > b.impact_ns; });
+  for (Table& t : r.tables) sort_by_impact(t);
   return r;
 }
 

@@ -1,9 +1,11 @@
 // AI CPU tasks and fallbacks (ops with no NPU kernel that ran their CPU kernel as an AI CPU task),
 // grouped by op type, costliest first.
+#include <cmath>
 #include <algorithm>
 #include <map>
 
 #include "analyses.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
 
@@ -28,5 +30,40 @@ std::vector<FallbackOp> fallback_ops(const TraceData& data) {
                    [](const FallbackOp& a, const FallbackOp& b) { return a.total_ns > b.total_ns; });
   return out;
 }
+
+namespace {
+
+constexpr Column kFallbackColumns[] = {
+    {"op_type", Unit::kText, "the op type"},
+    {"fallback", Unit::kFlag, "true: no NPU kernel for its dtypes, its CPU kernel ran; false: an AI CPU op by design"},
+    {"count", Unit::kCount, "its AI CPU tasks"},
+    {"total_ns", Unit::kNs, "their time"},
+    {"avg_ns", Unit::kNs, "total / count"},
+    {"max_ns", Unit::kNs, "the longest"},
+    {"example_op_name", Unit::kOpName, "one of its op instances", "example"},
+};
+
+}  // namespace
+
+constexpr TableSpec kFallbackTable{
+    "fallback_ops", "AI CPU ops and fallbacks", "AI CPU tasks per op type, costliest first.", kFallbackColumns,
+    Layout::kRows, Section::kDetail,
+    "an AI CPU task costs tens of us and serialises the stream; replace the op with one the NPU runs, or change "
+    "its dtype to one its NPU kernel supports"};
+
+namespace {
+
+void run_fallback(RuleContext& c) {
+  for (const FallbackOp& f : fallback_ops(c.data)) {
+    c.add(kFallbackTable, {f.op_type, f.fallback, f.count, f.total_ns, static_cast<std::int64_t>(std::llround(f.avg_ns)),
+                           f.max_ns, f.example_op_name});
+  }
+}
+
+constexpr const TableSpec* kFallbackTables[] = {&kFallbackTable};
+
+}  // namespace
+
+extern const Rule kFallbackRule{"fallback", "AI CPU ops and ops without an NPU kernel", run_fallback, kFallbackTables};
 
 }  // namespace npuscope::analyzer

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "analyses.h"
+#include "rules.h"
 #include "npuscope/collector/text_table.h"
 
 namespace npuscope::analyzer {
@@ -205,5 +206,21 @@ void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out, std
     out.push_back(std::move(a));
   }
 }
+
+namespace {
+
+void run_fusion(RuleContext& c) {
+  std::vector<Advice> advice;
+  std::vector<std::string> notes;
+  advise_fusion(c.data, c.top, advice, notes);
+  for (std::string& n : notes) c.note(std::move(n));
+  add_advice(c, advice);
+}
+
+constexpr const TableSpec* kFusionTables[] = {&kAdviceTable};
+
+}  // namespace
+
+extern const Rule kFusionRule{"fusion", "repeated chains of small vector ops", run_fusion, kFusionTables};
 
 }  // namespace npuscope::analyzer

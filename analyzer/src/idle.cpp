@@ -13,6 +13,7 @@
 #include <map>
 
 #include "analyses.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
 namespace {
@@ -147,5 +148,65 @@ IdleReport idle_time(const TraceData& data, int top) {
   report.longest = std::move(gaps);
   return report;
 }
+
+namespace {
+
+constexpr Column kIdleColumns[] = {
+    {"device_id", Unit::kId, "the NPU device", "device"},
+    {"span_ns", Unit::kNs, "its first kernel's start to its last kernel's end"},
+    {"idle_ns", Unit::kNs, "the span less the union of its kernels' intervals"},
+    {"idle_pct", Unit::kPercent, "idle / span", "%"},
+    {"host_wait_ns", Unit::kNs, "gaps ended by a task launched after the device went idle"},
+    {"host_wait_pct", Unit::kPercent, "host wait / span", "%"},
+    {"sync_wait_ns", Unit::kNs, "host waits while the launching thread was blocked in a synchronizing call"},
+    {"sync_wait_pct", Unit::kPercent, "sync wait / span", "%"},
+    {"other_ns", Unit::kNs, "gaps ended by a task already queued (launch latency, event waits)"},
+    {"other_pct", Unit::kPercent, "other / span", "%"},
+    {"gaps", Unit::kCount, "the number of gaps"},
+};
+constexpr Column kGapColumns[] = {
+    {"device_id", Unit::kId, "the NPU device", "device", true},
+    {"start_ns", Unit::kNs, "the gap's start", "at"},
+    {"end_ns", Unit::kNs, "its end", "", true},
+    {"duration_ns", Unit::kNs, "end - start", "length"},
+    {"kind", Unit::kText, "host_wait, sync_wait or other (Note [Idle gaps])"},
+    {"next_op", Unit::kOpName, "the task that ended the gap", "next op"},
+    {"thread_id", Unit::kId, "the host thread that launched it", "thread", true},
+    {"host_activity", Unit::kText, "the API calls of that thread overlapping the gap", "host thread was in"},
+};
+
+}  // namespace
+
+constexpr TableSpec kIdleTable{"idle", "Device idle time",
+                               "Per device, the gaps between its kernels, charged by the task that ends each "
+                               "(Holistic Trace Analysis' breakdown).",
+                               kIdleColumns};
+constexpr TableSpec kIdleGapsTable{"idle_gaps", "Longest gaps", "The longest device gaps (--top), longest first.",
+                                   kGapColumns};
+
+namespace {
+
+double pct_of(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+void run_idle(RuleContext& c) {
+  const IdleReport idle = idle_time(c.data, c.top);
+  for (const DeviceIdle& d : idle.devices) {
+    c.add(kIdleTable, {std::int64_t{d.device_id}, d.span_ns, d.idle_ns, pct_of(d.idle_ns, d.span_ns), d.host_wait_ns,
+                       pct_of(d.host_wait_ns, d.span_ns), d.sync_wait_ns, pct_of(d.sync_wait_ns, d.span_ns),
+                       d.other_ns, pct_of(d.other_ns, d.span_ns), d.gaps});
+  }
+  for (const Gap& g : idle.longest) {
+    c.add(kIdleGapsTable, {std::int64_t{g.device_id}, g.start_ns, g.end_ns, g.end_ns - g.start_ns,
+                           std::string(gap_kind_name(g.kind)), g.next_op, std::int64_t{g.thread_id}, g.host_activity});
+  }
+}
+
+constexpr const TableSpec* kIdleTables[] = {&kIdleTable, &kIdleGapsTable};
+
+}  // namespace
+
+extern const Rule kIdleRule{"idle", "device idle time: host wait, sync wait, other", run_idle, kIdleTables};
 
 }  // namespace npuscope::analyzer

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "analyses.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
 namespace {
@@ -50,5 +51,62 @@ MemoryReport memory_usage(const TraceData& data, int top) {
   }
   return r;
 }
+
+namespace {
+
+constexpr Column kMemoryColumns[] = {
+    {"peak_allocated_bytes", Unit::kBytes, "the largest device's allocated peak"},
+    {"peak_reserved_bytes", Unit::kBytes, "the largest device's reserved peak"},
+    {"leaked_bytes", Unit::kBytes, "bytes never freed before the trace ended, all devices", "never freed"},
+};
+constexpr Column kMemoryDeviceColumns[] = {
+    {"device_id", Unit::kId, "the NPU device", "device"},
+    {"peak_allocated_bytes", Unit::kBytes, "its allocated peak", "peak alloc"},
+    {"peak_allocated_at_ns", Unit::kNs, "when it was reached", "at"},
+    {"peak_reserved_bytes", Unit::kBytes, "its reserved (cached) peak"},
+    {"peak_reserved_at_ns", Unit::kNs, "when it was reached", "", true},
+    {"fragmentation_pct", Unit::kPercent, "(reserved - allocated) / reserved at the allocated peak", "frag"},
+    {"allocations", Unit::kCount, "allocations made", "allocs"},
+    {"leaked_count", Unit::kCount, "allocations never freed", "leaks"},
+    {"leaked_bytes", Unit::kBytes, "their bytes", "leaked"},
+};
+constexpr Column kLeakColumns[] = {
+    {"device_id", Unit::kId, "the NPU device", "device"},
+    {"address", Unit::kAddress, "the allocation's device address"},
+    {"bytes", Unit::kBytes, "its size", "size"},
+    {"allocated_at_ns", Unit::kNs, "when it was allocated", "allocated at"},
+};
+
+}  // namespace
+
+constexpr TableSpec kMemoryTable{"memory", "Device memory", "Peaks and leaks over all devices.", kMemoryColumns,
+                                 Layout::kRecord};
+constexpr TableSpec kMemoryDevicesTable{"memory_devices", "Device memory per device",
+                                        "Per device: peaks and when, fragmentation, allocations never freed.",
+                                        kMemoryDeviceColumns};
+constexpr TableSpec kLeaksTable{"leaks", "Allocations never freed",
+                                "Per device, the largest allocations never freed (--top), biggest first.",
+                                kLeakColumns, Layout::kRows, Section::kDetail,
+                                "release tensors you no longer need (a growing cache or list keeps them alive)"};
+
+namespace {
+
+void run_memory(RuleContext& c) {
+  const MemoryReport m = memory_usage(c.data, c.top);
+  if (m.devices.empty()) return;  // no memory records: nothing to say
+  c.add(kMemoryTable, {m.peak_allocated_bytes, m.peak_reserved_bytes, m.leaked_bytes});
+  for (const DeviceMemory& d : m.devices) {
+    c.add(kMemoryDevicesTable, {std::int64_t{d.device_id}, d.peak_allocated_bytes, d.peak_allocated_ns,
+                                d.peak_reserved_bytes, d.peak_reserved_ns, 100 * d.fragmentation_at_peak,
+                                d.allocations, d.leaked_count, d.leaked_bytes});
+    for (const Leak& l : d.largest_leaks) c.add(kLeaksTable, {std::int64_t{d.device_id}, l.address, l.bytes, l.ts_ns});
+  }
+}
+
+constexpr const TableSpec* kMemoryTables[] = {&kMemoryTable, &kMemoryDevicesTable, &kLeaksTable};
+
+}  // namespace
+
+extern const Rule kMemoryRule{"memory", "device memory peaks, fragmentation and leaks", run_memory, kMemoryTables};
 
 }  // namespace npuscope::analyzer

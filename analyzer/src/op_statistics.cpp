@@ -1,42 +1,50 @@
-// Op statistics per op type and core type: msprof's op_statistic (count, total, avg, min, max, ratio).
-#include <algorithm>
-#include <map>
+// Op statistics: msprof's op_statistic, counted by the collector (Note [What op_statistic counts] in
+// npuscope/collector/op_statistic.h) over the kernels already in memory, and written as a table.
+#include <cmath>
 
-#include "analyses.h"
+#include "npuscope/collector/op_statistic.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
+namespace {
 
-std::vector<OpStat> op_statistics(const TraceData& data) {
-  std::map<std::pair<std::int32_t, std::int32_t>, OpStat> by_type;  // (op type id, task type): few keys
-  std::int64_t all_ns = 0;
-  std::pair<std::int32_t, std::int32_t> last_key{-1, -1};
-  OpStat* last = nullptr;
-  for (const Task& t : data.kernels) {
-    const std::pair<std::int32_t, std::int32_t> key{t.op_type_id, t.task_type};
-    if (!last || key != last_key) {  // runs of one op type are common
-      last = &by_type[key];
-      last_key = key;
-    }
-    OpStat& s = *last;
-    const std::int64_t d = duration(t);
-    s.min_ns = s.count == 0 ? d : std::min(s.min_ns, d);
-    s.max_ns = std::max(s.max_ns, d);
-    ++s.count;
-    s.total_ns += d;
-    all_ns += d;
+constexpr Column kOpStatisticsColumns[] = {
+    {"device_id", Unit::kId, "the NPU device", "device"},
+    {"op_type", Unit::kText, "the op type"},
+    {"core_type", Unit::kText, "AI_CORE, AI_VECTOR_CORE or AI_CPU (TASK.task_type)"},
+    {"count", Unit::kCount, "its kernel tasks"},
+    {"total_ns", Unit::kNs, "their time"},
+    {"avg_ns", Unit::kNs, "total / count, to the nearest ns"},
+    {"min_ns", Unit::kNs, "the shortest"},
+    {"max_ns", Unit::kNs, "the longest"},
+    {"ratio_pct", Unit::kPercent, "total / the device's kernel time", "ratio"},
+};
+
+}  // namespace
+
+constexpr TableSpec kOpStatisticsTable{
+    "op_statistics", "Op statistics (by total time)",
+    "msprof's op_statistic: per device, op type and core type, by device and then total time. The same rows as "
+    "`npuscope export --csv`'s op_statistic.csv and the viewer's op statistics panel.",
+    kOpStatisticsColumns};
+
+namespace {
+
+void run_op_statistics(RuleContext& c) {
+  collector::OpStatisticAccumulator stats;
+  for (const Task& t : c.data.kernels) stats.add(t.device_id, t.op_type_id, t.task_type, t.start_ns, t.end_ns);
+  for (const collector::OpStatisticRow& s : stats.rows(c.data.reader)) {
+    c.add(kOpStatisticsTable, {std::int64_t{s.device_id}, s.op_type, std::string(collector::task_type_name(s.task_type)),
+                               s.count, s.total_ns, static_cast<std::int64_t>(std::llround(s.avg_ns)), s.min_ns,
+                               s.max_ns, s.ratio_pct});
   }
-  std::vector<OpStat> out;
-  for (auto& [key, s] : by_type) {
-    s.op_type = data.str(key.first);
-    s.task_type = collector::task_type_name(key.second);
-    s.avg_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.count);
-    s.ratio_pct = all_ns > 0 ? 100.0 * static_cast<double>(s.total_ns) / static_cast<double>(all_ns) : 0;
-    out.push_back(std::move(s));
-  }
-  std::stable_sort(out.begin(), out.end(), [](const OpStat& a, const OpStat& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.op_type < b.op_type;
-  });
-  return out;
 }
+
+constexpr const TableSpec* kOpStatisticsTables[] = {&kOpStatisticsTable};
+
+}  // namespace
+
+extern const Rule kOpStatisticsRule{"op_statistics", "msprof's op_statistic per op type and core type",
+                                    run_op_statistics, kOpStatisticsTables};
 
 }  // namespace npuscope::analyzer

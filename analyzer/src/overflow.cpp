@@ -9,6 +9,7 @@
 #include <map>
 
 #include "analyses.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
 namespace {
@@ -65,5 +66,74 @@ OverflowReport overflows(const TraceData& data) {
   if (!r.origin && r.first) r.origin = NanInfOrigin{*r.first, "overflow_flag", "the first task that raised the overflow flag"};
   return r;
 }
+
+namespace {
+
+constexpr Column kOverflowSummaryColumns[] = {
+    {"count", Unit::kCount, "tasks with the overflow flag", "overflowing tasks"},
+    {"overflow_mode", Unit::kText, "the overflow mode of the first one's device (inf_nan or saturation)",
+     "overflow mode"},
+    {"first_task_id", Unit::kTaskId, "the first overflowing task in execution order", "first task"},
+    {"first_op_name", Unit::kOpName, "its op", "first overflowing op"},
+    {"first_op_type", Unit::kText, "its op type", "first op type"},
+    {"first_start_ns", Unit::kNs, "its start", "first at"},
+    {"origin_task_id", Unit::kTaskId, "the NaN/Inf origin (Note [NaN/Inf origin])", "origin task"},
+    {"origin_op_name", Unit::kOpName, "its op", "NaN/Inf origin"},
+    {"origin_op_type", Unit::kText, "its op type", "origin op type"},
+    {"origin_method", Unit::kText, "stats (inputs finite, outputs not) or overflow_flag (the first flagged task)",
+     "found by"},
+    {"origin_detail", Unit::kText, "what was seen, e.g. output 0: 12 Inf", "origin detail"},
+};
+constexpr Column kOverflowColumns[] = {
+    {"order", Unit::kCount, "position in execution order", "#"},
+    {"task_id", Unit::kTaskId, "TASK.task_id", "task"},
+    {"op_name", Unit::kOpName, "the op"},
+    {"op_type", Unit::kText, "its op type"},
+    {"device_id", Unit::kId, "its device", "device", true},
+    {"start_ns", Unit::kNs, "its start", "start"},
+    {"origin", Unit::kText, "the origin's method when this task is the NaN/Inf origin, else null"},
+};
+
+}  // namespace
+
+constexpr TableSpec kOverflowSummaryTable{"overflow_summary", "Overflows",
+                                          "The first overflowing op and the NaN/Inf origin; null without overflows.",
+                                          kOverflowSummaryColumns, Layout::kRecord, Section::kAlert};
+constexpr TableSpec kOverflowsTable{
+    "overflows", "Overflowing tasks", "Tasks with the overflow flag in execution order (the first 1000).",
+    kOverflowColumns, Layout::kRows, Section::kAlert,
+    "check the first op's inputs and its output dtype range (f16 max 65504); keep it in f32 (precision mode) or "
+    "scale the values",
+    {}, 10};
+
+namespace {
+
+void run_overflows(RuleContext& c) {
+  const OverflowReport o = overflows(c.data);
+  if (o.count == 0) return;
+  Row summary = {o.count, o.overflow_mode, o.first->task_id, o.first->op_name, o.first->op_type, o.first->start_ns};
+  if (o.origin) {
+    for (Value v : {Value(o.origin->task.task_id), Value(o.origin->task.op_name), Value(o.origin->task.op_type),
+                    Value(o.origin->method), Value(o.origin->detail)}) {
+      summary.push_back(std::move(v));
+    }
+  } else {
+    summary.resize(kOverflowSummaryTable.columns.size());
+  }
+  c.add(kOverflowSummaryTable, std::move(summary));
+  for (std::size_t i = 0; i < o.items.size(); ++i) {
+    const OverflowTask& t = o.items[i];
+    const bool origin = o.origin && o.origin->task.task_id == t.task_id;
+    c.add(kOverflowsTable, {static_cast<std::int64_t>(i + 1), t.task_id, t.op_name, t.op_type, std::int64_t{t.device_id},
+                            t.start_ns, origin ? Value(o.origin->method) : Value()});
+  }
+}
+
+constexpr const TableSpec* kOverflowTables[] = {&kOverflowSummaryTable, &kOverflowsTable};
+
+}  // namespace
+
+extern const Rule kOverflowsRule{"overflows", "overflowing tasks, the first one and the NaN/Inf origin", run_overflows,
+                                 kOverflowTables};
 
 }  // namespace npuscope::analyzer

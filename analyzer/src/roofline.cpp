@@ -12,6 +12,7 @@
 
 #include "analyses.h"
 #include "npuscope/runtime_hooks/vocabulary.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
 namespace {
@@ -117,5 +118,59 @@ std::vector<BoundShare> bound_shares(const TraceData& data) {
   }
   return out;
 }
+
+namespace {
+
+constexpr Column kTopOpsColumns[] = {
+    {"task_id", Unit::kTaskId, "TASK.task_id", "task", true},
+    {"op_name", Unit::kOpName, "the op instance"},
+    {"op_type", Unit::kText, "its op type"},
+    {"task_type", Unit::kText, "AI_CORE, AI_VECTOR_CORE or AI_CPU", "", true},
+    {"device_id", Unit::kId, "the device it ran on", "device", true},
+    {"stream_id", Unit::kId, "its stream", "stream", true},
+    {"start_ns", Unit::kNs, "its start", "", true},
+    {"duration_ns", Unit::kNs, "end - start"},
+    {"block_dim", Unit::kCount, "the blocks it ran on", "", true},
+    {"flops", Unit::kCount, "its floating-point operations (the cost model's count)", "", true},
+    {"bytes", Unit::kBytes, "the bytes it moved to and from HBM", "", true},
+    {"bound", Unit::kText, "compute, memory or latency (Note [Roofline bound])"},
+    {"achieved_flops_per_s", Unit::kFlopsPerS, "flops / duration", "FLOP/s"},
+    {"compute_pct_of_peak", Unit::kPercent, "achieved FLOP/s / the unit's peak for its compute dtype", "% peak"},
+    {"achieved_bytes_per_s", Unit::kBytesPerS, "bytes / duration", "bytes/s"},
+    {"memory_pct_of_peak", Unit::kPercent, "achieved bytes/s / HBM bandwidth", "% BW"},
+};
+constexpr Column kBoundColumns[] = {
+    {"bound", Unit::kText, "compute, memory or latency"},
+    {"tasks", Unit::kCount, "kernel tasks of that bound"},
+    {"total_ns", Unit::kNs, "their time"},
+};
+
+}  // namespace
+
+constexpr TableSpec kTopOpsTable{"top_ops", "Top ops by duration",
+                                 "The longest kernel tasks (--top), with their roofline bound.", kTopOpsColumns};
+constexpr TableSpec kTimeByBoundTable{"time_by_bound", "Kernel time by bound",
+                                      "All kernel time split by roofline bound.", kBoundColumns, Layout::kRows,
+                                      Section::kSummary};
+
+namespace {
+
+void run_top_ops(RuleContext& c) {
+  for (const TaskPerf& p : top_ops(c.data, c.top)) {
+    c.add(kTopOpsTable, {p.task_id, p.op_name, p.op_type, p.task_type, std::int64_t{p.device_id},
+                         std::int64_t{p.stream_id}, p.start_ns, p.duration_ns, std::int64_t{p.block_dim}, p.flops,
+                         p.bytes, std::string(bound_name(p.bound)), p.flops_per_s, p.compute_pct, p.bytes_per_s,
+                         p.memory_pct});
+  }
+  for (const BoundShare& b : bound_shares(c.data)) {
+    c.add(kTimeByBoundTable, {std::string(bound_name(b.bound)), b.tasks, b.total_ns});
+  }
+}
+
+constexpr const TableSpec* kTopOpsTables[] = {&kTopOpsTable, &kTimeByBoundTable};
+
+}  // namespace
+
+extern const Rule kTopOpsRule{"top_ops", "the longest tasks and their roofline bound", run_top_ops, kTopOpsTables};
 
 }  // namespace npuscope::analyzer

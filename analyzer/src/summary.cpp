@@ -3,6 +3,7 @@
 #include <map>
 
 #include "analyses.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
 
@@ -87,5 +88,79 @@ Summary summarize(const TraceData& data) {
   }
   return s;
 }
+
+namespace {
+
+constexpr Column kSummaryColumns[] = {
+    {"command", Unit::kText, "the profiled command line (META command)"},
+    {"complete", Unit::kFlag, "false when the program did not exit cleanly: the trace ends at its last commit"},
+    {"tasks", Unit::kCount, "kernel tasks on NPU devices", "kernel tasks"},
+    {"span_ns", Unit::kNs, "first kernel start to last kernel end, all devices"},
+    {"api_calls", Unit::kCount, "runtime API calls, all host threads", "API calls"},
+    {"host_api_ns", Unit::kNs, "host time inside runtime API calls (nested calls once, summed over threads)",
+     "host time in API calls"},
+    {"dropped_records", Unit::kCount, "records the profiler lost (META stat.dropped_records): figures undercount"},
+};
+constexpr Column kDeviceColumns[] = {
+    {"device_id", Unit::kId, "the NPU device", "device"},
+    {"spec", Unit::kText, "its spec preset or file"},
+    {"tasks", Unit::kCount, "kernel tasks on it"},
+    {"first_ns", Unit::kNs, "its first kernel's start", "", true},
+    {"last_ns", Unit::kNs, "its last kernel's end", "", true},
+    {"span_ns", Unit::kNs, "last - first"},
+    {"busy_ns", Unit::kNs, "the union of its kernels' intervals"},
+    {"busy_pct", Unit::kPercent, "busy / span", "busy %"},
+};
+constexpr Column kDataLossColumns[] = {
+    {"counter", Unit::kText, "the META stat.<name> counter (docs/schema.md lists them all)"},
+    {"value", Unit::kCount, "how many records (or bytes, as the counter says) were lost"},
+    {"meaning", Unit::kText, "what is missing from the trace"},
+};
+constexpr Column kStreamColumns[] = {
+    {"device_id", Unit::kId, "the NPU device", "device"},
+    {"stream_id", Unit::kId, "the stream", "stream"},
+    {"tasks", Unit::kCount, "kernel tasks on it"},
+    {"busy_ns", Unit::kNs, "the union of its kernels' intervals"},
+    {"utilisation_pct", Unit::kPercent, "busy / the device's span", "utilisation"},
+};
+
+}  // namespace
+
+constexpr TableSpec kSummaryTable{"summary", "Summary", "The trace as a whole.", kSummaryColumns, Layout::kRecord,
+                                  Section::kSummary};
+constexpr TableSpec kDevicesTable{"devices", "Devices", "Per device: how busy its kernels kept it.", kDeviceColumns,
+                                  Layout::kRows, Section::kSummary};
+constexpr TableSpec kDataLossTable{"data_loss", "Data lost while recording",
+                                   "Every data-loss counter of the trace that is not zero: the figures built on "
+                                   "those records undercount.",
+                                   kDataLossColumns, Layout::kRows, Section::kSummary};
+constexpr TableSpec kStreamsTable{"streams", "Streams", "Per stream: its utilisation of its device's span.",
+                                  kStreamColumns, Layout::kRows, Section::kSummary};
+
+namespace {
+
+void run_summary(RuleContext& c) {
+  const Summary s = summarize(c.data);
+  if (!s.complete) c.note("the trace is incomplete (the program did not exit cleanly): it ends at its last commit");
+  for (const collector::StatValue& lost : s.data_loss) {
+    c.note("data lost while recording, figures undercount: " + collector::describe(lost));
+    c.add(kDataLossTable, {lost.name, lost.value, lost.doc.empty() ? std::string("a counter this build does not know")
+                                                                    : std::string(lost.doc)});
+  }
+  c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, s.dropped_records});
+  for (const DeviceUse& d : s.devices) {
+    c.add(kDevicesTable, {std::int64_t{d.device_id}, d.name, d.tasks, d.first_ns, d.last_ns, d.last_ns - d.first_ns,
+                          d.busy_ns, d.busy_pct});
+  }
+  for (const StreamUse& u : s.streams) {
+    c.add(kStreamsTable, {std::int64_t{u.device_id}, std::int64_t{u.stream_id}, u.tasks, u.busy_ns, 100 * u.utilisation});
+  }
+}
+
+constexpr const TableSpec* kSummaryTables[] = {&kSummaryTable, &kDataLossTable, &kDevicesTable, &kStreamsTable};
+
+}  // namespace
+
+extern const Rule kSummaryRule{"summary", "the trace as a whole; always runs", run_summary, kSummaryTables, true};
 
 }  // namespace npuscope::analyzer

@@ -1,6 +1,7 @@
 // npuscope analyze: bottlenecks, overflows, memory and advice from a trace (analyzer/).
 //
 //   npuscope analyze TRACE.db [--format text|json|csv] [--top N] [--rules LIST] [-o FILE]
+//   npuscope analyze --describe      (the finding tables' columns, units and docs, as markdown)
 //
 // text goes to stdout (colour on a terminal) or FILE; json likewise; csv writes one file per table
 // into the directory -o names.
@@ -26,6 +27,7 @@ struct AnalyzeFlags {
   std::string trace, format = "text", output;
   std::vector<std::string> rules;
   int top = 10;
+  bool describe = false;
 };
 
 // "a,b" and repeated flags alike.
@@ -53,10 +55,16 @@ int analyze_command(int argc, char** argv) {
       ("format", po::value(&f.format)->default_value(f.format), "text | json | csv")
       ("top", po::value(&f.top)->default_value(f.top), "how many top ops, gaps, leaks and advice items per rule")
       ("rules", po::value(&f.rules)->composing(), rules_help.c_str())
-      ("output,o", po::value(&f.output), "write to FILE (text, json) or into DIR (csv) instead of stdout");
+      ("output,o", po::value(&f.output), "write to FILE (text, json) or into DIR (csv) instead of stdout")
+      ("describe", po::bool_switch(&f.describe), "print every finding table's columns, units and docs (markdown) and exit");
   po::positional_options_description positional;
   positional.add("trace", 1);
   if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
+  if (f.describe) {  // docs/analyze.md's generated part
+    const std::string doc = analyzer::findings_markdown();
+    std::fwrite(doc.data(), 1, doc.size(), stdout);
+    return 0;
+  }
   if (f.trace.empty()) throw UsageError(std::string("no trace given\nusage: ") + kUsage);
   if (f.format != "text" && f.format != "json" && f.format != "csv") {
     throw UsageError("--format must be text, json or csv, got '" + f.format + "'");

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <unordered_map>
 
 #include "export_util.h"
+#include "npuscope/collector/op_statistic.h"
 
 namespace npuscope::collector {
 namespace {
@@ -152,31 +152,32 @@ void CsvWriter::append_task_row(std::string& b, const TaskRow& t, std::int64_t w
 }
 
 CsvFile CsvWriter::op_statistic() {
-  using Key = std::tuple<std::int32_t, StringId, std::int32_t>;  // device, op type, task type
-  std::map<Key, Durations> groups;
-  std::map<std::int32_t, std::int64_t> device_total;
-  reader_.for_each_task([&](const TaskRow& t) {
-    const std::int64_t d = duration(t.start_ns, t.end_ns);
-    groups[{t.device_id, t.op_type_id, t.task_type}].add(d);
-    device_total[t.device_id] += d;
-  });
-  std::vector<std::pair<Key, Durations>> rows(groups.begin(), groups.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    const auto da = std::get<0>(a.first), db = std::get<0>(b.first);
-    return da != db ? da < db : a.second.total > b.second.total;
-  });
+  // The rows are op_statistic.h's (Note [What op_statistic counts]); this only writes them.
+  const std::vector<OpStatisticRow> rows = collector::op_statistic(reader_);
   export_util::OutputFile out(path_of("op_statistic.csv"));
   std::string& b = out.buffer();
   b += "Device_id,Model Name,OP Type,Core Type,Count,Total Time(us),Avg Time(us),Min Time(us),Max Time(us),Ratio(%)\n";
-  for (const auto& [key, d] : rows) {
-    append_int(b, std::get<0>(key));
+  for (const OpStatisticRow& r : rows) {
+    append_int(b, r.device_id);
     b += ',';
     append_csv_field(b, model_name_);
     b += ',';
-    append_csv_field(b, reader_.string(std::get<1>(key)));
+    append_csv_field(b, r.op_type);
     b += ',';
-    b += task_type_name(std::get<2>(key));
-    append_durations(b, d, device_total[std::get<0>(key)]);
+    b += task_type_name(r.task_type);
+    b += ',';
+    append_int(b, r.count);
+    b += ',';
+    append_us(b, r.total_ns);
+    b += ',';
+    export_util::append_fixed(b, r.avg_ns / 1000.0, 3);
+    b += ',';
+    append_us(b, r.min_ns);
+    b += ',';
+    append_us(b, r.max_ns);
+    b += ',';
+    export_util::append_fixed(b, r.ratio_pct, 2);
+    b += '\n';
     out.maybe_flush();
   }
   out.commit();

@@ -84,13 +84,18 @@ TEST_F(ViewerModelTest, OpStatisticsPerOpTypeSortable) {
   const auto reader = TraceReader::open(path("t.db"));
   const TimelineModel model(*reader);
   auto rows = op_type_stats(model);
-  ASSERT_EQ(rows.size(), 2u);  // MatMul (tasks 2, 4, 5) and Add (task 3); the copy is not a kernel
+  // MatMul (tasks 2 and 5) and Add (task 3) on npu:0; the copy is not a kernel, and task 4 (the cpu
+  // golden backend's MatMul) not an op of the device (Note [What op_statistic counts]).
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].device_id, 0);
   EXPECT_EQ(rows[0].op_type, "MatMul");
-  EXPECT_EQ(rows[0].count, 3);
-  EXPECT_EQ(rows[0].total_ns, 2499 + 700 + 1001);
-  EXPECT_EQ(rows[0].min_ns, 700);
+  EXPECT_EQ(rows[0].task_type, npuscope::collector::TaskType::kAiCore);
+  EXPECT_EQ(rows[0].count, 2);
+  EXPECT_EQ(rows[0].total_ns, 2499 + 1001);
+  EXPECT_EQ(rows[0].min_ns, 1001);
   EXPECT_EQ(rows[0].max_ns, 2499);
   EXPECT_EQ(rows[1].op_type, "Add");
+  EXPECT_EQ(rows[1].task_type, npuscope::collector::TaskType::kAiVectorCore);
   EXPECT_EQ(rows[1].total_ns, 800);
   EXPECT_NEAR(rows[0].ratio_pct + rows[1].ratio_pct, 100, 1e-9);
   sort_op_stats(rows, OpStatsColumn::kCount, true);

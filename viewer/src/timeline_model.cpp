@@ -96,7 +96,8 @@ void TimelineModel::load_tasks() {
     const std::int32_t name = collector::compact_string_id(t.name_id);
     if (static_cast<std::size_t>(name) >= type_of_name_.size()) type_of_name_.resize(static_cast<std::size_t>(name) + 1, 0);
     type_of_name_[static_cast<std::size_t>(name)] = collector::compact_string_id(t.op_type_id);
-    last->rows[0].push_back(TimelineItem::make(t.start_ns, t.end_ns, name, t.task_id, t.overflow ? kOverflow : 0u));
+    const std::uint32_t flags = (t.overflow ? kOverflow : 0u) | static_cast<std::uint32_t>(t.task_type & 0xff) << kTaskTypeShift;
+    last->rows[0].push_back(TimelineItem::make(t.start_ns, t.end_ns, name, t.task_id, flags));
   });
   // Device lanes first, by device and stream; then the cpu backend's threads.
   std::stable_sort(lanes_.begin(), lanes_.end(), [](const Lane& a, const Lane& b) {

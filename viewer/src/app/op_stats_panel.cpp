@@ -1,5 +1,5 @@
-// Op statistics per op type (from the model), sortable by any column; a click selects the op type's
-// longest task.
+// msprof's op_statistic per device, op type and core type (counted by the collector's rule over the
+// model's tasks), sortable by any column.
 #include <imgui.h>
 
 #include "npuscope/viewer/op_stats.h"
@@ -18,9 +18,12 @@ class OpStatsPanel final : public Panel {
   void draw() override {
     constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Sortable | ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                                        ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
-    if (!ImGui::BeginTable("op_stats", 7, kFlags)) return;
+    if (!ImGui::BeginTable("op_stats", 9, kFlags)) return;
     ImGui::TableSetupScrollFreeze(0, 1);
+    // In OpStatsColumn's order: the sort specs' column index is the enum value.
+    ImGui::TableSetupColumn("device");
     ImGui::TableSetupColumn("op type", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("core type");
     ImGui::TableSetupColumn("count");
     ImGui::TableSetupColumn("total", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
     ImGui::TableSetupColumn("avg");
@@ -36,7 +39,11 @@ class OpStatsPanel final : public Panel {
     for (const OpTypeStats& s : rows_) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(s.op_type.c_str());
+      ImGui::Text("npu:%d", s.device_id);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(s.op_type.empty() ? "(unnamed)" : s.op_type.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(collector::task_type_name(s.task_type).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(s.count));
       for (const double v : {static_cast<double>(s.total_ns), s.avg_ns, static_cast<double>(s.min_ns),

@@ -1,4 +1,5 @@
-// Writing a report: terminal tables, JSON with stable keys, or CSV files.
+// Writing a report: terminal tables, JSON with stable keys, or CSV files. Each renders any finding
+// table from its declaration (Note [Finding tables]); none knows a finding by name.
 #pragma once
 
 #include <ostream>
@@ -11,16 +12,16 @@ namespace npuscope::analyzer {
 
 using TextStyle = collector::TextStyle;
 
-// Most important first: summary, overflows, advice, top ops, idle time, fallbacks, memory, op statistics.
+// In reading order: summary (and the notes), alerts (overflows), advice by time at stake, details.
+// Empty tables are left out.
 void write_text(const Report& report, std::ostream& out, const TextStyle& style = {});
 
-// Top-level keys: summary, op_statistics, top_ops, idle, fallback_ops, overflows, memory, advice
-// (and rules, notes). Times in ns, sizes in bytes.
+// {"rules": [...], "notes": [...], "<table>": [{"<column>": value, ...}, ...] per table of the rules
+// that ran (a record table: one object, or null)}. Times in ns, sizes in bytes, as integers.
 std::string to_json(const Report& report);
 
-// One CSV file per table into `dir` (created if missing): summary.csv, op_statistic.csv,
-// top_ops.csv, idle.csv, idle_gaps.csv, fallback_ops.csv, overflows.csv, memory.csv, leaks.csv,
-// advice.csv. Throws std::runtime_error naming a file it cannot write.
+// One CSV file per table of the rules that ran into `dir` (created if missing): <table>.csv, the
+// header its column names. Throws std::runtime_error naming a file it cannot write.
 void write_csv(const Report& report, const std::string& dir);
 
 }  // namespace npuscope::analyzer

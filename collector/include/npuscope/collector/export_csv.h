@@ -6,7 +6,8 @@
 //                      from TENSOR rows when the trace has them, else empty. Wait time = start -
 //                      the previous task's end on the same device and stream (0 for the first).
 //   op_statistic.csv   per device, OP Type and Core Type: Count, Total/Avg/Min/Max Time(us),
-//                      Ratio(%) of the device's task time; by device, then total time descending.
+//                      Ratio(%) of the device's kernel time; the rows of op_statistic.h (what
+//                      counts: Note [What op_statistic counts]), by device, then total descending.
 //   api_statistic.csv  per host API name: Count, Total/Avg/Min/Max Time(us), Ratio(%) of all API
 //                      time; by total time descending.
 //   memory_record.csv  one row per MEMORY_RECORD: Timestamp(us), Device_id, Operation, Address

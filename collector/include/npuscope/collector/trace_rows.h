@@ -42,6 +42,7 @@ std::string stored_name(std::int64_t value, std::string_view prefix) {
 }
 // TASK.task_type names: "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", ...; "UNKNOWN<N>" otherwise.
 inline std::string task_type_name(std::int64_t task_type) { return stored_name<TaskType>(task_type, "UNKNOWN"); }
+inline std::string task_type_name(TaskType t) { return std::string(enum_name(t)); }
 
 struct TaskRow {
   std::int64_t task_id = 0;

@@ -1,25 +1,21 @@
-// The op statistics panel's table, computed from the timeline model (no second read of the trace):
-// per op type, the count and total / average / min / max time of its tasks.
+// The op statistics panel's table: msprof's op_statistic, counted by the collector's rule
+// (Note [What op_statistic counts] in npuscope/collector/op_statistic.h) over the tasks of the
+// timeline model (no second read of the trace).
 #pragma once
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
+#include "npuscope/collector/op_statistic.h"
 #include "npuscope/viewer/timeline_model.h"
 
 namespace npuscope::viewer {
 
-struct OpTypeStats {
-  std::int32_t op_type_id = 0;
-  std::string op_type;
-  std::int64_t count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
-  double avg_ns = 0, ratio_pct = 0;  // ratio: share of all task time
-};
+using OpTypeStats = collector::OpStatisticRow;
 
-enum class OpStatsColumn { kOpType, kCount, kTotal, kAverage, kMin, kMax, kRatio };
+// The panel's columns, in its order.
+enum class OpStatsColumn { kDevice, kOpType, kCoreType, kCount, kTotal, kAverage, kMin, kMax, kRatio };
 
-// Every op type of the stream lanes, most total time first.
+// Per device, op type and core type, in the collector's order (by device, most total time first).
 std::vector<OpTypeStats> op_type_stats(const TimelineModel& model);
 void sort_op_stats(std::vector<OpTypeStats>& rows, OpStatsColumn by, bool ascending);
 

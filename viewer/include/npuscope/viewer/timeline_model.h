@@ -9,7 +9,7 @@
 // and a row's draw cost depends on the pixels, not the items (Note [Level of detail] in lod.h).
 // An item is 24 bytes (Tracy's zones take 22): start, a 32-bit duration (ns; us from 4.3 s up), a
 // label (STRING_IDS id), the low 32 bits of its id (task or connection id) and flags (overflow,
-// compare verdict, copy kind). A task's colour comes from its op type, looked up by its name
+// compare verdict, copy kind, task type). A task's colour comes from its op type, looked up by its name
 // (colour_key()), not stored. A trace with an API call per task thus takes 48 bytes per task, the
 // viewer's budget. Nothing is indexed by task id (that would double it): a selection from a panel
 // finds its item by a scan, ~10 ms for 10M tasks, once per click. The two big tables load at once:
@@ -36,6 +36,7 @@ inline constexpr std::uint32_t kIntroduced = 1u << 3;    // ... the op introduce
 inline constexpr std::uint32_t kStep = 1u << 4;          // a step marker (MARKER.kind = 1)
 inline constexpr std::uint32_t kMicros = 1u << 5;        // `duration` counts microseconds
 inline constexpr int kCopyKindShift = 8;                 // copies: MEMCPY.copy_kind in bits 8-15
+inline constexpr int kTaskTypeShift = 8;                 // tasks: TASK.task_type in bits 8-15
 
 struct TimelineItem {
   std::int64_t start_ns = 0;
@@ -50,6 +51,8 @@ struct TimelineItem {
     return start_ns + static_cast<std::int64_t>(duration) * (flags & kMicros ? 1000 : 1);
   }
   bool has_id(std::int64_t full_id) const { return id == static_cast<std::uint32_t>(full_id); }
+  // A task's TASK.task_type (items of stream lanes only).
+  std::int32_t task_type() const { return static_cast<std::int32_t>((flags >> kTaskTypeShift) & 0xff); }
 };
 static_assert(sizeof(TimelineItem) == 24);
 

@@ -1,0 +1,98 @@
+// A finding is a declared table (STYLE: "one table, declared once"; Perfetto's shell prints any
+// query result from its column names): a stable name, a title, columns with a name, a unit and a
+// one-line doc, and rows of typed cells. The renderers (text, JSON, CSV, the viewer's findings
+// panel) know units, not findings.
+//
+// Note [Finding tables]
+// - A rule (analyzer/src/rules.cpp lists them) declares the tables it writes as constexpr
+//   TableSpecs beside its code and fills them; nothing else names a finding.
+// - The unit of a column decides the type of its cells and how each format writes them: ns, bytes,
+//   count, id, task id and address cells are integers, written raw in JSON and CSV and formatted
+//   in text (format_ns, format_bytes, ...); %, FLOP/s, B/s and x cells are doubles; text and op
+//   name cells strings; flag cells booleans; list cells lists of strings. A cell may be null (no
+//   value: JSON null, an empty CSV field, "-" in text). Table::add checks all of it.
+// - Layout: kRows is a table; kRecord holds one row, written as a JSON object and in text as
+//   "label: value" lines; kItems is a table that text writes as paragraphs (advice).
+// - Section orders the text report and the viewer: the summary first, then alerts (overflows),
+//   then advice tables by time at stake (their impact column's largest value), then the details in
+//   rule order. JSON and CSV keep rule order.
+// - A column of unit op name or task id lets the viewer jump to the op.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace npuscope::analyzer {
+
+// X(enumerator, name in docs): each unit once.
+#define NPUSCOPE_FINDING_UNITS(X)                                              \
+  X(kText, "text")                                                             \
+  X(kOpName, "op name")  /* an op instance's name: the viewer can jump to it */ \
+  X(kCount, "count")                                                           \
+  X(kId, "id")           /* a device, stream or thread id */                   \
+  X(kTaskId, "task id")  /* TASK.task_id: the viewer can jump to it */         \
+  X(kAddress, "address")                                                       \
+  X(kNs, "ns")                                                                 \
+  X(kBytes, "bytes")                                                           \
+  X(kPercent, "%")                                                             \
+  X(kFactor, "x")                                                              \
+  X(kFlopsPerS, "FLOP/s")                                                      \
+  X(kBytesPerS, "B/s")                                                         \
+  X(kFlag, "flag")                                                             \
+  X(kList, "list")
+
+enum class Unit : std::uint8_t {
+#define NPUSCOPE_UNIT_ENUM(e, name) e,
+  NPUSCOPE_FINDING_UNITS(NPUSCOPE_UNIT_ENUM)
+#undef NPUSCOPE_UNIT_ENUM
+};
+std::string_view unit_name(Unit u);
+
+struct Column {
+  std::string_view name;    // JSON key and CSV header: snake_case, stable
+  Unit unit = Unit::kText;
+  std::string_view doc;     // one line
+  std::string_view label;   // the text and viewer header; empty: the name less its unit suffix
+  bool detail = false;      // left out of the terminal table (JSON, CSV and the viewer have it)
+};
+std::string column_label(const Column& c);
+
+enum class Layout : std::uint8_t { kRows, kRecord, kItems };
+enum class Section : std::uint8_t { kSummary, kAlert, kAdvice, kDetail };
+
+struct TableSpec {
+  std::string_view name;   // JSON key, CSV file name: stable
+  std::string_view title;  // heading
+  std::string_view doc;    // what the table says, for docs/analyze.md
+  std::span<const Column> columns;
+  Layout layout = Layout::kRows;
+  Section section = Section::kDetail;
+  std::string_view advice;         // printed under the table when it has rows (may be empty)
+  std::string_view impact_column;  // kAdvice: rows sorted by it, most first; orders the tables
+  int text_rows = 0;               // the terminal shows at most this many rows (0: all)
+
+  int column_index(std::string_view column) const;  // -1 if none
+};
+
+using Value = std::variant<std::monostate, std::int64_t, double, std::string, bool, std::vector<std::string>>;
+using Row = std::vector<Value>;
+
+struct Table {
+  const TableSpec* spec = nullptr;
+  std::vector<Row> rows;
+
+  // Checks the row against the spec (arity, each cell's type for its unit): an error here is ours,
+  // std::logic_error naming the table and column.
+  void add(Row row);
+  std::int64_t impact_ns() const;  // the impact column's largest value; 0 without one
+  const Value* cell(std::size_t row, std::string_view column) const;  // null if no such column
+};
+
+// A cell in the terminal's words: "1.20 ms", "20.0 MiB", "12.3 %", "1,234", "-" for null.
+std::string format_cell(const Column& column, const Value& v);
+
+}  // namespace npuscope::analyzer

@@ -1,0 +1,142 @@
+// Units, cell checks and the terminal's formatting of a cell (Note [Finding tables]).
+#include "npuscope/analyzer/finding_table.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <stdexcept>
+
+#include "npuscope/collector/text_table.h"
+
+namespace npuscope::analyzer {
+namespace {
+
+// The cell type a unit takes (the variant's index).
+std::size_t cell_type(Unit u) {
+  switch (u) {
+    case Unit::kText:
+    case Unit::kOpName: return 3;
+    case Unit::kCount:
+    case Unit::kId:
+    case Unit::kTaskId:
+    case Unit::kAddress:
+    case Unit::kNs:
+    case Unit::kBytes: return 1;
+    case Unit::kPercent:
+    case Unit::kFactor:
+    case Unit::kFlopsPerS:
+    case Unit::kBytesPerS: return 2;
+    case Unit::kFlag: return 4;
+    case Unit::kList: return 5;
+  }
+  return 0;
+}
+
+std::string_view unit_suffix(Unit u) {
+  switch (u) {
+    case Unit::kNs: return "_ns";
+    case Unit::kBytes: return "_bytes";
+    case Unit::kPercent: return "_pct";
+    case Unit::kFlopsPerS: return "_flops_per_s";
+    case Unit::kBytesPerS: return "_bytes_per_s";
+    default: return {};
+  }
+}
+
+}  // namespace
+
+std::string_view unit_name(Unit u) {
+  switch (u) {
+#define NPUSCOPE_UNIT_NAME(e, name) \
+  case Unit::e: return name;
+    NPUSCOPE_FINDING_UNITS(NPUSCOPE_UNIT_NAME)
+#undef NPUSCOPE_UNIT_NAME
+  }
+  return "?";
+}
+
+std::string column_label(const Column& c) {
+  if (!c.label.empty()) return std::string(c.label);
+  std::string_view name = c.name;
+  const std::string_view suffix = unit_suffix(c.unit);
+  if (!suffix.empty() && name.size() > suffix.size() && name.ends_with(suffix)) name.remove_suffix(suffix.size());
+  std::string label(name);
+  for (char& ch : label) ch = ch == '_' ? ' ' : ch;
+  return label;
+}
+
+int TableSpec::column_index(std::string_view column) const {
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == column) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void Table::add(Row row) {
+  if (row.size() != spec->columns.size()) {
+    throw std::logic_error("finding table " + std::string(spec->name) + ": a row of " + std::to_string(row.size()) +
+                           " cells for " + std::to_string(spec->columns.size()) + " columns");
+  }
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    const Column& c = spec->columns[i];
+    if (row[i].index() != 0 && row[i].index() != cell_type(c.unit)) {
+      throw std::logic_error("finding table " + std::string(spec->name) + ", column " + std::string(c.name) +
+                             ": a cell of the wrong type for its unit " + std::string(unit_name(c.unit)));
+    }
+  }
+  if (spec->layout == Layout::kRecord && !rows.empty()) {
+    throw std::logic_error("finding table " + std::string(spec->name) + " is a record: one row only");
+  }
+  rows.push_back(std::move(row));
+}
+
+const Value* Table::cell(std::size_t row, std::string_view column) const {
+  const int i = spec->column_index(column);
+  return i < 0 || row >= rows.size() ? nullptr : &rows[row][static_cast<std::size_t>(i)];
+}
+
+std::int64_t Table::impact_ns() const {
+  std::int64_t most = 0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const Value* v = cell(r, spec->impact_column);
+    if (v != nullptr && std::holds_alternative<std::int64_t>(*v)) most = std::max(most, std::get<std::int64_t>(*v));
+  }
+  return most;
+}
+
+std::string format_cell(const Column& column, const Value& v) {
+  using namespace collector;
+  if (std::holds_alternative<std::monostate>(v)) return "-";
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+  if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
+    std::string out;
+    for (const std::string& item : *list) out += (out.empty() ? "" : ", ") + item;
+    return out;
+  }
+  if (const auto* d = std::get_if<double>(&v)) {
+    switch (column.unit) {
+      case Unit::kPercent: return format_pct(*d);
+      case Unit::kFlopsPerS: return format_rate(*d, "FLOP/s");
+      case Unit::kBytesPerS: return format_rate(*d, "B/s");
+      default: {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1fx", *d);
+        return buf;
+      }
+    }
+  }
+  const std::int64_t n = std::get<std::int64_t>(v);
+  switch (column.unit) {
+    case Unit::kNs: return format_ns(static_cast<double>(n));
+    case Unit::kBytes: return format_bytes(static_cast<double>(n));
+    case Unit::kCount: return format_count(n);
+    case Unit::kAddress: {
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "0x%" PRIx64, static_cast<std::uint64_t>(n));
+      return buf;
+    }
+    default: return std::to_string(n);
+  }
+}
+
+}  // namespace npuscope::analyzer

@@ -1,0 +1,52 @@
+// docs/analyze.md's generated part, from the rules' table declarations (Note [Finding tables]).
+#include <sstream>
+
+#include "npuscope/analyzer/report.h"
+#include "rules.h"
+
+namespace npuscope::analyzer {
+namespace {
+
+std::string_view layout_name(Layout l) {
+  switch (l) {
+    case Layout::kRows: return "rows";
+    case Layout::kRecord: return "record: one object, or null";
+    case Layout::kItems: return "rows, as paragraphs in text";
+  }
+  return "";
+}
+
+std::string rules_writing(const TableSpec* spec) {
+  std::string out;
+  for (const Rule* r : registered_rules()) {
+    for (const TableSpec* t : r->tables) {
+      if (t == spec) out += (out.empty() ? "`" : ", `") + std::string(r->name) + "`";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string findings_markdown() {
+  std::ostringstream o;
+  o << kGeneratedMarker << "\n\n## Finding tables\n\n"
+    << "Every table below is a key of `--format json` (an array of row objects keyed by the column names; a record "
+       "table is one object, or null), a file `<table>.csv` of `--format csv` (the header is the column names), a "
+       "section of the text report and of the viewer's Findings panel. A table is there when one of the rules that "
+       "write it ran (`--rules`). Cells are integers for the units ns, bytes, count, id, task id and address; "
+       "numbers for %, x, FLOP/s and B/s; strings for text and op name; booleans for flag; lists of strings for "
+       "list; null when there is no value.\n\n"
+    << "| rule | what it finds |\n|---|---|\n";
+  for (const Rule* r : registered_rules()) o << "| `" << r->name << "` | " << r->doc << " |\n";
+  for (const TableSpec* t : all_table_specs()) {
+    o << "\n### `" << t->name << "`: " << t->title << "\n\n"
+      << t->doc << " Layout: " << layout_name(t->layout) << ". Written by " << rules_writing(t) << ".\n";
+    if (!t->advice.empty()) o << "Advice printed with it: " << t->advice << ".\n";
+    o << "\n| column | unit | meaning |\n|---|---|---|\n";
+    for (const Column& c : t->columns) o << "| `" << c.name << "` | " << unit_name(c.unit) << " | " << c.doc << " |\n";
+  }
+  return o.str();
+}
+
+}  // namespace npuscope::analyzer

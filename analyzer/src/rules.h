@@ -1,0 +1,52 @@
+// The rules of `npuscope analyze` and what they share: each rule computes its figures from the
+// trace's rows and writes the finding tables it declares (Note [Finding tables]). rules.cpp lists
+// them: adding a finding is its rule's file and one line there.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "npuscope/analyzer/finding_table.h"
+#include "tensor_shapes.h"
+#include "trace_data.h"
+
+namespace npuscope::analyzer {
+
+// What a rule reads and where it writes.
+class RuleContext {
+ public:
+  RuleContext(const TraceData& trace_data, int top_n, std::vector<Table>& tables, std::vector<std::string>& notes)
+      : data(trace_data), top(top_n), tables_(tables), notes_(notes) {}
+
+  const TraceData& data;
+  const int top;  // top ops, longest gaps, largest leaks, items per advice rule
+
+  // The table of `spec` (declared by a rule that runs).
+  Table& table(const TableSpec& spec);
+  void add(const TableSpec& spec, Row row) { table(spec).add(std::move(row)); }
+  void note(std::string text) { notes_.push_back(std::move(text)); }
+  // The tensor shapes of the trace, read once for the rules that need them; the first call notes
+  // when the trace has none.
+  const TensorShapes& shapes();
+
+ private:
+  std::vector<Table>& tables_;
+  std::vector<std::string>& notes_;
+  std::unique_ptr<TensorShapes> shapes_;
+};
+
+struct Rule {
+  std::string_view name;  // --rules NAME
+  std::string_view doc;
+  void (*run)(RuleContext& context);
+  std::span<const TableSpec* const> tables;  // the tables it writes (several rules may share one)
+  bool always = false;                        // runs whatever --rules says (the summary)
+};
+
+// In report order.
+std::span<const Rule* const> registered_rules();
+
+}  // namespace npuscope::analyzer
