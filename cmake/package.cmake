@@ -1,7 +1,8 @@
 # `make package` (cpack -G DEB in the build directory): one .deb with the programs, the SDK and the
 # injection library under /usr, as cmake/install.cmake lays them out. The runtime dependencies come
-# from dpkg-shlibdeps (dpkg-dev) reading the binaries, e.g. libopenblas0-openmp through the
-# emulator's RPATH to OpenBLAS's OpenMP build; tests/install/deb_package_test.sh checks them.
+# from dpkg-shlibdeps (dpkg-dev) reading the binaries (it follows their $ORIGIN RUNPATH to the
+# emulator inside the package), plus the OpenBLAS build below; tests/install/deb_package_test.sh
+# checks them.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME npuscope)
 set(CPACK_PACKAGE_VENDOR npuscope)
@@ -18,8 +19,6 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # dpkg-shlibdeps names any libopenblas.so.0 provider (libopenblas0); the emulator's RUNPATH points at
 # the OpenMP build, which is the one it must load (Note in the top-level CMakeLists.txt).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0-openmp")
-# The emulator is ours, in the package itself: dpkg-shlibdeps looks it up there.
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_INSTALL_LIBDIR})
 # Building against the SDK's static libraries (find_package(npuscope)) needs their headers and
 # link dependencies; running the tools does not.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libsqlite3-dev, libzstd-dev, nlohmann-json3-dev, libyaml-cpp-dev, pkg-config")
