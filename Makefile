@@ -1,15 +1,18 @@
-# The two quick-start commands: `make demo` and `make test`. Both install what they need first.
+# The quick-start commands: `make demo`, `make test`, `make package`. Each installs what it needs first.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# The benches are built by `make bench` only; every other target configures them off again, so a
+# `make test` after `make bench` does not build them.
+BUILD_BENCH := OFF
 
-.PHONY: bootstrap configure build test demo bench clean
+.PHONY: bootstrap configure build test demo bench package clean
 
 bootstrap:
 	bash scripts/bootstrap.sh
 
 configure: bootstrap
-	cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) -DNPUSCOPE_BUILD_BENCH=$(BUILD_BENCH) $(CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -20,9 +23,13 @@ test: build
 demo: build
 	bash scripts/demo.sh $(BUILD_DIR)
 
+# The Debian package (CPack, cmake/package.cmake): $(BUILD_DIR)/npuscope_<version>_<arch>.deb.
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
+
 # The bench group of bootstrap.sh adds PyTorch, the reference for the ONNX ResNet-18 bench; plain
 # `make test` never installs it.
-bench: CMAKE_FLAGS += -DNPUSCOPE_BUILD_BENCH=ON
+bench: BUILD_BENCH := ON
 bench: build
 	bash scripts/bootstrap.sh --bench
 	bash bench/run_bench.sh $(BUILD_DIR)

@@ -53,18 +53,19 @@ std::string default_output(const std::string& cmd) {
   return "npuscope_" + fs::path(cmd).filename().string() + "_" + stamp + ".db";
 }
 
-// The injection library: NPUSCOPE_INJECTION_LIBRARY if set, else beside this build's binary.
+// The injection library: NPUSCOPE_INJECTION_LIBRARY if set, else where `cmake --install` puts it
+// relative to this binary (bin/npuscope -> lib/npuscope/libnpuscope_inject.so), else in this build
+// tree. The installed copy comes first: an installed npuscope must not load a build tree's library.
 std::string injection_library() {
   if (const char* v = std::getenv("NPUSCOPE_INJECTION_LIBRARY"); v != nullptr && *v != '\0') return v;
-  const fs::path built = NPUSCOPE_INJECT_BUILD_PATH;
-  if (fs::exists(built)) return built.string();
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  for (const fs::path& candidate : {self.parent_path() / "../lib/npuscope/libnpuscope_inject.so",
-                                    self.parent_path() / "libnpuscope_inject.so"}) {
-    if (fs::exists(candidate)) return fs::canonical(candidate).string();
-  }
-  throw std::runtime_error("cannot find the injection library libnpuscope_inject.so (looked at " + built.string() +
+  const fs::path installed = self.parent_path() / NPUSCOPE_INJECT_INSTALL_RELDIR / "libnpuscope_inject.so";
+  if (!ec && fs::exists(installed)) return fs::canonical(installed).string();
+  const fs::path built = NPUSCOPE_INJECT_BUILD_PATH;
+  if (fs::exists(built)) return built.string();
+  throw std::runtime_error("cannot find the injection library libnpuscope_inject.so (looked at " +
+                           installed.lexically_normal().string() + " and " + built.string() +
                            "); set NPUSCOPE_INJECTION_LIBRARY to its path");
 }
 

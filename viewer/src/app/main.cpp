@@ -1,11 +1,17 @@
-// npuscope-viewer: the same viewer as `npuscope view`, as a program of its own.
+// npuscope-viewer: the same viewer as `npuscope view`, as a program of its own. `npuscope view` runs
+// it with argv[0] "npuscope" (Note [Headless CLI] in cli/src/view_command.cpp), so messages name the
+// program by argv[0]'s file name: "npuscope: error: ..." there, "npuscope-viewer: error: ..." here.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <string>
 
 #include "npuscope/viewer/viewer_app.h"
 
 int main(int argc, char** argv) {
   using namespace npuscope::viewer;
+  const std::string name =
+      argc > 0 && argv[0][0] != '\0' ? std::filesystem::path(argv[0]).filename().string() : "npuscope-viewer";
   try {
     const ViewerOptions options = parse_view_args(argc, argv);
     if (options.help) {
@@ -14,10 +20,10 @@ int main(int argc, char** argv) {
     }
     return run_viewer(options);
   } catch (const ViewUsageError& e) {
-    std::fprintf(stderr, "npuscope-viewer: error: %s\nusage: %s\n", e.what(), kViewUsage);
+    std::fprintf(stderr, "%s: error: %s\nusage: %s\n", name.c_str(), e.what(), kViewUsage);
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "npuscope-viewer: error: %s\n", e.what());
+    std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
     return 1;
   }
 }

@@ -1,6 +1,6 @@
 // The desktop application (Dear ImGui + GLFW + OpenGL 3): library npuscope::viewer_app, linked by
-// `npuscope view`, `npuscope-viewer` and the frame bench. Everything under it (lanes, panels) is
-// private to viewer/src/app.
+// the npuscope-viewer program (which `npuscope view` runs) and the frame bench; not installed with
+// the SDK. Everything under it (lanes, panels) is private to viewer/src/app.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,101 @@
+// The npuscope program links no GUI library (Note [Headless CLI] in cli/src/view_command.cpp), and
+// `npuscope view` runs the npuscope-viewer program: its exit status and stderr come through, and a
+// viewer that cannot run is a clear error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_test_util.h"
+
+using namespace npuscope::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+class HeadlessCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("npuscope_headless_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A stand-in viewer: writes its arguments to args.txt, "viewer says no" to stderr, exits 7. (Its
+  // argv[0] is the script's path, the kernel's doing; the real viewer's is checked by its messages.)
+  std::string fake_viewer() const {
+    const std::string script = path("fake-viewer");
+    std::ofstream(script) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << path("args.txt")
+                          << "\necho 'viewer says no' >&2\nexit 7\n";
+    fs::permissions(script, fs::perms::owner_all);
+    return script;
+  }
+
+  fs::path dir_;
+};
+
+const char* const kGuiLibraries[] = {"libglfw", "libGL", "libOpenGL", "libGLX", "libEGL", "imgui"};
+
+}  // namespace
+
+TEST_F(HeadlessCliTest, TheCliLinksNoGuiLibraryDirectlyOrThroughItsLibraries) {
+  const CommandResult needed = run_command("readelf -d --wide " + std::string(NPUSCOPE_CLI));
+  ASSERT_EQ(needed.status, 0) << needed.output;
+  // What readelf reads is the real list: the CLI links the emulator and the C++ runtime.
+  ASSERT_NE(needed.output.find("(NEEDED)             Shared library: [libnpuscope_emulator.so]"), std::string::npos)
+      << needed.output;
+  ASSERT_NE(needed.output.find("[libstdc++.so.6]"), std::string::npos) << needed.output;
+  // ldd: every library loaded with it, the emulator's dependencies too.
+  const CommandResult loaded = run_command("ldd " + std::string(NPUSCOPE_CLI));
+  ASSERT_EQ(loaded.status, 0) << loaded.output;
+  ASSERT_NE(loaded.output.find("libopenblas"), std::string::npos) << loaded.output;
+  for (const char* gui : kGuiLibraries) {
+    EXPECT_EQ(needed.output.find(gui), std::string::npos) << "npuscope needs " << gui << ":\n" << needed.output;
+    EXPECT_EQ(loaded.output.find(gui), std::string::npos) << "npuscope loads " << gui << ":\n" << loaded.output;
+  }
+}
+
+TEST_F(HeadlessCliTest, ViewOfAMissingTraceIsTheViewersErrorUnderTheCliName) {
+  // No NPUSCOPE_VIEWER: the npuscope-viewer program this build made.
+  const CommandResult r =
+      run_command("env -u NPUSCOPE_VIEWER " + npuscope_cmd("view " + path("missing.db") + " --screenshot " + path("x.png")));
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(path("missing.db")), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("npuscope-viewer: error"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("x.png")));
+}
+
+TEST_F(HeadlessCliTest, ViewPassesArgumentsStatusAndStderrThroughTheViewerProgram) {
+  const std::string viewer = fake_viewer();
+  const CommandResult r = run_command("NPUSCOPE_VIEWER=" + viewer + " " +
+                                      npuscope_cmd("view " + path("t.db") + " --size 640x480 --panel ops"));
+  EXPECT_EQ(r.status, 7) << r.output;
+  EXPECT_NE(r.output.find("viewer says no"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(path("args.txt")), path("t.db") + "\n--size\n640x480\n--panel\nops\n");
+}
+
+TEST_F(HeadlessCliTest, HelpAndUsageErrorsNeedNoViewer) {
+  const std::string no_viewer = "NPUSCOPE_VIEWER=" + path("no-such-viewer") + " ";
+  const CommandResult help = run_command(no_viewer + npuscope_cmd("view --help"));
+  EXPECT_EQ(help.status, 0) << help.output;
+  EXPECT_NE(help.output.find("usage: npuscope view TRACE.db"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("--screenshot FILE.png"), std::string::npos) << help.output;
+  const CommandResult usage = run_command(no_viewer + npuscope_cmd("view " + path("t.db") + " --size 5"));
+  EXPECT_EQ(usage.status, 2) << usage.output;
+  EXPECT_NE(usage.output.find("npuscope view: error: "), std::string::npos) << usage.output;
+}
+
+TEST_F(HeadlessCliTest, AViewerThatCannotRunIsAClearError) {
+  const CommandResult r =
+      run_command("NPUSCOPE_VIEWER=" + path("no-such-viewer") + " " + npuscope_cmd("view " + path("t.db")));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: NPUSCOPE_VIEWER is set to '" + path("no-such-viewer") + "'"),
+            std::string::npos)
+      << r.output;
+}

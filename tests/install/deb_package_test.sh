@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make package`: CPack builds the npuscope .deb from the build tree (here into a temporary
+# directory); it must hold the programs, the SDK and the injection library under /usr and declare
+# the Debian packages they run on (dpkg-shlibdeps).
+#
+#   deb_package_test.sh BUILD_DIR
+set -euo pipefail
+build=$(realpath "$1")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/npuscope_deb.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cpack --config "$build/CPackConfig.cmake" -G DEB -B "$tmp" > "$tmp/cpack.log" 2>&1 || { cat "$tmp/cpack.log"; fail "cpack"; }
+deb=$(find "$tmp" -maxdepth 1 -name 'npuscope_*.deb') && [[ -n $deb ]] || { cat "$tmp/cpack.log"; fail "no .deb written"; }
+dpkg-deb -I "$deb" | tee "$tmp/info.txt"
+dpkg-deb -c "$deb" > "$tmp/contents.txt"
+
+depends=$(sed -n 's/^ Depends: //p' "$tmp/info.txt")
+[[ -n $depends ]] || fail "the package declares no Depends"
+# The emulator's BLAS (the OpenMP build, Note in the top-level CMakeLists.txt), the trace store,
+# the CLI's option parser and the viewer's window library.
+for package in libopenblas0-openmp libsqlite3-0 libboost-program-options libglfw3 libstdc++6; do
+  grep -q "$package" <<< "$depends" || fail "Depends lacks $package: $depends"
+done
+# lib/ may be lib/<multiarch>/ (GNUInstallDirs when configured with the prefix /usr).
+for f in bin/npuscope bin/npuscope-viewer include/npuscope/emulator/ops.h LIB/npuscope/libnpuscope_inject.so \
+         LIB/libnpuscope_emulator.so LIB/libnpuscope_collector.a LIB/cmake/npuscope/npuscopeConfig.cmake \
+         LIB/pkgconfig/npuscope.pc; do
+  grep -Eq " \./usr/${f/LIB/lib(/[a-z0-9_]+-linux-gnu)?}\$" "$tmp/contents.txt" || fail "$f is not in the package"
+done
+echo "PASS: $(basename "$deb")"

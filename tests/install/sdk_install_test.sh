@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The installed SDK, used the way a user outside this tree would: `cmake --install` into a fresh
+# prefix, build tests/install/sdk_consumer once with find_package(npuscope) and once with plain g++
+# and pkg-config, then profile it with the installed `npuscope run` and read the trace with
+# `npuscope analyze` and with trace_stats (the consumer's program on the static libraries). Everything after the install runs in a clean environment (env -i) and must
+# use the prefix only: the injection library `npuscope run` hands the program is checked to be the
+# installed one.
+#
+#   sdk_install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR
+set -euo pipefail
+build=$(realpath "$1")
+consumer_src=$(realpath "$2")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/npuscope_sdk.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+clean=(env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$tmp" LANG=C.UTF-8)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+echo "== cmake --install $build --prefix $prefix"
+cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "install"; }
+for f in bin/npuscope bin/npuscope-viewer include/npuscope/emulator/ops.h include/npuscope/collector/trace_reader.h \
+         include/npuscope/runtime_hooks/hook_api.h; do
+  [[ -e $prefix/$f ]] || fail "$f was not installed"
+done
+pc=$(find "$prefix" -name npuscope.pc) && [[ -n $pc ]] || fail "npuscope.pc was not installed"
+inject=$(find "$prefix" -name libnpuscope_inject.so) && [[ -n $inject ]] || fail "libnpuscope_inject.so was not installed"
+# The installed CLI loads the installed emulator (RPATH), not the build tree's.
+ldd "$prefix/bin/npuscope" | grep -q "libnpuscope_emulator.so => $prefix/" ||
+  fail "bin/npuscope does not load the installed emulator: $(ldd "$prefix/bin/npuscope" | grep npuscope)"
+
+echo "== find_package(npuscope)"
+"${clean[@]}" cmake -S "$consumer_src" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  > "$tmp/cmake.log" || { cat "$tmp/cmake.log"; fail "configure against the installed package"; }
+"${clean[@]}" cmake --build "$tmp/cmake" || fail "build against the installed package"
+
+echo "== pkg-config npuscope"
+flags=$("${clean[@]}" PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs npuscope)
+libdir=$("${clean[@]}" PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --variable=libdir npuscope)
+echo "pkg-config: $flags"
+# shellcheck disable=SC2086  # the flags are words
+"${clean[@]}" g++ -std=c++20 -O1 "$consumer_src/main.cpp" -o "$tmp/consumer_pc" $flags -Wl,-rpath,"$libdir" ||
+  fail "build with pkg-config"
+
+cd "$tmp"
+for consumer in "$tmp/cmake/consumer" "$tmp/consumer_pc"; do
+  echo "== npuscope run -- $consumer"
+  rm -f t.db inject.txt
+  # The program records the injection library it was given, then runs.
+  "${clean[@]}" "$prefix/bin/npuscope" run -o t.db -- sh -c 'echo "$NPUSCOPE_INJECTION" > inject.txt; exec "$0"' \
+    "$consumer" | tee run.txt || fail "npuscope run $consumer"
+  [[ $(realpath "$(cat inject.txt)") == $(realpath "$inject") ]] ||
+    fail "npuscope run gave the program $(cat inject.txt), not the installed $inject"
+  grep -q "3.5 1 7.5 3" run.txt || fail "the consumer did not print its result"
+  grep -Eq "npuscope: [2-9][0-9]* tasks" run.txt || fail "the trace has fewer than 2 tasks"
+  "${clean[@]}" "$prefix/bin/npuscope" analyze t.db > analyze.txt || { cat analyze.txt; fail "npuscope analyze"; }
+  for op in MatMul Add; do
+    grep -q "$op" analyze.txt || { cat analyze.txt; fail "npuscope analyze does not list $op"; }
+  done
+  # The same trace read by a program of ours on the SDK's static libraries: one task of each op.
+  "${clean[@]}" "$tmp/cmake/trace_stats" t.db | sort > stats.txt || fail "trace_stats"
+  [[ $(cat stats.txt) == $'Add 1\nMatMul 1' ]] || fail "trace_stats read: $(cat stats.txt)"
+done
+echo "PASS"
