@@ -34,6 +34,8 @@ BENCH_DESCRIPTIONS = [
     "  (and as many API calls) written through the real `TraceWriter`, from opening the trace to the report.",
     "- `CompareTensors/NPU_GOLDEN/N` (compare_bench): `comparator::compare_tensors()` (msprobe's accuracy metrics)",
     "  on N element pairs of an NPU tensor of dtype NPU against a golden one of dtype GOLDEN, one thread.",
+    "- `DispatchTinyAdd/threads:T` (dispatch_scaling_bench): unprofiled `call_op(\"Add\")` on two 16-element f32",
+    "  tensors on `npu:0` from T host threads, each on its own stream: the per-op host path, in ops/s.",
 ]
 
 
@@ -233,6 +235,22 @@ ANALYZE_RSS_MB_TARGET = 2048.0
 VIEWER_LOAD_SECONDS = 5.0
 VIEWER_BYTES_PER_TASK = 48.0
 VIEWER_FRAME_MS = 16.0
+
+
+def dispatch_section(runs, context):
+    one = find(runs, "DispatchTinyAdd/real_time/threads:1")
+    four = find(runs, "DispatchTinyAdd/real_time/threads:4")
+    if not (one and four):
+        return []
+    a, b = one["counters"].get("items_per_second"), four["counters"].get("items_per_second")
+    if not (a and b):
+        return []
+    return ["", "## Dispatch scaling (unprofiled)", "",
+            "Tiny Adds launched from 1 and 4 host threads on %s CPUs (the device worker runs beside them):" %
+            context.get("num_cpus", "?"), "",
+            "| host threads | ops/s |", "|---:|---:|",
+            "| 1 | %.0f |" % a, "| 4 | %.0f |" % b, "",
+            "4 threads / 1 thread = **%.2fx**." % (b / a)]
 
 
 def trace_writer_row(r, span, mode):
@@ -517,6 +535,7 @@ def main(argv):
     lines += gemm_section(runs)
     lines += resnet18_section(runs, out_dir)
     lines += hot_path_section(runs)
+    lines += dispatch_section(runs, context)
     lines += trace_writer_section(runs)
     lines += analyzer_section(runs)
     lines += viewer_section(runs)

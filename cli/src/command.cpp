@@ -9,15 +9,6 @@ namespace npuscope::cli {
 
 namespace emu = npuscope::emulator;
 
-void add_device_flags(po::options_description& desc, DeviceFlags& f) {
-  desc.add_options()
-      ("device", po::value(&f.device)->default_value(f.device), "npu, npu:N, or cpu (the golden backend)")
-      ("spec", po::value(&f.spec), "device preset (ascend910b, ascend910, ascend310p, tiny) or a JSON spec file")
-      ("precision-mode", po::value(&f.precision_mode),
-       "force_fp16 | allow_fp32_to_fp16 | allow_mix_precision | must_keep_origin_dtype (default: the device's)")
-      ("overflow-mode", po::value(&f.overflow_mode), "inf_nan | saturation (default: the device's)");
-}
-
 void configure_runtime(const DeviceFlags& f) {
   emu::RuntimeOptions r = emu::RuntimeOptions::from_environment();
   if (!f.spec.empty()) r.spec = f.spec;

@@ -26,13 +26,13 @@ class InputError : public std::runtime_error {
 // Returns the exit status; throws UsageError or any library error (printed as "npuscope: error").
 using CommandFn = int (*)(int argc, char** argv);
 
+// The emulator set-up flags (declared with exec's in exec_flags.cpp).
 struct DeviceFlags {
   std::string device = "npu";
   std::string spec;
   std::string precision_mode;
   std::string overflow_mode;
 };
-void add_device_flags(po::options_description& desc, DeviceFlags& flags);
 // Configures the emulator runtime: environment first (NPUSCOPE_SPEC...), flags over it.
 void configure_runtime(const DeviceFlags& flags);
 

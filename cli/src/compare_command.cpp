@@ -2,9 +2,9 @@
 //
 //   npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE]
 //                    [--top N] [--fail-on-mismatch] [--annotate | --results FILE.db]
-//   npuscope compare --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--seed S]
-//                    [--precision-mode MODE] [--overflow-mode MODE] [--spec PRESET]
-//                    [--perturb GLOB:MODE]... [--keep-traces DIR] [same output flags]
+//   npuscope compare --model M.onnx [exec's flags: --input NAME=FILE, --dim NAME=VALUE, --seed S,
+//                    --iterations N, --precision-mode MODE, --overflow-mode MODE, --spec PRESET,
+//                    --perturb GLOB:MODE ...] [--keep-traces DIR] [same output flags]
 //
 // The one-shot form records the model twice with `npuscope run --dump tensor -- npuscope exec`,
 // on the cpu golden backend and on the emulated NPU (same seeded inputs), then compares the two.
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "command.h"
+#include "exec_flags.h"
 #include "npuscope/collector/trace_error.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/comparator/compare.h"
@@ -47,7 +48,7 @@ namespace fs = std::filesystem;
 constexpr const char* kUsage =
     "npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE] [--top N] "
     "[--fail-on-mismatch] [--annotate | --results FILE.db]\n"
-    "       npuscope compare --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--seed S] "
+    "       npuscope compare --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--seed S] [--iterations N] "
     "[--precision-mode MODE] [--overflow-mode MODE] [--spec PRESET] [--perturb GLOB:MODE]... [--keep-traces DIR] "
     "[output flags]";
 
@@ -57,10 +58,9 @@ struct CompareFlags {
   int top = 20;
   bool fail_on_mismatch = false, annotate = false;
   std::string results;
-  // One shot.
-  std::string model, keep_traces, spec, precision_mode, overflow_mode;
-  std::vector<std::string> inputs, dims, perturb;
-  std::uint64_t seed = 0;
+  // One shot: exec's own flags (exec_flags.h), for both runs.
+  ExecFlags exec;
+  std::string keep_traces;
 };
 
 std::string self_path() {
@@ -92,21 +92,14 @@ int run_quietly(const std::vector<std::string>& args, const std::string& log) {
 std::string record(const CompareFlags& f, const std::string& dir, const std::string& device) {
   const std::string self = self_path(), trace = dir + "/" + device + ".db";
   std::vector<std::string> args = {self, "run", "-o", trace, "--dump", "tensor", "--force", "--",
-                                   self, "exec", "--model", f.model, "--device", device,
-                                   "--seed", std::to_string(f.seed), "--output-dir", dir + "/" + device + "_outputs"};
-  for (const std::string& i : f.inputs) args.insert(args.end(), {"--input", i});
-  for (const std::string& d : f.dims) args.insert(args.end(), {"--dim", d});
-  if (device == "npu") {  // the golden run is plain f32 on the cpu: the NPU's settings are the experiment
-    if (!f.spec.empty()) args.insert(args.end(), {"--spec", f.spec});
-    if (!f.precision_mode.empty()) args.insert(args.end(), {"--precision-mode", f.precision_mode});
-    if (!f.overflow_mode.empty()) args.insert(args.end(), {"--overflow-mode", f.overflow_mode});
-    for (const std::string& p : f.perturb) args.insert(args.end(), {"--perturb", p});
-  }
-  std::fprintf(stderr, "npuscope compare: running %s on %s with tensor dumps\n", f.model.c_str(),
+                                   self, "exec", "--device", device, "--output-dir", dir + "/" + device + "_outputs"};
+  const std::vector<std::string> exec = exec_arguments(f.exec, device == "cpu");
+  args.insert(args.end(), exec.begin(), exec.end());
+  std::fprintf(stderr, "npuscope compare: running %s on %s with tensor dumps\n", f.exec.model.c_str(),
                device == "cpu" ? "the cpu golden backend" : "the emulated NPU");
   const int status = run_quietly(args, dir + "/" + device + ".log");
   if (status != 0) {
-    throw InputError("running " + f.model + " on " + device + " failed (exit status " + std::to_string(status) +
+    throw InputError("running " + f.exec.model + " on " + device + " failed (exit status " + std::to_string(status) +
                      "; its output is in " + dir + "/" + device + ".log)");
   }
   return trace;
@@ -189,29 +182,27 @@ int compare_command(int argc, char** argv) {
       ("fail-on-mismatch", po::bool_switch(&f.fail_on_mismatch), "exit with status 1 when an op fails")
       ("annotate", po::bool_switch(&f.annotate), "store the verdicts in the NPU trace (COMPARE_RESULT), for the viewer")
       ("results", po::value(&f.results), "store the verdicts in a new file FILE.db instead")
-      ("model", po::value(&f.model), "one shot: run this ONNX model on cpu and npu with tensor dumps, then compare")
-      ("input", po::value(&f.inputs)->composing(), "NAME=FILE (.npy or .pb) model input; others are generated")
-      ("dim", po::value(&f.dims)->composing(), "NAME=VALUE for a symbolic input dimension")
-      ("seed", po::value(&f.seed)->default_value(f.seed), "seed of the generated inputs (the same for both runs)")
-      ("spec", po::value(&f.spec), "NPU device spec preset or file")
-      ("precision-mode", po::value(&f.precision_mode), "NPU precision mode (force_fp16, allow_fp32_to_fp16, ...)")
-      ("overflow-mode", po::value(&f.overflow_mode), "NPU overflow mode: inf_nan | saturation")
-      ("perturb", po::value(&f.perturb)->composing(), "GLOB:MODE error added to matching NPU ops (see npuscope exec)")
       ("keep-traces", po::value(&f.keep_traces), "keep the two traces (cpu.db, npu.db) in DIR");
+  // One shot (--model): run the model on cpu and npu with tensor dumps, then compare. exec's flags
+  // go to both runs, those that set up the NPU to the npu run only.
+  po::options_description exec_desc("npuscope exec options, for --model");
+  add_exec_flags(exec_desc, f.exec, ExecFlagSet::kButDeviceAndOutput);
+  desc.add(exec_desc);
   po::positional_options_description positional;
   positional.add("traces", 2);
   if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
   if (f.format != "text" && f.format != "json" && f.format != "csv") {
     throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
   }
-  if (f.model.empty() == (f.traces.size() != 2)) {
-    throw UsageError(std::string(f.model.empty() ? "give two traces (NPU.db GOLDEN.db) or --model M.onnx"
+  if (f.exec.model.empty() == (f.traces.size() != 2)) {
+    throw UsageError(std::string(f.exec.model.empty() ? "give two traces (NPU.db GOLDEN.db) or --model M.onnx"
                                                  : "give either two traces or --model, not both") +
                      "\nusage: " + kUsage);
   }
 
+  if (!f.exec.model.empty()) check_exec_flags(f.exec);  // before the runs, as exec would
   if (f.annotate && !f.results.empty()) throw UsageError("--annotate and --results exclude each other");
-  if (f.annotate && !f.model.empty() && f.keep_traces.empty()) {
+  if (f.annotate && !f.exec.model.empty() && f.keep_traces.empty()) {
     throw UsageError("--annotate with --model needs --keep-traces DIR: the NPU trace is otherwise temporary");
   }
   if (!f.results.empty() && fs::exists(f.results)) throw UsageError(f.results + " exists: --results writes a new file");
@@ -223,13 +214,13 @@ int compare_command(int argc, char** argv) {
   std::string annotated;  // the NPU trace that --annotate writes into
   try {
     if (!f.mapping.empty()) options.mapping = comparator::load_mapping(f.mapping);
-    if (f.model.empty()) {
+    if (f.exec.model.empty()) {
       const auto npu = collector::TraceReader::open(f.traces[0], {.verify = false});
       const auto golden = collector::TraceReader::open(f.traces[1], {.verify = false});
       result = comparator::compare_traces(*npu, *golden, options);
       annotated = f.traces[0];
     } else {
-      if (!fs::is_regular_file(f.model)) throw InputError(f.model + ": no such model file");
+      if (!fs::is_regular_file(f.exec.model)) throw InputError(f.exec.model + ": no such model file");
       const TraceDir dir(f.keep_traces);
       const std::string golden_trace = record(f, dir.path(), "cpu");
       const std::string npu_trace = record(f, dir.path(), "npu");

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "command.h"
+#include "exec_flags.h"
 #include "npuscope/emulator/npy.h"
 #include "npuscope/emulator/onnx_model.h"
 #include "npuscope/emulator/perturb.h"
@@ -38,15 +39,6 @@ constexpr const char* kUsage =
     "npuscope exec --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--device npu|cpu] [--spec PRESET] "
     "[--precision-mode MODE] [--overflow-mode inf_nan|saturation] [--output-dir DIR] [--iterations N] [--seed S] "
     "[--perturb GLOB:MODE]...";
-
-struct ExecFlags {
-  DeviceFlags device;
-  std::string model;
-  std::vector<std::string> inputs, dims, perturb;
-  std::string output_dir;
-  int iterations = 1;
-  std::uint64_t seed = 0;
-};
 
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* flag) {
   const auto eq = text.find('=');
@@ -216,26 +208,15 @@ void print_report(const emu::OnnxModel& model, const ExecFlags& f, const std::ma
 int exec_command(int argc, char** argv) {
   ExecFlags f;
   po::options_description desc("npuscope exec options");
-  desc.add_options()("help,h", "show this help")
-      ("model", po::value(&f.model), "the ONNX model file (required)")
-      ("list-ops", "print the ONNX op types the emulator runs, and exit")
-      ("input", po::value(&f.inputs)->composing(), "NAME=FILE: an input from a .npy or .pb file (repeatable)")
-      ("dim", po::value(&f.dims)->composing(), "NAME=VALUE: a symbolic dim for generated inputs (default 1)")
-      ("output-dir", po::value(&f.output_dir), "where output_<i>.npy go (default: exec_<model name>)")
-      ("iterations", po::value(&f.iterations)->default_value(f.iterations), "forward passes (timings are per pass)")
-      ("seed", po::value(&f.seed)->default_value(f.seed), "seed for generated inputs")
-      ("perturb", po::value(&f.perturb)->composing(),
-       "GLOB:MODE: perturb the NPU outputs of the ops whose names match GLOB (fnmatch); MODE noise[=REL] "
-       "(default 0.01), bitflip[=BIT] (default: the exponent's top bit, element 0) or f16 (repeatable)");
-  add_device_flags(desc, f.device);
+  desc.add_options()("help,h", "show this help")("list-ops", "print the ONNX op types the emulator runs, and exit");
+  add_exec_flags(desc, f);
   po::variables_map vm;
   if (!parse_flags(argc, argv, desc, kUsage, nullptr, &vm)) return 0;
   if (vm.count("list-ops")) {
     for (const auto& op : emu::supported_onnx_ops()) std::printf("%s\n", op.c_str());
     return 0;
   }
-  if (f.model.empty()) throw UsageError("--model is required");
-  if (f.iterations < 1) throw UsageError("--iterations must be at least 1");
+  check_exec_flags(f);
 
   configure_runtime(f.device);
   const emu::DeviceRef device = emu::DeviceRef::parse(f.device.device);

@@ -4,8 +4,12 @@
 // through, and summarises the trace (Note [Data flow] in DESIGN.md: the workload is not rebuilt
 // and pays nothing when not profiled).
 //
-//   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B]
+//   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A]
 //                [--max-dump-bytes N] [--overflow-only] [--force] -- CMD [ARGS...]
+//
+// The dump flags become the injection library's settings through its own parsers
+// (npuscope/runtime_hooks/inject_config.h): a value is refused here, before the program starts,
+// exactly when the library would refuse it.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,12 +20,12 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "npuscope/collector/trace_reader.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "spool_converter.h"
 
 namespace npuscope::cli {
@@ -30,13 +34,14 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B] [--max-dump-bytes N] "
+    "npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A] [--max-dump-bytes N] "
     "[--overflow-only] [--force] -- CMD [ARGS...]";
 
+// As typed: the values are parsed by inject_config's parsers, not by program_options (which reads
+// "-5" as a huge unsigned number).
 struct RunFlags {
-  std::string output, dump = "none", steps;
+  std::string output, dump = "none", steps, max_dump_bytes;
   std::vector<std::string> ops;
-  std::uint64_t max_dump_bytes = 0;
   bool overflow_only = false, force = false;
 };
 
@@ -69,26 +74,28 @@ std::string injection_library() {
                            "); set NPUSCOPE_INJECTION_LIBRARY to its path");
 }
 
-void validate(const RunFlags& f) {
-  if (f.dump != "none" && f.dump != "stats" && f.dump != "tensor") {
-    throw UsageError("--dump must be none, stats or tensor, got '" + f.dump + "'");
-  }
-  if (!f.steps.empty()) {
-    unsigned long long a = 0, b = 0;
-    char tail = 0;
-    if (std::sscanf(f.steps.c_str(), "%llu-%llu%c", &a, &b, &tail) != 2 || a > b) {
-      throw UsageError("--steps expects A-B with A <= B, got '" + f.steps + "'");
+// The library's settings from the flags; a bad value is a UsageError in the library's words.
+inject::InjectConfig inject_config(const RunFlags& f) {
+  constexpr auto kFlag = inject::Spelling::kFlag;
+  try {
+    inject::InjectConfig c;
+    c.dump = inject::parse_dump(f.dump, kFlag);
+    for (const std::string& glob : f.ops) c.ops.push_back(inject::parse_op_glob(glob, kFlag));
+    if (!f.steps.empty()) {
+      const inject::StepRange steps = inject::parse_steps(f.steps, kFlag);
+      c.has_steps = true;
+      c.step_first = steps.first;
+      c.step_last = steps.last;
     }
+    if (!f.max_dump_bytes.empty()) {
+      c.max_dump_bytes = inject::parse_bytes(f.max_dump_bytes, inject::Setting::kMaxDumpBytes, kFlag);
+    }
+    c.overflow_only = f.overflow_only;
+    inject::validate(c, kFlag);
+    return c;
+  } catch (const inject::ConfigError& e) {
+    throw UsageError(e.what());
   }
-  if (f.overflow_only && f.dump != "tensor") throw UsageError("--overflow-only needs --dump tensor");
-}
-
-std::string config_json(const RunFlags& f) {
-  nlohmann::json c = {{"dump", f.dump}, {"overflow_only", f.overflow_only}};
-  if (!f.ops.empty()) c["ops"] = f.ops;
-  if (!f.steps.empty()) c["steps"] = f.steps;
-  if (f.max_dump_bytes > 0) c["max_dump_bytes"] = f.max_dump_bytes;
-  return c.dump();
 }
 
 // Runs argv as a child with `env` added; returns its exit status (128 + signal when killed).
@@ -156,13 +163,13 @@ int run_command(int argc, char** argv) {
       ("output,o", po::value(&f.output), "the trace file (default npuscope_<cmd>_<time>.db)")
       ("dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor")
       ("ops", po::value(&f.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")
-      ("steps", po::value(&f.steps), "dump only in steps A-B (from the workload's step markers)")
+      ("steps", po::value(&f.steps), "dump only in steps A-B, or step A (from the workload's step markers)")
       ("max-dump-bytes", po::value(&f.max_dump_bytes), "stop dumping tensor data after this many bytes")
       ("overflow-only", po::bool_switch(&f.overflow_only), "keep tensor data only for overflowing ops and their inputs")
       ("force", po::bool_switch(&f.force), "overwrite an existing trace file");
   if (!parse_flags(split, argv, desc, kUsage)) return 0;
   if (split + 1 >= argc) throw UsageError("no command to run: put it after '--'");
-  validate(f);
+  const inject::InjectConfig config = inject_config(f);
   const std::vector<std::string> command(argv + split + 1, argv + argc);
   const std::string output = fs::absolute(f.output.empty() ? default_output(command[0]) : f.output).string();
   const std::string spool = output + ".spool";
@@ -177,7 +184,7 @@ int run_command(int argc, char** argv) {
   const int status = run_child(command,
                                {{"NPUSCOPE_INJECTION", library},
                                 {"NPUSCOPE_SPOOL", spool},
-                                {"NPUSCOPE_CONFIG", config_json(f)}},
+                                {"NPUSCOPE_CONFIG", config.to_json()}},
                                converter);
   const auto exited = std::chrono::steady_clock::now();
   const SpoolConverter::Outcome outcome = converter.finish();

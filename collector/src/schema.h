@@ -77,7 +77,7 @@ struct Table {
 // 12 columns per task instead of 19, which is what lets SQLite take 3M task rows per second
 // (bench/trace_writer_bench.cpp) and makes traces smaller and faster to read. TASK, the table users
 // query (DESIGN.md's columns, docs/schema.md), is a view joining the two; the reader joins them in
-// memory. Schema version 1 traces have TASK as a table and are read as they are.
+// memory. A schema version 1 trace (TASK a table) is given this shape when it is opened: Note [Reading schema 1] in trace_reader.cpp.
 struct TaskExecRow {
   std::int64_t task_id = 0;
   std::int64_t start_ns = 0, end_ns = 0, queued_ns = 0;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <vector>
 #include <unordered_map>
 
 #include "row_codec.h"
@@ -75,8 +76,10 @@ class SqliteTraceReader final : public TraceReader {
     check_not_truncated(path);
     load_meta();
     check_version();
-    adapt_older_schema();
     if (options.verify) check_integrity();
+    adapt_older_schema();
+    has_compare_results_ = !db_.query_text(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'COMPARE_RESULT'").empty();
     load_strings();
     load_kernels();
     for (const std::string& column : options.skip_columns) leave_out(column);
@@ -139,13 +142,7 @@ class SqliteTraceReader final : public TraceReader {
   }
 
   void for_each_compare_result(const std::function<void(const CompareResultRow&)>& f) const override {
-    {
-      const std::lock_guard lock(mutex_);
-      if (db_.query_text("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'COMPARE_RESULT'").empty()) {
-        return;  // written before the table existed
-      }
-    }
-    for_each<CompareResultRow>(false, f);
+    if (has_compare_results_) for_each<CompareResultRow>(false, f);  // else written before the table existed
   }
 
   void for_each_tensor_of(std::int64_t task_id, bool with_data,
@@ -163,7 +160,7 @@ class SqliteTraceReader final : public TraceReader {
   TaskSummary task_summary() const override {
     const std::lock_guard lock(mutex_);
     sqlite::Stmt stmt(db_, "SELECT count(*), coalesce(sum(overflow), 0), coalesce(min(start_ns), 0), "
-                           "coalesce(max(end_ns), 0) FROM " + task_table());
+                           "coalesce(max(end_ns), 0) FROM TASK_EXEC");
     stmt.step();
     return {sqlite3_column_int64(stmt.get(), 0), sqlite3_column_int64(stmt.get(), 1),
             sqlite3_column_int64(stmt.get(), 2), sqlite3_column_int64(stmt.get(), 3)};
@@ -177,8 +174,8 @@ class SqliteTraceReader final : public TraceReader {
   std::pair<std::int64_t, std::int64_t> task_start_range() const override {
     const std::lock_guard lock(mutex_);
     // Two queries: SQLite answers a lone min() or max() from the index, not both in one.
-    sqlite::Stmt first(db_, "SELECT min(start_ns) FROM " + task_table());
-    sqlite::Stmt last(db_, "SELECT max(start_ns) FROM " + task_table());
+    sqlite::Stmt first(db_, "SELECT min(start_ns) FROM TASK_EXEC");
+    sqlite::Stmt last(db_, "SELECT max(start_ns) FROM TASK_EXEC");
     first.step();
     last.step();
     if (sqlite3_column_type(first.get(), 0) == SQLITE_NULL) return {0, -1};
@@ -195,21 +192,16 @@ class SqliteTraceReader final : public TraceReader {
       throw TraceError(path() + ": no table '" + table + "' in a trace (tables: " + known + ")");
     }
     const std::lock_guard lock(mutex_);
-    const std::string name = info->name == "TASK" ? task_table() : std::string(info->name);  // not through the join
+    const std::string name = info->name == "TASK" ? "TASK_EXEC" : std::string(info->name);  // not through the join
     sqlite::Stmt stmt(db_, "SELECT count(*) FROM " + name);
     stmt.step();
     return sqlite3_column_int64(stmt.get(), 0);
   }
 
  private:
-  // Schema 2 stores tasks in TASK_EXEC + KERNEL (Note [Kernel table]); schema 1 in the table TASK.
-  bool kernel_table() const { return schema_version_ >= 2; }
-  std::string task_table() const { return kernel_table() ? "TASK_EXEC" : "TASK"; }
-
   // Tasks in start order, TASK_EXEC rows joined here with the kernels read on open.
   void tasks_where(std::string_view where, std::initializer_list<std::int64_t> args,
                    const std::function<void(const TaskRow&)>& f) const {
-    if (!kernel_table()) return for_each<TaskRow>(false, f, where, args);
     static const schema::KernelRow kUnknown;
     TaskRow t;
     for_each<schema::TaskExecRow>(
@@ -226,23 +218,34 @@ class SqliteTraceReader final : public TraceReader {
         where, args);
   }
 
-  // Streams a table in its documented order, one reused row object.
-  // `where` may use ?1, ?2, ... bound to `args`.
+  // Streams a table in its documented order, in batches of reused row objects: read under the lock,
+  // handed to `f` outside it (see the header's thread-safety sentence). With blobs a batch is one
+  // row, so that memory stays one tensor's. `where` may use ?1, ?2, ... bound to `args`.
   template <class Row, class F>
   void for_each(bool with_blobs, F&& f, std::string_view where = {},
                 std::initializer_list<std::int64_t> args = {}) const {
     const schema::Table<Row>& table = schema::table_for<Row>();
-    const std::lock_guard lock(mutex_);
     const auto skipped = skipped_.find(table.info.name);
     static const std::vector<bool> kNone;
     const std::vector<bool>& left_out = skipped == skipped_.end() ? kNone : skipped->second;
-    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs, where, left_out));
+    std::vector<Row> batch(with_blobs ? 1 : kBatchRows);
+    std::unique_lock lock(mutex_);
+    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs, where, left_out));  // finalized under the lock
     int i = 0;
     for (const std::int64_t a : args) sqlite3_bind_int64(stmt.get(), ++i, a);
-    Row row;
-    while (stmt.step()) {
-      schema::read_row(stmt.get(), table, row, left_out);
-      f(row);
+    for (;;) {
+      std::size_t n = 0;
+      while (n < batch.size() && stmt.step()) schema::read_row(stmt.get(), table, batch[n++], left_out);
+      if (n == 0) return;
+      lock.unlock();
+      try {
+        for (std::size_t r = 0; r < n; ++r) f(batch[r]);
+      } catch (...) {
+        lock.lock();
+        throw;
+      }
+      lock.lock();
+      if (n < batch.size()) return;  // the statement is done: another step() would run it again
     }
   }
 
@@ -256,6 +259,8 @@ class SqliteTraceReader final : public TraceReader {
     mapped_ = true;
   }
   void leave_out(const std::string& column);
+  void adapt_schema_1();
+  void adapt_schema_2();
   void load_kernels();
   void load_meta();
   void check_version();
@@ -264,21 +269,51 @@ class SqliteTraceReader final : public TraceReader {
   void load_strings();
   void decompress(TensorRow& row) const;
 
-  // A const reader may be shared by threads: one query at a time, under this lock, rather than
-  // SQLite's FULLMUTEX, which locks for every column of every row (a third of a 10M-task load).
-  // Recursive: a row callback may ask for a count.
-  mutable std::recursive_mutex mutex_;
+  static constexpr std::size_t kBatchRows = 256;
+
+  // Whoever holds it uses the connection (SQLITE_OPEN_NOMUTEX: ours to serialise) and mapped_.
+  // Taken per batch of rows, rather than SQLite's FULLMUTEX, which locks for every column of every
+  // row (a third of a 10M-task load); never held while a caller's callback runs, so a callback may
+  // call the reader again, and threads sharing a reader take turns batch by batch.
+  mutable std::mutex mutex_;
   mutable sqlite::Db db_;
   mutable bool mapped_ = false;
+  // Set on open, read-only afterwards (no lock needed).
+  bool has_compare_results_ = false;
   std::map<std::string_view, std::vector<bool>> skipped_;  // by table: the columns read as NULL
-  std::vector<schema::KernelRow> kernels_;                 // by kernel_id (schema 2)
+  std::vector<schema::KernelRow> kernels_;                 // by kernel_id
   std::map<std::string, std::string> meta_;
   std::unordered_map<StringId, std::string> strings_;
   int schema_version_ = 0;
 };
 
+// Note [Reading schema 1]
+// A schema 1 trace has TASK as a table (each task with its kernel's columns) and no TASK_EXEC or
+// KERNEL. On open it is given the schema 2 shape, in the connection's TEMP schema (writable on a
+// read-only connection; nothing touches the file): a KERNEL table of the distinct kernels, numbered,
+// and a TASK_EXEC view of TASK with each task's kernel_id. TEMP names come first in name lookup, so
+// every query of the reader has one form for both versions. It costs one scan of TASK on open.
+void SqliteTraceReader::adapt_schema_1() {
+  const schema::TableInfo& exec = schema::table_for<schema::TaskExecRow>().info;
+  const schema::TableInfo& kernel = schema::table_for<schema::KernelRow>().info;
+  std::string kernel_columns, same_kernel, exec_columns = "t.rowid AS rowid";
+  for (const schema::ColumnInfo& c : kernel.columns) {
+    if (c.name == "kernel_id") continue;
+    const std::string name(c.name);
+    kernel_columns += (kernel_columns.empty() ? "" : ", ") + name;
+    same_kernel += (same_kernel.empty() ? "" : " AND ") + ("k." + name + " IS t." + name);
+  }
+  for (const schema::ColumnInfo& c : exec.columns) {
+    exec_columns += ", " + std::string(c.name == "kernel_id" ? "k." : "t.") + std::string(c.name);
+  }
+  db_.exec("CREATE TEMP TABLE KERNEL AS SELECT row_number() OVER () AS kernel_id, " + kernel_columns +
+           " FROM (SELECT DISTINCT " + kernel_columns + " FROM main.TASK)");
+  db_.exec("CREATE INDEX temp.KERNEL_of ON KERNEL (" + kernel_columns + ")");
+  db_.exec("CREATE TEMP VIEW TASK_EXEC AS SELECT " + exec_columns + " FROM main.TASK t JOIN temp.KERNEL k ON " +
+           same_kernel);
+}
+
 void SqliteTraceReader::load_kernels() {
-  if (!kernel_table()) return;
   for_each<schema::KernelRow>(false, [&](const schema::KernelRow& k) {
     if (k.kernel_id < 0 || k.kernel_id > std::int64_t{1} << 32) return;  // not a writer's id: reads as unknown
     if (static_cast<std::size_t>(k.kernel_id) >= kernels_.size()) kernels_.resize(static_cast<std::size_t>(k.kernel_id) + 1);
@@ -297,8 +332,8 @@ void SqliteTraceReader::leave_out(const std::string& column) {
   if (!table || index_in(*table) == table->columns.size()) {
     throw TraceError("cannot leave out '" + column + "': not a TABLE.column of a trace (see docs/schema.md)");
   }
-  // Schema 2: TASK's own columns are read from TASK_EXEC; those of its kernel cost nothing and stay.
-  if (table->name == "TASK" && kernel_table()) table = &schema::table_for<schema::TaskExecRow>().info;
+  // TASK's own columns are read from TASK_EXEC; those of its kernel cost nothing and stay.
+  if (table->name == "TASK") table = &schema::table_for<schema::TaskExecRow>().info;
   const std::size_t i = index_in(*table);
   if (i == table->columns.size()) return;  // a kernel column
   std::vector<bool>& skip = skipped_[table->name];
@@ -333,11 +368,16 @@ void SqliteTraceReader::check_version() {
   schema_version_ = static_cast<int>(*version);
 }
 
-// Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
-// always named its calls, through a temporary view that shadows the table for this connection only
-// (the file stays untouched): every read of API then has one path.
+// An older trace is given the current schema's shape on open, one step per schema version, in the
+// connection's TEMP schema (the file stays untouched): every read then has one path.
 void SqliteTraceReader::adapt_older_schema() {
-  if (schema_version_ >= 3) return;
+  if (schema_version_ < 2) adapt_schema_1();  // Note [Reading schema 1]
+  if (schema_version_ < 3) adapt_schema_2();
+}
+
+// Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
+// always named its calls, through a temporary view that shadows the table.
+void SqliteTraceReader::adapt_schema_2() {
   db_.exec(
       "CREATE TEMP VIEW API AS SELECT a.start_ns, a.end_ns, a.name_id, a.connection_id, a.thread_id, "
       "CASE WHEN s.value GLOB 'aclnn*' THEN " + std::to_string(static_cast<int>(ApiKind::kLaunch)) +

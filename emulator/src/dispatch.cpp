@@ -1,6 +1,9 @@
 // See dispatch.h.
 #include "npuscope/emulator/dispatch.h"
 
+#include <atomic>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,25 +21,70 @@ namespace {
 
 thread_local std::string t_scope;
 
-std::mutex g_counter_mutex;
-std::unordered_map<const char*, std::uint32_t> g_call_counters;  // keyed by interned name
+// Note [Instance names without a lock]
+// Every op has an instance name (scope + name, interned: records keep the pointer) and a call index
+// (its n-th call in the process: what the comparator matches two runs by). Neither may take a
+// global lock per op, profiled or not: host threads launching ops would queue on it. Each distinct
+// instance name has one immortal InstanceName with an atomic call counter, created under the
+// table's mutex the first time any thread sees the name; each thread caches name -> InstanceName*
+// for itself, so a known name costs a thread-local hash lookup and one fetch_add. Indexes of one
+// name are handed out in the order the fetch_adds happen, each once, as a mutex would hand them.
+// The API name is the schema's, interned at registration (OpSchema::api_name). What the per-op path
+// still locks is per device: the allocator for the outputs and the device's queue.
+struct InstanceName {
+  explicit InstanceName(const char* interned) : name(interned) {}
+  const char* const name;
+  std::atomic<std::uint32_t> calls{0};
+};
 
-std::uint32_t next_call_index(const char* name) {
-  std::lock_guard lock(g_counter_mutex);
-  return g_call_counters[name]++;
-}
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
-const char* instance_name(std::string_view op_type, const CallOptions& options) {
+// Every instance name seen in the process; its mutex is taken on a thread's first sight of a name
+// and by reset_call_counters(), never on a cached name.
+class InstanceNames {
+ public:
+  static InstanceNames& get() {
+    static auto* names = new InstanceNames();  // immortal, like the interned strings records point to
+    return *names;
+  }
+  InstanceName* find_or_add(std::string_view full) {
+    std::lock_guard lock(mutex_);
+    const auto it = by_name_.find(full);
+    if (it != by_name_.end()) return it->second.get();
+    const char* interned = intern(full);
+    return by_name_.emplace(interned, std::make_unique<InstanceName>(interned)).first->second.get();
+  }
+  void reset_calls() {
+    std::lock_guard lock(mutex_);
+    for (auto& [name, entry] : by_name_) entry->calls.store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string_view, std::unique_ptr<InstanceName>> by_name_;  // keys: the interned text
+};
+
+// This thread's view of InstanceNames, and the buffer it spells scoped names in.
+struct ThreadNames {
+  std::unordered_map<std::string, InstanceName*, StringHash, std::equal_to<>> cache;
+  std::string full;
+};
+thread_local ThreadNames t_names;
+
+InstanceName& instance_name(std::string_view op_type, const CallOptions& options) {
   const std::string_view base = options.name.empty() ? op_type : options.name;
-  if (t_scope.empty()) return intern(base);
-  std::string full = t_scope;
-  full += '/';
-  full += base;
-  return intern(full);
-}
-
-const char* api_name(const char* op_type) {
-  return intern(std::string("aclnn") + op_type);
+  std::string_view full = base;
+  if (!t_scope.empty()) {
+    t_names.full.assign(t_scope).append(1, '/').append(base);
+    full = t_names.full;
+  }
+  if (const auto it = t_names.cache.find(full); it != t_names.cache.end()) [[likely]] return *it->second;
+  InstanceName* entry = InstanceNames::get().find_or_add(full);
+  t_names.cache.emplace(std::string(full), entry);
+  return *entry;
 }
 
 // The storage dtype that decides the compute precision: the first floating input, else the first.
@@ -167,12 +215,13 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     in_meta[i] = inputs[i].defined() ? TensorMeta{inputs[i].shape(), inputs[i].dtype(), true}
                                      : TensorMeta{{}, DType::kF32, false};
   }
-  const char* name = instance_name(schema.type, options);
+  InstanceName& instance = instance_name(schema.type, options);
+  const char* name = instance.name;
   const std::vector<TensorMeta> out_meta = schema.infer(in_meta, attrs);
   const KernelCost cost = schema.cost(in_meta, out_meta, attrs);
-  const std::uint32_t call_index = next_call_index(name);
+  const std::uint32_t call_index = instance.calls.fetch_add(1, std::memory_order_relaxed);
 
-  ApiScope api(api_name(schema.type), ApiKind::kLaunch);
+  ApiScope api(schema.api_name, ApiKind::kLaunch);
   if (schema.is_view && out_meta.size() == 1 && out_meta[0].dtype == inputs[0].dtype()) {
     return {inputs[0].view(out_meta[0].shape)};  // see OpSchema::is_view: no task, no copy
   }
@@ -236,9 +285,6 @@ NameScope::NameScope(std::string_view name) : previous_size_(t_scope.size()) {
 
 NameScope::~NameScope() { t_scope.resize(previous_size_); }
 
-void reset_call_counters() {
-  std::lock_guard lock(g_counter_mutex);
-  g_call_counters.clear();
-}
+void reset_call_counters() { InstanceNames::get().reset_calls(); }
 
 }  // namespace npuscope::emulator

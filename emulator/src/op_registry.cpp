@@ -6,6 +6,7 @@
 #include <string>
 
 #include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/markers.h"
 
 namespace npuscope::emulator {
 
@@ -34,6 +35,7 @@ void OpRegistry::register_op(const OpSchema& schema) {
                               " needs infer and cost functions");
   }
   e.schema = schema;
+  e.schema.api_name = intern(std::string("aclnn") + schema.type);
 }
 
 void OpRegistry::register_kernel(std::string_view type, Backend backend, const KernelEntry& kernel) {

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -17,6 +18,9 @@ std::unique_ptr<Runtime>& runtime_slot() {
   static std::unique_ptr<Runtime> slot;
   return slot;
 }
+// The runtime once created and announced, for get() without the mutex: every op and every device
+// tensor asks for it, on every host thread. Written under g_runtime_mutex.
+std::atomic<Runtime*> g_ready{nullptr};
 
 const char* env(const char* name) {
   const char* v = std::getenv(name);
@@ -52,6 +56,7 @@ Runtime::~Runtime() {
 }
 
 Runtime& Runtime::get() {
+  if (Runtime* ready = g_ready.load(std::memory_order_acquire)) [[likely]] return *ready;
   std::lock_guard lock(g_runtime_mutex);
   auto& slot = runtime_slot();
   if (!slot) {
@@ -59,6 +64,7 @@ Runtime& Runtime::get() {
     load_injection_from_environment();
     slot->announce_devices();
   }
+  g_ready.store(slot.get(), std::memory_order_release);
   return *slot;
 }
 
@@ -70,6 +76,7 @@ Runtime& Runtime::configure(const RuntimeOptions& options) {
     auto& slot = runtime_slot();
     old = std::move(slot);
     slot = std::move(fresh);
+    g_ready.store(slot.get(), std::memory_order_release);  // as before: visible before it is announced
   }
   old.reset();
   load_injection_from_environment();

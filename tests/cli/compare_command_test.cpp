@@ -78,6 +78,22 @@ TEST_F(CompareCommand, UnperturbedModelPassesEveryOp) {
   EXPECT_GT((*row_of(j, "head.add", "output.0"))["cosine"].get<double>(), 0.9999);
 }
 
+// Every exec flag works through --model (exec_flags.h): --iterations, which only exec had, runs
+// the model twice in both recordings, so each op is compared at both of its calls.
+TEST_F(CompareCommand, ExecFlagsWorkThroughModel) {
+  const std::string keep = (dir_ / "traces").string();
+  const auto [status, j] = compare_json("--model " + kMlp + kF32 + " --iterations 2 --keep-traces " + keep);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(j["summary"]["ops_compared"], 84);  // 42 ops, twice
+  EXPECT_EQ(j["summary"]["failed"], 0);
+  for (const char* device : {"cpu", "npu"}) {
+    const std::string log = read_file(keep + "/" + device + ".log");
+    EXPECT_NE(log.find("2 iterations"), std::string::npos) << device << ": " << log;
+  }
+  const auto r = run_command(npuscope_cmd("compare --model " + kMlp + " --iterations 0"));
+  EXPECT_EQ(r.status, 2) << r.output;
+}
+
 // The comparator finds a known culprit: a perturbed MatMul halfway down is the first failing and
 // the first introducing op; everything after it inherits; everything before it passes.
 TEST_F(CompareCommand, PerturbedOpDeepInTheModelIsTheCulprit) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -116,6 +117,42 @@ TEST(RunCommand, ExitStatusPassesThroughAndOverwriteNeedsForce) {
   EXPECT_NE(r.output.find("after '--'"), std::string::npos) << r.output;
   r = run_command(npuscope_cmd("run --dump everything -o " + db + " --force -- true"));
   EXPECT_EQ(r.status, 2);
+}
+
+// --steps A dumps step A only (multi_stream marks each repetition as a step; its ops of one step
+// are the calls 4s..4s+3 of t0/add and of t0/mul), and the dump flags are checked by the injection
+// library's own parsers before the program starts (npuscope/runtime_hooks/inject_config.h).
+TEST(RunCommand, StepsSelectOneStepAndBadDumpFlagsAreRefused) {
+  const auto dir = temp_dir("run_steps");
+  const std::string db = (dir / "s.db").string();
+  const auto r = run_command(npuscope_cmd("run --dump stats --steps 3 -o " + db + " -- " + kMultiStream +
+                                          " --steps 5 --ops 8"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto reader = collector::TraceReader::open(db);
+  std::map<std::int64_t, std::pair<std::string, std::int32_t>> task_of;
+  reader->for_each_task([&](const collector::TaskRow& t) { task_of[t.task_id] = {reader->string(t.name_id), t.call_index}; });
+  std::set<std::pair<std::string, std::int32_t>> dumped;
+  reader->for_each_tensor(false, [&](const collector::TensorRow& t) {
+    const auto it = task_of.find(t.task_id);
+    ASSERT_NE(it, task_of.end());
+    if (it->second.first.starts_with("t0/")) dumped.insert(it->second);
+  });
+  std::set<std::pair<std::string, std::int32_t>> step3;
+  for (std::int32_t i = 12; i < 16; ++i) step3.insert({{"t0/add", i}, {"t0/mul", i}});
+  EXPECT_EQ(dumped, step3);
+  EXPECT_NE(reader->meta("config").value_or("").find("\"steps\":\"3-3\""), std::string::npos) << *reader->meta("config");
+
+  for (const std::string bad : {"--steps 5-2", "--steps -1", "--steps=-1", "--steps 0-99999999999999999999", "--steps A",
+                                "--max-dump-bytes -5", "--max-dump-bytes=-5", "--max-dump-bytes 1k", "--dump all",
+                                "--overflow-only", "--ops ''"}) {
+    const std::string marker = (dir / "started").string();
+    const auto refused = run_command(npuscope_cmd("run " + bad + " -o " + (dir / "bad.db").string() + " -- touch " + marker));
+    EXPECT_EQ(refused.status, 2) << bad << ": " << refused.output;
+    EXPECT_NE(refused.output.find("npuscope run: error: "), std::string::npos) << bad << ": " << refused.output;
+    EXPECT_FALSE(fs::exists(marker)) << bad << ": the program was started";
+  }
+  const auto message = run_command(npuscope_cmd("run --steps 5-2 -o " + (dir / "bad.db").string() + " -- true"));
+  EXPECT_NE(message.output.find("--steps range \"5-2\" is empty"), std::string::npos) << message.output;
 }
 
 TEST(RunCommand, CrashedWorkloadLeavesItsTrace) {

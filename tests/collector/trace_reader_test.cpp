@@ -1,7 +1,11 @@
 // TraceReader::open refuses what is not a readable npuscope trace, with a message a user can act
 // on; streams come back in their documented order; tensor data is decompressed on request.
+#include <atomic>
 #include <fstream>
 #include <random>
+#include <thread>
+#include <tuple>
+#include <utility>
 
 #include "trace_test_util.h"
 
@@ -213,6 +217,110 @@ TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
   sql_exec(path(), "ALTER TABLE API DROP COLUMN kind; UPDATE META SET value = '2' WHERE key = 'schema_version'");
   EXPECT_EQ(kinds_read(), v3);
   EXPECT_EQ(TraceReader::open(path())->schema_version(), 2);
+}
+
+// Note [Reading schema 1] in trace_reader.cpp: every function of the reader reads a schema 1 trace
+// (TASK a table, no TASK_EXEC or KERNEL) as it reads the same trace in schema 2.
+TEST_F(TraceReaderTest, EveryReadOfASchema1TraceMatchesSchema2) {
+  Sample sample;
+  {
+    auto writer = TraceWriter::create(path());
+    sample = write_all(*writer, 300);
+    writer->set_stat("dropped_records", 7);
+    writer->finalize();
+  }
+  const std::string v1_path = path("v1.db");
+  std::filesystem::copy_file(path(), v1_path);
+  sql_exec(v1_path,
+           "CREATE TABLE TASK_V1 AS SELECT * FROM TASK; DROP VIEW TASK; ALTER TABLE TASK_V1 RENAME TO TASK; "
+           "CREATE INDEX TASK_start ON TASK (start_ns); "
+           "DROP TABLE TASK_EXEC; DROP TABLE KERNEL; UPDATE META SET value = '1' WHERE key = 'schema_version'");
+  const auto v2 = TraceReader::open(path());
+  for (bool verify : {true, false}) {
+    const auto v1 = TraceReader::open(v1_path, {.verify = verify});
+    ASSERT_EQ(v1->schema_version(), 1);
+    expect_sample_read_back(sample, *v1);
+    expect_rows_eq(v2->tasks(), v1->tasks());
+    EXPECT_EQ(v1->path(), v1_path);
+    EXPECT_TRUE(v1->complete());
+    EXPECT_EQ(v1->meta("config"), v2->meta("config"));
+    EXPECT_EQ(v1->string(sample.tasks[0].name_id), v2->string(sample.tasks[0].name_id));
+    ASSERT_EQ(v1->stats().size(), v2->stats().size());
+    for (std::size_t i = 0; i < v1->stats().size(); ++i) EXPECT_EQ(v1->stats()[i].value, v2->stats()[i].value);
+    for (const char* table : {"META", "STRING_IDS", "DEVICE_INFO", "API", "TASK", "TASK_EXEC", "KERNEL", "TENSOR",
+                              "MEMORY_RECORD", "MEMCPY", "MARKER"}) {
+      EXPECT_EQ(v1->count(table), v2->count(table)) << table;
+    }
+    EXPECT_EQ(v1->count("TASK"), 300);
+    const TaskSummary a = v1->task_summary(), b = v2->task_summary();
+    EXPECT_EQ(std::tie(a.tasks, a.overflows, a.first_start_ns, a.last_end_ns),
+              std::tie(b.tasks, b.overflows, b.first_start_ns, b.last_end_ns));
+    EXPECT_EQ(v1->task_start_range(), v2->task_start_range());
+    const auto [first, last] = v2->task_start_range();
+    std::vector<TaskRow> window1, window2;
+    v1->for_each_task_starting(first + 10, last - 10, [&](const TaskRow& t) { window1.push_back(t); });
+    v2->for_each_task_starting(first + 10, last - 10, [&](const TaskRow& t) { window2.push_back(t); });
+    EXPECT_FALSE(window1.empty());
+    expect_rows_eq(window2, window1);
+    std::vector<TensorRow> of1, of2;
+    v1->for_each_tensor_of(3, true, [&](TensorRow& t) { of1.push_back(std::move(t)); });
+    v2->for_each_tensor_of(3, true, [&](TensorRow& t) { of2.push_back(std::move(t)); });
+    ASSERT_EQ(of1.size(), 2u);
+    expect_rows_eq(of2, of1);
+    std::size_t compared = 0;
+    v1->for_each_compare_result([&](const CompareResultRow&) { ++compared; });
+    EXPECT_EQ(compared, 0u);
+  }
+  // Kernel columns cost nothing to keep; TASK's own columns are left out as in schema 2.
+  const auto skipping = TraceReader::open(v1_path, {.skip_columns = {"TASK.queued_ns", "TASK.flops"}});
+  const std::vector<TaskRow> all = v2->tasks(), some = skipping->tasks();
+  ASSERT_EQ(some.size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(some[i].queued_ns, 0);
+    EXPECT_EQ(some[i].flops, all[i].flops);
+    EXPECT_EQ(some[i].start_ns, all[i].start_ns);
+  }
+}
+
+// The header's thread-safety sentence: threads share one reader, and a callback may read again,
+// from its own thread or from another one it waits for (a recursive lock would deadlock there).
+TEST_F(TraceReaderTest, ThreadsShareOneReaderAndCallbacksMayReadAgain) {
+  Sample sample;
+  {
+    auto writer = TraceWriter::create(path());
+    sample = write_all(*writer, 5'000);
+    writer->finalize();
+  }
+  const auto reader = TraceReader::open(path());
+  const std::vector<TaskRow> expected = reader->tasks();
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        std::size_t i = 0;
+        bool same = true;
+        reader->for_each_task([&](const TaskRow& row) {
+          same = same && i < expected.size() && row.task_id == expected[i].task_id &&
+                 row.flops == expected[i].flops && row.name_id == expected[i].name_id;
+          ++i;
+          if (t % 2 && i % 1'000 == 0) same = same && reader->count("TASK") == 5'000;  // again, from the callback
+        });
+        if (!same || i != expected.size() || reader->tensors(true).size() != sample.tensors.size()) ++mismatches;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+
+  std::int64_t seen_from_other_thread = -1;
+  bool first = true;
+  reader->for_each_task([&](const TaskRow&) {
+    if (!std::exchange(first, false)) return;
+    std::thread other([&] { seen_from_other_thread = static_cast<std::int64_t>(reader->tasks().size()); });
+    other.join();
+  });
+  EXPECT_EQ(seen_from_other_thread, 5'000);
 }
 
 TEST_F(TraceReaderTest, StartRangeOfNoTasks) {

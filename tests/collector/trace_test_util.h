@@ -156,7 +156,8 @@ inline Sample write_all(TraceWriter& w, std::int64_t task_count) {
     s.tasks.push_back(make_task(i, i % 2 ? matmul : add, i % 2 ? matmul_type : add_type));
   }
   std::reverse(s.tasks.begin(), s.tasks.end());  // written out of start order: the reader sorts
-  s.apis = {{500, 900, w.intern("aclnnMatMul"), 100, 0}, {100, 400, w.intern("aclnnAdd"), 101, 1}};
+  constexpr auto kLaunch = static_cast<std::int32_t>(ApiKind::kLaunch);  // as old traces' names read too
+  s.apis = {{500, 900, w.intern("aclnnMatMul"), 100, 0, kLaunch}, {100, 400, w.intern("aclnnAdd"), 101, 1, kLaunch}};
   s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0}, {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0},
               {30, 0, 1, 1 << 20, 4096, 0, 2 << 20, 1}};
   s.memcpys = {{7, 300, 800, 250, 0, 1, 1 << 16, 1, 102}, {8, 900, 950, 880, 0, 1, 64, 2, 103}};

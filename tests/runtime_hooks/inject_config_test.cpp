@@ -7,6 +7,7 @@
 #include <string>
 
 #include "inject_test_util.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 
 using namespace npuscope;
 using inject_test::open_trace;
@@ -54,6 +55,86 @@ TEST_F(InjectConfig, BadSettingsAreRefusedWithTheReason) {
   expect_refused(R"({"max_dump_bytes": -1})", "\"max_dump_bytes\" must be a non-negative integer");
   expect_refused(R"({"overflow_only": "yes"})", "\"overflow_only\" must be true or false");
   expect_refused(R"({"buffer_bytes": 1000})", "\"buffer_bytes\" must be at least 65536");
+  expect_refused(R"({"steps": "0-99999999999999999999"})", "\"steps\" must be");
+  expect_refused(R"({"max_dump_bytes": "100"})", "\"max_dump_bytes\" must be a non-negative integer");
+  expect_refused(R"({"max_dump_bytes": 1.5})", "\"max_dump_bytes\" must be a non-negative integer");
+  expect_refused(R"({"overflow_only": true, "dump": "stats"})", "\"overflow_only\" needs \"dump\" tensor");
+}
+
+// One parser per setting (inject_config.h), whichever way the value comes: NPUSCOPE_CONFIG's JSON
+// and `npuscope run`'s flags accept and refuse the same values, in the same words but the name.
+TEST(InjectConfigParsers, FlagsAndJsonAgreeValueByValue) {
+  using inject::Spelling;
+  const auto via_json = [](const std::string& steps) -> std::string {
+    try {
+      inject::parse_config(R"({"steps": ")" + steps + "\"}");
+      return "";
+    } catch (const inject::ConfigError& e) {
+      const std::string what = e.what(), name = "NPUSCOPE_CONFIG: \"steps\" ";
+      EXPECT_EQ(what.rfind(name, 0), 0u) << what;
+      return what.substr(name.size());
+    }
+  };
+  const auto via_flag = [](const std::string& steps) -> std::string {
+    try {
+      inject::parse_steps(steps, Spelling::kFlag);
+      return "";
+    } catch (const inject::ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("--steps ", 0), 0u) << what;
+      return what.substr(8);
+    }
+  };
+  for (const std::string v : {"3", "2-5", "0", "0-0", "5-2", "-1", "A", "", "1-", "-", "3-a", "0-99999999999999999999",
+                              "9223372036854775807", "9223372036854775808", " 3", "3 "}) {
+    EXPECT_EQ(via_json(v), via_flag(v)) << "'" << v << "'";
+  }
+  EXPECT_EQ(via_flag("3"), "");
+  EXPECT_NE(via_flag("5-2").find("is empty"), std::string::npos);
+  EXPECT_NE(via_flag("0-99999999999999999999"), "");
+  const inject::StepRange one = inject::parse_steps("3", Spelling::kFlag), range = inject::parse_steps("2-5", Spelling::kFlag);
+  EXPECT_EQ(one.first, 3);
+  EXPECT_EQ(one.last, 3);
+  EXPECT_EQ(range.first, 2);
+  EXPECT_EQ(range.last, 5);
+
+  EXPECT_EQ(inject::parse_bytes("4096", inject::Setting::kMaxDumpBytes, Spelling::kFlag), 4096u);
+  for (const char* bad : {"-5", "", "1e3", "12k", "18446744073709551616"}) {
+    EXPECT_THROW(inject::parse_bytes(bad, inject::Setting::kMaxDumpBytes, Spelling::kFlag), inject::ConfigError) << bad;
+  }
+  try {
+    inject::parse_bytes("-5", inject::Setting::kMaxDumpBytes, Spelling::kFlag);
+  } catch (const inject::ConfigError& e) {
+    EXPECT_STREQ(e.what(), "--max-dump-bytes must be a non-negative integer (bytes), got \"-5\"");
+  }
+  EXPECT_EQ(inject::parse_dump("tensor", Spelling::kFlag), inject::DumpMode::kTensor);
+  EXPECT_THROW(inject::parse_dump("all", Spelling::kFlag), inject::ConfigError);
+  inject::InjectConfig overflow_only;
+  overflow_only.overflow_only = true;
+  try {
+    inject::validate(overflow_only, Spelling::kFlag);
+    ADD_FAILURE() << "--overflow-only without --dump tensor was accepted";
+  } catch (const inject::ConfigError& e) {
+    EXPECT_STREQ(e.what(), "--overflow-only needs --dump tensor");
+  }
+}
+
+// What `npuscope run` hands the library (to_json) reads back as the same settings.
+TEST(InjectConfigParsers, ToJsonReadsBack) {
+  inject::InjectConfig c;
+  c.dump = inject::DumpMode::kTensor;
+  c.ops = {"layer0/*", "*MatMul"};
+  c.has_steps = true;
+  c.step_first = c.step_last = 3;
+  c.max_dump_bytes = 12345;
+  c.overflow_only = true;
+  c.buffer_bytes = 1 << 20;
+  const inject::InjectConfig back = inject::parse_config(c.to_json());
+  EXPECT_EQ(back.to_json(), c.to_json());
+  EXPECT_EQ(back.ops, c.ops);
+  EXPECT_TRUE(back.selects("layer0/Add", 3));
+  EXPECT_FALSE(back.selects("layer0/Add", 4));
+  EXPECT_FALSE(back.selects("layer1/Add", 3));
 }
 
 TEST_F(InjectConfig, TheOutputMustBeNamedAndNew) {

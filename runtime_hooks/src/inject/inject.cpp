@@ -14,7 +14,7 @@
 #include <ctime>
 #include <string>
 
-#include "config.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "hook_callbacks.h"
 #include "npuscope/collector/trace_spool.h"
 #include "npuscope/collector/trace_writer.h"

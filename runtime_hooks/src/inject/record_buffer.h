@@ -25,10 +25,12 @@
 
 #include "drain_alarm.h"
 #include "entries.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 
 namespace npuscope::inject {
 
 inline constexpr std::size_t kChunkBytes = 64 * 1024;
+static_assert(kChunkBytes == kMinBufferBytes, "buffer_bytes' minimum (inject_config.h) is one chunk");
 inline constexpr std::uint32_t kSlotsPerChunk = kChunkBytes / kSlotBytes - 1;  // one slot of header
 
 struct Chunk {

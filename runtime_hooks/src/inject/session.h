@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "config.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "drain_alarm.h"
 #include "launch_table.h"
 #include "npuscope/collector/trace_writer.h"

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "entries.h"
 #include "launch_table.h"
 #include "npuscope/runtime_hooks/hook_api.h"

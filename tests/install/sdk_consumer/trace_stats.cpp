@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "npuscope/analyzer/analyze.h"
+#include "npuscope/collector/op_statistic.h"
 #include "npuscope/collector/trace_reader.h"
 
 int main(int argc, char** argv) {
@@ -13,7 +14,12 @@ int main(int argc, char** argv) {
   }
   try {
     const auto trace = npuscope::collector::TraceReader::open(argv[1]);
-    for (const auto& op : npuscope::analyzer::analyze(*trace).op_statistics) {
+    // The analyzer reports the collector's op statistics as one of its tables.
+    if (npuscope::analyzer::analyze(*trace).find("op_statistics") == nullptr) {
+      std::fprintf(stderr, "trace_stats: the analysis has no op_statistics table\n");
+      return 1;
+    }
+    for (const auto& op : npuscope::collector::op_statistic(*trace)) {
       std::printf("%s %lld\n", op.op_type.c_str(), static_cast<long long>(op.count));
     }
   } catch (const std::exception& e) {

@@ -35,6 +35,9 @@ struct ReaderOptions {
   std::vector<std::string> skip_columns;
 };
 
+// Thread safety: one reader may be shared by any number of threads, and a row callback may call the
+// reader again (from its own or another thread): queries take turns on the reader's one connection
+// under a lock held while rows are read, never while a callback runs.
 class TraceReader {
  public:
   // Opens read-only. Throws TraceError: missing file, not SQLite, not an npuscope trace (no META

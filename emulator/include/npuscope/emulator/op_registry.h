@@ -91,6 +91,9 @@ struct OpSchema {
   bool is_view = false;
   const char* file = nullptr;
   int line = 0;
+  // Set at registration, not by the declaration: the host API the op's launch shows as ("aclnn" +
+  // type, interned), so the per-op path builds no string for it.
+  const char* api_name = nullptr;
 };
 
 struct KernelEntry {
