@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # `make test` after `make bench` does not build them.
 BUILD_BENCH := OFF
 
-.PHONY: bootstrap configure build test demo bench package clean
+.PHONY: bootstrap configure build test demo bench package format clean
 
 bootstrap:
 	bash scripts/bootstrap.sh
@@ -33,6 +33,11 @@ bench: BUILD_BENCH := ON
 bench: build
 	bash scripts/bootstrap.sh --bench
 	bash bench/run_bench.sh $(BUILD_DIR)
+
+# Formats every C++ source with the tree's .clang-format (the format_check test fails until it is run).
+format: bootstrap
+	find analyzer bench cli collector comparator emulator runtime_hooks samples tests viewer \
+	  -name '*.cpp' -o -name '*.h' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -80,8 +80,8 @@ void CompareTraces(benchmark::State& state) {
     const comparator::CompareResult r = comparator::compare_traces(*n, *g);
     if (r.passed != ops) state.SkipWithError("the traces should compare equal");
   }
-  state.counters["bytes_per_second"] = benchmark::Counter(static_cast<double>(ops) * 2 * kElements * 4,
-                                                          benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bytes_per_second"] =
+      benchmark::Counter(static_cast<double>(ops) * 2 * kElements * 4, benchmark::Counter::kIsIterationInvariantRate);
   std::filesystem::remove(npu);
   std::filesystem::remove(golden);
 }

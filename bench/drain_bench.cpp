@@ -11,7 +11,8 @@
 // caching-allocator alloc and free: 4 records, 4 rows. Each iteration launches a
 // burst of kOpsPerBurst ops from this thread, then waits kSettle for the drain thread to write them;
 // the iteration's time is the drain thread's CPU time over that (its /proc schedstat), less what
-// the same wait costs it with nothing to drain (measured once, before the first burst). Counters: drain_ns_per_op and drain_ns_per_record.
+// the same wait costs it with nothing to drain (measured once, before the first burst). Counters: drain_ns_per_op and
+// drain_ns_per_record.
 #include <benchmark/benchmark.h>
 
 #include <chrono>

@@ -21,8 +21,8 @@ namespace {
 constexpr std::int64_t kSize = 1024;
 
 void set_flops(benchmark::State& state, std::int64_t n) {
-  state.counters["FLOPS"] = benchmark::Counter(2.0 * static_cast<double>(n * n * n),
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOPS"] =
+      benchmark::Counter(2.0 * static_cast<double>(n * n * n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void NpuMatmulF16(benchmark::State& state) {
@@ -47,8 +47,8 @@ void CblasSgemmF32(benchmark::State& state) {
   std::vector<float> c(static_cast<std::size_t>(n * n));
   const int ni = static_cast<int>(n);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f,
-                c.data(), ni);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f, c.data(),
+                ni);
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }

@@ -26,7 +26,7 @@ using npuscope::hooks::SubscriberTable;
 using npuscope::hooks::TaskPhase;
 using npuscope::hooks::TaskRecord;
 
-constexpr int kBurst = 1 << 15;                  // hook calls per burst: 2-4 MiB of entries
+constexpr int kBurst = 1 << 15;                              // hook calls per burst: 2-4 MiB of entries
 constexpr auto kDrainWait = std::chrono::milliseconds(100);  // two drain-thread wake intervals
 constexpr benchmark::IterationCount kBursts = 16;
 constexpr std::uint64_t kColdEvents = 1 << 20;

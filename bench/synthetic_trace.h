@@ -36,7 +36,8 @@ inline Names intern_names(collector::TraceWriter& w) {
     n.types.push_back(w.intern(type));
     n.apis.push_back(w.intern("aclnn" + type));
   }
-  for (int o = 0; o < kOpNames; ++o) n.ops.push_back(w.intern("layer" + std::to_string(o / 10) + "/op" + std::to_string(o)));
+  for (int o = 0; o < kOpNames; ++o)
+    n.ops.push_back(w.intern("layer" + std::to_string(o / 10) + "/op" + std::to_string(o)));
   n.sync = w.intern("aclrtSynchronizeStream");
   return n;
 }
@@ -69,9 +70,9 @@ inline void fill_task(TaskRow& t, collector::ApiRow& a, std::int64_t i, const Na
   t.stream_id = static_cast<std::int32_t>(i % 2);
   t.name_id = n.ops[static_cast<std::size_t>(op)];
   t.op_type_id = n.types[static_cast<std::size_t>(type)];
-  t.task_type = static_cast<std::int32_t>(cube ? TaskType::kAiCore
-                                               : type == kOpTypes - 1 ? TaskType::kAiCpu
-                                                                      : TaskType::kAiVectorCore);
+  t.task_type = static_cast<std::int32_t>(cube                   ? TaskType::kAiCore
+                                          : type == kOpTypes - 1 ? TaskType::kAiCpu
+                                                                 : TaskType::kAiVectorCore);
   t.connection_id = i + 1;
   t.block_dim = cube ? 24 : 8;
   t.flops = cube ? 2LL * 512 * 512 * 512 : 65'536;

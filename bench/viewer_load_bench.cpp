@@ -38,6 +38,11 @@ void ViewerLoad(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(ViewerLoad)->Args({10'000'000, 0})->Args({10'000'000, 1})->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+BENCHMARK(ViewerLoad)
+    ->Args({10'000'000, 0})
+    ->Args({10'000'000, 1})
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 BENCHMARK_MAIN();

@@ -50,11 +50,10 @@ int run(int argc, char** argv) {
   CommonOptions common;
   npuscope::samples::po::options_description desc("cnn_block: a ResNet basic block network on the emulated NPU");
   npuscope::samples::add_common_options(desc, common);
-  desc.add_options()
-      ("batch", npuscope::samples::po::value(&c.batch)->default_value(c.batch), "batch size")
-      ("channels", npuscope::samples::po::value(&c.channels)->default_value(c.channels), "channels")
-      ("image", npuscope::samples::po::value(&c.image)->default_value(c.image), "input height and width")
-      ("classes", npuscope::samples::po::value(&c.classes)->default_value(c.classes), "classifier outputs");
+  desc.add_options()("batch", npuscope::samples::po::value(&c.batch)->default_value(c.batch), "batch size")(
+      "channels", npuscope::samples::po::value(&c.channels)->default_value(c.channels), "channels")(
+      "image", npuscope::samples::po::value(&c.image)->default_value(c.image), "input height and width")(
+      "classes", npuscope::samples::po::value(&c.classes)->default_value(c.classes), "classifier outputs");
   int exit_code = 0;
   if (!npuscope::samples::parse_command_line(argc, argv, desc, exit_code)) return exit_code;
   if (c.batch < 1 || c.channels < 1 || c.image < 8 || c.classes < 1) {
@@ -92,8 +91,8 @@ int run(int argc, char** argv) {
     }
     {
       emu::NameScope scope("head");
-      auto pooled = ops::reshape(ops::global_avg_pool(x, {.name = "avgpool"}), {c.batch, c.channels},
-                                 {.name = "flatten"});
+      auto pooled =
+          ops::reshape(ops::global_avg_pool(x, {.name = "avgpool"}), {c.batch, c.channels}, {.name = "flatten"});
       logits = ops::gemm(pooled, fc_w, fc_b, 1.0f, 1.0f, false, true, {.name = "fc"});
     }
   }
@@ -103,4 +102,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return npuscope::samples::run_sample("cnn_block", [&] { return run(argc, argv); }); }
+int main(int argc, char** argv) {
+  return npuscope::samples::run_sample("cnn_block", [&] { return run(argc, argv); });
+}

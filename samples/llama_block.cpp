@@ -106,13 +106,12 @@ int run(int argc, char** argv) {
   CommonOptions common;
   npuscope::samples::po::options_description desc("llama_block: one LLaMA-style decoder layer on the emulated NPU");
   npuscope::samples::add_common_options(desc, common);
-  desc.add_options()
-      ("batch", npuscope::samples::po::value(&c.batch)->default_value(c.batch), "batch size")
-      ("seq", npuscope::samples::po::value(&c.seq)->default_value(c.seq), "sequence length")
-      ("hidden", npuscope::samples::po::value(&c.hidden)->default_value(c.hidden), "hidden size")
-      ("heads", npuscope::samples::po::value(&c.heads)->default_value(c.heads), "attention heads")
-      ("ffn", npuscope::samples::po::value(&c.ffn)->default_value(c.ffn), "MLP intermediate size")
-      ("layers", npuscope::samples::po::value(&c.layers)->default_value(c.layers), "decoder layers");
+  desc.add_options()("batch", npuscope::samples::po::value(&c.batch)->default_value(c.batch), "batch size")(
+      "seq", npuscope::samples::po::value(&c.seq)->default_value(c.seq), "sequence length")(
+      "hidden", npuscope::samples::po::value(&c.hidden)->default_value(c.hidden), "hidden size")(
+      "heads", npuscope::samples::po::value(&c.heads)->default_value(c.heads), "attention heads")(
+      "ffn", npuscope::samples::po::value(&c.ffn)->default_value(c.ffn), "MLP intermediate size")(
+      "layers", npuscope::samples::po::value(&c.layers)->default_value(c.layers), "decoder layers");
   int exit_code = 0;
   if (!npuscope::samples::parse_command_line(argc, argv, desc, exit_code)) return exit_code;
   if (c.batch < 1 || c.seq < 1 || c.heads < 1 || c.ffn < 1 || c.layers < 1 || c.hidden % c.heads != 0 ||
@@ -150,4 +149,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return npuscope::samples::run_sample("llama_block", [&] { return run(argc, argv); }); }
+int main(int argc, char** argv) {
+  return npuscope::samples::run_sample("llama_block", [&] { return run(argc, argv); });
+}

@@ -43,7 +43,8 @@ std::vector<emu::Tensor> worker(const Config& c, int thread, const npuscope::sam
   const emu::DType dtype = common.dtype_value();
   std::vector<emu::Tensor> acc;
   for (int s = 0; s < c.streams; ++s) {
-    acc.push_back(emu::Tensor::uniform({c.size}, dtype, emu::DeviceRef::npu(), common.seed + thread * 100 + s, 0.5f, 1.5f));
+    acc.push_back(
+        emu::Tensor::uniform({c.size}, dtype, emu::DeviceRef::npu(), common.seed + thread * 100 + s, 0.5f, 1.5f));
   }
   const auto one = emu::Tensor::from_floats(std::vector<float>{1.0f}, {1}, dtype, emu::DeviceRef::npu());
   const auto half = emu::Tensor::from_floats(std::vector<float>{0.5f}, {1}, dtype, emu::DeviceRef::npu());
@@ -53,8 +54,8 @@ std::vector<emu::Tensor> worker(const Config& c, int thread, const npuscope::sam
   for (std::int64_t i = 0; c.seconds > 0 ? std::chrono::steady_clock::now() < deadline : i < c.ops; ++i) {
     const int s = static_cast<int>(i % c.streams);
     const emu::CallOptions call{.name = i % 2 ? "mul" : "add", .stream = &streams[static_cast<std::size_t>(s)]};
-    acc[static_cast<std::size_t>(s)] =
-        i % 2 ? ops::mul(acc[static_cast<std::size_t>(s)], half, call) : ops::add(acc[static_cast<std::size_t>(s)], one, call);
+    acc[static_cast<std::size_t>(s)] = i % 2 ? ops::mul(acc[static_cast<std::size_t>(s)], half, call)
+                                             : ops::add(acc[static_cast<std::size_t>(s)], one, call);
     const std::int64_t n = ++g_launched;
     if (n == c.crash_after) std::raise(SIGSEGV);
     if (c.seconds > 0 && n % 1000 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -74,16 +75,15 @@ int run(int argc, char** argv) {
   npuscope::samples::CommonOptions common;
   po::options_description desc("multi_stream: a launch-heavy multi-thread, multi-stream workload");
   npuscope::samples::add_common_options(desc, common);
-  desc.add_options()
-      ("threads", po::value(&c.threads)->default_value(c.threads), "host threads")
-      ("streams", po::value(&c.streams)->default_value(c.streams), "streams per thread")
-      ("ops", po::value(&c.ops)->default_value(c.ops), "ops per thread")
-      ("size", po::value(&c.size)->default_value(c.size), "elements per tensor")
-      ("steps", po::value(&c.steps)->default_value(c.steps), "repeat everything this many times, as marked steps")
-      ("seconds", po::value(&c.seconds)->default_value(c.seconds), "launch for this long instead of --ops")
-      ("crash-after", po::value(&c.crash_after)->default_value(c.crash_after), "segfault after this many ops in all")
-      ("crash-at-end", po::bool_switch(&c.crash_at_end), "segfault when the launching is done")
-      ("output", po::value(&c.output), "write the results' bytes to this file");
+  desc.add_options()("threads", po::value(&c.threads)->default_value(c.threads), "host threads")(
+      "streams", po::value(&c.streams)->default_value(c.streams), "streams per thread")(
+      "ops", po::value(&c.ops)->default_value(c.ops), "ops per thread")(
+      "size", po::value(&c.size)->default_value(c.size), "elements per tensor")(
+      "steps", po::value(&c.steps)->default_value(c.steps), "repeat everything this many times, as marked steps")(
+      "seconds", po::value(&c.seconds)->default_value(c.seconds), "launch for this long instead of --ops")(
+      "crash-after", po::value(&c.crash_after)->default_value(c.crash_after), "segfault after this many ops in all")(
+      "crash-at-end", po::bool_switch(&c.crash_at_end), "segfault when the launching is done")(
+      "output", po::value(&c.output), "write the results' bytes to this file");
   int exit_code = 0;
   if (!npuscope::samples::parse_command_line(argc, argv, desc, exit_code)) return exit_code;
   if (c.threads < 1 || c.streams < 1 || c.ops < 0 || c.size < 1 || c.steps < 1) {
@@ -103,7 +103,8 @@ int run(int argc, char** argv) {
       while (!done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-        std::printf("progress %lld %lld\n", static_cast<long long>(ms.count()), static_cast<long long>(g_launched.load()));
+        std::printf("progress %lld %lld\n", static_cast<long long>(ms.count()),
+                    static_cast<long long>(g_launched.load()));
         std::fflush(stdout);
       }
     });
@@ -137,4 +138,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return npuscope::samples::run_sample("multi_stream", [&] { return run(argc, argv); }); }
+int main(int argc, char** argv) {
+  return npuscope::samples::run_sample("multi_stream", [&] { return run(argc, argv); });
+}

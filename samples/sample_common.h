@@ -37,16 +37,15 @@ struct CommonOptions {
 };
 
 inline void add_common_options(po::options_description& desc, CommonOptions& o) {
-  desc.add_options()
-      ("help,h", "show this help")
-      ("device", po::value(&o.device)->default_value(o.device), "npu, npu:N or cpu (the golden backend)")
-      ("spec", po::value(&o.spec), "device preset (ascend910b, ascend910, ascend310p, tiny) or JSON spec file")
-      ("precision-mode", po::value(&o.precision_mode),
-       "force_fp16 | allow_fp32_to_fp16 | allow_mix_precision | must_keep_origin_dtype")
-      ("overflow-mode", po::value(&o.overflow_mode), "inf_nan | saturation")
-      ("dtype", po::value(&o.dtype), "activation/weight dtype (default f16 on npu, f32 on cpu)")
-      ("seed", po::value(&o.seed)->default_value(o.seed), "seed for weights and inputs")
-      ("iterations", po::value(&o.iterations)->default_value(o.iterations), "forward passes to run");
+  desc.add_options()("help,h", "show this help")("device", po::value(&o.device)->default_value(o.device),
+                                                 "npu, npu:N or cpu (the golden backend)")(
+      "spec", po::value(&o.spec), "device preset (ascend910b, ascend910, ascend310p, tiny) or JSON spec file")(
+      "precision-mode", po::value(&o.precision_mode),
+      "force_fp16 | allow_fp32_to_fp16 | allow_mix_precision | must_keep_origin_dtype")(
+      "overflow-mode", po::value(&o.overflow_mode), "inf_nan | saturation")(
+      "dtype", po::value(&o.dtype), "activation/weight dtype (default f16 on npu, f32 on cpu)")(
+      "seed", po::value(&o.seed)->default_value(o.seed), "seed for weights and inputs")(
+      "iterations", po::value(&o.iterations)->default_value(o.iterations), "forward passes to run");
 }
 
 // Parses argv; returns false (after printing help or the error) when the program should exit.
@@ -101,7 +100,8 @@ class RunTimer {
     if (!device_.is_npu()) return;
     emu::Device& d = emu::Runtime::get().device(device_.index);
     const double busy_us = static_cast<double>(d.modelled_busy_ns() - busy_start_) / 1e3;
-    const double span_us = static_cast<double>(d.last_task_end_ns() - std::min(d.last_task_end_ns(), host_start_)) / 1e3;
+    const double span_us =
+        static_cast<double>(d.last_task_end_ns() - std::min(d.last_task_end_ns(), host_start_)) / 1e3;
     std::printf("%sdevice: %llu tasks, modelled busy %.1f us over a %.1f us span (%.0f%% busy)%s\n", indent,
                 static_cast<unsigned long long>(d.tasks_executed() - tasks_start_), busy_us, span_us,
                 span_us > 0 ? 100.0 * busy_us / span_us : 0.0, d.float_status() ? ", float status RAISED" : "");
@@ -113,7 +113,8 @@ class RunTimer {
   std::chrono::steady_clock::time_point wall_start_;
 };
 
-inline void print_summary(const char* sample, const CommonOptions& o, const emu::Tensor& output, const RunTimer& timer) {
+inline void print_summary(const char* sample, const CommonOptions& o, const emu::Tensor& output,
+                          const RunTimer& timer) {
   const auto values = output.to_doubles();  // synchronizes
   double sum = 0, sum_abs = 0;
   std::int64_t nonfinite = 0;

@@ -9,6 +9,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config make git
+  clang-format                 # the tree's .clang-format (make format; the format_check test)
   libopenblas-openmp-dev       # real BLAS for the emulator's GEMM / convolution (OpenMP build: see CMakeLists.txt)
   libsqlite3-dev               # trace store
   libboost-program-options-dev # CLI parsing

@@ -13,7 +13,7 @@
 namespace npuscope::testing {
 
 struct CommandResult {
-  int status = -1;  // exit status (128 + signal when killed)
+  int status = -1;     // exit status (128 + signal when killed)
   std::string output;  // stdout and stderr together
 };
 

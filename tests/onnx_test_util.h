@@ -56,8 +56,8 @@ class ModelBuilder {
   onnx::ModelProto& proto() { return model_; }
 
  private:
-  static void value(onnx::ValueInfoProto* v, const std::string& name, int elem_type, const std::vector<std::int64_t>& dims,
-                    const std::vector<std::string>& params) {
+  static void value(onnx::ValueInfoProto* v, const std::string& name, int elem_type,
+                    const std::vector<std::int64_t>& dims, const std::vector<std::string>& params) {
     v->set_name(name);
     auto* tt = v->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(elem_type);

@@ -5,21 +5,21 @@
 #include <set>
 
 #include "analyses.h"
+#include "npuscope/collector/text_table.h"
 #include "rules.h"
 #include "tensor_shapes.h"
-#include "npuscope/collector/text_table.h"
 
 namespace npuscope::analyzer {
 
 using collector::format_ns;
 namespace {
 
-constexpr std::int64_t kBigOpNs = 20'000;      // block dim matters for ops at least this long
+constexpr std::int64_t kBigOpNs = 20'000;  // block dim matters for ops at least this long
 constexpr std::int64_t kSmallCopyBytes = 64 << 10;
 constexpr int kMinSmallCopies = 10;
 constexpr int kMinSyncs = 10;
-constexpr double kSyncsPerLaunch = 0.1;        // a synchronization every 10 launches or more often
-constexpr std::size_t kManyShapes = 8;         // distinct input shapes of one op type
+constexpr double kSyncsPerLaunch = 0.1;  // a synchronization every 10 launches or more often
+constexpr std::size_t kManyShapes = 8;   // distinct input shapes of one op type
 
 }  // namespace
 
@@ -31,8 +31,8 @@ void advise_cube_alignment(const TraceData& data, const TensorShapes& shapes, in
     if (!is(t.task_type, TaskType::kAiCore)) continue;
     const std::optional<Mnk> mnk = shapes.matmul_mnk(t.task_id, data.str(t.op_type_id));
     if (!mnk || (mnk->m % 16 == 0 && mnk->n % 16 == 0 && mnk->k % 16 == 0)) continue;
-    const std::string key = data.str(t.op_type_id) + " M=" + std::to_string(mnk->m) + " N=" +
-                            std::to_string(mnk->n) + " K=" + std::to_string(mnk->k);
+    const std::string key = data.str(t.op_type_id) + " M=" + std::to_string(mnk->m) + " N=" + std::to_string(mnk->n) +
+                            " K=" + std::to_string(mnk->k);
     auto& [count, ns] = misaligned[key];
     ++count;
     ns += duration(t);
@@ -48,7 +48,8 @@ void advise_cube_alignment(const TraceData& data, const TensorShapes& shapes, in
     Advice a;
     a.rule = "cube_alignment";
     a.title = key + ": not multiples of 16";
-    a.detail = std::to_string(count) + " calls, " + format_ns(static_cast<double>(ns)) + "; the cube pads to 16x16x16 fractals, " +
+    a.detail = std::to_string(count) + " calls, " + format_ns(static_cast<double>(ns)) +
+               "; the cube pads to 16x16x16 fractals, " +
                std::to_string(static_cast<int>(std::lround(100 * waste_of[key]))) + " % of its work is padding";
     a.action = "pad or choose M, N and K as multiples of 16 (the inner axis a multiple of 256 is better still)";
     a.ops = {type_of[key]};
@@ -193,10 +194,15 @@ constexpr Column kAdviceColumns[] = {
 
 }  // namespace
 
-constexpr TableSpec kAdviceTable{"advice", "Advice (most time at stake first)",
+constexpr TableSpec kAdviceTable{"advice",
+                                 "Advice (most time at stake first)",
                                  "What msprof-analyze's advisor and HTA would suggest, one item per finding of the "
                                  "advice rules, most time at stake first.",
-                                 kAdviceColumns, Layout::kItems, Section::kAdvice, {}, "impact_ns"};
+                                 kAdviceColumns,
+                                 Layout::kItems,
+                                 Section::kAdvice,
+                                 {},
+                                 "impact_ns"};
 
 void add_advice(RuleContext& c, const std::vector<Advice>& advice) {
   for (const Advice& a : advice) c.add(kAdviceTable, {a.rule, a.title, a.detail, a.action, a.ops, a.impact_ns});

@@ -1,7 +1,7 @@
 // AI CPU tasks and fallbacks (ops with no NPU kernel that ran their CPU kernel as an AI CPU task),
 // grouped by op type, costliest first.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "analyses.h"
@@ -46,8 +46,12 @@ constexpr Column kFallbackColumns[] = {
 }  // namespace
 
 constexpr TableSpec kFallbackTable{
-    "fallback_ops", "AI CPU ops and fallbacks", "AI CPU tasks per op type, costliest first.", kFallbackColumns,
-    Layout::kRows, Section::kDetail,
+    "fallback_ops",
+    "AI CPU ops and fallbacks",
+    "AI CPU tasks per op type, costliest first.",
+    kFallbackColumns,
+    Layout::kRows,
+    Section::kDetail,
     "an AI CPU task costs tens of us and serialises the stream; replace the op with one the NPU runs, or change "
     "its dtype to one its NPU kernel supports"};
 
@@ -55,8 +59,8 @@ namespace {
 
 void run_fallback(RuleContext& c) {
   for (const FallbackOp& f : fallback_ops(c.data)) {
-    c.add(kFallbackTable, {f.op_type, f.fallback, f.count, f.total_ns, static_cast<std::int64_t>(std::llround(f.avg_ns)),
-                           f.max_ns, f.example_op_name});
+    c.add(kFallbackTable, {f.op_type, f.fallback, f.count, f.total_ns,
+                           static_cast<std::int64_t>(std::llround(f.avg_ns)), f.max_ns, f.example_op_name});
   }
 }
 

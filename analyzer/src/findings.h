@@ -47,8 +47,8 @@ struct TaskPerf {
   std::int32_t device_id = 0, stream_id = 0, block_dim = 0;
   std::int64_t start_ns = 0, duration_ns = 0, flops = 0, bytes = 0;
   Bound bound = Bound::kLatency;
-  double flops_per_s = 0, bytes_per_s = 0;    // achieved
-  double compute_pct = 0, memory_pct = 0;     // achieved / the device's peak (FLOP/s, bandwidth)
+  double flops_per_s = 0, bytes_per_s = 0;  // achieved
+  double compute_pct = 0, memory_pct = 0;   // achieved / the device's peak (FLOP/s, bandwidth)
 };
 
 struct BoundShare {
@@ -102,11 +102,11 @@ struct NanInfOrigin {
 };
 
 struct OverflowReport {
-  std::int64_t count = 0;              // overflowing tasks
-  std::optional<OverflowTask> first;   // in execution (start time) order
-  std::vector<OverflowTask> items;     // in execution order (the first `kMaxItems`)
+  std::int64_t count = 0;             // overflowing tasks
+  std::optional<OverflowTask> first;  // in execution (start time) order
+  std::vector<OverflowTask> items;    // in execution order (the first `kMaxItems`)
   std::optional<NanInfOrigin> origin;
-  std::string overflow_mode;           // of the device of the first overflow
+  std::string overflow_mode;  // of the device of the first overflow
 };
 
 // ---- memory ----
@@ -137,6 +137,5 @@ struct Advice {
   std::vector<std::string> ops;
   std::int64_t impact_ns = 0;  // time at stake (for ordering; an estimate)
 };
-
 
 }  // namespace npuscope::analyzer

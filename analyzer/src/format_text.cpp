@@ -24,7 +24,9 @@ void record(TextReport& w, const Table& t) {
   for (std::size_t i = 0; i < t.spec->columns.size(); ++i) {
     const Column& c = t.spec->columns[i];
     const Value& v = t.rows[0][i];
-    if (std::holds_alternative<std::monostate>(v) || (std::holds_alternative<std::string>(v) && std::get<std::string>(v).empty())) continue;
+    if (std::holds_alternative<std::monostate>(v) ||
+        (std::holds_alternative<std::string>(v) && std::get<std::string>(v).empty()))
+      continue;
     w.line(column_label(c) + ": " + format_cell(c, v));
   }
 }
@@ -39,8 +41,9 @@ void rows(TextReport& w, const Table& t) {
     shown.push_back(i);
   }
   TextTable table(std::move(header));
-  const std::size_t n = t.spec->text_rows > 0 ? std::min<std::size_t>(t.rows.size(), static_cast<std::size_t>(t.spec->text_rows))
-                                              : t.rows.size();
+  const std::size_t n = t.spec->text_rows > 0
+                            ? std::min<std::size_t>(t.rows.size(), static_cast<std::size_t>(t.spec->text_rows))
+                            : t.rows.size();
   for (std::size_t r = 0; r < n; ++r) {
     std::vector<std::string> cells;
     for (const std::size_t i : shown) cells.push_back(format_cell(t.spec->columns[i], t.rows[r][i]));

@@ -15,8 +15,8 @@
 #include <map>
 
 #include "analyses.h"
-#include "rules.h"
 #include "npuscope/collector/text_table.h"
+#include "rules.h"
 
 namespace npuscope::analyzer {
 
@@ -28,9 +28,7 @@ constexpr std::size_t kMinChain = 2, kMaxChain = 10;
 constexpr std::int64_t kMinRepeats = 5;
 constexpr std::size_t kMaxChains = std::size_t{1} << 20;
 
-bool small_vector_op(const Task& t) {
-  return is(t.task_type, TaskType::kAiVectorCore) && duration(t) < kSmallOpNs;
-}
+bool small_vector_op(const Task& t) { return is(t.task_type, TaskType::kAiVectorCore) && duration(t) < kSmallOpNs; }
 
 struct Chain {
   std::uint64_t key = 0;  // 0: an empty slot
@@ -182,12 +180,14 @@ void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out, std
   auto inside = [](const std::vector<std::int64_t>& part, const std::vector<std::int64_t>& whole) {
     std::vector<std::int64_t> twice = whole;
     twice.insert(twice.end(), whole.begin(), whole.end());
-    return part.size() <= whole.size() && std::search(twice.begin(), twice.end(), part.begin(), part.end()) != twice.end();
+    return part.size() <= whole.size() &&
+           std::search(twice.begin(), twice.end(), part.begin(), part.end()) != twice.end();
   };
   for (const Chain* c : found) {
     if (static_cast<int>(reported.size()) >= top) break;
     const std::vector<std::int64_t> types = chain_types(data, *c);
-    if (std::any_of(reported.begin(), reported.end(), [&](const auto& r) { return inside(types, r) || inside(r, types); })) {
+    if (std::any_of(reported.begin(), reported.end(),
+                    [&](const auto& r) { return inside(types, r) || inside(r, types); })) {
       continue;  // a part (or an extension) of a chain already reported
     }
     reported.push_back(types);

@@ -29,7 +29,8 @@ std::string host_activity(const TraceData& data, const ApisByThread& apis, std::
   if (it != apis.end()) {
     const auto& calls = it->second;
     // Calls are sorted by start; nesting is shallow, so look back a little from the first start >= b.
-    auto hi = std::lower_bound(calls.begin(), calls.end(), b, [](const Api* r, std::int64_t t) { return r->start_ns < t; });
+    auto hi =
+        std::lower_bound(calls.begin(), calls.end(), b, [](const Api* r, std::int64_t t) { return r->start_ns < t; });
     for (auto c = hi; c != calls.begin();) {
       --c;
       const std::int64_t o = std::min(b, (*c)->end_ns) - std::max(a, (*c)->start_ns);
@@ -63,7 +64,8 @@ bool blocked_at(const ApisByThread& blocking, std::int32_t thread, std::int64_t 
   const auto it = blocking.find(thread);
   if (it == blocking.end()) return false;
   const auto& calls = it->second;
-  auto hi = std::upper_bound(calls.begin(), calls.end(), t, [](std::int64_t v, const Api* r) { return v < r->start_ns; });
+  auto hi =
+      std::upper_bound(calls.begin(), calls.end(), t, [](std::int64_t v, const Api* r) { return v < r->start_ns; });
   for (int looked = 0; hi != calls.begin() && looked < 64; ++looked) {  // blocking calls hardly nest
     --hi;
     if ((*hi)->end_ns >= t) return true;
@@ -123,7 +125,7 @@ IdleReport idle_time(const TraceData& data, int top) {
       const std::int64_t len = t.start_ns - d->busy_end;
       d->idle.idle_ns += len;
       ++d->idle.gaps;
-      (kind == GapKind::kHostWait ? d->idle.host_wait_ns
+      (kind == GapKind::kHostWait   ? d->idle.host_wait_ns
        : kind == GapKind::kSyncWait ? d->idle.sync_wait_ns
                                     : d->idle.other_ns) += len;
       if (keep > 0 && (gaps.size() < keep || len > gaps.front().end_ns - gaps.front().start_ns)) {
@@ -194,8 +196,8 @@ void run_idle(RuleContext& c) {
   const IdleReport idle = idle_time(c.data, c.top);
   for (const DeviceIdle& d : idle.devices) {
     c.add(kIdleTable, {std::int64_t{d.device_id}, d.span_ns, d.idle_ns, pct_of(d.idle_ns, d.span_ns), d.host_wait_ns,
-                       pct_of(d.host_wait_ns, d.span_ns), d.sync_wait_ns, pct_of(d.sync_wait_ns, d.span_ns),
-                       d.other_ns, pct_of(d.other_ns, d.span_ns), d.gaps});
+                       pct_of(d.host_wait_ns, d.span_ns), d.sync_wait_ns, pct_of(d.sync_wait_ns, d.span_ns), d.other_ns,
+                       pct_of(d.other_ns, d.span_ns), d.gaps});
   }
   for (const Gap& g : idle.longest) {
     c.add(kIdleGapsTable, {std::int64_t{g.device_id}, g.start_ns, g.end_ns, g.end_ns - g.start_ns,

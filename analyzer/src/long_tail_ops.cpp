@@ -10,8 +10,8 @@
 namespace npuscope::analyzer {
 namespace {
 
-constexpr std::int64_t kMinCalls = 5;         // fewer calls say little about an average
-constexpr double kMaxOverAvg = 3;             // the slowest call at least 3x the average ...
+constexpr std::int64_t kMinCalls = 5;          // fewer calls say little about an average
+constexpr double kMaxOverAvg = 3;              // the slowest call at least 3x the average ...
 constexpr std::int64_t kMinExcessNs = 10'000;  // ... and at least 10 us above it
 
 constexpr Column kLongTailColumns[] = {
@@ -29,10 +29,13 @@ constexpr Column kLongTailColumns[] = {
 }  // namespace
 
 constexpr TableSpec kLongTailOpsTable{
-    "long_tail_ops", "Long-tail ops (slowest call far above the average)",
+    "long_tail_ops",
+    "Long-tail ops (slowest call far above the average)",
     "Op types of 5 or more calls whose slowest call took at least 3x their average and 10 us more (--top), most "
     "excess first.",
-    kLongTailColumns, Layout::kRows, Section::kAdvice,
+    kLongTailColumns,
+    Layout::kRows,
+    Section::kAdvice,
     "compare the slowest call with the others (its shapes, its inputs, what else ran on its stream): a first-call "
     "warm-up, an odd shape or contention makes one call pay for the step",
     "excess_ns"};
@@ -60,12 +63,13 @@ void run_long_tail_ops(RuleContext& c) {
     const double avg = static_cast<double>(k.total_ns) / static_cast<double>(k.count);
     const auto excess = static_cast<std::int64_t>(std::llround(static_cast<double>(k.max_ns) - avg));
     if (k.count < kMinCalls || static_cast<double>(k.max_ns) < kMaxOverAvg * avg || excess < kMinExcessNs) continue;
-    rows.push_back({c.data.str(key.first), std::string(collector::task_type_name(key.second)),
-                    k.count, static_cast<std::int64_t>(std::llround(avg)), k.max_ns, static_cast<double>(k.max_ns) / avg,
-                    excess, c.data.str(k.slowest->name_id), k.slowest->task_id});
+    rows.push_back({c.data.str(key.first), std::string(collector::task_type_name(key.second)), k.count,
+                    static_cast<std::int64_t>(std::llround(avg)), k.max_ns, static_cast<double>(k.max_ns) / avg, excess,
+                    c.data.str(k.slowest->name_id), k.slowest->task_id});
   }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Row& a, const Row& b) { return std::get<std::int64_t>(a[6]) > std::get<std::int64_t>(b[6]); });
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::get<std::int64_t>(a[6]) > std::get<std::int64_t>(b[6]);
+  });
   rows.resize(std::min(rows.size(), static_cast<std::size_t>(c.top)));
   for (Row& r : rows) c.add(kLongTailOpsTable, std::move(r));
 }

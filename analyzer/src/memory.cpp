@@ -7,20 +7,20 @@
 #include "rules.h"
 
 namespace npuscope::analyzer {
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 MemoryReport memory_usage(const TraceData& data, int top) {
   std::map<std::int32_t, DeviceMemory> devices;
   std::map<std::int32_t, std::unordered_map<std::int64_t, Leak>> live;  // per device, by address
-  for (const MemoryRow& m : data.memory) {  // in time order
+  for (const MemoryRow& m : data.memory) {                              // in time order
     DeviceMemory& d = devices[m.device_id];
     d.device_id = m.device_id;
     if (m.allocated_bytes > d.peak_allocated_bytes) {
       d.peak_allocated_bytes = m.allocated_bytes;
       d.peak_allocated_ns = m.ts_ns;
-      d.fragmentation_at_peak =
-          m.reserved_bytes > 0 ? static_cast<double>(m.reserved_bytes - m.allocated_bytes) / static_cast<double>(m.reserved_bytes) : 0;
+      d.fragmentation_at_peak = m.reserved_bytes > 0 ? static_cast<double>(m.reserved_bytes - m.allocated_bytes) /
+                                                           static_cast<double>(m.reserved_bytes)
+                                                     : 0;
     }
     if (m.reserved_bytes > d.peak_reserved_bytes) {
       d.peak_reserved_bytes = m.reserved_bytes;
@@ -39,9 +39,8 @@ MemoryReport memory_usage(const TraceData& data, int top) {
     for (const auto& [address, leak] : live[id]) leaks.push_back(leak);
     d.leaked_count = static_cast<std::int64_t>(leaks.size());
     for (const Leak& l : leaks) d.leaked_bytes += l.bytes;
-    std::sort(leaks.begin(), leaks.end(), [](const Leak& a, const Leak& b) {
-      return a.bytes != b.bytes ? a.bytes > b.bytes : a.ts_ns < b.ts_ns;
-    });
+    std::sort(leaks.begin(), leaks.end(),
+              [](const Leak& a, const Leak& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.ts_ns < b.ts_ns; });
     leaks.resize(std::min<std::size_t>(leaks.size(), static_cast<std::size_t>(std::max(top, 0))));
     d.largest_leaks = std::move(leaks);
     r.peak_allocated_bytes = std::max(r.peak_allocated_bytes, d.peak_allocated_bytes);
@@ -84,9 +83,12 @@ constexpr TableSpec kMemoryTable{"memory", "Device memory", "Peaks and leaks ove
 constexpr TableSpec kMemoryDevicesTable{"memory_devices", "Device memory per device",
                                         "Per device: peaks and when, fragmentation, allocations never freed.",
                                         kMemoryDeviceColumns};
-constexpr TableSpec kLeaksTable{"leaks", "Allocations never freed",
+constexpr TableSpec kLeaksTable{"leaks",
+                                "Allocations never freed",
                                 "Per device, the largest allocations never freed (--top), biggest first.",
-                                kLeakColumns, Layout::kRows, Section::kDetail,
+                                kLeakColumns,
+                                Layout::kRows,
+                                Section::kDetail,
                                 "release tensors you no longer need (a growing cache or list keeps them alive)"};
 
 namespace {
@@ -96,9 +98,9 @@ void run_memory(RuleContext& c) {
   if (m.devices.empty()) return;  // no memory records: nothing to say
   c.add(kMemoryTable, {m.peak_allocated_bytes, m.peak_reserved_bytes, m.leaked_bytes});
   for (const DeviceMemory& d : m.devices) {
-    c.add(kMemoryDevicesTable, {std::int64_t{d.device_id}, d.peak_allocated_bytes, d.peak_allocated_ns,
-                                d.peak_reserved_bytes, d.peak_reserved_ns, 100 * d.fragmentation_at_peak,
-                                d.allocations, d.leaked_count, d.leaked_bytes});
+    c.add(kMemoryDevicesTable,
+          {std::int64_t{d.device_id}, d.peak_allocated_bytes, d.peak_allocated_ns, d.peak_reserved_bytes,
+           d.peak_reserved_ns, 100 * d.fragmentation_at_peak, d.allocations, d.leaked_count, d.leaked_bytes});
     for (const Leak& l : d.largest_leaks) c.add(kLeaksTable, {std::int64_t{d.device_id}, l.address, l.bytes, l.ts_ns});
   }
 }

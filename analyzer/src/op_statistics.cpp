@@ -34,9 +34,9 @@ void run_op_statistics(RuleContext& c) {
   collector::OpStatisticAccumulator stats;
   for (const Task& t : c.data.kernels) stats.add(t.device_id, t.op_type_id, t.task_type, t.start_ns, t.end_ns);
   for (const collector::OpStatisticRow& s : stats.rows(c.data.reader)) {
-    c.add(kOpStatisticsTable, {std::int64_t{s.device_id}, s.op_type, std::string(collector::task_type_name(s.task_type)),
-                               s.count, s.total_ns, static_cast<std::int64_t>(std::llround(s.avg_ns)), s.min_ns,
-                               s.max_ns, s.ratio_pct});
+    c.add(kOpStatisticsTable,
+          {std::int64_t{s.device_id}, s.op_type, std::string(collector::task_type_name(s.task_type)), s.count,
+           s.total_ns, static_cast<std::int64_t>(std::llround(s.avg_ns)), s.min_ns, s.max_ns, s.ratio_pct});
   }
 }
 

@@ -63,7 +63,8 @@ OverflowReport overflows(const TraceData& data) {
     if (const DeviceInfoRow* d = data.device(r.first->device_id)) r.overflow_mode = d->overflow_mode;
   }
   r.origin = origin_from_stats(data);
-  if (!r.origin && r.first) r.origin = NanInfOrigin{*r.first, "overflow_flag", "the first task that raised the overflow flag"};
+  if (!r.origin && r.first)
+    r.origin = NanInfOrigin{*r.first, "overflow_flag", "the first task that raised the overflow flag"};
   return r;
 }
 
@@ -96,15 +97,23 @@ constexpr Column kOverflowColumns[] = {
 
 }  // namespace
 
-constexpr TableSpec kOverflowSummaryTable{"overflow_summary", "Overflows",
+constexpr TableSpec kOverflowSummaryTable{"overflow_summary",
+                                          "Overflows",
                                           "The first overflowing op and the NaN/Inf origin; null without overflows.",
-                                          kOverflowSummaryColumns, Layout::kRecord, Section::kAlert};
+                                          kOverflowSummaryColumns,
+                                          Layout::kRecord,
+                                          Section::kAlert};
 constexpr TableSpec kOverflowsTable{
-    "overflows", "Overflowing tasks", "Tasks with the overflow flag in execution order (the first 1000).",
-    kOverflowColumns, Layout::kRows, Section::kAlert,
+    "overflows",
+    "Overflowing tasks",
+    "Tasks with the overflow flag in execution order (the first 1000).",
+    kOverflowColumns,
+    Layout::kRows,
+    Section::kAlert,
     "check the first op's inputs and its output dtype range (f16 max 65504); keep it in f32 (precision mode) or "
     "scale the values",
-    {}, 10};
+    {},
+    10};
 
 namespace {
 
@@ -124,8 +133,8 @@ void run_overflows(RuleContext& c) {
   for (std::size_t i = 0; i < o.items.size(); ++i) {
     const OverflowTask& t = o.items[i];
     const bool origin = o.origin && o.origin->task.task_id == t.task_id;
-    c.add(kOverflowsTable, {static_cast<std::int64_t>(i + 1), t.task_id, t.op_name, t.op_type, std::int64_t{t.device_id},
-                            t.start_ns, origin ? Value(o.origin->method) : Value()});
+    c.add(kOverflowsTable, {static_cast<std::int64_t>(i + 1), t.task_id, t.op_name, t.op_type,
+                            std::int64_t{t.device_id}, t.start_ns, origin ? Value(o.origin->method) : Value()});
   }
 }
 

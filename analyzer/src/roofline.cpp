@@ -19,8 +19,6 @@ namespace {
 
 constexpr double kLatencyPct = 30;
 
-
-
 double peak_flops(const DeviceInfoRow& d, const Task& t) {
   const auto dtype = static_cast<DType>(t.compute_dtype);
   constexpr DType kF32 = DType::kF32, kI8 = DType::kI8, kU8 = DType::kU8, kI32 = DType::kI32, kI64 = DType::kI64,
@@ -63,8 +61,7 @@ Roofline roofline(const TraceData& data, const Task& t) {
     r.compute_pct = peak > 0 ? 100 * r.flops_per_s / peak : 0;
     r.memory_pct = d->memory_bandwidth > 0 ? 100 * r.bytes_per_s / d->memory_bandwidth : 0;
   }
-  if (is(t.task_type, TaskType::kAiCpu) ||
-      std::max(r.compute_pct, r.memory_pct) < kLatencyPct) {
+  if (is(t.task_type, TaskType::kAiCpu) || std::max(r.compute_pct, r.memory_pct) < kLatencyPct) {
     r.bound = Bound::kLatency;
   } else {
     r.bound = r.compute_pct >= r.memory_pct ? Bound::kCompute : Bound::kMemory;
@@ -149,18 +146,18 @@ constexpr Column kBoundColumns[] = {
 
 constexpr TableSpec kTopOpsTable{"top_ops", "Top ops by duration",
                                  "The longest kernel tasks (--top), with their roofline bound.", kTopOpsColumns};
-constexpr TableSpec kTimeByBoundTable{"time_by_bound", "Kernel time by bound",
-                                      "All kernel time split by roofline bound.", kBoundColumns, Layout::kRows,
-                                      Section::kSummary};
+constexpr TableSpec kTimeByBoundTable{
+    "time_by_bound", "Kernel time by bound", "All kernel time split by roofline bound.",
+    kBoundColumns,   Layout::kRows,          Section::kSummary};
 
 namespace {
 
 void run_top_ops(RuleContext& c) {
   for (const TaskPerf& p : top_ops(c.data, c.top)) {
-    c.add(kTopOpsTable, {p.task_id, p.op_name, p.op_type, p.task_type, std::int64_t{p.device_id},
-                         std::int64_t{p.stream_id}, p.start_ns, p.duration_ns, std::int64_t{p.block_dim}, p.flops,
-                         p.bytes, std::string(bound_name(p.bound)), p.flops_per_s, p.compute_pct, p.bytes_per_s,
-                         p.memory_pct});
+    c.add(kTopOpsTable,
+          {p.task_id, p.op_name, p.op_type, p.task_type, std::int64_t{p.device_id}, std::int64_t{p.stream_id},
+           p.start_ns, p.duration_ns, std::int64_t{p.block_dim}, p.flops, p.bytes, std::string(bound_name(p.bound)),
+           p.flops_per_s, p.compute_pct, p.bytes_per_s, p.memory_pct});
   }
   for (const BoundShare& b : bound_shares(c.data)) {
     c.add(kTimeByBoundTable, {std::string(bound_name(b.bound)), b.tasks, b.total_ns});

@@ -9,20 +9,20 @@
 
 namespace npuscope::analyzer {
 
-#define NPUSCOPE_RULES(X)                                                                                   \
-  X(kSummaryRule)                                                                                           \
-  X(kTopOpsRule)                                                                                            \
-  X(kIdleRule)                                                                                              \
-  X(kFallbackRule)                                                                                          \
-  X(kOverflowsRule)                                                                                         \
-  X(kMemoryRule)                                                                                            \
-  X(kOpStatisticsRule)                                                                                      \
-  X(kFusionRule)                                                                                            \
-  X(kCubeAlignmentRule)                                                                                     \
-  X(kBlockDimRule)                                                                                          \
-  X(kSynchronizationRule)                                                                                   \
-  X(kSmallMemcpyRule)                                                                                       \
-  X(kDynamicShapesRule)                                                                                     \
+#define NPUSCOPE_RULES(X) \
+  X(kSummaryRule)         \
+  X(kTopOpsRule)          \
+  X(kIdleRule)            \
+  X(kFallbackRule)        \
+  X(kOverflowsRule)       \
+  X(kMemoryRule)          \
+  X(kOpStatisticsRule)    \
+  X(kFusionRule)          \
+  X(kCubeAlignmentRule)   \
+  X(kBlockDimRule)        \
+  X(kSynchronizationRule) \
+  X(kSmallMemcpyRule)     \
+  X(kDynamicShapesRule)   \
   X(kLongTailOpsRule)
 
 #define NPUSCOPE_DECLARE_RULE(r) extern const Rule r;

@@ -43,7 +43,7 @@ struct Rule {
   std::string_view doc;
   void (*run)(RuleContext& context);
   std::span<const TableSpec* const> tables;  // the tables it writes (several rules may share one)
-  bool always = false;                        // runs whatever --rules says (the summary)
+  bool always = false;                       // runs whatever --rules says (the summary)
 };
 
 // In report order.

@@ -57,7 +57,9 @@ Summary summarize(const TraceData& data) {
     d.first_ns = busy.first_ns;
     d.busy_ns = busy.total_ns();
     d.last_ns = busy.end;
-    d.busy_pct = d.last_ns > d.first_ns ? 100.0 * static_cast<double>(d.busy_ns) / static_cast<double>(d.last_ns - d.first_ns) : 0;
+    d.busy_pct = d.last_ns > d.first_ns
+                     ? 100.0 * static_cast<double>(d.busy_ns) / static_cast<double>(d.last_ns - d.first_ns)
+                     : 0;
     first = s.devices.empty() ? d.first_ns : std::min(first, d.first_ns);
     last = std::max(last, d.last_ns);
     s.devices.push_back(d);
@@ -69,14 +71,14 @@ Summary summarize(const TraceData& data) {
     u.stream_id = key.second;
     u.tasks = busy.tasks;
     u.busy_ns = busy.total_ns();
-    const auto device = std::find_if(s.devices.begin(), s.devices.end(),
-                                     [&](const DeviceUse& d) { return d.device_id == key.first; });
+    const auto device =
+        std::find_if(s.devices.begin(), s.devices.end(), [&](const DeviceUse& d) { return d.device_id == key.first; });
     const std::int64_t span = device->last_ns - device->first_ns;
     u.utilisation = span > 0 ? static_cast<double>(u.busy_ns) / static_cast<double>(span) : 0;
     s.streams.push_back(u);
   }
   std::map<std::int32_t, std::int64_t> thread_end;  // per thread: nested calls count once
-  for (const Api& a : data.apis) {  // in start order
+  for (const Api& a : data.apis) {                  // in start order
     ++s.api_calls;
     std::int64_t& end = thread_end[a.thread_id];
     s.host_api_ns += std::max<std::int64_t>(0, a.end_ns - std::max(a.start_ns, end));
@@ -126,15 +128,18 @@ constexpr Column kStreamColumns[] = {
 
 }  // namespace
 
-constexpr TableSpec kSummaryTable{"summary", "Summary", "The trace as a whole.", kSummaryColumns, Layout::kRecord,
-                                  Section::kSummary};
-constexpr TableSpec kDevicesTable{"devices", "Devices", "Per device: how busy its kernels kept it.", kDeviceColumns,
-                                  Layout::kRows, Section::kSummary};
-constexpr TableSpec kDataLossTable{"data_loss", "Data lost while recording",
+constexpr TableSpec kSummaryTable{"summary",       "Summary",       "The trace as a whole.",
+                                  kSummaryColumns, Layout::kRecord, Section::kSummary};
+constexpr TableSpec kDevicesTable{"devices",      "Devices",     "Per device: how busy its kernels kept it.",
+                                  kDeviceColumns, Layout::kRows, Section::kSummary};
+constexpr TableSpec kDataLossTable{"data_loss",
+                                   "Data lost while recording",
                                    "Every data-loss counter of the trace that is not zero: the figures built on "
                                    "those records undercount.",
-                                   kDataLossColumns, Layout::kRows, Section::kSummary};
-constexpr TableSpec kStreamsTable{"streams", "Streams", "Per stream: its utilisation of its device's span.",
+                                   kDataLossColumns,
+                                   Layout::kRows,
+                                   Section::kSummary};
+constexpr TableSpec kStreamsTable{"streams",      "Streams",     "Per stream: its utilisation of its device's span.",
                                   kStreamColumns, Layout::kRows, Section::kSummary};
 
 namespace {
@@ -144,8 +149,9 @@ void run_summary(RuleContext& c) {
   if (!s.complete) c.note("the trace is incomplete (the program did not exit cleanly): it ends at its last commit");
   for (const collector::StatValue& lost : s.data_loss) {
     c.note("data lost while recording, figures undercount: " + collector::describe(lost));
-    c.add(kDataLossTable, {lost.name, lost.value, lost.doc.empty() ? std::string("a counter this build does not know")
-                                                                    : std::string(lost.doc)});
+    c.add(kDataLossTable,
+          {lost.name, lost.value,
+           lost.doc.empty() ? std::string("a counter this build does not know") : std::string(lost.doc)});
   }
   c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, s.dropped_records});
   for (const DeviceUse& d : s.devices) {
@@ -153,7 +159,8 @@ void run_summary(RuleContext& c) {
                           d.busy_ns, d.busy_pct});
   }
   for (const StreamUse& u : s.streams) {
-    c.add(kStreamsTable, {std::int64_t{u.device_id}, std::int64_t{u.stream_id}, u.tasks, u.busy_ns, 100 * u.utilisation});
+    c.add(kStreamsTable,
+          {std::int64_t{u.device_id}, std::int64_t{u.stream_id}, u.tasks, u.busy_ns, 100 * u.utilisation});
   }
 }
 

@@ -51,7 +51,8 @@ std::optional<Mnk> TensorShapes::matmul_mnk(std::int64_t task_id, const std::str
   const Dims& b = in->second[1];
   if (op_type == "Conv2d") {  // im2col: M = N*OH*OW, K = Cin/g * kh * kw, N = Cout
     const auto out = outputs_.find(task_id);
-    if (b.size() != 4 || out == outputs_.end() || out->second.empty() || out->second[0].size() != 4) return std::nullopt;
+    if (b.size() != 4 || out == outputs_.end() || out->second.empty() || out->second[0].size() != 4)
+      return std::nullopt;
     const Dims& y = out->second[0];
     return Mnk{y[0] * y[2] * y[3], b[0], b[1] * b[2] * b[3]};
   }

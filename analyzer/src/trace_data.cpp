@@ -73,10 +73,10 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
     collector::TraceReader::open(r.path(), options)->for_each_task_starting(a, b, [&](const collector::TaskRow& t) {
       check.row();
       if (t.device_id < 0 || !is_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
-      out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, collector::compact_string_id(t.name_id),
-                     collector::compact_string_id(t.op_type_id), t.device_id, t.stream_id, t.block_dim, t.thread_id,
-                     narrow_small(t.task_type), narrow_small(t.overflow), narrow_small(t.fallback),
-                     narrow_small(t.compute_dtype)});
+      out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes,
+                     collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id), t.device_id,
+                     t.stream_id, t.block_dim, t.thread_id, narrow_small(t.task_type), narrow_small(t.overflow),
+                     narrow_small(t.fallback), narrow_small(t.compute_dtype)});
     });
   };
   const auto read_rest = [&] {
@@ -87,8 +87,10 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
       check.row();
       const std::int32_t id = collector::compact_string_id(a.name_id);
       // A name always has one kind (the emulator declares it with the call): keep it per name, not per row.
-      if (static_cast<std::size_t>(id) >= api_kinds.size()) api_kinds.resize(static_cast<std::size_t>(id) + 1, ApiKind::kOther);
-      if (a.kind != 0) api_kinds[static_cast<std::size_t>(id)] = enum_from_value<ApiKind>(a.kind).value_or(ApiKind::kOther);
+      if (static_cast<std::size_t>(id) >= api_kinds.size())
+        api_kinds.resize(static_cast<std::size_t>(id) + 1, ApiKind::kOther);
+      if (a.kind != 0)
+        api_kinds[static_cast<std::size_t>(id)] = enum_from_value<ApiKind>(a.kind).value_or(ApiKind::kOther);
       apis.push_back({a.start_ns, a.end_ns, id, a.thread_id});
     });
     memory = own->memory();

@@ -49,14 +49,13 @@ int analyze_command(int argc, char** argv) {
   std::string rules_help = "comma-separated rules to run (default all):";
   for (const std::string& r : analyzer::all_rules()) rules_help += " " + r;
   po::options_description desc("options");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("trace", po::value(&f.trace), "the trace database (positional)")
-      ("format", po::value(&f.format)->default_value(f.format), "text | json | csv")
-      ("top", po::value(&f.top)->default_value(f.top), "how many top ops, gaps, leaks and advice items per rule")
-      ("rules", po::value(&f.rules)->composing(), rules_help.c_str())
-      ("output,o", po::value(&f.output), "write to FILE (text, json) or into DIR (csv) instead of stdout")
-      ("describe", po::bool_switch(&f.describe), "print every finding table's columns, units and docs (markdown) and exit");
+  desc.add_options()("help,h", "show this help")("trace", po::value(&f.trace), "the trace database (positional)")(
+      "format", po::value(&f.format)->default_value(f.format), "text | json | csv")(
+      "top", po::value(&f.top)->default_value(f.top), "how many top ops, gaps, leaks and advice items per rule")(
+      "rules", po::value(&f.rules)->composing(), rules_help.c_str())(
+      "output,o", po::value(&f.output), "write to FILE (text, json) or into DIR (csv) instead of stdout")(
+      "describe", po::bool_switch(&f.describe),
+      "print every finding table's columns, units and docs (markdown) and exit");
   po::positional_options_description positional;
   positional.add("trace", 1);
   if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
@@ -69,7 +68,8 @@ int analyze_command(int argc, char** argv) {
   if (f.format != "text" && f.format != "json" && f.format != "csv") {
     throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
   }
-  if (f.format == "csv" && f.output.empty()) throw UsageError("--format csv writes files: give the directory with -o DIR");
+  if (f.format == "csv" && f.output.empty())
+    throw UsageError("--format csv writes files: give the directory with -o DIR");
 
   analyzer::AnalyzeOptions options;
   options.top = f.top;
@@ -94,7 +94,8 @@ int analyze_command(int argc, char** argv) {
       write_text_file(f.output, json);
     }
   } else if (f.output.empty()) {
-    analyzer::write_text(report, std::cout, {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
+    analyzer::write_text(report, std::cout,
+                         {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
   } else {
     std::ostringstream text;
     analyzer::write_text(report, text);

@@ -22,8 +22,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -91,8 +91,9 @@ int run_quietly(const std::vector<std::string>& args, const std::string& log) {
 // Records the model on `device` into DIR/<device>.db; InputError if it does not run.
 std::string record(const CompareFlags& f, const std::string& dir, const std::string& device) {
   const std::string self = self_path(), trace = dir + "/" + device + ".db";
-  std::vector<std::string> args = {self, "run", "-o", trace, "--dump", "tensor", "--force", "--",
-                                   self, "exec", "--device", device, "--output-dir", dir + "/" + device + "_outputs"};
+  std::vector<std::string> args = {
+      self, "run", "-o",   trace,      "--dump", "tensor",       "--force",
+      "--", self,  "exec", "--device", device,   "--output-dir", dir + "/" + device + "_outputs"};
   const std::vector<std::string> exec = exec_arguments(f.exec, device == "cpu");
   args.insert(args.end(), exec.begin(), exec.end());
   std::fprintf(stderr, "npuscope compare: running %s on %s with tensor dumps\n", f.exec.model.c_str(),
@@ -115,7 +116,8 @@ class TraceDir {
       return;
     }
     std::string pattern = (fs::temp_directory_path() / "npuscope_compare_XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary directory in " + fs::temp_directory_path().string());
+    if (!mkdtemp(pattern.data()))
+      throw std::runtime_error("cannot create a temporary directory in " + fs::temp_directory_path().string());
     path_ = pattern;
   }
   ~TraceDir() {
@@ -135,7 +137,8 @@ class Progress {
   void operator()(std::int64_t done, std::int64_t total) {
     if (!tty_) return;
     const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || (done < total && now - last_ < std::chrono::milliseconds(100))) return;
+    if (now - start_ < std::chrono::seconds(1) || (done < total && now - last_ < std::chrono::milliseconds(100)))
+      return;
     last_ = now;
     std::fprintf(stderr, "\rnpuscope compare: %lld/%lld ops%s", static_cast<long long>(done),
                  static_cast<long long>(total), done == total ? "\n" : "");
@@ -160,7 +163,8 @@ void write_output(const comparator::CompareResult& result, const CompareFlags& f
   if (f.format == "csv") {
     comparator::write_csv(result, f.output.empty() ? std::cout : text);
   } else if (f.output.empty()) {
-    comparator::write_text(result, std::cout, {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr}, f.top);
+    comparator::write_text(result, std::cout,
+                           {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr}, f.top);
   } else {
     comparator::write_text(result, text, {}, f.top);
   }
@@ -172,17 +176,16 @@ void write_output(const comparator::CompareResult& result, const CompareFlags& f
 int compare_command(int argc, char** argv) {
   CompareFlags f;
   po::options_description desc("options");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("traces", po::value(&f.traces)->composing(), "NPU.db GOLDEN.db (positional)")
-      ("mapping", po::value(&f.mapping), "YAML or JSON file: NPU op name -> golden op name")
-      ("format", po::value(&f.format)->default_value(f.format), "text | json | csv")
-      ("output,o", po::value(&f.output), "write to FILE instead of stdout")
-      ("top", po::value(&f.top)->default_value(f.top), "worst ops listed in the text report")
-      ("fail-on-mismatch", po::bool_switch(&f.fail_on_mismatch), "exit with status 1 when an op fails")
-      ("annotate", po::bool_switch(&f.annotate), "store the verdicts in the NPU trace (COMPARE_RESULT), for the viewer")
-      ("results", po::value(&f.results), "store the verdicts in a new file FILE.db instead")
-      ("keep-traces", po::value(&f.keep_traces), "keep the two traces (cpu.db, npu.db) in DIR");
+  desc.add_options()("help,h", "show this help")("traces", po::value(&f.traces)->composing(),
+                                                 "NPU.db GOLDEN.db (positional)")(
+      "mapping", po::value(&f.mapping), "YAML or JSON file: NPU op name -> golden op name")(
+      "format", po::value(&f.format)->default_value(f.format), "text | json | csv")("output,o", po::value(&f.output),
+                                                                                    "write to FILE instead of stdout")(
+      "top", po::value(&f.top)->default_value(f.top), "worst ops listed in the text report")(
+      "fail-on-mismatch", po::bool_switch(&f.fail_on_mismatch), "exit with status 1 when an op fails")(
+      "annotate", po::bool_switch(&f.annotate), "store the verdicts in the NPU trace (COMPARE_RESULT), for the viewer")(
+      "results", po::value(&f.results), "store the verdicts in a new file FILE.db instead")(
+      "keep-traces", po::value(&f.keep_traces), "keep the two traces (cpu.db, npu.db) in DIR");
   // One shot (--model): run the model on cpu and npu with tensor dumps, then compare. exec's flags
   // go to both runs, those that set up the NPU to the npu run only.
   po::options_description exec_desc("npuscope exec options, for --model");
@@ -196,7 +199,7 @@ int compare_command(int argc, char** argv) {
   }
   if (f.exec.model.empty() == (f.traces.size() != 2)) {
     throw UsageError(std::string(f.exec.model.empty() ? "give two traces (NPU.db GOLDEN.db) or --model M.onnx"
-                                                 : "give either two traces or --model, not both") +
+                                                      : "give either two traces or --model, not both") +
                      "\nusage: " + kUsage);
   }
 
@@ -229,7 +232,8 @@ int compare_command(int argc, char** argv) {
       result = comparator::compare_traces(*npu, *golden, options);
       annotated = npu_trace;
       if (f.keep_traces.empty()) {
-        result.notes.push_back("the two traces were temporary: --keep-traces DIR keeps them (for npuscope view, analyze)");
+        result.notes.push_back(
+            "the two traces were temporary: --keep-traces DIR keeps them (for npuscope view, analyze)");
       } else {
         std::fprintf(stderr, "npuscope compare: traces kept in %s\n", f.keep_traces.c_str());
       }

@@ -58,8 +58,10 @@ std::vector<emu::PerturbRule> parse_perturb_flags(const ExecFlags& f, const emu:
     }
   }
   if (!rules.empty() && !device.is_npu()) {
-    std::fprintf(stderr, "npuscope exec: warning: --perturb changes NPU kernels only; --device %s runs the golden "
-                         "backend unperturbed\n", device.str().c_str());
+    std::fprintf(stderr,
+                 "npuscope exec: warning: --perturb changes NPU kernels only; --device %s runs the golden "
+                 "backend unperturbed\n",
+                 device.str().c_str());
   }
   return rules;
 }
@@ -75,14 +77,16 @@ void report_perturbations(const emu::DeviceRef& device) {
     if (s.ops_matched == 0) {
       unmatched += (unmatched.empty() ? "'" : ", '") + rule + "'";
     } else if (s.outputs_perturbed == 0) {
-      std::fprintf(stderr, "npuscope exec: warning: --perturb '%s' matched %llu op%s but changed none of their "
-                           "outputs (not floating point, already f16 for f16, or narrower than the flipped bit)\n",
+      std::fprintf(stderr,
+                   "npuscope exec: warning: --perturb '%s' matched %llu op%s but changed none of their "
+                   "outputs (not floating point, already f16 for f16, or narrower than the flipped bit)\n",
                    rule.c_str(), static_cast<unsigned long long>(s.ops_matched), s.ops_matched == 1 ? "" : "s");
     }
   }
   if (!unmatched.empty() && device.is_npu()) {
-    std::fprintf(stderr, "npuscope exec: warning: --perturb matched no op for %s: globs match op names (the "
-                         "ONNX node names) with fnmatch(3), and view ops (Reshape, Flatten, ...) run no kernel\n",
+    std::fprintf(stderr,
+                 "npuscope exec: warning: --perturb matched no op for %s: globs match op names (the "
+                 "ONNX node names) with fnmatch(3), and view ops (Reshape, Flatten, ...) run no kernel\n",
                  unmatched.c_str());
   }
 }
@@ -191,15 +195,15 @@ void print_report(const emu::OnnxModel& model, const ExecFlags& f, const std::ma
               f.iterations, f.iterations == 1 ? "" : "s");
   for (std::size_t i = 0; i < model.inputs().size(); ++i) {
     const auto& t = inputs.at(model.inputs()[i].name);
-    std::printf("  input  %-20s %-5s %-20s %s\n", model.inputs()[i].name.c_str(), std::string(emu::dtype_name(t.dtype())).c_str(),
-                emu::shape_str(t.shape()).c_str(), sources[i].c_str());
+    std::printf("  input  %-20s %-5s %-20s %s\n", model.inputs()[i].name.c_str(),
+                std::string(emu::dtype_name(t.dtype())).c_str(), emu::shape_str(t.shape()).c_str(), sources[i].c_str());
   }
   std::printf("\n  %-20s %-20s %-5s %12s %12s %12s %s\n", "output", "shape", "dtype", "min", "max", "mean", "file");
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Stats s = stats_of(outputs[i]);
     std::printf("  %-20s %-20s %-5s %12.6g %12.6g %12.6g %s%s\n", model.outputs()[i].name.c_str(),
-                emu::shape_str(outputs[i].shape()).c_str(), std::string(emu::dtype_name(outputs[i].dtype())).c_str(), s.min,
-                s.max, s.mean, files[i].c_str(), s.nonfinite ? "  (has inf/nan)" : "");
+                emu::shape_str(outputs[i].shape()).c_str(), std::string(emu::dtype_name(outputs[i].dtype())).c_str(),
+                s.min, s.max, s.mean, files[i].c_str(), s.nonfinite ? "  (has inf/nan)" : "");
   }
 }
 
@@ -239,13 +243,15 @@ int exec_command(int argc, char** argv) {
   for (int it = 0; it < f.iterations; ++it) outputs = model.run(inputs, {.device = device});
   if (dev != nullptr) dev->synchronize();
   const double host_us = static_cast<double>(emu::vclock::host_now_ns() - host0) / 1e3 / f.iterations;
-  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count() / f.iterations;
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count() / f.iterations;
 
   // Device figures now, before the output copies below add tasks of their own.
   const double tasks = dev ? static_cast<double>(dev->tasks_executed() - tasks0) / f.iterations : 0;
   const double busy_us = dev ? static_cast<double>(dev->modelled_busy_ns() - busy0) / 1e3 / f.iterations : 0;
   const double span_us =
-      dev ? static_cast<double>(dev->last_task_end_ns() - std::min(dev->last_task_end_ns(), host0)) / 1e3 / f.iterations : 0;
+      dev ? static_cast<double>(dev->last_task_end_ns() - std::min(dev->last_task_end_ns(), host0)) / 1e3 / f.iterations
+          : 0;
 
   const std::string dir = !f.output_dir.empty() ? f.output_dir : "exec_" + fs::path(f.model).stem().string();
   fs::create_directories(dir);

@@ -9,7 +9,8 @@ namespace {
 
 template <class T>
 using Member = T& (*)(ExecFlags&);
-using AnyMember = std::variant<Member<std::string>, Member<std::vector<std::string>>, Member<int>, Member<std::uint64_t>>;
+using AnyMember =
+    std::variant<Member<std::string>, Member<std::vector<std::string>>, Member<int>, Member<std::uint64_t>>;
 
 enum class Applies : std::uint8_t { kBoth, kNpuOnly, kExecOnly };
 
@@ -27,13 +28,14 @@ const ExecFlag kExecFlags[] = {
     {"model", "the ONNX model file (required)", NPUSCOPE_EXEC_MEMBER(std::string, model)},
     {"input", "NAME=FILE: an input from a .npy or .pb file (repeatable); others are generated",
      NPUSCOPE_EXEC_MEMBER(std::vector<std::string>, inputs)},
-    {"dim", "NAME=VALUE: a symbolic dim for generated inputs (default 1)", NPUSCOPE_EXEC_MEMBER(std::vector<std::string>, dims)},
+    {"dim", "NAME=VALUE: a symbolic dim for generated inputs (default 1)",
+     NPUSCOPE_EXEC_MEMBER(std::vector<std::string>, dims)},
     {"iterations", "forward passes (timings are per pass)", NPUSCOPE_EXEC_MEMBER(int, iterations)},
     {"seed", "seed for generated inputs", NPUSCOPE_EXEC_MEMBER(std::uint64_t, seed)},
     {"device", "npu, npu:N, or cpu (the golden backend)", NPUSCOPE_EXEC_MEMBER(std::string, device.device),
      Applies::kExecOnly},
-    {"output-dir", "where output_<i>.npy go (default: exec_<model name>)", NPUSCOPE_EXEC_MEMBER(std::string, output_dir),
-     Applies::kExecOnly},
+    {"output-dir", "where output_<i>.npy go (default: exec_<model name>)",
+     NPUSCOPE_EXEC_MEMBER(std::string, output_dir), Applies::kExecOnly},
     {"spec", "device preset (ascend910b, ascend910, ascend310p, tiny) or a JSON spec file",
      NPUSCOPE_EXEC_MEMBER(std::string, device.spec), Applies::kNpuOnly},
     {"precision-mode",

@@ -39,11 +39,12 @@ std::string human_size(std::int64_t bytes) {
 
 void write_chrome(const col::TraceReader& reader, const std::string& path) {
   const col::ChromeExportResult r = col::export_chrome_trace(reader, path);
-  std::printf("wrote %s: %lld events (%lld tasks, %lld API calls, %lld memcpys, %lld markers, %lld memory records, "
-              "%lld flows), %s\n",
-              r.path.c_str(), static_cast<long long>(r.events), static_cast<long long>(r.tasks),
-              static_cast<long long>(r.apis), static_cast<long long>(r.memcpys), static_cast<long long>(r.markers),
-              static_cast<long long>(r.memory_records), static_cast<long long>(r.flows), human_size(r.bytes).c_str());
+  std::printf(
+      "wrote %s: %lld events (%lld tasks, %lld API calls, %lld memcpys, %lld markers, %lld memory records, "
+      "%lld flows), %s\n",
+      r.path.c_str(), static_cast<long long>(r.events), static_cast<long long>(r.tasks), static_cast<long long>(r.apis),
+      static_cast<long long>(r.memcpys), static_cast<long long>(r.markers), static_cast<long long>(r.memory_records),
+      static_cast<long long>(r.flows), human_size(r.bytes).c_str());
   if (r.overflow_tasks > 0) std::printf("  %lld overflowing tasks marked\n", static_cast<long long>(r.overflow_tasks));
   std::printf("  open it in https://ui.perfetto.dev or chrome://tracing\n");
 }
@@ -74,12 +75,10 @@ void write_npy(const col::TraceReader& reader, const std::string& dir) {
 int export_command(int argc, char** argv) {
   ExportFlags f;
   po::options_description desc("options");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("trace", po::value(&f.trace), "the trace database (positional)")
-      ("chrome", po::value(&f.chrome), "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")
-      ("csv", po::value(&f.csv), "write op_summary, op_statistic, api_statistic and memory_record .csv into DIR")
-      ("npy", po::value(&f.npy), "write the dumped tensors as .npy files and index.csv into DIR");
+  desc.add_options()("help,h", "show this help")("trace", po::value(&f.trace), "the trace database (positional)")(
+      "chrome", po::value(&f.chrome), "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")(
+      "csv", po::value(&f.csv), "write op_summary, op_statistic, api_statistic and memory_record .csv into DIR")(
+      "npy", po::value(&f.npy), "write the dumped tensors as .npy files and index.csv into DIR");
   po::positional_options_description positional;
   positional.add("trace", 1);
   if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;

@@ -137,7 +137,8 @@ void print_summary(const std::string& path) {
   const collector::TaskSummary t = reader->task_summary();
   const std::int64_t tasks = t.tasks, overflows = t.overflows, first = t.first_start_ns, last = t.last_end_ns;
   const std::vector<collector::StatValue> lost = collector::data_loss(reader->stats());
-  std::printf("npuscope: trace written to %s%s\n", path.c_str(), reader->complete() ? "" : " (INCOMPLETE: the program did not exit cleanly)");
+  std::printf("npuscope: trace written to %s%s\n", path.c_str(),
+              reader->complete() ? "" : " (INCOMPLETE: the program did not exit cleanly)");
   std::printf("npuscope: %lld tasks over %.3f ms of device time, %lld overflowing task%s\n",
               static_cast<long long>(tasks), tasks ? static_cast<double>(last - first) / 1e6 : 0.0,
               static_cast<long long>(overflows), overflows == 1 ? "" : "s");
@@ -159,14 +160,14 @@ int run_command(int argc, char** argv) {
   }
   RunFlags f;
   po::options_description desc("npuscope run options");
-  desc.add_options()("help,h", "show this help")
-      ("output,o", po::value(&f.output), "the trace file (default npuscope_<cmd>_<time>.db)")
-      ("dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor")
-      ("ops", po::value(&f.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")
-      ("steps", po::value(&f.steps), "dump only in steps A-B, or step A (from the workload's step markers)")
-      ("max-dump-bytes", po::value(&f.max_dump_bytes), "stop dumping tensor data after this many bytes")
-      ("overflow-only", po::bool_switch(&f.overflow_only), "keep tensor data only for overflowing ops and their inputs")
-      ("force", po::bool_switch(&f.force), "overwrite an existing trace file");
+  desc.add_options()("help,h", "show this help")("output,o", po::value(&f.output),
+                                                 "the trace file (default npuscope_<cmd>_<time>.db)")(
+      "dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor")(
+      "ops", po::value(&f.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")(
+      "steps", po::value(&f.steps), "dump only in steps A-B, or step A (from the workload's step markers)")(
+      "max-dump-bytes", po::value(&f.max_dump_bytes), "stop dumping tensor data after this many bytes")(
+      "overflow-only", po::bool_switch(&f.overflow_only), "keep tensor data only for overflowing ops and their inputs")(
+      "force", po::bool_switch(&f.force), "overwrite an existing trace file");
   if (!parse_flags(split, argv, desc, kUsage)) return 0;
   if (split + 1 >= argc) throw UsageError("no command to run: put it after '--'");
   const inject::InjectConfig config = inject_config(f);
@@ -181,11 +182,9 @@ int run_command(int argc, char** argv) {
   const std::string library = injection_library();
   SpoolConverter converter(spool, output);
   const auto started = std::chrono::steady_clock::now();
-  const int status = run_child(command,
-                               {{"NPUSCOPE_INJECTION", library},
-                                {"NPUSCOPE_SPOOL", spool},
-                                {"NPUSCOPE_CONFIG", config.to_json()}},
-                               converter);
+  const int status = run_child(
+      command, {{"NPUSCOPE_INJECTION", library}, {"NPUSCOPE_SPOOL", spool}, {"NPUSCOPE_CONFIG", config.to_json()}},
+      converter);
   const auto exited = std::chrono::steady_clock::now();
   const SpoolConverter::Outcome outcome = converter.finish();
   const auto ready = std::chrono::steady_clock::now();

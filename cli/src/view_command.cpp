@@ -39,7 +39,8 @@ bool is_executable(const fs::path& p) {
 std::string viewer_program() {
   if (const char* v = std::getenv("NPUSCOPE_VIEWER"); v != nullptr && *v != '\0') {
     if (!is_executable(v)) {
-      throw std::runtime_error(std::string("NPUSCOPE_VIEWER is set to '") + v + "', which is not an executable program");
+      throw std::runtime_error(std::string("NPUSCOPE_VIEWER is set to '") + v +
+                               "', which is not an executable program");
     }
     return v;
   }

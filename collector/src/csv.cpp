@@ -3,8 +3,8 @@
 namespace npuscope::collector {
 
 void append_csv_field(std::string& out, std::string_view s) {
-  const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
-                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  const bool quote =
+      s.find_first_of(",\"\r\n") != std::string_view::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
   if (!quote) {
     out.append(s);
     return;

@@ -277,8 +277,8 @@ void ChromeWriter::write_flow_end(std::int64_t id, std::int64_t pid, std::int64_
 void ChromeWriter::write_memory(const MemoryRow& r) {
   const std::int64_t pid = device_pid(r.device_id);
   pids_.insert(pid);
-  for (const auto& [name, value] : {std::pair{"memory allocated", r.allocated_bytes},
-                                    std::pair{"memory reserved", r.reserved_bytes}}) {
+  for (const auto& [name, value] :
+       {std::pair{"memory allocated", r.allocated_bytes}, std::pair{"memory reserved", r.reserved_bytes}}) {
     std::string& b = open_event(name, "memory", 'C', pid, pid);
     add_us(b, "ts", r.ts_ns);
     add_single_arg(b, "bytes", value);

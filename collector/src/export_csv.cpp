@@ -66,8 +66,8 @@ void append_durations(std::string& b, const Durations& d, std::int64_t grand_tot
   b += ',';
   append_us(b, d.max);
   b += ',';
-  export_util::append_fixed(b, grand_total > 0 ? 100.0 * static_cast<double>(d.total) / static_cast<double>(grand_total)
-                                               : 0.0, 2);
+  export_util::append_fixed(
+      b, grand_total > 0 ? 100.0 * static_cast<double>(d.total) / static_cast<double>(grand_total) : 0.0, 2);
   b += '\n';
 }
 

@@ -64,8 +64,8 @@ std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& 
 
 // The tensor's raw bytes in `bytes`, or the reason they cannot be had. The reader hands out
 // decompressed bytes; a zstd frame is decompressed here too, whichever the reader's version.
-bool raw_bytes(const TensorRow& t, std::size_t expected, std::vector<std::uint8_t>& scratch,
-               std::string_view& bytes, std::string& why) {
+bool raw_bytes(const TensorRow& t, std::size_t expected, std::vector<std::uint8_t>& scratch, std::string_view& bytes,
+               std::string& why) {
   const auto* data = t.data.data();
   bytes = {reinterpret_cast<const char*>(data), t.data.size()};
   static constexpr std::uint8_t kZstdMagic[] = {0x28, 0xB5, 0x2F, 0xFD};
@@ -145,9 +145,8 @@ NpyExportResult NpyWriter::write() {
 
 std::string NpyWriter::file_name(const TensorRow& t, const TaskInfo& task) {
   const std::string& op = reader_.string(task.name_id);
-  const std::string stem = export_util::sanitize_file_name(op.empty() ? "task" + std::to_string(t.task_id) : op) +
-                           "." + std::to_string(task.call_index) + "." + role_name(t.role) + "." +
-                           std::to_string(t.idx);
+  const std::string stem = export_util::sanitize_file_name(op.empty() ? "task" + std::to_string(t.task_id) : op) + "." +
+                           std::to_string(task.call_index) + "." + role_name(t.role) + "." + std::to_string(t.idx);
   std::string name = stem + ".npy";
   for (int n = 1; !used_names_.insert(name).second; ++n) {
     name = stem + ".t" + std::to_string(t.task_id);

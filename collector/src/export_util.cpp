@@ -175,8 +175,8 @@ std::string sanitize_file_name(std::string_view name) {
   std::string out;
   out.reserve(std::min(name.size(), kMaxBytes));
   for (const char c : name.substr(0, kMaxBytes)) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '_' || c == '-';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     out.push_back(keep ? c : '_');
   }
   if (out.empty()) return "unnamed";

@@ -14,8 +14,8 @@ class KernelIds {
  public:
   // The kernel `task` ran; when it is new, its row is appended to `fresh` (to be written).
   std::int64_t id_of(const TaskRow& task, std::vector<schema::KernelRow>& fresh) {
-    const Key key{task.name_id, task.op_type_id, task.flops,         task.bytes,
-                  task.task_type, task.block_dim, task.compute_dtype, task.fallback};
+    const Key key{task.name_id,   task.op_type_id, task.flops,         task.bytes,
+                  task.task_type, task.block_dim,  task.compute_dtype, task.fallback};
     const auto [it, added] = ids_.try_emplace(key, static_cast<std::int64_t>(ids_.size()) + 1);
     if (added) {
       fresh.push_back({it->second, task.name_id, task.op_type_id, task.task_type, task.block_dim, task.flops,

@@ -20,7 +20,8 @@ template <class Row, std::size_t N>
 constexpr bool brace_initializable_with() {
   return []<std::size_t... I>(std::index_sequence<I...>) {
     return requires { Row{AnyAt<I>{}...}; };
-  }(std::make_index_sequence<N>{});
+  }
+  (std::make_index_sequence<N>{});
 }
 
 template <class Row, std::size_t N = 0>
@@ -72,7 +73,8 @@ constexpr Column<DeviceInfoRow> kDeviceColumns[] = {
     {"vector_cores", &DeviceInfoRow::vector_cores, "Vector cores."},
     {"clock_hz", &DeviceInfoRow::clock_hz, "Core clock (Hz)."},
     {"cube_peak_flops", &DeviceInfoRow::cube_peak_flops, "Peak f16 cube throughput of the device (FLOP/s)."},
-    {"vector_peak_flops", &DeviceInfoRow::vector_peak_flops, "Peak f16 vector throughput of the device (FLOP/s; f32 at half)."},
+    {"vector_peak_flops", &DeviceInfoRow::vector_peak_flops,
+     "Peak f16 vector throughput of the device (FLOP/s; f32 at half)."},
     {"memory_bandwidth", &DeviceInfoRow::memory_bandwidth, "Device memory (HBM) bandwidth (bytes/s)."},
     {"memory_bytes", &DeviceInfoRow::memory_bytes, "Device memory capacity (bytes)."},
     {"precision_mode", &DeviceInfoRow::precision_mode,
@@ -209,15 +211,18 @@ constexpr Column<CompareResultRow> kCompareResultColumns[] = {
     {"role", &CompareResultRow::role, "Input or output: see Enumerations: role."},
     {"idx", &CompareResultRow::idx, "Position among the op's inputs (or outputs)."},
     {"verdict", &CompareResultRow::verdict, "msprobe's verdict: see Enumerations: verdict."},
-    {"origin", &CompareResultRow::origin, "Whether the op introduced or inherited its error: see Enumerations: origin."},
+    {"origin", &CompareResultRow::origin,
+     "Whether the op introduced or inherited its error: see Enumerations: origin."},
     {"cosine", &CompareResultRow::cosine, "Cosine similarity with the golden tensor; NULL when it does not apply."},
     {"max_abs_err", &CompareResultRow::max_abs_err, "Largest absolute error."},
     {"max_rel_err", &CompareResultRow::max_rel_err, "Largest relative error."},
-    {"one_thousandth_ratio", &CompareResultRow::one_thousandth_ratio, "Fraction of elements with relative error < 0.001."},
+    {"one_thousandth_ratio", &CompareResultRow::one_thousandth_ratio,
+     "Fraction of elements with relative error < 0.001."},
     {"five_thousandth_ratio", &CompareResultRow::five_thousandth_ratio, "Fraction with relative error < 0.005."},
     {"rmse", &CompareResultRow::rmse, "Root mean square error."},
     {"rel_euclidean", &CompareResultRow::rel_euclidean, "Relative Euclidean distance ||n - b|| / ||b||."},
-    {"allclose", &CompareResultRow::allclose, "1 if within torch.testing's tolerance for the golden dtype, 0 if not, -1 not compared."},
+    {"allclose", &CompareResultRow::allclose,
+     "1 if within torch.testing's tolerance for the golden dtype, 0 if not, -1 not compared."},
     {"reason_id", &CompareResultRow::reason_id, "Why it failed or was not compared (STRING_IDS.id); 0 if it passed."},
 };
 static_assert(covers_each_member_once(kCompareResultColumns));
@@ -228,37 +233,45 @@ static_assert(covers_each_member_once(kCompareResultColumns));
 // while the process exits, when function-local statics may already be gone.
 template <>
 const Table<MetaRow>& table_for<MetaRow>() {
-  static const Table<MetaRow>& table = *new Table<MetaRow>(make_table<MetaRow>(
-      {.name = "META", .doc = "Key/value facts about the trace: schema version, status, tool version, counters.",
-       .primary_key = "key", .order_by = "key", .replace = true},
-      kMetaColumns));
+  static const Table<MetaRow>& table = *new Table<MetaRow>(
+      make_table<MetaRow>({.name = "META",
+                           .doc = "Key/value facts about the trace: schema version, status, tool version, counters.",
+                           .primary_key = "key",
+                           .order_by = "key",
+                           .replace = true},
+                          kMetaColumns));
   return table;
 }
 
 template <>
 const Table<StringRow>& table_for<StringRow>() {
-  static const Table<StringRow>& table = *new Table<StringRow>(make_table<StringRow>(
-      {.name = "STRING_IDS", .doc = "Every string of the trace, stored once; other tables keep its id.",
-       .primary_key = "id", .order_by = "id"},
-      kStringColumns));
+  static const Table<StringRow>& table = *new Table<StringRow>(
+      make_table<StringRow>({.name = "STRING_IDS",
+                             .doc = "Every string of the trace, stored once; other tables keep its id.",
+                             .primary_key = "id",
+                             .order_by = "id"},
+                            kStringColumns));
   return table;
 }
 
 template <>
 const Table<DeviceInfoRow>& table_for<DeviceInfoRow>() {
-  static const Table<DeviceInfoRow>& table = *new Table<DeviceInfoRow>(make_table<DeviceInfoRow>(
-      {.name = "DEVICE_INFO", .doc = "One row per device used: the hardware the tasks are judged against.",
-       .order_by = "device_id"},
-      kDeviceColumns));
+  static const Table<DeviceInfoRow>& table = *new Table<DeviceInfoRow>(
+      make_table<DeviceInfoRow>({.name = "DEVICE_INFO",
+                                 .doc = "One row per device used: the hardware the tasks are judged against.",
+                                 .order_by = "device_id"},
+                                kDeviceColumns));
   return table;
 }
 
 template <>
 const Table<ApiRow>& table_for<ApiRow>() {
-  static const Table<ApiRow>& table = *new Table<ApiRow>(make_table<ApiRow>(
-      {.name = "API", .doc = "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread.",
-       .indexes = {{{"start_ns"}}, {{"connection_id"}}}, .order_by = "start_ns"},
-      kApiColumns));
+  static const Table<ApiRow>& table = *new Table<ApiRow>(
+      make_table<ApiRow>({.name = "API",
+                          .doc = "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread.",
+                          .indexes = {{{"start_ns"}}, {{"connection_id"}}},
+                          .order_by = "start_ns"},
+                         kApiColumns));
   return table;
 }
 
@@ -279,55 +292,68 @@ const Table<TaskRow>& table_for<TaskRow>() {
 
 template <>
 const Table<TaskExecRow>& table_for<TaskExecRow>() {
-  static const Table<TaskExecRow>& table = *new Table<TaskExecRow>(make_table<TaskExecRow>(
-      {.name = "TASK_EXEC", .doc = "What TASK shows of each task run, less what its kernel is (KERNEL).",
-       .indexes = {{{"start_ns"}}, {{"kernel_id"}}}, .order_by = "start_ns"},
-      kTaskExecColumns));
+  static const Table<TaskExecRow>& table = *new Table<TaskExecRow>(
+      make_table<TaskExecRow>({.name = "TASK_EXEC",
+                               .doc = "What TASK shows of each task run, less what its kernel is (KERNEL).",
+                               .indexes = {{{"start_ns"}}, {{"kernel_id"}}},
+                               .order_by = "start_ns"},
+                              kTaskExecColumns));
   return table;
 }
 
 template <>
 const Table<KernelRow>& table_for<KernelRow>() {
   static const Table<KernelRow>& table = *new Table<KernelRow>(make_table<KernelRow>(
-      {.name = "KERNEL", .doc = "Each distinct kernel the tasks ran, once: what TASK shows of a task besides its times.",
-       .indexes = {{{"name_id"}}}, .primary_key = "kernel_id", .order_by = "kernel_id"},
+      {.name = "KERNEL",
+       .doc = "Each distinct kernel the tasks ran, once: what TASK shows of a task besides its times.",
+       .indexes = {{{"name_id"}}},
+       .primary_key = "kernel_id",
+       .order_by = "kernel_id"},
       kKernelColumns));
   return table;
 }
 
 template <>
 const Table<TensorRow>& table_for<TensorRow>() {
-  static const Table<TensorRow>& table = *new Table<TensorRow>(make_table<TensorRow>(
-      {.name = "TENSOR", .doc = "Statistics (and, when dumped, the data) of the tensors tasks read and wrote.",
-       .indexes = {{{"task_id", "role", "idx"}}}, .order_by = "task_id, role, idx"},
-      kTensorColumns));
+  static const Table<TensorRow>& table = *new Table<TensorRow>(
+      make_table<TensorRow>({.name = "TENSOR",
+                             .doc = "Statistics (and, when dumped, the data) of the tensors tasks read and wrote.",
+                             .indexes = {{{"task_id", "role", "idx"}}},
+                             .order_by = "task_id, role, idx"},
+                            kTensorColumns));
   return table;
 }
 
 template <>
 const Table<MemoryRow>& table_for<MemoryRow>() {
-  static const Table<MemoryRow>& table = *new Table<MemoryRow>(make_table<MemoryRow>(
-      {.name = "MEMORY_RECORD", .doc = "Device memory operations of the caching allocator, with the totals after each.",
-       .indexes = {{{"ts_ns"}}}, .order_by = "ts_ns"},
-      kMemoryColumns));
+  static const Table<MemoryRow>& table = *new Table<MemoryRow>(
+      make_table<MemoryRow>({.name = "MEMORY_RECORD",
+                             .doc = "Device memory operations of the caching allocator, with the totals after each.",
+                             .indexes = {{{"ts_ns"}}},
+                             .order_by = "ts_ns"},
+                            kMemoryColumns));
   return table;
 }
 
 template <>
 const Table<MemcpyRow>& table_for<MemcpyRow>() {
-  static const Table<MemcpyRow>& table = *new Table<MemcpyRow>(make_table<MemcpyRow>(
-      {.name = "MEMCPY", .doc = "Copies between host and device memory, and within a device.",
-       .indexes = {{{"start_ns"}}}, .order_by = "start_ns"},
-      kMemcpyColumns));
+  static const Table<MemcpyRow>& table =
+      *new Table<MemcpyRow>(make_table<MemcpyRow>({.name = "MEMCPY",
+                                                   .doc = "Copies between host and device memory, and within a device.",
+                                                   .indexes = {{{"start_ns"}}},
+                                                   .order_by = "start_ns"},
+                                                  kMemcpyColumns));
   return table;
 }
 
 template <>
 const Table<MarkerRow>& table_for<MarkerRow>() {
-  static const Table<MarkerRow>& table = *new Table<MarkerRow>(make_table<MarkerRow>(
-      {.name = "MARKER", .doc = "Named host ranges pushed by the workload, and its training/inference steps.",
-       .indexes = {{{"start_ns"}}}, .order_by = "start_ns"},
-      kMarkerColumns));
+  static const Table<MarkerRow>& table = *new Table<MarkerRow>(
+      make_table<MarkerRow>({.name = "MARKER",
+                             .doc = "Named host ranges pushed by the workload, and its training/inference steps.",
+                             .indexes = {{{"start_ns"}}},
+                             .order_by = "start_ns"},
+                            kMarkerColumns));
   return table;
 }
 
@@ -337,18 +363,18 @@ const Table<CompareResultRow>& table_for<CompareResultRow>() {
       {.name = "COMPARE_RESULT",
        .doc = "Verdicts of `npuscope compare` for this trace's ops, one row per tensor; empty until the trace is "
               "compared with --annotate (or in a --results file).",
-       .indexes = {{{"task_id"}}}, .order_by = "task_id, role, idx"},
+       .indexes = {{{"task_id"}}},
+       .order_by = "task_id, role, idx"},
       kCompareResultColumns));
   return table;
 }
 
 const std::vector<const TableInfo*>& all_tables() {
   static const std::vector<const TableInfo*>& tables = *new std::vector<const TableInfo*>{
-      &table_for<MetaRow>().info,   &table_for<StringRow>().info, &table_for<DeviceInfoRow>().info,
+      &table_for<MetaRow>().info,   &table_for<StringRow>().info,   &table_for<DeviceInfoRow>().info,
       &table_for<ApiRow>().info,    &table_for<TaskExecRow>().info, &table_for<KernelRow>().info,
-      &table_for<TaskRow>().info,   &table_for<TensorRow>().info,
-      &table_for<MemoryRow>().info, &table_for<MemcpyRow>().info, &table_for<MarkerRow>().info,
-      &table_for<CompareResultRow>().info,
+      &table_for<TaskRow>().info,   &table_for<TensorRow>().info,   &table_for<MemoryRow>().info,
+      &table_for<MemcpyRow>().info, &table_for<MarkerRow>().info,   &table_for<CompareResultRow>().info,
   };
   return tables;
 }

@@ -77,7 +77,8 @@ struct Table {
 // 12 columns per task instead of 19, which is what lets SQLite take 3M task rows per second
 // (bench/trace_writer_bench.cpp) and makes traces smaller and faster to read. TASK, the table users
 // query (DESIGN.md's columns, docs/schema.md), is a view joining the two; the reader joins them in
-// memory. A schema version 1 trace (TASK a table) is given this shape when it is opened: Note [Reading schema 1] in trace_reader.cpp.
+// memory. A schema version 1 trace (TASK a table) is given this shape when it is opened: Note [Reading schema 1] in
+// trace_reader.cpp.
 struct TaskExecRow {
   std::int64_t task_id = 0;
   std::int64_t start_ns = 0, end_ns = 0, queued_ns = 0;
@@ -108,18 +109,30 @@ struct StringRow {
 
 template <class Row>
 const Table<Row>& table_for();
-template <> const Table<MetaRow>& table_for<MetaRow>();
-template <> const Table<StringRow>& table_for<StringRow>();
-template <> const Table<DeviceInfoRow>& table_for<DeviceInfoRow>();
-template <> const Table<ApiRow>& table_for<ApiRow>();
-template <> const Table<TaskRow>& table_for<TaskRow>();  // the TASK view
-template <> const Table<TaskExecRow>& table_for<TaskExecRow>();
-template <> const Table<KernelRow>& table_for<KernelRow>();
-template <> const Table<TensorRow>& table_for<TensorRow>();
-template <> const Table<MemoryRow>& table_for<MemoryRow>();
-template <> const Table<MemcpyRow>& table_for<MemcpyRow>();
-template <> const Table<MarkerRow>& table_for<MarkerRow>();
-template <> const Table<CompareResultRow>& table_for<CompareResultRow>();
+template <>
+const Table<MetaRow>& table_for<MetaRow>();
+template <>
+const Table<StringRow>& table_for<StringRow>();
+template <>
+const Table<DeviceInfoRow>& table_for<DeviceInfoRow>();
+template <>
+const Table<ApiRow>& table_for<ApiRow>();
+template <>
+const Table<TaskRow>& table_for<TaskRow>();  // the TASK view
+template <>
+const Table<TaskExecRow>& table_for<TaskExecRow>();
+template <>
+const Table<KernelRow>& table_for<KernelRow>();
+template <>
+const Table<TensorRow>& table_for<TensorRow>();
+template <>
+const Table<MemoryRow>& table_for<MemoryRow>();
+template <>
+const Table<MemcpyRow>& table_for<MemcpyRow>();
+template <>
+const Table<MarkerRow>& table_for<MarkerRow>();
+template <>
+const Table<CompareResultRow>& table_for<CompareResultRow>();
 
 // Every table, in creation (and documentation) order.
 const std::vector<const TableInfo*>& all_tables();

@@ -13,20 +13,23 @@ namespace {
 template <class E>
 EnumInfo vocabulary_enum() {
   EnumInfo info{EnumTraits<E>::kDocName, EnumTraits<E>::kColumns, {}};
-  for (const auto& v : enum_values<E>()) info.values.push_back({static_cast<std::int64_t>(v.value), std::string(v.name), v.doc});
+  for (const auto& v : enum_values<E>())
+    info.values.push_back({static_cast<std::int64_t>(v.value), std::string(v.name), v.doc});
   return info;
 }
 
 EnumInfo dtypes() {
   EnumInfo info{"dtype", "TENSOR.dtype, TASK.compute_dtype", {}};
-  for (const DTypeInfo& d : kDTypes) info.values.push_back({static_cast<std::int64_t>(d.dtype), std::string(d.name), d.doc});
+  for (const DTypeInfo& d : kDTypes)
+    info.values.push_back({static_cast<std::int64_t>(d.dtype), std::string(d.name), d.doc});
   return info;
 }
 
 EnumInfo verdicts() {
   return {"verdict",
           "COMPARE_RESULT.verdict",
-          {{0, "pass", "Within msprobe's thresholds (Cosine >= 0.99 or MaxAbsErr <= 0.001; Cosine >= 0.9; MaxAbsErr <= 1)."},
+          {{0, "pass",
+            "Within msprobe's thresholds (Cosine >= 0.99 or MaxAbsErr <= 0.001; Cosine >= 0.9; MaxAbsErr <= 1)."},
            {1, "fail", "Outside them, or not comparable (shapes differ, NaN/Inf at other places)."},
            {2, "n/a", "Nothing to compare: no counterpart, or neither data nor statistics on one side."}}};
 }
@@ -42,9 +45,15 @@ EnumInfo origins() {
 }  // namespace
 
 const std::vector<EnumInfo>& enums() {
-  static const std::vector<EnumInfo> all = {
-      vocabulary_enum<TaskType>(),   vocabulary_enum<ApiKind>(),    vocabulary_enum<CopyKind>(), vocabulary_enum<MemoryOp>(),
-      dtypes(),                      vocabulary_enum<TensorRole>(), vocabulary_enum<MarkerKind>(), verdicts(), origins()};
+  static const std::vector<EnumInfo> all = {vocabulary_enum<TaskType>(),
+                                            vocabulary_enum<ApiKind>(),
+                                            vocabulary_enum<CopyKind>(),
+                                            vocabulary_enum<MemoryOp>(),
+                                            dtypes(),
+                                            vocabulary_enum<TensorRole>(),
+                                            vocabulary_enum<MarkerKind>(),
+                                            verdicts(),
+                                            origins()};
   return all;
 }
 

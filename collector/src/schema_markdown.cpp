@@ -60,10 +60,12 @@ void write_meta_keys(std::ostream& out) {
   out << "## META keys\n\n| key | meaning |\n|---|---|\n";
   for (const MetaKeyInfo& k : meta_keys()) out << "| `" << k.key << "` | " << k.doc << " |\n";
   out << "\n### <a id=\"stats\"></a>Stats\n\n"
-      << "The counters kept under `stat.<name>` (Note [Trace stats] in collector/include/npuscope/collector/trace_stats.h). "
+      << "The counters kept under `stat.<name>` (Note [Trace stats] in "
+         "collector/include/npuscope/collector/trace_stats.h). "
       << "`npuscope run` and `npuscope analyze` report every `data_loss` counter that is not zero.\n\n"
       << "| name | severity | meaning |\n|---|---|---|\n";
-  for (const StatInfo& s : kStats) out << "| `" << s.name << "` | " << severity_name(s.severity) << " | " << s.doc << " |\n";
+  for (const StatInfo& s : kStats)
+    out << "| `" << s.name << "` | " << severity_name(s.severity) << " | " << s.doc << " |\n";
   out << "\n";
 }
 

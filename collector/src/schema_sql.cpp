@@ -49,9 +49,7 @@ std::vector<std::string> create_index_sql(const TableInfo& table) {
   return out;
 }
 
-std::string batch_module_name(const TableInfo& table) {
-  return "npuscope_batch_" + std::string(table.name);
-}
+std::string batch_module_name(const TableInfo& table) { return "npuscope_batch_" + std::string(table.name); }
 
 // The batch table-valued function: the table's columns plus the hidden argument the batch pointer
 // is bound to.

@@ -34,8 +34,8 @@ template <class Row>
 inline constexpr bool kStoredAsStruct = std::is_trivially_copyable_v<Row>;
 
 struct Layout {
-  std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow),
-                memcpy = sizeof(MemcpyRow), marker = sizeof(MarkerRow);
+  std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow), memcpy = sizeof(MemcpyRow),
+                marker = sizeof(MarkerRow);
   bool operator==(const Layout&) const = default;
 };
 

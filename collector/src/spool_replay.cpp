@@ -91,7 +91,9 @@ class Replayer {
         if (d.ok()) out_.set_stat(name, value);
         break;
       }
-      case FrameKind::kDevices: for (const auto& row : rows<DeviceInfoRow>(d)) out_.add_device(row); break;
+      case FrameKind::kDevices:
+        for (const auto& row : rows<DeviceInfoRow>(d)) out_.add_device(row);
+        break;
       case FrameKind::kTasks: out_.add_tasks(rows<TaskRow>(d)); break;
       case FrameKind::kApis: out_.add_apis(rows<ApiRow>(d)); break;
       case FrameKind::kMemory: out_.add_memory(rows<MemoryRow>(d)); break;
@@ -106,7 +108,8 @@ class Replayer {
       case FrameKind::kEnd: return false;
       case FrameKind::kLayout:
         if (d.pod<spool::Layout>() != spool::Layout{}) {
-          throw TraceError(file_.path() + " was written by another build of npuscope: convert it with the build that "
+          throw TraceError(file_.path() +
+                           " was written by another build of npuscope: convert it with the build that "
                            "wrote it");
         }
         break;
@@ -179,7 +182,8 @@ SpoolReplay replay_spool(const std::string& path, TraceWriter& out, const std::f
   while (wait_for(file, sizeof(spool::FrameHeader), more_may_come)) {
     spool::FrameHeader header;
     std::memcpy(&header, file.front(), sizeof header);
-    if (header.bytes >= spool::kMaxFrameBytes) replayer.corrupt("a frame claims " + std::to_string(header.bytes) + " bytes");
+    if (header.bytes >= spool::kMaxFrameBytes)
+      replayer.corrupt("a frame claims " + std::to_string(header.bytes) + " bytes");
     if (!wait_for(file, sizeof header + header.bytes, more_may_come)) break;  // torn by a kill
     spool::Decoder decoder(file.front() + sizeof header, header.bytes);
     if (!replayer.apply(static_cast<FrameKind>(header.kind), decoder)) {

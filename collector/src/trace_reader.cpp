@@ -12,8 +12,8 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <vector>
 #include <unordered_map>
+#include <vector>
 
 #include "row_codec.h"
 #include "schema.h"
@@ -78,8 +78,8 @@ class SqliteTraceReader final : public TraceReader {
     check_version();
     if (options.verify) check_integrity();
     adapt_older_schema();
-    has_compare_results_ = !db_.query_text(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'COMPARE_RESULT'").empty();
+    has_compare_results_ =
+        !db_.query_text("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'COMPARE_RESULT'").empty();
     load_strings();
     load_kernels();
     for (const std::string& column : options.skip_columns) leave_out(column);
@@ -123,15 +123,9 @@ class SqliteTraceReader final : public TraceReader {
 
   void for_each_task(const std::function<void(const TaskRow&)>& f) const override { tasks_where({}, {}, f); }
   void for_each_api(const std::function<void(const ApiRow&)>& f) const override { for_each<ApiRow>(false, f); }
-  void for_each_memory(const std::function<void(const MemoryRow&)>& f) const override {
-    for_each<MemoryRow>(false, f);
-  }
-  void for_each_memcpy(const std::function<void(const MemcpyRow&)>& f) const override {
-    for_each<MemcpyRow>(false, f);
-  }
-  void for_each_marker(const std::function<void(const MarkerRow&)>& f) const override {
-    for_each<MarkerRow>(false, f);
-  }
+  void for_each_memory(const std::function<void(const MemoryRow&)>& f) const override { for_each<MemoryRow>(false, f); }
+  void for_each_memcpy(const std::function<void(const MemcpyRow&)>& f) const override { for_each<MemcpyRow>(false, f); }
+  void for_each_marker(const std::function<void(const MarkerRow&)>& f) const override { for_each<MarkerRow>(false, f); }
 
   void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
     if (with_data) map_for_blobs();
@@ -148,19 +142,19 @@ class SqliteTraceReader final : public TraceReader {
   void for_each_tensor_of(std::int64_t task_id, bool with_data,
                           const std::function<void(TensorRow&)>& f) const override {
     if (with_data) map_for_blobs();
-    for_each<TensorRow>(
-        with_data,
-        [&](TensorRow& row) {
-          if (with_data) decompress(row);
-          f(row);
-        },
-        "task_id = ?1", {task_id});
+    for_each<TensorRow>(with_data,
+                        [&](TensorRow& row) {
+                          if (with_data) decompress(row);
+                          f(row);
+                        },
+                        "task_id = ?1", {task_id});
   }
 
   TaskSummary task_summary() const override {
     const std::lock_guard lock(mutex_);
-    sqlite::Stmt stmt(db_, "SELECT count(*), coalesce(sum(overflow), 0), coalesce(min(start_ns), 0), "
-                           "coalesce(max(end_ns), 0) FROM TASK_EXEC");
+    sqlite::Stmt stmt(db_,
+                      "SELECT count(*), coalesce(sum(overflow), 0), coalesce(min(start_ns), 0), "
+                      "coalesce(max(end_ns), 0) FROM TASK_EXEC");
     stmt.step();
     return {sqlite3_column_int64(stmt.get(), 0), sqlite3_column_int64(stmt.get(), 1),
             sqlite3_column_int64(stmt.get(), 2), sqlite3_column_int64(stmt.get(), 3)};
@@ -209,10 +203,11 @@ class SqliteTraceReader final : public TraceReader {
         [&](const schema::TaskExecRow& e) {
           const auto k = static_cast<std::size_t>(e.kernel_id);
           const schema::KernelRow& kernel = k < kernels_.size() ? kernels_[k] : kUnknown;
-          t = {e.task_id,         e.start_ns,      e.end_ns,        e.queued_ns,     e.device_id,
-               e.stream_id,       kernel.name_id,  kernel.op_type_id, kernel.task_type, e.connection_id,
-               kernel.block_dim,  kernel.flops,    kernel.bytes,    e.overflow,      kernel.fallback,
-               kernel.compute_dtype, e.call_index, e.emulation_ns,  e.thread_id};
+          t = {e.task_id,        e.start_ns,      e.end_ns,         e.queued_ns,
+               e.device_id,      e.stream_id,     kernel.name_id,   kernel.op_type_id,
+               kernel.task_type, e.connection_id, kernel.block_dim, kernel.flops,
+               kernel.bytes,     e.overflow,      kernel.fallback,  kernel.compute_dtype,
+               e.call_index,     e.emulation_ns,  e.thread_id};
           f(t);
         },
         where, args);
@@ -316,7 +311,8 @@ void SqliteTraceReader::adapt_schema_1() {
 void SqliteTraceReader::load_kernels() {
   for_each<schema::KernelRow>(false, [&](const schema::KernelRow& k) {
     if (k.kernel_id < 0 || k.kernel_id > std::int64_t{1} << 32) return;  // not a writer's id: reads as unknown
-    if (static_cast<std::size_t>(k.kernel_id) >= kernels_.size()) kernels_.resize(static_cast<std::size_t>(k.kernel_id) + 1);
+    if (static_cast<std::size_t>(k.kernel_id) >= kernels_.size())
+      kernels_.resize(static_cast<std::size_t>(k.kernel_id) + 1);
     kernels_[static_cast<std::size_t>(k.kernel_id)] = k;
   });
 }
@@ -324,9 +320,11 @@ void SqliteTraceReader::load_kernels() {
 void SqliteTraceReader::leave_out(const std::string& column) {
   const auto dot = column.find('.');
   const schema::TableInfo* table = dot == std::string::npos ? nullptr : schema::find_table(column.substr(0, dot));
-  const std::string_view name = dot == std::string::npos ? std::string_view() : std::string_view(column).substr(dot + 1);
+  const std::string_view name =
+      dot == std::string::npos ? std::string_view() : std::string_view(column).substr(dot + 1);
   const auto index_in = [&](const schema::TableInfo& t) {
-    const auto it = std::find_if(t.columns.begin(), t.columns.end(), [&](const schema::ColumnInfo& c) { return c.name == name; });
+    const auto it =
+        std::find_if(t.columns.begin(), t.columns.end(), [&](const schema::ColumnInfo& c) { return c.name == name; });
     return static_cast<std::size_t>(it - t.columns.begin());
   };
   if (!table || index_in(*table) == table->columns.size()) {
@@ -380,12 +378,13 @@ void SqliteTraceReader::adapt_older_schema() {
 void SqliteTraceReader::adapt_schema_2() {
   db_.exec(
       "CREATE TEMP VIEW API AS SELECT a.start_ns, a.end_ns, a.name_id, a.connection_id, a.thread_id, "
-      "CASE WHEN s.value GLOB 'aclnn*' THEN " + std::to_string(static_cast<int>(ApiKind::kLaunch)) +
-      " WHEN s.value GLOB 'aclrtSynchronize*' THEN " + std::to_string(static_cast<int>(ApiKind::kSynchronize)) +
-      " WHEN s.value = 'aclrtMemcpy' THEN " + std::to_string(static_cast<int>(ApiKind::kMemcpy)) +
-      " WHEN s.value = 'aclrtMemcpyAsync' THEN " + std::to_string(static_cast<int>(ApiKind::kMemcpyAsync)) +
-      " WHEN s.value = 'aclrtMalloc' THEN " + std::to_string(static_cast<int>(ApiKind::kMalloc)) +
-      " WHEN s.value = 'aclrtFree' THEN " + std::to_string(static_cast<int>(ApiKind::kFree)) +
+      "CASE WHEN s.value GLOB 'aclnn*' THEN " +
+      std::to_string(static_cast<int>(ApiKind::kLaunch)) + " WHEN s.value GLOB 'aclrtSynchronize*' THEN " +
+      std::to_string(static_cast<int>(ApiKind::kSynchronize)) + " WHEN s.value = 'aclrtMemcpy' THEN " +
+      std::to_string(static_cast<int>(ApiKind::kMemcpy)) + " WHEN s.value = 'aclrtMemcpyAsync' THEN " +
+      std::to_string(static_cast<int>(ApiKind::kMemcpyAsync)) + " WHEN s.value = 'aclrtMalloc' THEN " +
+      std::to_string(static_cast<int>(ApiKind::kMalloc)) + " WHEN s.value = 'aclrtFree' THEN " +
+      std::to_string(static_cast<int>(ApiKind::kFree)) +
       " WHEN s.value IN ('aclrtRecordEvent', 'aclrtStreamWaitEvent') THEN " +
       std::to_string(static_cast<int>(ApiKind::kEvent)) + " ELSE " + std::to_string(static_cast<int>(ApiKind::kOther)) +
       " END AS kind FROM main.API a LEFT JOIN main.STRING_IDS s ON s.id = a.name_id");
@@ -434,8 +433,8 @@ std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const Re
 }
 
 template <class Row>
-static std::vector<Row> collect(const TraceReader& reader, void (TraceReader::*each)(
-                                    const std::function<void(const Row&)>&) const) {
+static std::vector<Row> collect(const TraceReader& reader,
+                                void (TraceReader::*each)(const std::function<void(const Row&)>&) const) {
   std::vector<Row> out;
   (reader.*each)([&](const Row& row) { out.push_back(row); });
   return out;

@@ -23,7 +23,8 @@ const StatInfo* find_stat(std::string_view name) {
 std::vector<StatValue> data_loss(const std::vector<StatValue>& stats) {
   std::vector<StatValue> out;
   for (const StatValue& s : stats) {
-    if (s.value != 0 && (s.severity == StatSeverity::kDataLoss || s.severity == StatSeverity::kUnknown)) out.push_back(s);
+    if (s.value != 0 && (s.severity == StatSeverity::kDataLoss || s.severity == StatSeverity::kUnknown))
+      out.push_back(s);
   }
   // kStats order (the total first); unknown counters last, by name.
   const auto rank = [](const StatValue& s) {

@@ -72,7 +72,15 @@ class TableWriter {
 // The statements of every table. Destroyed before the connection closes.
 struct TableWriters {
   explicit TableWriters(sqlite::Db& db)
-      : meta(db), strings(db), devices(db), apis(db), kernels(db), tasks(db), tensors(db), memory(db), memcpys(db),
+      : meta(db),
+        strings(db),
+        devices(db),
+        apis(db),
+        kernels(db),
+        tasks(db),
+        tensors(db),
+        memory(db),
+        memcpys(db),
         markers(db) {}
 
   // Everything pending goes in before a commit: a committed row's strings are committed with it.
@@ -223,11 +231,11 @@ void SqliteTraceWriter::create_schema() {
   if (durable_) {
     if (db_.query_text("PRAGMA journal_mode = WAL") != "wal") db_.fail("cannot use write-ahead logging");
     db_.exec("PRAGMA synchronous = NORMAL");  // WAL commits survive a killed process; fsync at checkpoints
-  } else {  // rebuilt from a durable source: every page written once, no fsync
+  } else {                                    // rebuilt from a durable source: every page written once, no fsync
     db_.exec("PRAGMA journal_mode = OFF");
     db_.exec("PRAGMA synchronous = OFF");
   }
-  db_.exec("PRAGMA cache_size = -16384");   // KiB: the writer lives inside the profiled process
+  db_.exec("PRAGMA cache_size = -16384");  // KiB: the writer lives inside the profiled process
   for (const schema::BatchSource* source :
        {&schema::batch_source<schema::MetaRow>(), &schema::batch_source<schema::StringRow>(),
         &schema::batch_source<DeviceInfoRow>(), &schema::batch_source<ApiRow>(),

@@ -60,7 +60,8 @@ CompareRow compare_pair(const TensorRow* npu, const TensorRow* golden) {
 }
 
 // The rows of one matched op: its tensors paired by role and index, inputs first.
-void compare_op(const std::vector<TensorRow>& npu, const std::vector<TensorRow>& golden, std::vector<CompareRow>& rows) {
+void compare_op(const std::vector<TensorRow>& npu, const std::vector<TensorRow>& golden,
+                std::vector<CompareRow>& rows) {
   std::map<std::pair<std::int32_t, std::int32_t>, std::pair<const TensorRow*, const TensorRow*>> by_key;
   for (const TensorRow& t : npu) by_key[{t.role, t.idx}].first = &t;
   for (const TensorRow& t : golden) by_key[{t.role, t.idx}].second = &t;
@@ -109,7 +110,9 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
     op.npu_overflow = n.overflow;
     judge_op(op, result.rows, first, result.rows.size());
     for (std::size_t i = first; i < result.rows.size(); ++i) result.rows[i].origin = op.origin;
-    ++(op.verdict == Verdict::kPass ? result.passed : op.verdict == Verdict::kFail ? result.failed : result.not_applicable);
+    ++(op.verdict == Verdict::kPass   ? result.passed
+       : op.verdict == Verdict::kFail ? result.failed
+                                      : result.not_applicable);
     if (op.verdict == Verdict::kFail && !result.first_failing) result.first_failing = result.ops.size();
     if (op.origin == Origin::kIntroduced && !result.first_introducing) result.first_introducing = result.ops.size();
     result.ops.push_back(std::move(op));

@@ -10,8 +10,6 @@
 
 namespace npuscope::comparator {
 
-
-
 namespace {
 
 // Element i of a raw buffer: memcpy, as dumped buffers carry no alignment promise.

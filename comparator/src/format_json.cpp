@@ -14,10 +14,16 @@ ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : orde
 ordered_json op_json(const CompareResult& r, const std::optional<std::size_t>& index) {
   if (!index) return nullptr;
   const OpVerdict& op = r.ops[*index];
-  return {{"op_name", op.op_name},       {"op_type", op.op_type},         {"call_index", op.call_index},
-          {"task_id", op.npu_task_id},   {"golden_task_id", op.golden_task_id}, {"start_ns", op.start_ns},
-          {"verdict", verdict_name(op.verdict)}, {"origin", origin_name(op.origin)},
-          {"cosine", number(op.worst_cosine)},   {"max_abs_err", number(op.worst_max_abs_err)},
+  return {{"op_name", op.op_name},
+          {"op_type", op.op_type},
+          {"call_index", op.call_index},
+          {"task_id", op.npu_task_id},
+          {"golden_task_id", op.golden_task_id},
+          {"start_ns", op.start_ns},
+          {"verdict", verdict_name(op.verdict)},
+          {"origin", origin_name(op.origin)},
+          {"cosine", number(op.worst_cosine)},
+          {"max_abs_err", number(op.worst_max_abs_err)},
           {"npu_overflow", op.npu_overflow}};
 }
 
@@ -60,7 +66,8 @@ ordered_json row_json(const CompareRow& row) {
 ordered_json unmatched_json(const std::vector<UnmatchedOp>& ops) {
   ordered_json out = ordered_json::array();
   for (const UnmatchedOp& op : ops) {
-    out.push_back({{"op_name", op.op_name}, {"op_type", op.op_type}, {"call_index", op.call_index}, {"task_id", op.task_id}});
+    out.push_back(
+        {{"op_name", op.op_name}, {"op_type", op.op_type}, {"call_index", op.call_index}, {"task_id", op.task_id}});
   }
   return out;
 }

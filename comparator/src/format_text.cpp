@@ -40,10 +40,10 @@ void summary(TextReport& w, const CompareResult& r) {
   w.heading("Comparison (" + r.mode + " mode)");
   w.line("NPU:    " + r.npu_path);
   w.line("golden: " + r.golden_path);
-  w.line(format_count(static_cast<std::int64_t>(r.ops.size())) + " ops compared: " + w.green(format_count(r.passed) + " passed") +
-         ", " + (r.failed ? w.red(format_count(r.failed) + " failed") : "0 failed") + ", " +
-         format_count(r.not_applicable) + " n/a; unmatched: " +
-         format_count(static_cast<std::int64_t>(r.unmatched_npu.size())) + " NPU ops, " +
+  w.line(format_count(static_cast<std::int64_t>(r.ops.size())) +
+         " ops compared: " + w.green(format_count(r.passed) + " passed") + ", " +
+         (r.failed ? w.red(format_count(r.failed) + " failed") : "0 failed") + ", " + format_count(r.not_applicable) +
+         " n/a; unmatched: " + format_count(static_cast<std::int64_t>(r.unmatched_npu.size())) + " NPU ops, " +
          format_count(static_cast<std::int64_t>(r.unmatched_golden.size())) + " golden ops");
   for (const std::string& note : r.notes) w.line(w.yellow("note: " + note));
   if (r.first_failing) {
@@ -64,8 +64,12 @@ void worst_ops(TextReport& w, const CompareResult& r, int top) {
   for (const OpVerdict& op : r.ops) order.push_back(&op);
   // Failing ops first, then by cosine as shown (none, i.e. not comparable, first; then the lowest),
   // then by max abs err, then execution order.
-  const auto rank = [](const OpVerdict* op) { return op->verdict == Verdict::kFail ? 0 : op->verdict == Verdict::kPass ? 1 : 2; };
-  const auto cosine = [](const OpVerdict* op) { return std::isnan(op->worst_cosine) ? -1 : std::round(op->worst_cosine * 1e6); };
+  const auto rank = [](const OpVerdict* op) {
+    return op->verdict == Verdict::kFail ? 0 : op->verdict == Verdict::kPass ? 1 : 2;
+  };
+  const auto cosine = [](const OpVerdict* op) {
+    return std::isnan(op->worst_cosine) ? -1 : std::round(op->worst_cosine * 1e6);
+  };
   const auto error = [](const OpVerdict* op) { return std::isnan(op->worst_max_abs_err) ? -1 : op->worst_max_abs_err; };
   std::stable_sort(order.begin(), order.end(), [&](const OpVerdict* a, const OpVerdict* b) {
     if (rank(a) != rank(b)) return rank(a) < rank(b);
@@ -92,7 +96,8 @@ void unmatched(TextReport& w, const char* side, const std::vector<UnmatchedOp>& 
     t.add({ops[i].op_name, ops[i].op_type, std::to_string(ops[i].call_index), std::to_string(ops[i].task_id)});
   }
   w.table(t);
-  if (ops.size() > 20) w.line("... and " + format_count(static_cast<std::int64_t>(ops.size() - 20)) + " more (all in --format json)");
+  if (ops.size() > 20)
+    w.line("... and " + format_count(static_cast<std::int64_t>(ops.size() - 20)) + " more (all in --format json)");
 }
 
 }  // namespace

@@ -9,7 +9,8 @@ namespace {
 
 std::string scalar(const YAML::Node& node, const std::string& path, const char* what) {
   if (!node || !node.IsScalar() || node.Scalar().empty()) {
-    throw CompareError(path + ": " + what + " must be a non-empty op name (line " + std::to_string(node.Mark().line + 1) + ")");
+    throw CompareError(path + ": " + what + " must be a non-empty op name (line " +
+                       std::to_string(node.Mark().line + 1) + ")");
   }
   return node.Scalar();
 }

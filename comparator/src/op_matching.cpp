@@ -17,8 +17,9 @@ bool is_op(const collector::TaskRow& t) {
 std::vector<OpInfo> load_ops(const collector::TraceReader& trace) {
   std::vector<OpInfo> ops;
   trace.for_each_task([&](const collector::TaskRow& t) {
-    if (is_op(t)) ops.push_back({t.task_id, t.start_ns, trace.string(t.name_id), trace.string(t.op_type_id), t.call_index,
-                                t.overflow != 0});
+    if (is_op(t))
+      ops.push_back(
+          {t.task_id, t.start_ns, trace.string(t.name_id), trace.string(t.op_type_id), t.call_index, t.overflow != 0});
   });
   return ops;
 }
@@ -26,7 +27,8 @@ std::vector<OpInfo> load_ops(const collector::TraceReader& trace) {
 Matching match_ops(const std::vector<OpInfo>& npu, const std::vector<OpInfo>& golden,
                    const std::map<std::string, std::string>& mapping) {
   std::map<std::pair<std::string, std::int32_t>, std::size_t> golden_by_name;
-  for (std::size_t g = 0; g < golden.size(); ++g) golden_by_name.emplace(std::pair{golden[g].name, golden[g].call_index}, g);
+  for (std::size_t g = 0; g < golden.size(); ++g)
+    golden_by_name.emplace(std::pair{golden[g].name, golden[g].call_index}, g);
 
   Matching m;
   std::vector<bool> golden_taken(golden.size(), false);

@@ -44,8 +44,6 @@
 
 namespace npuscope::comparator {
 
-
-
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -5,7 +5,6 @@
 namespace npuscope::comparator {
 
 Tolerance allclose_tolerance(std::int32_t dtype) {
-  
   switch (static_cast<DType>(dtype)) {
     case DType::kF16: return {1e-3, 1e-5};
     case DType::kBF16: return {1.6e-2, 1e-5};

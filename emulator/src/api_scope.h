@@ -16,7 +16,8 @@ class ApiScope {
   ApiScope(const char* name, ApiKind kind) : name_(name), connection_id_(next_connection_id()), kind_(kind) {
     if (const auto* s = hooks::subscriber(); s != nullptr && s->on_api != nullptr) [[unlikely]] {
       start_ns_ = vclock::host_now_ns();
-      if (s->wants_api_enter) s->on_api(s->user, {start_ns_, connection_id_, name_, vclock::thread_index(), 0, 0, kind_});
+      if (s->wants_api_enter)
+        s->on_api(s->user, {start_ns_, connection_id_, name_, vclock::thread_index(), 0, 0, kind_});
     }
   }
   ~ApiScope() {

@@ -31,8 +31,7 @@ double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType dtype) {
         return spec.vector_peak_f16() / 2;
       }
       return spec.vector_peak_f16();
-    case ComputeUnit::kAiCpu:
-      return spec.aicpu_flops;
+    case ComputeUnit::kAiCpu: return spec.aicpu_flops;
   }
   return 1;
 }

@@ -39,11 +39,13 @@ hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase pha
     r.flops = static_cast<std::uint64_t>(t.kernel.cost.flops);
     r.bytes = static_cast<std::uint64_t>(t.kernel.cost.bytes);
   } else {
-    r.name = t.kind == Task::Kind::kEventRecord ? "EventRecord" : t.kind == Task::Kind::kEventWait ? "EventWait" : "Memcpy";
+    r.name = t.kind == Task::Kind::kEventRecord ? "EventRecord"
+             : t.kind == Task::Kind::kEventWait ? "EventWait"
+                                                : "Memcpy";
     r.op_type = r.name;
     r.task_type = t.kind == Task::Kind::kEventRecord ? TaskType::kEventRecord
                   : t.kind == Task::Kind::kEventWait ? TaskType::kEventWait
-                                                      : TaskType::kMemcpy;
+                                                     : TaskType::kMemcpy;
     r.bytes = t.bytes;
   }
   return r;
@@ -184,8 +186,7 @@ void Device::free(DeviceAddress address) {
   memory_.free(address);
 }
 
-void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream,
-                        KeepAlive keep_alive) {
+void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes, Stream stream, KeepAlive keep_alive) {
   // Staging the host data is the emulator's work, not the host's: like a launch, the call costs the
   // host host_launch_ns; the copy itself is modelled on the device (Note [Virtual time]).
   vclock::BlockedScope emulating;
@@ -357,7 +358,8 @@ void Device::execute(Task& task) {
     k.fn(ctx);
     const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
     // Before the tensors reach the hooks: dumps see the perturbed outputs (Note [Perturbation]).
-    if (const PerturbSet* p = active_perturbations(); p != nullptr) [[unlikely]] apply_perturbations(*p, k.name, ctx);
+    if (const PerturbSet* p = active_perturbations(); p != nullptr) [[unlikely]]
+      apply_perturbations(*p, k.name, ctx);
     if (sub != nullptr) [[unlikely]] {
       if (sub->wants_tensors && sub->on_tensor) {
         emit_tensor_records(sub, task.task_id, k.inputs, npuscope::TensorRole::kInput);
@@ -471,18 +473,19 @@ std::uint64_t Device::last_task_end_ns() const {
 
 void Device::on_memory_event(void* user, const MemoryEvent& event, const MemoryStats& stats) {
   const auto* s = hooks::subscriber();
-  if (s == nullptr || s->on_memory == nullptr) [[likely]] return;
+  if (s == nullptr || s->on_memory == nullptr) [[likely]]
+    return;
   auto* self = static_cast<Device*>(user);
-  MemoryOp op = event.kind == MemoryEvent::Kind::kAlloc    ? MemoryOp::kAlloc
-                       : event.kind == MemoryEvent::Kind::kFree   ? MemoryOp::kFree
-                       : event.kind == MemoryEvent::Kind::kReserve ? MemoryOp::kReserve
-                                                                   : MemoryOp::kRelease;
+  MemoryOp op = event.kind == MemoryEvent::Kind::kAlloc     ? MemoryOp::kAlloc
+                : event.kind == MemoryEvent::Kind::kFree    ? MemoryOp::kFree
+                : event.kind == MemoryEvent::Kind::kReserve ? MemoryOp::kReserve
+                                                            : MemoryOp::kRelease;
   // Host threads have clocks of their own, so a free on one thread could carry an earlier time than
   // the allocation it undoes on another. Memory records of a device are stamped in allocator order
   // (this runs under the allocator's lock): never earlier than the previous one.
   self->last_memory_ns_ = std::max(self->last_memory_ns_, vclock::host_now_ns());
-  s->on_memory(s->user, {self->last_memory_ns_, event.address, event.bytes, stats.allocated_bytes,
-                         stats.reserved_bytes, self->id_, vclock::thread_index(), op});
+  s->on_memory(s->user, {self->last_memory_ns_, event.address, event.bytes, stats.allocated_bytes, stats.reserved_bytes,
+                         self->id_, vclock::thread_index(), op});
 }
 
 }  // namespace npuscope::emulator

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <string>
 
-#include "npuscope/emulator/errors.h"
 #include "format_util.h"
+#include "npuscope/emulator/errors.h"
 
 namespace npuscope::emulator {
 
@@ -82,8 +82,7 @@ void CachingAllocator::free(DeviceAddress address) {
   std::lock_guard lock(mutex_);
   auto it = live_.find(address);
   if (it == live_.end()) {
-    throw MemoryAccessError("invalid free of device address " + hex(address) + " on npu:" +
-                            std::to_string(device_id_) +
+    throw MemoryAccessError("invalid free of device address " + hex(address) + " on npu:" + std::to_string(device_id_) +
                             ": not the start of a live allocation (double free, or a pointer that was never "
                             "allocated). Free each allocation exactly once.");
   }
@@ -250,8 +249,8 @@ void CachingAllocator::throw_out_of_memory(std::uint64_t bytes) const {
   const std::uint64_t free_bytes = stats_.capacity_bytes - stats_.reserved_bytes;
   throw OutOfMemoryError("out of memory on npu:" + std::to_string(device_id_) + ": tried to allocate " +
                          format_bytes(bytes) + "; " + format_bytes(stats_.allocated_bytes) + " allocated, " +
-                         format_bytes(stats_.reserved_bytes) + " reserved, " + format_bytes(free_bytes) +
-                         " free of " + format_bytes(stats_.capacity_bytes) +
+                         format_bytes(stats_.reserved_bytes) + " reserved, " + format_bytes(free_bytes) + " free of " +
+                         format_bytes(stats_.capacity_bytes) +
                          " total. Free tensors you no longer need, use smaller sizes, or a device spec with "
                          "more memory.");
 }

@@ -33,9 +33,9 @@ DeviceSpec ascend910b() {
   s.clock_hz = 1.8e9;   // platform config
   s.cube_fp32 = true;   // 910B cube: f32 x f32 -> f32 (and HF32)
   s.bf16 = true;
-  s.memory_bytes = 64 * kGiB;     // HBM
-  s.memory_bandwidth = 1.6e12;    // unconfirmed
-  s.host_link_bandwidth = 25e9;   // PCIe 4.0 x16, practical
+  s.memory_bytes = 64 * kGiB;    // HBM
+  s.memory_bandwidth = 1.6e12;   // unconfirmed
+  s.host_link_bandwidth = 25e9;  // PCIe 4.0 x16, practical
   s.ub_bytes = 192 * kKiB;
   s.l0a_bytes = 64 * kKiB;
   s.l0b_bytes = 64 * kKiB;
@@ -58,7 +58,7 @@ DeviceSpec ascend910() {
   DeviceSpec s = ascend910b();
   s.name = "ascend910";
   s.description = "Ascend 910-like (approximate public figures)";
-  s.cube_cores = 32;  // 32 AI cores
+  s.cube_cores = 32;    // 32 AI cores
   s.vector_cores = 32;  // the AI cores' own vector units
   s.clock_hz = 1.0e9;   // 32 x 4096 x 2 x 1.0 GHz ~ 262 TFLOP/s vs 256 official
   s.cube_fp32 = false;  // f16 cube only: f32 matmul runs in f16
@@ -68,7 +68,7 @@ DeviceSpec ascend910() {
   s.ub_bytes = 256 * kKiB;
   s.l0c_bytes = 256 * kKiB;
   s.l1_bytes = 1 * kMiB;
-  s.l2_bytes = 32 * kMiB;  // unconfirmed
+  s.l2_bytes = 32 * kMiB;                               // unconfirmed
   s.default_overflow_mode = OverflowMode::kSaturation;  // saturation only
   s.supports_inf_nan = false;
   s.default_precision_mode = PrecisionMode::kAllowFp32ToFp16;
@@ -81,11 +81,11 @@ DeviceSpec ascend310p() {
   s.description = "Ascend 310P3-like (approximate public figures)";
   s.cube_cores = 8;
   s.vector_cores = 7;
-  s.clock_hz = 1.07e9;  // 8 x 4096 x 2 x 1.07 GHz ~ 70 TFLOP/s (unconfirmed)
-  s.memory_bytes = 24 * kGiB;      // LPDDR4X
-  s.memory_bandwidth = 204.8e9;    // datasheet
-  s.host_link_bandwidth = 12e9;    // PCIe 4.0 x8 (unconfirmed)
-  s.ub_bytes = 256 * kKiB;         // unconfirmed
+  s.clock_hz = 1.07e9;           // 8 x 4096 x 2 x 1.07 GHz ~ 70 TFLOP/s (unconfirmed)
+  s.memory_bytes = 24 * kGiB;    // LPDDR4X
+  s.memory_bandwidth = 204.8e9;  // datasheet
+  s.host_link_bandwidth = 12e9;  // PCIe 4.0 x8 (unconfirmed)
+  s.ub_bytes = 256 * kKiB;       // unconfirmed
   s.l2_bytes = 0;
   return s;
 }
@@ -105,9 +105,8 @@ DeviceSpec tiny() {
 }
 
 // One table of the spec's fields, used to read files (and to list the names in errors).
-using FieldRef = std::variant<int DeviceSpec::*, double DeviceSpec::*, std::uint64_t DeviceSpec::*,
-                              bool DeviceSpec::*, std::string DeviceSpec::*, OverflowMode DeviceSpec::*,
-                              PrecisionMode DeviceSpec::*>;
+using FieldRef = std::variant<int DeviceSpec::*, double DeviceSpec::*, std::uint64_t DeviceSpec::*, bool DeviceSpec::*,
+                              std::string DeviceSpec::*, OverflowMode DeviceSpec::*, PrecisionMode DeviceSpec::*>;
 struct Field {
   const char* name;
   FieldRef ref;
@@ -226,8 +225,7 @@ void validate_spec(const DeviceSpec& s) {
     throw SpecError("device spec '" + s.name + "': efficiencies must be at most 1");
   }
   if (!s.supports_inf_nan && s.default_overflow_mode == OverflowMode::kInfNan) {
-    throw SpecError("device spec '" + s.name +
-                    "': default_overflow_mode is inf_nan but supports_inf_nan is false");
+    throw SpecError("device spec '" + s.name + "': default_overflow_mode is inf_nan but supports_inf_nan is false");
   }
 }
 

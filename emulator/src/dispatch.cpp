@@ -81,7 +81,8 @@ InstanceName& instance_name(std::string_view op_type, const CallOptions& options
     t_names.full.assign(t_scope).append(1, '/').append(base);
     full = t_names.full;
   }
-  if (const auto it = t_names.cache.find(full); it != t_names.cache.end()) [[likely]] return *it->second;
+  if (const auto it = t_names.cache.find(full); it != t_names.cache.end()) [[likely]]
+    return *it->second;
   InstanceName* entry = InstanceNames::get().find_or_add(full);
   t_names.cache.emplace(std::string(full), entry);
   return *entry;
@@ -129,8 +130,8 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
   for (std::size_t i = 0; i < out.size(); ++i) {
     out[i] = {outputs[i].raw_data(), outputs[i].dtype(), &outputs[i].shape(), outputs[i].numel()};
   }
-  KernelContext ctx{in, out, attrs, Backend::kCpu, outputs.empty() ? DType::kF32 : outputs[0].dtype(),
-                    OverflowMode::kInfNan};
+  KernelContext ctx{
+      in, out, attrs, Backend::kCpu, outputs.empty() ? DType::kF32 : outputs[0].dtype(), OverflowMode::kInfNan};
   const auto* s = hooks::subscriber();
   hooks::TaskRecord rec{};
   if (s != nullptr) [[unlikely]] {
@@ -181,11 +182,10 @@ ComputeChoice choose_compute_dtype(OpCategory category, DType storage, Precision
       }
       break;
     case OpCategory::kVector:
-      return {mode == PrecisionMode::kForceFp16 || mode == PrecisionMode::kAllowMixPrecision ? DType::kF16
-                                                                                              : DType::kF32,
-              true};
-    case OpCategory::kPrecisionSensitive:
-      return {mode == PrecisionMode::kForceFp16 ? DType::kF16 : DType::kF32, true};
+      return {
+          mode == PrecisionMode::kForceFp16 || mode == PrecisionMode::kAllowMixPrecision ? DType::kF16 : DType::kF32,
+          true};
+    case OpCategory::kPrecisionSensitive: return {mode == PrecisionMode::kForceFp16 ? DType::kF16 : DType::kF32, true};
     case OpCategory::kDataMovement: break;
   }
   return {storage, true};
@@ -199,8 +199,8 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   if (n < schema.min_inputs || (schema.max_inputs >= 0 && n > schema.max_inputs)) {
     throw InvalidArgument(std::string(schema.type) + ": expected " + std::to_string(schema.min_inputs) +
                           (schema.max_inputs == schema.min_inputs ? ""
-                           : schema.max_inputs < 0               ? " or more"
-                                                                 : " to " + std::to_string(schema.max_inputs)) +
+                           : schema.max_inputs < 0                ? " or more"
+                                                                  : " to " + std::to_string(schema.max_inputs)) +
                           " inputs, got " + std::to_string(n));
   }
   const DeviceRef device = common_device(schema.type, inputs);
@@ -240,7 +240,8 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   const DType storage = storage_dtype(in_meta, out_meta);
   const ComputeChoice choice = choose_compute_dtype(schema.category, storage, dev.precision_mode(), dev.spec());
   const KernelEntry* npu = registry.kernel(schema.type, Backend::kNpu);
-  const bool use_npu = npu != nullptr && choice.npu_capable && (npu->supports == nullptr || npu->supports(in_meta, attrs));
+  const bool use_npu =
+      npu != nullptr && choice.npu_capable && (npu->supports == nullptr || npu->supports(in_meta, attrs));
 
   KernelLaunch launch;
   launch.name = name;

@@ -38,7 +38,7 @@ float half_bits_to_float(std::uint16_t h) { return hooks::half_bits_to_float(h);
 bool has_f16c() { return hooks::cpu_has_f16c(); }
 
 __attribute__((target("f16c,avx"))) static void half_to_float_f16c(const std::uint16_t* src, float* dst,
-                                                                  std::size_t n) {
+                                                                   std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
@@ -48,7 +48,7 @@ __attribute__((target("f16c,avx"))) static void half_to_float_f16c(const std::ui
 }
 
 __attribute__((target("f16c,avx"))) static void float_to_half_f16c(const float* src, std::uint16_t* dst,
-                                                                  std::size_t n) {
+                                                                   std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);

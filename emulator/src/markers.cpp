@@ -25,7 +25,8 @@ void emit_marker(const char* name, std::int64_t step, hooks::MarkerEvent kind) {
 }  // namespace
 
 void range_push(std::string_view name) {
-  if (hooks::subscriber() != nullptr) [[unlikely]] emit_marker(intern(name), -1, hooks::MarkerEvent::kRangePush);
+  if (hooks::subscriber() != nullptr) [[unlikely]]
+    emit_marker(intern(name), -1, hooks::MarkerEvent::kRangePush);
 }
 void range_pop() { emit_marker(nullptr, -1, hooks::MarkerEvent::kRangePop); }
 void step_begin(std::int64_t step) { emit_marker(nullptr, step, hooks::MarkerEvent::kStepBegin); }

@@ -46,7 +46,8 @@ Tensor load_npy(const std::string& path) {
   for (const DTypeInfo& d : kDTypes) {
     if (!stored_natively(d)) continue;
     supported += (supported.empty() ? "" : ", ") + std::string(d.npy_descr.substr(1));
-    if (descr == d.npy_descr || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == d.npy_descr.substr(1))) found = &d;
+    if (descr == d.npy_descr || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == d.npy_descr.substr(1)))
+      found = &d;
   }
   if (found == nullptr) bad(path, "dtype '" + descr + "' is not supported (" + supported + ", little-endian)");
   if (std::regex_search(header, std::regex("'fortran_order':\\s*True"))) bad(path, "Fortran order is not supported");
@@ -72,7 +73,8 @@ void save_npy(const std::string& path, const Tensor& tensor) {
   }
   const std::string descr(dtype_info(t.dtype()).npy_descr);
   std::string shape = "(";
-  for (std::size_t i = 0; i < t.shape().size(); ++i) shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : i + 1 < t.shape().size() ? ", " : "");
+  for (std::size_t i = 0; i < t.shape().size(); ++i)
+    shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : i + 1 < t.shape().size() ? ", " : "");
   shape += ")";
   std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   const std::size_t total = 10 + header.size() + 1;
@@ -80,7 +82,15 @@ void save_npy(const std::string& path, const Tensor& tensor) {
   header += '\n';
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InvalidArgument("cannot write '" + path + "'");
-  const unsigned char preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<unsigned char>(header.size() & 0xff),
+  const unsigned char preamble[10] = {0x93,
+                                      'N',
+                                      'U',
+                                      'M',
+                                      'P',
+                                      'Y',
+                                      1,
+                                      0,
+                                      static_cast<unsigned char>(header.size() & 0xff),
                                       static_cast<unsigned char>(header.size() >> 8)};
   out.write(reinterpret_cast<const char*>(preamble), 10);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));

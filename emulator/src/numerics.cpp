@@ -16,9 +16,7 @@ std::string_view precision_mode_name(PrecisionMode m) {
   return "?";
 }
 
-std::string_view overflow_mode_name(OverflowMode m) {
-  return m == OverflowMode::kInfNan ? "inf_nan" : "saturation";
-}
+std::string_view overflow_mode_name(OverflowMode m) { return m == OverflowMode::kInfNan ? "inf_nan" : "saturation"; }
 
 PrecisionMode parse_precision_mode(std::string_view s) {
   for (auto m : {PrecisionMode::kForceFp16, PrecisionMode::kAllowFp32ToFp16, PrecisionMode::kAllowMixPrecision,

@@ -22,7 +22,9 @@ OpRegistry::Entry& OpRegistry::entry(std::string_view type) {
   return it->second;
 }
 
-static std::string where(const char* file, int line) { return std::string(file ? file : "?") + ":" + std::to_string(line); }
+static std::string where(const char* file, int line) {
+  return std::string(file ? file : "?") + ":" + std::to_string(line);
+}
 
 void OpRegistry::register_op(const OpSchema& schema) {
   Entry& e = entry(schema.type);
@@ -98,10 +100,10 @@ bool register_op(OpSchema schema, const char* file, int line) {
   return register_or_die([&] { OpRegistry::instance().register_op(schema); });
 }
 
-bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn supports, const char* file,
-                     int line) {
-  return register_or_die(
-      [&] { OpRegistry::instance().register_kernel(type, backend, KernelEntry{fn, supports, file, line}); });
+bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn supports, const char* file, int line) {
+  return register_or_die([&] {
+    OpRegistry::instance().register_kernel(type, backend, KernelEntry{fn, supports, file, line});
+  });
 }
 
 }  // namespace detail

@@ -23,7 +23,9 @@ Tensor gemm(const Tensor& a, const Tensor& b, const Tensor& c, float alpha, floa
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, Ints strides, Ints pads, Ints dilations,
               std::int64_t groups, const CO& o) {
   return call_op1("Conv2d", {x, w, bias},
-                  {{"strides", std::move(strides)}, {"pads", std::move(pads)}, {"dilations", std::move(dilations)},
+                  {{"strides", std::move(strides)},
+                   {"pads", std::move(pads)},
+                   {"dilations", std::move(dilations)},
                    {"group", groups}},
                   o);
 }
@@ -54,7 +56,9 @@ Tensor cast(const Tensor& x, DType dtype, const CO& o) {
   return call_op1("Cast", {x}, {{"to", static_cast<std::int64_t>(dtype)}}, o);
 }
 
-Tensor softmax(const Tensor& x, std::int64_t axis, const CO& o) { return call_op1("Softmax", {x}, {{"axis", axis}}, o); }
+Tensor softmax(const Tensor& x, std::int64_t axis, const CO& o) {
+  return call_op1("Softmax", {x}, {{"axis", axis}}, o);
+}
 Tensor log_softmax(const Tensor& x, std::int64_t axis, const CO& o) {
   return call_op1("LogSoftmax", {x}, {{"axis", axis}}, o);
 }
@@ -73,8 +77,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, cons
   return call_op1("BatchNorm", {x, scale, bias, mean, var}, {{"epsilon", double{epsilon}}}, o);
 }
 
-Tensor max_pool2d(const Tensor& x, Ints kernel, Ints strides, Ints pads, Ints dilations, bool ceil_mode,
-                  const CO& o) {
+Tensor max_pool2d(const Tensor& x, Ints kernel, Ints strides, Ints pads, Ints dilations, bool ceil_mode, const CO& o) {
   return call_op1("MaxPool", {x},
                   {{"kernel_shape", std::move(kernel)},
                    {"strides", std::move(strides)},

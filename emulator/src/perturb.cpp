@@ -41,8 +41,8 @@ std::vector<std::unique_ptr<PerturbSet>> g_sets;
 const PerturbSet* g_current = nullptr;  // under g_sets_mutex; kept when the rules are empty (stats)
 
 [[noreturn]] void bad_spec(std::string_view spec, const std::string& why) {
-  throw InvalidArgument("perturbation '" + std::string(spec) + "': " + why +
-                        " (expected GLOB:MODE with MODE one of " + kModes + ", e.g. 'block3.matmul:noise=0.05')");
+  throw InvalidArgument("perturbation '" + std::string(spec) + "': " + why + " (expected GLOB:MODE with MODE one of " +
+                        kModes + ", e.g. 'block3.matmul:noise=0.05')");
 }
 
 double parse_rel(std::string_view spec, const std::string& text) {

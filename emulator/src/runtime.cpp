@@ -56,7 +56,8 @@ Runtime::~Runtime() {
 }
 
 Runtime& Runtime::get() {
-  if (Runtime* ready = g_ready.load(std::memory_order_acquire)) [[likely]] return *ready;
+  if (Runtime* ready = g_ready.load(std::memory_order_acquire)) [[likely]]
+    return *ready;
   std::lock_guard lock(g_runtime_mutex);
   auto& slot = runtime_slot();
   if (!slot) {
@@ -99,10 +100,10 @@ void Runtime::announce_devices() const {
   if (s == nullptr || s->on_device == nullptr) return;
   for (const auto& d : devices_) {
     const DeviceSpec& spec = d->spec();
-    s->on_device(s->user, {d->id(), intern(spec.name), spec.cube_cores, spec.vector_cores, spec.clock_hz,
-                           spec.cube_peak_f16(), spec.vector_peak_f16(), spec.memory_bandwidth, spec.memory_bytes,
-                           intern(precision_mode_name(d->precision_mode())),
-                           intern(overflow_mode_name(d->overflow_mode()))});
+    s->on_device(s->user,
+                 {d->id(), intern(spec.name), spec.cube_cores, spec.vector_cores, spec.clock_hz, spec.cube_peak_f16(),
+                  spec.vector_peak_f16(), spec.memory_bandwidth, spec.memory_bytes,
+                  intern(precision_mode_name(d->precision_mode())), intern(overflow_mode_name(d->overflow_mode()))});
   }
 }
 
@@ -142,8 +143,7 @@ bool load_injection_from_environment() {
     }
     auto init = reinterpret_cast<npuscope_injection_init_fn>(dlsym(handle, NPUSCOPE_INJECTION_INIT_SYMBOL));
     if (init == nullptr) {
-      std::fprintf(stderr, "npuscope: warning: %s has no %s; profiling is off\n", path,
-                   NPUSCOPE_INJECTION_INIT_SYMBOL);
+      std::fprintf(stderr, "npuscope: warning: %s has no %s; profiling is off\n", path, NPUSCOPE_INJECTION_INIT_SYMBOL);
       return;
     }
     if (init(&g_injected_table) != 0 || g_injected_table.api_version != hooks::kHookApiVersion) {

@@ -14,7 +14,7 @@ namespace npuscope::emulator {
 struct EventState {
   Device* device = nullptr;
   std::uint32_t stream = 0;
-  std::uint64_t seq = 0;  // the record task's sequence number on its stream (0: never recorded)
+  std::uint64_t seq = 0;      // the record task's sequence number on its stream (0: never recorded)
   std::uint64_t time_ns = 0;  // written by the worker when the record task runs
 };
 

@@ -6,10 +6,10 @@
 #include <random>
 #include <string>
 
+#include "kernels/kernel_util.h"
 #include "npuscope/emulator/device.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/runtime.h"
-#include "kernels/kernel_util.h"
 
 namespace npuscope::emulator {
 
@@ -52,7 +52,8 @@ std::shared_ptr<Storage> Storage::allocate(DeviceRef device, std::size_t nbytes)
     s->host_ = s->device_->memory().translate(s->address_, alloc_bytes, "tensor");
   } else {
     s->host_ = static_cast<std::byte*>(std::aligned_alloc(64, (alloc_bytes + 63) / 64 * 64));
-    if (s->host_ == nullptr) throw OutOfMemoryError("out of host memory allocating " + std::to_string(nbytes) + " bytes");
+    if (s->host_ == nullptr)
+      throw OutOfMemoryError("out of host memory allocating " + std::to_string(nbytes) + " bytes");
   }
   return s;
 }

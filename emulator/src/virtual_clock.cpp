@@ -45,7 +45,7 @@ bool kernel_uses_tsc() { return false; }
 struct TscClock {
   const bool usable = kernel_uses_tsc();
   const std::uint64_t start_ticks = ticks();
-  const std::uint64_t start_ns = steady_ns();  // the session start
+  const std::uint64_t start_ns = steady_ns();     // the session start
   std::atomic<std::uint64_t> ns_per_tick_q32{0};  // 32.32 fixed point; 0 until calibrated
 
   std::uint64_t now_since_start() {
@@ -97,7 +97,8 @@ void advance_to(std::uint64_t virtual_ns) {
 void advance_by(std::uint64_t ns) { t_clock.advance_ns += ns; }
 
 std::uint32_t thread_index() {
-  if (t_thread_slot == 0) [[unlikely]] t_thread_slot = g_next_thread.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (t_thread_slot == 0) [[unlikely]]
+    t_thread_slot = g_next_thread.fetch_add(1, std::memory_order_relaxed) + 1;
   return t_thread_slot - 1;
 }
 

@@ -130,10 +130,10 @@ std::string parse_op_glob(std::string_view text, Spelling spelling) {
 StepRange parse_steps(std::string_view text, Spelling spelling) {
   const auto dash = text.find('-');
   StepRange r;
-  const bool ok = dash == std::string_view::npos
-                      ? parse_non_negative(text, &r.first) && parse_non_negative(text, &r.last)
-                      : parse_non_negative(text.substr(0, dash), &r.first) &&
-                            parse_non_negative(text.substr(dash + 1), &r.last);
+  const bool ok =
+      dash == std::string_view::npos
+          ? parse_non_negative(text, &r.first) && parse_non_negative(text, &r.last)
+          : parse_non_negative(text.substr(0, dash), &r.first) && parse_non_negative(text.substr(dash + 1), &r.last);
   if (!ok) {
     bad(Setting::kSteps, spelling,
         "must be \"A-B\" or \"A\" with non-negative integers (up to 2^63-1), got " + quoted(text));

@@ -28,8 +28,9 @@ std::string profile(const std::string& name, const std::string& extra = "", cons
   // A directory per test: tests run in parallel and profile the same cases.
   const auto dir = temp_dir(std::string("analyze_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
   const std::string db = (dir / (name + (dump == "stats" ? "" : "_" + dump) + ".db")).string();
-  const auto r = run_command(env + " " + npuscope_cmd("run --force --dump " + dump + " -o " + db + " -- " + kCases +
-                                                      " --case " + name + " " + extra));
+  const auto r = run_command(
+      env + " " +
+      npuscope_cmd("run --force --dump " + dump + " -o " + db + " -- " + kCases + " --case " + name + " " + extra));
   EXPECT_EQ(r.status, 0) << r.output;
   return db;
 }
@@ -255,10 +256,10 @@ TEST(AnalyzeCases, TextFitsOneHundredColumnsAndCsvWritesEveryTable) {
   const fs::path dir = fs::path(db).parent_path() / "csv";
   r = run_command(npuscope_cmd("analyze " + db + " --format csv -o " + dir.string()));
   ASSERT_EQ(r.status, 0) << r.output;
-  for (const char* f : {"summary.csv", "devices.csv", "streams.csv", "time_by_bound.csv", "op_statistics.csv",
-                        "top_ops.csv", "idle.csv", "idle_gaps.csv", "fallback_ops.csv", "overflow_summary.csv",
-                        "overflows.csv", "memory.csv", "memory_devices.csv", "leaks.csv", "advice.csv",
-                        "long_tail_ops.csv"}) {
+  for (const char* f :
+       {"summary.csv", "devices.csv", "streams.csv", "time_by_bound.csv", "op_statistics.csv", "top_ops.csv",
+        "idle.csv", "idle_gaps.csv", "fallback_ops.csv", "overflow_summary.csv", "overflows.csv", "memory.csv",
+        "memory_devices.csv", "leaks.csv", "advice.csv", "long_tail_ops.csv"}) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   }
   const std::string stats = read_file(dir / "op_statistics.csv");

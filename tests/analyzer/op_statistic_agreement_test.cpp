@@ -58,7 +58,8 @@ Rows from_export(const std::string& db, const std::filesystem::path& dir) {
     const auto c = split(line);
     EXPECT_EQ(c.size(), 10u) << line;
     if (c.size() != 10) continue;
-    rows.push_back({{std::stoll(c[0]), c[2], c[3]}, {std::stoll(c[4]), us_to_ns(c[5]), us_to_ns(c[7]), us_to_ns(c[8])}});
+    rows.push_back(
+        {{std::stoll(c[0]), c[2], c[3]}, {std::stoll(c[4]), us_to_ns(c[5]), us_to_ns(c[7]), us_to_ns(c[8])}});
   }
   return rows;
 }
@@ -70,9 +71,10 @@ Rows from_analyze(const std::string& db, const std::filesystem::path& dir) {
   const json j = json::parse(read_file(out));
   Rows rows;
   for (const json& s : j["op_statistics"]) {
-    rows.push_back({{s["device_id"].get<std::int64_t>(), s["op_type"].get<std::string>(), s["core_type"].get<std::string>()},
-                    {s["count"].get<std::int64_t>(), s["total_ns"].get<std::int64_t>(), s["min_ns"].get<std::int64_t>(),
-                     s["max_ns"].get<std::int64_t>()}});
+    rows.push_back(
+        {{s["device_id"].get<std::int64_t>(), s["op_type"].get<std::string>(), s["core_type"].get<std::string>()},
+         {s["count"].get<std::int64_t>(), s["total_ns"].get<std::int64_t>(), s["min_ns"].get<std::int64_t>(),
+          s["max_ns"].get<std::int64_t>()}});
   }
   return rows;
 }

@@ -97,7 +97,8 @@ TEST_F(CompareCommand, ExecFlagsWorkThroughModel) {
 // The comparator finds a known culprit: a perturbed MatMul halfway down is the first failing and
 // the first introducing op; everything after it inherits; everything before it passes.
 TEST_F(CompareCommand, PerturbedOpDeepInTheModelIsTheCulprit) {
-  const auto [status, j] = compare_json("--model " + kMlp + kF32 + " --perturb 'block4.matmul:noise=0.5' --fail-on-mismatch");
+  const auto [status, j] =
+      compare_json("--model " + kMlp + kF32 + " --perturb 'block4.matmul:noise=0.5' --fail-on-mismatch");
   EXPECT_EQ(status, 1) << "--fail-on-mismatch with failing ops";
   ASSERT_FALSE(j["first_failing_op"].is_null()) << j.dump();
   EXPECT_EQ(j["first_failing_op"]["op_name"], "block4.matmul");
@@ -122,8 +123,8 @@ TEST_F(CompareCommand, PerturbedOpDeepInTheModelIsTheCulprit) {
 // An f16 overflow: inputs of 20000 through force_fp16 MatMuls exceed 65504 on the NPU, not in the
 // f32 golden run. The first op with Inf is found, and says it overflowed.
 TEST_F(CompareCommand, F16OverflowIsTheFirstFailingOp) {
-  const auto [status, j] = compare_json("--model " + kMlp + " --precision-mode force_fp16 --input input=" +
-                                        constant_input(20000.0f));
+  const auto [status, j] =
+      compare_json("--model " + kMlp + " --precision-mode force_fp16 --input input=" + constant_input(20000.0f));
   EXPECT_EQ(status, 0) << "without --fail-on-mismatch the comparison ran: 0";
   ASSERT_FALSE(j["first_failing_op"].is_null());
   EXPECT_EQ(j["first_failing_op"]["op_name"], "block0.matmul");
@@ -156,10 +157,11 @@ TEST_F(CompareCommand, TwoRecordedRuns) {
   EXPECT_NE(text.output.find("Worst ops"), std::string::npos);
   // --annotate: the verdicts are in the NPU trace now.
   std::int64_t rows = 0, failed = 0;
-  npuscope::collector::TraceReader::open(npu)->for_each_compare_result([&](const npuscope::collector::CompareResultRow& r) {
-    ++rows;
-    failed += r.verdict == 1;
-  });
+  npuscope::collector::TraceReader::open(npu)->for_each_compare_result(
+      [&](const npuscope::collector::CompareResultRow& r) {
+        ++rows;
+        failed += r.verdict == 1;
+      });
   EXPECT_GT(rows, 84);  // an input and an output per op at least
   EXPECT_GT(failed, 0);
 
@@ -190,8 +192,10 @@ TEST_F(CompareCommand, BadInputsGetClearErrorsAndStatus2) {
   const std::string junk = (dir / "junk.db").string();
   std::ofstream(junk) << "not a database at all, just some text that is long enough to be looked at";
   const std::string no_dumps = (dir / "no_dumps.db").string();
-  ASSERT_EQ(run_command(npuscope_cmd("run --force -o " + no_dumps + " -- " + npuscope_cmd("exec --model " + kMlp + " --output-dir " +
-                                                                                         (dir / "out").string()))).status, 0);
+  ASSERT_EQ(run_command(npuscope_cmd("run --force -o " + no_dumps + " -- " +
+                                     npuscope_cmd("exec --model " + kMlp + " --output-dir " + (dir / "out").string())))
+                .status,
+            0);
 
   const auto expect_error = [](const std::string& args, const std::string& needle) {
     const auto r = run_command(npuscope_cmd("compare " + args));
@@ -202,7 +206,8 @@ TEST_F(CompareCommand, BadInputsGetClearErrorsAndStatus2) {
   expect_error(no_dumps + " " + no_dumps, "has no tensor dumps: record it with `npuscope run --dump tensor`");
   expect_error(no_dumps, "give two traces (NPU.db GOLDEN.db) or --model M.onnx");
   expect_error("--model " + (dir / "missing.onnx").string(), "missing.onnx: no such model file");
-  expect_error(no_dumps + " " + no_dumps + " --mapping " + (dir / "none.yaml").string(), "cannot read the mapping file");
+  expect_error(no_dumps + " " + no_dumps + " --mapping " + (dir / "none.yaml").string(),
+               "cannot read the mapping file");
   expect_error("--model " + kMlp + " --perturb 'block1.matmul:wobble'", "running");
 }
 

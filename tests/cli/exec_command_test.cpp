@@ -26,9 +26,9 @@ TEST(ExecCommand, RunsAnOnnxTestCaseOnBothBackends) {
   const auto expected = emu::load_tensor_proto_file((c / "test_data_set_0/output_0.pb").string()).to_doubles();
   for (const char* device : {"cpu", "npu"}) {
     const auto dir = temp_dir(std::string("exec_") + device);
-    const auto r = run_command(npuscope_cmd("exec --model " + (c / "model.onnx").string() + " --input x=" +
-                                        (c / "test_data_set_0/input_0.pb").string() + " --device " + device +
-                                        " --output-dir " + dir.string()));
+    const auto r = run_command(npuscope_cmd("exec --model " + (c / "model.onnx").string() +
+                                            " --input x=" + (c / "test_data_set_0/input_0.pb").string() + " --device " +
+                                            device + " --output-dir " + dir.string()));
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_NE(r.output.find("output_0.npy"), std::string::npos) << r.output;
     const auto got = values((dir / "output_0.npy").string());
@@ -44,10 +44,13 @@ TEST(ExecCommand, NpyInputsGeneratedInputsAndIterations) {
   b.output("s", onnx::TensorProto::FLOAT);
   b.node("Add", {"a", "c"}, {"s"}, "add");
   const std::string model = b.save(dir / "add.onnx");
-  emu::save_npy((dir / "a.npy").string(), emu::Tensor::from_floats(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, emu::DType::kF32));
-  emu::save_npy((dir / "c.npy").string(), emu::Tensor::from_floats(std::vector<float>{1, 1, 1, 1, 1, 1}, {2, 3}, emu::DType::kF32));
-  auto r = run_command(npuscope_cmd("exec --model " + model + " --input a=" + (dir / "a.npy").string() + " --input c=" +
-                                (dir / "c.npy").string() + " --iterations 3 --output-dir " + (dir / "out").string()));
+  emu::save_npy((dir / "a.npy").string(),
+                emu::Tensor::from_floats(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, emu::DType::kF32));
+  emu::save_npy((dir / "c.npy").string(),
+                emu::Tensor::from_floats(std::vector<float>{1, 1, 1, 1, 1, 1}, {2, 3}, emu::DType::kF32));
+  auto r = run_command(npuscope_cmd("exec --model " + model + " --input a=" + (dir / "a.npy").string() +
+                                    " --input c=" + (dir / "c.npy").string() + " --iterations 3 --output-dir " +
+                                    (dir / "out").string()));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(values((dir / "out/output_0.npy").string()), (std::vector<double>{2, 3, 4, 5, 6, 7}));
   EXPECT_NE(r.output.find("3 iterations"), std::string::npos) << r.output;
@@ -57,7 +60,8 @@ TEST(ExecCommand, NpyInputsGeneratedInputsAndIterations) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(emu::load_npy((dir / "gen/output_0.npy").string()).shape(), (emu::Shape{5, 3}));
   // Same seed, same outputs.
-  r = run_command(npuscope_cmd("exec --model " + model + " --dim B=5 --seed 7 --output-dir " + (dir / "gen2").string()));
+  r = run_command(
+      npuscope_cmd("exec --model " + model + " --dim B=5 --seed 7 --output-dir " + (dir / "gen2").string()));
   EXPECT_EQ(values((dir / "gen/output_0.npy").string()), values((dir / "gen2/output_0.npy").string()));
 }
 

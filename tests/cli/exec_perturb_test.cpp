@@ -80,9 +80,10 @@ TEST(ExecPerturb, APerturbedOpDeepInTheModelMovesTheOutputs) {
 
 TEST(ExecPerturb, ARuleThatPerturbsNothingIsAWarning) {
   const auto clean = exec_mlp("--device npu", "mlp_clean_w");
-  const auto r = exec_mlp("--device npu --perturb 'block4.matmul:noise=0.05' --perturb 'block9.*:f16' "
-                          "--perturb 'nosuch:bitflip'",
-                          "mlp_unmatched");
+  const auto r = exec_mlp(
+      "--device npu --perturb 'block4.matmul:noise=0.05' --perturb 'block9.*:f16' "
+      "--perturb 'nosuch:bitflip'",
+      "mlp_unmatched");
   EXPECT_TRUE(has(r.result.output, "warning: --perturb matched no op for 'block9.*:f16', 'nosuch:bitflip'"))
       << r.result.output;
   EXPECT_NE(r.logits, clean.logits);  // the rule that matched still applies
@@ -96,9 +97,9 @@ TEST(ExecPerturb, ARuleThatPerturbsNothingIsAWarning) {
 }
 
 TEST(ExecPerturb, ABadRuleIsAUsageError) {
-  const auto r = run_command(npuscope_cmd(std::string("exec --model ") + NPUSCOPE_MLP_ONNX +
-                                          " --perturb 'block4.matmul:jitter=2' --output-dir " +
-                                          temp_dir("mlp_bad").string()));
+  const auto r =
+      run_command(npuscope_cmd(std::string("exec --model ") + NPUSCOPE_MLP_ONNX +
+                               " --perturb 'block4.matmul:jitter=2' --output-dir " + temp_dir("mlp_bad").string()));
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r.output, "unknown mode 'jitter'")) << r.output;
   EXPECT_TRUE(has(r.output, "noise[=REL], bitflip[=BIT] or f16")) << r.output;

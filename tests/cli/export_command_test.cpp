@@ -35,16 +35,17 @@ class ExportCommandTest : public ExportTest {
 
 TEST_F(ExportCommandTest, WritesAllThreeExportsAtOnce) {
   write_sample_trace(path("t.db"));
-  const CommandResult r = npuscope_export(path("t.db") + " --chrome " + path("t.json") + " --csv " + path("csv") +
-                                          " --npy " + path("npy"));
+  const CommandResult r =
+      npuscope_export(path("t.db") + " --chrome " + path("t.json") + " --csv " + path("csv") + " --npy " + path("npy"));
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("wrote " + path("t.json") + ": 46 events (4 tasks, 6 API calls, 1 memcpys, 3 markers, "
-                                                         "2 memory records, 5 flows)"),
+  EXPECT_NE(r.output.find("wrote " + path("t.json") +
+                          ": 46 events (4 tasks, 6 API calls, 1 memcpys, 3 markers, "
+                          "2 memory records, 5 flows)"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("1 overflowing tasks marked"), std::string::npos) << r.output;
-  for (const auto& [file, rows] : {std::pair{"op_summary.csv", 4}, {"op_statistic.csv", 2}, {"api_statistic.csv", 4},
-                                   {"memory_record.csv", 2}}) {
+  for (const auto& [file, rows] :
+       {std::pair{"op_summary.csv", 4}, {"op_statistic.csv", 2}, {"api_statistic.csv", 4}, {"memory_record.csv", 2}}) {
     EXPECT_NE(r.output.find("wrote " + path("csv/" + std::string(file)) + ": " + std::to_string(rows) + " rows"),
               std::string::npos)
         << r.output;

@@ -62,8 +62,8 @@ TEST_F(HeadlessCliTest, TheCliLinksNoGuiLibraryDirectlyOrThroughItsLibraries) {
 
 TEST_F(HeadlessCliTest, ViewOfAMissingTraceIsTheViewersErrorUnderTheCliName) {
   // No NPUSCOPE_VIEWER: the npuscope-viewer program this build made.
-  const CommandResult r =
-      run_command("env -u NPUSCOPE_VIEWER " + npuscope_cmd("view " + path("missing.db") + " --screenshot " + path("x.png")));
+  const CommandResult r = run_command("env -u NPUSCOPE_VIEWER " +
+                                      npuscope_cmd("view " + path("missing.db") + " --screenshot " + path("x.png")));
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("npuscope: error: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(path("missing.db")), std::string::npos) << r.output;

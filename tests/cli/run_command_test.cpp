@@ -32,7 +32,8 @@ std::string integrity_check(const std::string& db) {
   std::string result = "cannot open";
   if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
       result = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
     }
     sqlite3_finalize(st);
@@ -52,7 +53,8 @@ std::int64_t kernel_tasks(const collector::TraceReader& r) {
 TEST(RunCommand, FourThreadsByFourStreamsEveryTaskOnce) {
   const auto dir = temp_dir("run_threads");
   const std::string db = (dir / "t.db").string();
-  const auto r = run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --threads 4 --streams 4 --ops 250"));
+  const auto r =
+      run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --threads 4 --streams 4 --ops 250"));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("1000 ops launched"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("trace written to " + db), std::string::npos) << r.output;
@@ -125,12 +127,14 @@ TEST(RunCommand, ExitStatusPassesThroughAndOverwriteNeedsForce) {
 TEST(RunCommand, StepsSelectOneStepAndBadDumpFlagsAreRefused) {
   const auto dir = temp_dir("run_steps");
   const std::string db = (dir / "s.db").string();
-  const auto r = run_command(npuscope_cmd("run --dump stats --steps 3 -o " + db + " -- " + kMultiStream +
-                                          " --steps 5 --ops 8"));
+  const auto r =
+      run_command(npuscope_cmd("run --dump stats --steps 3 -o " + db + " -- " + kMultiStream + " --steps 5 --ops 8"));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto reader = collector::TraceReader::open(db);
   std::map<std::int64_t, std::pair<std::string, std::int32_t>> task_of;
-  reader->for_each_task([&](const collector::TaskRow& t) { task_of[t.task_id] = {reader->string(t.name_id), t.call_index}; });
+  reader->for_each_task([&](const collector::TaskRow& t) {
+    task_of[t.task_id] = {reader->string(t.name_id), t.call_index};
+  });
   std::set<std::pair<std::string, std::int32_t>> dumped;
   reader->for_each_tensor(false, [&](const collector::TensorRow& t) {
     const auto it = task_of.find(t.task_id);
@@ -140,13 +144,15 @@ TEST(RunCommand, StepsSelectOneStepAndBadDumpFlagsAreRefused) {
   std::set<std::pair<std::string, std::int32_t>> step3;
   for (std::int32_t i = 12; i < 16; ++i) step3.insert({{"t0/add", i}, {"t0/mul", i}});
   EXPECT_EQ(dumped, step3);
-  EXPECT_NE(reader->meta("config").value_or("").find("\"steps\":\"3-3\""), std::string::npos) << *reader->meta("config");
+  EXPECT_NE(reader->meta("config").value_or("").find("\"steps\":\"3-3\""), std::string::npos)
+      << *reader->meta("config");
 
-  for (const std::string bad : {"--steps 5-2", "--steps -1", "--steps=-1", "--steps 0-99999999999999999999", "--steps A",
-                                "--max-dump-bytes -5", "--max-dump-bytes=-5", "--max-dump-bytes 1k", "--dump all",
-                                "--overflow-only", "--ops ''"}) {
+  for (const std::string bad :
+       {"--steps 5-2", "--steps -1", "--steps=-1", "--steps 0-99999999999999999999", "--steps A", "--max-dump-bytes -5",
+        "--max-dump-bytes=-5", "--max-dump-bytes 1k", "--dump all", "--overflow-only", "--ops ''"}) {
     const std::string marker = (dir / "started").string();
-    const auto refused = run_command(npuscope_cmd("run " + bad + " -o " + (dir / "bad.db").string() + " -- touch " + marker));
+    const auto refused =
+        run_command(npuscope_cmd("run " + bad + " -o " + (dir / "bad.db").string() + " -- touch " + marker));
     EXPECT_EQ(refused.status, 2) << bad << ": " << refused.output;
     EXPECT_NE(refused.output.find("npuscope run: error: "), std::string::npos) << bad << ": " << refused.output;
     EXPECT_FALSE(fs::exists(marker)) << bad << ": the program was started";
@@ -175,7 +181,8 @@ TEST(RunCommand, KilledWorkloadKeepsTasksUpToOneSecondBeforeTheKill) {
   const std::string tag = "--seconds 20 --seed " + std::to_string(1000000 + getpid());
   const auto t0 = std::chrono::steady_clock::now();
   // The workload's progress lines ("progress <ms> <ops>") go to the log while it runs.
-  std::thread runner([&] { run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " " + tag + " > " + log)); });
+  std::thread runner(
+      [&] { run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " " + tag + " > " + log)); });
   std::this_thread::sleep_until(t0 + std::chrono::milliseconds(2500));
   // The workload only (its command line starts with its path), not npuscope run, which converts its spool.
   run_command("pkill -KILL -f '^[^ ]*multi_stream " + tag + "'");
@@ -206,8 +213,8 @@ TEST(RunCommand, ProfilingNeverChangesResults) {
   ASSERT_FALSE(plain.empty());
   for (const char* mode : {"none", "stats", "tensor"}) {
     const std::string out = (dir / (std::string(mode) + ".bin")).string();
-    r = run_command(npuscope_cmd(std::string("run --dump ") + mode + " -o " + (dir / (std::string(mode) + ".db")).string() +
-                                 " -- " + kMultiStream + args + out));
+    r = run_command(npuscope_cmd(std::string("run --dump ") + mode + " -o " +
+                                 (dir / (std::string(mode) + ".db")).string() + " -- " + kMultiStream + args + out));
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_EQ(read_file(out), plain) << "results differ with --dump " << mode;
   }

@@ -79,7 +79,7 @@ TEST_F(ChromeExportTest, TaskSlicesCarryTheirArgsAndExactTimestamps) {
   const json& events = doc["traceEvents"];
   const json& mm = find_event(events, "X", "layer0/attn/MatMul", 2);
   EXPECT_EQ(mm["cat"], "task");
-  EXPECT_EQ(mm["pid"], 3);  // npu:0
+  EXPECT_EQ(mm["pid"], 3);          // npu:0
   EXPECT_EQ(mm["tid"], 3'000'000);  // stream 0
   EXPECT_DOUBLE_EQ(mm["ts"].get<double>(), 7.001);
   EXPECT_DOUBLE_EQ(mm["dur"].get<double>(), 2.499);
@@ -173,8 +173,10 @@ TEST_F(ChromeExportTest, MetadataNamesEveryProcessAndLane) {
     }
   }
   EXPECT_EQ(processes, (std::map<int, std::string>{{1, "host"}, {2, "cpu golden"}, {3, "npu:0"}}));
-  const std::map<std::int64_t, std::string> expected_threads = {{1'000'000, "thread 0"}, {1'000'001, "thread 1"},
-                                                                {2'000'001, "thread 1"}, {3'000'000, "stream 0"},
+  const std::map<std::int64_t, std::string> expected_threads = {{1'000'000, "thread 0"},
+                                                                {1'000'001, "thread 1"},
+                                                                {2'000'001, "thread 1"},
+                                                                {3'000'000, "stream 0"},
                                                                 {3'000'001, "stream 1"}};
   EXPECT_EQ(threads, expected_threads);
   for (const auto& e : events) {
@@ -329,8 +331,8 @@ TEST_F(ChromeExportTest, LargeTraceStreamsInBoundedMemory) {
   EXPECT_EQ(r.flows, kTasks);
   EXPECT_GT(r.bytes, 80 << 20);  // far more than the memory bound below
   if (can_measure && rss_before > 0 && peak > 0) {
-    EXPECT_LT(peak - rss_before, 48 * 1024) << "the export grew the process by " << (peak - rss_before) / 1024
-                                            << " MiB: it does not stream";
+    EXPECT_LT(peak - rss_before, 48 * 1024)
+        << "the export grew the process by " << (peak - rss_before) / 1024 << " MiB: it does not stream";
   }
   std::ifstream in(path("big.json"), std::ios::binary);
   PhaseCounter counter;

@@ -163,8 +163,8 @@ inline void add_sample_tasks(TraceWriter& w) {
 
 inline void add_sample_host_rows(TraceWriter& w) {
   const ApiRow apis[] = {
-      {1000, 3000, w.intern("aclrtMemcpy"), 1, 0},  {5000, 6000, w.intern("aclnnMatMul"), 2, 0},
-      {6500, 7200, w.intern("aclnnAdd"), 3, 0},     {7300, 8800, w.intern("aclrtSynchronizeDevice"), 4, 0},
+      {1000, 3000, w.intern("aclrtMemcpy"), 1, 0}, {5000, 6000, w.intern("aclnnMatMul"), 2, 0},
+      {6500, 7200, w.intern("aclnnAdd"), 3, 0},    {7300, 8800, w.intern("aclrtSynchronizeDevice"), 4, 0},
       {8900, 9150, w.intern("aclnnMatMul"), 6, 0}, {1000, 2000, w.intern("aclnnMatMul"), 5, 1},
   };
   w.add_apis(apis);

@@ -61,9 +61,9 @@ TEST(SchemaDocTest, TaskHasTheColumnsToolsRelyOn) {
   EXPECT_EQ(ddl.rfind("CREATE VIEW TASK AS SELECT e.task_id, e.start_ns, e.end_ns,", 0), 0u) << ddl;
   for (const char* column : {"start_ns", "end_ns", "device_id", "stream_id", "name_id", "op_type_id", "task_type",
                              "connection_id", "block_dim", "flops", "bytes", "overflow"}) {
-    EXPECT_TRUE(std::any_of(task->columns.begin(), task->columns.end(),
-                            [&](const schema::ColumnInfo& c) { return c.name == column && c.type == schema::SqlType::kInteger; }))
-        << column;
+    EXPECT_TRUE(std::any_of(task->columns.begin(), task->columns.end(), [&](const schema::ColumnInfo& c) {
+      return c.name == column && c.type == schema::SqlType::kInteger;
+    })) << column;
     EXPECT_NE(ddl.find(std::string(".") + column + ","), std::string::npos) << column << " in " << ddl;
   }
   EXPECT_EQ(schema::find_table("NOPE"), nullptr);

@@ -91,9 +91,9 @@ TEST_F(TraceReaderTest, TruncationIsFoundWithoutVerifying) {
   write_trace(path(), 50'000);
   const auto size = std::filesystem::file_size(path());
   std::filesystem::resize_file(path(), size - 65'536);  // the last page: no query would touch it early
-  expect_trace_error([&] { TraceReader::open(path(), {.verify = false}); },
-                     "corrupt trace, truncated (" + std::to_string(size - 65'536) + " bytes of " +
-                         std::to_string(size) + ")");
+  expect_trace_error(
+      [&] { TraceReader::open(path(), {.verify = false}); },
+      "corrupt trace, truncated (" + std::to_string(size - 65'536) + " bytes of " + std::to_string(size) + ")");
 }
 
 TEST_F(TraceReaderTest, DamageMetWhileReadingIsCorrupt) {
@@ -138,7 +138,8 @@ TEST_F(TraceReaderTest, SkippedColumnsReadAsZero) {
   write_trace(path(), 10);
   const std::vector<TaskRow> all = TraceReader::open(path())->tasks();
   // TASK.flops is its kernel's (Note [Kernel table]): accepted, and kept, since it costs nothing.
-  const auto reader = TraceReader::open(path(), {.skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.flops"}});
+  const auto reader =
+      TraceReader::open(path(), {.skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.flops"}});
   const std::vector<TaskRow> some = reader->tasks();
   ASSERT_EQ(some.size(), all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -187,10 +188,10 @@ TEST_F(TraceReaderTest, KernelsStoredOnceAndSchema1TracesStillRead) {
 // Schema 3 added API.kind; a schema 2 trace gets it from the call names (adapt_older_schema).
 TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
   const std::vector<std::pair<std::string, ApiKind>> calls = {
-      {"aclnnMatMul", ApiKind::kLaunch},       {"aclrtSynchronizeStream", ApiKind::kSynchronize},
-      {"aclrtMemcpy", ApiKind::kMemcpy},       {"aclrtMemcpyAsync", ApiKind::kMemcpyAsync},
-      {"aclrtMalloc", ApiKind::kMalloc},       {"aclrtFree", ApiKind::kFree},
-      {"aclrtRecordEvent", ApiKind::kEvent},   {"aclrtSynchronizeEvent", ApiKind::kSynchronize},
+      {"aclnnMatMul", ApiKind::kLaunch},     {"aclrtSynchronizeStream", ApiKind::kSynchronize},
+      {"aclrtMemcpy", ApiKind::kMemcpy},     {"aclrtMemcpyAsync", ApiKind::kMemcpyAsync},
+      {"aclrtMalloc", ApiKind::kMalloc},     {"aclrtFree", ApiKind::kFree},
+      {"aclrtRecordEvent", ApiKind::kEvent}, {"aclrtSynchronizeEvent", ApiKind::kSynchronize},
       {"somethingElse", ApiKind::kOther}};
   {
     auto writer = TraceWriter::create(path());
@@ -213,7 +214,8 @@ TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
   };
   const std::vector<std::int32_t> v3 = kinds_read();
   ASSERT_EQ(v3.size(), calls.size());
-  for (std::size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(v3[i], static_cast<std::int32_t>(calls[i].second)) << calls[i].first;
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    EXPECT_EQ(v3[i], static_cast<std::int32_t>(calls[i].second)) << calls[i].first;
   sql_exec(path(), "ALTER TABLE API DROP COLUMN kind; UPDATE META SET value = '2' WHERE key = 'schema_version'");
   EXPECT_EQ(kinds_read(), v3);
   EXPECT_EQ(TraceReader::open(path())->schema_version(), 2);
@@ -301,8 +303,8 @@ TEST_F(TraceReaderTest, ThreadsShareOneReaderAndCallbacksMayReadAgain) {
         std::size_t i = 0;
         bool same = true;
         reader->for_each_task([&](const TaskRow& row) {
-          same = same && i < expected.size() && row.task_id == expected[i].task_id &&
-                 row.flops == expected[i].flops && row.name_id == expected[i].name_id;
+          same = same && i < expected.size() && row.task_id == expected[i].task_id && row.flops == expected[i].flops &&
+                 row.name_id == expected[i].name_id;
           ++i;
           if (t % 2 && i % 1'000 == 0) same = same && reader->count("TASK") == 5'000;  // again, from the callback
         });

@@ -32,7 +32,8 @@ class TraceSpoolTest : public TraceTest {
     return {std::istreambuf_iterator<char>(in), {}};
   }
   void write_spool_bytes(const std::vector<char>& bytes) const {
-    std::ofstream(spool(), std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(spool(), std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
 };
 
@@ -68,12 +69,12 @@ TEST_F(TraceSpoolTest, SpoolCutShortReplaysEveryWholeFrameIntoAnIncompleteTrace)
     const StringId op = writer->intern("op");
     std::vector<TaskRow> rows;
     for (int i = 0; i < 100; ++i) rows.push_back(make_task(i, op, op));
-    writer->add_tasks(rows);            // one frame of 100
+    writer->add_tasks(rows);                       // one frame of 100
     writer->add_tasks(std::span(rows).first(50));  // a second frame of 50
     writer->finalize();
   }
   std::vector<char> bytes = spool_bytes();
-  const std::size_t end_frame = 8;  // the end frame: a header without payload
+  const std::size_t end_frame = 8;              // the end frame: a header without payload
   bytes.resize(bytes.size() - end_frame - 10);  // the kill tore the last task frame
   write_spool_bytes(bytes);
 
@@ -157,9 +158,8 @@ TEST_F(TraceSpoolTest, BadSpoolsGetClearErrors) {
   bytes[kLayoutFrame + 8] += 8;  // TaskRow's size in another build
   write_spool_bytes(bytes);
   expect_trace_error([&] { replay(); }, "written by another build");
-  expect_trace_error([&] {
-    replay_spool(path("missing.spool"), *TraceWriter::create(path(), {.overwrite = true}));
-  }, "cannot open the spool");
+  expect_trace_error([&] { replay_spool(path("missing.spool"), *TraceWriter::create(path(), {.overwrite = true})); },
+                     "cannot open the spool");
 }
 
 TEST_F(TraceSpoolTest, RefusesToOverwriteAnExistingSpool) {

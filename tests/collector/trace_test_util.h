@@ -149,16 +149,17 @@ inline Sample write_all(TraceWriter& w, std::int64_t task_count) {
   Sample s;
   const StringId matmul = w.intern("layer0/MatMul"), add = w.intern("layer0/Add");
   const StringId matmul_type = w.intern("MatMul"), add_type = w.intern("Add");
-  s.devices.push_back({0, "ascend910b", 24, 48, 1.8e9, 3.54e14, 1.77e14, 1.6e12, 64ll << 30, "allow_mix_precision",
-                       "inf_nan"});
+  s.devices.push_back(
+      {0, "ascend910b", 24, 48, 1.8e9, 3.54e14, 1.77e14, 1.6e12, 64ll << 30, "allow_mix_precision", "inf_nan"});
   s.devices.push_back({1, "tiny", 2, 4, 1e9, 1e12, 5e11, 1e11, 1ll << 20, "must_keep_origin_dtype", "saturation"});
   for (std::int64_t i = 0; i < task_count; ++i) {
     s.tasks.push_back(make_task(i, i % 2 ? matmul : add, i % 2 ? matmul_type : add_type));
   }
-  std::reverse(s.tasks.begin(), s.tasks.end());  // written out of start order: the reader sorts
+  std::reverse(s.tasks.begin(), s.tasks.end());                          // written out of start order: the reader sorts
   constexpr auto kLaunch = static_cast<std::int32_t>(ApiKind::kLaunch);  // as old traces' names read too
   s.apis = {{500, 900, w.intern("aclnnMatMul"), 100, 0, kLaunch}, {100, 400, w.intern("aclnnAdd"), 101, 1, kLaunch}};
-  s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0}, {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0},
+  s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0},
+              {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0},
               {30, 0, 1, 1 << 20, 4096, 0, 2 << 20, 1}};
   s.memcpys = {{7, 300, 800, 250, 0, 1, 1 << 16, 1, 102}, {8, 900, 950, 880, 0, 1, 64, 2, 103}};
   s.markers = {{50, 5000, w.intern("forward"), 0, 0, -1}, {40, 6000, 0, 0, 1, 3}};

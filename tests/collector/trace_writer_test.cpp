@@ -98,9 +98,11 @@ TEST_F(TraceWriterTest, IncompleteUntilFinalizedThenIndexedAndOneFile) {
   EXPECT_EQ(sql_text(path(), "PRAGMA journal_mode"), "delete");
   EXPECT_FALSE(std::filesystem::exists(path() + "-wal"));
   // Streaming tasks in start order uses the index, not a sort.
-  EXPECT_NE(sql_text(path(), "EXPLAIN QUERY PLAN " + schema::select_sql(schema::table_for<schema::TaskExecRow>().info, false), 3)
-                .find("TASK_EXEC_start_ns"),
-            std::string::npos);
+  EXPECT_NE(
+      sql_text(path(), "EXPLAIN QUERY PLAN " + schema::select_sql(schema::table_for<schema::TaskExecRow>().info, false),
+               3)
+          .find("TASK_EXEC_start_ns"),
+      std::string::npos);
 }
 
 TEST_F(TraceWriterTest, DestroyedWithoutFinalizeKeepsRowsAndStaysIncomplete) {

@@ -88,7 +88,8 @@ class TraceBuilder {
 
 Values ramp(int n, float scale = 1) {
   Values v(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = scale * (0.5f + static_cast<float>(i % 7) - 0.3f * static_cast<float>(i % 3));
+  for (int i = 0; i < n; ++i)
+    v[static_cast<std::size_t>(i)] = scale * (0.5f + static_cast<float>(i % 7) - 0.3f * static_cast<float>(i % 3));
   return v;
 }
 
@@ -216,7 +217,7 @@ TEST_F(CompareTracesTest, UnmatchedOpsAreReportedAndRenamedOpsPairedByMappingOrO
   golden.op("enc.0.fc", "MatMul", {x}, {x});  // renamed: the mapping file pairs it
   npu.op("layer0/fc", "MatMul", {x}, {x});
   golden.op("golden_only_relu", "Relu", {x}, {x});
-  npu.op("npu_only_cast", "Cast", {x}, {x});  // no golden Cast at all
+  npu.op("npu_only_cast", "Cast", {x}, {x});    // no golden Cast at all
   golden.op("scope_b/Gelu", "Gelu", {x}, {x});  // a different scope, same type: paired by order
   npu.op("scope_a/Gelu", "Gelu", {x}, {x});
   npu.finish();
@@ -295,8 +296,9 @@ TEST_F(CompareTracesTest, TracesWithoutDumpsAreRefused) {
     compare();
     ADD_FAILURE() << "no CompareError";
   } catch (const comparator::CompareError& e) {
-    EXPECT_NE(std::string(e.what()).find("the NPU trace has no tensor dumps: record it with `npuscope run --dump tensor`"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("the NPU trace has no tensor dumps: record it with `npuscope run --dump tensor`"),
+        std::string::npos)
         << e.what();
   }
 }

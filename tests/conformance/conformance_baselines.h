@@ -15,7 +15,8 @@ inline constexpr int kNpuFp16PassBaseline = 588;
 // Why a case fails, where the reason is known and is not a bug ("" otherwise).
 inline std::string known_deviation(std::string_view config, std::string_view name) {
   const bool fp16 = config == "npu_force_fp16";
-  if (name.starts_with("test_training_dropout")) return "training-mode Dropout is random: out of scope (inference only)";
+  if (name.starts_with("test_training_dropout"))
+    return "training-mode Dropout is random: out of scope (inference only)";
   if (name.find("_training_mode") != std::string_view::npos) return "BatchNormalization training mode: out of scope";
   if (name.starts_with("test_maxpool_with_argmax")) return "MaxPool's Indices output is not implemented";
   if (name.find("pool_3d") != std::string_view::npos) return "3-D pooling is not implemented (1-D and 2-D are)";

@@ -104,17 +104,19 @@ std::string compare(const Tensor& got, const Tensor& want, double rtol, double a
   }
   if (bad == 0) return "";
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%lld of %zu values differ (first [%lld] %.9g vs %.9g, max abs err %.3g, max rel err %.3g)",
-                static_cast<long long>(bad), w.size(), static_cast<long long>(first), g[static_cast<std::size_t>(first)],
-                w[static_cast<std::size_t>(first)], max_abs, max_rel);
+  std::snprintf(buf, sizeof buf,
+                "%lld of %zu values differ (first [%lld] %.9g vs %.9g, max abs err %.3g, max rel err %.3g)",
+                static_cast<long long>(bad), w.size(), static_cast<long long>(first),
+                g[static_cast<std::size_t>(first)], w[static_cast<std::size_t>(first)], max_abs, max_rel);
   std::string out = buf;
   if (!exact && (nonfinite_got || want_absmax > 65504)) {
     out += " [f16 range: expected values reach " + std::to_string(want_absmax) + ", beyond f16's 65504]";
   } else if (!exact && max_rel < 1.0 / 64) {
     out += " [f16 rounding: within a few f16 ulps (2^-11 relative each), accumulated over the op's steps]";
   } else if (!exact && max_abs < want_absmax / 256) {
-    out += " [f16 rounding: errors within a few f16 ulps of the largest value; small results lose relative "
-           "accuracy to cancellation]";
+    out +=
+        " [f16 rounding: errors within a few f16 ulps of the largest value; small results lose relative "
+        "accuracy to cancellation]";
   }
   return out;
 }
@@ -125,8 +127,10 @@ Outcome run_case(const Case& c, DeviceRef device, double rtol, double atol) {
     model.emplace(OnnxModel::load((c.dir / "model.onnx").string()));
   } catch (const ModelError& e) {
     const std::string what = e.what();
-    if (what.find("unsupported op") != std::string::npos) return {Outcome::kSkipOp, what.substr(what.find("unsupported op"))};
-    if (what.find("not supported by the emulator") != std::string::npos || what.find("is not a tensor") != std::string::npos) {
+    if (what.find("unsupported op") != std::string::npos)
+      return {Outcome::kSkipOp, what.substr(what.find("unsupported op"))};
+    if (what.find("not supported by the emulator") != std::string::npos ||
+        what.find("is not a tensor") != std::string::npos) {
       return {Outcome::kSkipType, what};
     }
     return {Outcome::kFail, what};
@@ -141,7 +145,8 @@ Outcome run_case(const Case& c, DeviceRef device, double rtol, double atol) {
     const auto outputs = model->run(inputs, {.device = device});
     const auto out_files = data_files(c.dir, "output");
     if (out_files.size() != outputs.size()) {
-      return {Outcome::kFail, std::to_string(outputs.size()) + " outputs, expected " + std::to_string(out_files.size())};
+      return {Outcome::kFail,
+              std::to_string(outputs.size()) + " outputs, expected " + std::to_string(out_files.size())};
     }
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const std::string diff = compare(outputs[i].cpu(), load_tensor_proto_file(out_files[i].string()), rtol, atol);
@@ -172,7 +177,10 @@ Tally run_suite(const char* label, DeviceRef device, double rtol, double atol) {
     const Outcome o = run_case(c, device, rtol, atol);
     switch (o.kind) {
       case Outcome::kPass: ++t.pass; break;
-      case Outcome::kFail: ++t.fail; t.failures.emplace_back(c.name, o.detail); break;
+      case Outcome::kFail:
+        ++t.fail;
+        t.failures.emplace_back(c.name, o.detail);
+        break;
       case Outcome::kSkipOp: ++t.skip_op; break;
       case Outcome::kSkipType: ++t.skip_type; break;
     }
@@ -188,7 +196,8 @@ Tally run_suite(const char* label, DeviceRef device, double rtol, double atol) {
               label, t.pass, run, run ? 100.0 * t.pass / run : 0.0, t.skip_op, t.skip_type);
   for (const auto& [name, why] : t.failures) {
     const auto known = conformance::known_deviation(label, name);
-    std::printf("  FAIL %s: %s%s%s\n", name.c_str(), why.c_str(), known.empty() ? "" : "\n       known: ", known.c_str());
+    std::printf("  FAIL %s: %s%s%s\n", name.c_str(), why.c_str(),
+                known.empty() ? "" : "\n       known: ", known.c_str());
   }
   return t;
 }

@@ -71,26 +71,25 @@ TEST_F(ActivationExtOpsTest, CpuMatchesHandComputedValues) {
   EXPECT_TRUE(all_close(run("LeakyRelu", {x}), {-0.02, -0.005, 0, 0.5, 3}, kTol, 0));
   EXPECT_TRUE(all_close(run("LeakyRelu", {x}, {{"alpha", 0.5}}), {-1, -0.25, 0, 0.5, 3}, kTol, 0));
   EXPECT_TRUE(all_close(run("Elu", {x}), {-0.8646647167633873, -0.3934693402873666, 0, 0.5, 3}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Elu", {x}, {{"alpha", 2.0}}), {-1.7293294335267746, -0.7869386805747332, 0, 0.5, 3},
-                        kTol, 0));
+  EXPECT_TRUE(
+      all_close(run("Elu", {x}, {{"alpha", 2.0}}), {-1.7293294335267746, -0.7869386805747332, 0, 0.5, 3}, kTol, 0));
   EXPECT_TRUE(all_close(run("Selu", {x}),
                         {-1.5201664733475926, -0.6917581899652425, 0, 0.5253505110740662, 3.152103066444397}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Celu", {x}, {{"alpha", 2.0}}),
-                        {-1.2642411176571153, -0.44239843385719024, 0, 0.5, 3}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(run("Celu", {x}, {{"alpha", 2.0}}), {-1.2642411176571153, -0.44239843385719024, 0, 0.5, 3}, kTol, 0));
   EXPECT_TRUE(all_close(run("HardSigmoid", {x}), {0.1, 0.4, 0.5, 0.6, 1}, kTol, 0));
-  EXPECT_TRUE(all_close(run("HardSwish", {x}),
-                        {-0.33333333333333337, -0.20833333333333334, 0, 0.2916666666666667, 3}, kTol, 0));
+  EXPECT_TRUE(all_close(run("HardSwish", {x}), {-0.33333333333333337, -0.20833333333333334, 0, 0.2916666666666667, 3},
+                        kTol, 0));
   EXPECT_EQ(run("ThresholdedRelu", {x}), (std::vector<double>{0, 0, 0, 0, 3}));
   EXPECT_EQ(run("ThresholdedRelu", {x}, {{"alpha", 0.25}}), (std::vector<double>{0, 0, 0, 0.5, 3}));
   EXPECT_EQ(run("Shrink", {x}), (std::vector<double>{-2, 0, 0, 0, 3}));  // lambd 0.5: |x| <= 0.5 -> 0
   EXPECT_EQ(run("Shrink", {x}, {{"bias", 1.5}, {"lambd", 1.5}}), (std::vector<double>{-0.5, 0, 0, 0, 1.5}));
-  EXPECT_TRUE(all_close(run("Softplus", {x}), {0.1269280110429725, 0.4740769841801067, 0.6931471805599453,
-                                               0.9740769841801067, 3.048587351573742},
-                        kTol, 0));
+  EXPECT_TRUE(all_close(
+      run("Softplus", {x}),
+      {0.1269280110429725, 0.4740769841801067, 0.6931471805599453, 0.9740769841801067, 3.048587351573742}, kTol, 0));
   EXPECT_TRUE(all_close(run("Softsign", {x}), {-2.0 / 3, -1.0 / 3, 0, 1.0 / 3, 0.75}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Erf", {x}), {-0.9953222650189527, -0.5204998778130465, 0, 0.5204998778130465,
-                                          0.9999779095030014},
-                        kTol, 0));
+  EXPECT_TRUE(all_close(
+      run("Erf", {x}), {-0.9953222650189527, -0.5204998778130465, 0, 0.5204998778130465, 0.9999779095030014}, kTol, 0));
 }
 
 TEST_F(ActivationExtOpsTest, NpuMatchesCpuInEveryFloatDtype) {
@@ -199,8 +198,8 @@ TEST_F(ActivationExtOpsTest, CategoriesCostsAndShapes) {
 
 TEST_F(ActivationExtOpsTest, BadInputsAreRejected) {
   const Tensor ints = Tensor::from_ints(std::vector<std::int64_t>{1, -2}, {2}, DType::kI32);
-  for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "ThresholdedRelu",
-                         "Softplus", "Softsign", "Erf"}) {
+  for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "ThresholdedRelu", "Softplus",
+                         "Softsign", "Erf"}) {
     EXPECT_THROW(call_op1(op, {ints}), InvalidArgument) << op;
     EXPECT_THROW(call_op1(op, {vec({1}), vec({1})}), InvalidArgument) << op;  // one input only
   }

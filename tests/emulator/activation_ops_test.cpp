@@ -60,18 +60,18 @@ double tanh_form(double x, bool pade) {
 
 TEST_F(ActivationOpsTest, CpuMatchesHandComputedValues) {
   const Tensor x = cpu_tensor(kPoints);
-  EXPECT_TRUE(all_close(to_vec(ops::gelu(x)),
-                        {0, 0.8413447460685429, -0.15865525393145707, 1.9544997361036416, -0.00404969409489031,
-                         0.34573123063700656},
-                        1e-7, 0));
-  EXPECT_TRUE(all_close(to_vec(ops::fast_gelu(x)),
-                        {0, 0.8457957659328212, -0.1542042340671787, 1.9356586231442083, -0.01807130970778597,
-                         0.35038843660638014},
-                        1e-7, 0));
-  EXPECT_TRUE(all_close(to_vec(ops::silu(x)),
-                        {0, 0.7310585786300049, -0.2689414213699951, 1.7615941559557646, -0.14227761953270035,
-                         0.3112296656009273},
-                        1e-7, 0));
+  EXPECT_TRUE(all_close(
+      to_vec(ops::gelu(x)),
+      {0, 0.8413447460685429, -0.15865525393145707, 1.9544997361036416, -0.00404969409489031, 0.34573123063700656},
+      1e-7, 0));
+  EXPECT_TRUE(all_close(
+      to_vec(ops::fast_gelu(x)),
+      {0, 0.8457957659328212, -0.1542042340671787, 1.9356586231442083, -0.01807130970778597, 0.35038843660638014}, 1e-7,
+      0));
+  EXPECT_TRUE(all_close(
+      to_vec(ops::silu(x)),
+      {0, 0.7310585786300049, -0.2689414213699951, 1.7615941559557646, -0.14227761953270035, 0.3112296656009273}, 1e-7,
+      0));
 }
 
 TEST_F(ActivationOpsTest, NpuGeluDiffersFromErfGoldenByABoundedAmount) {
@@ -128,10 +128,10 @@ TEST_F(ActivationOpsTest, FastGeluAndSiluNpuMatchCpu) {
 TEST_F(ActivationOpsTest, OnnxApproximateTanhSelectsTheTanhFormOnCpu) {
   const Tensor x = cpu_tensor(kPoints);
   const Tensor y = call_op1("Gelu", {x}, {{"approximate", std::string("tanh")}});
-  EXPECT_TRUE(all_close(to_vec(y),
-                        {0, 0.8411919906082768, -0.15880800939172324, 1.954597694087775, -0.0036373920817729943,
-                         0.34571400982514394},
-                        1e-7, 0));
+  EXPECT_TRUE(all_close(
+      to_vec(y),
+      {0, 0.8411919906082768, -0.15880800939172324, 1.954597694087775, -0.0036373920817729943, 0.34571400982514394},
+      1e-7, 0));
   EXPECT_THROW(call_op1("Gelu", {x}, {{"approximate", std::string("erf")}}), InvalidArgument);
 }
 

@@ -11,9 +11,9 @@
 
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
-using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::bytes_of;
 using npuscope::emulator::testing::floats;
+using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -35,7 +35,8 @@ Tensor counting(Shape shape, DType dtype, std::int64_t first = 0) {
 }
 
 Tensor sample(Shape shape, DType dtype, std::uint64_t seed) {
-  if (dtype == DType::kF32 || dtype == DType::kF16) return Tensor::randn(std::move(shape), dtype, DeviceRef::cpu(), seed);
+  if (dtype == DType::kF32 || dtype == DType::kF16)
+    return Tensor::randn(std::move(shape), dtype, DeviceRef::cpu(), seed);
   return counting(std::move(shape), dtype, static_cast<std::int64_t>(seed) * 100);
 }
 
@@ -74,8 +75,8 @@ TEST_F(ConcatSplitOpsTest, ConcatIsBitExactOnNpu) {
 
 TEST_F(ConcatSplitOpsTest, ConcatRejectsMismatchedInputs) {
   const Tensor a = floats({1, 2, 3, 4}, {2, 2});
-  EXPECT_THROW(ops::concat({a, floats({1, 2, 3}, {3, 1})}, 1), InvalidArgument);  // dim 0 differs
-  EXPECT_THROW(ops::concat({a, floats({1, 2}, {2})}, 0), InvalidArgument);        // rank differs
+  EXPECT_THROW(ops::concat({a, floats({1, 2, 3}, {3, 1})}, 1), InvalidArgument);      // dim 0 differs
+  EXPECT_THROW(ops::concat({a, floats({1, 2}, {2})}, 0), InvalidArgument);            // rank differs
   EXPECT_THROW(ops::concat({a, counting({2, 2}, DType::kI32)}, 0), InvalidArgument);  // dtype differs
   EXPECT_THROW(ops::concat({a, a}, 2), InvalidArgument);
   EXPECT_THROW(ops::concat({a, a}, -3), InvalidArgument);

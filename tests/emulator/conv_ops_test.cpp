@@ -98,8 +98,8 @@ TEST_F(ConvTest, CpuMatchesReferenceOnAttributeMix) {
       {.x = {1, 3, 9, 8}, .w = {5, 3, 3, 2}, .strides = {2, 3}, .pads = {1, 0, 2, 1}, .bias = true},
       {.x = {2, 4, 8, 8}, .w = {6, 2, 3, 3}, .pads = {2, 2, 2, 2}, .dilations = {2, 1}, .group = 2, .bias = true},
       {.x = {1, 6, 5, 5}, .w = {6, 1, 3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .group = 6},  // depthwise
-      {.x = {1, 4, 5, 5}, .w = {8, 4, 1, 1}, .bias = true},                                           // 1x1 direct
-      {.x = {1, 4, 5, 5}, .w = {8, 4, 1, 1}, .strides = {2, 2}},                                      // 1x1 strided
+      {.x = {1, 4, 5, 5}, .w = {8, 4, 1, 1}, .bias = true},                                         // 1x1 direct
+      {.x = {1, 4, 5, 5}, .w = {8, 4, 1, 1}, .strides = {2, 2}},                                    // 1x1 strided
       {.x = {1, 2, 4, 4}, .w = {2, 2, 5, 5}, .pads = {3, 3, 3, 3}},  // taps entirely in the padding
   };
   std::uint64_t seed = 100;
@@ -107,8 +107,8 @@ TEST_F(ConvTest, CpuMatchesReferenceOnAttributeMix) {
 }
 
 TEST_F(ConvTest, NpuMatchesCpuF32AndF16) {
-  const ConvCase p{.x = {2, 8, 10, 10}, .w = {12, 4, 3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1}, .group = 2,
-                   .bias = true};
+  const ConvCase p{
+      .x = {2, 8, 10, 10}, .w = {12, 4, 3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1}, .group = 2, .bias = true};
   for (DType t : {DType::kF32, DType::kF16}) {
     auto x = Tensor::uniform(p.x, t, DeviceRef::cpu(), 7, -1, 1);
     auto w = Tensor::uniform(p.w, t, DeviceRef::cpu(), 8, -1, 1);

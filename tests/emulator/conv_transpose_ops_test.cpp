@@ -123,25 +123,36 @@ TEST_F(ConvTransposeTest, CpuMatchesReferenceOnAttributeMix) {
   };
   const std::vector<Want> cases{
       {{.x = {2, 3, 5}, .w = {3, 2, 3}, .attrs = {{"strides", Ints{2}}}, .pad_begin = {0}}, {2, 2, 11}},
-      {{.x = {1, 4, 4, 5}, .w = {4, 3, 3, 2}, .attrs = {{"strides", Ints{2, 3}}, {"pads", Ints{1, 0, 2, 1}},
-                                                           {"dilations", Ints{2, 1}}},
-        .pad_begin = {1, 0}, .bias = true},
+      {{.x = {1, 4, 4, 5},
+        .w = {4, 3, 3, 2},
+        .attrs = {{"strides", Ints{2, 3}}, {"pads", Ints{1, 0, 2, 1}}, {"dilations", Ints{2, 1}}},
+        .pad_begin = {1, 0},
+        .bias = true},
        {1, 3, 8, 13}},
-      {{.x = {2, 4, 3, 3}, .w = {4, 2, 3, 3}, .attrs = {{"group", std::int64_t{2}}, {"output_padding", Ints{1, 0}},
-                                                           {"strides", Ints{2, 2}}},
-        .pad_begin = {0, 0}, .group = 2, .bias = true},
+      {{.x = {2, 4, 3, 3},
+        .w = {4, 2, 3, 3},
+        .attrs = {{"group", std::int64_t{2}}, {"output_padding", Ints{1, 0}}, {"strides", Ints{2, 2}}},
+        .pad_begin = {0, 0},
+        .group = 2,
+        .bias = true},
        {2, 4, 8, 7}},
       {{.x = {1, 2, 3, 4, 2}, .w = {2, 2, 2, 3, 2}, .attrs = {{"strides", Ints{1, 2, 2}}}, .pad_begin = {0, 0, 0}},
        {1, 2, 4, 9, 4}},
       // SAME_UPPER: output in·stride = 6, total padding 1 -> 0 at the start; SAME_LOWER -> 1.
-      {{.x = {1, 1, 3, 3}, .w = {1, 2, 3, 3}, .attrs = {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}},
+      {{.x = {1, 1, 3, 3},
+        .w = {1, 2, 3, 3},
+        .attrs = {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}},
         .pad_begin = {0, 0}},
        {1, 2, 6, 6}},
-      {{.x = {1, 1, 3, 3}, .w = {1, 2, 3, 3}, .attrs = {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}},
+      {{.x = {1, 1, 3, 3},
+        .w = {1, 2, 3, 3},
+        .attrs = {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}},
         .pad_begin = {1, 1}},
        {1, 2, 6, 6}},
       // output_shape smaller than the full scatter: total 3 -> begin 2 (NOTSET), end 1.
-      {{.x = {1, 2, 4, 4}, .w = {2, 1, 3, 3}, .attrs = {{"strides", Ints{2, 2}}, {"output_shape", Ints{6, 7}}},
+      {{.x = {1, 2, 4, 4},
+        .w = {2, 1, 3, 3},
+        .attrs = {{"strides", Ints{2, 2}}, {"output_shape", Ints{6, 7}}},
         .pad_begin = {2, 1}},
        {1, 1, 6, 7}},
   };
@@ -171,19 +182,19 @@ TEST_F(ConvTransposeTest, BadShapesAndAttributesAreInvalidArgument) {
   auto w = Tensor::zeros({4, 2, 3, 3}, DType::kF32);
   EXPECT_NO_THROW(conv_t(x, w, Tensor()));
   EXPECT_THROW(conv_t(Tensor::zeros({4, 5}, DType::kF32), Tensor::zeros({4, 2}, DType::kF32), Tensor()),
-               InvalidArgument);                                                                   // no spatial dim
-  EXPECT_THROW(conv_t(x, Tensor::zeros({4, 2, 3}, DType::kF32), Tensor()), InvalidArgument);       // rank mismatch
-  EXPECT_THROW(conv_t(x, Tensor::zeros({3, 2, 3, 3}, DType::kF32), Tensor()), InvalidArgument);    // W[0] != C
-  EXPECT_THROW(conv_t(x, w, Tensor(), {{"group", std::int64_t{3}}}), InvalidArgument);             // 4 % 3
-  EXPECT_THROW(conv_t(x, w, Tensor::zeros({3}, DType::kF32)), InvalidArgument);                    // bias != [M]
+               InvalidArgument);                                                                 // no spatial dim
+  EXPECT_THROW(conv_t(x, Tensor::zeros({4, 2, 3}, DType::kF32), Tensor()), InvalidArgument);     // rank mismatch
+  EXPECT_THROW(conv_t(x, Tensor::zeros({3, 2, 3, 3}, DType::kF32), Tensor()), InvalidArgument);  // W[0] != C
+  EXPECT_THROW(conv_t(x, w, Tensor(), {{"group", std::int64_t{3}}}), InvalidArgument);           // 4 % 3
+  EXPECT_THROW(conv_t(x, w, Tensor::zeros({3}, DType::kF32)), InvalidArgument);                  // bias != [M]
   EXPECT_THROW(conv_t(x, w, Tensor(), {{"kernel_shape", Ints{2, 2}}}), InvalidArgument);
   EXPECT_THROW(conv_t(x, w, Tensor(), {{"strides", Ints{1}}}), InvalidArgument);
   EXPECT_THROW(conv_t(x, w, Tensor(), {{"strides", Ints{0, 1}}}), InvalidArgument);
   EXPECT_THROW(conv_t(x, w, Tensor(), {{"pads", Ints{1, 1}}}), InvalidArgument);
-  EXPECT_THROW(conv_t(x, w, Tensor(), {{"pads", Ints{4, 0, 4, 0}}}), InvalidArgument);             // output <= 0
+  EXPECT_THROW(conv_t(x, w, Tensor(), {{"pads", Ints{4, 0, 4, 0}}}), InvalidArgument);  // output <= 0
   EXPECT_THROW(conv_t(x, w, Tensor(), {{"auto_pad", std::string("SAME")}}), InvalidArgument);
   EXPECT_THROW(conv_t(x, w, Tensor(), {{"output_shape", Ints{9}}}), InvalidArgument);
-  EXPECT_THROW(conv_t(x, Tensor::zeros({4, 2, 3, 3}, DType::kF16), Tensor()), InvalidArgument);    // dtypes differ
+  EXPECT_THROW(conv_t(x, Tensor::zeros({4, 2, 3, 3}, DType::kF16), Tensor()), InvalidArgument);  // dtypes differ
   auto xi = Tensor::zeros({1, 4, 5, 5}, DType::kI32), wi = Tensor::zeros({4, 2, 3, 3}, DType::kI32);
   EXPECT_THROW(conv_t(xi, wi, Tensor()), InvalidArgument);
 }

@@ -47,8 +47,8 @@ inline ::testing::AssertionResult npu_bytes_match_cpu(const char* op, const std:
 }
 
 // Arithmetic: output 0 of the NPU run is within (rtol, atol) of the CPU run.
-inline ::testing::AssertionResult npu_close_to_cpu(const char* op, const std::vector<Tensor>& inputs, const Attrs& attrs,
-                                                   double rtol, double atol) {
+inline ::testing::AssertionResult npu_close_to_cpu(const char* op, const std::vector<Tensor>& inputs,
+                                                   const Attrs& attrs, double rtol, double atol) {
   const BothBackends r = run_both(op, inputs, attrs);
   if (r.npu[0].shape() != r.cpu[0].shape()) {
     return ::testing::AssertionFailure() << op << ": npu " << shape_str(r.npu[0].shape()) << " vs cpu "

@@ -112,12 +112,12 @@ constexpr auto kForce = PrecisionMode::kForceFp16, kAllow = PrecisionMode::kAllo
 // allow_fp32_to_fp16 lowers the cube only where it has no f32 path; allow_mix_precision keeps
 // precision-sensitive ops in f32; must_keep_origin_dtype never lowers (no f32 cube: AI CPU).
 const Row kTable[] = {
-    {kCube, F32, kForce, F16, true, F16, true},   {kCube, F32, kAllow, F32, true, F16, true},
-    {kCube, F32, kMix, F16, true, F16, true},     {kCube, F32, kKeep, F32, true, F32, false},
-    {kVec, F32, kForce, F16, true, F16, true},    {kVec, F32, kAllow, F32, true, F32, true},
-    {kVec, F32, kMix, F16, true, F16, true},      {kVec, F32, kKeep, F32, true, F32, true},
-    {kSens, F32, kForce, F16, true, F16, true},   {kSens, F32, kAllow, F32, true, F32, true},
-    {kSens, F32, kMix, F32, true, F32, true},     {kSens, F32, kKeep, F32, true, F32, true},
+    {kCube, F32, kForce, F16, true, F16, true}, {kCube, F32, kAllow, F32, true, F16, true},
+    {kCube, F32, kMix, F16, true, F16, true},   {kCube, F32, kKeep, F32, true, F32, false},
+    {kVec, F32, kForce, F16, true, F16, true},  {kVec, F32, kAllow, F32, true, F32, true},
+    {kVec, F32, kMix, F16, true, F16, true},    {kVec, F32, kKeep, F32, true, F32, true},
+    {kSens, F32, kForce, F16, true, F16, true}, {kSens, F32, kAllow, F32, true, F32, true},
+    {kSens, F32, kMix, F32, true, F32, true},   {kSens, F32, kKeep, F32, true, F32, true},
 };
 
 }  // namespace

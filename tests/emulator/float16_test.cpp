@@ -39,8 +39,8 @@ TEST(Float16, ZerosKeepTheirSign) {
 }
 
 TEST(Float16, Subnormals) {
-  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);      // smallest subnormal
-  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -25)), 0x0000);      // halfway to 0: ties to even (0)
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -25)), 0x0000);  // halfway to 0: ties to even (0)
   EXPECT_EQ(float_to_half_bits(-std::ldexp(1.0f, -25)), 0x8000);
   EXPECT_EQ(float_to_half_bits(std::nextafter(std::ldexp(1.0f, -25), 1.0f)), 0x0001);  // just above: up
   EXPECT_EQ(float_to_half_bits(3 * std::ldexp(1.0f, -25)), 0x0002);  // 1.5 units: tie, rounds to even 2
@@ -127,8 +127,8 @@ TEST(Float16, BulkNarrowingEqualsScalar) {
     values.push_back(-near_max(rng));
     values.push_back(near_min(rng));
   }
-  for (float f : {65504.0f, 65519.0f, 65520.0f, 65535.0f, std::ldexp(1.0f, -25), 3 * std::ldexp(1.0f, -25), kInf,
-                  -kInf, 0.0f, -0.0f}) {
+  for (float f : {65504.0f, 65519.0f, 65520.0f, 65535.0f, std::ldexp(1.0f, -25), 3 * std::ldexp(1.0f, -25), kInf, -kInf,
+                  0.0f, -0.0f}) {
     values.push_back(f);
   }
   values.push_back(7.0f);  // an odd tail so the non-vector remainder runs too

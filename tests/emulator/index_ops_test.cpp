@@ -94,7 +94,8 @@ TEST_F(IndexOpsTest, NpuMatchesCpuForTopKAndArg) {
     const Tensor x = Tensor::randn({6, 33, 17}, t, DeviceRef::cpu(), 4);
     for (std::int64_t axis : {0, 1, -1}) {
       EXPECT_TRUE(npu_bytes_match_cpu("TopK", {x}, {{"k", std::int64_t{5}}, {"axis", axis}})) << axis;
-      EXPECT_TRUE(npu_bytes_match_cpu("TopK", {x}, {{"k", std::int64_t{3}}, {"axis", axis}, {"largest", std::int64_t{0}}}));
+      EXPECT_TRUE(
+          npu_bytes_match_cpu("TopK", {x}, {{"k", std::int64_t{3}}, {"axis", axis}, {"largest", std::int64_t{0}}}));
       EXPECT_TRUE(npu_bytes_match_cpu("ArgMax", {x}, {{"axis", axis}}));
       EXPECT_TRUE(npu_bytes_match_cpu("ArgMin", {x}, {{"axis", axis}, {"keepdims", std::int64_t{0}}}));
     }
@@ -121,7 +122,8 @@ TEST_F(IndexOpsTest, OneHotHandValues) {
   const Tensor y = call_op1("OneHot", {ints({0, -1, 3, 5}, {4}), off_on}, {{"depth", std::int64_t{4}}});
   EXPECT_EQ(y.shape(), (Shape{4, 4}));
   EXPECT_EQ(to_vec(y), (Doubles{1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0}));  // -1 -> 3; 5 is out
-  const Tensor a0 = call_op1("OneHot", {ints({1, 2}, {2}), off_on}, {{"depth", std::int64_t{3}}, {"axis", std::int64_t{0}}});
+  const Tensor a0 =
+      call_op1("OneHot", {ints({1, 2}, {2}), off_on}, {{"depth", std::int64_t{3}}, {"axis", std::int64_t{0}}});
   EXPECT_EQ(a0.shape(), (Shape{3, 2}));
   EXPECT_EQ(to_vec(a0), (Doubles{0, 0, 1, 0, 0, 1}));
   // Float indices truncate; the output takes the values' dtype and bytes.
@@ -141,11 +143,11 @@ TEST_F(IndexOpsTest, OneHotHandValues) {
 
 TEST_F(IndexOpsTest, RejectsBadAttributes) {
   const Tensor x = floats({1, 2, 3, 4, 5, 6}, {2, 3});
-  EXPECT_THROW(topk(x, 4), InvalidArgument);   // k > dim
+  EXPECT_THROW(topk(x, 4), InvalidArgument);  // k > dim
   EXPECT_THROW(topk(x, -1), InvalidArgument);
   EXPECT_THROW(topk(x, 1, 2), InvalidArgument);
   EXPECT_THROW(call_op("TopK", {x}, {}), InvalidArgument);  // no k
   EXPECT_THROW(arg("ArgMax", x, 2), InvalidArgument);
   EXPECT_THROW(arg("ArgMin", Tensor::zeros({2, 0}, DType::kF32), 1), InvalidArgument);  // empty axis
-  EXPECT_THROW(arg("ArgMax", floats({1}, {}), 0), InvalidArgument);                    // scalar
+  EXPECT_THROW(arg("ArgMax", floats({1}, {}), 0), InvalidArgument);                     // scalar
 }

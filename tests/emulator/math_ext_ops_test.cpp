@@ -43,10 +43,10 @@ struct Case {
 
 const std::vector<Case>& float_cases() {
   static const std::vector<Case> cases{
-      {"Reciprocal", 0.1f, 10}, {"Floor", -10, 10},       {"Ceil", -10, 10},      {"Round", -10, 10},
-      {"Sign", -3, 3},          {"Sin", -6, 6},           {"Cos", -6, 6},         {"Tan", -1.4f, 1.4f},
-      {"Asin", -0.99f, 0.99f},  {"Acos", -0.99f, 0.99f},  {"Atan", -10, 10},      {"Sinh", -5, 5},
-      {"Cosh", -5, 5},          {"Asinh", -10, 10},       {"Acosh", 1, 10},       {"Atanh", -0.95f, 0.95f},
+      {"Reciprocal", 0.1f, 10}, {"Floor", -10, 10},      {"Ceil", -10, 10}, {"Round", -10, 10},
+      {"Sign", -3, 3},          {"Sin", -6, 6},          {"Cos", -6, 6},    {"Tan", -1.4f, 1.4f},
+      {"Asin", -0.99f, 0.99f},  {"Acos", -0.99f, 0.99f}, {"Atan", -10, 10}, {"Sinh", -5, 5},
+      {"Cosh", -5, 5},          {"Asinh", -10, 10},      {"Acosh", 1, 10},  {"Atanh", -0.95f, 0.95f},
   };
   return cases;
 }
@@ -89,7 +89,8 @@ TEST_F(MathExtOpsTest, NpuMatchesCpuInEveryFloatDtype) {
     const auto tol = default_tolerance(dt);
     for (const Case& c : float_cases()) {
       const Tensor x = Tensor::uniform({3, 129}, dt, DeviceRef::cpu(), 13, c.lo, c.hi);
-      EXPECT_TRUE(all_close(run(c.op, on_npu({x})), run(c.op, {x}), tol.rtol, tol.atol)) << c.op << " " << dtype_name(dt);
+      EXPECT_TRUE(all_close(run(c.op, on_npu({x})), run(c.op, {x}), tol.rtol, tol.atol))
+          << c.op << " " << dtype_name(dt);
     }
   }
 }
@@ -162,8 +163,8 @@ TEST_F(MathExtOpsTest, IntegerModFollowsTheDivisorOrTheDividend) {
 TEST_F(MathExtOpsTest, FloatModIsExactFmod) {
   const std::vector<float> a{-4.3f, 7.2f, 5.0f, 4.3f, -7.2f, 8.0f}, b{2.1f, -3.4f, 8.0f, -2.1f, 3.4f, 5.0f};
   const Attrs fmod{{"fmod", std::int64_t{1}}};
-  const std::vector<double> f32{-0.10000038146972656, 0.39999961853027344, 5, 0.10000038146972656,
-                                -0.39999961853027344, 3};
+  const std::vector<double> f32{-0.10000038146972656, 0.39999961853027344,  5,
+                                0.10000038146972656,  -0.39999961853027344, 3};
   const std::vector<double> f16{-0.1015625, 0.3984375, 5, 0.1015625, -0.3984375, 3};
   for (bool npu : {false, true}) {
     const auto put = [&](std::vector<Tensor> in) { return npu ? on_npu(in) : in; };

@@ -103,18 +103,17 @@ TEST_F(MatmulTest, BatchMatMulAdjoints) {
 }
 
 TEST_F(MatmulTest, GemmAlphaBetaTransposesAndBroadcastC) {
-  auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});     // A
-  auto at = f32({1, 4, 2, 5, 3, 6}, {3, 2});    // A^T
-  auto b = f32({1, 0, 0, 1, 1, 1}, {3, 2});     // B
-  auto bt = f32({1, 0, 1, 0, 1, 1}, {2, 3});    // B^T
+  auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});   // A
+  auto at = f32({1, 4, 2, 5, 3, 6}, {3, 2});  // A^T
+  auto b = f32({1, 0, 0, 1, 1, 1}, {3, 2});   // B
+  auto bt = f32({1, 0, 1, 0, 1, 1}, {2, 3});  // B^T
   // A·B = [[4, 5], [10, 11]].
   const std::vector<double> ab{4, 5, 10, 11};
   EXPECT_EQ(to_vec(ops::gemm(a, b, Tensor(), 1, 1, false, false)), ab);
   EXPECT_EQ(to_vec(ops::gemm(at, bt, Tensor(), 1, 1, true, true)), ab);
   EXPECT_EQ(to_vec(ops::gemm(a, bt, Tensor(), 1, 1, false, true)), ab);
   // alpha 2, beta 0.5, C [N] = [10, 20] broadcast over rows.
-  EXPECT_EQ(to_vec(ops::gemm(at, b, f32({10, 20}, {2}), 2, 0.5f, true, false)),
-            (std::vector<double>{13, 20, 25, 32}));
+  EXPECT_EQ(to_vec(ops::gemm(at, b, f32({10, 20}, {2}), 2, 0.5f, true, false)), (std::vector<double>{13, 20, 25, 32}));
   // C [M, 1] broadcast over columns, C scalar, C full.
   EXPECT_EQ(to_vec(ops::gemm(a, b, f32({1, 2}, {2, 1}))), (std::vector<double>{5, 6, 12, 13}));
   EXPECT_EQ(to_vec(ops::gemm(a, b, f32({-4}, {}))), (std::vector<double>{0, 1, 6, 7}));
@@ -138,8 +137,8 @@ TEST_F(MatmulTest, NpuMatchesCpuF32) {
   const auto tol = default_tolerance(DType::kF32);
   EXPECT_TRUE(all_close(to_vec(ops::matmul(npu[0], npu[1])), to_vec(cpu), tol.rtol, 64 * tol.atol));
   auto g_cpu = ops::gemm(b, b, Tensor::uniform({29}, DType::kF32, DeviceRef::cpu(), 13, -1, 1), 0.5f, 2, true, false);
-  auto g_npu = ops::gemm(npu[1], npu[1], Tensor::uniform({29}, DType::kF32, DeviceRef::npu(), 13, -1, 1), 0.5f, 2,
-                         true, false);
+  auto g_npu =
+      ops::gemm(npu[1], npu[1], Tensor::uniform({29}, DType::kF32, DeviceRef::npu(), 13, -1, 1), 0.5f, 2, true, false);
   EXPECT_TRUE(all_close(to_vec(g_npu), to_vec(g_cpu), tol.rtol, 64 * tol.atol));
 }
 

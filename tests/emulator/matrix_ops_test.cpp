@@ -23,7 +23,8 @@ Tensor trilu(const Tensor& x, bool upper, std::int64_t k = 0) {
 }
 
 Tensor cumsum(const Tensor& x, std::int64_t axis, bool exclusive = false, bool reverse = false) {
-  return call_op1("CumSum", {x}, {{"axis", axis}, {"exclusive", std::int64_t{exclusive}}, {"reverse", std::int64_t{reverse}}});
+  return call_op1("CumSum", {x},
+                  {{"axis", axis}, {"exclusive", std::int64_t{exclusive}}, {"reverse", std::int64_t{reverse}}});
 }
 
 Tensor range(const Tensor& start, const Attrs& attrs) { return call_op1("Range", {start}, attrs); }
@@ -42,9 +43,11 @@ TEST_F(MatrixOpsTest, TriluHandValues) {
   const Tensor batch = floats({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
   EXPECT_EQ(to_vec(trilu(batch, false)), (Doubles{1, 0, 3, 4, 5, 0, 7, 8}));
   for (DType t : {DType::kF16, DType::kBF16}) {
-    EXPECT_TRUE(npu_bytes_match_cpu("Trilu", {Tensor::randn({3, 5, 6}, t, DeviceRef::cpu(), 2)}, {{"k", std::int64_t{-2}}}));
+    EXPECT_TRUE(
+        npu_bytes_match_cpu("Trilu", {Tensor::randn({3, 5, 6}, t, DeviceRef::cpu(), 2)}, {{"k", std::int64_t{-2}}}));
   }
-  EXPECT_TRUE(npu_bytes_match_cpu("Trilu", {ints({1, 2, 3, std::int64_t{1} << 60}, {2, 2})}, {{"upper", std::int64_t{0}}}));
+  EXPECT_TRUE(
+      npu_bytes_match_cpu("Trilu", {ints({1, 2, 3, std::int64_t{1} << 60}, {2, 2})}, {{"upper", std::int64_t{0}}}));
   EXPECT_THROW(trilu(floats({1, 2}, {2}), true), InvalidArgument);
 }
 
@@ -63,7 +66,7 @@ TEST_F(MatrixOpsTest, CumSumHandValues) {
     EXPECT_EQ(cumsum(t, 0).to_ints(), (I64s{p60, p60 + 1, p60 + 3}));  // exact beyond 2^53
   }
   EXPECT_EQ(cumsum(ints({100, 100}, {2}, DType::kI8), 0).to_ints(), (I64s{100, -56}));  // wraps like i8
-  EXPECT_THROW(call_op1("CumSum", {x}, {}), InvalidArgument);  // no axis
+  EXPECT_THROW(call_op1("CumSum", {x}, {}), InvalidArgument);                           // no axis
   EXPECT_THROW(cumsum(x, 1), InvalidArgument);
   EXPECT_THROW(cumsum(floats({1}, {}), 0), InvalidArgument);
 }
@@ -77,7 +80,8 @@ TEST_F(MatrixOpsTest, CumSumNpuMatchesCpu) {
   EXPECT_TRUE(npu_close_to_cpu("CumSum", {x32}, {{"axis", std::int64_t{0}}, {"reverse", std::int64_t{1}}}, 1e-5, 1e-4));
   const Tensor x16 = Tensor::randn({64, 5}, DType::kF16, DeviceRef::cpu(), 7);
   const auto tol = default_tolerance(DType::kF16);
-  EXPECT_TRUE(npu_close_to_cpu("CumSum", {x16}, {{"axis", std::int64_t{0}}, {"exclusive", std::int64_t{1}}}, tol.rtol, tol.atol));
+  EXPECT_TRUE(npu_close_to_cpu("CumSum", {x16}, {{"axis", std::int64_t{0}}, {"exclusive", std::int64_t{1}}}, tol.rtol,
+                               tol.atol));
 }
 
 TEST_F(MatrixOpsTest, HardmaxMarksTheFirstMaximum) {
@@ -85,7 +89,8 @@ TEST_F(MatrixOpsTest, HardmaxMarksTheFirstMaximum) {
   EXPECT_EQ(to_vec(call_op1("Hardmax", {x})), (Doubles{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
   const Tensor ties = floats({1, 1, 1, 2, 2, 1}, {2, 3});
   EXPECT_EQ(to_vec(call_op1("Hardmax", {ties})), (Doubles{1, 0, 0, 1, 0, 0}));
-  EXPECT_EQ(to_vec(call_op1("Hardmax", {floats({1, 5, 4, 2}, {2, 2})}, {{"axis", std::int64_t{0}}})), (Doubles{0, 1, 1, 0}));
+  EXPECT_EQ(to_vec(call_op1("Hardmax", {floats({1, 5, 4, 2}, {2, 2})}, {{"axis", std::int64_t{0}}})),
+            (Doubles{0, 1, 1, 0}));
   EXPECT_EQ(to_vec(call_op1("Hardmax", {floats({1, std::nanf(""), 3}, {3})})), (Doubles{0, 1, 0}));
   const Tensor i = ints({4, -1, 9, 9}, {2, 2}, DType::kI32);
   EXPECT_EQ(call_op1("Hardmax", {i}).to_ints(), (I64s{1, 0, 1, 0}));
@@ -135,6 +140,6 @@ TEST_F(MatrixOpsTest, RangeNpuMatchesCpu) {
     const Attrs a{{"start", -3.0}, {"limit", 60.0}, {"delta", 0.7}};
     EXPECT_TRUE(npu_close_to_cpu("Range", {floats({-3}, {}, t)}, a, tol.rtol, tol.atol)) << dtype_name(t);
   }
-  EXPECT_TRUE(npu_bytes_match_cpu("Range", {ints({0}, {})}, {{"start", std::int64_t{-4}}, {"limit", std::int64_t{9}},
-                                                             {"delta", std::int64_t{3}}}));
+  EXPECT_TRUE(npu_bytes_match_cpu(
+      "Range", {ints({0}, {})}, {{"start", std::int64_t{-4}}, {"limit", std::int64_t{9}}, {"delta", std::int64_t{3}}}));
 }

@@ -84,32 +84,47 @@ TEST_F(NormExtTest, NpuMatchesCpuF32AndF16) {
   for (DType t : {DType::kF32, DType::kF16}) {
     const Tensor x = Tensor::randn({2, 3, 5, 7}, t, DeviceRef::cpu(), 21);
     const Tensor s = Tensor::randn({3}, t, DeviceRef::cpu(), 22), b = Tensor::randn({3}, t, DeviceRef::cpu(), 23);
-    expect_npu_matches_cpu({x, s, b}, [](const std::vector<Tensor>& v) { return instance_norm(v[0], v[1], v[2]); },
-                           "InstanceNormalization");
-    expect_npu_matches_cpu({x}, [](const std::vector<Tensor>& v) {
-      return call_op1("LpNormalization", {v[0]}, {{"axis", std::int64_t{1}}});
-    }, "LpNormalization p=2");
-    expect_npu_matches_cpu({x}, [](const std::vector<Tensor>& v) {
-      return call_op1("LpNormalization", {v[0]}, {{"p", std::int64_t{1}}});
-    }, "LpNormalization p=1");
-    expect_npu_matches_cpu({x}, [](const std::vector<Tensor>& v) {
-      return call_op1("MeanVarianceNormalization", {v[0]}, {});
-    }, "MeanVarianceNormalization");
-    expect_npu_matches_cpu({x}, [](const std::vector<Tensor>& v) {
-      return call_op1("LRN", {v[0]}, {{"size", std::int64_t{3}}, {"alpha", 0.01}, {"bias", 1.5}});
-    }, "LRN");
+    expect_npu_matches_cpu(
+        {x, s, b}, [](const std::vector<Tensor>& v) { return instance_norm(v[0], v[1], v[2]); },
+        "InstanceNormalization");
+    expect_npu_matches_cpu(
+        {x},
+        [](const std::vector<Tensor>& v) {
+          return call_op1("LpNormalization", {v[0]}, {{"axis", std::int64_t{1}}});
+        },
+        "LpNormalization p=2");
+    expect_npu_matches_cpu(
+        {x},
+        [](const std::vector<Tensor>& v) {
+          return call_op1("LpNormalization", {v[0]}, {{"p", std::int64_t{1}}});
+        },
+        "LpNormalization p=1");
+    expect_npu_matches_cpu(
+        {x}, [](const std::vector<Tensor>& v) { return call_op1("MeanVarianceNormalization", {v[0]}, {}); },
+        "MeanVarianceNormalization");
+    expect_npu_matches_cpu(
+        {x},
+        [](const std::vector<Tensor>& v) {
+          return call_op1("LRN", {v[0]}, {{"size", std::int64_t{3}}, {"alpha", 0.01}, {"bias", 1.5}});
+        },
+        "LRN");
   }
 }
 
 TEST_F(NormExtTest, StaysF32UnderMixPrecision) {
   const Tensor x = Tensor::randn({2, 4, 6, 6}, DType::kF32, DeviceRef::cpu(), 31);
-  const Tensor s = Tensor::randn({4}, DType::kF32, DeviceRef::cpu(), 32), b = Tensor::randn({4}, DType::kF32, DeviceRef::cpu(), 33);
+  const Tensor s = Tensor::randn({4}, DType::kF32, DeviceRef::cpu(), 32),
+               b = Tensor::randn({4}, DType::kF32, DeviceRef::cpu(), 33);
   Runtime::get().device().set_precision_mode(PrecisionMode::kAllowMixPrecision);
-  expect_npu_matches_cpu({x, s, b}, [](const std::vector<Tensor>& v) { return instance_norm(v[0], v[1], v[2]); },
-                         "InstanceNormalization under allow_mix_precision");
-  expect_npu_matches_cpu({x}, [](const std::vector<Tensor>& v) {
-    return call_op1("LRN", {v[0]}, {{"size", std::int64_t{5}}});
-  }, "LRN under allow_mix_precision");
+  expect_npu_matches_cpu(
+      {x, s, b}, [](const std::vector<Tensor>& v) { return instance_norm(v[0], v[1], v[2]); },
+      "InstanceNormalization under allow_mix_precision");
+  expect_npu_matches_cpu(
+      {x},
+      [](const std::vector<Tensor>& v) {
+        return call_op1("LRN", {v[0]}, {{"size", std::int64_t{5}}});
+      },
+      "LRN under allow_mix_precision");
 }
 
 TEST_F(NormExtTest, BadShapesAndAttributesAreInvalidArgument) {
@@ -125,7 +140,7 @@ TEST_F(NormExtTest, BadShapesAndAttributesAreInvalidArgument) {
   EXPECT_THROW(call_op1("MeanVarianceNormalization", {x}, {{"axes", Ints{0, 5}}}), InvalidArgument);
   EXPECT_THROW(call_op1("MeanVarianceNormalization", {x}, {{"axes", Ints{1, -2}}}), InvalidArgument);  // repeated
   EXPECT_THROW(call_op1("MeanVarianceNormalization", {x}, {}), InvalidArgument);  // default axes need rank 4
-  EXPECT_THROW(call_op1("LRN", {x}, {}), InvalidArgument);                         // size is required
+  EXPECT_THROW(call_op1("LRN", {x}, {}), InvalidArgument);                        // size is required
   EXPECT_THROW(call_op1("LRN", {x}, {{"size", std::int64_t{0}}}), InvalidArgument);
   EXPECT_THROW(call_op1("LRN", {c3}, {{"size", std::int64_t{3}}}), InvalidArgument);  // no channel dim
   const std::vector<std::int64_t> ints(24, 1);

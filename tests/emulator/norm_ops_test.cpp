@@ -64,15 +64,15 @@ TEST_F(NormOpsTest, LayerNormNpuMatchesCpu) {
     const Tensor scale = Tensor::randn({96}, dt, DeviceRef::cpu(), 2);
     const Tensor bias = Tensor::randn({96}, dt, DeviceRef::cpu(), 3);
     const Tensor scale2 = Tensor::randn({6, 96}, dt, DeviceRef::cpu(), 4);
-    expect_npu_matches_cpu({x, scale, bias}, [](const std::vector<Tensor>& t) {
-      return ops::layer_norm(t[0], t[1], t[2]);
-    }, "LayerNorm with bias");
-    expect_npu_matches_cpu({x, scale}, [](const std::vector<Tensor>& t) {
-      return ops::layer_norm(t[0], t[1], Tensor());
-    }, "LayerNorm without bias");
-    expect_npu_matches_cpu({x, scale2}, [](const std::vector<Tensor>& t) {
-      return ops::layer_norm(t[0], t[1], Tensor(), 1, 1e-3f);
-    }, "LayerNorm axis 1");
+    expect_npu_matches_cpu(
+        {x, scale, bias}, [](const std::vector<Tensor>& t) { return ops::layer_norm(t[0], t[1], t[2]); },
+        "LayerNorm with bias");
+    expect_npu_matches_cpu(
+        {x, scale}, [](const std::vector<Tensor>& t) { return ops::layer_norm(t[0], t[1], Tensor()); },
+        "LayerNorm without bias");
+    expect_npu_matches_cpu(
+        {x, scale2}, [](const std::vector<Tensor>& t) { return ops::layer_norm(t[0], t[1], Tensor(), 1, 1e-3f); },
+        "LayerNorm axis 1");
   }
 }
 
@@ -83,8 +83,8 @@ TEST_F(NormOpsTest, RmsNormCpuAndNpu) {
   for (DType dt : {DType::kF32, DType::kF16}) {
     const Tensor xs = Tensor::randn({3, 5, 128}, dt, DeviceRef::cpu(), 5, 3.0f);
     const Tensor s = Tensor::randn({128}, dt, DeviceRef::cpu(), 6);
-    expect_npu_matches_cpu({xs, s}, [](const std::vector<Tensor>& t) { return ops::rms_norm(t[0], t[1]); },
-                           "RMSNorm");
+    expect_npu_matches_cpu(
+        {xs, s}, [](const std::vector<Tensor>& t) { return ops::rms_norm(t[0], t[1]); }, "RMSNorm");
   }
 }
 
@@ -93,16 +93,16 @@ TEST_F(NormOpsTest, BatchNormCpuAndNpu) {
   const Tensor x = cpu_tensor({1, 3, 2, 4, 5, 7, 6, 8}, {2, 2, 2});
   const Tensor scale = cpu_tensor({2, 0.5f}, {2}), bias = cpu_tensor({1, -1}, {2});
   const Tensor mean = cpu_tensor({4, 5}, {2}), var = cpu_tensor({3.99f, 0.99f}, {2});
-  EXPECT_TRUE(all_close(to_vec(ops::batch_norm(x, scale, bias, mean, var, 0.01f)),
-                        {-2, 0, -2.5, -1.5, 2, 4, -0.5, 0.5}, 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(to_vec(ops::batch_norm(x, scale, bias, mean, var, 0.01f)), {-2, 0, -2.5, -1.5, 2, 4, -0.5, 0.5},
+                        1e-6, 1e-6));
   for (DType dt : {DType::kF32, DType::kF16}) {
     const Tensor xs = Tensor::randn({2, 3, 5, 7}, dt, DeviceRef::cpu(), 8, 2.0f);
     const Tensor s = Tensor::randn({3}, dt, DeviceRef::cpu(), 9), b = Tensor::randn({3}, dt, DeviceRef::cpu(), 10);
     const Tensor m = Tensor::randn({3}, dt, DeviceRef::cpu(), 11);
     const Tensor v = Tensor::uniform({3}, dt, DeviceRef::cpu(), 12, 0.5f, 2.0f);
-    expect_npu_matches_cpu({xs, s, b, m, v}, [](const std::vector<Tensor>& t) {
-      return ops::batch_norm(t[0], t[1], t[2], t[3], t[4]);
-    }, "BatchNorm");
+    expect_npu_matches_cpu(
+        {xs, s, b, m, v}, [](const std::vector<Tensor>& t) { return ops::batch_norm(t[0], t[1], t[2], t[3], t[4]); },
+        "BatchNorm");
   }
 }
 
@@ -110,25 +110,26 @@ TEST_F(NormOpsTest, StaysF32UnderMixPrecision) {
   const Tensor x = Tensor::randn({4, 64}, DType::kF32, DeviceRef::cpu(), 13);
   const Tensor scale = Tensor::randn({64}, DType::kF32, DeviceRef::cpu(), 14);
   Runtime::get().device().set_precision_mode(PrecisionMode::kAllowMixPrecision);
-  expect_npu_matches_cpu({x, scale}, [](const std::vector<Tensor>& t) {
-    return ops::layer_norm(t[0], t[1], Tensor());
-  }, "LayerNorm under allow_mix_precision");
-  expect_npu_matches_cpu({x, scale}, [](const std::vector<Tensor>& t) { return ops::rms_norm(t[0], t[1]); },
-                         "RMSNorm under allow_mix_precision");
+  expect_npu_matches_cpu(
+      {x, scale}, [](const std::vector<Tensor>& t) { return ops::layer_norm(t[0], t[1], Tensor()); },
+      "LayerNorm under allow_mix_precision");
+  expect_npu_matches_cpu(
+      {x, scale}, [](const std::vector<Tensor>& t) { return ops::rms_norm(t[0], t[1]); },
+      "RMSNorm under allow_mix_precision");
 }
 
 TEST_F(NormOpsTest, BadShapesAreInvalid) {
   const Tensor x = Tensor::randn({2, 3, 4}, DType::kF32, DeviceRef::cpu(), 1);
   const Tensor s4 = cpu_tensor({1, 1, 1, 1}, {4}), s3 = cpu_tensor({1, 1, 1}, {3});
-  EXPECT_THROW(ops::layer_norm(x, s3, Tensor()), InvalidArgument);           // scale [3] vs [4]
-  EXPECT_THROW(ops::layer_norm(x, s4, s3), InvalidArgument);                 // bias [3] vs [4]
-  EXPECT_THROW(ops::layer_norm(x, s4, Tensor(), 1), InvalidArgument);        // axis 1 wants [3, 4]
-  EXPECT_THROW(ops::layer_norm(x, s4, Tensor(), 3), InvalidArgument);        // bad axis
-  EXPECT_THROW(ops::layer_norm(x, Tensor(), Tensor()), InvalidArgument);     // no scale
+  EXPECT_THROW(ops::layer_norm(x, s3, Tensor()), InvalidArgument);        // scale [3] vs [4]
+  EXPECT_THROW(ops::layer_norm(x, s4, s3), InvalidArgument);              // bias [3] vs [4]
+  EXPECT_THROW(ops::layer_norm(x, s4, Tensor(), 1), InvalidArgument);     // axis 1 wants [3, 4]
+  EXPECT_THROW(ops::layer_norm(x, s4, Tensor(), 3), InvalidArgument);     // bad axis
+  EXPECT_THROW(ops::layer_norm(x, Tensor(), Tensor()), InvalidArgument);  // no scale
   EXPECT_THROW(ops::layer_norm(on_npu({x})[0], on_npu({s3})[0], Tensor()), InvalidArgument);
   EXPECT_THROW(ops::rms_norm(x, s3), InvalidArgument);
   const Tensor c3 = cpu_tensor({1, 1, 1}, {3}), c4 = cpu_tensor({1, 1, 1, 1}, {4});
-  EXPECT_THROW(ops::batch_norm(x, c3, c3, c4, c3), InvalidArgument);          // mean [4] for C = 3
+  EXPECT_THROW(ops::batch_norm(x, c3, c3, c4, c3), InvalidArgument);             // mean [4] for C = 3
   EXPECT_THROW(ops::batch_norm(x.view({24}), c3, c3, c3, c3), InvalidArgument);  // no channel dim
   const std::vector<std::int64_t> ints{1, 2, 3, 4};
   EXPECT_THROW(ops::rms_norm(Tensor::from_ints(ints, {1, 4}, DType::kI32), s4), InvalidArgument);

@@ -121,9 +121,7 @@ TEST_F(OnnxModelTest, AllUnsupportedOpsListedBeforeRunning) {
 TEST_F(OnnxModelTest, BadFilesAreClearErrors) {
   const auto dir = temp_dir("badfiles");
   EXPECT_THROW(OnnxModel::load((dir / "missing.onnx").string()), ModelError);
-  {
-    std::ofstream((dir / "junk.onnx").string()) << "definitely not protobuf \x01\x02\x03";
-  }
+  { std::ofstream((dir / "junk.onnx").string()) << "definitely not protobuf \x01\x02\x03"; }
   EXPECT_THROW(OnnxModel::load((dir / "junk.onnx").string()), ModelError);
   // Truncated: a valid model cut in half.
   const std::string path = small_mlp(dir);
@@ -160,7 +158,8 @@ TEST_F(OnnxModelTest, ConstantAndCastAdapters) {
 
 TEST_F(OnnxModelTest, NpyRoundTrip) {
   const auto dir = temp_dir("npy");
-  for (DType t : {DType::kF32, DType::kF16, DType::kF64, DType::kI8, DType::kU8, DType::kI32, DType::kI64, DType::kBool}) {
+  for (DType t :
+       {DType::kF32, DType::kF16, DType::kF64, DType::kI8, DType::kU8, DType::kI32, DType::kI64, DType::kBool}) {
     const auto x = Tensor::from_floats(std::vector<float>{0, 1, 0, 1, 1, 0}, {2, 3}, t);
     save_npy((dir / "x.npy").string(), x);
     const auto y = load_npy((dir / "x.npy").string());

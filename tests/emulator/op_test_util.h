@@ -31,7 +31,7 @@ inline Tolerance default_tolerance(DType t) {
 // Element-wise |a - b| <= atol + rtol * |b|, with NaN == NaN and equal infinities. Reports the first
 // few mismatches with their index.
 inline ::testing::AssertionResult all_close(const std::vector<double>& actual, const std::vector<double>& expected,
-                                           double rtol, double atol) {
+                                            double rtol, double atol) {
   if (actual.size() != expected.size()) {
     return ::testing::AssertionFailure() << "size " << actual.size() << " != " << expected.size();
   }

@@ -47,10 +47,10 @@ TEST_F(PadTileOpsTest, ReflectEdgeWrapHandValues) {
   EXPECT_EQ(to_vec(pad(floats({4}, {1}), {2, 1}, "reflect")), (Doubles{4, 4, 4, 4}));
   // ONNX's 2-D examples: two columns before.
   const Tensor m = floats({1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f}, {3, 2});
-  EXPECT_EQ(to_vec(pad(m, {0, 2, 0, 0}, "reflect")), to_vec(floats({1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f,
-                                                                    4.5f, 5.7f, 4.5f, 5.7f}, {12})));
-  EXPECT_EQ(to_vec(pad(m, {0, 2, 0, 0}, "edge")), to_vec(floats({1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f,
-                                                                 4.5f, 4.5f, 4.5f, 5.7f}, {12})));
+  EXPECT_EQ(to_vec(pad(m, {0, 2, 0, 0}, "reflect")),
+            to_vec(floats({1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f}, {12})));
+  EXPECT_EQ(to_vec(pad(m, {0, 2, 0, 0}, "edge")),
+            to_vec(floats({1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f, 4.5f, 4.5f, 4.5f, 5.7f}, {12})));
 }
 
 TEST_F(PadTileOpsTest, NegativePadsCropFirst) {

@@ -68,8 +68,8 @@ TEST_F(PoolExtTest, NpuMatchesCpuF32AndF16) {
 }
 
 TEST_F(PoolExtTest, BadInputsAreInvalidArgument) {
-  EXPECT_THROW(gmp(Tensor::zeros({2, 3}, DType::kF32)), InvalidArgument);            // no spatial dim
-  EXPECT_THROW(gmp(Tensor::zeros({1, 2, 0, 3}, DType::kF32)), InvalidArgument);      // empty planes
+  EXPECT_THROW(gmp(Tensor::zeros({2, 3}, DType::kF32)), InvalidArgument);        // no spatial dim
+  EXPECT_THROW(gmp(Tensor::zeros({1, 2, 0, 3}, DType::kF32)), InvalidArgument);  // empty planes
   EXPECT_THROW(gmp(Tensor::zeros({1, 2, 3}, DType::kBool)), InvalidArgument);
-  EXPECT_NO_THROW(gmp(Tensor::zeros({0, 2, 3}, DType::kF32)));                       // no planes at all
+  EXPECT_NO_THROW(gmp(Tensor::zeros({0, 2, 3}, DType::kF32)));  // no planes at all
 }

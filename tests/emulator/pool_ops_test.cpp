@@ -103,8 +103,7 @@ TEST_F(PoolOpsTest, AutoPad) {
 TEST_F(PoolOpsTest, GlobalAvgPool) {
   const std::vector<float> v{1, 2, 3, 4, 5, 6, 7, 8};
   expect_values(ops::global_avg_pool(Tensor::from_floats(v, {1, 2, 2, 2}, DType::kF32)), {1, 2, 1, 1}, {2.5, 6.5});
-  expect_values(ops::global_avg_pool(Tensor::from_floats(v, {2, 2, 2}, DType::kF32)), {2, 2, 1},
-                {1.5, 3.5, 5.5, 7.5});
+  expect_values(ops::global_avg_pool(Tensor::from_floats(v, {2, 2, 2}, DType::kF32)), {2, 2, 1}, {1.5, 3.5, 5.5, 7.5});
 }
 
 TEST_F(PoolOpsTest, NpuMatchesCpuInF32AndF16) {
@@ -149,13 +148,13 @@ TEST_F(PoolOpsTest, CostCountsKernelTaps) {
 TEST_F(PoolOpsTest, BadAttributesAreInvalid) {
   const Tensor x = ramp(4, 4);
   EXPECT_THROW(call_op1("MaxPool", {x}, {{"strides", Ints{1, 1}}}), InvalidArgument);  // no kernel_shape
-  EXPECT_THROW(call_op1("AvgPool", {on_npu({x})[0]}, {}), InvalidArgument);             // no kernel_shape
+  EXPECT_THROW(call_op1("AvgPool", {on_npu({x})[0]}, {}), InvalidArgument);            // no kernel_shape
   EXPECT_THROW(ops::max_pool2d(x, {3}, {1, 1}), InvalidArgument);
   EXPECT_THROW(ops::max_pool2d(x, {0, 2}, {1, 1}), InvalidArgument);
   EXPECT_THROW(ops::max_pool2d(x, {2, 2}, {0, 1}), InvalidArgument);
-  EXPECT_THROW(ops::max_pool2d(x, {2, 2}, {1, 1}, {1, 1}), InvalidArgument);        // pads need 4 values
-  EXPECT_THROW(ops::max_pool2d(x, {2, 2}, {1, 1}, {2, 0, 0, 0}), InvalidArgument);  // pad >= kernel
-  EXPECT_THROW(ops::avg_pool2d(x, {5, 5}, {1, 1}), InvalidArgument);                // kernel > input
+  EXPECT_THROW(ops::max_pool2d(x, {2, 2}, {1, 1}, {1, 1}), InvalidArgument);          // pads need 4 values
+  EXPECT_THROW(ops::max_pool2d(x, {2, 2}, {1, 1}, {2, 0, 0, 0}), InvalidArgument);    // pad >= kernel
+  EXPECT_THROW(ops::avg_pool2d(x, {5, 5}, {1, 1}), InvalidArgument);                  // kernel > input
   EXPECT_THROW(ops::max_pool2d(x.view({1, 4, 4}), {2, 2}, {1, 1}), InvalidArgument);  // not 4-D
   EXPECT_THROW(call_op1("MaxPool", {x}, {{"kernel_shape", Ints{2, 2}}, {"auto_pad", std::string("SAME")}}),
                InvalidArgument);

@@ -114,8 +114,7 @@ TEST_F(ReduceExtOpsTest, IntegersAreExact) {
   EXPECT_EQ(reduce("ReduceL2", i32, {1}).to_ints(), (I64s{5, 2}));      // sqrt(5) = 2.23 truncates
   EXPECT_EQ(reduce("ReduceLogSum", i32, {1}).to_ints(), (I64s{1, 1}));  // log 7, log 3
   EXPECT_EQ(reduce("ReduceMin", Tensor::zeros({0}, DType::kI8), {0}).to_ints(), (I64s{127}));
-  EXPECT_EQ(reduce("ReduceMin", Tensor::zeros({2, 0}, DType::kI32), {1}).to_ints(),
-            (I64s{2147483647, 2147483647}));
+  EXPECT_EQ(reduce("ReduceMin", Tensor::zeros({2, 0}, DType::kI32), {1}).to_ints(), (I64s{2147483647, 2147483647}));
 }
 
 TEST_F(ReduceExtOpsTest, NpuMatchesCpuInF32AndF16) {

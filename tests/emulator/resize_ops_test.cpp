@@ -31,7 +31,8 @@ Attrs with(Attrs a, const char* name, AttrValue v) {
 TEST_F(ResizeTest, NearestHandComputed) {
   auto x = f32({1, 2, 3, 4}, {1, 1, 2, 2});
   // Upsample's example: asymmetric + floor repeats each value (2 rows, 3 columns).
-  auto up = resize(x, {{"scales", Floats{1, 1, 2, 3}}, {"coordinate_transformation_mode", std::string("asymmetric")},
+  auto up = resize(x, {{"scales", Floats{1, 1, 2, 3}},
+                       {"coordinate_transformation_mode", std::string("asymmetric")},
                        {"nearest_mode", std::string("floor")}});
   EXPECT_EQ(up.shape(), (Shape{1, 1, 4, 6}));
   EXPECT_EQ(to_vec(up), (std::vector<double>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}));
@@ -72,7 +73,8 @@ TEST_F(ResizeTest, CubicMatchesKeysWeights) {
   // asymmetric 2x: output 1 sits at 0.5, taps -1..2 (clamped to x0, x0, x1, x2) with Keys' weights
   // for a = -0.75: [-0.09375, 0.59375, 0.59375, -0.09375].
   auto x = f32({1, 2, 4, 8}, {4});
-  const Attrs cubic{{"mode", std::string("cubic")}, {"scales", Floats{2}},
+  const Attrs cubic{{"mode", std::string("cubic")},
+                    {"scales", Floats{2}},
                     {"coordinate_transformation_mode", std::string("asymmetric")}};
   const auto y = to_vec(resize(x, cubic));
   ASSERT_EQ(y.size(), 8u);
@@ -89,31 +91,35 @@ TEST_F(ResizeTest, CubicMatchesKeysWeights) {
 
 TEST_F(ResizeTest, CropAndResizeExtrapolates) {
   // roi [0.5, 1.5] of [0, 1, 2, 3]: x_original = 1.5 + 1.5·x -> 1.5, 3, 4.5 (outside: 10).
-  auto y = resize(f32({0, 1, 2, 3}, {4}), {{"mode", std::string("linear")}, {"sizes", Ints{3}},
+  auto y = resize(f32({0, 1, 2, 3}, {4}), {{"mode", std::string("linear")},
+                                           {"sizes", Ints{3}},
                                            {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
-                                           {"roi", Floats{0.5, 1.5}}, {"extrapolation_value", 10.0}});
+                                           {"roi", Floats{0.5, 1.5}},
+                                           {"extrapolation_value", 10.0}});
   EXPECT_EQ(to_vec(y), (std::vector<double>{1.5, 3, 10}));
 }
 
 TEST_F(ResizeTest, OtherCoordinateModes) {
   auto x = f32({0, 10, 20, 30}, {4});
   auto run = [&](const char* ctm, std::int64_t out) {
-    return to_vec(resize(x, {{"mode", std::string("linear")}, {"sizes", Ints{out}},
-                             {"coordinate_transformation_mode", std::string(ctm)}}));
+    return to_vec(resize(
+        x,
+        {{"mode", std::string("linear")}, {"sizes", Ints{out}}, {"coordinate_transformation_mode", std::string(ctm)}}));
   };
   EXPECT_EQ(run("align_corners", 7), (std::vector<double>{0, 5, 10, 15, 20, 25, 30}));
   EXPECT_EQ(run("asymmetric", 8), (std::vector<double>{0, 5, 10, 15, 20, 25, 30, 30}));
-  EXPECT_EQ(run("tf_half_pixel_for_nn", 2), (std::vector<double>{10, 30}));   // (x + 0.5) · 2
-  EXPECT_EQ(run("half_pixel", 2), (std::vector<double>{5, 25}));              // (x + 0.5) · 2 − 0.5
-  EXPECT_EQ(run("pytorch_half_pixel", 1), (std::vector<double>{0}));          // length 1: −0.5, clamped
-  EXPECT_EQ(run("half_pixel_symmetric", 2), (std::vector<double>{5, 25}));    // integral sizes: as half_pixel
+  EXPECT_EQ(run("tf_half_pixel_for_nn", 2), (std::vector<double>{10, 30}));  // (x + 0.5) · 2
+  EXPECT_EQ(run("half_pixel", 2), (std::vector<double>{5, 25}));             // (x + 0.5) · 2 − 0.5
+  EXPECT_EQ(run("pytorch_half_pixel", 1), (std::vector<double>{0}));         // length 1: −0.5, clamped
+  EXPECT_EQ(run("half_pixel_symmetric", 2), (std::vector<double>{5, 25}));   // integral sizes: as half_pixel
 }
 
 TEST_F(ResizeTest, NpuMatchesCpuF32AndF16) {
   const std::vector<Attrs> cases{
       {{"mode", std::string("linear")}, {"scales", Floats{1, 1.5, 2.25, 0.7}}},
       {{"mode", std::string("cubic")}, {"sizes", Ints{2, 3, 11, 4}}},
-      {{"mode", std::string("nearest")}, {"scales", Floats{1, 2, 1.7, 0.5}},
+      {{"mode", std::string("nearest")},
+       {"scales", Floats{1, 2, 1.7, 0.5}},
        {"coordinate_transformation_mode", std::string("align_corners")}},
   };
   for (DType t : {DType::kF32, DType::kF16}) {
@@ -140,9 +146,9 @@ TEST_F(ResizeTest, IntegerInputRunsOnTheCpuKernel) {
 
 TEST_F(ResizeTest, BadAttributesAreInvalidArgument) {
   auto x = Tensor::zeros({1, 1, 2, 2}, DType::kF32);
-  EXPECT_THROW(resize(x, {}), InvalidArgument);                                          // no scales or sizes
-  EXPECT_THROW(resize(x, {{"scales", Floats{1, 2}}}), InvalidArgument);                  // wrong length
-  EXPECT_THROW(resize(x, {{"scales", Floats{1, 1, 0, 2}}}), InvalidArgument);            // non-positive
+  EXPECT_THROW(resize(x, {}), InvalidArgument);                                // no scales or sizes
+  EXPECT_THROW(resize(x, {{"scales", Floats{1, 2}}}), InvalidArgument);        // wrong length
+  EXPECT_THROW(resize(x, {{"scales", Floats{1, 1, 0, 2}}}), InvalidArgument);  // non-positive
   EXPECT_THROW(resize(x, {{"sizes", Ints{1, 1, 4}}}), InvalidArgument);
   EXPECT_THROW(resize(x, {{"sizes", Ints{1, 1, -4, 4}}}), InvalidArgument);
   const Attrs ok{{"scales", Floats{1, 1, 2, 2}}};

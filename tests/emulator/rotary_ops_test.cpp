@@ -11,8 +11,8 @@
 using namespace npuscope::emulator;
 using npuscope::emulator::testing::all_close;
 using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::floats;
+using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -27,7 +27,8 @@ std::pair<Tensor, Tensor> rope_tables(std::int64_t seq, std::int64_t d, DType dt
   std::vector<float> c, s;
   for (std::int64_t p = 0; p < seq; ++p) {
     for (std::int64_t i = 0; i < d / 2; ++i) {
-      const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+      const double angle =
+          static_cast<double>(p) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(d));
       c.push_back(static_cast<float>(std::cos(angle)));
       s.push_back(static_cast<float>(std::sin(angle)));
     }
@@ -63,7 +64,8 @@ TEST_F(RotaryOpsTest, CpuHandComputedForBothPairings) {
   // Pairs (x0, x2), (x1, x3): (1, 3) -> (1, 3); (2, 4) -> (-4, 2); (5, 7) -> (3 - 5.6, 4.2 + 4); (6, 8) -> (-6, -8).
   EXPECT_TRUE(all_close(to_vec(half), {1, -4, 3, 2, -2.6, -6, 8.2, -8}, 1e-6, 1e-6));
   // Pairs (x0, x1), (x2, x3): (3, 4) -> (-4, 3); (5, 6) -> (3 - 4.8, 3.6 + 4); (7, 8) -> (-7, -8).
-  EXPECT_TRUE(all_close(to_vec(ops::rotary_embedding(x, cos, sin, true)), {1, 2, -4, 3, -1.8, 7.6, -7, -8}, 1e-6, 1e-6));
+  EXPECT_TRUE(
+      all_close(to_vec(ops::rotary_embedding(x, cos, sin, true)), {1, 2, -4, 3, -1.8, 7.6, -7, -8}, 1e-6, 1e-6));
 }
 
 TEST_F(RotaryOpsTest, BroadcastsTablesOverLeadingDims) {
@@ -113,8 +115,8 @@ TEST_F(RotaryOpsTest, RejectsBadShapesAndDtypes) {
   const Tensor x = Tensor::zeros({2, 4, 6}, DType::kF32);
   const Tensor table = Tensor::zeros({4, 3}, DType::kF32);
   EXPECT_THROW(ops::rotary_embedding(Tensor::zeros({2, 4, 5}, DType::kF32), table, table), InvalidArgument);  // odd D
-  EXPECT_THROW(ops::rotary_embedding(x, Tensor::zeros({4, 6}, DType::kF32), table), InvalidArgument);  // [S, D]
-  EXPECT_THROW(ops::rotary_embedding(x, table, Tensor::zeros({3, 3}, DType::kF32)), InvalidArgument);  // wrong S
+  EXPECT_THROW(ops::rotary_embedding(x, Tensor::zeros({4, 6}, DType::kF32), table), InvalidArgument);         // [S, D]
+  EXPECT_THROW(ops::rotary_embedding(x, table, Tensor::zeros({3, 3}, DType::kF32)), InvalidArgument);         // wrong S
   EXPECT_THROW(ops::rotary_embedding(x, Tensor::zeros({2, 4, 3}, DType::kF32), table), InvalidArgument);
   EXPECT_THROW(ops::rotary_embedding(Tensor::zeros({6}, DType::kF32), table, table), InvalidArgument);
   EXPECT_THROW(ops::rotary_embedding(Tensor::zeros({2, 4, 6}, DType::kI32), table, table), InvalidArgument);

@@ -38,7 +38,8 @@ Tensor scatter_nd(const Tensor& x, const Tensor& idx, const Tensor& upd, const s
 }  // namespace
 
 TEST_F(ScatterGatherOpsTest, GatherElementsOnnxExamples) {
-  EXPECT_EQ(to_vec(gather_elements(floats({1, 2, 3, 4}, {2, 2}), ints({0, 0, 1, 0}, {2, 2}), 1)), (Doubles{1, 1, 4, 3}));
+  EXPECT_EQ(to_vec(gather_elements(floats({1, 2, 3, 4}, {2, 2}), ints({0, 0, 1, 0}, {2, 2}), 1)),
+            (Doubles{1, 1, 4, 3}));
   const Tensor x = floats({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
   const Tensor y = gather_elements(x, ints({1, 2, 0, 2, 0, 0}, {2, 3}, DType::kI32), 0);
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
@@ -59,7 +60,8 @@ TEST_F(ScatterGatherOpsTest, ScatterElementsOnnxExamplesAndReductions) {
   // Duplicates: 'none' keeps the last; reductions combine in order with the data.
   const Tensor dup = ints({1, 1}, {1, 2});
   EXPECT_EQ(to_vec(scatter_elements(row, dup, two, 1))[1], static_cast<double>(2.1f));
-  EXPECT_EQ(to_vec(scatter_elements(row, dup, two, 1, "add"))[1], static_cast<double>(static_cast<float>(2.0 + static_cast<double>(1.1f) + static_cast<double>(2.1f))));
+  EXPECT_EQ(to_vec(scatter_elements(row, dup, two, 1, "add"))[1],
+            static_cast<double>(static_cast<float>(2.0 + static_cast<double>(1.1f) + static_cast<double>(2.1f))));
   EXPECT_EQ(to_vec(scatter_elements(row, dup, two, 1, "mul"))[1],
             static_cast<double>(static_cast<float>(2.0 * static_cast<double>(1.1f) * static_cast<double>(2.1f))));
   EXPECT_EQ(to_vec(scatter_elements(row, dup, two, 1, "max"))[1], static_cast<double>(2.1f));
@@ -69,8 +71,9 @@ TEST_F(ScatterGatherOpsTest, ScatterElementsOnnxExamplesAndReductions) {
   const std::int64_t p60 = std::int64_t{1} << 60;
   const Tensor big = ints({p60, 7}, {2});
   for (const Tensor& t : {big, on_npu({big})[0]}) {
-    const Tensor r = call_op1("ScatterElements", {t, ints({0, 0}, {2}).to(t.device()), ints({1, 2}, {2}).to(t.device())},
-                              {{"reduction", std::string("add")}});
+    const Tensor r =
+        call_op1("ScatterElements", {t, ints({0, 0}, {2}).to(t.device()), ints({1, 2}, {2}).to(t.device())},
+                 {{"reduction", std::string("add")}});
     EXPECT_EQ(r.to_ints(), (I64s{p60 + 3, 7}));
   }
 }
@@ -119,8 +122,9 @@ TEST_F(ScatterGatherOpsTest, NpuMatchesCpu) {
     EXPECT_TRUE(npu_bytes_match_cpu("ScatterND", {x, nd, Tensor::uniform({3}, t, DeviceRef::cpu(), 3, -5, 5)}));
     for (const char* r : {"add", "mul", "max", "min"}) {
       const auto tol = default_tolerance(t);
-      EXPECT_TRUE(npu_close_to_cpu("ScatterElements", {x, idx, upd}, {{"axis", std::int64_t{1}}, {"reduction", std::string(r)}},
-                                   tol.rtol, tol.atol)) << r << " " << dtype_name(t);
+      EXPECT_TRUE(npu_close_to_cpu("ScatterElements", {x, idx, upd},
+                                   {{"axis", std::int64_t{1}}, {"reduction", std::string(r)}}, tol.rtol, tol.atol))
+          << r << " " << dtype_name(t);
     }
   }
   // f64 reductions run on the AI CPU (the NPU kernel adds in f32), with the golden's result.
@@ -140,8 +144,8 @@ TEST_F(ScatterGatherOpsTest, RejectsBadShapes) {
   EXPECT_THROW(scatter_elements(x, ints({0, 0}, {1, 2}), floats({1}, {1, 1}), 0), InvalidArgument);
   EXPECT_THROW(scatter_elements(x, ints({0, 0}, {1, 2}), floats({1, 1}, {1, 2}), 0, "sub"), InvalidArgument);
   EXPECT_THROW(scatter_elements(x, ints({0, 0}, {1, 2}), ints({1, 1}, {1, 2}), 0), InvalidArgument);  // dtype
-  EXPECT_THROW(gather_nd(x, ints({0, 0, 0}, {1, 3})), InvalidArgument);       // k > rank
-  EXPECT_THROW(gather_nd(x, ints({0, 0, 0}, {3, 1}), 1), InvalidArgument);    // batch 3 vs 2
-  EXPECT_THROW(gather_nd(x, ints({0, 0}, {2, 1}), 2), InvalidArgument);       // batch_dims too large
+  EXPECT_THROW(gather_nd(x, ints({0, 0, 0}, {1, 3})), InvalidArgument);                               // k > rank
+  EXPECT_THROW(gather_nd(x, ints({0, 0, 0}, {3, 1}), 1), InvalidArgument);                            // batch 3 vs 2
+  EXPECT_THROW(gather_nd(x, ints({0, 0}, {2, 1}), 2), InvalidArgument);                     // batch_dims too large
   EXPECT_THROW(scatter_nd(x, ints({0}, {1, 1}), floats({1, 2}, {1, 2})), InvalidArgument);  // needs [1, 3]
 }

@@ -114,8 +114,7 @@ TEST_F(SelectCastOpsTest, CastIntToFloatRoundsOnceToNearestEven) {
   // i64 -> bf16: 2^25 + 2^17 + 1 is just above a bf16 half-way point, so it rounds up to 2^25 + 2^18.
   // Through f32 first it would become 2^25 + 2^17 exactly, then tie down to 2^25.
   const std::int64_t v = (std::int64_t{1} << 25) + (1 << 17) + 1;
-  EXPECT_EQ(cast_both(ints({v, -v}, DType::kI64), DType::kBF16),
-            (std::vector<double>{33816576, -33816576}));
+  EXPECT_EQ(cast_both(ints({v, -v}, DType::kI64), DType::kBF16), (std::vector<double>{33816576, -33816576}));
   // A chain of casts: i64 -> f32 -> f16.
   const Tensor f32 = ops::cast(ints({3, 100000}, DType::kI64), DType::kF32);
   EXPECT_TRUE(all_close(to_vec(ops::cast(f32, DType::kF16)), {3, kInf}, 0, 0));

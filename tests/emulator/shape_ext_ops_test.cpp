@@ -52,7 +52,7 @@ TEST_F(ShapeExtOpsTest, SqueezeAndUnsqueeze) {
   EXPECT_EQ(shape_of("Squeeze", x, {{"axes", Ints{0}}}), (Shape{3, 1, 2}));
   EXPECT_EQ(shape_of("Squeeze", x, {{"axes", Ints{-2, 0}}}), (Shape{3, 2}));
   EXPECT_EQ(to_vec(call_op1("Squeeze", {x}, {})), iota_values(6));
-  EXPECT_THROW(call_op1("Squeeze", {x}, {{"axes", Ints{1}}}), InvalidArgument);     // size 3
+  EXPECT_THROW(call_op1("Squeeze", {x}, {{"axes", Ints{1}}}), InvalidArgument);      // size 3
   EXPECT_THROW(call_op1("Squeeze", {x}, {{"axes", Ints{0, -4}}}), InvalidArgument);  // twice
   EXPECT_THROW(call_op1("Squeeze", {x}, {{"axes", Ints{4}}}), InvalidArgument);
 
@@ -110,7 +110,8 @@ TEST_F(ShapeExtOpsTest, DepthToSpaceDcrAndCrd) {
   const Tensor big = iota({1, 8, 2, 3});
   const auto d = to_vec(call_op1("DepthToSpace", {big}, {{"blocksize", std::int64_t{2}}}));
   EXPECT_EQ(Doubles(d.begin(), d.begin() + 12), (Doubles{0, 12, 1, 13, 2, 14, 24, 36, 25, 37, 26, 38}));
-  const auto c = to_vec(call_op1("DepthToSpace", {big}, {{"blocksize", std::int64_t{2}}, {"mode", std::string("CRD")}}));
+  const auto c =
+      to_vec(call_op1("DepthToSpace", {big}, {{"blocksize", std::int64_t{2}}, {"mode", std::string("CRD")}}));
   EXPECT_EQ(Doubles(c.begin(), c.begin() + 12), (Doubles{0, 6, 1, 7, 2, 8, 12, 18, 13, 19, 14, 20}));
 }
 
@@ -131,7 +132,8 @@ TEST_F(ShapeExtOpsTest, NpuBytesMatchCpu) {
     EXPECT_TRUE(npu_bytes_match_cpu("Flatten", {x}, {{"axis", std::int64_t{2}}}));
     EXPECT_TRUE(npu_bytes_match_cpu("Unsqueeze", {x}, {{"axes", Ints{0}}}));
     EXPECT_TRUE(npu_bytes_match_cpu("Expand", {x}, {{"shape", Ints{3, 1, 1, 1, 1}}}));
-    EXPECT_TRUE(npu_bytes_match_cpu("DepthToSpace", {x}, {{"blocksize", std::int64_t{2}}, {"mode", std::string("CRD")}}));
+    EXPECT_TRUE(
+        npu_bytes_match_cpu("DepthToSpace", {x}, {{"blocksize", std::int64_t{2}}, {"mode", std::string("CRD")}}));
     EXPECT_TRUE(npu_bytes_match_cpu("SpaceToDepth", {x}, {{"blocksize", std::int64_t{2}}}));
   }
   const Tensor i = ints({1, -2, 3, (std::int64_t{1} << 60), 5, 6, 7, 8}, {1, 8, 1, 1});
@@ -146,8 +148,9 @@ TEST_F(ShapeExtOpsTest, BlockOpsRejectBadShapes) {
   const Tensor x = iota({1, 6, 2, 2});
   EXPECT_THROW(call_op1("DepthToSpace", {x}, {{"blocksize", std::int64_t{2}}}), InvalidArgument);  // 6 % 4
   EXPECT_THROW(call_op1("DepthToSpace", {x}, {}), InvalidArgument);
-  EXPECT_THROW(call_op1("DepthToSpace", {iota({1, 4, 2, 2})}, {{"blocksize", std::int64_t{2}}, {"mode", std::string("XYZ")}}),
-               InvalidArgument);
+  EXPECT_THROW(
+      call_op1("DepthToSpace", {iota({1, 4, 2, 2})}, {{"blocksize", std::int64_t{2}}, {"mode", std::string("XYZ")}}),
+      InvalidArgument);
   EXPECT_THROW(call_op1("SpaceToDepth", {iota({1, 1, 3, 2})}, {{"blocksize", std::int64_t{2}}}), InvalidArgument);
   EXPECT_THROW(call_op1("SpaceToDepth", {iota({4, 2, 2})}, {{"blocksize", std::int64_t{2}}}), InvalidArgument);
   EXPECT_THROW(call_op1("SpaceToDepth", {x}, {{"blocksize", std::int64_t{0}}}), InvalidArgument);

@@ -12,9 +12,9 @@
 
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
-using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::bytes_of;
 using npuscope::emulator::testing::floats;
+using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -79,8 +79,8 @@ TEST_F(ShapeOpsTest, ReshapeInfersMinusOneAndCopiesZeroDims) {
 
 TEST_F(ShapeOpsTest, ReshapeIsBitExactOnNpuForEveryDtype) {
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kI64, DType::kI8, DType::kBool}) {
-    const Tensor x = t == DType::kF16 || t == DType::kF32 ? Tensor::randn({3, 4, 5}, t, DeviceRef::cpu(), 7)
-                                                          : iota({3, 4, 5}, t);
+    const Tensor x =
+        t == DType::kF16 || t == DType::kF32 ? Tensor::randn({3, 4, 5}, t, DeviceRef::cpu(), 7) : iota({3, 4, 5}, t);
     const Tensor cpu = ops::reshape(x, {5, -1});
     const Tensor npu = ops::reshape(on_npu({x})[0], {5, -1});
     EXPECT_EQ(npu.shape(), (Shape{5, 12}));
@@ -91,13 +91,13 @@ TEST_F(ShapeOpsTest, ReshapeIsBitExactOnNpuForEveryDtype) {
 
 TEST_F(ShapeOpsTest, ReshapeRejectsBadShapes) {
   const Tensor x = iota({2, 3}, DType::kF32);
-  EXPECT_THROW(ops::reshape(x, {4, 2}), InvalidArgument);      // 8 != 6
-  EXPECT_THROW(ops::reshape(x, {-1, -1}), InvalidArgument);    // two -1
-  EXPECT_THROW(ops::reshape(x, {4, -1}), InvalidArgument);     // 6 % 4 != 0
-  EXPECT_THROW(ops::reshape(x, {-2, 3}), InvalidArgument);     // negative dim
-  EXPECT_THROW(ops::reshape(x, {0, 0, 0}), InvalidArgument);   // dim 2 of a 2-D input
+  EXPECT_THROW(ops::reshape(x, {4, 2}), InvalidArgument);                           // 8 != 6
+  EXPECT_THROW(ops::reshape(x, {-1, -1}), InvalidArgument);                         // two -1
+  EXPECT_THROW(ops::reshape(x, {4, -1}), InvalidArgument);                          // 6 % 4 != 0
+  EXPECT_THROW(ops::reshape(x, {-2, 3}), InvalidArgument);                          // negative dim
+  EXPECT_THROW(ops::reshape(x, {0, 0, 0}), InvalidArgument);                        // dim 2 of a 2-D input
   EXPECT_THROW(ops::reshape(iota({0, 3}, DType::kF32), {0, -1}), InvalidArgument);  // -1 over 0 elements
-  EXPECT_THROW(call_op1("Reshape", {x}, {}), InvalidArgument);  // no shape
+  EXPECT_THROW(call_op1("Reshape", {x}, {}), InvalidArgument);                      // no shape
 }
 
 TEST_F(ShapeOpsTest, TransposeHandComputed) {
@@ -129,7 +129,8 @@ TEST_F(ShapeOpsTest, TiledAndRowPathsAreBitExactOnNpu) {
   // Sizes that are not multiples of the 32x32 tile, and perms that keep / move the innermost dim.
   const Shape shape{3, 70, 45};
   for (DType t : {DType::kF32, DType::kF16, DType::kI64, DType::kBool}) {
-    const Tensor x = t == DType::kF16 || t == DType::kF32 ? Tensor::randn(shape, t, DeviceRef::cpu(), 3) : iota(shape, t);
+    const Tensor x =
+        t == DType::kF16 || t == DType::kF32 ? Tensor::randn(shape, t, DeviceRef::cpu(), 3) : iota(shape, t);
     for (const Ints& perm : {Ints{0, 2, 1}, Ints{2, 1, 0}, Ints{1, 0, 2}, Ints{1, 2, 0}}) {
       const Tensor cpu = ops::transpose(x, perm);
       const Tensor npu = ops::transpose(on_npu({x})[0], perm);

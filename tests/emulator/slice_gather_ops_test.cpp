@@ -13,9 +13,9 @@
 
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
-using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::bytes_of;
 using npuscope::emulator::testing::floats;
+using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
 
@@ -48,9 +48,9 @@ using V = std::vector<double>;
 TEST_F(SliceGatherOpsTest, Slice1dFollowsOnnxClamping) {
   EXPECT_EQ(slice10(2, 8, 2), (V{2, 4, 6}));
   EXPECT_EQ(slice10(2, 9, 3), (V{2, 5, 8}));
-  EXPECT_EQ(slice10(-3, kMax, 1), (V{7, 8, 9}));      // negative start, INT64_MAX end
-  EXPECT_EQ(slice10(-100, 100, 4), (V{0, 4, 8}));     // both clamped
-  EXPECT_EQ(slice10(5, 2, 1), V{});                   // empty
+  EXPECT_EQ(slice10(-3, kMax, 1), (V{7, 8, 9}));   // negative start, INT64_MAX end
+  EXPECT_EQ(slice10(-100, 100, 4), (V{0, 4, 8}));  // both clamped
+  EXPECT_EQ(slice10(5, 2, 1), V{});                // empty
   EXPECT_EQ(slice10(kMax, 0, 1), V{});
   EXPECT_EQ(slice10(-1, kMin, -1), (V{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));  // full reverse
   EXPECT_EQ(slice10(kMax, kMin, -3), (V{9, 6, 3, 0}));                  // start clamped to 9
@@ -100,10 +100,10 @@ TEST_F(SliceGatherOpsTest, SliceIsBitExactOnNpu) {
 
 TEST_F(SliceGatherOpsTest, SliceRejectsBadAttributes) {
   const Tensor x = range({3, 4});
-  EXPECT_THROW(ops::slice(x, {0}, {1}, {}, {0}), InvalidArgument);           // step 0
-  EXPECT_THROW(ops::slice(x, {0, 0}, {1, 1}, {1, -1}), InvalidArgument);     // axis twice
-  EXPECT_THROW(ops::slice(x, {0}, {1}, {2}), InvalidArgument);               // axis out of range
-  EXPECT_THROW(ops::slice(x, {0, 0}, {1}), InvalidArgument);                 // lengths differ
+  EXPECT_THROW(ops::slice(x, {0}, {1}, {}, {0}), InvalidArgument);        // step 0
+  EXPECT_THROW(ops::slice(x, {0, 0}, {1, 1}, {1, -1}), InvalidArgument);  // axis twice
+  EXPECT_THROW(ops::slice(x, {0}, {1}, {2}), InvalidArgument);            // axis out of range
+  EXPECT_THROW(ops::slice(x, {0, 0}, {1}), InvalidArgument);              // lengths differ
   EXPECT_THROW(ops::slice(x, {0}, {1}, {0}, {1, 1}), InvalidArgument);
   EXPECT_THROW(call_op1("Slice", {x}, Attrs{{"starts", Ints{0}}}), InvalidArgument);  // no ends
 }
@@ -124,11 +124,11 @@ TEST_F(SliceGatherOpsTest, GatherHandComputed) {
 }
 
 TEST_F(SliceGatherOpsTest, GatherIsBitExactOnNpu) {
-  const Tensor rows = indices({3, -1, 0, 2, 2, -4}, {2, 3});                   // valid for dim 5
-  const Tensor cols = indices({2, -1, 0, 1, -3, 2}, {2, 3}, DType::kI32);       // valid for dims 3, 4
+  const Tensor rows = indices({3, -1, 0, 2, 2, -4}, {2, 3});               // valid for dim 5
+  const Tensor cols = indices({2, -1, 0, 1, -3, 2}, {2, 3}, DType::kI32);  // valid for dims 3, 4
   for (DType t : {DType::kF32, DType::kF16, DType::kI64, DType::kBool}) {
-    const Tensor x = t == DType::kF32 || t == DType::kF16 ? Tensor::randn({5, 4, 3}, t, DeviceRef::cpu(), 5)
-                                                          : range({5, 4, 3}, t);
+    const Tensor x =
+        t == DType::kF32 || t == DType::kF16 ? Tensor::randn({5, 4, 3}, t, DeviceRef::cpu(), 5) : range({5, 4, 3}, t);
     for (std::int64_t axis : {0, 1, -1}) {
       const Tensor& idx = axis == 0 ? rows : cols;
       const Tensor cpu = ops::gather(x, idx, axis);

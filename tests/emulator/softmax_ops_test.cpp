@@ -53,8 +53,8 @@ void expect_npu_matches_cpu(const Tensor& x, std::int64_t axis, bool log) {
 TEST_F(SoftmaxOpsTest, CpuMatchesHandComputedValues) {
   const Tensor x = cpu_tensor({1, 2, 3, 0, 0, 0}, {2, 3});
   EXPECT_TRUE(all_close(to_vec(ops::softmax(x)),
-                        {0.09003057317038046, 0.24472847105479764, 0.6652409557748219, 1 / 3.0, 1 / 3.0, 1 / 3.0},
-                        1e-7, 0));
+                        {0.09003057317038046, 0.24472847105479764, 0.6652409557748219, 1 / 3.0, 1 / 3.0, 1 / 3.0}, 1e-7,
+                        0));
   const double lse = 3.4076059644443806;  // log(e + e² + e³)
   EXPECT_TRUE(all_close(to_vec(ops::log_softmax(x)),
                         {1 - lse, 2 - lse, 3 - lse, -std::log(3.0), -std::log(3.0), -std::log(3.0)}, 1e-7, 0));

@@ -46,7 +46,8 @@ TEST_F(TensorTest, FloatRoundTripOnNpuForEachDtype) {
       // f16: exact values stay; 1 + 2^-11 ties to 1; 1e5 overflows to inf.
       {DType::kF16, {65504.0f, sub, 1.0f + std::ldexp(1.0f, -11), 1e5f}, {65504.0f, sub, 1.0f, INFINITY}},
       // bf16: 1 + 2^-8 ties to 1; 1 + 3·2^-8 rounds up to 1 + 2^-6; 1e38 = 1.1755·2^126 -> 150/128·2^126.
-      {DType::kBF16, {3.0f, 1.0f + std::ldexp(1.0f, -8), 1.0f + 3 * std::ldexp(1.0f, -8), -1e38f},
+      {DType::kBF16,
+       {3.0f, 1.0f + std::ldexp(1.0f, -8), 1.0f + 3 * std::ldexp(1.0f, -8), -1e38f},
        {3.0f, 1.0f, 1.0f + std::ldexp(1.0f, -6), std::ldexp(-1.0f, 126) * 1.171875f}},
       // Integers: truncation toward zero and clamping.
       {DType::kI8, {-128, 127, 2.9f, 300}, {-128, 127, 2, 127}},

@@ -33,9 +33,9 @@ struct UnaryCase {
 
 const std::vector<UnaryCase>& all_cases() {
   static const std::vector<UnaryCase> cases{
-      {"Relu", ops::relu, -4, 4},       {"Neg", ops::neg, -4, 4},         {"Abs", ops::abs, -4, 4},
-      {"Exp", ops::exp, -8, 8},         {"Log", ops::log, 0.01f, 100},    {"Sqrt", ops::sqrt, 0, 100},
-      {"Rsqrt", ops::rsqrt, 0.01f, 100}, {"Tanh", ops::tanh, -6, 6},      {"Sigmoid", ops::sigmoid, -10, 10},
+      {"Relu", ops::relu, -4, 4},        {"Neg", ops::neg, -4, 4},      {"Abs", ops::abs, -4, 4},
+      {"Exp", ops::exp, -8, 8},          {"Log", ops::log, 0.01f, 100}, {"Sqrt", ops::sqrt, 0, 100},
+      {"Rsqrt", ops::rsqrt, 0.01f, 100}, {"Tanh", ops::tanh, -6, 6},    {"Sigmoid", ops::sigmoid, -10, 10},
   };
   return cases;
 }

@@ -62,15 +62,14 @@ class TaskLog {
 };
 
 Tensor ones(std::int64_t n) {
-  return Tensor::from_floats(std::vector<float>(static_cast<std::size_t>(n), 1.0f), {n}, DType::kF32,
-                             DeviceRef::npu());
+  return Tensor::from_floats(std::vector<float>(static_cast<std::size_t>(n), 1.0f), {n}, DType::kF32, DeviceRef::npu());
 }
 
 // A spec file for a device with slow memory (1e8 B/s): an Add of 64 Ki floats (768 KiB moved) takes
 // ~7.9 ms of modelled time, far longer than any jitter in the host's real launch time.
 std::string slow_memory_spec() {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("npuscope_virtual_time_" + std::to_string(::getpid()) + ".json");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("npuscope_virtual_time_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << R"({"base": "tiny", "memory_bandwidth": 1e8})";
   return path.string();
 }

@@ -92,7 +92,8 @@ TEST(InjectConfigParsers, FlagsAndJsonAgreeValueByValue) {
   EXPECT_EQ(via_flag("3"), "");
   EXPECT_NE(via_flag("5-2").find("is empty"), std::string::npos);
   EXPECT_NE(via_flag("0-99999999999999999999"), "");
-  const inject::StepRange one = inject::parse_steps("3", Spelling::kFlag), range = inject::parse_steps("2-5", Spelling::kFlag);
+  const inject::StepRange one = inject::parse_steps("3", Spelling::kFlag),
+                          range = inject::parse_steps("2-5", Spelling::kFlag);
   EXPECT_EQ(one.first, 3);
   EXPECT_EQ(one.last, 3);
   EXPECT_EQ(range.first, 2);

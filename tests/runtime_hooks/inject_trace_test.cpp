@@ -223,9 +223,9 @@ TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
     task.end_ns = phase == hooks::TaskPhase::kEnd ? 400 : 0;
     table.on_task(table.user, task);
   }
-  table.on_api(table.user, {500, 77, "aclnnWhole", 3, 1, 200});   // an exit that says when it began
-  table.on_api(table.user, {900, 78, "aclnnOrphan", 3, 1, 0});    // an exit with no start: counted
-  table.on_api(table.user, {1000, 79, "aclnnPaired", 3, 0, 0});   // an enter still pairs with its exit
+  table.on_api(table.user, {500, 77, "aclnnWhole", 3, 1, 200});  // an exit that says when it began
+  table.on_api(table.user, {900, 78, "aclnnOrphan", 3, 1, 0});   // an exit with no start: counted
+  table.on_api(table.user, {1000, 79, "aclnnPaired", 3, 0, 0});  // an enter still pairs with its exit
   table.on_api(table.user, {1100, 79, "aclnnPaired", 3, 1, 1000});
   p.stop();
   auto trace = open_trace(db_);
@@ -286,7 +286,8 @@ TEST_F(InjectTrace, HookCallsRacingTheStopAreRecordedOrCounted) {
         while (!stop.load(std::memory_order_relaxed)) {
           // connection_id numbers the call; start 0 would mean "start unknown" (unpaired).
           table.on_api(table.user, {seq + 2, seq, "aclnnRace", static_cast<std::uint32_t>(100 + t), 1, seq + 1});
-          if (++seq % 16 == 0) std::this_thread::sleep_for(std::chrono::microseconds(10));  // bursts, well under the cap
+          if (++seq % 16 == 0)
+            std::this_thread::sleep_for(std::chrono::microseconds(10));  // bursts, well under the cap
         }
         calls[t] = static_cast<std::int64_t>(seq);
       });
@@ -310,7 +311,8 @@ TEST_F(InjectTrace, HookCallsRacingTheStopAreRecordedOrCounted) {
       std::sort(seen[t].begin(), seen[t].end());
       ASSERT_FALSE(seen[t].empty()) << "thread " << t;
       EXPECT_EQ(seen[t].front(), 0) << "thread " << t;
-      EXPECT_EQ(seen[t].back(), static_cast<std::int64_t>(seen[t].size()) - 1) << "thread " << t << ": a gap or a repeat";
+      EXPECT_EQ(seen[t].back(), static_cast<std::int64_t>(seen[t].size()) - 1)
+          << "thread " << t << ": a gap or a repeat";
       recorded += static_cast<std::int64_t>(seen[t].size());
       made += calls[t];
     }

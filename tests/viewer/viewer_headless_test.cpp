@@ -26,11 +26,11 @@ TEST(TimeFormat, DurationsPickTheirUnit) {
 }
 
 TEST(TimeFormat, RulerStepsAreOneTwoFiveAndAdaptToTheZoom) {
-  EXPECT_EQ(ruler_step(1, 90), 100);        // 1 ns per pixel: a tick every 100 ns
-  EXPECT_EQ(ruler_step(2, 90), 200);        // 180 ns wanted
-  EXPECT_EQ(ruler_step(4, 90), 500);        // 360 ns wanted
+  EXPECT_EQ(ruler_step(1, 90), 100);  // 1 ns per pixel: a tick every 100 ns
+  EXPECT_EQ(ruler_step(2, 90), 200);  // 180 ns wanted
+  EXPECT_EQ(ruler_step(4, 90), 500);  // 360 ns wanted
   EXPECT_EQ(ruler_step(1e6, 90), 100'000'000);
-  EXPECT_EQ(ruler_step(0.001, 90), 1);      // never below 1 ns
+  EXPECT_EQ(ruler_step(0.001, 90), 1);  // never below 1 ns
   EXPECT_EQ(format_tick(1'500'000, 500'000), "1.5 ms");
   EXPECT_EQ(format_tick(1500, 100), "1.5 us");
   EXPECT_EQ(format_tick(40, 20), "40 ns");
@@ -39,8 +39,9 @@ TEST(TimeFormat, RulerStepsAreOneTwoFiveAndAdaptToTheZoom) {
 }
 
 TEST(ViewOptions, ParsesEveryFlag) {
-  const char* argv[] = {"view", "t.db", "--screenshot", "a.png", "--size", "640x480", "--view=100:2000",
-                        "--select", "layer0/add", "--panel", "compare", "--frame-stats", "s.json"};
+  const char* argv[] = {
+      "view",     "t.db",       "--screenshot", "a.png",   "--size",        "640x480", "--view=100:2000",
+      "--select", "layer0/add", "--panel",      "compare", "--frame-stats", "s.json"};
   const ViewerOptions o = parse_view_args(static_cast<int>(std::size(argv)), const_cast<char**>(argv));
   EXPECT_EQ(o.trace, "t.db");
   EXPECT_EQ(o.screenshot, "a.png");
@@ -110,7 +111,9 @@ TEST_F(ViewerModelTest, SearchFindsOpsInStartOrder) {
   write_sample_trace(path("t.db"));
   const auto reader = TraceReader::open(path("t.db"));
   const TimelineModel model(*reader);
-  const auto start = [&](const TimelineModel::Location& at) { return model.lanes()[at.lane].rows[0][at.index].start_ns; };
+  const auto start = [&](const TimelineModel::Location& at) {
+    return model.lanes()[at.lane].rows[0][at.index].start_ns;
+  };
   const auto matmuls = search_ops(model, "attn/MatMul");
   ASSERT_EQ(matmuls.size(), 3u);
   EXPECT_EQ(start(matmuls[0]), 1200);  // task 4 on the cpu backend

@@ -35,7 +35,8 @@ class ViewerXvfbTest : public ExportTest {
   // start from different numbers, so that two of them do not race for the same one.
   static std::string xvfb_run() {
     static int calls = 0;
-    return "xvfb-run -a -n " + std::to_string(100 + (getpid() % 500) * 8 + calls++ % 8) + " -s '-screen 0 1920x1200x24' ";
+    return "xvfb-run -a -n " + std::to_string(100 + (getpid() % 500) * 8 + calls++ % 8) +
+           " -s '-screen 0 1920x1200x24' ";
   }
 
   static CommandResult view(const std::string& args) { return run_command(xvfb_run() + npuscope_cmd("view " + args)); }
@@ -107,8 +108,9 @@ TEST_F(ViewerXvfbTest, ScreenshotOfAKnownTraceMatchesItsModel) {
 TEST_F(ViewerXvfbTest, SelectShowsTheTaskAndTheFlowLineFromItsCall) {
   write_sample_trace(path("t.db"));
   // Task 4, the first "layer0/attn/MatMul", was launched by aclnnMatMul on thread 1 (connection 5).
-  const CommandResult r = view(path("t.db") + " --select layer0/attn/MatMul --view 0:3000 --size 1000x700 --screenshot " +
-                               path("s.png") + " --frame-stats " + path("s.json"));
+  const CommandResult r =
+      view(path("t.db") + " --select layer0/attn/MatMul --view 0:3000 --size 1000x700 --screenshot " + path("s.png") +
+           " --frame-stats " + path("s.json"));
   ASSERT_EQ(r.status, 0) << r.output;
   expect_picture(path("s.png"), 1000, 700);
   const auto doc = expect_stats_match(path("t.db"), path("s.json"));
@@ -125,7 +127,8 @@ TEST_F(ViewerXvfbTest, EveryPanelRendersAndTheViewerProgramToo) {
   write_sample_trace(path("t.db"));
   for (const char* panel : {"details", "ops", "findings", "compare", "search"}) {
     const std::string png = path(std::string(panel) + ".png");
-    const CommandResult r = view(path("t.db") + " --select layer0/attn/MatMul --panel " + panel + " --screenshot " + png);
+    const CommandResult r =
+        view(path("t.db") + " --select layer0/attn/MatMul --panel " + panel + " --screenshot " + png);
     ASSERT_EQ(r.status, 0) << panel << ": " << r.output;
     expect_picture(png, 1280, 800);
   }
@@ -136,12 +139,12 @@ TEST_F(ViewerXvfbTest, EveryPanelRendersAndTheViewerProgramToo) {
 }
 
 TEST_F(ViewerXvfbTest, OpensAProfiledSample) {
-  const CommandResult run = run_command(npuscope_cmd("run --force -o " + path("p.db") + " -- " +
-                                                     std::string(NPUSCOPE_SAMPLES_DIR) +
-                                                     "/multi_stream --threads 2 --streams 2 --ops 300"));
+  const CommandResult run =
+      run_command(npuscope_cmd("run --force -o " + path("p.db") + " -- " + std::string(NPUSCOPE_SAMPLES_DIR) +
+                               "/multi_stream --threads 2 --streams 2 --ops 300"));
   ASSERT_EQ(run.status, 0) << run.output;
-  const CommandResult r = view(path("p.db") + " --size 1280x1200 --screenshot " + path("p.png") + " --frame-stats " +
-                               path("p.json"));
+  const CommandResult r =
+      view(path("p.db") + " --size 1280x1200 --screenshot " + path("p.png") + " --frame-stats " + path("p.json"));
   ASSERT_EQ(r.status, 0) << r.output;
   expect_picture(path("p.png"), 1280, 1200);
   const auto doc = expect_stats_match(path("p.db"), path("p.json"));

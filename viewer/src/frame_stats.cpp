@@ -58,8 +58,13 @@ std::string FrameStats::to_json() const {
   doc["flow_line"] = flow_line;
   auto& out = doc["lanes"] = nlohmann::json::array();
   for (const auto& l : lanes) {
-    out.push_back({{"title", l.title}, {"kind", lane_kind_name(l.kind)}, {"rows", l.rows}, {"drawn", l.drawn},
-                   {"folded_items", l.folded}, {"items_in_folds", l.folded_items}, {"items", l.items},
+    out.push_back({{"title", l.title},
+                   {"kind", lane_kind_name(l.kind)},
+                   {"rows", l.rows},
+                   {"drawn", l.drawn},
+                   {"folded_items", l.folded},
+                   {"items_in_folds", l.folded_items},
+                   {"items", l.items},
                    {"samples", l.samples}});
   }
   return doc.dump(2) + "\n";

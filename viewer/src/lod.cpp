@@ -8,7 +8,8 @@ namespace npuscope::viewer {
 std::size_t first_ending_after(const std::vector<TimelineItem>& row, std::int64_t t) {
   // A row's items do not overlap, so their ends are sorted like their starts.
   return static_cast<std::size_t>(
-      std::upper_bound(row.begin(), row.end(), t, [](std::int64_t v, const TimelineItem& i) { return v < i.end_ns(); }) -
+      std::upper_bound(row.begin(), row.end(), t,
+                       [](std::int64_t v, const TimelineItem& i) { return v < i.end_ns(); }) -
       row.begin());
 }
 
@@ -17,9 +18,10 @@ void visible_items(const std::vector<TimelineItem>& row, const ViewRange& view, 
   if (row.empty() || view.end_ns <= view.start_ns || view.width_px <= 0) return;
   const auto min_ns = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(min_px * view.ns_per_px())));
   const auto starting_from = [&](std::size_t from, std::int64_t t) {
-    return static_cast<std::size_t>(std::lower_bound(row.begin() + static_cast<std::ptrdiff_t>(from), row.end(), t,
-                                                     [](const TimelineItem& i, std::int64_t v) { return i.start_ns < v; }) -
-                                    row.begin());
+    return static_cast<std::size_t>(
+        std::lower_bound(row.begin() + static_cast<std::ptrdiff_t>(from), row.end(), t,
+                         [](const TimelineItem& i, std::int64_t v) { return i.start_ns < v; }) -
+        row.begin());
   };
   std::size_t i = first_ending_after(row, view.start_ns);
   while (i < row.size() && row[i].start_ns < view.end_ns) {

@@ -28,7 +28,8 @@ std::vector<TimelineModel::Location> collect(const TimelineModel& model, Match m
 
 }  // namespace
 
-std::vector<TimelineModel::Location> search_ops(const TimelineModel& model, const std::string& text, std::size_t limit) {
+std::vector<TimelineModel::Location> search_ops(const TimelineModel& model, const std::string& text,
+                                                std::size_t limit) {
   auto out = collect(model, [&](const std::string& name) { return name.find(text) != std::string::npos; });
   if (out.size() > limit) out.resize(limit);
   return out;

@@ -34,9 +34,10 @@ TimelineItem TimelineItem::make(std::int64_t start_ns, std::int64_t end_ns, std:
                                 std::uint32_t flags) {
   const std::int64_t ns = std::max<std::int64_t>(0, end_ns - start_ns);
   const bool micros = ns > std::numeric_limits<std::uint32_t>::max();
-  const std::int64_t units = micros ? std::min<std::int64_t>((ns + 999) / 1000, std::numeric_limits<std::uint32_t>::max()) : ns;
-  return {start_ns, static_cast<std::uint32_t>(units), collector::compact_string_id(label_id), static_cast<std::uint32_t>(id),
-          flags | (micros ? kMicros : 0u)};
+  const std::int64_t units =
+      micros ? std::min<std::int64_t>((ns + 999) / 1000, std::numeric_limits<std::uint32_t>::max()) : ns;
+  return {start_ns, static_cast<std::uint32_t>(units), collector::compact_string_id(label_id),
+          static_cast<std::uint32_t>(id), flags | (micros ? kMicros : 0u)};
 }
 
 TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace) {
@@ -66,10 +67,10 @@ TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace
 void TimelineModel::load_tasks() {
   // The columns the timeline draws; the rest is read when a task is selected.
   const auto reader = collector::TraceReader::open(
-      trace_.path(), {.verify = false,
-                      .skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.block_dim", "TASK.flops",
-                                       "TASK.bytes", "TASK.fallback", "TASK.compute_dtype", "TASK.call_index",
-                                       "TASK.emulation_ns"}});
+      trace_.path(),
+      {.verify = false,
+       .skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.block_dim", "TASK.flops", "TASK.bytes",
+                        "TASK.fallback", "TASK.compute_dtype", "TASK.call_index", "TASK.emulation_ns"}});
   std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> lane_of;  // (device, stream or thread)
   std::pair<std::int32_t, std::int32_t> last_key{0, 0};
   Lane* last = nullptr;
@@ -94,9 +95,11 @@ void TimelineModel::load_tasks() {
     }
     ++tasks_;
     const std::int32_t name = collector::compact_string_id(t.name_id);
-    if (static_cast<std::size_t>(name) >= type_of_name_.size()) type_of_name_.resize(static_cast<std::size_t>(name) + 1, 0);
+    if (static_cast<std::size_t>(name) >= type_of_name_.size())
+      type_of_name_.resize(static_cast<std::size_t>(name) + 1, 0);
     type_of_name_[static_cast<std::size_t>(name)] = collector::compact_string_id(t.op_type_id);
-    const std::uint32_t flags = (t.overflow ? kOverflow : 0u) | static_cast<std::uint32_t>(t.task_type & 0xff) << kTaskTypeShift;
+    const std::uint32_t flags = (t.overflow ? kOverflow : 0u) | static_cast<std::uint32_t>(t.task_type & 0xff)
+                                                                    << kTaskTypeShift;
     last->rows[0].push_back(TimelineItem::make(t.start_ns, t.end_ns, name, t.task_id, flags));
   });
   // Device lanes first, by device and stream; then the cpu backend's threads.
@@ -153,7 +156,8 @@ std::vector<Lane> TimelineModel::load_markers() const {
     Lane& lane = threads[m.thread_id];
     lane.kind = LaneKind::kMarkers;
     lane.thread_id = m.thread_id;
-    add_without_overlap(lane, TimelineItem::make(m.start_ns, m.end_ns, m.name_id, m.step, is(m.kind, MarkerKind::kStep) ? kStep : 0u));
+    add_without_overlap(
+        lane, TimelineItem::make(m.start_ns, m.end_ns, m.name_id, m.step, is(m.kind, MarkerKind::kStep) ? kStep : 0u));
   });
   std::vector<Lane> lanes;
   for (auto& [thread, lane] : threads) {

@@ -42,8 +42,8 @@ std::vector<TensorMeta> infer_prelu(std::span<const TensorMeta> in, const Attrs&
   require_same_dtype(in, kPRelu);
   // Unidirectional: slope broadcasts to x, never the other way round.
   if (broadcast_shapes(in[0].shape, in[1].shape, kPRelu) != in[0].shape) {
-    fail(kPRelu, "slope of shape " + shape_str(in[1].shape) + " does not broadcast to x of shape " +
-                     shape_str(in[0].shape));
+    fail(kPRelu,
+         "slope of shape " + shape_str(in[1].shape) + " does not broadcast to x of shape " + shape_str(in[0].shape));
   }
   return {{in[0].shape, in[0].dtype}};
 }
@@ -160,14 +160,22 @@ void softplus_kernel(KernelContext& c) {
 }
 
 template <class T>
-void softsign_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return x / (T(1) + std::fabs(x)); }); }
+void softsign_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return x / (T(1) + std::fabs(x)); });
+}
 
 template <class T>
-void erf_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return std::erf(x); }); }
+void erf_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return std::erf(x); });
+}
 
 constexpr OpSchema schema(const char* type, int inputs, InferFn infer, CostFn cost) {
-  return OpSchema{.type = type, .category = OpCategory::kVector, .min_inputs = inputs, .max_inputs = inputs,
-                  .infer = infer, .cost = cost};
+  return OpSchema{.type = type,
+                  .category = OpCategory::kVector,
+                  .min_inputs = inputs,
+                  .max_inputs = inputs,
+                  .infer = infer,
+                  .cost = cost};
 }
 
 }  // namespace

@@ -49,20 +49,36 @@ void gelu_cpu(KernelContext& c) {
 }
 
 template <class T>
-void fast_gelu_kernel(KernelContext& c) { unary_kernel<T>(c, fast_gelu<T>); }
+void fast_gelu_kernel(KernelContext& c) {
+  unary_kernel<T>(c, fast_gelu<T>);
+}
 
 // exp(-x) overflowing to inf for very negative x gives x/inf = -0, the right limit.
 template <class T>
-void silu_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return x / (T(1) + std::exp(-x)); }); }
+void silu_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return x / (T(1) + std::exp(-x)); });
+}
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kGelu, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_gelu, .cost = cost_gelu});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kFastGelu, .category = OpCategory::kVector, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_activation<kFastGelu>, .cost = cost_sigmoid_like});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kSilu, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_activation<kSilu>, .cost = cost_sigmoid_like});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kGelu,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_gelu,
+                              .cost = cost_gelu});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kFastGelu,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_activation<kFastGelu>,
+                              .cost = cost_sigmoid_like});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kSilu,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_activation<kSilu>,
+                              .cost = cost_sigmoid_like});
 
 NPUSCOPE_REGISTER_KERNEL(kGelu, Backend::kNpu, gelu_npu);
 NPUSCOPE_REGISTER_KERNEL(kGelu, Backend::kCpu, gelu_cpu);

@@ -33,31 +33,59 @@ T divide(T a, T b, bool integer) {
 }
 
 template <class T>
-void add_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return a + b; }); }
+void add_kernel(KernelContext& c) {
+  binary_kernel<T>(c, [](T a, T b) { return a + b; });
+}
 template <class T>
-void sub_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return a - b; }); }
+void sub_kernel(KernelContext& c) {
+  binary_kernel<T>(c, [](T a, T b) { return a - b; });
+}
 template <class T>
-void mul_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return a * b; }); }
+void mul_kernel(KernelContext& c) {
+  binary_kernel<T>(c, [](T a, T b) { return a * b; });
+}
 template <class T>
 void div_kernel(KernelContext& c) {
   const bool integer = !is_floating(c.outputs[0].dtype);
   binary_kernel<T>(c, [integer](T a, T b) { return divide(a, b, integer); });
 }
 template <class T>
-void pow_kernel(KernelContext& c) { binary_kernel<T>(c, [](T a, T b) { return std::pow(a, b); }); }
+void pow_kernel(KernelContext& c) {
+  binary_kernel<T>(c, [](T a, T b) { return std::pow(a, b); });
+}
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Add", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
-                              .infer = infer_binary, .cost = cost_binary});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Sub", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
-                              .infer = infer_binary, .cost = cost_binary});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Mul", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
-                              .infer = infer_binary, .cost = cost_binary});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Div", .category = OpCategory::kVector, .min_inputs = 2, .max_inputs = 2,
-                              .infer = infer_binary, .cost = cost_binary});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Pow", .category = OpCategory::kPrecisionSensitive, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_pow, .cost = cost_pow});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Add",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_binary,
+                              .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Sub",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_binary,
+                              .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Mul",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_binary,
+                              .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Div",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_binary,
+                              .cost = cost_binary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Pow",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_pow,
+                              .cost = cost_pow});
 
 NPUSCOPE_REGISTER_KERNEL("Add", Backend::kNpu, add_kernel<float>);
 NPUSCOPE_REGISTER_KERNEL("Add", Backend::kCpu, add_kernel<double>);

@@ -136,10 +136,18 @@ KernelCost cost_movement(std::span<const TensorMeta> in, std::span<const TensorM
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Concat", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = -1, .infer = infer_concat, .cost = cost_movement});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Split", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_split, .cost = cost_movement});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Concat",
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = -1,
+                              .infer = infer_concat,
+                              .cost = cost_movement});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Split",
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_split,
+                              .cost = cost_movement});
 
 NPUSCOPE_REGISTER_KERNEL("Concat", Backend::kNpu, concat_kernel);
 NPUSCOPE_REGISTER_KERNEL("Concat", Backend::kCpu, concat_kernel);

@@ -29,7 +29,8 @@ std::int64_t out_size(std::int64_t in, std::int64_t pad, std::int64_t k, std::in
 ConvGeom conv_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
   const Shape &x = in[0].shape, &w = in[1].shape;
   if (x.size() != 4 || w.size() != 4) {
-    fail("Conv2d", "input must be NCHW and weight [Cout, Cin/group, kH, kW], got " + shape_str(x) + " and " + shape_str(w));
+    fail("Conv2d",
+         "input must be NCHW and weight [Cout, Cin/group, kH, kW], got " + shape_str(x) + " and " + shape_str(w));
   }
   ConvGeom g{.n = x[0], .c = x[1], .h = x[2], .w = x[3], .cout = w[0], .kh = w[2], .kw = w[3]};
   const auto s = dim_ints(attrs, "strides", 2, 1, 1, "Conv2d");
@@ -156,8 +157,12 @@ void conv_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Conv2d", .category = OpCategory::kCube, .min_inputs = 2, .max_inputs = 3,
-                              .infer = infer_conv, .cost = cost_conv});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Conv2d",
+                              .category = OpCategory::kCube,
+                              .min_inputs = 2,
+                              .max_inputs = 3,
+                              .infer = infer_conv,
+                              .cost = cost_conv});
 NPUSCOPE_REGISTER_KERNEL_IF("Conv2d", Backend::kNpu, conv_kernel<float>, cube_supports);
 NPUSCOPE_REGISTER_KERNEL("Conv2d", Backend::kCpu, conv_cpu);
 

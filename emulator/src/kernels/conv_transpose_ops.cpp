@@ -29,7 +29,7 @@ using Ints = std::vector<std::int64_t>;
 
 struct CtGeom {
   std::int64_t n = 0, c = 0, m = 0, group = 1;  // images, input channels, output channels
-  Ints in, k, out, stride, dil, pad_begin;       // per spatial dim
+  Ints in, k, out, stride, dil, pad_begin;      // per spatial dim
   std::int64_t rank() const { return static_cast<std::int64_t>(in.size()); }
   std::int64_t cin_g() const { return c / group; }
   std::int64_t mout_g() const { return m / group; }
@@ -37,7 +37,9 @@ struct CtGeom {
   std::int64_t k_size() const { return prod(k); }
   std::int64_t out_size() const { return prod(out); }
   std::int64_t col_rows() const { return mout_g() * k_size(); }  // GEMM M
-  static std::int64_t prod(const Ints& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>()); }
+  static std::int64_t prod(const Ints& v) {
+    return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>());
+  }
 };
 
 std::int64_t floor_div2(std::int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
@@ -211,8 +213,12 @@ void conv_transpose_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "ConvTranspose", .category = OpCategory::kCube, .min_inputs = 2,
-                              .max_inputs = 3, .infer = infer_conv_transpose, .cost = cost_conv_transpose});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "ConvTranspose",
+                              .category = OpCategory::kCube,
+                              .min_inputs = 2,
+                              .max_inputs = 3,
+                              .infer = infer_conv_transpose,
+                              .cost = cost_conv_transpose});
 NPUSCOPE_REGISTER_KERNEL_IF("ConvTranspose", Backend::kNpu, conv_transpose_kernel<float>, cube_supports);
 NPUSCOPE_REGISTER_KERNEL("ConvTranspose", Backend::kCpu, conv_transpose_cpu);
 

@@ -7,7 +7,6 @@
 #include <type_traits>
 #include <vector>
 
-
 namespace npuscope::emulator::kernels {
 namespace {
 

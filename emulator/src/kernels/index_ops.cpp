@@ -52,7 +52,8 @@ void with_values(const TensorView& x, const KernelContext& ctx, F f) {
 std::vector<TensorMeta> infer_topk(std::span<const TensorMeta> in, const Attrs& attrs) {
   const Shape& x = in[0].shape;
   if (x.empty()) fail(kTopK, "needs an input of rank >= 1, got a scalar");
-  const auto axis = static_cast<std::size_t>(normalize_axis(attrs.get_int("axis", -1), static_cast<std::int64_t>(x.size()), kTopK));
+  const auto axis =
+      static_cast<std::size_t>(normalize_axis(attrs.get_int("axis", -1), static_cast<std::int64_t>(x.size()), kTopK));
   if (!attrs.has("k")) fail(kTopK, "needs the 'k' attribute");
   const std::int64_t k = attrs.get_int("k", 0);
   if (k < 0 || k > x[axis]) {
@@ -108,7 +109,8 @@ template <const char* kName>
 std::vector<TensorMeta> infer_arg(std::span<const TensorMeta> in, const Attrs& attrs) {
   const Shape& x = in[0].shape;
   if (x.empty()) fail(kName, "needs an input of rank >= 1, got a scalar");
-  const auto axis = static_cast<std::size_t>(normalize_axis(attrs.get_int("axis", 0), static_cast<std::int64_t>(x.size()), kName));
+  const auto axis =
+      static_cast<std::size_t>(normalize_axis(attrs.get_int("axis", 0), static_cast<std::int64_t>(x.size()), kName));
   if (x[axis] == 0) fail(kName, "axis " + std::to_string(axis) + " of input " + shape_str(x) + " is empty");
   attrs.get_int("select_last_index", 0);
   Shape out = x;
@@ -127,7 +129,8 @@ void arg_lines(const std::vector<V>& v, const AxisLoop& l, bool max, bool last, 
       const std::int64_t base = o * l.dim * l.inner + j;
       std::int64_t best = 0;
       for (std::int64_t t = 1; t < l.dim; ++t) {
-        const V c = v[static_cast<std::size_t>(base + t * l.inner)], b = v[static_cast<std::size_t>(base + best * l.inner)];
+        const V c = v[static_cast<std::size_t>(base + t * l.inner)],
+                b = v[static_cast<std::size_t>(base + best * l.inner)];
         bool take;
         if (is_nan(b)) {
           take = last && is_nan(c);
@@ -157,8 +160,9 @@ void arg_kernel(KernelContext& ctx) {
 
 std::vector<TensorMeta> infer_nonzero(std::span<const TensorMeta> in, const Attrs& attrs) {
   if (!attrs.has("count")) {
-    fail(kNonZero, "needs the 'count' attribute (the number of non-zero elements, read on the host first: the "
-                   "output shape depends on the values)");
+    fail(kNonZero,
+         "needs the 'count' attribute (the number of non-zero elements, read on the host first: the "
+         "output shape depends on the values)");
   }
   const std::int64_t n = attrs.get_int("count", 0);
   if (n < 0 || n > in[0].numel()) {
@@ -177,7 +181,8 @@ void nonzero_kernel(KernelContext& ctx) {
   std::int64_t found = 0, flat = 0;
   for_each_index(*x.shape, [&](const std::vector<std::int64_t>& at) {
     if (found < count && v[static_cast<std::size_t>(flat)] != 0) {
-      for (std::size_t d = 0; d < at.size(); ++d) out[static_cast<std::size_t>(static_cast<std::int64_t>(d) * count + found)] = at[d];
+      for (std::size_t d = 0; d < at.size(); ++d)
+        out[static_cast<std::size_t>(static_cast<std::int64_t>(d) * count + found)] = at[d];
       ++found;
     }
     ++flat;
@@ -226,16 +231,36 @@ KernelCost cost_compare(std::span<const TensorMeta> in, std::span<const TensorMe
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kTopK, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_topk, .cost = cost_compare});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kArgMax, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_arg<kArgMax>, .cost = cost_compare});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kArgMin, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_arg<kArgMin>, .cost = cost_compare});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kNonZero, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_nonzero, .cost = cost_compare});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kOneHot, .category = OpCategory::kDataMovement, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_onehot, .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kTopK,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_topk,
+                              .cost = cost_compare});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kArgMax,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_arg<kArgMax>,
+                              .cost = cost_compare});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kArgMin,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_arg<kArgMin>,
+                              .cost = cost_compare});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kNonZero,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_nonzero,
+                              .cost = cost_compare});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kOneHot,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_onehot,
+                              .cost = movement_cost});
 
 NPUSCOPE_REGISTER_KERNEL(kTopK, Backend::kNpu, topk_kernel<float>);
 NPUSCOPE_REGISTER_KERNEL(kTopK, Backend::kCpu, topk_kernel<double>);

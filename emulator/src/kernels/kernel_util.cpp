@@ -189,11 +189,19 @@ void load_i64(const TensorView& v, std::int64_t* dst) {
 void store_i64(const TensorView& v, const std::int64_t* src) {
   const std::int64_t n = v.numel;
   switch (v.dtype) {
-    case DType::kI8: for (std::int64_t i = 0; i < n; ++i) v.as<std::int8_t>()[i] = static_cast<std::int8_t>(src[i]); break;
-    case DType::kU8: for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = static_cast<std::uint8_t>(src[i]); break;
-    case DType::kI32: for (std::int64_t i = 0; i < n; ++i) v.as<std::int32_t>()[i] = static_cast<std::int32_t>(src[i]); break;
+    case DType::kI8:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::int8_t>()[i] = static_cast<std::int8_t>(src[i]);
+      break;
+    case DType::kU8:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = static_cast<std::uint8_t>(src[i]);
+      break;
+    case DType::kI32:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::int32_t>()[i] = static_cast<std::int32_t>(src[i]);
+      break;
     case DType::kI64: std::memcpy(v.data, src, static_cast<std::size_t>(n) * 8); break;
-    case DType::kBool: for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = src[i] != 0 ? 1 : 0; break;
+    case DType::kBool:
+      for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = src[i] != 0 ? 1 : 0;
+      break;
     default: {
       std::vector<double> tmp(src, src + n);
       store_any(v, tmp.data());

@@ -47,7 +47,9 @@ constexpr auto or_fn = [](auto a, auto b) { return decltype(a)(a != 0 || b != 0)
 constexpr auto xor_fn = [](auto a, auto b) { return decltype(a)((a != 0) != (b != 0)); };
 
 template <class T, class F>
-void binary_predicate(KernelContext& c) { ext::numeric_binary_kernel<T>(c, F{}); }
+void binary_predicate(KernelContext& c) {
+  ext::numeric_binary_kernel<T>(c, F{});
+}
 
 template <class T>
 void not_kernel(KernelContext& c) {
@@ -57,8 +59,12 @@ void not_kernel(KernelContext& c) {
 // Comparisons and logic do no arithmetic that could round, so a precision mode never lowers their
 // inputs (as CANN's "follow the input dtype" ops): an f32 comparison stays exact under force_fp16.
 constexpr OpSchema schema(const char* type, int inputs, InferFn infer) {
-  return OpSchema{.type = type, .category = OpCategory::kDataMovement, .min_inputs = inputs, .max_inputs = inputs,
-                  .infer = infer, .cost = ext::cost_flops<1>};
+  return OpSchema{.type = type,
+                  .category = OpCategory::kDataMovement,
+                  .min_inputs = inputs,
+                  .max_inputs = inputs,
+                  .infer = infer,
+                  .cost = ext::cost_flops<1>};
 }
 
 }  // namespace

@@ -24,10 +24,10 @@ using ext::cost_flops;
 using ext::infer_float_unary;
 using ext::infer_numeric_unary;
 
-constexpr char kReciprocal[] = "Reciprocal", kFloor[] = "Floor", kCeil[] = "Ceil", kRound[] = "Round",
-               kSign[] = "Sign", kSin[] = "Sin", kCos[] = "Cos", kTan[] = "Tan", kAsin[] = "Asin", kAcos[] = "Acos",
-               kAtan[] = "Atan", kSinh[] = "Sinh", kCosh[] = "Cosh", kAsinh[] = "Asinh", kAcosh[] = "Acosh",
-               kAtanh[] = "Atanh", kIsNaN[] = "IsNaN", kIsInf[] = "IsInf", kMod[] = "Mod";
+constexpr char kReciprocal[] = "Reciprocal", kFloor[] = "Floor", kCeil[] = "Ceil", kRound[] = "Round", kSign[] = "Sign",
+               kSin[] = "Sin", kCos[] = "Cos", kTan[] = "Tan", kAsin[] = "Asin", kAcos[] = "Acos", kAtan[] = "Atan",
+               kSinh[] = "Sinh", kCosh[] = "Cosh", kAsinh[] = "Asinh", kAcosh[] = "Acosh", kAtanh[] = "Atanh",
+               kIsNaN[] = "IsNaN", kIsInf[] = "IsInf", kMod[] = "Mod";
 
 // ---- floating unary ops -------------------------------------------------------------------------
 
@@ -49,7 +49,9 @@ constexpr auto acosh_fn = [](auto x) { return std::acosh(x); };
 constexpr auto atanh_fn = [](auto x) { return std::atanh(x); };
 
 template <class T, class F>
-void float_unary(KernelContext& c) { unary_kernel<T>(c, F{}); }
+void float_unary(KernelContext& c) {
+  unary_kernel<T>(c, F{});
+}
 
 // ---- Sign ---------------------------------------------------------------------------------------
 
@@ -59,7 +61,9 @@ constexpr auto sign_fn = [](auto x) {
 };
 
 template <class T>
-void sign_kernel(KernelContext& c) { ext::numeric_unary_kernel<T>(c, sign_fn); }
+void sign_kernel(KernelContext& c) {
+  ext::numeric_unary_kernel<T>(c, sign_fn);
+}
 
 // ---- IsNaN / IsInf ------------------------------------------------------------------------------
 
@@ -70,15 +74,15 @@ std::vector<TensorMeta> infer_predicate(std::span<const TensorMeta> in, const At
 }
 
 template <class T>
-void isnan_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return T(x != x); }); }
+void isnan_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return T(x != x); });
+}
 
 template <class T>
 void isinf_kernel(KernelContext& c) {
   const bool negative = c.attrs.get_int("detect_negative", 1) != 0;
   const bool positive = c.attrs.get_int("detect_positive", 1) != 0;
-  unary_kernel<T>(c, [negative, positive](T x) {
-    return T(std::isinf(x) && (x > 0 ? positive : negative));
-  });
+  unary_kernel<T>(c, [negative, positive](T x) { return T(std::isinf(x) && (x > 0 ? positive : negative)); });
 }
 
 // ---- Mod ----------------------------------------------------------------------------------------
@@ -114,8 +118,12 @@ void mod_kernel(KernelContext& c) {
 }
 
 constexpr OpSchema schema(const char* type, int inputs, InferFn infer, CostFn cost) {
-  return OpSchema{.type = type, .category = OpCategory::kVector, .min_inputs = inputs, .max_inputs = inputs,
-                  .infer = infer, .cost = cost};
+  return OpSchema{.type = type,
+                  .category = OpCategory::kVector,
+                  .min_inputs = inputs,
+                  .max_inputs = inputs,
+                  .infer = infer,
+                  .cost = cost};
 }
 
 }  // namespace

@@ -58,8 +58,8 @@ std::vector<TensorMeta> infer_matmul(std::span<const TensorMeta> in, const Attrs
 std::vector<TensorMeta> infer_batch_matmul(std::span<const TensorMeta> in, const Attrs& attrs) {
   require_same_dtype(in, "BatchMatMul");
   require_no_bool(in, "BatchMatMul");
-  const auto s = matmul_shape(in[0].shape, in[1].shape, attrs.get_int("adj_x", 0) != 0,
-                              attrs.get_int("adj_y", 0) != 0, false, "BatchMatMul");
+  const auto s = matmul_shape(in[0].shape, in[1].shape, attrs.get_int("adj_x", 0) != 0, attrs.get_int("adj_y", 0) != 0,
+                              false, "BatchMatMul");
   return {{s.out, in[0].dtype}};
 }
 
@@ -67,8 +67,7 @@ KernelCost cube_cost(std::span<const TensorMeta> in, std::span<const TensorMeta>
                      std::int64_t m, std::int64_t n, std::int64_t k) {
   KernelCost c;
   c.unit = ComputeUnit::kCube;
-  c.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
-            static_cast<double>(k);
+  c.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   c.bytes = io_bytes(in, out);
   c.m = m;
   c.n = n;
@@ -83,8 +82,8 @@ KernelCost cost_matmul(std::span<const TensorMeta> in, std::span<const TensorMet
 }
 
 KernelCost cost_batch_matmul(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
-  const auto s = matmul_shape(in[0].shape, in[1].shape, attrs.get_int("adj_x", 0) != 0,
-                              attrs.get_int("adj_y", 0) != 0, false, "BatchMatMul");
+  const auto s = matmul_shape(in[0].shape, in[1].shape, attrs.get_int("adj_x", 0) != 0, attrs.get_int("adj_y", 0) != 0,
+                              false, "BatchMatMul");
   return cube_cost(in, out, s.batch, s.m, s.n, s.k);
 }
 
@@ -106,10 +105,11 @@ GemmShape gemm_shape(std::span<const TensorMeta> in, const Attrs& attrs) {
   }
   if (in.size() > 2 && in[2].present) {
     const Shape& c = in[2].shape;
-    const bool ok = c.size() <= 2 && (c.empty() || c.back() == 1 || c.back() == s.n) &&
-                    (c.size() < 2 || c[0] == 1 || c[0] == s.m);
-    if (!ok) fail("Gemm", "C " + shape_str(c) + " cannot be broadcast to [" + std::to_string(s.m) + ", " +
-                              std::to_string(s.n) + "]");
+    const bool ok =
+        c.size() <= 2 && (c.empty() || c.back() == 1 || c.back() == s.n) && (c.size() < 2 || c[0] == 1 || c[0] == s.m);
+    if (!ok)
+      fail("Gemm",
+           "C " + shape_str(c) + " cannot be broadcast to [" + std::to_string(s.m) + ", " + std::to_string(s.n) + "]");
   }
   return s;
 }
@@ -158,7 +158,9 @@ void matmul_run(KernelContext& ctx, bool adj_a, bool adj_b, bool promote_1d) {
 }
 
 template <class T>
-void matmul_kernel(KernelContext& ctx) { matmul_run<T>(ctx, false, false, true); }
+void matmul_kernel(KernelContext& ctx) {
+  matmul_run<T>(ctx, false, false, true);
+}
 
 template <class T>
 void batch_matmul_kernel(KernelContext& ctx) {
@@ -216,12 +218,24 @@ void gemm_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "MatMul", .category = OpCategory::kCube, .min_inputs = 2, .max_inputs = 2,
-                              .infer = infer_matmul, .cost = cost_matmul});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "BatchMatMul", .category = OpCategory::kCube, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_batch_matmul, .cost = cost_batch_matmul});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Gemm", .category = OpCategory::kCube, .min_inputs = 2, .max_inputs = 3,
-                              .infer = infer_gemm, .cost = cost_gemm});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "MatMul",
+                              .category = OpCategory::kCube,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_matmul,
+                              .cost = cost_matmul});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "BatchMatMul",
+                              .category = OpCategory::kCube,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_batch_matmul,
+                              .cost = cost_batch_matmul});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Gemm",
+                              .category = OpCategory::kCube,
+                              .min_inputs = 2,
+                              .max_inputs = 3,
+                              .infer = infer_gemm,
+                              .cost = cost_gemm});
 
 NPUSCOPE_REGISTER_KERNEL_IF("MatMul", Backend::kNpu, matmul_kernel<float>, cube_supports);
 NPUSCOPE_REGISTER_KERNEL("MatMul", Backend::kCpu, matmul_cpu);

@@ -118,7 +118,8 @@ void hardmax_values(const std::vector<V>& v, const AxisLoop& l, std::vector<std:
       const std::int64_t base = o * l.dim * l.inner + j;
       std::int64_t best = 0;
       for (std::int64_t t = 1; t < l.dim; ++t) {
-        const V a = v[static_cast<std::size_t>(base + t * l.inner)], b = v[static_cast<std::size_t>(base + best * l.inner)];
+        const V a = v[static_cast<std::size_t>(base + t * l.inner)],
+                b = v[static_cast<std::size_t>(base + best * l.inner)];
         if (b == b && (a > b || a != a)) best = t;  // a NaN wins once, and then stays
       }
       if (l.dim > 0) out[static_cast<std::size_t>(base + best * l.inner)] = 1;
@@ -221,16 +222,36 @@ KernelCost cost_per_element(std::span<const TensorMeta> in, std::span<const Tens
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kTrilu, .category = OpCategory::kDataMovement, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_trilu, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kCumSum, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_cumsum, .cost = cost_per_element});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardmax, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_hardmax, .cost = cost_per_element});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kEyeLike, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_eye_like, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kRange, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 3,
-                              .infer = infer_range, .cost = cost_per_element});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kTrilu,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_trilu,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kCumSum,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_cumsum,
+                              .cost = cost_per_element});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardmax,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_hardmax,
+                              .cost = cost_per_element});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kEyeLike,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_eye_like,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kRange,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 3,
+                              .infer = infer_range,
+                              .cost = cost_per_element});
 
 NPUSCOPE_REGISTER_KERNEL(kTrilu, Backend::kNpu, trilu_kernel);
 NPUSCOPE_REGISTER_KERNEL(kTrilu, Backend::kCpu, trilu_kernel);

@@ -17,8 +17,7 @@ namespace npuscope::emulator::kernels {
 
 namespace detail {
 template <class E>
-void copy_indexed_as(const std::byte* src, std::byte* dst, std::span<const std::int64_t> index,
-                     const std::byte* fill) {
+void copy_indexed_as(const std::byte* src, std::byte* dst, std::span<const std::int64_t> index, const std::byte* fill) {
   E f{};
   if (fill != nullptr) std::memcpy(&f, fill, sizeof(E));
   const auto* s = reinterpret_cast<const E*>(src);

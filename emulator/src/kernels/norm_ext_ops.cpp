@@ -93,8 +93,8 @@ void instance_norm_kernel(KernelContext& ctx) {
   for (std::int64_t p = 0; p < planes; ++p) {
     T* v = x.data() + p * len;
     const T mean = lane_sum<T>(len, [v](std::int64_t j) { return v[j]; }) / static_cast<T>(len);
-    const T var = lane_sum<T>(len, [v, mean](std::int64_t j) { return (v[j] - mean) * (v[j] - mean); }) /
-                  static_cast<T>(len);
+    const T var =
+        lane_sum<T>(len, [v, mean](std::int64_t j) { return (v[j] - mean) * (v[j] - mean); }) / static_cast<T>(len);
     const T a = scale[p % c] / std::sqrt(var + eps), b = bias[p % c];
     for (std::int64_t j = 0; j < len; ++j) v[j] = (v[j] - mean) * a + b;
   }
@@ -180,7 +180,8 @@ void lrn_kernel(KernelContext& ctx) {
   const std::int64_t plane = n * c == 0 ? 0 : xv.numel / (n * c);
   const std::int64_t size = ctx.attrs.get_int("size", 1), before = (size - 1) / 2, after = size / 2;
   const T alpha = static_cast<T>(ctx.attrs.get_float("alpha", 1e-4)) / static_cast<T>(size);
-  const T beta = static_cast<T>(ctx.attrs.get_float("beta", 0.75)), bias = static_cast<T>(ctx.attrs.get_float("bias", 1.0));
+  const T beta = static_cast<T>(ctx.attrs.get_float("beta", 0.75)),
+          bias = static_cast<T>(ctx.attrs.get_float("bias", 1.0));
   const std::vector<T> x = load<T>(xv, ctx);
   std::vector<T> y(x.size());
   std::vector<T> sq(static_cast<std::size_t>(plane));
@@ -200,15 +201,30 @@ void lrn_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "InstanceNormalization", .category = OpCategory::kPrecisionSensitive,
-                              .min_inputs = 3, .max_inputs = 3, .infer = infer_instance_norm,
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "InstanceNormalization",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 3,
+                              .max_inputs = 3,
+                              .infer = infer_instance_norm,
                               .cost = cost_instance_norm});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "LpNormalization", .category = OpCategory::kPrecisionSensitive,
-                              .min_inputs = 1, .max_inputs = 1, .infer = infer_lp_norm, .cost = cost_lp_norm});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "MeanVarianceNormalization", .category = OpCategory::kPrecisionSensitive,
-                              .min_inputs = 1, .max_inputs = 1, .infer = infer_mvn, .cost = cost_mvn});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "LRN", .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_lrn, .cost = cost_lrn});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "LpNormalization",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_lp_norm,
+                              .cost = cost_lp_norm});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "MeanVarianceNormalization",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_mvn,
+                              .cost = cost_mvn});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "LRN",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_lrn,
+                              .cost = cost_lrn});
 
 NPUSCOPE_REGISTER_KERNEL("InstanceNormalization", Backend::kNpu, instance_norm_kernel<float>);
 NPUSCOPE_REGISTER_KERNEL("InstanceNormalization", Backend::kCpu, instance_norm_kernel<double>);

@@ -26,8 +26,8 @@ void check_param(std::span<const TensorMeta> in, int i, const Shape& want, const
   if (!m.present) return;
   require_floating(in, i, op);
   if (strip_leading_ones(m.shape) != strip_leading_ones(want)) {
-    fail(op, std::string(name) + " has shape " + shape_str(m.shape) + " but must have shape " + shape_str(want) +
-                 " (" + context + ")");
+    fail(op, std::string(name) + " has shape " + shape_str(m.shape) + " but must have shape " + shape_str(want) + " (" +
+                 context + ")");
   }
 }
 
@@ -91,8 +91,8 @@ template <class T>
 void layer_norm_kernel(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const auto& shape = *xv.shape;
-  const std::int64_t axis = normalize_axis(ctx.attrs.get_int("axis", -1), static_cast<std::int64_t>(shape.size()),
-                                           "LayerNorm");
+  const std::int64_t axis =
+      normalize_axis(ctx.attrs.get_int("axis", -1), static_cast<std::int64_t>(shape.size()), "LayerNorm");
   std::int64_t cols = 1;
   for (std::size_t d = static_cast<std::size_t>(axis); d < shape.size(); ++d) cols *= shape[d];
   const T eps = static_cast<T>(ctx.attrs.get_float("epsilon", 1e-5));
@@ -161,12 +161,24 @@ void batch_norm_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "LayerNorm", .category = OpCategory::kPrecisionSensitive, .min_inputs = 2,
-                              .max_inputs = 3, .infer = infer_layer_norm, .cost = cost_layer_norm});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "RMSNorm", .category = OpCategory::kPrecisionSensitive, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_rms_norm, .cost = cost_rms_norm});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "BatchNorm", .category = OpCategory::kPrecisionSensitive, .min_inputs = 5,
-                              .max_inputs = 5, .infer = infer_batch_norm, .cost = cost_batch_norm});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "LayerNorm",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 2,
+                              .max_inputs = 3,
+                              .infer = infer_layer_norm,
+                              .cost = cost_layer_norm});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "RMSNorm",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_rms_norm,
+                              .cost = cost_rms_norm});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "BatchNorm",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 5,
+                              .max_inputs = 5,
+                              .infer = infer_batch_norm,
+                              .cost = cost_batch_norm});
 
 NPUSCOPE_REGISTER_KERNEL("LayerNorm", Backend::kNpu, layer_norm_kernel<float>);
 NPUSCOPE_REGISTER_KERNEL("LayerNorm", Backend::kCpu, layer_norm_kernel<double>);

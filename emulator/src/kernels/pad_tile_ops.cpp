@@ -70,9 +70,12 @@ std::vector<TensorMeta> infer_pad(std::span<const TensorMeta> in, const Attrs& a
   for (std::size_t d = 0; d < x.size(); ++d) {
     const std::int64_t begin = pads[d], end = pads[d + x.size()];
     const std::int64_t cropped = x[d] + std::min<std::int64_t>(begin, 0) + std::min<std::int64_t>(end, 0);
-    if (cropped < 0) fail(kPad, "pads " + shape_str(pads) + " crop more than dim " + std::to_string(d) + " of input " + shape_str(x) + " holds");
+    if (cropped < 0)
+      fail(kPad, "pads " + shape_str(pads) + " crop more than dim " + std::to_string(d) + " of input " + shape_str(x) +
+                     " holds");
     if (cropped == 0 && mode != PadMode::kConstant && (begin > 0 || end > 0)) {
-      fail(kPad, "mode '" + name + "' cannot pad dim " + std::to_string(d) + " of input " + shape_str(x) + ": it is empty");
+      fail(kPad,
+           "mode '" + name + "' cannot pad dim " + std::to_string(d) + " of input " + shape_str(x) + ": it is empty");
     }
     out[d] = x[d] + begin + end;
   }
@@ -154,10 +157,18 @@ void tile_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kPad, .category = OpCategory::kDataMovement, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_pad, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kTile, .category = OpCategory::kDataMovement, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_tile, .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kPad,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_pad,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kTile,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_tile,
+                              .cost = movement_cost});
 
 NPUSCOPE_REGISTER_KERNEL(kPad, Backend::kNpu, pad_kernel);
 NPUSCOPE_REGISTER_KERNEL(kPad, Backend::kCpu, pad_kernel);

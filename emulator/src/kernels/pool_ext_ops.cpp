@@ -54,7 +54,8 @@ void global_max_pool_cpu(KernelContext& ctx) {
   const std::int64_t plane = planes == 0 ? 0 : xv.numel / planes;
   std::vector<std::int64_t> x(static_cast<std::size_t>(xv.numel)), y(static_cast<std::size_t>(planes));
   load_i64(xv, x.data());
-  for (std::int64_t p = 0; p < planes; ++p) y[p] = *std::max_element(x.begin() + p * plane, x.begin() + (p + 1) * plane);
+  for (std::int64_t p = 0; p < planes; ++p)
+    y[p] = *std::max_element(x.begin() + p * plane, x.begin() + (p + 1) * plane);
   store_i64(ctx.outputs[0], y.data());
 }
 
@@ -62,8 +63,12 @@ bool global_max_pool_npu_supports(std::span<const TensorMeta> in, const Attrs&) 
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "GlobalMaxPool", .category = OpCategory::kVector, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_global_max_pool, .cost = cost_global_max_pool});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "GlobalMaxPool",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_global_max_pool,
+                              .cost = cost_global_max_pool});
 NPUSCOPE_REGISTER_KERNEL_IF("GlobalMaxPool", Backend::kNpu, global_max_pool_kernel<float>,
                             global_max_pool_npu_supports);
 NPUSCOPE_REGISTER_KERNEL("GlobalMaxPool", Backend::kCpu, global_max_pool_cpu);

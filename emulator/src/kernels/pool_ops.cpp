@@ -133,8 +133,8 @@ KernelCost cost_global_avg_pool(std::span<const TensorMeta> in, std::span<const 
 
 // One [H, W] plane -> one [OH, OW] plane.
 template <class T, bool kMaxPool>
-void pool_plane(const T* x, T* y, const PoolGeometry& g, const std::vector<TapSpan>& hs,
-                const std::vector<TapSpan>& ws, [[maybe_unused]] bool count_include_pad) {
+void pool_plane(const T* x, T* y, const PoolGeometry& g, const std::vector<TapSpan>& hs, const std::vector<TapSpan>& ws,
+                [[maybe_unused]] bool count_include_pad) {
   const std::int64_t width = g.w.in, dh = g.h.dilation, dw = g.w.dilation;
   for (const TapSpan& sh : hs) {
     for (const TapSpan& sw : ws) {
@@ -202,12 +202,24 @@ bool max_pool_npu_supports(std::span<const TensorMeta> in, const Attrs&) { retur
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "MaxPool", .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_pool<true>, .cost = cost_pool});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "AvgPool", .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_pool<false>, .cost = cost_pool});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "GlobalAvgPool", .category = OpCategory::kVector, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_global_avg_pool, .cost = cost_global_avg_pool});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "MaxPool",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_pool<true>,
+                              .cost = cost_pool});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "AvgPool",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_pool<false>,
+                              .cost = cost_pool});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "GlobalAvgPool",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_global_avg_pool,
+                              .cost = cost_global_avg_pool});
 
 NPUSCOPE_REGISTER_KERNEL_IF("MaxPool", Backend::kNpu, (pool_kernel<float, true>), max_pool_npu_supports);
 NPUSCOPE_REGISTER_KERNEL("MaxPool", Backend::kCpu, (pool_kernel<double, true>));

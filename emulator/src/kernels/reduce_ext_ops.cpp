@@ -142,21 +142,47 @@ KernelCost cost_reduce(std::span<const TensorMeta> in, std::span<const TensorMet
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMin, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_reduce<kReduceMin>, .cost = cost_reduce<1>});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceProd, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reduce<kReduceProd>, .cost = cost_reduce<1>});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceL1, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reduce<kReduceL1>, .cost = cost_reduce<2>});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceL2, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reduce<kReduceL2>, .cost = cost_reduce<2>});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceSumSquare, .category = OpCategory::kPrecisionSensitive,
-                              .min_inputs = 1, .max_inputs = 1, .infer = infer_reduce<kReduceSumSquare>,
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMin,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceMin>,
+                              .cost = cost_reduce<1>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceProd,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceProd>,
+                              .cost = cost_reduce<1>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceL1,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceL1>,
                               .cost = cost_reduce<2>});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSum, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reduce<kReduceLogSum>, .cost = cost_reduce<1>});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSumExp, .category = OpCategory::kPrecisionSensitive,
-                              .min_inputs = 1, .max_inputs = 1, .infer = infer_reduce<kReduceLogSumExp>,
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceL2,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceL2>,
+                              .cost = cost_reduce<2>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceSumSquare,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceSumSquare>,
+                              .cost = cost_reduce<2>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSum,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceLogSum>,
+                              .cost = cost_reduce<1>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSumExp,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceLogSumExp>,
                               .cost = cost_reduce<4>});
 
 NPUSCOPE_REGISTER_KERNEL(kReduceMin, Backend::kNpu, reduce_kernel<float, Op::kMin>);

@@ -153,12 +153,24 @@ constexpr char kReduceMax[] = "ReduceMax";
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceSum, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reduce<kReduceSum>, .cost = cost_reduce});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMean, .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reduce<kReduceMean>, .cost = cost_reduce});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMax, .category = OpCategory::kVector, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reduce<kReduceMax>, .cost = cost_reduce});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceSum,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceSum>,
+                              .cost = cost_reduce});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMean,
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceMean>,
+                              .cost = cost_reduce});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMax,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reduce<kReduceMax>,
+                              .cost = cost_reduce});
 
 NPUSCOPE_REGISTER_KERNEL(kReduceSum, Backend::kNpu, (reduce_kernel<float, Reduce::kSum>));
 NPUSCOPE_REGISTER_KERNEL(kReduceSum, Backend::kCpu, (reduce_kernel<double, Reduce::kSum>));

@@ -122,9 +122,9 @@ KernelCost cost_resize(std::span<const TensorMeta> in, std::span<const TensorMet
 // ---- taps ---------------------------------------------------------------------------------------
 
 struct AxisTaps {
-  int per = 1;                     // taps per output index
-  std::vector<std::int64_t> idx;   // [out · per]; -1: extrapolation_value
-  std::vector<double> weight;      // [out · per]
+  int per = 1;                    // taps per output index
+  std::vector<std::int64_t> idx;  // [out · per]; -1: extrapolation_value
+  std::vector<double> weight;     // [out · per]
   bool identity = false;
 };
 
@@ -160,8 +160,8 @@ std::int64_t nearest_index(double xo, const std::string& mode) {
 
 // Keys' cubic convolution weights for taps floor − 1 .. floor + 2 at fraction t.
 void cubic_weights(double t, double a, double* w) {
-  auto near = [a](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };           // |s| <= 1
-  auto far = [a](double s) { return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a; };      // 1 < |s| < 2
+  auto near = [a](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };       // |s| <= 1
+  auto far = [a](double s) { return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a; };  // 1 < |s| < 2
   w[0] = far(t + 1);
   w[1] = near(t);
   w[2] = near(1 - t);
@@ -269,8 +269,12 @@ bool resize_npu_supports(std::span<const TensorMeta> in, const Attrs&) { return 
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Resize", .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_resize, .cost = cost_resize});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Resize",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_resize,
+                              .cost = cost_resize});
 NPUSCOPE_REGISTER_KERNEL_IF("Resize", Backend::kNpu, resize_kernel<float>, resize_npu_supports);
 NPUSCOPE_REGISTER_KERNEL("Resize", Backend::kCpu, resize_kernel<double>);
 

@@ -58,8 +58,12 @@ KernelCost cost_rotary(std::span<const TensorMeta> in, std::span<const TensorMet
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "RotaryEmbedding", .category = OpCategory::kVector, .min_inputs = 3,
-                              .max_inputs = 3, .infer = infer_rotary, .cost = cost_rotary});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "RotaryEmbedding",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 3,
+                              .max_inputs = 3,
+                              .infer = infer_rotary,
+                              .cost = cost_rotary});
 
 NPUSCOPE_REGISTER_KERNEL("RotaryEmbedding", Backend::kNpu, rotary_kernel<float>);
 NPUSCOPE_REGISTER_KERNEL("RotaryEmbedding", Backend::kCpu, rotary_kernel<double>);

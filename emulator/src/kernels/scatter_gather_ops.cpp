@@ -38,7 +38,8 @@ void check_elements(std::span<const TensorMeta> in, const Attrs& attrs, const ch
   const Shape &x = in[0].shape, &idx = in[1].shape;
   require_index_dtype(in, 1, op, "indices");
   if (x.empty()) fail(op, "needs data of rank >= 1, got a scalar");
-  const auto axis = static_cast<std::size_t>(normalize_axis(attrs.get_int("axis", 0), static_cast<std::int64_t>(x.size()), op));
+  const auto axis =
+      static_cast<std::size_t>(normalize_axis(attrs.get_int("axis", 0), static_cast<std::int64_t>(x.size()), op));
   if (idx.size() != x.size()) fail(op, "indices " + shape_str(idx) + " must have the rank of data " + shape_str(x));
   for (std::size_t d = 0; d < x.size(); ++d) {
     if (d != axis && idx[d] > x[d]) {
@@ -50,7 +51,8 @@ void check_elements(std::span<const TensorMeta> in, const Attrs& attrs, const ch
 // For each element of indices: the flat data position it names, or -1 when out of range.
 std::vector<std::int64_t> element_targets(const Shape& x, const Shape& idx_shape, const std::vector<std::int64_t>& idx,
                                           std::int64_t axis_attr) {
-  const auto axis = static_cast<std::size_t>(axis_attr < 0 ? axis_attr + static_cast<std::int64_t>(x.size()) : axis_attr);
+  const auto axis =
+      static_cast<std::size_t>(axis_attr < 0 ? axis_attr + static_cast<std::int64_t>(x.size()) : axis_attr);
   const auto strides = strides_of(x);
   std::vector<std::int64_t> out(idx.size());
   std::size_t n = 0;
@@ -128,9 +130,11 @@ V combine(Reduction r, V a, V b) {
 }
 
 template <class V>
-void combine_all(std::vector<V>& out, const std::vector<V>& upd, const std::vector<std::int64_t>& targets, Reduction r) {
+void combine_all(std::vector<V>& out, const std::vector<V>& upd, const std::vector<std::int64_t>& targets,
+                 Reduction r) {
   for (std::size_t i = 0; i < targets.size(); ++i) {
-    if (targets[i] >= 0) out[static_cast<std::size_t>(targets[i])] = combine(r, out[static_cast<std::size_t>(targets[i])], upd[i]);
+    if (targets[i] >= 0)
+      out[static_cast<std::size_t>(targets[i])] = combine(r, out[static_cast<std::size_t>(targets[i])], upd[i]);
   }
 }
 
@@ -158,7 +162,7 @@ void scatter_into(KernelContext& ctx, const std::vector<std::int64_t>& targets) 
       if (targets[i] < 0) continue;
       auto& o = out[static_cast<std::size_t>(targets[i])];
       const auto a = static_cast<std::uint64_t>(o), b = static_cast<std::uint64_t>(u[i]);
-      o = r == Reduction::kAdd ? static_cast<std::int64_t>(a + b)
+      o = r == Reduction::kAdd   ? static_cast<std::int64_t>(a + b)
           : r == Reduction::kMul ? static_cast<std::int64_t>(a * b)
                                  : combine(r, o, u[i]);
     }
@@ -171,8 +175,8 @@ std::vector<TensorMeta> infer_scatter_elements(std::span<const TensorMeta> in, c
   check_reduction(attrs, kScatterElements);
   if (in[2].shape != in[1].shape || in[2].dtype != in[0].dtype) {
     fail(kScatterElements, "updates (" + shape_str(in[2].shape) + ", " + std::string(dtype_name(in[2].dtype)) +
-                               ") must have the shape of indices " + shape_str(in[1].shape) + " and the dtype of data (" +
-                               std::string(dtype_name(in[0].dtype)) + ")");
+                               ") must have the shape of indices " + shape_str(in[1].shape) +
+                               " and the dtype of data (" + std::string(dtype_name(in[0].dtype)) + ")");
   }
   return {{in[0].shape, in[0].dtype}};
 }
@@ -223,9 +227,11 @@ Shape check_nd(std::span<const TensorMeta> in, std::int64_t b, const char* op) {
   require_index_dtype(in, 1, op, "indices");
   const auto r = static_cast<std::int64_t>(x.size()), q = static_cast<std::int64_t>(idx.size());
   if (q < 1 || r < 1) fail(op, "data " + shape_str(x) + " and indices " + shape_str(idx) + " need rank >= 1");
-  if (b < 0 || b >= std::min(q, r)) fail(op, "batch_dims " + std::to_string(b) + " must be in [0, min(rank of data, rank of indices))");
+  if (b < 0 || b >= std::min(q, r))
+    fail(op, "batch_dims " + std::to_string(b) + " must be in [0, min(rank of data, rank of indices))");
   const std::int64_t k = idx.back();
-  if (k < 1 || k > r - b) fail(op, "the last dim of indices " + shape_str(idx) + " must be in [1, " + std::to_string(r - b) + "]");
+  if (k < 1 || k > r - b)
+    fail(op, "the last dim of indices " + shape_str(idx) + " must be in [1, " + std::to_string(r - b) + "]");
   for (std::int64_t d = 0; d < b; ++d) {
     if (idx[static_cast<std::size_t>(d)] != x[static_cast<std::size_t>(d)]) {
       fail(op, "the batch dims of indices " + shape_str(idx) + " and data " + shape_str(x) + " differ");
@@ -274,7 +280,8 @@ void scatter_nd_kernel(KernelContext& ctx) {
   std::vector<std::int64_t> targets(offsets.size() * static_cast<std::size_t>(p.slab));
   for (std::size_t t = 0; t < offsets.size(); ++t) {
     for (std::int64_t e = 0; e < p.slab; ++e) {
-      targets[t * static_cast<std::size_t>(p.slab) + static_cast<std::size_t>(e)] = offsets[t] < 0 ? -1 : offsets[t] + e;
+      targets[t * static_cast<std::size_t>(p.slab) + static_cast<std::size_t>(e)] =
+          offsets[t] < 0 ? -1 : offsets[t] + e;
     }
   }
   scatter_into<T>(ctx, targets);
@@ -282,14 +289,30 @@ void scatter_nd_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kGatherElements, .category = OpCategory::kDataMovement, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_gather_elements, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kScatterElements, .category = OpCategory::kDataMovement, .min_inputs = 3,
-                              .max_inputs = 3, .infer = infer_scatter_elements, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kGatherND, .category = OpCategory::kDataMovement, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_gather_nd, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kScatterND, .category = OpCategory::kDataMovement, .min_inputs = 3,
-                              .max_inputs = 3, .infer = infer_scatter_nd, .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kGatherElements,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_gather_elements,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kScatterElements,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 3,
+                              .max_inputs = 3,
+                              .infer = infer_scatter_elements,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kGatherND,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_gather_nd,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kScatterND,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 3,
+                              .max_inputs = 3,
+                              .infer = infer_scatter_nd,
+                              .cost = movement_cost});
 
 NPUSCOPE_REGISTER_KERNEL(kGatherElements, Backend::kNpu, gather_elements_kernel);
 NPUSCOPE_REGISTER_KERNEL(kGatherElements, Backend::kCpu, gather_elements_kernel);

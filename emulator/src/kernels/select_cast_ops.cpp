@@ -39,8 +39,8 @@ KernelCost cost_where(std::span<const TensorMeta> in, std::span<const TensorMeta
 
 // U: an unsigned integer as wide as the element, so the copy is a plain load and store.
 template <class U>
-void select_elements(const std::vector<double>& cond, const TensorView& a, const TensorView& b,
-                     const TensorView& out, const std::vector<std::int64_t> (&index)[3]) {
+void select_elements(const std::vector<double>& cond, const TensorView& a, const TensorView& b, const TensorView& out,
+                     const std::vector<std::int64_t> (&index)[3]) {
   const U* pa = a.as<U>();
   const U* pb = b.as<U>();
   U* po = out.as<U>();
@@ -176,10 +176,18 @@ void cast_kernel(KernelContext& c) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kWhere, .category = OpCategory::kDataMovement, .min_inputs = 3,
-                              .max_inputs = 3, .infer = infer_where, .cost = cost_where});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kCast, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_cast, .cost = cost_cast});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kWhere,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 3,
+                              .max_inputs = 3,
+                              .infer = infer_where,
+                              .cost = cost_where});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kCast,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_cast,
+                              .cost = cost_cast});
 
 NPUSCOPE_REGISTER_KERNEL(kWhere, Backend::kNpu, where_kernel);
 NPUSCOPE_REGISTER_KERNEL(kWhere, Backend::kCpu, where_kernel);

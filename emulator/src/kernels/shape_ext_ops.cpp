@@ -114,8 +114,8 @@ std::vector<TensorMeta> infer_depth_to_space(std::span<const TensorMeta> in, con
   const std::string mode = attrs.get_string("mode", "DCR");
   if (mode != "DCR" && mode != "CRD") fail(kDepthToSpace, "mode '" + mode + "' is not DCR or CRD");
   if (x[1] % (b * b) != 0) {
-    fail(kDepthToSpace, "channels of input " + shape_str(x) + " are not a multiple of blocksize² = " +
-                            std::to_string(b * b));
+    fail(kDepthToSpace,
+         "channels of input " + shape_str(x) + " are not a multiple of blocksize² = " + std::to_string(b * b));
   }
   return {{{x[0], x[1] / (b * b), x[2] * b, x[3] * b}, in[0].dtype}};
 }
@@ -124,8 +124,8 @@ std::vector<TensorMeta> infer_space_to_depth(std::span<const TensorMeta> in, con
   const std::int64_t b = check_block(in[0], attrs, kSpaceToDepth);
   const Shape& x = in[0].shape;
   if (x[2] % b != 0 || x[3] % b != 0) {
-    fail(kSpaceToDepth, "height and width of input " + shape_str(x) + " are not multiples of blocksize " +
-                            std::to_string(b));
+    fail(kSpaceToDepth,
+         "height and width of input " + shape_str(x) + " are not multiples of blocksize " + std::to_string(b));
   }
   return {{{x[0], x[1] * b * b, x[2] / b, x[3] / b}, in[0].dtype}};
 }
@@ -177,20 +177,52 @@ void space_to_depth_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kFlatten, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_flatten, .cost = movement_cost, .is_view = true});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kSqueeze, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_squeeze, .cost = movement_cost, .is_view = true});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kUnsqueeze, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_unsqueeze, .cost = movement_cost, .is_view = true});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Identity", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_identity, .cost = movement_cost, .is_view = true});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kExpand, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_expand, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kDepthToSpace, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_depth_to_space, .cost = movement_cost});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kSpaceToDepth, .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_space_to_depth, .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kFlatten,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_flatten,
+                              .cost = movement_cost,
+                              .is_view = true});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kSqueeze,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_squeeze,
+                              .cost = movement_cost,
+                              .is_view = true});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kUnsqueeze,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_unsqueeze,
+                              .cost = movement_cost,
+                              .is_view = true});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Identity",
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_identity,
+                              .cost = movement_cost,
+                              .is_view = true});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kExpand,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_expand,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kDepthToSpace,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_depth_to_space,
+                              .cost = movement_cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kSpaceToDepth,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_space_to_depth,
+                              .cost = movement_cost});
 
 NPUSCOPE_REGISTER_KERNEL(kFlatten, Backend::kNpu, copy_kernel);
 NPUSCOPE_REGISTER_KERNEL(kFlatten, Backend::kCpu, copy_kernel);

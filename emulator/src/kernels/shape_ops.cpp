@@ -22,8 +22,9 @@ std::vector<TensorMeta> infer_reshape(std::span<const TensorMeta> in, const Attr
   std::int64_t known = 1;
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (out[i] == 0 && !allow_zero) {
-      if (i >= x.size()) fail("Reshape", "shape " + shape_str(out) + " copies dim " + std::to_string(i) +
-                                             " (0) but the input " + shape_str(x) + " has no such dim");
+      if (i >= x.size())
+        fail("Reshape", "shape " + shape_str(out) + " copies dim " + std::to_string(i) + " (0) but the input " +
+                            shape_str(x) + " has no such dim");
       out[i] = x[i];
     }
     if (out[i] == -1) {
@@ -164,7 +165,8 @@ void transpose_tiled(const E* src, E* dst, const TransposePlan& plan) {
   const auto out_strides = strides_of(out_shape);
   // Output dim r-1 walks input dim q (stride sq); input dim r-1 sits at output dim p (stride sp).
   const auto q = static_cast<std::size_t>(plan.perm[r - 1]);
-  const auto p = static_cast<std::size_t>(std::find(plan.perm.begin(), plan.perm.end(), static_cast<std::int64_t>(r - 1)) - plan.perm.begin());
+  const auto p = static_cast<std::size_t>(
+      std::find(plan.perm.begin(), plan.perm.end(), static_cast<std::int64_t>(r - 1)) - plan.perm.begin());
   const std::int64_t rows = plan.in_shape[r - 1], cols = plan.in_shape[q];
   const std::int64_t sq = in_strides[q], sp = out_strides[p];
   Shape outer;
@@ -238,10 +240,19 @@ KernelCost cost_movement(std::span<const TensorMeta> in, std::span<const TensorM
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Reshape", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_reshape, .cost = cost_movement, .is_view = true});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Transpose", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_transpose, .cost = cost_movement});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Reshape",
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_reshape,
+                              .cost = cost_movement,
+                              .is_view = true});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Transpose",
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_transpose,
+                              .cost = cost_movement});
 
 NPUSCOPE_REGISTER_KERNEL("Reshape", Backend::kNpu, reshape_kernel);
 NPUSCOPE_REGISTER_KERNEL("Reshape", Backend::kCpu, reshape_kernel);

@@ -179,10 +179,18 @@ KernelCost cost_selection(std::span<const TensorMeta> in, std::span<const Tensor
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Slice", .category = OpCategory::kDataMovement, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_slice, .cost = cost_selection});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Gather", .category = OpCategory::kDataMovement, .min_inputs = 2,
-                              .max_inputs = 2, .infer = infer_gather, .cost = cost_selection});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Slice",
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_slice,
+                              .cost = cost_selection});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Gather",
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_gather,
+                              .cost = cost_selection});
 
 NPUSCOPE_REGISTER_KERNEL("Slice", Backend::kNpu, slice_kernel);
 NPUSCOPE_REGISTER_KERNEL("Slice", Backend::kCpu, slice_kernel);

@@ -20,15 +20,20 @@ struct AxisSplit {
 AxisSplit split_at(const Shape& shape, std::int64_t axis) {
   AxisSplit s;
   for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    if (d < axis) s.outer *= shape[d];
-    else if (d == axis) s.len = shape[d];
-    else s.inner *= shape[d];
+    if (d < axis)
+      s.outer *= shape[d];
+    else if (d == axis)
+      s.len = shape[d];
+    else
+      s.inner *= shape[d];
   }
   return s;
 }
 
 template <bool kLog>
-constexpr const char* op_name() { return kLog ? "LogSoftmax" : "Softmax"; }
+constexpr const char* op_name() {
+  return kLog ? "LogSoftmax" : "Softmax";
+}
 
 template <bool kLog>
 std::vector<TensorMeta> infer_softmax(std::span<const TensorMeta> in, const Attrs& attrs) {
@@ -82,8 +87,10 @@ void softmax_block(T* x, const AxisSplit& s, std::vector<T>& m, std::vector<T>& 
   for (std::int64_t j = 0; j < s.len; ++j) {
     T* row = x + j * inner;
     for (std::int64_t i = 0; i < inner; ++i) {
-      if constexpr (kLog) row[i] = (row[i] - m[i]) - sum[i];
-      else row[i] *= sum[i];
+      if constexpr (kLog)
+        row[i] = (row[i] - m[i]) - sum[i];
+      else
+        row[i] *= sum[i];
     }
   }
 }
@@ -91,8 +98,8 @@ void softmax_block(T* x, const AxisSplit& s, std::vector<T>& m, std::vector<T>& 
 template <bool kLog, class T>
 void softmax_kernel(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
-  const std::int64_t axis = normalize_axis(ctx.attrs.get_int("axis", -1),
-                                           static_cast<std::int64_t>(xv.shape->size()), op_name<kLog>());
+  const std::int64_t axis =
+      normalize_axis(ctx.attrs.get_int("axis", -1), static_cast<std::int64_t>(xv.shape->size()), op_name<kLog>());
   const AxisSplit s = split_at(*xv.shape, axis);
   std::vector<T> x = load<T>(xv, ctx);
   if (s.len > 0 && xv.numel > 0) {
@@ -108,10 +115,18 @@ void softmax_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "Softmax", .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_softmax<false>, .cost = cost_softmax});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "LogSoftmax", .category = OpCategory::kPrecisionSensitive, .min_inputs = 1,
-                              .max_inputs = 1, .infer = infer_softmax<true>, .cost = cost_softmax});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "Softmax",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_softmax<false>,
+                              .cost = cost_softmax});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "LogSoftmax",
+                              .category = OpCategory::kPrecisionSensitive,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_softmax<true>,
+                              .cost = cost_softmax});
 
 NPUSCOPE_REGISTER_KERNEL("Softmax", Backend::kNpu, softmax_kernel<false, float>);
 NPUSCOPE_REGISTER_KERNEL("Softmax", Backend::kCpu, softmax_kernel<false, double>);

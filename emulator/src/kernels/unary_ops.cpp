@@ -76,28 +76,45 @@ constexpr auto neg_fn = [](auto x) {
 };
 
 template <class T>
-void relu_kernel(KernelContext& c) { numeric_kernel<T>(c, relu_fn); }
+void relu_kernel(KernelContext& c) {
+  numeric_kernel<T>(c, relu_fn);
+}
 template <class T>
-void abs_kernel(KernelContext& c) { numeric_kernel<T>(c, abs_fn); }
+void abs_kernel(KernelContext& c) {
+  numeric_kernel<T>(c, abs_fn);
+}
 template <class T>
-void neg_kernel(KernelContext& c) { numeric_kernel<T>(c, neg_fn); }
+void neg_kernel(KernelContext& c) {
+  numeric_kernel<T>(c, neg_fn);
+}
 template <class T>
-void exp_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return std::exp(x); }); }
+void exp_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return std::exp(x); });
+}
 template <class T>
-void log_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return std::log(x); }); }
+void log_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return std::log(x); });
+}
 template <class T>
-void sqrt_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return std::sqrt(x); }); }
+void sqrt_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return std::sqrt(x); });
+}
 template <class T>
-void rsqrt_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return T(1) / std::sqrt(x); }); }
+void rsqrt_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return T(1) / std::sqrt(x); });
+}
 template <class T>
-void tanh_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return std::tanh(x); }); }
+void tanh_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return std::tanh(x); });
+}
 // exp(-x) overflowing to inf for very negative x gives 1/inf = 0, the right limit.
 template <class T>
-void sigmoid_kernel(KernelContext& c) { unary_kernel<T>(c, [](T x) { return T(1) / (T(1) + std::exp(-x)); }); }
+void sigmoid_kernel(KernelContext& c) {
+  unary_kernel<T>(c, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+}
 
 constexpr OpSchema unary_schema(const char* type, OpCategory category, InferFn infer, CostFn cost) {
-  return OpSchema{.type = type, .category = category, .min_inputs = 1, .max_inputs = 1, .infer = infer,
-                  .cost = cost};
+  return OpSchema{.type = type, .category = category, .min_inputs = 1, .max_inputs = 1, .infer = infer, .cost = cost};
 }
 
 }  // namespace

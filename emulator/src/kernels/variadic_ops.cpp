@@ -118,8 +118,8 @@ void clip_kernel(KernelContext& c) {
 }
 
 constexpr OpSchema variadic_schema(const char* type, InferFn infer, CostFn cost) {
-  return OpSchema{.type = type, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = -1,
-                  .infer = infer, .cost = cost};
+  return OpSchema{
+      .type = type, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = -1, .infer = infer, .cost = cost};
 }
 
 }  // namespace
@@ -128,8 +128,12 @@ NPUSCOPE_REGISTER_OP(variadic_schema(kMin, infer_variadic<kMin>, cost_fold));
 NPUSCOPE_REGISTER_OP(variadic_schema(kMax, infer_variadic<kMax>, cost_fold));
 NPUSCOPE_REGISTER_OP(variadic_schema(kSum, infer_variadic<kSum>, cost_fold));
 NPUSCOPE_REGISTER_OP(variadic_schema(kMean, infer_mean, cost_mean));
-NPUSCOPE_REGISTER_OP(OpSchema{.type = kClip, .category = OpCategory::kVector, .min_inputs = 1, .max_inputs = 1,
-                              .infer = infer_clip, .cost = ext::cost_flops<2>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kClip,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_clip,
+                              .cost = ext::cost_flops<2>});
 
 NPUSCOPE_REGISTER_KERNEL(kMin, Backend::kNpu, fold_kernel<float, decltype(min_fn)>);
 NPUSCOPE_REGISTER_KERNEL(kMin, Backend::kCpu, fold_kernel<double, decltype(min_fn)>);

@@ -10,10 +10,13 @@
 namespace npuscope::emulator::onnx_import {
 namespace {
 
-Tensor on_device(const Tensor& host, const NodeContext& ctx) { return ctx.device.is_npu() ? host.to(ctx.device) : host; }
+Tensor on_device(const Tensor& host, const NodeContext& ctx) {
+  return ctx.device.is_npu() ? host.to(ctx.device) : host;
+}
 
 std::vector<Tensor> constant(NodeContext& ctx) {
-  if (const onnx::TensorProto* t = ctx.tensor_attr("value")) return {on_device(tensor_from_proto(*t, ctx.model_path), ctx)};
+  if (const onnx::TensorProto* t = ctx.tensor_attr("value"))
+    return {on_device(tensor_from_proto(*t, ctx.model_path), ctx)};
   const Attrs& a = ctx.attrs;
   if (a.has("value_float")) {
     const float v = static_cast<float>(a.get_float("value_float", 0));
@@ -69,7 +72,8 @@ std::vector<Tensor> cast_to(NodeContext& ctx, DType to) {
 
 std::vector<Tensor> cast(NodeContext& ctx) {
   if (!ctx.attrs.has("to")) ctx.fail("needs the attribute 'to'");
-  return cast_to(ctx, dtype_from_onnx(static_cast<int>(ctx.attrs.get_int("to", 0)), ctx.model_path + ": node '" + ctx.name + "'"));
+  return cast_to(
+      ctx, dtype_from_onnx(static_cast<int>(ctx.attrs.get_int("to", 0)), ctx.model_path + ": node '" + ctx.name + "'"));
 }
 
 std::vector<Tensor> cast_like(NodeContext& ctx) {

@@ -76,7 +76,8 @@ std::vector<Tensor> conv(NodeContext& ctx) {
   const auto r = static_cast<std::size_t>(x.ndim() - 2);
   const Ints k(w.shape().begin() + 2, w.shape().end());
   if (ctx.attrs.has("kernel_shape") && ctx.attrs.get_ints("kernel_shape") != k) {
-    ctx.fail("kernel_shape " + shape_str(ctx.attrs.get_ints("kernel_shape")) + " does not match W " + shape_str(w.shape()));
+    ctx.fail("kernel_shape " + shape_str(ctx.attrs.get_ints("kernel_shape")) + " does not match W " +
+             shape_str(w.shape()));
   }
   Ints s = spatial_ints(ctx, "strides", r, 1), d = spatial_ints(ctx, "dilations", r, 1);
   Ints pads = conv_pads(ctx, Shape(x.shape().begin() + 2, x.shape().end()), k, s, d);
@@ -92,8 +93,9 @@ std::vector<Tensor> conv(NodeContext& ctx) {
               {"group", ctx.attrs.get_int("group", 1)}};
   const Shape& xs = x.shape();
   const Shape& ws = w.shape();
-  Tensor y = call_op1("Conv2d", {reshape(x, {xs[0], xs[1], 1, xs[2]}, ctx), reshape(w, {ws[0], ws[1], 1, ws[2]}, ctx), b},
-                      attrs, ctx.call());
+  Tensor y =
+      call_op1("Conv2d", {reshape(x, {xs[0], xs[1], 1, xs[2]}, ctx), reshape(w, {ws[0], ws[1], 1, ws[2]}, ctx), b},
+               attrs, ctx.call());
   return {reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]}, ctx)};
 }
 
@@ -211,7 +213,8 @@ Ints resize_axes(const NodeContext& ctx, std::int64_t rank) {
     for (std::int64_t a = 0; a < rank; ++a) axes.push_back(a);
   }
   for (auto& a : axes) {
-    if (a < -rank || a >= rank) ctx.fail("axes " + shape_str(axes) + " are out of range for rank " + std::to_string(rank));
+    if (a < -rank || a >= rank)
+      ctx.fail("axes " + shape_str(axes) + " are out of range for rank " + std::to_string(rank));
     if (a < 0) a += rank;
   }
   return axes;
@@ -234,7 +237,8 @@ void resize_sizes(const NodeContext& ctx, const Shape& in, const Ints& axes, con
   Ints sizes = spread(ctx, given, axes, Ints(in.begin(), in.end()), "sizes");
   const std::string policy = ctx.attrs.get_string("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch") {
-    if (policy != "not_larger" && policy != "not_smaller") ctx.fail("unknown keep_aspect_ratio_policy '" + policy + "'");
+    if (policy != "not_larger" && policy != "not_smaller")
+      ctx.fail("unknown keep_aspect_ratio_policy '" + policy + "'");
     double scale = policy == "not_larger" ? INFINITY : 0.0;
     for (auto a : axes) {
       const double s = static_cast<double>(sizes[a]) / static_cast<double>(in[a]);
@@ -276,7 +280,8 @@ std::vector<Tensor> resize(NodeContext& ctx) {
   }
   if (!roi.empty() && ctx.attrs.get_string("coordinate_transformation_mode", "") == "tf_crop_and_resize") {
     const std::size_t n = axes.size(), r = x.shape().size();
-    if (roi.size() != 2 * n) ctx.fail("roi must have " + std::to_string(2 * n) + " values, got " + std::to_string(roi.size()));
+    if (roi.size() != 2 * n)
+      ctx.fail("roi must have " + std::to_string(2 * n) + " values, got " + std::to_string(roi.size()));
     std::vector<double> full(r, 0.0);
     full.resize(2 * r, 1.0);
     for (std::size_t i = 0; i < n; ++i) {

@@ -129,7 +129,8 @@ std::vector<Tensor> run_default(NodeContext& ctx, const char* type) {
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& context) {
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    throw ModelError(context + ": tensor '" + p.name() + "' keeps its data in an external file, which is not supported");
+    throw ModelError(context + ": tensor '" + p.name() +
+                     "' keeps its data in an external file, which is not supported");
   }
   const DType dtype = dtype_from_onnx(p.data_type(), context + ": tensor '" + p.name() + "'");
   Shape shape(p.dims().begin(), p.dims().end());
@@ -154,16 +155,37 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& context)
     }
   };
   switch (dtype) {
-    case DType::kF32: check(p.float_data_size()); copy_field<decltype(p.float_data()), float>(p.float_data(), dst, n); break;
-    case DType::kF64: check(p.double_data_size()); copy_field<decltype(p.double_data()), double>(p.double_data(), dst, n); break;
-    case DType::kI64: check(p.int64_data_size()); copy_field<decltype(p.int64_data()), std::int64_t>(p.int64_data(), dst, n); break;
+    case DType::kF32:
+      check(p.float_data_size());
+      copy_field<decltype(p.float_data()), float>(p.float_data(), dst, n);
+      break;
+    case DType::kF64:
+      check(p.double_data_size());
+      copy_field<decltype(p.double_data()), double>(p.double_data(), dst, n);
+      break;
+    case DType::kI64:
+      check(p.int64_data_size());
+      copy_field<decltype(p.int64_data()), std::int64_t>(p.int64_data(), dst, n);
+      break;
     // f16/bf16 bit patterns, and the small integer types, live in int32_data.
     case DType::kF16:
-    case DType::kBF16: check(p.int32_data_size()); copy_field<decltype(p.int32_data()), std::uint16_t>(p.int32_data(), dst, n); break;
-    case DType::kI32: check(p.int32_data_size()); copy_field<decltype(p.int32_data()), std::int32_t>(p.int32_data(), dst, n); break;
-    case DType::kI8: check(p.int32_data_size()); copy_field<decltype(p.int32_data()), std::int8_t>(p.int32_data(), dst, n); break;
+    case DType::kBF16:
+      check(p.int32_data_size());
+      copy_field<decltype(p.int32_data()), std::uint16_t>(p.int32_data(), dst, n);
+      break;
+    case DType::kI32:
+      check(p.int32_data_size());
+      copy_field<decltype(p.int32_data()), std::int32_t>(p.int32_data(), dst, n);
+      break;
+    case DType::kI8:
+      check(p.int32_data_size());
+      copy_field<decltype(p.int32_data()), std::int8_t>(p.int32_data(), dst, n);
+      break;
     case DType::kU8:
-    case DType::kBool: check(p.int32_data_size()); copy_field<decltype(p.int32_data()), std::uint8_t>(p.int32_data(), dst, n); break;
+    case DType::kBool:
+      check(p.int32_data_size());
+      copy_field<decltype(p.int32_data()), std::uint8_t>(p.int32_data(), dst, n);
+      break;
   }
   return t;
 }

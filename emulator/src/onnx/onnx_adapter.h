@@ -29,7 +29,7 @@ namespace npuscope::emulator::onnx_import {
 
 struct NodeContext {
   const onnx::NodeProto* node = nullptr;
-  std::string name;        // the op instance name (node name, or "<OpType>_<index>")
+  std::string name;  // the op instance name (node name, or "<OpType>_<index>")
   std::string op_type;
   std::int64_t opset = 0;  // of the default domain
   DeviceRef device;
@@ -68,6 +68,6 @@ std::vector<Tensor> run_default(NodeContext& ctx, const char* type);
 
 }  // namespace npuscope::emulator::onnx_import
 
-#define NPUSCOPE_REGISTER_ONNX_ADAPTER(op_type, fn)                                               \
+#define NPUSCOPE_REGISTER_ONNX_ADAPTER(op_type, fn)                                                 \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_onnx_adapter_registered_, __LINE__) = \
       ::npuscope::emulator::onnx_import::register_adapter(op_type, fn, __FILE__, __LINE__)

@@ -56,7 +56,8 @@ OnnxValueInfo value_info(const onnx::ValueInfoProto& v, const std::string& path)
   OnnxValueInfo info;
   info.name = v.name();
   if (!v.type().has_tensor_type()) {
-    throw ModelError(path + ": graph value '" + v.name() + "' is not a tensor (sequences, maps and optionals are not supported)");
+    throw ModelError(path + ": graph value '" + v.name() +
+                     "' is not a tensor (sequences, maps and optionals are not supported)");
   }
   const auto& tt = v.type().tensor_type();
   info.dtype = dtype_from_onnx(tt.elem_type(), path + ": graph value '" + v.name() + "'");
@@ -71,8 +72,9 @@ OnnxValueInfo value_info(const onnx::ValueInfoProto& v, const std::string& path)
 }
 
 // Emulator ops with no ONNX op of that name (ONNX reaches them through adapters).
-const std::set<std::string> kEmulatorOnlyOps = {"AvgPool", "BatchMatMul", "BatchNorm", "Conv2d", "FastGelu",
-                                                "GlobalAvgPool", "LayerNorm", "RMSNorm", "RotaryEmbedding"};
+const std::set<std::string> kEmulatorOnlyOps = {"AvgPool",   "BatchMatMul", "BatchNorm",
+                                                "Conv2d",    "FastGelu",    "GlobalAvgPool",
+                                                "LayerNorm", "RMSNorm",     "RotaryEmbedding"};
 
 // Every op type that can run: adapters plus emulator ops of the same name.
 bool op_supported(const std::string& type) {
@@ -233,8 +235,9 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
     ctx.attrs = convert_attributes(node);
     // Before opset 7, binary ops broadcast only when told, along an `axis`: not supported.
     if (ctx.attrs.get_int("broadcast", 0) != 0) {
-      ctx.fail("uses the pre-opset-7 'broadcast' attribute; convert the model to opset 7 or later "
-               "(onnx.version_converter)");
+      ctx.fail(
+          "uses the pre-opset-7 'broadcast' attribute; convert the model to opset 7 or later "
+          "(onnx.version_converter)");
     }
     ctx.num_outputs = node.output_size();
     for (const auto& in : node.input()) {
@@ -243,7 +246,8 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
         continue;
       }
       auto it = values.find(in);
-      if (it == values.end()) ctx.fail("input '" + in + "' is not produced by any earlier node (graph not in topological order?)");
+      if (it == values.end())
+        ctx.fail("input '" + in + "' is not produced by any earlier node (graph not in topological order?)");
       ctx.inputs.push_back(it->second);
     }
     // Trailing empty optional inputs carry nothing: drop them so that input counts match the ops.

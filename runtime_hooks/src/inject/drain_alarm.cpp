@@ -27,8 +27,7 @@ bool DrainAlarm::sleep(std::chrono::nanoseconds timeout, bool dozing) noexcept {
 
 std::chrono::nanoseconds DrainAlarm::next_interval(std::chrono::nanoseconds last, std::uint64_t records) noexcept {
   if (records != 0) return kBusyInterval;
-  return std::min<std::chrono::nanoseconds>(std::max<std::chrono::nanoseconds>(last, kBusyInterval) * 2,
-                                            kIdleInterval);
+  return std::min<std::chrono::nanoseconds>(std::max<std::chrono::nanoseconds>(last, kBusyInterval) * 2, kIdleInterval);
 }
 
 void DrainAlarm::ring() noexcept {

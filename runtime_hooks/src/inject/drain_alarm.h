@@ -6,12 +6,12 @@
 // --size 16` by ~3 %, every 5 ms by ~6 %, every 2 ms by ~12 % (medians of 31 interleaved runs),
 // and the drain thread with nothing to drain cost the same. Draining less often costs too, once
 // records flow: the chunks filled between two rounds outgrow the caches (20 and 40 ms rounds were
-// 4 and 7 % slower than 10 ms, even with the chunks pre-faulted). So the drain thread drains every kBusyInterval while records arrive, and after a round
-// that found none it dozes, doubling its sleep up to kIdleInterval: an idle profiled process is
-// woken 5 times a second, not 100. While it dozes, the first producer that takes a fresh chunk
-// rings the alarm (ChunkPool::acquire), so a burst after a quiet phase is drained at the busy
-// pace again, not after up to kIdleInterval of records. Records of a producer that fills no chunk
-// wait at most kIdleInterval, well inside the 1 s a killed workload may lose (Note [Trace spool]).
+// 4 and 7 % slower than 10 ms, even with the chunks pre-faulted). So the drain thread drains every kBusyInterval while
+// records arrive, and after a round that found none it dozes, doubling its sleep up to kIdleInterval: an idle profiled
+// process is woken 5 times a second, not 100. While it dozes, the first producer that takes a fresh chunk rings the
+// alarm (ChunkPool::acquire), so a burst after a quiet phase is drained at the busy pace again, not after up to
+// kIdleInterval of records. Records of a producer that fills no chunk wait at most kIdleInterval, well inside the 1 s a
+// killed workload may lose (Note [Trace spool]).
 #pragma once
 
 #include <atomic>

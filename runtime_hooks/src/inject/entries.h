@@ -102,15 +102,14 @@ constexpr std::uint32_t slots_of(Tag tag) {
   return 1;
 }
 
-
 template <class E>
 constexpr bool entry_ok() {
   return std::is_trivially_copyable_v<E> && offsetof(E, tag) == 0 && kSlotsFor<E> <= 3 &&
          slots_of(E{}.tag) == kSlotsFor<E>;
 }
-static_assert(entry_ok<ApiEntry>() && entry_ok<TaskEndEntry>() && entry_ok<MemoryEntry>() &&
-              entry_ok<MemcpyEntry>() && entry_ok<MarkerEntry>() && entry_ok<OverflowEntry>() &&
-              entry_ok<DeviceEntry>() && entry_ok<TensorEntry>());
+static_assert(entry_ok<ApiEntry>() && entry_ok<TaskEndEntry>() && entry_ok<MemoryEntry>() && entry_ok<MemcpyEntry>() &&
+              entry_ok<MarkerEntry>() && entry_ok<OverflowEntry>() && entry_ok<DeviceEntry>() &&
+              entry_ok<TensorEntry>());
 // The hot events fill one cache line.
 static_assert(kSlotsFor<ApiEntry> == 1 && kSlotsFor<MemoryEntry> == 1 && kSlotsFor<MarkerEntry> == 1);
 static_assert(kSlotsFor<TaskEndEntry> == 2);

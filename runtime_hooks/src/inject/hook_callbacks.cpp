@@ -48,14 +48,16 @@ void on_api(void* user, const ApiRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
   ThreadState* t = call.thread();
-  if (t == nullptr) [[unlikely]] return;
+  if (t == nullptr) [[unlikely]]
+    return;
   store<ApiEntry>(t->queue, r);
 }
 
 void on_task_end(Session& s, ThreadState& t, const TaskRecord& r) noexcept {
   if (s.config().dump != DumpMode::kNone) {
     LaunchTable::Info info;
-    if (!s.launches().get(r.task_id, &info)) [[unlikely]] s.count_launch_info_lost();
+    if (!s.launches().get(r.task_id, &info)) [[unlikely]]
+      s.count_launch_info_lost();
     t.capture.on_task_end(s.capture(), r, t.queue);
   }
   if (TaskEndEntry* e = t.queue.begin_push<TaskEndEntry>()) [[likely]] {
@@ -68,7 +70,8 @@ void on_task(void* user, const TaskRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
   ThreadState* t = call.thread();
-  if (t == nullptr) [[unlikely]] return;
+  if (t == nullptr) [[unlikely]]
+    return;
   switch (r.phase) {
     case hooks::TaskPhase::kQueued:  // on the launching thread, only when dumping: see Note [Launch table]
       s.launches().put(r.task_id, {s.launch_step(*t), r.name});
@@ -81,20 +84,23 @@ void on_task(void* user, const TaskRecord& r) noexcept {
 void on_memory(void* user, const MemoryRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]] store<MemoryEntry>(t->queue, r);
+  if (ThreadState* t = call.thread()) [[likely]]
+    store<MemoryEntry>(t->queue, r);
 }
 
 void on_memcpy(void* user, const MemcpyRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]] store<MemcpyEntry>(t->queue, r);
+  if (ThreadState* t = call.thread()) [[likely]]
+    store<MemcpyEntry>(t->queue, r);
 }
 
 void on_marker(void* user, const MarkerRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
   ThreadState* t = call.thread();
-  if (t == nullptr) [[unlikely]] return;
+  if (t == nullptr) [[unlikely]]
+    return;
   if (r.kind == hooks::MarkerEvent::kStepBegin) {
     t->step = r.step;
     s.set_global_step(r.step);
@@ -108,19 +114,22 @@ void on_marker(void* user, const MarkerRecord& r) noexcept {
 void on_tensor(void* user, const TensorRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]] t->capture.on_tensor(s.capture(), r);
+  if (ThreadState* t = call.thread()) [[likely]]
+    t->capture.on_tensor(s.capture(), r);
 }
 
 void on_overflow(void* user, const OverflowRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]] store<OverflowEntry>(t->queue, r);
+  if (ThreadState* t = call.thread()) [[likely]]
+    store<OverflowEntry>(t->queue, r);
 }
 
 void on_device(void* user, const DeviceRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]] store<DeviceEntry>(t->queue, r);
+  if (ThreadState* t = call.thread()) [[likely]]
+    store<DeviceEntry>(t->queue, r);
 }
 
 void on_shutdown(void* user) noexcept { static_cast<Session*>(user)->shutdown(); }

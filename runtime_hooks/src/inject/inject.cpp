@@ -2,10 +2,10 @@
 //
 // It reads NPUSCOPE_OUTPUT (the trace to create; an existing file is never overwritten), or
 // NPUSCOPE_SPOOL (the spool `npuscope run` converts into the trace: Note [Trace spool] in
-// trace_spool.h), and NPUSCOPE_CONFIG (config.h), creates the trace or spool, writes what is known at start into META (command
-// line, pid, effective config, start time), starts the session's drain thread and fills the
-// emulator's subscriber table. Any failure is said on stderr ("npuscope: error: ...") and returns
-// non-zero: the emulator then runs with profiling off.
+// trace_spool.h), and NPUSCOPE_CONFIG (config.h), creates the trace or spool, writes what is known at start into META
+// (command line, pid, effective config, start time), starts the session's drain thread and fills the emulator's
+// subscriber table. Any failure is said on stderr ("npuscope: error: ...") and returns non-zero: the emulator then runs
+// with profiling off.
 #include <unistd.h>
 
 #include <chrono>
@@ -14,11 +14,11 @@
 #include <ctime>
 #include <string>
 
-#include "npuscope/runtime_hooks/inject_config.h"
 #include "hook_callbacks.h"
 #include "npuscope/collector/trace_spool.h"
 #include "npuscope/collector/trace_writer.h"
 #include "npuscope/runtime_hooks/hook_api.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "session.h"
 
 namespace npuscope::inject {

@@ -33,7 +33,8 @@ class LaunchTable {
   // Without the table (no dumps) put() keeps nothing and get() finds nothing: a listener may still be
   // sent kQueued records it did not ask for.
   void put(std::uint64_t task_id, const Info& info) noexcept {
-    if (!slots_) [[unlikely]] return;
+    if (!slots_) [[unlikely]]
+      return;
     Slot& s = slots_[task_id & (kSize - 1)];
     s.key.store(0, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
@@ -43,11 +44,11 @@ class LaunchTable {
   }
 
   bool get(std::uint64_t task_id, Info* out) const noexcept {
-    if (!slots_) [[unlikely]] return false;
+    if (!slots_) [[unlikely]]
+      return false;
     const Slot& s = slots_[task_id & (kSize - 1)];
     if (s.key.load(std::memory_order_acquire) != task_id) return false;
-    Info info{s.step.load(std::memory_order_relaxed),
-              s.name.load(std::memory_order_relaxed)};
+    Info info{s.step.load(std::memory_order_relaxed), s.name.load(std::memory_order_relaxed)};
     std::atomic_thread_fence(std::memory_order_acquire);
     if (s.key.load(std::memory_order_relaxed) != task_id) return false;
     *out = info;

@@ -34,8 +34,8 @@ static_assert(kChunkBytes == kMinBufferBytes, "buffer_bytes' minimum (inject_con
 inline constexpr std::uint32_t kSlotsPerChunk = kChunkBytes / kSlotBytes - 1;  // one slot of header
 
 struct Chunk {
-  std::atomic<Chunk*> next{nullptr};          // set by the producer once it has left this chunk
-  std::atomic<std::uint32_t> published{0};    // slots written so far (release by the producer)
+  std::atomic<Chunk*> next{nullptr};        // set by the producer once it has left this chunk
+  std::atomic<std::uint32_t> published{0};  // slots written so far (release by the producer)
   Slot slots[kSlotsPerChunk];
 };
 static_assert(sizeof(Chunk) == kChunkBytes);

@@ -55,7 +55,7 @@ void RowBuilder::add(Tag tag, const Slot* s) {
 
 RowBuilder::ThreadOpen& RowBuilder::open_for(std::uint32_t thread_id, std::uint64_t ts_ns) {
   if (last_open_ == nullptr || last_open_thread_ != thread_id) {  // a thread's records come in runs
-    last_open_ = &open_[thread_id];  // stable: the map's nodes never move
+    last_open_ = &open_[thread_id];                               // stable: the map's nodes never move
     last_open_thread_ = thread_id;
   }
   ThreadOpen& t = *last_open_;

@@ -8,10 +8,10 @@
 // records; pairing them costs a hash lookup, so it happens here, per host thread (the records' own
 // thread_id). A thread's records come from one buffer, in order, so its stacks see enters before
 // exits. A pop, or an API exit with neither an open enter nor a start of its own, is counted
-// (unpaired_markers / unpaired_api) and dropped; partners still open when the trace ends are closed at their thread's last timestamp
-// and counted the same way. The stacks are bounded (a thread with lost exits must not grow them, or
-// make each exit search them all): past 256 open entries the oldest is closed and counted, and an
-// exit looks 64 deep for its enter. Rows are batched and handed to the writer once per drain round.
+// (unpaired_markers / unpaired_api) and dropped; partners still open when the trace ends are closed at their thread's
+// last timestamp and counted the same way. The stacks are bounded (a thread with lost exits must not grow them, or make
+// each exit search them all): past 256 open entries the oldest is closed and counted, and an exit looks 64 deep for its
+// enter. Rows are batched and handed to the writer once per drain round.
 #pragma once
 
 #include <zstd.h>
@@ -93,7 +93,7 @@ class RowBuilder {
   std::vector<collector::MemcpyRow> memcpys_;
   std::vector<collector::MarkerRow> markers_;
   std::vector<collector::DeviceInfoRow> devices_;  // written so far
-  collector::TensorRow tensor_;  // reused: its buffers keep their capacity
+  collector::TensorRow tensor_;                    // reused: its buffers keep their capacity
   RowCounters counters_;
   bool wrote_ = false;
 };

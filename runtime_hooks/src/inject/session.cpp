@@ -239,8 +239,8 @@ namespace {
 
 // The data-loss counter of each record kind, by Tag value (Note [Trace stats]).
 using collector::StatId;
-constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,    StatId::kDroppedTask,     StatId::kDroppedMemory,
-                                    StatId::kDroppedMemcpy, StatId::kDroppedMarker,   StatId::kDroppedOverflow,
+constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,    StatId::kDroppedTask,   StatId::kDroppedMemory,
+                                    StatId::kDroppedMemcpy, StatId::kDroppedMarker, StatId::kDroppedOverflow,
                                     StatId::kDroppedDevice, StatId::kDroppedTensor};
 static_assert(std::size(kDroppedByTag) == kNumTags, "one dropped_records counter per record kind");
 

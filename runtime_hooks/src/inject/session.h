@@ -26,10 +26,10 @@
 #include <thread>
 #include <vector>
 
-#include "npuscope/runtime_hooks/inject_config.h"
 #include "drain_alarm.h"
 #include "launch_table.h"
 #include "npuscope/collector/trace_writer.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "record_buffer.h"
 #include "tensor_capture.h"
 
@@ -62,8 +62,8 @@ struct ThreadState {
   explicit ThreadState(ChunkPool& pool) : queue(pool) {}
   ThreadBuffer queue;
   TensorCapture capture;
-  std::int64_t step = -1;             // this thread's current step (-1: none)
-  std::atomic<bool> in_hook{false};   // inside a hook call (Note [Stopping without a grace period])
+  std::int64_t step = -1;            // this thread's current step (-1: none)
+  std::atomic<bool> in_hook{false};  // inside a hook call (Note [Stopping without a grace period])
 };
 
 // This thread's state in the session numbered `generation` (TLS, initial-exec: the hot path's
@@ -93,7 +93,8 @@ class Session {
   // This thread's state, created on its first record; null when the thread is exiting.
   ThreadState* thread() noexcept {
     const ThreadSlot& slot = t_slot;
-    if (slot.generation == generation_) [[likely]] return slot.state;
+    if (slot.generation == generation_) [[likely]]
+      return slot.state;
     return attach();
   }
   // A hook call's prologue: this thread's state, marked in_hook, or null when the record is not to
@@ -104,7 +105,8 @@ class Session {
       return nullptr;
     }
     ThreadState* t = thread();
-    if (t == nullptr) [[unlikely]] return nullptr;
+    if (t == nullptr) [[unlikely]]
+      return nullptr;
     t->in_hook.store(true, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // keeps the flag store before the load below
     if (!recording()) [[unlikely]] {
@@ -141,7 +143,7 @@ class Session {
   const InjectConfig config_;
   const std::uint64_t generation_;
   std::unique_ptr<collector::TraceWriter> writer_;  // the drain thread's once it runs
-  DrainAlarm alarm_;  // before pool_, which rings it; shutdown() stops it
+  DrainAlarm alarm_;                                // before pool_, which rings it; shutdown() stops it
   ChunkPool pool_;
   LaunchTable launches_;
   CaptureShared capture_;

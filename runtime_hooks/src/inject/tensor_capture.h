@@ -20,10 +20,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "npuscope/runtime_hooks/inject_config.h"
 #include "entries.h"
 #include "launch_table.h"
 #include "npuscope/runtime_hooks/hook_api.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "record_buffer.h"
 
 namespace npuscope::inject {
@@ -35,7 +35,7 @@ struct CaptureShared {
   const InjectConfig& config;
   const LaunchTable& launches;
   ChunkPool& pool;
-  std::atomic<std::uint64_t> dumped_bytes{0};     // uncompressed bytes granted so far
+  std::atomic<std::uint64_t> dumped_bytes{0};  // uncompressed bytes granted so far
   std::atomic<bool> dump_cap_reached{false};
   std::atomic<std::int64_t> dumps_skipped_cap{0};     // stat tensor_dumps_skipped
   std::atomic<std::int64_t> dumps_skipped_memory{0};  // stat tensor_dumps_dropped_memory

@@ -68,8 +68,8 @@ void accumulate_float(const T* x, std::size_t n, Acc& acc) {
     nans += nan[j];
     infs += inf[j];
   }
-  acc.merge(s, q, *std::min_element(lo, lo + kLanes), *std::max_element(hi, hi + kLanes),
-            static_cast<std::int64_t>(n), nans, infs);
+  acc.merge(s, q, *std::min_element(lo, lo + kLanes), *std::max_element(hi, hi + kLanes), static_cast<std::int64_t>(n),
+            nans, infs);
 }
 
 bool has_avx2() {

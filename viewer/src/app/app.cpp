@@ -149,8 +149,10 @@ struct ViewerSession::Impl {
     ImGui::Render();
     int w = 0, h = 0;
     glfwGetFramebufferSize(window, &w, &h);
-    if (to_target) target->bind();
-    else glViewport(0, 0, w, h);
+    if (to_target)
+      target->bind();
+    else
+      glViewport(0, 0, w, h);
     glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -168,10 +170,12 @@ ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : imp
   s.focus_panel = options.panel.empty() ? "details" : options.panel;
   if (!options.select.empty()) {
     TimelineModel::Location at;
-    if (!find_op(*impl_->model, options.select, at)) throw ViewerError("--select: no task named '" + options.select + "'");
+    if (!find_op(*impl_->model, options.select, at))
+      throw ViewerError("--select: no task named '" + options.select + "'");
     s.select(at, true);
   }
-  if (options.view) set_view(impl_->model->first_ns() + options.view->first, impl_->model->first_ns() + options.view->second);
+  if (options.view)
+    set_view(impl_->model->first_ns() + options.view->first, impl_->model->first_ns() + options.view->second);
 }
 
 ViewerSession::~ViewerSession() = default;

@@ -24,10 +24,11 @@ class ComparePanel final : public Panel {
     }
     std::size_t fails = 0;
     for (const auto& r : rows_) fails += r.verdict == 1;
-    ImGui::Text("%zu outputs compared, %zu failed; the first op that introduced an error is marked. Click a row to jump.",
-                rows_.size(), fails);
-    constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
-                                       ImGuiTableFlags_Resizable;
+    ImGui::Text(
+        "%zu outputs compared, %zu failed; the first op that introduced an error is marked. Click a row to jump.",
+        rows_.size(), fails);
+    constexpr ImGuiTableFlags kFlags =
+        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
     if (!ImGui::BeginTable("compare", 8, kFlags)) return;
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const char* h : {"op", "op type", "verdict", "origin", "cosine", "max abs err", "max rel err", "rmse"}) {
@@ -48,8 +49,10 @@ class ComparePanel final : public Panel {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(state_.model().str(r.op_type_id).c_str());
       ImGui::TableNextColumn();
-      if (r.verdict == 1) ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "FAIL");
-      else ImGui::TextUnformatted(r.verdict == 0 ? "pass" : "n/a");
+      if (r.verdict == 1)
+        ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "FAIL");
+      else
+        ImGui::TextUnformatted(r.verdict == 0 ? "pass" : "n/a");
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r.origin == 1 ? "introduced" : r.origin == 2 ? "inherited" : "");
       for (const double v : {r.cosine, r.max_abs_err, r.max_rel_err, r.rmse}) {

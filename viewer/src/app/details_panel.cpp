@@ -29,9 +29,9 @@ class DetailsPanel final : public Panel {
     ImGui::Text("%s", m.str(t.name_id).c_str());
     ImGui::Separator();
     if (ImGui::BeginTable("task", 4, ImGuiTableFlags_SizingStretchProp)) {
-      row("type", m.str(t.op_type_id) + " (" + collector::task_type_name(t.task_type) + ")",
-          "stream", t.device_id >= 0 ? "npu:" + std::to_string(t.device_id) + " stream " + std::to_string(t.stream_id)
-                                     : "cpu thread " + std::to_string(t.thread_id));
+      row("type", m.str(t.op_type_id) + " (" + collector::task_type_name(t.task_type) + ")", "stream",
+          t.device_id >= 0 ? "npu:" + std::to_string(t.device_id) + " stream " + std::to_string(t.stream_id)
+                           : "cpu thread " + std::to_string(t.thread_id));
       row("start", format_duration(t.start_ns - m.first_ns()), "duration", format_duration(t.end_ns - t.start_ns));
       row("FLOPs", std::to_string(t.flops), "bytes", std::to_string(t.bytes));
       row("bound", bound_, "block dim", std::to_string(t.block_dim));
@@ -61,7 +61,8 @@ class DetailsPanel final : public Panel {
     loaded_serial_ = state_.selection_serial();
     tensors_.clear();
     compare_.clear();
-    state_.reader().for_each_tensor_of(task_id, false, [&](collector::TensorRow& r) { tensors_.push_back(std::move(r)); });
+    state_.reader().for_each_tensor_of(task_id, false,
+                                       [&](collector::TensorRow& r) { tensors_.push_back(std::move(r)); });
     if (state_.model().has_compare_results()) {
       state_.reader().for_each_compare_result([&](const collector::CompareResultRow& r) {
         if (r.task_id == task_id) compare_.push_back(r);
@@ -79,7 +80,8 @@ class DetailsPanel final : public Panel {
       const double ridge = peak / d.memory_bandwidth;
       const double intensity = t.bytes > 0 ? static_cast<double>(t.flops) / static_cast<double>(t.bytes) : INFINITY;
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s (%.1f FLOP/B, ridge %.1f)", intensity >= ridge ? "compute" : "memory", intensity, ridge);
+      std::snprintf(buf, sizeof buf, "%s (%.1f FLOP/B, ridge %.1f)", intensity >= ridge ? "compute" : "memory",
+                    intensity, ridge);
       return buf;
     }
     return "n/a (device unknown)";
@@ -91,7 +93,8 @@ class DetailsPanel final : public Panel {
       return;
     }
     if (!ImGui::BeginTable("tensors", 9, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-    for (const char* h : {"tensor", "dtype", "shape", "min", "max", "mean", "l2 norm", "nan", "inf"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"tensor", "dtype", "shape", "min", "max", "mean", "l2 norm", "nan", "inf"})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (const auto& r : tensors_) {
       ImGui::TableNextRow();
@@ -117,7 +120,8 @@ class DetailsPanel final : public Panel {
     if (compare_.empty()) return;
     ImGui::TextUnformatted("compare (NPU vs CPU golden):");
     if (!ImGui::BeginTable("metrics", 8, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-    for (const char* h : {"tensor", "verdict", "origin", "cosine", "max abs", "max rel", "rmse", "1e-3 ratio"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"tensor", "verdict", "origin", "cosine", "max abs", "max rel", "rmse", "1e-3 ratio"})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (const auto& r : compare_) {
       ImGui::TableNextRow();

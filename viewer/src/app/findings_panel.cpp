@@ -61,7 +61,8 @@ class FindingsPanel final : public Panel {
     const std::string title = std::string(spec.title) + "##" + std::string(spec.name);
     const ImGuiTreeNodeFlags open = spec.section == analyzer::Section::kDetail ? 0 : ImGuiTreeNodeFlags_DefaultOpen;
     if (!ImGui::CollapsingHeader(title.c_str(), open)) return;
-    if (!spec.advice.empty()) ImGui::TextWrapped("advice: %.*s", static_cast<int>(spec.advice.size()), spec.advice.data());
+    if (!spec.advice.empty())
+      ImGui::TextWrapped("advice: %.*s", static_cast<int>(spec.advice.size()), spec.advice.data());
     if (spec.layout == analyzer::Layout::kRecord) return draw_record(t);
     constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable;
     const int columns = static_cast<int>(spec.columns.size());

@@ -46,7 +46,9 @@ class LaneView {
   std::size_t index() const { return index_; }
   virtual float height() const { return kLaneHeaderHeight + kRowHeight * static_cast<float>(lane_.rows.size()); }
   // The top of row `row` when the lane's top is at `lane_y`.
-  static float row_y(float lane_y, std::size_t row) { return lane_y + kLaneHeaderHeight + kRowHeight * static_cast<float>(row); }
+  static float row_y(float lane_y, std::size_t row) {
+    return lane_y + kLaneHeaderHeight + kRowHeight * static_cast<float>(row);
+  }
   // Draws the lane body at ctx.y (the header is the timeline's).
   virtual void draw(LaneDrawContext& ctx) = 0;
 

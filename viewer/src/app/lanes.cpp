@@ -9,6 +9,7 @@ namespace {
 class HostThreadLaneView final : public RangeLaneView {
  public:
   using RangeLaneView::RangeLaneView;
+
  protected:
   ImU32 colour(const TimelineItem& item) const override { return colour_for_key(item.label_id * 7 + 3); }
   std::string label(const TimelineItem& item) const override { return model_->str(item.label_id); }
@@ -52,6 +53,7 @@ class MemcpyLaneView final : public RangeLaneView {
 class MarkerLaneView final : public RangeLaneView {
  public:
   using RangeLaneView::RangeLaneView;
+
  protected:
   ImU32 colour(const TimelineItem& item) const override {
     return item.flags & kStep ? IM_COL32(240, 200, 90, 255) : IM_COL32(150, 200, 200, 255);
@@ -62,8 +64,10 @@ class MarkerLaneView final : public RangeLaneView {
   }
   void tooltip(const ViewerState& state, const TimelineItem& item) const override {
     ImGui::TextUnformatted(label(item).c_str());
-    if (item.end_ns() == item.start_ns) ImGui::TextUnformatted("instant marker");
-    else ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
+    if (item.end_ns() == item.start_ns)
+      ImGui::TextUnformatted("instant marker");
+    else
+      ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
     (void)state;
   }
 };

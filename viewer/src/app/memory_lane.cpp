@@ -14,10 +14,14 @@ constexpr float kCounterHeight = 40;
 std::string format_bytes(std::int64_t b) {
   char buf[32];
   const double v = static_cast<double>(b);
-  if (b >= (1ll << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1ll << 30));
-  else if (b >= (1ll << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", v / (1ll << 20));
-  else if (b >= (1ll << 10)) std::snprintf(buf, sizeof buf, "%.1f KiB", v / (1ll << 10));
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  if (b >= (1ll << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", v / (1ll << 30));
+  else if (b >= (1ll << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", v / (1ll << 20));
+  else if (b >= (1ll << 10))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", v / (1ll << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
   return buf;
 }
 

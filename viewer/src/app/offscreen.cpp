@@ -92,7 +92,8 @@ std::vector<std::uint8_t> OffscreenTarget::read_rgba() const {
   unbind();
   std::vector<std::uint8_t> rows(bottom_up.size());
   for (int y = 0; y < height_; ++y) {
-    std::memcpy(&rows[static_cast<std::size_t>(y) * stride], &bottom_up[static_cast<std::size_t>(height_ - 1 - y) * stride], stride);
+    std::memcpy(&rows[static_cast<std::size_t>(y) * stride],
+                &bottom_up[static_cast<std::size_t>(height_ - 1 - y) * stride], stride);
   }
   for (std::size_t i = 3; i < rows.size(); i += 4) rows[i] = 255;  // opaque, whatever the clear alpha
   return rows;

@@ -46,8 +46,8 @@ class OpStatsPanel final : public Panel {
       ImGui::TextUnformatted(collector::task_type_name(s.task_type).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(s.count));
-      for (const double v : {static_cast<double>(s.total_ns), s.avg_ns, static_cast<double>(s.min_ns),
-                             static_cast<double>(s.max_ns)}) {
+      for (const double v :
+           {static_cast<double>(s.total_ns), s.avg_ns, static_cast<double>(s.min_ns), static_cast<double>(s.max_ns)}) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(format_duration(static_cast<std::int64_t>(v)).c_str());
       }

@@ -18,14 +18,17 @@ class SearchPanel final : public Panel {
   void draw() override {
     SearchCursor& search = state_.search;
     ImGui::SetNextItemWidth(320);
-    if (ImGui::InputTextWithHint("##op", "op name contains...", text_, sizeof text_)) search.search(state_.model(), text_);
+    if (ImGui::InputTextWithHint("##op", "op name contains...", text_, sizeof text_))
+      search.search(state_.model(), text_);
     ImGui::SameLine();
     if (ImGui::Button("< previous")) state_.step_search(-1);  // N and P work anywhere: Timeline::handle_input
     ImGui::SameLine();
     if (ImGui::Button("next >")) state_.step_search(1);
     ImGui::SameLine();
-    if (search.matches().empty()) ImGui::TextDisabled(text_[0] ? "no match" : "");
-    else ImGui::Text("%d of %zu", search.current() + 1, search.matches().size());
+    if (search.matches().empty())
+      ImGui::TextDisabled(text_[0] ? "no match" : "");
+    else
+      ImGui::Text("%d of %zu", search.current() + 1, search.matches().size());
     if (search.current() >= 0) {
       const TimelineItem& it = state_.item(search.matches()[static_cast<std::size_t>(search.current())]);
       ImGui::Text("%s at %s, %s", state_.model().str(it.label_id).c_str(),

@@ -28,13 +28,17 @@ class StreamLaneView final : public RangeLaneView {
 
   void tooltip(const ViewerState& state, const TimelineItem& item) const override {
     ImGui::TextUnformatted(state.model().str(item.label_id).c_str());
-    ImGui::Text("%s   %s", state.model().str(state.model().colour_key(lane_, item)).c_str(), format_duration(item.end_ns() - item.start_ns).c_str());
+    ImGui::Text("%s   %s", state.model().str(state.model().colour_key(lane_, item)).c_str(),
+                format_duration(item.end_ns() - item.start_ns).c_str());
     ImGui::Text("task %lld, start %s", static_cast<long long>(item.id),
                 format_duration(item.start_ns - state.model().first_ns()).c_str());
     if (item.flags & kOverflow) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "overflow");
-    if (item.flags & kIntroduced) ImGui::TextUnformatted("compare: fail, introduced the error");
-    else if (item.flags & kVerdictFail) ImGui::TextUnformatted("compare: fail");
-    else if (item.flags & kVerdictPass) ImGui::TextUnformatted("compare: pass");
+    if (item.flags & kIntroduced)
+      ImGui::TextUnformatted("compare: fail, introduced the error");
+    else if (item.flags & kVerdictFail)
+      ImGui::TextUnformatted("compare: fail");
+    else if (item.flags & kVerdictPass)
+      ImGui::TextUnformatted("compare: pass");
   }
 
   void on_click(ViewerState& state, std::size_t row, std::size_t index) const override {
@@ -52,7 +56,8 @@ class StreamLaneView final : public RangeLaneView {
       const float x = ctx.x_of(row[*it].start_ns);
       if (x - last_x < 2) continue;
       last_x = x;
-      ctx.draw_list->AddTriangleFilled(ImVec2(x - 4, top - 3), ImVec2(x + 4, top - 3), ImVec2(x, top + 5), kOverflowColour);
+      ctx.draw_list->AddTriangleFilled(ImVec2(x - 4, top - 3), ImVec2(x + 4, top - 3), ImVec2(x, top + 5),
+                                       kOverflowColour);
     }
     const auto& sel = ctx.state->selection();
     if (sel && sel->where.lane == index_) {

@@ -123,7 +123,8 @@ void Timeline::draw_ruler(ImDrawList* dl, float x0, float x1, float y) const {
     const float x = x0 + static_cast<float>(static_cast<double>(base + t - v.start_ns) / v.ns_per_px());
     dl->AddLine(ImVec2(x, y + kRulerHeight - 8), ImVec2(x, y + kRulerHeight), IM_COL32(200, 200, 210, 255));
     const float half = x0 + static_cast<float>(static_cast<double>(base + t + step / 2 - v.start_ns) / v.ns_per_px());
-    if (half < x1) dl->AddLine(ImVec2(half, y + kRulerHeight - 4), ImVec2(half, y + kRulerHeight), IM_COL32(140, 140, 150, 255));
+    if (half < x1)
+      dl->AddLine(ImVec2(half, y + kRulerHeight - 4), ImVec2(half, y + kRulerHeight), IM_COL32(140, 140, 150, 255));
     dl->AddText(ImVec2(x + 3, y + 2), IM_COL32(220, 220, 230, 255), format_tick(t, step).c_str());
   }
   const std::string span = "view " + format_duration(v.end_ns - v.start_ns);

@@ -14,8 +14,8 @@ namespace npuscope::viewer {
 
 struct Selection {
   std::int64_t task_id = 0;
-  TimelineModel::Location where;  // in a stream lane
-  collector::TaskRow row;         // the task's full row, read from the trace on selection
+  TimelineModel::Location where;                  // in a stream lane
+  collector::TaskRow row;                         // the task's full row, read from the trace on selection
   std::optional<TimelineModel::Location> launch;  // the API call that launched it, if recorded
 };
 

@@ -31,10 +31,10 @@ namespace npuscope::analyzer {
 // X(enumerator, name in docs): each unit once.
 #define NPUSCOPE_FINDING_UNITS(X)                                              \
   X(kText, "text")                                                             \
-  X(kOpName, "op name")  /* an op instance's name: the viewer can jump to it */ \
+  X(kOpName, "op name") /* an op instance's name: the viewer can jump to it */ \
   X(kCount, "count")                                                           \
-  X(kId, "id")           /* a device, stream or thread id */                   \
-  X(kTaskId, "task id")  /* TASK.task_id: the viewer can jump to it */         \
+  X(kId, "id")          /* a device, stream or thread id */                    \
+  X(kTaskId, "task id") /* TASK.task_id: the viewer can jump to it */          \
   X(kAddress, "address")                                                       \
   X(kNs, "ns")                                                                 \
   X(kBytes, "bytes")                                                           \
@@ -53,11 +53,11 @@ enum class Unit : std::uint8_t {
 std::string_view unit_name(Unit u);
 
 struct Column {
-  std::string_view name;    // JSON key and CSV header: snake_case, stable
+  std::string_view name;  // JSON key and CSV header: snake_case, stable
   Unit unit = Unit::kText;
-  std::string_view doc;     // one line
-  std::string_view label;   // the text and viewer header; empty: the name less its unit suffix
-  bool detail = false;      // left out of the terminal table (JSON, CSV and the viewer have it)
+  std::string_view doc;    // one line
+  std::string_view label;  // the text and viewer header; empty: the name less its unit suffix
+  bool detail = false;     // left out of the terminal table (JSON, CSV and the viewer have it)
 };
 std::string column_label(const Column& c);
 

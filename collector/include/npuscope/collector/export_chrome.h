@@ -33,7 +33,7 @@ struct ChromeExportResult {
   std::string path;
   std::int64_t events = 0;  // entries of traceEvents, metadata included
   std::int64_t tasks = 0, apis = 0, memcpys = 0, markers = 0, memory_records = 0;
-  std::int64_t flows = 0;         // s/f pairs
+  std::int64_t flows = 0;  // s/f pairs
   std::int64_t overflow_tasks = 0;
   std::int64_t bytes = 0;  // size of the file written
 };

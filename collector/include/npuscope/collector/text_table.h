@@ -53,10 +53,10 @@ class TextReport {
   const TextStyle& style_;
 };
 
-std::string format_ns(double ns);         // "812 ns", "15.3 us", "2.41 ms", "1.20 s"
-std::string format_bytes(double bytes);   // "512 B", "1.5 KiB", "20.0 MiB"
-std::string format_pct(double pct);       // "12.3 %"
+std::string format_ns(double ns);                         // "812 ns", "15.3 us", "2.41 ms", "1.20 s"
+std::string format_bytes(double bytes);                   // "512 B", "1.5 KiB", "20.0 MiB"
+std::string format_pct(double pct);                       // "12.3 %"
 std::string format_rate(double per_s, const char* unit);  // "12.3 T" + unit
-std::string format_count(std::int64_t n); // "1,234,567"
+std::string format_count(std::int64_t n);                 // "1,234,567"
 
 }  // namespace npuscope::collector

@@ -17,8 +17,8 @@ namespace npuscope::collector {
 
 // Device-task totals in one query (what `npuscope run` prints).
 struct TaskSummary {
-  std::int64_t tasks = 0;       // TASK rows
-  std::int64_t overflows = 0;   // rows with overflow = 1
+  std::int64_t tasks = 0;      // TASK rows
+  std::int64_t overflows = 0;  // rows with overflow = 1
   std::int64_t first_start_ns = 0, last_end_ns = 0;
 };
 
@@ -82,7 +82,8 @@ class TraceReader {
   virtual void for_each_compare_result(const std::function<void(const CompareResultRow&)>& f) const = 0;
   // The tensors of one task (by role, index), through TENSOR's index: what a comparison reads op by
   // op. `f` may move the row (its data) away.
-  virtual void for_each_tensor_of(std::int64_t task_id, bool with_data, const std::function<void(TensorRow&)>& f) const = 0;
+  virtual void for_each_tensor_of(std::int64_t task_id, bool with_data,
+                                  const std::function<void(TensorRow&)>& f) const = 0;
   // The first and the last task start ({0, -1} without tasks), through the start_ns index: no scan.
   virtual std::pair<std::int64_t, std::int64_t> task_start_range() const = 0;
 };

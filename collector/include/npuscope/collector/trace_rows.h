@@ -107,7 +107,7 @@ struct TensorRow {
   // Written: the zstd-compressed raw bytes when dumped (else empty). Read with with_data: the raw
   // bytes, data_bytes long.
   std::vector<std::uint8_t> data;
-  std::int64_t data_bytes = 0;     // uncompressed size of `data`
+  std::int64_t data_bytes = 0;  // uncompressed size of `data`
 };
 
 struct DeviceInfoRow {
@@ -126,12 +126,12 @@ struct CompareResultRow {
   std::int64_t golden_task_id = 0;  // in the golden trace; 0 if none
   StringId name_id = 0, op_type_id = 0;
   std::int32_t call_index = 0;
-  std::int32_t role = 0, idx = 0;   // as TENSOR.role, TENSOR.idx
-  std::int32_t verdict = 0;         // 0 pass, 1 fail, 2 n/a
-  std::int32_t origin = 0;          // 0 none, 1 introduced, 2 inherited
-  double cosine = 0, max_abs_err = 0, max_rel_err = 0, one_thousandth_ratio = 0, five_thousandth_ratio = 0,
-         rmse = 0, rel_euclidean = 0;
-  std::int32_t allclose = -1;       // 1, 0, or -1 when not compared
+  std::int32_t role = 0, idx = 0;  // as TENSOR.role, TENSOR.idx
+  std::int32_t verdict = 0;        // 0 pass, 1 fail, 2 n/a
+  std::int32_t origin = 0;         // 0 none, 1 introduced, 2 inherited
+  double cosine = 0, max_abs_err = 0, max_rel_err = 0, one_thousandth_ratio = 0, five_thousandth_ratio = 0, rmse = 0,
+         rel_euclidean = 0;
+  std::int32_t allclose = -1;  // 1, 0, or -1 when not compared
   StringId reason_id = 0;
 };
 

@@ -37,9 +37,9 @@ namespace npuscope::collector {
 std::unique_ptr<TraceWriter> create_spool_writer(const std::string& path, const WriterOptions& options = {});
 
 struct SpoolReplay {
-  bool complete = false;       // the spool ends with its writer's finalize()
-  std::int64_t rows = 0;       // data rows replayed (not META, not strings)
-  std::int64_t torn_bytes = 0; // bytes of a last frame cut short (the writer was killed mid-write)
+  bool complete = false;        // the spool ends with its writer's finalize()
+  std::int64_t rows = 0;        // data rows replayed (not META, not strings)
+  std::int64_t torn_bytes = 0;  // bytes of a last frame cut short (the writer was killed mid-write)
 };
 
 // Replays the spool at `path` into `out` and finalizes `out` (complete or incomplete, as the spool

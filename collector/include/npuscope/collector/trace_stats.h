@@ -28,35 +28,37 @@ std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_los
 
 // X(enumerator, name in META after "stat.", severity, doc)
 #define NPUSCOPE_TRACE_STATS(X)                                                                                     \
-  X(kDroppedRecords, "dropped_records", kDataLoss,                                                                 \
-    "Records lost in all (the sum of the dropped_records.* counters): a per-thread buffer was full.")             \
-  X(kDroppedApi, "dropped_records.api", kDataLoss, "Host API calls lost (API rows missing).")                      \
-  X(kDroppedTask, "dropped_records.task", kDataLoss, "Device tasks lost (TASK rows missing).")                     \
+  X(kDroppedRecords, "dropped_records", kDataLoss,                                                                  \
+    "Records lost in all (the sum of the dropped_records.* counters): a per-thread buffer was full.")               \
+  X(kDroppedApi, "dropped_records.api", kDataLoss, "Host API calls lost (API rows missing).")                       \
+  X(kDroppedTask, "dropped_records.task", kDataLoss, "Device tasks lost (TASK rows missing).")                      \
   X(kDroppedMemory, "dropped_records.memory", kDataLoss, "Allocator operations lost (MEMORY_RECORD rows missing).") \
-  X(kDroppedMemcpy, "dropped_records.memcpy", kDataLoss, "Copies lost (MEMCPY rows missing).")                     \
-  X(kDroppedMarker, "dropped_records.marker", kDataLoss, "Marker pushes, pops and steps lost.")                    \
+  X(kDroppedMemcpy, "dropped_records.memcpy", kDataLoss, "Copies lost (MEMCPY rows missing).")                      \
+  X(kDroppedMarker, "dropped_records.marker", kDataLoss, "Marker pushes, pops and steps lost.")                     \
   X(kDroppedOverflow, "dropped_records.overflow", kDataLoss, "Overflow reports lost (a task's saturation flag).")   \
-  X(kDroppedDevice, "dropped_records.device", kDataLoss, "Device descriptions lost (DEVICE_INFO rows missing).")   \
-  X(kDroppedTensor, "dropped_records.tensor", kDataLoss, "Tensor statistics or dumps lost (TENSOR rows missing).") \
-  X(kDroppedAfterStop, "dropped_records.after_stop", kDataLoss,                                                    \
-    "Records that arrived after the profiler stopped (threads still running at exit).")                          \
-  X(kDroppedUnfinishedAtStop, "dropped_records.unfinished_at_stop", kDataLoss,                                     \
-    "Hook calls still running 1 s after the stop began: their records are lost.")                                 \
-  X(kLaunchInfoLost, "launch_info_lost", kDataLoss,                                                                \
-    "Tasks whose launch record was lost, so their tensors could not be matched to a step filter.")               \
-  X(kOrphanTensors, "orphan_tensors", kDataLoss, "Tensors whose task never ended: not written.")                   \
-  X(kTensorDumpsDroppedMemory, "tensor_dumps_dropped_memory", kDataLoss,                                           \
-    "Tensor dumps dropped because the buffer cap (`buffer_bytes`) was reached.")                                  \
-  X(kSpoolTornBytes, "spool_torn_bytes", kDataLoss,                                                                \
-    "Bytes at the end of a killed workload's spool that were cut mid-frame and could not be read.")               \
-  X(kUnpairedApi, "unpaired_api", kWarning, "API calls whose enter or exit was never seen (ended at their last record).") \
-  X(kUnpairedMarkers, "unpaired_markers", kWarning, "Range pops or step ends with no matching push or begin.")    \
-  X(kTensorDumpsSkipped, "tensor_dumps_skipped", kWarning, "Tensor dumps skipped once `--max-dump-bytes` was reached.") \
-  X(kRecords, "records", kInfo, "Records the drain thread turned into rows.")                                      \
-  X(kTensorDumps, "tensor_dumps", kInfo, "Tensors whose raw bytes were dumped.")                                   \
+  X(kDroppedDevice, "dropped_records.device", kDataLoss, "Device descriptions lost (DEVICE_INFO rows missing).")    \
+  X(kDroppedTensor, "dropped_records.tensor", kDataLoss, "Tensor statistics or dumps lost (TENSOR rows missing).")  \
+  X(kDroppedAfterStop, "dropped_records.after_stop", kDataLoss,                                                     \
+    "Records that arrived after the profiler stopped (threads still running at exit).")                             \
+  X(kDroppedUnfinishedAtStop, "dropped_records.unfinished_at_stop", kDataLoss,                                      \
+    "Hook calls still running 1 s after the stop began: their records are lost.")                                   \
+  X(kLaunchInfoLost, "launch_info_lost", kDataLoss,                                                                 \
+    "Tasks whose launch record was lost, so their tensors could not be matched to a step filter.")                  \
+  X(kOrphanTensors, "orphan_tensors", kDataLoss, "Tensors whose task never ended: not written.")                    \
+  X(kTensorDumpsDroppedMemory, "tensor_dumps_dropped_memory", kDataLoss,                                            \
+    "Tensor dumps dropped because the buffer cap (`buffer_bytes`) was reached.")                                    \
+  X(kSpoolTornBytes, "spool_torn_bytes", kDataLoss,                                                                 \
+    "Bytes at the end of a killed workload's spool that were cut mid-frame and could not be read.")                 \
+  X(kUnpairedApi, "unpaired_api", kWarning,                                                                         \
+    "API calls whose enter or exit was never seen (ended at their last record).")                                   \
+  X(kUnpairedMarkers, "unpaired_markers", kWarning, "Range pops or step ends with no matching push or begin.")      \
+  X(kTensorDumpsSkipped, "tensor_dumps_skipped", kWarning,                                                          \
+    "Tensor dumps skipped once `--max-dump-bytes` was reached.")                                                    \
+  X(kRecords, "records", kInfo, "Records the drain thread turned into rows.")                                       \
+  X(kTensorDumps, "tensor_dumps", kInfo, "Tensors whose raw bytes were dumped.")                                    \
   X(kTensorBytesDumped, "tensor_bytes_dumped", kInfo, "Uncompressed bytes of the dumped tensors.")                  \
-  X(kTensorBytesCompressed, "tensor_bytes_compressed", kInfo, "Bytes the dumped tensors take in the trace (zstd).")  \
-  X(kOverflowTasks, "overflow_tasks", kInfo, "Tasks whose outputs overflowed (TASK.overflow = 1).")                \
+  X(kTensorBytesCompressed, "tensor_bytes_compressed", kInfo, "Bytes the dumped tensors take in the trace (zstd).") \
+  X(kOverflowTasks, "overflow_tasks", kInfo, "Tasks whose outputs overflowed (TASK.overflow = 1).")                 \
   X(kSaturatedTasks, "saturated_tasks", kInfo, "Tasks whose outputs were clamped in saturation mode.")
 
 enum class StatId : std::uint8_t {

@@ -55,7 +55,7 @@ class TraceWriter {
   void set_stat(StatId id, std::int64_t value) { set_stat(stat_name(id), value); }
   virtual void set_stat(std::string_view name, std::int64_t value) = 0;
 
-  virtual void commit() = 0;    // make everything so far durable now
+  virtual void commit() = 0;  // make everything so far durable now
   // Indexes, META.status = 'complete' (or 'incomplete': a replayed spool cut short); no adds after.
   virtual void finalize(TraceStatus status = TraceStatus::kComplete) = 0;
 

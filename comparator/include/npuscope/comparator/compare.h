@@ -49,7 +49,7 @@ struct CompareRow {
   TensorMetrics metrics;
   StatsDiff stats;
   Verdict verdict = Verdict::kNotApplicable;
-  std::string reason;  // why it failed or could not be compared
+  std::string reason;             // why it failed or could not be compared
   Origin origin = Origin::kNone;  // the op's, repeated on its rows
 };
 
@@ -79,11 +79,11 @@ struct CompareOptions {
 
 struct CompareResult {
   std::string npu_path, golden_path;
-  std::string mode;                // "tensor", "stats" or "mixed": what the dumps allowed
-  std::vector<OpVerdict> ops;      // matched NPU ops in execution (start) order
-  std::vector<CompareRow> rows;    // their tensors, op by op, inputs then outputs
+  std::string mode;              // "tensor", "stats" or "mixed": what the dumps allowed
+  std::vector<OpVerdict> ops;    // matched NPU ops in execution (start) order
+  std::vector<CompareRow> rows;  // their tensors, op by op, inputs then outputs
   std::vector<UnmatchedOp> unmatched_npu, unmatched_golden;
-  std::int64_t passed = 0, failed = 0, not_applicable = 0;  // ops
+  std::int64_t passed = 0, failed = 0, not_applicable = 0;      // ops
   std::optional<std::size_t> first_failing, first_introducing;  // indexes into `ops`
   std::vector<std::string> notes;
 };

@@ -27,18 +27,18 @@ struct TensorMetrics {
   // at different positions. `why` says which; the numbers below are then NaN.
   bool comparable = false;
   std::string why;
-  double cosine = 0;                 // NaN when one norm is ~0 or the tensor has one element
-  double max_abs_err = 0;            // max |n - b|
-  double max_rel_err = 0;            // max |n - b| / |b|, eps added to both where b == 0
-  double one_thousandth_ratio = 0;   // fraction of elements with relative error < 0.001
-  double five_thousandth_ratio = 0;  // ... < 0.005
-  double rmse = 0;                   // sqrt(mean((n - b)^2))
-  double euclidean = 0;              // ||n - b||
-  double rel_euclidean = 0;          // sqrt(sum (n - b)^2 / sum b^2); 0 when both are 0
-  std::int64_t nan_inf_mismatches = 0;  // positions where exactly one side is NaN/Inf, or they differ
-  std::int64_t nan_inf_matched = 0;     // positions with the same NaN/Inf on both sides (zeroed for the metrics)
-  bool allclose = false;                // |n - b| <= atol + rtol * |b| everywhere (golden dtype's tolerance)
-  std::int64_t allclose_mismatches = 0; // elements outside that bound
+  double cosine = 0;                     // NaN when one norm is ~0 or the tensor has one element
+  double max_abs_err = 0;                // max |n - b|
+  double max_rel_err = 0;                // max |n - b| / |b|, eps added to both where b == 0
+  double one_thousandth_ratio = 0;       // fraction of elements with relative error < 0.001
+  double five_thousandth_ratio = 0;      // ... < 0.005
+  double rmse = 0;                       // sqrt(mean((n - b)^2))
+  double euclidean = 0;                  // ||n - b||
+  double rel_euclidean = 0;              // sqrt(sum (n - b)^2 / sum b^2); 0 when both are 0
+  std::int64_t nan_inf_mismatches = 0;   // positions where exactly one side is NaN/Inf, or they differ
+  std::int64_t nan_inf_matched = 0;      // positions with the same NaN/Inf on both sides (zeroed for the metrics)
+  bool allclose = false;                 // |n - b| <= atol + rtol * |b| everywhere (golden dtype's tolerance)
+  std::int64_t allclose_mismatches = 0;  // elements outside that bound
 };
 
 // Never throws: what cannot be compared comes back with comparable == false.

@@ -20,9 +20,9 @@ enum class ComputeUnit : std::uint8_t { kCube, kVector, kAiCpu };
 // derived, padded); other units give flops directly.
 struct KernelCost {
   ComputeUnit unit = ComputeUnit::kVector;
-  double flops = 0;             // useful flops (unpadded)
-  double bytes = 0;             // bytes read + written in device memory
-  std::uint32_t block_dim = 0;  // 0: derived from the work size
+  double flops = 0;                             // useful flops (unpadded)
+  double bytes = 0;                             // bytes read + written in device memory
+  std::uint32_t block_dim = 0;                  // 0: derived from the work size
   std::int64_t m = 0, n = 0, k = 0, batch = 1;  // cube only
 };
 
@@ -31,9 +31,9 @@ struct CostEstimate {
   std::uint64_t overhead_ns = 0;
   double compute_ns = 0;
   double memory_ns = 0;
-  double padded_flops = 0;     // the flops the cube really spends (fractal padding)
+  double padded_flops = 0;  // the flops the cube really spends (fractal padding)
   std::uint32_t block_dim = 0;
-  double peak_flops = 0;       // peak of the unit for this dtype, all cores
+  double peak_flops = 0;  // peak of the unit for this dtype, all cores
   bool memory_bound = false;
 };
 

@@ -24,11 +24,11 @@ using DeviceAddress = std::uint64_t;
 inline constexpr DeviceAddress kDeviceAddressBase = 0x100000000000ull;
 
 struct MemoryStats {
-  std::uint64_t allocated_bytes = 0;       // live blocks (rounded sizes)
-  std::uint64_t reserved_bytes = 0;        // segments held from the device
+  std::uint64_t allocated_bytes = 0;  // live blocks (rounded sizes)
+  std::uint64_t reserved_bytes = 0;   // segments held from the device
   std::uint64_t peak_allocated_bytes = 0;
   std::uint64_t peak_reserved_bytes = 0;
-  std::uint64_t requested_bytes = 0;       // live, as asked (before rounding)
+  std::uint64_t requested_bytes = 0;  // live, as asked (before rounding)
   std::uint64_t num_allocs = 0;
   std::uint64_t num_frees = 0;
   std::uint64_t num_segments = 0;
@@ -97,7 +97,7 @@ class CachingAllocator {
   const int device_id_;
   MemoryStats stats_;
   FreePool small_pool_, large_pool_;
-  std::map<DeviceAddress, Block*> live_;                 // allocated blocks by start address
+  std::map<DeviceAddress, Block*> live_;                        // allocated blocks by start address
   std::map<DeviceAddress, std::unique_ptr<Segment>> segments_;  // by start address
   DeviceAddress next_address_ = kDeviceAddressBase;
   Listener listener_ = nullptr;

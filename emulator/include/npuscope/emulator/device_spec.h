@@ -15,37 +15,37 @@
 namespace npuscope::emulator {
 
 struct DeviceSpec {
-  std::string name;          // preset or file name, e.g. "ascend910b"
+  std::string name;  // preset or file name, e.g. "ascend910b"
   std::string description;
 
   // Compute units.
-  int cube_cores = 0;        // AI cores with a cube unit
-  int vector_cores = 0;      // vector cores (910B: separate; older chips: the AI cores' vector units)
+  int cube_cores = 0;    // AI cores with a cube unit
+  int vector_cores = 0;  // vector cores (910B: separate; older chips: the AI cores' vector units)
   double clock_hz = 0;
   int cube_m = 16, cube_n = 16, cube_k = 16;  // cube fractal
-  bool cube_fp32 = false;    // f32 cube path (910B); without it f32 matmul runs in f16
-  bool bf16 = false;         // bf16 support
-  double vector_flops_per_cycle_f16 = 128;  // per vector core; f32 is half
-  double cube_efficiency = 0.85;    // achievable fraction of the cube peak on large aligned shapes
-  double vector_efficiency = 0.70;  // likewise for the vector unit
+  bool cube_fp32 = false;                     // f32 cube path (910B); without it f32 matmul runs in f16
+  bool bf16 = false;                          // bf16 support
+  double vector_flops_per_cycle_f16 = 128;    // per vector core; f32 is half
+  double cube_efficiency = 0.85;              // achievable fraction of the cube peak on large aligned shapes
+  double vector_efficiency = 0.70;            // likewise for the vector unit
 
   // Memory.
-  std::uint64_t memory_bytes = 0;   // device (HBM / LPDDR) capacity
-  double memory_bandwidth = 0;      // bytes per second
-  double host_link_bandwidth = 0;   // host <-> device copies, bytes per second (PCIe)
+  std::uint64_t memory_bytes = 0;  // device (HBM / LPDDR) capacity
+  double memory_bandwidth = 0;     // bytes per second
+  double host_link_bandwidth = 0;  // host <-> device copies, bytes per second (PCIe)
   std::uint64_t ub_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, l1_bytes = 0, l2_bytes = 0;
 
   // Latencies and the AI CPU (for ops with no NPU kernel).
-  std::uint64_t launch_latency_ns = 0;     // host launch -> earliest device start
-  std::uint64_t kernel_overhead_ns = 0;    // fixed cost of any AI core / vector task
-  std::uint64_t copy_overhead_ns = 0;      // fixed cost of a memcpy task
-  std::uint64_t host_launch_ns = 0;        // host-side cost of one launch call, added to host time
-  std::uint64_t aicpu_overhead_ns = 0;     // fixed cost of an AI CPU task
-  double aicpu_flops = 0;                  // AI CPU throughput, flop/s
+  std::uint64_t launch_latency_ns = 0;   // host launch -> earliest device start
+  std::uint64_t kernel_overhead_ns = 0;  // fixed cost of any AI core / vector task
+  std::uint64_t copy_overhead_ns = 0;    // fixed cost of a memcpy task
+  std::uint64_t host_launch_ns = 0;      // host-side cost of one launch call, added to host time
+  std::uint64_t aicpu_overhead_ns = 0;   // fixed cost of an AI CPU task
+  double aicpu_flops = 0;                // AI CPU throughput, flop/s
 
   // Numerics defaults.
   OverflowMode default_overflow_mode = OverflowMode::kInfNan;
-  bool supports_inf_nan = true;            // 910 / 310P: saturation only
+  bool supports_inf_nan = true;  // 910 / 310P: saturation only
   PrecisionMode default_precision_mode = PrecisionMode::kMustKeepOriginDtype;
 
   // Derived peaks (flop/s).

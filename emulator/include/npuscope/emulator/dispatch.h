@@ -18,7 +18,7 @@
 namespace npuscope::emulator {
 
 struct CallOptions {
-  std::string_view name;  // instance name; default: the op type. Prefixed by the NameScope.
+  std::string_view name;           // instance name; default: the op type. Prefixed by the NameScope.
   const Stream* stream = nullptr;  // default: the device's default stream
 };
 

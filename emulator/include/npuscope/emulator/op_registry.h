@@ -82,7 +82,7 @@ struct OpSchema {
   const char* type = nullptr;
   OpCategory category = OpCategory::kVector;
   int min_inputs = 1;
-  int max_inputs = 1;  // -1: variadic
+  int max_inputs = 1;       // -1: variadic
   InferFn infer = nullptr;  // throws InvalidArgument naming the op and the bad input
   CostFn cost = nullptr;
   // A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity): the output shares the input's storage
@@ -127,21 +127,20 @@ class OpRegistry {
 
 namespace detail {
 bool register_op(OpSchema schema, const char* file, int line);
-bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn supports, const char* file,
-                     int line);
+bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn supports, const char* file, int line);
 }  // namespace detail
 
 }  // namespace npuscope::emulator
 
 #define NPUSCOPE_CONCAT_INNER(a, b) a##b
 #define NPUSCOPE_CONCAT(a, b) NPUSCOPE_CONCAT_INNER(a, b)
-#define NPUSCOPE_REGISTER_OP(...)                                                        \
+#define NPUSCOPE_REGISTER_OP(...)                                                         \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_op_registered_, __LINE__) = \
       ::npuscope::emulator::detail::register_op(__VA_ARGS__, __FILE__, __LINE__)
 // The kernel is variadic so that a template with several arguments (f<float, true>) needs no parentheses.
-#define NPUSCOPE_REGISTER_KERNEL(type, backend, ...)                                         \
+#define NPUSCOPE_REGISTER_KERNEL(type, backend, ...)                                          \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
       ::npuscope::emulator::detail::register_kernel(type, backend, __VA_ARGS__, nullptr, __FILE__, __LINE__)
-#define NPUSCOPE_REGISTER_KERNEL_IF(type, backend, fn, supports)                             \
+#define NPUSCOPE_REGISTER_KERNEL_IF(type, backend, fn, supports)                              \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
       ::npuscope::emulator::detail::register_kernel(type, backend, fn, supports, __FILE__, __LINE__)

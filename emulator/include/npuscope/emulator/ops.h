@@ -34,7 +34,7 @@ Tensor mul(const Tensor& a, const Tensor& b, const CO& o = {});  // "Mul"
 Tensor div(const Tensor& a, const Tensor& b, const CO& o = {});  // "Div"
 Tensor pow(const Tensor& a, const Tensor& b, const CO& o = {});  // "Pow"
 Tensor relu(const Tensor& x, const CO& o = {});                  // "Relu"
-Tensor gelu(const Tensor& x, const CO& o = {});  // "Gelu": erf form on cpu, tanh form + Padé tanh on npu
+Tensor gelu(const Tensor& x, const CO& o = {});       // "Gelu": erf form on cpu, tanh form + Padé tanh on npu
 Tensor fast_gelu(const Tensor& x, const CO& o = {});  // "FastGelu": x / (1 + e^(-1.702x))
 Tensor silu(const Tensor& x, const CO& o = {});       // "Silu"
 Tensor sigmoid(const Tensor& x, const CO& o = {});    // "Sigmoid"
@@ -66,13 +66,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, cons
 // pads = {top, left, bottom, right}.
 Tensor max_pool2d(const Tensor& x, Ints kernel, Ints strides, Ints pads = {0, 0, 0, 0}, Ints dilations = {1, 1},
                   bool ceil_mode = false, const CO& o = {});  // "MaxPool"
-Tensor avg_pool2d(const Tensor& x, Ints kernel, Ints strides, Ints pads = {0, 0, 0, 0},
-                  bool count_include_pad = false, bool ceil_mode = false, const CO& o = {});  // "AvgPool"
-Tensor global_avg_pool(const Tensor& x, const CO& o = {});  // "GlobalAvgPool": [N, C, 1, 1]
+Tensor avg_pool2d(const Tensor& x, Ints kernel, Ints strides, Ints pads = {0, 0, 0, 0}, bool count_include_pad = false,
+                  bool ceil_mode = false, const CO& o = {});  // "AvgPool"
+Tensor global_avg_pool(const Tensor& x, const CO& o = {});    // "GlobalAvgPool": [N, C, 1, 1]
 
 // ---- shape and data movement -------------------------------------------------------------------
-Tensor reshape(const Tensor& x, Ints shape, const CO& o = {});  // "Reshape": one -1 allowed
-Tensor transpose(const Tensor& x, Ints perm, const CO& o = {});  // "Transpose"
+Tensor reshape(const Tensor& x, Ints shape, const CO& o = {});                      // "Reshape": one -1 allowed
+Tensor transpose(const Tensor& x, Ints perm, const CO& o = {});                     // "Transpose"
 Tensor concat(const std::vector<Tensor>& xs, std::int64_t axis, const CO& o = {});  // "Concat"
 // "Split": sizes along axis (sum must equal the dim).
 std::vector<Tensor> split(const Tensor& x, Ints sizes, std::int64_t axis, const CO& o = {});

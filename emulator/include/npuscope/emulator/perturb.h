@@ -72,7 +72,7 @@ void clear_perturbations();
 // What each current rule did since set_perturbations, in rule order. Read it after a synchronize.
 struct PerturbStats {
   PerturbRule rule;
-  std::uint64_t ops_matched = 0;         // kernel tasks whose name matched
+  std::uint64_t ops_matched = 0;        // kernel tasks whose name matched
   std::uint64_t outputs_perturbed = 0;  // floating outputs the mode applied to (see the modes above)
 };
 std::vector<PerturbStats> perturbation_stats();

@@ -26,7 +26,8 @@
 
 namespace npuscope::hooks {
 
-inline constexpr std::uint32_t kHookApiVersion = 3;  // 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion =
+    3;  // 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -56,21 +57,21 @@ struct TaskRecord {
   std::uint64_t emulation_ns;   // real CPU time the emulator spent on the kernel (kEnd only)
   std::uint64_t flops;
   std::uint64_t bytes;
-  std::int32_t device_id;       // -1 for the cpu device
+  std::int32_t device_id;  // -1 for the cpu device
   std::uint32_t stream_id;
   std::uint32_t block_dim;
   std::uint32_t call_index;     // n-th call of this op name, for matching runs
   std::uint32_t launch_thread;  // ApiRecord::thread_id of the host thread that launched it
   TaskType task_type;
   TaskPhase phase;
-  std::uint8_t overflow;        // 1 if any output overflowed (inf/nan, or saturated)
-  std::uint8_t fallback;        // 1 if no NPU kernel existed and the CPU kernel ran as AI CPU
-  std::uint8_t compute_dtype;   // the DType the kernel computed in
+  std::uint8_t overflow;       // 1 if any output overflowed (inf/nan, or saturated)
+  std::uint8_t fallback;       // 1 if no NPU kernel existed and the CPU kernel ran as AI CPU
+  std::uint8_t compute_dtype;  // the DType the kernel computed in
 };
 
 struct MemoryRecord {
   std::uint64_t ts_ns;
-  std::uint64_t address;         // device virtual address of the block/segment
+  std::uint64_t address;  // device virtual address of the block/segment
   std::uint64_t bytes;
   std::uint64_t allocated_bytes;  // totals after this operation
   std::uint64_t reserved_bytes;
@@ -96,7 +97,7 @@ enum class MarkerEvent : std::uint8_t { kRangePush = 0, kRangePop = 1, kStepBegi
 
 struct MarkerRecord {
   std::uint64_t ts_ns;
-  const char* name;  // null for pops and step ends
+  const char* name;   // null for pops and step ends
   std::int64_t step;  // the step number for kStepBegin/kStepEnd, else -1
   std::uint32_t thread_id;
   MarkerEvent kind;
@@ -144,7 +145,7 @@ static_assert(std::is_trivially_copyable_v<TensorRecord>);
 struct SubscriberTable {
   std::uint32_t api_version = kHookApiVersion;
   void* user = nullptr;
-  bool wants_tensors = false;  // deliver TensorRecords (costs a callback per tensor)
+  bool wants_tensors = false;     // deliver TensorRecords (costs a callback per tensor)
   bool wants_api_enter = true;    // deliver on_api's enter records (the exit carries the start too)
   bool wants_task_queued = true;  // deliver on_task's kQueued (on the launching thread)
   bool wants_task_begin = true;   // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
@@ -162,14 +163,10 @@ struct SubscriberTable {
 // The one pointer every hook point loads. An inline variable: one instance per process.
 inline std::atomic<const SubscriberTable*> g_subscriber{nullptr};
 
-inline const SubscriberTable* subscriber() noexcept {
-  return g_subscriber.load(std::memory_order_acquire);
-}
+inline const SubscriberTable* subscriber() noexcept { return g_subscriber.load(std::memory_order_acquire); }
 
 // Publishes `table` (nullptr unsubscribes). The table must outlive its subscription.
-inline void subscribe(const SubscriberTable* table) noexcept {
-  g_subscriber.store(table, std::memory_order_release);
-}
+inline void subscribe(const SubscriberTable* table) noexcept { g_subscriber.store(table, std::memory_order_release); }
 
 }  // namespace npuscope::hooks
 

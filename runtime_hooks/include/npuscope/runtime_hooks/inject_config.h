@@ -57,12 +57,12 @@ std::string setting_name(Setting setting, Spelling spelling);
 
 // One parser per setting, from its text. Each throws ConfigError "<setting> must be ..., got ..."
 // with the setting named as `spelling` says.
-DumpMode parse_dump(std::string_view text, Spelling spelling);          // none | stats | tensor
-std::string parse_op_glob(std::string_view text, Spelling spelling);    // a non-empty glob
+DumpMode parse_dump(std::string_view text, Spelling spelling);        // none | stats | tensor
+std::string parse_op_glob(std::string_view text, Spelling spelling);  // a non-empty glob
 struct StepRange {
   std::int64_t first = 0, last = 0;
 };
-StepRange parse_steps(std::string_view text, Spelling spelling);        // "A-B" or "A", 0 <= A <= B
+StepRange parse_steps(std::string_view text, Spelling spelling);                       // "A-B" or "A", 0 <= A <= B
 std::uint64_t parse_bytes(std::string_view text, Setting setting, Spelling spelling);  // decimal, >= 0
 // The rules between settings (overflow_only needs dump tensor) and buffer_bytes' minimum.
 void validate(const InjectConfig& config, Spelling spelling);

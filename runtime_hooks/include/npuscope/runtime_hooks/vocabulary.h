@@ -24,15 +24,15 @@ namespace npuscope {
 // ---- dtypes ----
 // X(enumerator, value, bytes, name, npy descr written, floating, aliases (space-separated), doc).
 // bf16 has no numpy type: .npy files hold it widened to f32.
-#define NPUSCOPE_DTYPES(X)                                                                                      \
-  X(kF32, 0, 4, "f32", "<f4", true, "float32 float fp32", "32-bit float (4 bytes).")                          \
-  X(kF16, 1, 2, "f16", "<f2", true, "float16 half fp16", "IEEE half (2 bytes).")                              \
-  X(kBF16, 2, 2, "bf16", "<f4", true, "bfloat16", "bfloat16 (2 bytes); .npy files hold it widened to f32.")   \
-  X(kI8, 3, 1, "i8", "|i1", false, "int8", "Signed 8-bit integer.")                                          \
-  X(kU8, 4, 1, "u8", "|u1", false, "uint8", "Unsigned 8-bit integer.")                                       \
-  X(kI32, 5, 4, "i32", "<i4", false, "int32", "Signed 32-bit integer.")                                      \
-  X(kI64, 6, 8, "i64", "<i8", false, "int64 long", "Signed 64-bit integer.")                                 \
-  X(kBool, 7, 1, "bool", "|b1", false, "", "Boolean, one byte (0 or 1).")                                    \
+#define NPUSCOPE_DTYPES(X)                                                                                  \
+  X(kF32, 0, 4, "f32", "<f4", true, "float32 float fp32", "32-bit float (4 bytes).")                        \
+  X(kF16, 1, 2, "f16", "<f2", true, "float16 half fp16", "IEEE half (2 bytes).")                            \
+  X(kBF16, 2, 2, "bf16", "<f4", true, "bfloat16", "bfloat16 (2 bytes); .npy files hold it widened to f32.") \
+  X(kI8, 3, 1, "i8", "|i1", false, "int8", "Signed 8-bit integer.")                                         \
+  X(kU8, 4, 1, "u8", "|u1", false, "uint8", "Unsigned 8-bit integer.")                                      \
+  X(kI32, 5, 4, "i32", "<i4", false, "int32", "Signed 32-bit integer.")                                     \
+  X(kI64, 6, 8, "i64", "<i8", false, "int64 long", "Signed 64-bit integer.")                                \
+  X(kBool, 7, 1, "bool", "|b1", false, "", "Boolean, one byte (0 or 1).")                                   \
   X(kF64, 8, 8, "f64", "<f8", true, "float64 double fp64", "64-bit float (8 bytes); the CPU golden side only.")
 
 enum class DType : std::uint8_t {
@@ -43,11 +43,11 @@ enum class DType : std::uint8_t {
 
 struct DTypeInfo {
   DType dtype;
-  std::size_t size;             // bytes per element
-  std::string_view name;        // "f32", "bf16", ...: what users read and type
-  std::string_view npy_descr;   // the .npy type a tensor of this dtype is written as
+  std::size_t size;            // bytes per element
+  std::string_view name;       // "f32", "bf16", ...: what users read and type
+  std::string_view npy_descr;  // the .npy type a tensor of this dtype is written as
   bool floating;
-  std::string_view aliases;     // other names parse_dtype accepts, space-separated
+  std::string_view aliases;  // other names parse_dtype accepts, space-separated
   std::string_view doc;
 };
 
@@ -97,52 +97,53 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
 // ---- the smaller enumerations: X(enumerator, stored value, name, doc) ----
 
 // msprof's task types, plus the ones an emulator needs. TASK.task_type.
-#define NPUSCOPE_TASK_TYPES(X)                                                                          \
-  X(kAiCore, 0, "AI_CORE", "Cube unit (MatMul, Gemm, BatchMatMul, Conv).")                             \
-  X(kAiVectorCore, 1, "AI_VECTOR_CORE", "Vector unit (element-wise ops, reductions, data movement).")  \
+#define NPUSCOPE_TASK_TYPES(X)                                                                                    \
+  X(kAiCore, 0, "AI_CORE", "Cube unit (MatMul, Gemm, BatchMatMul, Conv).")                                        \
+  X(kAiVectorCore, 1, "AI_VECTOR_CORE", "Vector unit (element-wise ops, reductions, data movement).")             \
   X(kAiCpu, 2, "AI_CPU", "The device's CPU: an op with no NPU kernel ran its CPU kernel (`fallback` = 1). Slow.") \
-  X(kMemcpy, 3, "MEMCPY", "A copy on a stream (copies are recorded in MEMCPY, with their direction and size).") \
-  X(kEventRecord, 4, "EVENT_RECORD", "An event recorded on a stream.")                                 \
-  X(kEventWait, 5, "EVENT_WAIT", "A stream waiting for an event.")                                    \
+  X(kMemcpy, 3, "MEMCPY", "A copy on a stream (copies are recorded in MEMCPY, with their direction and size).")   \
+  X(kEventRecord, 4, "EVENT_RECORD", "An event recorded on a stream.")                                            \
+  X(kEventWait, 5, "EVENT_WAIT", "A stream waiting for an event.")                                                \
   X(kHostCpu, 6, "HOST_CPU", "An op run on the `cpu` device (the golden backend), `device_id` = -1.")
 
 // Nsight Systems' copyKind values. MEMCPY.copy_kind.
-#define NPUSCOPE_COPY_KINDS(X)                          \
-  X(kHostToDevice, 1, "HtoD", "Host to device.")       \
-  X(kDeviceToHost, 2, "DtoH", "Device to host.")       \
+#define NPUSCOPE_COPY_KINDS(X)                   \
+  X(kHostToDevice, 1, "HtoD", "Host to device.") \
+  X(kDeviceToHost, 2, "DtoH", "Device to host.") \
   X(kDeviceToDevice, 8, "DtoD", "Device to device.")
 
 // What the caching allocator did. MEMORY_RECORD.op.
-#define NPUSCOPE_MEMORY_OPS(X)                                                                   \
-  X(kAlloc, 0, "alloc", "A tensor block was allocated (allocated_bytes grows).")                \
-  X(kFree, 1, "free", "A tensor block was freed; the allocator keeps it cached.")               \
+#define NPUSCOPE_MEMORY_OPS(X)                                                                      \
+  X(kAlloc, 0, "alloc", "A tensor block was allocated (allocated_bytes grows).")                    \
+  X(kFree, 1, "free", "A tensor block was freed; the allocator keeps it cached.")                   \
   X(kReserve, 2, "reserve", "The allocator took a segment from the device (reserved_bytes grows).") \
   X(kRelease, 3, "release", "The allocator gave a cached segment back to the device.")
 
 // What a MARKER row is. MARKER.kind.
-#define NPUSCOPE_MARKER_KINDS(X)                                          \
+#define NPUSCOPE_MARKER_KINDS(X)                                         \
   X(kRange, 0, "range", "A named range the workload pushed and popped.") \
   X(kStep, 1, "step", "A training/inference step; `step` holds its number.")
 
 // Which side of a task a tensor is. TENSOR.role, COMPARE_RESULT.role.
-#define NPUSCOPE_TENSOR_ROLES(X)                  \
-  X(kInput, 0, "input", "The task read it.")     \
+#define NPUSCOPE_TENSOR_ROLES(X)             \
+  X(kInput, 0, "input", "The task read it.") \
   X(kOutput, 1, "output", "The task wrote it.")
 
 // What a host runtime API call does, so that tools never guess it from the call's name. API.kind.
-#define NPUSCOPE_API_KINDS(X)                                                                                 \
-  X(kOther, 0, "other", "Anything else (and every call of a trace recorded before API kinds existed, unless named below).") \
-  X(kLaunch, 1, "launch", "Launches a kernel (`aclnn*`); returns without waiting for the device.")           \
+#define NPUSCOPE_API_KINDS(X)                                                                                     \
+  X(kOther, 0, "other",                                                                                           \
+    "Anything else (and every call of a trace recorded before API kinds existed, unless named below).")           \
+  X(kLaunch, 1, "launch", "Launches a kernel (`aclnn*`); returns without waiting for the device.")                \
   X(kSynchronize, 2, "synchronize", "Blocks the host until the device (a stream, an event, the device) is done.") \
   X(kMemcpy, 3, "memcpy", "A blocking copy (`aclrtMemcpy`): the host waits for it and for the stream before it.") \
-  X(kMemcpyAsync, 4, "memcpy_async", "A copy queued on a stream (`aclrtMemcpyAsync`); the host goes on.")    \
-  X(kMalloc, 5, "malloc", "Device memory allocation (`aclrtMalloc`).")                                       \
-  X(kFree, 6, "free", "Device memory release (`aclrtFree`).")                                                \
+  X(kMemcpyAsync, 4, "memcpy_async", "A copy queued on a stream (`aclrtMemcpyAsync`); the host goes on.")         \
+  X(kMalloc, 5, "malloc", "Device memory allocation (`aclrtMalloc`).")                                            \
+  X(kFree, 6, "free", "Device memory release (`aclrtFree`).")                                                     \
   X(kEvent, 7, "event", "Records an event on a stream, or makes a stream wait for one; the host goes on.")
 
 // Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
-#define NPUSCOPE_DEVICE_KINDS(X)                          \
-  X(kCpu, 0, "cpu", "The CPU golden backend.")           \
+#define NPUSCOPE_DEVICE_KINDS(X)               \
+  X(kCpu, 0, "cpu", "The CPU golden backend.") \
   X(kNpu, 1, "npu", "The emulated NPU.")
 
 #define NPUSCOPE_ENUM_VALUE(e, v, name, doc) e = v,
@@ -169,7 +170,7 @@ struct EnumTraits;
 
 #define NPUSCOPE_ENUM_ENTRY(e, v, name, doc) {Enum::e, name, doc},
 // kDocName names the enumeration in docs/schema.md; kColumns says where the trace stores it.
-#define NPUSCOPE_DECLARE_ENUM_TRAITS(E, LIST, DOC_NAME, COLUMNS)            \
+#define NPUSCOPE_DECLARE_ENUM_TRAITS(E, LIST, DOC_NAME, COLUMNS)           \
   template <>                                                              \
   struct EnumTraits<E> {                                                   \
     using Enum = E;                                                        \

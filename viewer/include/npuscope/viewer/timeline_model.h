@@ -29,14 +29,14 @@ namespace npuscope::viewer {
 enum class LaneKind : std::uint8_t { kHostThread, kStream, kMemcpy, kMemory, kMarkers };
 
 // Item flags.
-inline constexpr std::uint32_t kOverflow = 1u << 0;      // TASK.overflow
-inline constexpr std::uint32_t kVerdictPass = 1u << 1;   // COMPARE_RESULT of an output: pass
-inline constexpr std::uint32_t kVerdictFail = 1u << 2;   // ... fail
-inline constexpr std::uint32_t kIntroduced = 1u << 3;    // ... the op introduced the error
-inline constexpr std::uint32_t kStep = 1u << 4;          // a step marker (MARKER.kind = 1)
-inline constexpr std::uint32_t kMicros = 1u << 5;        // `duration` counts microseconds
-inline constexpr int kCopyKindShift = 8;                 // copies: MEMCPY.copy_kind in bits 8-15
-inline constexpr int kTaskTypeShift = 8;                 // tasks: TASK.task_type in bits 8-15
+inline constexpr std::uint32_t kOverflow = 1u << 0;     // TASK.overflow
+inline constexpr std::uint32_t kVerdictPass = 1u << 1;  // COMPARE_RESULT of an output: pass
+inline constexpr std::uint32_t kVerdictFail = 1u << 2;  // ... fail
+inline constexpr std::uint32_t kIntroduced = 1u << 3;   // ... the op introduced the error
+inline constexpr std::uint32_t kStep = 1u << 4;         // a step marker (MARKER.kind = 1)
+inline constexpr std::uint32_t kMicros = 1u << 5;       // `duration` counts microseconds
+inline constexpr int kCopyKindShift = 8;                // copies: MEMCPY.copy_kind in bits 8-15
+inline constexpr int kTaskTypeShift = 8;                // tasks: TASK.task_type in bits 8-15
 
 struct TimelineItem {
   std::int64_t start_ns = 0;
@@ -47,9 +47,7 @@ struct TimelineItem {
 
   static TimelineItem make(std::int64_t start_ns, std::int64_t end_ns, std::int64_t label_id, std::int64_t id,
                            std::uint32_t flags);
-  std::int64_t end_ns() const {
-    return start_ns + static_cast<std::int64_t>(duration) * (flags & kMicros ? 1000 : 1);
-  }
+  std::int64_t end_ns() const { return start_ns + static_cast<std::int64_t>(duration) * (flags & kMicros ? 1000 : 1); }
   bool has_id(std::int64_t full_id) const { return id == static_cast<std::uint32_t>(full_id); }
   // A task's TASK.task_type (items of stream lanes only).
   std::int32_t task_type() const { return static_cast<std::int32_t>((flags >> kTaskTypeShift) & 0xff); }
@@ -64,7 +62,7 @@ struct CounterSample {
 
 struct Lane {
   LaneKind kind = LaneKind::kStream;
-  std::string title;         // "npu:0 stream 1", "thread 3", "npu:0 copies", "npu:0 memory", "thread 3 markers"
+  std::string title;  // "npu:0 stream 1", "thread 3", "npu:0 copies", "npu:0 memory", "thread 3 markers"
   std::int32_t device_id = 0, stream_id = 0, thread_id = 0;
   std::vector<std::vector<TimelineItem>> rows;  // by nesting depth; one row for streams and copies
   std::vector<CounterSample> samples;           // kMemory only, in time order

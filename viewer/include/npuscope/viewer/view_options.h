@@ -37,8 +37,8 @@ struct ViewerOptions {
   std::string frame_stats;  // non-empty: write the last frame's FrameStats as JSON
   int width = 1280, height = 800;
   std::optional<std::pair<std::int64_t, std::int64_t>> view;  // relative to the trace's first event
-  std::string select;  // op name
-  std::string panel;   // "" = details
+  std::string select;                                         // op name
+  std::string panel;                                          // "" = details
   bool help = false;
 };
 
