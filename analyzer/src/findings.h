@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/analyzer/roofline.h"
 #include "npuscope/collector/trace_stats.h"
 
 namespace npuscope::analyzer {
@@ -37,9 +38,7 @@ struct Summary {
   std::vector<collector::StatValue> data_loss;  // every non-zero data-loss counter (Note [Trace stats])
 };
 
-// ---- roofline ----
-enum class Bound { kCompute, kMemory, kLatency };
-const char* bound_name(Bound b);  // "compute", "memory", "latency"
+// ---- roofline (npuscope/analyzer/roofline.h) ----
 
 struct TaskPerf {
   std::int64_t task_id = 0;

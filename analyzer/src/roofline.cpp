@@ -19,11 +19,11 @@ namespace {
 
 constexpr double kLatencyPct = 30;
 
-double peak_flops(const DeviceInfoRow& d, const Task& t) {
-  const auto dtype = static_cast<DType>(t.compute_dtype);
+double peak_flops(const DeviceInfoRow& d, std::int32_t task_type, std::int32_t compute_dtype) {
+  const auto dtype = static_cast<DType>(compute_dtype);
   constexpr DType kF32 = DType::kF32, kI8 = DType::kI8, kU8 = DType::kU8, kI32 = DType::kI32, kI64 = DType::kI64,
                   kF64 = DType::kF64;
-  if (is(t.task_type, TaskType::kAiCore)) {  // the cube unit
+  if (is(task_type, TaskType::kAiCore)) {  // the cube unit
     if (dtype == kI8 || dtype == kU8) return 2 * d.cube_peak_flops;
     if (dtype == kF32) return d.cube_peak_flops / 4;
     return d.cube_peak_flops;
@@ -43,30 +43,29 @@ const char* bound_name(Bound b) {
   return "?";
 }
 
-namespace {
-
-// Achieved rates, % of peak and the bound of one task: no strings, for every task of a trace.
-struct Roofline {
-  double flops_per_s = 0, bytes_per_s = 0, compute_pct = 0, memory_pct = 0;
-  Bound bound = Bound::kLatency;
-};
-
-Roofline roofline(const TraceData& data, const Task& t) {
+Roofline roofline(std::int32_t task_type, std::int32_t compute_dtype, std::int64_t flops, std::int64_t bytes,
+                  std::int64_t duration_ns, const DeviceInfoRow* device) {
   Roofline r;
-  const double seconds = static_cast<double>(std::max<std::int64_t>(duration(t), 1)) * 1e-9;
-  r.flops_per_s = static_cast<double>(t.flops) / seconds;
-  r.bytes_per_s = static_cast<double>(t.bytes) / seconds;
-  if (const DeviceInfoRow* d = data.device(t.device_id)) {
-    const double peak = peak_flops(*d, t);
+  const double seconds = static_cast<double>(std::max<std::int64_t>(duration_ns, 1)) * 1e-9;
+  r.flops_per_s = static_cast<double>(flops) / seconds;
+  r.bytes_per_s = static_cast<double>(bytes) / seconds;
+  if (device != nullptr) {
+    const double peak = peak_flops(*device, task_type, compute_dtype);
     r.compute_pct = peak > 0 ? 100 * r.flops_per_s / peak : 0;
-    r.memory_pct = d->memory_bandwidth > 0 ? 100 * r.bytes_per_s / d->memory_bandwidth : 0;
+    r.memory_pct = device->memory_bandwidth > 0 ? 100 * r.bytes_per_s / device->memory_bandwidth : 0;
   }
-  if (is(t.task_type, TaskType::kAiCpu) || std::max(r.compute_pct, r.memory_pct) < kLatencyPct) {
+  if (is(task_type, TaskType::kAiCpu) || std::max(r.compute_pct, r.memory_pct) < kLatencyPct) {
     r.bound = Bound::kLatency;
   } else {
     r.bound = r.compute_pct >= r.memory_pct ? Bound::kCompute : Bound::kMemory;
   }
   return r;
+}
+
+namespace {
+
+Roofline roofline(const TraceData& data, const Task& t) {
+  return analyzer::roofline(t.task_type, t.compute_dtype, t.flops, t.bytes, duration(t), data.device(t.device_id));
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
       // A name always has one kind (the emulator declares it with the call): keep it per name, not per row.
       if (static_cast<std::size_t>(id) >= api_kinds.size())
         api_kinds.resize(static_cast<std::size_t>(id) + 1, ApiKind::kOther);
-      if (a.kind != 0)
+      if (!is(a.kind, ApiKind::kOther))
         api_kinds[static_cast<std::size_t>(id)] = enum_from_value<ApiKind>(a.kind).value_or(ApiKind::kOther);
       apis.push_back({a.start_ns, a.end_ns, id, a.thread_id});
     });

@@ -99,9 +99,7 @@ std::vector<std::uint8_t> bf16_to_f32(std::string_view bytes) {
   return out;
 }
 
-std::string role_name(std::int32_t role) {
-  return role == 0 ? "input" : role == 1 ? "output" : "role" + std::to_string(role);
-}
+std::string role_name(std::int32_t role) { return stored_name<TensorRole>(role, "role"); }
 
 class NpyWriter {
  public:

@@ -20,7 +20,7 @@ std::vector<TensorRow> tensors_of(const collector::TraceReader& trace, std::int6
 }
 
 std::string tensor_label(std::int32_t role, std::int32_t index) {
-  return std::string(role == 0 ? "input." : "output.") + std::to_string(index);
+  return std::string(is(role, TensorRole::kInput) ? "input." : "output.") + std::to_string(index);
 }
 
 bool has_data(const TensorRow& t) { return t.data_bytes > 0; }  // dumped with --dump tensor

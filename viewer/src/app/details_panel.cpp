@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "npuscope/analyzer/roofline.h"
 #include "npuscope/collector/export_npy.h"
 #include "npuscope/viewer/time_format.h"
 #include "panel.h"
@@ -71,17 +72,16 @@ class DetailsPanel final : public Panel {
     bound_ = estimate_bound(state_.selection()->row);
   }
 
-  // The roofline: arithmetic intensity against the device's ridge point (peak FLOP/s / bandwidth).
+  // The analyzer's roofline (npuscope/analyzer/roofline.h): the bound `npuscope analyze` gives it.
   std::string estimate_bound(const collector::TaskRow& t) const {
     if (t.flops <= 0 && t.bytes <= 0) return "n/a (no FLOPs or bytes)";
     for (const auto& d : state_.reader().devices()) {
-      if (d.device_id != t.device_id || d.memory_bandwidth <= 0) continue;
-      const double peak = t.task_type == 0 ? d.cube_peak_flops : d.vector_peak_flops;
-      const double ridge = peak / d.memory_bandwidth;
-      const double intensity = t.bytes > 0 ? static_cast<double>(t.flops) / static_cast<double>(t.bytes) : INFINITY;
+      if (d.device_id != t.device_id) continue;
+      const analyzer::Roofline r =
+          analyzer::roofline(t.task_type, t.compute_dtype, t.flops, t.bytes, t.end_ns - t.start_ns, &d);
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s (%.1f FLOP/B, ridge %.1f)", intensity >= ridge ? "compute" : "memory",
-                    intensity, ridge);
+      std::snprintf(buf, sizeof buf, "%s (%.1f%% of peak FLOP/s, %.1f%% of bandwidth)", analyzer::bound_name(r.bound),
+                    r.compute_pct, r.memory_pct);
       return buf;
     }
     return "n/a (device unknown)";

@@ -26,7 +26,8 @@ std::int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2, 3, 4]"
 
 struct DeviceRef {
-  enum class Kind : std::uint8_t { kCpu = 0, kNpu = 1 } kind = Kind::kCpu;
+  using Kind = DeviceKind;  // the vocabulary's (vocabulary.h)
+  Kind kind = Kind::kCpu;
   int index = 0;
 
   static DeviceRef cpu() { return {Kind::kCpu, 0}; }
