@@ -57,7 +57,7 @@ std::uint64_t next_task_id() { return g_next_task_id.fetch_add(1, std::memory_or
 std::uint64_t next_connection_id() { return g_next_connection_id.fetch_add(1, std::memory_order_relaxed); }
 
 void emit_tensor_records(const hooks::SubscriberTable* s, std::uint64_t task_id, const std::vector<Tensor>& tensors,
-                         npuscope::TensorRole role) {
+                         TensorRole role) {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (!t.defined()) continue;
@@ -362,8 +362,8 @@ void Device::execute(Task& task) {
       apply_perturbations(*p, k.name, ctx);
     if (sub != nullptr) [[unlikely]] {
       if (sub->wants_tensors && sub->on_tensor) {
-        emit_tensor_records(sub, task.task_id, k.inputs, npuscope::TensorRole::kInput);
-        emit_tensor_records(sub, task.task_id, k.outputs, npuscope::TensorRole::kOutput);
+        emit_tensor_records(sub, task.task_id, k.inputs, TensorRole::kInput);
+        emit_tensor_records(sub, task.task_id, k.outputs, TensorRole::kOutput);
       }
       if (sub->on_task) {
         auto r = task_record(task, id_, hooks::TaskPhase::kEnd);

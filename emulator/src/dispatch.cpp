@@ -157,8 +157,8 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.emulation_ns = rec.end_ns - rec.start_ns;
     rec.overflow = ctx.overflow ? 1 : 0;
     if (s->wants_tensors && s->on_tensor) {
-      emit_tensor_records(s, rec.task_id, inputs, npuscope::TensorRole::kInput);
-      emit_tensor_records(s, rec.task_id, outputs, npuscope::TensorRole::kOutput);
+      emit_tensor_records(s, rec.task_id, inputs, TensorRole::kInput);
+      emit_tensor_records(s, rec.task_id, outputs, TensorRole::kOutput);
     }
     emit_cpu_task(s, rec, hooks::TaskPhase::kEnd);
   }

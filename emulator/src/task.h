@@ -33,7 +33,7 @@ struct Task {
   // kKernel
   KernelLaunch kernel;
   // kMemcpy
-  npuscope::CopyKind copy_kind = npuscope::CopyKind::kHostToDevice;
+  CopyKind copy_kind = CopyKind::kHostToDevice;
   std::uint64_t bytes = 0;
   std::function<void()> copy;
   // kEventRecord / kEventWait
@@ -46,6 +46,6 @@ std::uint64_t next_connection_id();
 
 // Sends a TensorRecord per defined tensor to the subscriber (which must want tensors).
 void emit_tensor_records(const hooks::SubscriberTable* s, std::uint64_t task_id, const std::vector<Tensor>& tensors,
-                         npuscope::TensorRole role);
+                         TensorRole role);
 
 }  // namespace npuscope::emulator

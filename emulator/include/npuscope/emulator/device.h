@@ -65,7 +65,7 @@ struct KernelLaunch {
   const char* name = nullptr;     // interned
   const char* op_type = nullptr;  // interned
   std::uint32_t call_index = 0;
-  npuscope::TaskType task_type = npuscope::TaskType::kAiVectorCore;
+  TaskType task_type = TaskType::kAiVectorCore;
   bool fallback = false;
   DType compute_dtype = DType::kF32;
   KernelCost cost;
