@@ -14,18 +14,8 @@ set(NPUSCOPE_SDK_TARGETS npuscope_hooks_api npuscope_emulator npuscope_collector
 foreach(target ${NPUSCOPE_SDK_TARGETS})
   string(REPLACE "npuscope_" "" name ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
-  # Each folder names its include/ as a plain source path, right for the build tree only; the
-  # installed targets get include/ under the prefix (INCLUDES DESTINATION below) instead.
-  get_target_property(dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
-  set(build_dirs "")
-  foreach(dir ${dirs})
-    if(dir MATCHES "^\\$<")
-      list(APPEND build_dirs "${dir}")
-    else()
-      list(APPEND build_dirs "$<BUILD_INTERFACE:${dir}>")
-    endif()
-  endforeach()
-  set_property(TARGET ${target} PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${build_dirs}")
+  # Each folder names its include/ for the build tree ($<BUILD_INTERFACE:...>); the installed
+  # targets get include/ under the prefix (INCLUDES DESTINATION below).
   # The public headers use C++20.
   set_property(TARGET ${target} APPEND PROPERTY INTERFACE_COMPILE_FEATURES cxx_std_20)
 endforeach()
