@@ -176,6 +176,9 @@ constexpr Column<MemoryRow> kMemoryColumns[] = {
     {"reserved_bytes", &MemoryRow::reserved_bytes,
      "Bytes the caching allocator holds from the device after the operation (allocated + cached)."},
     {"thread_id", &MemoryRow::thread_id, "Host thread (small per-process index)."},
+    {"seq", &MemoryRow::seq,
+     "The operation's place in its device's allocator order (1, 2, ...): orders operations with equal ts_ns "
+     "(host threads can stamp the same time). Schema 3 and older traces read it as the row's insertion order."},
 };
 static_assert(covers_each_member_once(kMemoryColumns));
 
@@ -329,8 +332,8 @@ const Table<MemoryRow>& table_for<MemoryRow>() {
   static const Table<MemoryRow>& table = *new Table<MemoryRow>(
       make_table<MemoryRow>({.name = "MEMORY_RECORD",
                              .doc = "Device memory operations of the caching allocator, with the totals after each.",
-                             .indexes = {{{"ts_ns"}}},
-                             .order_by = "ts_ns"},
+                             .indexes = {{{"ts_ns", "seq"}}},
+                             .order_by = "ts_ns, seq"},
                             kMemoryColumns));
   return table;
 }

@@ -256,6 +256,7 @@ class SqliteTraceReader final : public TraceReader {
   void leave_out(const std::string& column);
   void adapt_schema_1();
   void adapt_schema_2();
+  void adapt_schema_3();
   void load_kernels();
   void load_meta();
   void check_version();
@@ -371,6 +372,7 @@ void SqliteTraceReader::check_version() {
 void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 2) adapt_schema_1();  // Note [Reading schema 1]
   if (schema_version_ < 3) adapt_schema_2();
+  if (schema_version_ < 4) adapt_schema_3();
 }
 
 // Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
@@ -388,6 +390,17 @@ void SqliteTraceReader::adapt_schema_2() {
       " WHEN s.value IN ('aclrtRecordEvent', 'aclrtStreamWaitEvent') THEN " +
       std::to_string(static_cast<int>(ApiKind::kEvent)) + " ELSE " + std::to_string(static_cast<int>(ApiKind::kOther)) +
       " END AS kind FROM main.API a LEFT JOIN main.STRING_IDS s ON s.id = a.name_id");
+}
+
+// Schema 4 added MEMORY_RECORD.seq, the allocator's order of operations with equal times. An
+// older trace's rows keep the order they were written in: seq is the rowid (the order the reader
+// has always broken ties in).
+void SqliteTraceReader::adapt_schema_3() {
+  std::string columns;
+  for (const schema::ColumnInfo& c : schema::table_for<MemoryRow>().info.columns) {
+    columns += ", " + (c.name == "seq" ? std::string("m.rowid AS seq") : "m." + std::string(c.name));
+  }
+  db_.exec("CREATE TEMP VIEW MEMORY_RECORD AS SELECT m.rowid AS rowid" + columns + " FROM main.MEMORY_RECORD m");
 }
 
 void SqliteTraceReader::check_integrity() {

@@ -158,9 +158,9 @@ inline Sample write_all(TraceWriter& w, std::int64_t task_count) {
   std::reverse(s.tasks.begin(), s.tasks.end());                          // written out of start order: the reader sorts
   constexpr auto kLaunch = static_cast<std::int32_t>(ApiKind::kLaunch);  // as old traces' names read too
   s.apis = {{500, 900, w.intern("aclnnMatMul"), 100, 0, kLaunch}, {100, 400, w.intern("aclnnAdd"), 101, 1, kLaunch}};
-  s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0},
-              {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0},
-              {30, 0, 1, 1 << 20, 4096, 0, 2 << 20, 1}};
+  s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0, 1},
+              {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0, 2},
+              {30, 0, 1, 1 << 20, 4096, 0, 2 << 20, 1, 3}};
   s.memcpys = {{7, 300, 800, 250, 0, 1, 1 << 16, 1, 102}, {8, 900, 950, 880, 0, 1, 64, 2, 103}};
   s.markers = {{50, 5000, w.intern("forward"), 0, 0, -1}, {40, 6000, 0, 0, 1, 3}};
   for (int i = 0; i < 4096; ++i) s.raw.push_back(static_cast<std::uint8_t>(i * 7));
