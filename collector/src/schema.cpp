@@ -272,7 +272,7 @@ const Table<ApiRow>& table_for<ApiRow>() {
   static const Table<ApiRow>& table = *new Table<ApiRow>(
       make_table<ApiRow>({.name = "API",
                           .doc = "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread.",
-                          .indexes = {{{"start_ns"}}, {{"connection_id"}}},
+                          .indexes = {{{"start_ns"}}},  // Note [Indexes finalize builds]
                           .order_by = "start_ns"},
                          kApiColumns));
   return table;
@@ -298,7 +298,7 @@ const Table<TaskExecRow>& table_for<TaskExecRow>() {
   static const Table<TaskExecRow>& table = *new Table<TaskExecRow>(
       make_table<TaskExecRow>({.name = "TASK_EXEC",
                                .doc = "What TASK shows of each task run, less what its kernel is (KERNEL).",
-                               .indexes = {{{"start_ns"}}, {{"kernel_id"}}},
+                               .indexes = {{{"start_ns"}}},  // Note [Indexes finalize builds]
                                .order_by = "start_ns"},
                               kTaskExecColumns));
   return table;

@@ -97,6 +97,15 @@ struct KernelRow {
   std::int32_t compute_dtype = 0, fallback = 0;
 };
 
+// Note [Indexes finalize builds]
+// A trace is ready when its indexes are built, and under `npuscope run` that happens after the
+// workload exited, while the user waits: each index of a 100k-row table costs ~12 ms (a sort of the
+// table), a third of the conversion of a launch-heavy trace. finalize() therefore builds only the
+// indexes the reader's queries use: each table's order_by (streamed in that order, and the range
+// queries of TASK by start_ns). Joins in users' SQL (API.connection_id = TASK.connection_id,
+// TASK_EXEC.kernel_id) need none: SQLite builds an automatic index for the query that joins (the
+// example queries of docs/schema.md run as fast without a stored one).
+
 // The two tables without a public row struct.
 struct MetaRow {
   std::string key;
