@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 // Internal headers of the collector (the test link line gives no include path to them).
@@ -120,6 +121,26 @@ inline void sql_exec(const std::string& db_path, const std::string& sql) {
   EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << (error ? error : "");
   sqlite3_free(error);
   sqlite3_close(db);
+}
+
+// Gives a trace written now the shape of schema 4 (before Note [Clustered tables]): API,
+// MEMORY_RECORD and TASK_EXEC rowid tables with their time indexes, rows in insertion order.
+inline void downgrade_to_schema_4(const std::string& db_path) {
+  namespace schema = npuscope::collector::schema;
+  std::string sql = "DROP VIEW TASK; DROP VIEW API; DROP VIEW MEMORY_RECORD; ";
+  for (const auto& [stored, name, index] :
+       {std::tuple{&schema::table_for<npuscope::collector::ApiRow>().info, "API", "start_ns"},
+        std::tuple{&schema::table_for<npuscope::collector::MemoryRow>().info, "MEMORY_RECORD", "ts_ns, seq"},
+        std::tuple{&schema::table_for<schema::TaskExecRow>().info, "TASK_EXEC", "start_ns"}}) {
+    std::string columns;
+    for (const schema::ColumnInfo& c : stored->columns) columns += (columns.empty() ? "" : ", ") + std::string(c.name);
+    const std::string old = std::string(name) + "_V4";
+    sql += "CREATE TABLE " + old + " AS SELECT " + columns + " FROM " + std::string(stored->name) +
+           " ORDER BY rowid; DROP TABLE " + std::string(stored->name) + "; ALTER TABLE " + old + " RENAME TO " + name +
+           "; CREATE INDEX " + name + "_v4 ON " + name + " (" + index + "); ";
+  }
+  sql += schema::create_table_sql(*schema::find_table("TASK")) + "; ";
+  sql_exec(db_path, sql + "UPDATE META SET value = '4' WHERE key = 'schema_version'");
 }
 
 // Expects `f` to throw a TraceError whose message contains `needle`.

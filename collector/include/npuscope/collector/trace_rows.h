@@ -22,8 +22,9 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 4;
+// 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK
+// is a view of TASK_EXEC + KERNEL (Note [Kernel table])
+inline constexpr int kSchemaVersion = 5;
 
 // The rows store the trace vocabulary's values (Note [One vocabulary] in vocabulary.h) as plain
 // integers: a trace may hold a value this build does not know. Read them through these.
