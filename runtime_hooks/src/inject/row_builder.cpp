@@ -155,7 +155,10 @@ void RowBuilder::on_memory(const hooks::MemoryRecord& r) {
 // 64-bit value to the last one seen with these low bits is the one.
 std::int64_t RowBuilder::memory_seq(std::int32_t device_id, std::uint32_t seq) {
   auto it = std::find_if(memory_seqs_.begin(), memory_seqs_.end(), [&](const auto& d) { return d.first == device_id; });
-  if (it == memory_seqs_.end()) it = memory_seqs_.insert(memory_seqs_.end(), {device_id, std::int64_t{0}});
+  if (it == memory_seqs_.end()) {  // the device's first record: its low bits are all there is to go on
+    memory_seqs_.emplace_back(device_id, std::int64_t{seq});
+    return seq;
+  }
   const std::int64_t last = it->second;
   const auto delta = static_cast<std::int32_t>(seq - static_cast<std::uint32_t>(last));
   const std::int64_t extended = last + delta;
