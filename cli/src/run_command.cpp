@@ -20,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,7 +127,8 @@ int run_child(const std::vector<std::string>& command, const std::vector<std::pa
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-void print_summary(const std::string& path) {
+// `counted`: the summary the conversion counted, if it ran (else read from the trace).
+void print_summary(const std::string& path, const std::optional<collector::TaskSummary>& counted) {
   if (!fs::exists(path)) {
     std::fprintf(stderr, "npuscope: no trace was written to %s: the program did not use the npuscope emulator\n",
                  path.c_str());
@@ -134,7 +136,7 @@ void print_summary(const std::string& path) {
   }
   // Just written by the child: no need to read the whole file for a quick_check.
   const auto reader = collector::TraceReader::open(path, {.verify = false});
-  const collector::TaskSummary t = reader->task_summary();
+  const collector::TaskSummary t = counted ? *counted : reader->task_summary();
   const std::int64_t tasks = t.tasks, overflows = t.overflows, first = t.first_start_ns, last = t.last_end_ns;
   const std::vector<collector::StatValue> lost = collector::data_loss(reader->stats());
   std::printf("npuscope: trace written to %s%s\n", path.c_str(),
@@ -198,7 +200,7 @@ int run_command(int argc, char** argv) {
     return status != 0 ? status : 1;
   }
   try {
-    print_summary(output);
+    print_summary(output, outcome.had_spool ? std::optional(outcome.replay.tasks) : std::nullopt);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "npuscope: the trace %s cannot be read: %s\n", output.c_str(), e.what());
   }

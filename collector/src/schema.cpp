@@ -176,6 +176,9 @@ constexpr Column<MemoryRow> kMemoryColumns[] = {
     {"reserved_bytes", &MemoryRow::reserved_bytes,
      "Bytes the caching allocator holds from the device after the operation (allocated + cached)."},
     {"thread_id", &MemoryRow::thread_id, "Host thread (small per-process index)."},
+    {"seq", &MemoryRow::seq,
+     "The operation's place in its device's allocator order (1, 2, ...): orders operations with equal ts_ns "
+     "(host threads can stamp the same time). Schema 3 and older traces read it as the row's insertion order."},
 };
 static_assert(covers_each_member_once(kMemoryColumns));
 
@@ -267,10 +270,11 @@ const Table<DeviceInfoRow>& table_for<DeviceInfoRow>() {
 template <>
 const Table<ApiRow>& table_for<ApiRow>() {
   static const Table<ApiRow>& table = *new Table<ApiRow>(
-      make_table<ApiRow>({.name = "API",
-                          .doc = "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread.",
-                          .indexes = {{{"start_ns"}}, {{"connection_id"}}},
-                          .order_by = "start_ns"},
+      make_table<ApiRow>({.name = "API_CALL",
+                          .doc = "API's rows, stored in start order with their insertion order as `rowid` (Note "
+                                 "[Clustered tables] in collector/src/schema.h): query API.",
+                          .order_by = "start_ns",
+                          .clustered = true},
                          kApiColumns));
   return table;
 }
@@ -285,7 +289,8 @@ const Table<TaskRow>& table_for<TaskRow>() {
        .view_select = "SELECT e.task_id, e.start_ns, e.end_ns, e.queued_ns, e.device_id, e.stream_id, k.name_id, "
                       "k.op_type_id, k.task_type, e.connection_id, k.block_dim, k.flops, k.bytes, e.overflow, "
                       "k.fallback, k.compute_dtype, e.call_index, e.emulation_ns, e.thread_id "
-                      "FROM TASK_EXEC e JOIN KERNEL k ON k.kernel_id = e.kernel_id"},
+                      "FROM TASK_EXEC e JOIN KERNEL k ON k.kernel_id = e.kernel_id",
+       .rows_in = "TASK_EXEC"},
       kTaskColumns));
   return table;
 }
@@ -294,9 +299,10 @@ template <>
 const Table<TaskExecRow>& table_for<TaskExecRow>() {
   static const Table<TaskExecRow>& table = *new Table<TaskExecRow>(
       make_table<TaskExecRow>({.name = "TASK_EXEC",
-                               .doc = "What TASK shows of each task run, less what its kernel is (KERNEL).",
-                               .indexes = {{{"start_ns"}}, {{"kernel_id"}}},
-                               .order_by = "start_ns"},
+                               .doc = "What TASK shows of each task run, less what its kernel is (KERNEL), in "
+                                      "start order; `rowid` is the insertion order (Note [Clustered tables]).",
+                               .order_by = "start_ns",
+                               .clustered = true},
                               kTaskExecColumns));
   return table;
 }
@@ -327,10 +333,11 @@ const Table<TensorRow>& table_for<TensorRow>() {
 template <>
 const Table<MemoryRow>& table_for<MemoryRow>() {
   static const Table<MemoryRow>& table = *new Table<MemoryRow>(
-      make_table<MemoryRow>({.name = "MEMORY_RECORD",
-                             .doc = "Device memory operations of the caching allocator, with the totals after each.",
-                             .indexes = {{{"ts_ns"}}},
-                             .order_by = "ts_ns"},
+      make_table<MemoryRow>({.name = "MEMORY_OP",
+                             .doc = "MEMORY_RECORD's rows, stored in time order with their insertion order as `rowid` "
+                                    "(Note [Clustered tables] in collector/src/schema.h): query MEMORY_RECORD.",
+                             .order_by = "ts_ns, seq",
+                             .clustered = true},
                             kMemoryColumns));
   return table;
 }
@@ -369,12 +376,46 @@ const Table<CompareResultRow>& table_for<CompareResultRow>() {
   return table;
 }
 
+namespace {
+
+// The view users query of a clustered table: its documented columns, without `rowid`.
+const TableInfo& view_of(const TableInfo& stored, std::string_view name, std::string_view doc) {
+  std::string select = "SELECT ";
+  for (const ColumnInfo& c : stored.columns) select += std::string(select.size() > 7 ? ", " : "") + std::string(c.name);
+  select += " FROM " + std::string(stored.name);
+  const std::string& sql = *new std::string(std::move(select));  // never destroyed, as the descriptors
+  return *new TableInfo{.name = name,
+                        .doc = doc,
+                        .columns = stored.columns,
+                        .order_by = stored.order_by,
+                        .view_select = sql,
+                        .rows_in = stored.name};
+}
+
+}  // namespace
+
 const std::vector<const TableInfo*>& all_tables() {
+  static const TableInfo& api = view_of(
+      table_for<ApiRow>().info, "API",
+      "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread. A view of API_CALL.");
+  static const TableInfo& memory =
+      view_of(table_for<MemoryRow>().info, "MEMORY_RECORD",
+              "Device memory operations of the caching allocator, with the totals after each. A view of MEMORY_OP.");
   static const std::vector<const TableInfo*>& tables = *new std::vector<const TableInfo*>{
-      &table_for<MetaRow>().info,   &table_for<StringRow>().info,   &table_for<DeviceInfoRow>().info,
-      &table_for<ApiRow>().info,    &table_for<TaskExecRow>().info, &table_for<KernelRow>().info,
-      &table_for<TaskRow>().info,   &table_for<TensorRow>().info,   &table_for<MemoryRow>().info,
-      &table_for<MemcpyRow>().info, &table_for<MarkerRow>().info,   &table_for<CompareResultRow>().info,
+      &table_for<MetaRow>().info,
+      &table_for<StringRow>().info,
+      &table_for<DeviceInfoRow>().info,
+      &table_for<ApiRow>().info,
+      &api,
+      &table_for<TaskExecRow>().info,
+      &table_for<KernelRow>().info,
+      &table_for<TaskRow>().info,
+      &table_for<TensorRow>().info,
+      &table_for<MemoryRow>().info,
+      &memory,
+      &table_for<MemcpyRow>().info,
+      &table_for<MarkerRow>().info,
+      &table_for<CompareResultRow>().info,
   };
   return tables;
 }

@@ -37,6 +37,9 @@ std::string create_table_sql(const TableInfo& table, bool if_missing) {
     sql += (i ? ", " : "") + std::string(c.name) + " " + sql_type_name(c.type);
     if (c.name == table.primary_key) sql += " PRIMARY KEY";
   }
+  // Note [Clustered tables]
+  if (table.clustered)
+    return sql + ", rowid INTEGER, PRIMARY KEY (" + std::string(table.order_by) + ", rowid)) WITHOUT ROWID";
   return sql + ")";
 }
 
@@ -61,6 +64,10 @@ std::string batch_vtab_declaration(const TableInfo& table) {
 
 std::string insert_sql(const TableInfo& table) {
   const std::string columns = column_list(table);
+  if (table.clustered) {  // ?2: the rowid of the batch's first row (Note [Clustered tables])
+    return "INSERT INTO " + std::string(table.name) + " (" + columns + ", rowid) SELECT " + columns +
+           ", ?2 + rowid FROM " + batch_module_name(table) + "(?1)";
+  }
   return std::string(table.replace ? "INSERT OR REPLACE INTO " : "INSERT INTO ") + std::string(table.name) + " (" +
          columns + ") SELECT " + columns + " FROM " + batch_module_name(table) + "(?1)";
 }

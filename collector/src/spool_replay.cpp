@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -94,7 +95,12 @@ class Replayer {
       case FrameKind::kDevices:
         for (const auto& row : rows<DeviceInfoRow>(d)) out_.add_device(row);
         break;
-      case FrameKind::kTasks: out_.add_tasks(rows<TaskRow>(d)); break;
+      case FrameKind::kTasks: {
+        const std::span<const TaskRow> tasks = rows<TaskRow>(d);
+        out_.add_tasks(tasks);
+        summarise(tasks);
+        break;
+      }
       case FrameKind::kApis: out_.add_apis(rows<ApiRow>(d)); break;
       case FrameKind::kMemory: out_.add_memory(rows<MemoryRow>(d)); break;
       case FrameKind::kMemcpys: out_.add_memcpys(rows<MemcpyRow>(d)); break;
@@ -140,6 +146,16 @@ class Replayer {
     }
     result.rows += count;
     return v;
+  }
+
+  void summarise(std::span<const TaskRow> tasks) {
+    TaskSummary& s = result.tasks;
+    for (const TaskRow& t : tasks) {
+      s.first_start_ns = s.tasks == 0 ? t.start_ns : std::min(s.first_start_ns, t.start_ns);
+      s.last_end_ns = s.tasks == 0 ? t.end_ns : std::max(s.last_end_ns, t.end_ns);
+      s.overflows += t.overflow;
+      ++s.tasks;
+    }
   }
 
   SpoolFile& file_;

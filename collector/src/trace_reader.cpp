@@ -186,7 +186,7 @@ class SqliteTraceReader final : public TraceReader {
       throw TraceError(path() + ": no table '" + table + "' in a trace (tables: " + known + ")");
     }
     const std::lock_guard lock(mutex_);
-    const std::string name = info->name == "TASK" ? "TASK_EXEC" : std::string(info->name);  // not through the join
+    const std::string name(info->rows_in.empty() ? info->name : info->rows_in);  // a view: where its rows are
     sqlite::Stmt stmt(db_, "SELECT count(*) FROM " + name);
     stmt.step();
     return sqlite3_column_int64(stmt.get(), 0);
@@ -256,6 +256,8 @@ class SqliteTraceReader final : public TraceReader {
   void leave_out(const std::string& column);
   void adapt_schema_1();
   void adapt_schema_2();
+  void adapt_schema_3();
+  void adapt_schema_4();
   void load_kernels();
   void load_meta();
   void check_version();
@@ -330,8 +332,9 @@ void SqliteTraceReader::leave_out(const std::string& column) {
   if (!table || index_in(*table) == table->columns.size()) {
     throw TraceError("cannot leave out '" + column + "': not a TABLE.column of a trace (see docs/schema.md)");
   }
-  // TASK's own columns are read from TASK_EXEC; those of its kernel cost nothing and stay.
-  if (table->name == "TASK") table = &schema::table_for<schema::TaskExecRow>().info;
+  // A view's columns are read from its table (TASK's own from TASK_EXEC; those of its kernel cost
+  // nothing and stay).
+  if (!table->rows_in.empty()) table = schema::find_table(table->rows_in);
   const std::size_t i = index_in(*table);
   if (i == table->columns.size()) return;  // a kernel column
   std::vector<bool>& skip = skipped_[table->name];
@@ -371,6 +374,8 @@ void SqliteTraceReader::check_version() {
 void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 2) adapt_schema_1();  // Note [Reading schema 1]
   if (schema_version_ < 3) adapt_schema_2();
+  if (schema_version_ < 4) adapt_schema_3();
+  if (schema_version_ < 5) adapt_schema_4();
 }
 
 // Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
@@ -387,7 +392,30 @@ void SqliteTraceReader::adapt_schema_2() {
       std::to_string(static_cast<int>(ApiKind::kFree)) +
       " WHEN s.value IN ('aclrtRecordEvent', 'aclrtStreamWaitEvent') THEN " +
       std::to_string(static_cast<int>(ApiKind::kEvent)) + " ELSE " + std::to_string(static_cast<int>(ApiKind::kOther)) +
-      " END AS kind FROM main.API a LEFT JOIN main.STRING_IDS s ON s.id = a.name_id");
+      " END AS kind, a.rowid AS rowid FROM main.API a LEFT JOIN main.STRING_IDS s ON s.id = a.name_id");
+}
+
+// Schema 4 added MEMORY_RECORD.seq, the allocator's order of operations with equal times. An
+// older trace's rows keep the order they were written in: seq is the rowid (the order the reader
+// has always broken ties in).
+void SqliteTraceReader::adapt_schema_3() {
+  std::string columns;
+  for (const schema::ColumnInfo& c : schema::table_for<MemoryRow>().info.columns) {
+    columns += ", " + (c.name == "seq" ? std::string("m.rowid AS seq") : "m." + std::string(c.name));
+  }
+  db_.exec("CREATE TEMP VIEW MEMORY_RECORD AS SELECT m.rowid AS rowid" + columns + " FROM main.MEMORY_RECORD m");
+}
+
+// Schema 5 stores API and MEMORY_RECORD clustered in time order as API_CALL and MEMORY_OP, with the
+// insertion order as a `rowid` column (Note [Clustered tables]); an older trace's tables (or the
+// views the steps above made of them, which carry the rowid) serve under those names.
+void SqliteTraceReader::adapt_schema_4() {
+  for (const auto& [stored, name] : {std::pair{&schema::table_for<ApiRow>().info, "API"},
+                                     std::pair{&schema::table_for<MemoryRow>().info, "MEMORY_RECORD"}}) {
+    std::string columns;
+    for (const schema::ColumnInfo& c : stored->columns) columns += std::string(c.name) + ", ";
+    db_.exec("CREATE TEMP VIEW " + std::string(stored->name) + " AS SELECT " + columns + "rowid AS rowid FROM " + name);
+  }
 }
 
 void SqliteTraceReader::check_integrity() {

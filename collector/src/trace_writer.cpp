@@ -29,7 +29,9 @@ constexpr std::size_t kBatchRows = 1024;
 template <class Row>
 class TableWriter {
  public:
-  explicit TableWriter(sqlite::Db& db) : stmt_(db, schema::insert_sql(schema::table_for<Row>().info)) {
+  explicit TableWriter(sqlite::Db& db)
+      : stmt_(db, schema::insert_sql(schema::table_for<Row>().info)),
+        clustered_(schema::table_for<Row>().info.clustered) {
     pending_.reserve(kBatchRows);
   }
 
@@ -58,14 +60,18 @@ class TableWriter {
   void insert(const Row* rows, std::size_t count) {
     Batch batch{rows, count};
     sqlite3_bind_pointer(stmt_.get(), 1, &batch, schema::kBatchPointerType, nullptr);
+    if (clustered_) sqlite3_bind_int64(stmt_.get(), 2, inserted_ + 1);  // the batch's rows are 0, 1, ...
     struct ResetOnExit {
       sqlite::Stmt& stmt;
       ~ResetOnExit() { stmt.reset(); }  // also unbinds &batch
     } reset{stmt_};
     stmt_.step();
+    inserted_ += static_cast<std::int64_t>(count);
   }
 
   sqlite::Stmt stmt_;
+  const bool clustered_;
+  std::int64_t inserted_ = 0;  // rows so far: the next rowid of a clustered table is inserted_ + 1
   std::vector<Row> pending_;
 };
 

@@ -482,10 +482,11 @@ void Device::on_memory_event(void* user, const MemoryEvent& event, const MemoryS
                                                             : MemoryOp::kRelease;
   // Host threads have clocks of their own, so a free on one thread could carry an earlier time than
   // the allocation it undoes on another. Memory records of a device are stamped in allocator order
-  // (this runs under the allocator's lock): never earlier than the previous one.
+  // (this runs under the allocator's lock): never earlier than the previous one. Records with equal
+  // times keep their allocator order through the seq (the trace orders MEMORY_RECORD by ts_ns, seq).
   self->last_memory_ns_ = std::max(self->last_memory_ns_, vclock::host_now_ns());
   s->on_memory(s->user, {self->last_memory_ns_, event.address, event.bytes, stats.allocated_bytes, stats.reserved_bytes,
-                         self->id_, vclock::thread_index(), op});
+                         self->id_, vclock::thread_index(), op, static_cast<std::uint32_t>(event.seq)});
 }
 
 }  // namespace npuscope::emulator

@@ -256,7 +256,8 @@ void CachingAllocator::throw_out_of_memory(std::uint64_t bytes) const {
 }
 
 void CachingAllocator::notify(MemoryEvent::Kind kind, DeviceAddress address, std::uint64_t bytes) {
-  if (listener_ != nullptr) listener_(listener_user_, MemoryEvent{kind, address, bytes}, stats_);
+  ++last_seq_;  // counted listened to or not: a listener subscribing later still sees increasing seqs
+  if (listener_ != nullptr) listener_(listener_user_, MemoryEvent{kind, address, bytes, last_seq_}, stats_);
 }
 
 }  // namespace npuscope::emulator

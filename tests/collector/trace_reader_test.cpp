@@ -175,6 +175,7 @@ TEST_F(TraceReaderTest, KernelsStoredOnceAndSchema1TracesStillRead) {
   EXPECT_EQ(sql_text(path(), "SELECT count(*) FROM KERNEL"), "5");
   EXPECT_EQ(sql_text(path(), "SELECT count(*) FROM TASK"), "1000");
   EXPECT_EQ(sql_text(path(), "SELECT flops FROM TASK WHERE task_id = 8"), std::to_string(all[7].flops));
+  downgrade_to_schema_4(path());
   sql_exec(path(),
            "CREATE TABLE TASK_V1 AS SELECT * FROM TASK; DROP VIEW TASK; ALTER TABLE TASK_V1 RENAME TO TASK; "
            "DROP TABLE TASK_EXEC; DROP TABLE KERNEL; UPDATE META SET value = '1' WHERE key = 'schema_version'");
@@ -216,9 +217,41 @@ TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
   ASSERT_EQ(v3.size(), calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i)
     EXPECT_EQ(v3[i], static_cast<std::int32_t>(calls[i].second)) << calls[i].first;
+  downgrade_to_schema_4(path());
+  EXPECT_EQ(kinds_read(), v3);
   sql_exec(path(), "ALTER TABLE API DROP COLUMN kind; UPDATE META SET value = '2' WHERE key = 'schema_version'");
   EXPECT_EQ(kinds_read(), v3);
   EXPECT_EQ(TraceReader::open(path())->schema_version(), 2);
+}
+
+// Schema 4 added MEMORY_RECORD.seq: memory operations with equal times come back in allocator
+// order, whatever order they were written in; a schema 3 trace reads them in written order, with
+// seq = that order (adapt_older_schema).
+TEST_F(TraceReaderTest, MemoryRowsWithEqualTimesComeBackInSeqOrder) {
+  {
+    auto writer = TraceWriter::create(path());
+    std::vector<MemoryRow> rows(4);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      rows[i].ts_ns = 100;
+      rows[i].address = static_cast<std::int64_t>(i);
+      rows[i].seq = static_cast<std::int64_t>(10 - i);  // written in the reverse of allocator order
+    }
+    writer->add_memory(rows);
+    writer->finalize();
+  }
+  const auto read = [&] {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (const MemoryRow& m : TraceReader::open(path())->memory()) out.emplace_back(m.address, m.seq);
+    return out;
+  };
+  EXPECT_EQ(read(), (std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 7}, {2, 8}, {1, 9}, {0, 10}}));
+  downgrade_to_schema_4(path());
+  EXPECT_EQ(read(), (std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 7}, {2, 8}, {1, 9}, {0, 10}}));
+  sql_exec(path(),
+           "DROP INDEX MEMORY_RECORD_v4; ALTER TABLE MEMORY_RECORD DROP COLUMN seq; "
+           "UPDATE META SET value = '3' WHERE key = 'schema_version'");
+  EXPECT_EQ(TraceReader::open(path())->schema_version(), 3);
+  EXPECT_EQ(read(), (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {1, 2}, {2, 3}, {3, 4}}));
 }
 
 // Note [Reading schema 1] in trace_reader.cpp: every function of the reader reads a schema 1 trace
@@ -233,9 +266,12 @@ TEST_F(TraceReaderTest, EveryReadOfASchema1TraceMatchesSchema2) {
   }
   const std::string v1_path = path("v1.db");
   std::filesystem::copy_file(path(), v1_path);
+  downgrade_to_schema_4(v1_path);
   sql_exec(v1_path,
            "CREATE TABLE TASK_V1 AS SELECT * FROM TASK; DROP VIEW TASK; ALTER TABLE TASK_V1 RENAME TO TASK; "
            "CREATE INDEX TASK_start ON TASK (start_ns); "
+           "DROP INDEX MEMORY_RECORD_v4; ALTER TABLE MEMORY_RECORD DROP COLUMN seq; "
+           "CREATE INDEX MEMORY_RECORD_ts_ns ON MEMORY_RECORD (ts_ns); "
            "DROP TABLE TASK_EXEC; DROP TABLE KERNEL; UPDATE META SET value = '1' WHERE key = 'schema_version'");
   const auto v2 = TraceReader::open(path());
   for (bool verify : {true, false}) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 // Internal headers of the collector (the test link line gives no include path to them).
@@ -122,6 +123,26 @@ inline void sql_exec(const std::string& db_path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// Gives a trace written now the shape of schema 4 (before Note [Clustered tables]): API,
+// MEMORY_RECORD and TASK_EXEC rowid tables with their time indexes, rows in insertion order.
+inline void downgrade_to_schema_4(const std::string& db_path) {
+  namespace schema = npuscope::collector::schema;
+  std::string sql = "DROP VIEW TASK; DROP VIEW API; DROP VIEW MEMORY_RECORD; ";
+  for (const auto& [stored, name, index] :
+       {std::tuple{&schema::table_for<npuscope::collector::ApiRow>().info, "API", "start_ns"},
+        std::tuple{&schema::table_for<npuscope::collector::MemoryRow>().info, "MEMORY_RECORD", "ts_ns, seq"},
+        std::tuple{&schema::table_for<schema::TaskExecRow>().info, "TASK_EXEC", "start_ns"}}) {
+    std::string columns;
+    for (const schema::ColumnInfo& c : stored->columns) columns += (columns.empty() ? "" : ", ") + std::string(c.name);
+    const std::string old = std::string(name) + "_V4";
+    sql += "CREATE TABLE " + old + " AS SELECT " + columns + " FROM " + std::string(stored->name) +
+           " ORDER BY rowid; DROP TABLE " + std::string(stored->name) + "; ALTER TABLE " + old + " RENAME TO " + name +
+           "; CREATE INDEX " + name + "_v4 ON " + name + " (" + index + "); ";
+  }
+  sql += schema::create_table_sql(*schema::find_table("TASK")) + "; ";
+  sql_exec(db_path, sql + "UPDATE META SET value = '4' WHERE key = 'schema_version'");
+}
+
 // Expects `f` to throw a TraceError whose message contains `needle`.
 template <class F>
 void expect_trace_error(F&& f, const std::string& needle) {
@@ -158,9 +179,9 @@ inline Sample write_all(TraceWriter& w, std::int64_t task_count) {
   std::reverse(s.tasks.begin(), s.tasks.end());                          // written out of start order: the reader sorts
   constexpr auto kLaunch = static_cast<std::int32_t>(ApiKind::kLaunch);  // as old traces' names read too
   s.apis = {{500, 900, w.intern("aclnnMatMul"), 100, 0, kLaunch}, {100, 400, w.intern("aclnnAdd"), 101, 1, kLaunch}};
-  s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0},
-              {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0},
-              {30, 0, 1, 1 << 20, 4096, 0, 2 << 20, 1}};
+  s.memory = {{10, 0, 2, 1 << 20, 2 << 20, 0, 2 << 20, 0, 1},
+              {20, 0, 0, 1 << 20, 4096, 4096, 2 << 20, 0, 2},
+              {30, 0, 1, 1 << 20, 4096, 0, 2 << 20, 1, 3}};
   s.memcpys = {{7, 300, 800, 250, 0, 1, 1 << 16, 1, 102}, {8, 900, 950, 880, 0, 1, 64, 2, 103}};
   s.markers = {{50, 5000, w.intern("forward"), 0, 0, -1}, {40, 6000, 0, 0, 1, 3}};
   for (int i = 0; i < 4096; ++i) s.raw.push_back(static_cast<std::uint8_t>(i * 7));

@@ -86,8 +86,7 @@ TEST_F(TraceWriterTest, CommitMakesRowsVisibleNow) {
 }
 
 TEST_F(TraceWriterTest, IncompleteUntilFinalizedThenIndexedAndOneFile) {
-  const std::string has_index =
-      "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'TASK_EXEC_start_ns'";
+  const std::string has_index = "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'MEMCPY_start_ns'";
   auto writer = TraceWriter::create(path());
   EXPECT_FALSE(TraceReader::open(path())->complete());
   EXPECT_EQ(sql_text(path(), has_index), "0");
@@ -97,12 +96,16 @@ TEST_F(TraceWriterTest, IncompleteUntilFinalizedThenIndexedAndOneFile) {
   EXPECT_EQ(sql_text(path(), has_index), "1");
   EXPECT_EQ(sql_text(path(), "PRAGMA journal_mode"), "delete");
   EXPECT_FALSE(std::filesystem::exists(path() + "-wal"));
-  // Streaming tasks in start order uses the index, not a sort.
-  EXPECT_NE(
-      sql_text(path(), "EXPLAIN QUERY PLAN " + schema::select_sql(schema::table_for<schema::TaskExecRow>().info, false),
-               3)
-          .find("TASK_EXEC_start_ns"),
-      std::string::npos);
+  // Streaming tasks, API calls and memory operations in their order reads the clustered table in key
+  // order (Note [Clustered tables]), not a sort; other tables use their index.
+  const auto plan = [&](const schema::TableInfo& table) {
+    return sql_text(path(), "EXPLAIN QUERY PLAN " + schema::select_sql(table, false), 3);
+  };
+  for (const schema::TableInfo* table : {&schema::table_for<schema::TaskExecRow>().info,
+                                         &schema::table_for<ApiRow>().info, &schema::table_for<MemoryRow>().info}) {
+    EXPECT_EQ(plan(*table), "SCAN " + std::string(table->name)) << table->name;
+  }
+  EXPECT_NE(plan(schema::table_for<MemcpyRow>().info).find("MEMCPY_start_ns"), std::string::npos);
 }
 
 TEST_F(TraceWriterTest, DestroyedWithoutFinalizeKeepsRowsAndStaysIncomplete) {

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "npuscope/emulator/dispatch.h"
@@ -245,6 +247,48 @@ TEST_F(Hooks, MemoryRecordsBalance) {
   ASSERT_FALSE(rec.memory.empty());
   EXPECT_EQ(rec.memory.back().allocated_bytes, 0u);
   EXPECT_EQ(Runtime::get().device().memory().stats().allocated_bytes, 0u);
+}
+
+// Threads allocating on one device get memory records whose seq follows the allocator's order
+// (the order the callbacks ran in, under its lock), so that (ts_ns, seq) orders every free after its
+// allocation whatever times the threads' clocks gave them.
+TEST_F(Hooks, MemoryRecordsOfThreadsHaveIncreasingSeqInAllocatorOrder) {
+  Recorder rec;
+  hooks::subscribe(&rec.table);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([] {
+      for (int i = 0; i < 200; ++i) {
+        Tensor x = Tensor::from_floats(std::vector<float>(64, 1.0f), {64}, DType::kF32, DeviceRef::npu());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Runtime::get().device().synchronize();  // retires the copies, and frees what they held
+  hooks::subscribe(nullptr);
+
+  ASSERT_GE(rec.memory.size(), 4u * 200 * 2);
+  std::set<std::uint32_t> threads_seen;
+  for (std::size_t i = 0; i < rec.memory.size(); ++i) {
+    threads_seen.insert(rec.memory[i].thread_id);
+    if (i > 0) {
+      EXPECT_EQ(rec.memory[i].seq, rec.memory[i - 1].seq + 1) << "record " << i;
+    }
+  }
+  EXPECT_GE(threads_seen.size(), 4u);  // and whichever thread retired the last tensors
+
+  auto by_time = rec.memory;
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const auto& a, const auto& b) { return std::tie(a.ts_ns, a.seq) < std::tie(b.ts_ns, b.seq); });
+  std::set<std::uint64_t> live;
+  for (const auto& m : by_time) {
+    if (m.op == npuscope::MemoryOp::kAlloc) {
+      EXPECT_TRUE(live.insert(m.address).second) << "allocated twice";
+    } else if (m.op == npuscope::MemoryOp::kFree) {
+      EXPECT_EQ(live.erase(m.address), 1u) << "free before its allocation";
+    }
+  }
+  EXPECT_TRUE(live.empty());
 }
 
 TEST_F(Hooks, MarkersPushAndPop) {

@@ -1,6 +1,7 @@
 // See Note [Pairing on the drain thread] in row_builder.h.
 #include "row_builder.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <tuple>
@@ -145,7 +146,24 @@ void RowBuilder::on_memory(const hooks::MemoryRecord& r) {
   row.allocated_bytes = static_cast<std::int64_t>(r.allocated_bytes);
   row.reserved_bytes = static_cast<std::int64_t>(r.reserved_bytes);
   row.thread_id = static_cast<std::int32_t>(r.thread_id);
+  row.seq = memory_seq(r.device_id, r.seq);
   if (memory_.size() >= kBatchRows) flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
+}
+
+// The record's 32-bit seq extended to 64 bits: the device's records reach us out of allocator order
+// only by the few in flight in other threads' buffers, far less than 2^31 apart, so the nearest
+// 64-bit value to the last one seen with these low bits is the one.
+std::int64_t RowBuilder::memory_seq(std::int32_t device_id, std::uint32_t seq) {
+  auto it = std::find_if(memory_seqs_.begin(), memory_seqs_.end(), [&](const auto& d) { return d.first == device_id; });
+  if (it == memory_seqs_.end()) {  // the device's first record: its low bits are all there is to go on
+    memory_seqs_.emplace_back(device_id, std::int64_t{seq});
+    return seq;
+  }
+  const std::int64_t last = it->second;
+  const auto delta = static_cast<std::int32_t>(seq - static_cast<std::uint32_t>(last));
+  const std::int64_t extended = last + delta;
+  if (extended > last) it->second = extended;
+  return extended;
 }
 
 void RowBuilder::on_memcpy(const hooks::MemcpyRecord& r) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "entries.h"
@@ -79,6 +80,7 @@ class RowBuilder {
   void add_range_row(const OpenRange& open, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id);
   ThreadOpen& open_for(std::uint32_t thread_id, std::uint64_t ts_ns);
+  std::int64_t memory_seq(std::int32_t device_id, std::uint32_t seq);
 
   collector::TraceWriter& writer_;
   ChunkPool& pool_;
@@ -92,8 +94,9 @@ class RowBuilder {
   std::vector<collector::MemoryRow> memory_;
   std::vector<collector::MemcpyRow> memcpys_;
   std::vector<collector::MarkerRow> markers_;
-  std::vector<collector::DeviceInfoRow> devices_;  // written so far
-  collector::TensorRow tensor_;                    // reused: its buffers keep their capacity
+  std::vector<collector::DeviceInfoRow> devices_;                   // written so far
+  std::vector<std::pair<std::int32_t, std::int64_t>> memory_seqs_;  // by device: the highest seq so far
+  collector::TensorRow tensor_;                                     // reused: its buffers keep their capacity
   RowCounters counters_;
   bool wrote_ = false;
 };

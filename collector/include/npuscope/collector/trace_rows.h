@@ -22,7 +22,9 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-inline constexpr int kSchemaVersion = 3;  // 3: API.kind; 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel table])
+// 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK
+// is a view of TASK_EXEC + KERNEL (Note [Kernel table])
+inline constexpr int kSchemaVersion = 5;
 
 // The rows store the trace vocabulary's values (Note [One vocabulary] in vocabulary.h) as plain
 // integers: a trace may hold a value this build does not know. Read them through these.
@@ -76,6 +78,7 @@ struct MemoryRow {
   std::int64_t address = 0, bytes = 0;
   std::int64_t allocated_bytes = 0, reserved_bytes = 0;  // totals after the operation
   std::int32_t thread_id = 0;
+  std::int64_t seq = 0;  // the device allocator's order: breaks ts_ns ties
 };
 
 struct MemcpyRow {

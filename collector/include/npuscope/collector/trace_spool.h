@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 
+#include "npuscope/collector/trace_reader.h"
 #include "npuscope/collector/trace_writer.h"
 
 namespace npuscope::collector {
@@ -40,6 +41,9 @@ struct SpoolReplay {
   bool complete = false;        // the spool ends with its writer's finalize()
   std::int64_t rows = 0;        // data rows replayed (not META, not strings)
   std::int64_t torn_bytes = 0;  // bytes of a last frame cut short (the writer was killed mid-write)
+  // What TraceReader::task_summary() of the trace says, counted on the way: `npuscope run` prints it
+  // without scanning the tasks again while the user waits.
+  TaskSummary tasks;
 };
 
 // Replays the spool at `path` into `out` and finalizes `out` (complete or incomplete, as the spool

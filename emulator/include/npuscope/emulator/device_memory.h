@@ -41,6 +41,9 @@ struct MemoryEvent {
   enum class Kind : std::uint8_t { kAlloc, kFree, kReserve, kRelease } kind;
   DeviceAddress address;
   std::uint64_t bytes;
+  // The operation's place in the allocator's order (1, 2, ... per allocator, so per device), taken
+  // under its lock: records of different host threads may share a timestamp, never a seq.
+  std::uint64_t seq;
 };
 
 class CachingAllocator {
@@ -100,6 +103,7 @@ class CachingAllocator {
   std::map<DeviceAddress, Block*> live_;                        // allocated blocks by start address
   std::map<DeviceAddress, std::unique_ptr<Segment>> segments_;  // by start address
   DeviceAddress next_address_ = kDeviceAddressBase;
+  std::uint64_t last_seq_ = 0;  // MemoryEvent::seq of the last operation
   Listener listener_ = nullptr;
   void* listener_user_ = nullptr;
 };

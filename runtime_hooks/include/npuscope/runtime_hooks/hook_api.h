@@ -26,8 +26,9 @@
 
 namespace npuscope::hooks {
 
-inline constexpr std::uint32_t kHookApiVersion =
-    3;  // 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
+// 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns,
+// TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 4;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -78,7 +79,13 @@ struct MemoryRecord {
   std::int32_t device_id;
   std::uint32_t thread_id;
   MemoryOp op;
+  // The operation's place in its device's allocator order (1, 2, ...), the low 32 bits: records of
+  // different threads can carry one ts_ns and reach a listener in any order; seq orders them. 32 bits
+  // keep the record in one 64-byte slot; a listener extends it (consecutive records of a device are
+  // far less than 2^31 apart).
+  std::uint32_t seq;
 };
+static_assert(sizeof(MemoryRecord) <= 56, "a MemoryRecord and its tag fill one cache line (inject/entries.h)");
 
 struct MemcpyRecord {
   std::uint64_t task_id;
