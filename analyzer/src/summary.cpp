@@ -147,8 +147,9 @@ namespace {
 void run_summary(RuleContext& c) {
   const Summary s = summarize(c.data);
   if (!s.complete) c.note("the trace is incomplete (the program did not exit cleanly): it ends at its last commit");
+  if (!s.data_loss.empty())
+    c.note("data was lost while recording (the data_loss table): figures built on it undercount");
   for (const collector::StatValue& lost : s.data_loss) {
-    c.note("data lost while recording, figures undercount: " + collector::describe(lost));
     c.add(kDataLossTable,
           {lost.name, lost.value,
            lost.doc.empty() ? std::string("a counter this build does not know") : std::string(lost.doc)});

@@ -72,7 +72,7 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
     CancelCheck check(cancel);
     collector::TraceReader::open(r.path(), options)->for_each_task_starting(a, b, [&](const collector::TaskRow& t) {
       check.row();
-      if (t.device_id < 0 || !is_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
+      if (t.device_id < 0 || !is_device_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
       out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes,
                      collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id), t.device_id,
                      t.stream_id, t.block_dim, t.thread_id, narrow_small(t.task_type), narrow_small(t.overflow),

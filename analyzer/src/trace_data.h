@@ -31,10 +31,6 @@ struct Api {
   std::int32_t name_id = 0, thread_id = 0;
 };
 
-// TASK.task_type values that are kernels (the rest: copies, event record/wait, host work).
-inline bool is_kernel(std::int32_t task_type) {
-  return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) || is(task_type, TaskType::kAiCpu);
-}
 inline std::int64_t duration(const Task& t) { return t.end_ns - t.start_ns; }
 
 struct TraceData {

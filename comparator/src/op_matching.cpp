@@ -5,19 +5,10 @@
 #include <optional>
 
 namespace npuscope::comparator {
-namespace {
-
-bool is_op(const collector::TaskRow& t) {
-  return is(t.task_type, TaskType::kAiCore) || is(t.task_type, TaskType::kAiVectorCore) ||
-         is(t.task_type, TaskType::kAiCpu) || is(t.task_type, TaskType::kHostCpu);
-}
-
-}  // namespace
-
 std::vector<OpInfo> load_ops(const collector::TraceReader& trace) {
   std::vector<OpInfo> ops;
   trace.for_each_task([&](const collector::TaskRow& t) {
-    if (is_op(t))
+    if (is_op(t.task_type))
       ops.push_back(
           {t.task_id, t.start_ns, trace.string(t.name_id), trace.string(t.op_type_id), t.call_index, t.overflow != 0});
   });

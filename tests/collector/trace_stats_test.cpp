@@ -2,6 +2,8 @@
 // their severity, and every non-zero data-loss counter reported by `npuscope analyze`.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_test_util.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/collector/trace_stats.h"
@@ -68,14 +70,32 @@ TEST_F(TraceStatsTest, ReadBackWithSeverityAndDataLossPicked) {
 
 TEST_F(TraceStatsTest, AnalyzeReportsEveryDataLossCounter) {
   write({{"dropped_records", 9}, {"dropped_records.tensor", 9}, {"spool_torn_bytes", 12}, {"records", 50}});
+  const std::vector<std::pair<std::string, std::int64_t>> lost = {
+      {"dropped_records", 9}, {"dropped_records.tensor", 9}, {"spool_torn_bytes", 12}};
+  // The text report: a line per counter in the data_loss table, with its value.
   const auto r = npuscope::testing::run_command(npuscope::testing::npuscope_cmd("analyze " + path()));
   ASSERT_EQ(r.status, 0) << r.output;
-  for (const char* line : {"dropped_records = 9", "dropped_records.tensor = 9", "spool_torn_bytes = 12"}) {
-    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  EXPECT_NE(r.output.find("data was lost while recording"), std::string::npos) << r.output;
+  for (const auto& [name, value] : lost) {
+    const auto at = r.output.find(" " + name + " ");
+    ASSERT_NE(at, std::string::npos) << name << "\n" << r.output;
+    const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+    const std::string cell = std::to_string(value);
+    EXPECT_NE(line.find(" " + cell + " "), std::string::npos) << line;
   }
-  EXPECT_EQ(r.output.find("records = 50"), std::string::npos) << "info counters are not data loss";
-  const auto json = npuscope::testing::run_command(npuscope::testing::npuscope_cmd("analyze --format json " + path()));
-  EXPECT_NE(json.output.find("spool_torn_bytes = 12"), std::string::npos) << json.output;
+  EXPECT_EQ(r.output.find(" records "), std::string::npos) << "info counters are not data loss\n" << r.output;
+  // JSON: the data_loss table, exactly these rows in declaration order.
+  const std::string json_path = path("a.json");
+  const auto j = npuscope::testing::run_command(
+      npuscope::testing::npuscope_cmd("analyze --format json -o " + json_path + " " + path()));
+  ASSERT_EQ(j.status, 0) << j.output;
+  const auto doc = nlohmann::json::parse(npuscope::testing::read_file(json_path));
+  ASSERT_EQ(doc.at("data_loss").size(), lost.size()) << doc.at("data_loss");
+  for (std::size_t i = 0; i < lost.size(); ++i) {
+    EXPECT_EQ(doc["data_loss"][i].at("counter"), lost[i].first);
+    EXPECT_EQ(doc["data_loss"][i].at("value"), lost[i].second);
+    EXPECT_FALSE(doc["data_loss"][i].at("meaning").get<std::string>().empty());
+  }
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ class MemcpyLaneView final : public RangeLaneView {
   static std::int32_t copy_kind(const TimelineItem& item) {
     return static_cast<std::int32_t>((item.flags >> kCopyKindShift) & 0xff);
   }
-  static std::string kind_name(std::int32_t kind) { return std::string(enum_value_name<CopyKind>(kind, "copy")); }
+  static std::string kind_name(std::int32_t kind) { return collector::stored_name<CopyKind>(kind, "copy"); }
   ImU32 colour(const TimelineItem& item) const override {
     const std::int32_t kind = copy_kind(item);
     if (is(kind, CopyKind::kHostToDevice)) return IM_COL32(110, 170, 230, 255);

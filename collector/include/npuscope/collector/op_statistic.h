@@ -35,8 +35,7 @@ struct OpStatisticRow {
 
 // See Note [What op_statistic counts].
 inline bool counts_in_op_statistic(std::int32_t device_id, std::int32_t task_type) {
-  return device_id >= 0 && task_type >= static_cast<std::int32_t>(TaskType::kAiCore) &&
-         task_type <= static_cast<std::int32_t>(TaskType::kAiCpu);
+  return device_id >= 0 && is_device_kernel(task_type);
 }
 inline std::int64_t op_statistic_duration(std::int64_t start_ns, std::int64_t end_ns) {
   return end_ns > start_ns ? end_ns - start_ns : 0;

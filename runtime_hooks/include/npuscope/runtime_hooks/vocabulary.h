@@ -211,13 +211,6 @@ constexpr std::string_view enum_name(E e) {
   return "?";
 }
 
-// The name of a stored value, or `fallback` for one this build does not know.
-template <class E>
-constexpr std::string_view enum_value_name(std::int64_t value, std::string_view fallback = "?") {
-  const auto e = enum_from_value<E>(value);
-  return e ? enum_name(*e) : fallback;
-}
-
 template <class E>
 constexpr std::optional<E> find_enum(std::string_view name) {
   for (const auto& v : enum_values<E>()) {
@@ -230,6 +223,16 @@ constexpr std::optional<E> find_enum(std::string_view name) {
 template <class E>
 constexpr bool is(std::int64_t stored, E e) {
   return stored == static_cast<std::int64_t>(e);
+}
+
+// Task types (stored values) that ran an op's kernel on a device unit: the rest are copies, events
+// and the CPU golden backend's ops.
+constexpr bool is_device_kernel(std::int64_t task_type) {
+  return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) || is(task_type, TaskType::kAiCpu);
+}
+// Task types that ran an op at all: a device kernel, or the CPU golden backend's (what two runs match by).
+constexpr bool is_op(std::int64_t task_type) {
+  return is_device_kernel(task_type) || is(task_type, TaskType::kHostCpu);
 }
 
 // The calls that make the host wait for the device: the idle-time analysis's "sync wait".
