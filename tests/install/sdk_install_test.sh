@@ -24,9 +24,11 @@ for f in bin/npuscope bin/npuscope-viewer include/npuscope/emulator/ops.h includ
 done
 pc=$(find "$prefix" -name npuscope.pc) && [[ -n $pc ]] || fail "npuscope.pc was not installed"
 inject=$(find "$prefix" -name libnpuscope_inject.so) && [[ -n $inject ]] || fail "libnpuscope_inject.so was not installed"
-# The installed CLI loads the installed emulator (RPATH), not the build tree's.
-ldd "$prefix/bin/npuscope" | grep -q "libnpuscope_emulator.so => $prefix/" ||
-  fail "bin/npuscope does not load the installed emulator: $(ldd "$prefix/bin/npuscope" | grep npuscope)"
+# The installed CLI loads the installed emulator (RPATH), not the build tree's. ldd's output is
+# read whole: `ldd | grep -q` under pipefail fails whenever grep exits before ldd has written.
+libs=$(ldd "$prefix/bin/npuscope")
+[[ $libs == *"libnpuscope_emulator.so => $prefix/"* ]] ||
+  fail "bin/npuscope does not load the installed emulator: $(grep npuscope <<< "$libs")"
 
 echo "== find_package(npuscope)"
 "${clean[@]}" cmake -S "$consumer_src" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
