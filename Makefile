@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # `make test` after `make bench` does not build them.
 BUILD_BENCH := OFF
 
-.PHONY: bootstrap configure build test demo bench package format clean
+.PHONY: bootstrap configure build test demo bench package format clean test-asan test-tsan fuzz
 
 bootstrap:
 	bash scripts/bootstrap.sh
@@ -34,9 +34,27 @@ bench: build
 	bash scripts/bootstrap.sh --bench
 	bash bench/run_bench.sh $(BUILD_DIR)
 
+# Sanitizer builds, each in its own build directory (docs/testing.md): the whole suite under
+# ASan + UBSan, the threaded parts under TSan.
+test-asan: bootstrap
+	cmake -S . -B build-asan -DNPUSCOPE_SANITIZE=address $(CMAKE_FLAGS)
+	cmake --build build-asan -j $(JOBS)
+	bash scripts/sanitizers/run_tests.sh build-asan address
+
+test-tsan: bootstrap
+	cmake -S . -B build-tsan -DNPUSCOPE_SANITIZE=thread $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS)
+	bash scripts/sanitizers/run_tests.sh build-tsan thread
+
+# The libFuzzer harnesses in fuzz/, FUZZ_SECONDS each (clang, ASan + UBSan; scripts/fuzz.sh).
+FUZZ_SECONDS ?= 600
+fuzz:
+	bash scripts/bootstrap.sh --fuzz
+	bash scripts/fuzz.sh $(FUZZ_SECONDS) build-fuzz
+
 # Formats every C++ source with the tree's .clang-format (the format_check test fails until it is run).
 format: bootstrap
-	find analyzer bench cli collector comparator emulator runtime_hooks samples tests viewer \
+	find analyzer bench cli collector comparator emulator fuzz runtime_hooks samples tests viewer \
 	  -name '*.cpp' -o -name '*.h' | xargs clang-format -i
 
 clean:

@@ -5,6 +5,8 @@
 #   bash scripts/bootstrap.sh           what build, test and demo need
 #   bash scripts/bootstrap.sh --bench   plus the optional bench group (`make bench`): PyTorch, the
 #                                       reference bench/run_bench.sh compares the ONNX ResNet-18 with
+#                                       (torchvision's, run by PyTorch on the CPU)
+#   bash scripts/bootstrap.sh --fuzz    plus clang and libFuzzer (`make fuzz`)
 set -euo pipefail
 
 PACKAGES=(
@@ -26,10 +28,13 @@ PACKAGES=(
 
 # Optional: only `make bench` asks for them (python3-torch is ~50 MB to download, ~90 packages).
 BENCH_PACKAGES=(python3-torch)
+# Optional: only `make fuzz` asks for them (libFuzzer comes with clang's runtime libraries).
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 for arg in "$@"; do
   case "$arg" in
     --bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
-    *) echo "bootstrap: unknown option '$arg' (usage: bootstrap.sh [--bench])" >&2; exit 2 ;;
+    --fuzz) PACKAGES+=("${FUZZ_PACKAGES[@]}") ;;
+    *) echo "bootstrap: unknown option '$arg' (usage: bootstrap.sh [--bench] [--fuzz])" >&2; exit 2 ;;
   esac
 done
 

@@ -71,8 +71,9 @@ Summary summarize(const TraceData& data) {
     u.stream_id = key.second;
     u.tasks = busy.tasks;
     u.busy_ns = busy.total_ns();
+    const std::int32_t device_id = key.first;  // a structured binding clang 14 cannot capture
     const auto device =
-        std::find_if(s.devices.begin(), s.devices.end(), [&](const DeviceUse& d) { return d.device_id == key.first; });
+        std::find_if(s.devices.begin(), s.devices.end(), [&](const DeviceUse& d) { return d.device_id == device_id; });
     const std::int64_t span = device->last_ns - device->first_ns;
     u.utilisation = span > 0 ? static_cast<double>(u.busy_ns) / static_cast<double>(span) : 0;
     s.streams.push_back(u);

@@ -65,7 +65,8 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   const collector::ReaderOptions options{
       .verify = false,
       .skip_columns = {"TASK.connection_id", "TASK.call_index", "TASK.emulation_ns", "API.connection_id"}};
-  const auto [first_start, last_start] = r.task_start_range();
+  const auto start_range = r.task_start_range();  // not a structured binding: clang 14 cannot capture one
+  const std::int64_t first_start = start_range.first, last_start = start_range.second;
   const std::int64_t middle = first_start + (last_start - first_start) / 2;
   const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out) {
     if (last_start < first_start) return;  // no tasks

@@ -213,7 +213,8 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
     check_input(decl, it->second, bound, m.path);
     values[decl.name] = it->second.device() == device ? it->second : it->second.to(device);
   }
-  for (const auto& [name, t] : given) {
+  for (const auto& entry : given) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
     const bool known = std::any_of(m.inputs.begin(), m.inputs.end(), [&](const auto& d) { return d.name == name; });
     if (!known) {
       std::string names;

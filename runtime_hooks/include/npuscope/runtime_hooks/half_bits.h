@@ -2,6 +2,8 @@
 // (float16.cpp) and the injection library (tensor statistics), which must not link the emulator.
 #pragma once
 
+#include <cpuid.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -31,9 +33,17 @@ inline float half_bits_to_float(std::uint16_t h) {
   return f;
 }
 
-// True when the CPU has the F16C (and AVX) instructions for bulk half conversions.
+// True when the CPU has the F16C (and AVX) instructions for bulk half conversions and the OS saves
+// the YMM registers. Read with cpuid: clang's __builtin_cpu_supports does not know "f16c".
 inline bool cpu_has_f16c() {
-  static const bool value = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool value = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    if ((ecx & bit_OSXSAVE) == 0 || (ecx & bit_AVX) == 0 || (ecx & bit_F16C) == 0) return false;
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    return (xcr0_lo & 0x6u) == 0x6u;  // XMM and YMM state
+  }();
   return value;
 }
 

@@ -1,0 +1,39 @@
+# Sanitizer and fuzzing builds (docs/testing.md): `make test-asan`, `make test-tsan`, `make fuzz`.
+#
+# NPUSCOPE_SANITIZE=address  ASan + UBSan (every UB aborts: -fno-sanitize-recover), the whole suite
+# NPUSCOPE_SANITIZE=thread   TSan, for the threaded parts (make test-tsan picks the tests)
+# NPUSCOPE_FUZZ=ON           clang only: the libraries instrumented for libFuzzer (+ ASan, UBSan) and
+#                            the harnesses in fuzz/ built as fuzzers
+# Every target is instrumented, so the flags are global. The system libraries (OpenBLAS, SQLite,
+# protobuf, Mesa) are not: ASan still sees every access our code makes, TSan needs the suppressions
+# in scripts/sanitizers/ for what it cannot see inside them.
+set(NPUSCOPE_SANITIZE "" CACHE STRING "Sanitizer build: address (ASan + UBSan), thread (TSan), or empty")
+set_property(CACHE NPUSCOPE_SANITIZE PROPERTY STRINGS "" address thread)
+option(NPUSCOPE_FUZZ "Build the libFuzzer harnesses in fuzz/ (needs clang)" OFF)
+
+set(npuscope_sanitize_flags "")
+if(NPUSCOPE_SANITIZE STREQUAL "address")
+  list(APPEND npuscope_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+elseif(NPUSCOPE_SANITIZE STREQUAL "thread")
+  list(APPEND npuscope_sanitize_flags -fsanitize=thread)
+elseif(NOT NPUSCOPE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "NPUSCOPE_SANITIZE must be address, thread or empty, not '${NPUSCOPE_SANITIZE}'")
+endif()
+if(NPUSCOPE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "NPUSCOPE_FUZZ needs clang (libFuzzer): configure with CC=clang CXX=clang++ (make fuzz does)")
+  endif()
+  if(NOT NPUSCOPE_SANITIZE STREQUAL "")
+    message(FATAL_ERROR "NPUSCOPE_FUZZ brings its own sanitizers: leave NPUSCOPE_SANITIZE empty")
+  endif()
+  # fuzzer-no-link: coverage for the libraries; the harness executables link libFuzzer itself.
+  list(APPEND npuscope_sanitize_flags -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
+endif()
+if(npuscope_sanitize_flags)
+  list(APPEND npuscope_sanitize_flags -fno-omit-frame-pointer)
+  add_compile_options(${npuscope_sanitize_flags})
+  add_link_options(${npuscope_sanitize_flags})
+  # -O1: sanitized code at -O3 builds slowly and reports through inlined frames.
+  set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O1 -g")
+  set(CMAKE_C_FLAGS_RELWITHDEBINFO "-O1 -g")
+endif()

@@ -1,0 +1,26 @@
+// Fuzzes the trace spool's replay (what `npuscope run` and trace recovery convert into SQLite): any
+// bytes replay into a trace that reads back, or end in TraceError.
+#include "fuzz_input.h"
+#include "npuscope/collector/trace_error.h"
+#include "npuscope/collector/trace_reader.h"
+#include "npuscope/collector/trace_spool.h"
+#include "npuscope/collector/trace_writer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace col = npuscope::collector;
+  npuscope::fuzz::InputFile file("trace.spool", data, size);
+  const std::string db = file.scratch(".db");
+  try {
+    {
+      auto writer = col::TraceWriter::create(db, {.overwrite = true, .durable = false});
+      col::replay_spool(file.path(), *writer);
+    }
+    const auto reader = col::TraceReader::open(db);
+    reader->task_summary();
+    reader->tasks();
+    reader->memory();
+    reader->tensors(true);
+  } catch (const col::TraceError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,37 @@
+// Fuzzes what reads a trace database (`npuscope analyze`, `export`, `compare`, the viewer's loader):
+// a damaged or hand-edited SQLite file either reads, analyzes and exports, or ends in TraceError.
+#include <sstream>
+
+#include "fuzz_input.h"
+#include "npuscope/analyzer/analyze.h"
+#include "npuscope/analyzer/format.h"
+#include "npuscope/collector/export_chrome.h"
+#include "npuscope/collector/export_csv.h"
+#include "npuscope/collector/export_error.h"
+#include "npuscope/collector/op_statistic.h"
+#include "npuscope/collector/trace_error.h"
+#include "npuscope/collector/trace_reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace col = npuscope::collector;
+  namespace an = npuscope::analyzer;
+  npuscope::fuzz::InputFile file("trace.db", data, size);
+  try {
+    const auto reader = col::TraceReader::open(file.path(), {.verify = false});
+    reader->stats();
+    reader->devices();
+    reader->task_summary();
+    reader->apis();
+    reader->memcpys();
+    reader->markers();
+    reader->tensors(true);
+    col::op_statistic(*reader);
+    std::ostringstream text;
+    an::write_text(an::analyze(*reader), text);
+    col::export_chrome_trace(*reader, file.scratch(".json"));
+    col::export_csv(*reader, file.scratch(".csv.d"));
+  } catch (const col::TraceError&) {
+  } catch (const col::ExportError&) {  // an output it cannot write
+  }
+  return 0;
+}
