@@ -14,8 +14,9 @@ shift $(( $# > 2 ? 2 : $# ))
 harnesses=("$@")
 [[ ${#harnesses[@]} -gt 0 ]] || harnesses=(npy onnx_model device_spec mapping spool_replay trace_reader)
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -DNPUSCOPE_FUZZ=ON -DNPUSCOPE_BUILD_TESTS=OFF > "$build.configure.log" ||
-  { cat "$build.configure.log"; exit 1; }
+mkdir -p "$build"
+CC=clang CXX=clang++ cmake -S . -B "$build" -DNPUSCOPE_FUZZ=ON -DNPUSCOPE_BUILD_TESTS=OFF > "$build/configure.log" ||
+  { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" --target "${harnesses[@]/%/_fuzzer}"
 
 failed=()
