@@ -28,7 +28,7 @@ inline constexpr const char* kViewHelp =
     "      N/P next/previous search match; click a task for its details";
 
 // The largest |START_NS| and |END_NS| of --view (2^62): their difference and their sum with any
-// trace timestamp (docs/schema.md's range) stay within int64.
+// trace timestamp (Note [Timestamp range] in npuscope/collector/time_math.h) stay within int64.
 inline constexpr std::int64_t kMaxViewOffsetNs = std::int64_t{1} << 62;
 
 // A bad flag or value: the message names it.
