@@ -59,6 +59,7 @@ TEST(NumericOptions, HelpShowsEveryRange) {
   EXPECT_NE(run.output.find("125 when CMD ran but profiling never started"), std::string::npos) << run.output;
   const auto view = run_command(npuscope_cmd("view --help"));
   EXPECT_NE(view.output.find("+-2^62"), std::string::npos) << view.output;
+  EXPECT_NE(view.output.find("64 to 16384"), std::string::npos) << view.output;
 }
 
 TEST(NumericOptions, TheRangesBoundsAreAccepted) {

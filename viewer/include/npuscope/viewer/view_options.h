@@ -16,7 +16,7 @@ inline constexpr const char* kViewUsage =
 
 inline constexpr const char* kViewHelp =
     "  --screenshot FILE.png   render one frame offscreen, write it as PNG and exit (no window shown)\n"
-    "  --size WxH              the window or screenshot size (default 1280x800)\n"
+    "  --size WxH              the window or screenshot size, W and H from 64 to 16384 (default 1280x800)\n"
     "  --view START_NS:END_NS  the time range shown, in ns from the trace's first event (the ruler's 0);\n"
     "                          integers within +-2^62, START < END; a range wider than 4x the trace's span\n"
     "                          is cut to 4x from START (as far as zooming out goes)\n"
