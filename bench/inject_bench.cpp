@@ -8,10 +8,18 @@
 // The memory cap is set high enough that no event of the run is dropped (a dropped event is cheaper
 // and would flatter the number): every event of the run fits in it even if the drain thread
 // consumed nothing. BM_ApiEventCold measures the same call writing into fresh memory (page faults
-// included): a burst longer than the drain thread's pace.
+// included): a burst longer than the drain thread's pace. BM_WakeAfterQuietPhase: how soon the drain
+// thread runs a round after a burst that follows a quiet phase (Note [Drain pacing]: the producer
+// taking a fresh chunk rings the alarm; without it the burst would wait for the doze, up to 200 ms).
+// Counter wake_ms, median. (Moved here from tests/runtime_hooks/inject_pacing_test.cpp: tests never
+// assert on wall-clock time.)
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "injection_session.h"
@@ -125,6 +133,51 @@ void BM_MarkerEvent(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_MarkerEvent)->UseManualTime()->Iterations(kBursts)->Repetitions(5)->ReportAggregatesOnly(true);
+
+// The drain thread's rounds, as `top` sees them: each ends in one voluntary context switch.
+std::optional<std::string> drain_thread_dir() {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name) && name == "npuscope-drain") return task.path().string();
+  }
+  return std::nullopt;
+}
+long voluntary_switches(const std::string& task_dir) {
+  std::ifstream status(task_dir + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(line.find(':') + 1));
+  }
+  return -1;
+}
+// Wall time until the drain thread's next round (polled every 100 us).
+std::chrono::duration<double, std::milli> until_next_round(const std::string& task_dir) {
+  const long before = voluntary_switches(task_dir);
+  const auto start = std::chrono::steady_clock::now();
+  while (voluntary_switches(task_dir) == before) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  return std::chrono::steady_clock::now() - start;
+}
+
+void BM_WakeAfterQuietPhase(benchmark::State& state) {
+  const SubscriberTable& t = injected().table();
+  const auto task_dir = drain_thread_dir();
+  if (!task_dir) {
+    state.SkipWithError("no thread named npuscope-drain");
+    return;
+  }
+  static std::uint64_t seq = 1'000'000'000;
+  double ms = 0;
+  for (auto _ : state) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the doze grows to 200 ms
+    until_next_round(*task_dir);                                  // just after a round: a whole doze ahead
+    for (int i = 0; i < 2048; ++i, ++seq) t.on_api(t.user, {seq + 2, seq, "aclnnBurst", 7, 1, seq + 1});
+    const auto woke = until_next_round(*task_dir);
+    state.SetIterationTime(woke.count() * 1e-3);
+    ms += woke.count();
+  }
+  state.counters["wake_ms"] = ms / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_WakeAfterQuietPhase)->UseManualTime()->Iterations(3)->Repetitions(3)->ReportAggregatesOnly(true);
 
 }  // namespace
 

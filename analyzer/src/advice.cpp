@@ -35,7 +35,7 @@ void advise_cube_alignment(const TraceData& data, const TensorShapes& shapes, in
                             " K=" + std::to_string(mnk->k);
     auto& [count, ns] = misaligned[key];
     ++count;
-    ns += duration(t);
+    ns = add_ns(ns, duration(t));
     waste_of[key] = mnk->padding_waste();
     type_of[key] = data.str(t.op_type_id);
   }
@@ -73,11 +73,13 @@ void advise_block_dim(const TraceData& data, int top, std::vector<Advice>& out) 
     const std::int32_t cores = is(t.task_type, TaskType::kAiCore) ? d->cube_cores : d->vector_cores;
     if (t.block_dim <= 0 || t.block_dim >= cores) continue;
     Low& l = by_type[t.op_type_id];
-    const std::int64_t idle = duration(t) * (cores - t.block_dim) / cores;
+    // At most duration(t): in 128 bits, as duration x cores may not fit 64.
+    const auto idle = static_cast<std::int64_t>(static_cast<__int128>(duration(t)) * (cores - t.block_dim) / cores);
     ++l.count;
-    l.ns += duration(t);
-    l.idle_core_ns += idle;
-    l.idle_by_dim[t.block_dim] += idle;
+    l.ns = add_ns(l.ns, duration(t));
+    l.idle_core_ns = add_ns(l.idle_core_ns, idle);
+    std::int64_t& by_dim = l.idle_by_dim[t.block_dim];
+    by_dim = add_ns(by_dim, idle);
     l.cores = cores;
   }
   std::vector<std::pair<std::int64_t, std::int32_t>> order;
@@ -112,7 +114,7 @@ void advise_synchronization(const TraceData& data, std::vector<Advice>& out) {
   for (const Api& a : data.apis) {
     if (!data.is_sync_api(a)) continue;
     ++syncs;
-    sync_ns += a.end_ns - a.start_ns;
+    sync_ns = add_ns(sync_ns, a.end_ns - a.start_ns);
     ++by_name[data.str(a.name_id)];
   }
   const auto launches = static_cast<double>(data.kernels.size());
@@ -135,8 +137,8 @@ void advise_small_memcpy(const TraceData& data, std::vector<Advice>& out) {
   for (const MemcpyRow& m : data.memcpys) {
     if (m.bytes >= kSmallCopyBytes) continue;
     ++count;
-    ns += m.end_ns - m.start_ns;
-    bytes += m.bytes;
+    ns = add_ns(ns, m.end_ns - m.start_ns);
+    bytes = add_ns(bytes, m.bytes);
   }
   if (count < kMinSmallCopies) return;
   Advice a;

@@ -16,7 +16,7 @@ std::vector<FallbackOp> fallback_ops(const TraceData& data) {
     FallbackOp& f = by_type[{data.str(t.op_type_id), t.fallback != 0}];
     if (f.count == 0) f.example_op_name = data.str(t.name_id);
     ++f.count;
-    f.total_ns += duration(t);
+    f.total_ns = add_ns(f.total_ns, duration(t));
     f.max_ns = std::max(f.max_ns, duration(t));
   }
   std::vector<FallbackOp> out;

@@ -146,7 +146,7 @@ void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out, std
     for (std::size_t len = 1; len <= run.len; ++len) {
       const std::size_t at = (position + 1 - len) % kMaxChain;
       h = mix(h ^ static_cast<std::uint32_t>(run.types[at]) ^ (static_cast<std::uint64_t>(len) << 40));
-      sum += run.ns[at];
+      sum = add_ns(sum, run.ns[at]);
       longest = std::max(longest, run.ns[at]);
       if (len < kMinChain) continue;
       Chain* c = table.find_or_add(h | 1);  // never 0, the empty key
@@ -158,7 +158,7 @@ void advise_fusion(const TraceData& data, int top, std::vector<Advice>& out, std
       c->next_free = position + 1;
       c->last_kernel = k;
       ++c->repeats;
-      c->saving_ns += sum - longest;
+      c->saving_ns = add_ns(c->saving_ns, sum - longest);
     }
   }
   if (table.full()) {

@@ -34,7 +34,10 @@ std::string host_activity(const TraceData& data, const ApisByThread& apis, std::
     for (auto c = hi; c != calls.begin();) {
       --c;
       const std::int64_t o = std::min(b, (*c)->end_ns) - std::max(a, (*c)->start_ns);
-      if (o > 0) overlap[data.str((*c)->name_id)] += o;
+      if (o > 0) {
+        std::int64_t& sum = overlap[data.str((*c)->name_id)];
+        sum = add_ns(sum, o);
+      }
       if ((*c)->end_ns < a && hi - c > 64) break;
     }
   }
@@ -123,7 +126,7 @@ IdleReport idle_time(const TraceData& data, int top) {
         kind = blocked_at(blocking, t.thread_id, d->busy_end) ? GapKind::kSyncWait : GapKind::kHostWait;
       }
       const std::int64_t len = t.start_ns - d->busy_end;
-      d->idle.idle_ns += len;
+      d->idle.idle_ns = add_ns(d->idle.idle_ns, len);
       ++d->idle.gaps;
       (kind == GapKind::kHostWait   ? d->idle.host_wait_ns
        : kind == GapKind::kSyncWait ? d->idle.sync_wait_ns

@@ -52,7 +52,7 @@ void run_long_tail_ops(RuleContext& c) {
   for (const Task& t : c.data.kernels) {
     Calls& k = by_type[{t.op_type_id, t.task_type}];
     ++k.count;
-    k.total_ns += duration(t);
+    k.total_ns = add_ns(k.total_ns, duration(t));
     if (duration(t) > k.max_ns) {
       k.max_ns = duration(t);
       k.slowest = &t;

@@ -38,14 +38,14 @@ MemoryReport memory_usage(const TraceData& data, int top) {
     std::vector<Leak> leaks;
     for (const auto& [address, leak] : live[id]) leaks.push_back(leak);
     d.leaked_count = static_cast<std::int64_t>(leaks.size());
-    for (const Leak& l : leaks) d.leaked_bytes += l.bytes;
+    for (const Leak& l : leaks) d.leaked_bytes = add_ns(d.leaked_bytes, l.bytes);
     std::sort(leaks.begin(), leaks.end(),
               [](const Leak& a, const Leak& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.ts_ns < b.ts_ns; });
     leaks.resize(std::min<std::size_t>(leaks.size(), static_cast<std::size_t>(std::max(top, 0))));
     d.largest_leaks = std::move(leaks);
     r.peak_allocated_bytes = std::max(r.peak_allocated_bytes, d.peak_allocated_bytes);
     r.peak_reserved_bytes = std::max(r.peak_reserved_bytes, d.peak_reserved_bytes);
-    r.leaked_bytes += d.leaked_bytes;
+    r.leaked_bytes = add_ns(r.leaked_bytes, d.leaked_bytes);
     r.devices.push_back(std::move(d));
   }
   return r;

@@ -110,7 +110,7 @@ std::vector<BoundShare> bound_shares(const TraceData& data) {
   for (const Task& t : data.kernels) {
     BoundShare& s = out[static_cast<std::size_t>(roofline(data, t).bound)];
     ++s.tasks;
-    s.total_ns += duration(t);
+    s.total_ns = add_ns(s.total_ns, duration(t));
   }
   return out;
 }

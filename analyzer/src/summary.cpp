@@ -82,7 +82,7 @@ Summary summarize(const TraceData& data) {
   for (const Api& a : data.apis) {                  // in start order
     ++s.api_calls;
     std::int64_t& end = thread_end[a.thread_id];
-    s.host_api_ns += std::max<std::int64_t>(0, a.end_ns - std::max(a.start_ns, end));
+    s.host_api_ns = add_ns(s.host_api_ns, std::max<std::int64_t>(0, a.end_ns - std::max(a.start_ns, end)));
     end = std::max(end, a.end_ns);
   }
   s.data_loss = collector::data_loss(data.reader.stats());

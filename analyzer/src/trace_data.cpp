@@ -2,8 +2,11 @@
 
 #include "npuscope/analyzer/analyze.h"
 
+#include <initializer_list>
 #include <limits>
+#include <string>
 #include <thread>
+#include <utility>
 
 namespace npuscope::analyzer {
 namespace {
@@ -58,6 +61,34 @@ class CancelCheck {
   std::uint32_t rows_ = 0;
 };
 
+// Note [Timestamp range] (time_math.h): a row outside the range is refused, naming the row.
+void check_times(const collector::TraceReader& r, const char* table, const char* id_name, std::int64_t id,
+                 std::initializer_list<std::pair<const char*, std::int64_t>> times) {
+  for (const auto& [column, ns] : times) {
+    if (collector::timestamp_in_range(ns)) [[likely]]
+      continue;
+    std::string what = r.path();
+    what += ": ";
+    what += table;
+    if (id_name != nullptr) {
+      what += " row (";
+      what += id_name;
+      what += ' ';
+      what += std::to_string(id);
+      what += ')';
+    }
+    what += ": ";
+    what += column;
+    what += " = ";
+    what += std::to_string(ns);
+    what +=
+        " is outside [0, 4611686018427387904] ns (0 to 2^62, see docs/analyze.md \"Timestamp range\"); the trace is "
+        "damaged or was "
+        "not written by npuscope";
+    throw collector::TraceError(what);
+  }
+}
+
 }  // namespace
 
 TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* cancel) : reader(r) {
@@ -67,12 +98,18 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
       .skip_columns = {"TASK.connection_id", "TASK.call_index", "TASK.emulation_ns", "API.connection_id"}};
   const auto start_range = r.task_start_range();  // not a structured binding: clang 14 cannot capture one
   const std::int64_t first_start = start_range.first, last_start = start_range.second;
-  const std::int64_t middle = first_start + (last_start - first_start) / 2;
+  // Rows are checked as they are read (check_times); these bounds must not overflow before that.
+  if (last_start >= first_start)
+    check_times(r, "TASK", nullptr, 0, {{"start_ns", first_start}, {"start_ns", last_start}});
+  const std::int64_t middle = first_start / 2 + last_start / 2;
+  const std::int64_t after_last = collector::add_saturated(last_start, 1);
   const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out) {
     if (last_start < first_start) return;  // no tasks
     CancelCheck check(cancel);
     collector::TraceReader::open(r.path(), options)->for_each_task_starting(a, b, [&](const collector::TaskRow& t) {
       check.row();
+      check_times(r, "TASK", "task_id", t.task_id,
+                  {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
       if (t.device_id < 0 || !is_device_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
       out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes,
                      collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id), t.device_id,
@@ -86,6 +123,8 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
     CancelCheck check(cancel);
     own->for_each_api([&](const collector::ApiRow& a) {
       check.row();
+      check_times(r, "API", "index", static_cast<std::int64_t>(apis.size()),
+                  {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
       const std::int32_t id = collector::compact_string_id(a.name_id);
       // A name always has one kind (the emulator declares it with the call): keep it per name, not per row.
       if (static_cast<std::size_t>(id) >= api_kinds.size())
@@ -95,7 +134,12 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
       apis.push_back({a.start_ns, a.end_ns, id, a.thread_id});
     });
     memory = own->memory();
+    for (const MemoryRow& m : memory) check_times(r, "MEMORY", "seq", m.seq, {{"ts_ns", m.ts_ns}});
     memcpys = own->memcpys();
+    for (const MemcpyRow& c : memcpys) {
+      check_times(r, "MEMCPY", "task_id", c.task_id,
+                  {{"start_ns", c.start_ns}, {"end_ns", c.end_ns}, {"queued_ns", c.queued_ns}});
+    }
   };
   kernels.reserve(rows_hint(r, "TASK"));  // untouched capacity costs address space, not memory
   for (DeviceInfoRow& d : r.devices()) devices.emplace(d.device_id, std::move(d));
@@ -104,12 +148,12 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   // machines CI runs on, the two vCPUs do ~1.1x the work of one, and three readers took 8.1 s where
   // one took 7.2 s (10M tasks).
   if (std::thread::hardware_concurrency() < 4) {
-    read_tasks(first_start, last_start + 1, kernels);
+    read_tasks(first_start, after_last, kernels);
     read_rest();
     return;
   }
   std::vector<Task> later;
-  Worker second_half([&] { read_tasks(middle, last_start + 1, later); });
+  Worker second_half([&] { read_tasks(middle, after_last, later); });
   Worker rest(read_rest);
   read_tasks(first_start, middle, kernels);
   second_half.join();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/collector/time_math.h"
 #include "npuscope/collector/trace_reader.h"
 
 namespace npuscope::analyzer {
@@ -31,7 +32,10 @@ struct Api {
   std::int32_t name_id = 0, thread_id = 0;
 };
 
+// Timestamps are within [0, kMaxTimestampNs] (TraceData refuses others: Note [Timestamp range] in
+// time_math.h), so a difference fits; sums over many rows use add_ns.
 inline std::int64_t duration(const Task& t) { return t.end_ns - t.start_ns; }
+inline std::int64_t add_ns(std::int64_t a, std::int64_t b) { return collector::add_saturated(a, b); }
 
 struct TraceData {
   // Throws AnalyzeCancelled once `cancel` (optional) is set, checked every 64Ki rows.

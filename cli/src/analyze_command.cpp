@@ -23,6 +23,8 @@ namespace {
 constexpr const char* kUsage =
     "npuscope analyze TRACE.db [--format text|json|csv] [--top N] [--rules LIST] [-o FILE|DIR]";
 
+constexpr int kMaxTop = 1'000'000;
+
 struct AnalyzeFlags {
   std::string trace, format = "text", output;
   std::vector<std::string> rules;
@@ -51,7 +53,8 @@ int analyze_command(int argc, char** argv) {
   po::options_description desc("options");
   desc.add_options()("help,h", "show this help")("trace", po::value(&f.trace), "the trace database (positional)")(
       "format", po::value(&f.format)->default_value(f.format), "text | json | csv")(
-      "top", po::value(&f.top)->default_value(f.top), "how many top ops, gaps, leaks and advice items per rule")(
+      "top", ranged_value(&f.top, "top", 1, kMaxTop)->default_value(f.top),
+      "how many top ops, gaps, leaks and advice items per rule: 1 to 1000000")(
       "rules", po::value(&f.rules)->composing(), rules_help.c_str())(
       "output,o", po::value(&f.output), "write to FILE (text, json) or into DIR (csv) instead of stdout")(
       "describe", po::bool_switch(&f.describe),

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace npuscope::cli {
 
@@ -35,6 +38,35 @@ struct DeviceFlags {
 };
 // Configures the emulator runtime: environment first (NPUSCOPE_SPEC...), flags over it.
 void configure_runtime(const DeviceFlags& flags);
+
+// An integer flag read strictly: decimal digits, a leading '-' only for a signed type, within
+// [min, max]; anything else is a usage error naming the flag and its range. program_options' own
+// reading takes "-5" for an unsigned 2^64-5 and says nothing of the range. Put the range in the
+// flag's help too (a test checks --help shows it).
+template <class T>
+class RangedValue : public po::typed_value<T> {
+ public:
+  RangedValue(T* store, std::string flag, T min, T max)
+      : po::typed_value<T>(store), flag_(std::move(flag)), min_(min), max_(max) {}
+  void xparse(boost::any& out, const std::vector<std::string>& tokens) const override {
+    const std::string text = tokens.empty() ? "" : tokens.back();
+    T v{};
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min_ || v > max_) {
+      throw po::error("--" + flag_ + " must be an integer from " + std::to_string(min_) + " to " +
+                      std::to_string(max_) + ", got '" + text + "'");
+    }
+    out = v;
+  }
+
+ private:
+  std::string flag_;
+  T min_, max_;
+};
+template <class T>
+RangedValue<T>* ranged_value(T* store, std::string flag, T min, T max) {
+  return new RangedValue<T>(store, std::move(flag), min, max);
+}
 
 // Parses argv (argv[0] is the subcommand). Returns false when --help was printed.
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,

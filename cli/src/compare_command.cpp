@@ -181,8 +181,9 @@ int compare_command(int argc, char** argv) {
       "mapping", po::value(&f.mapping), "YAML or JSON file: NPU op name -> golden op name")(
       "format", po::value(&f.format)->default_value(f.format), "text | json | csv")("output,o", po::value(&f.output),
                                                                                     "write to FILE instead of stdout")(
-      "top", po::value(&f.top)->default_value(f.top), "worst ops listed in the text report")(
-      "fail-on-mismatch", po::bool_switch(&f.fail_on_mismatch), "exit with status 1 when an op fails")(
+      "top", ranged_value(&f.top, "top", 0, 1'000'000)->default_value(f.top),
+      "worst ops listed in the text report: 0 to 1000000")("fail-on-mismatch", po::bool_switch(&f.fail_on_mismatch),
+                                                           "exit with status 1 when an op fails")(
       "annotate", po::bool_switch(&f.annotate), "store the verdicts in the NPU trace (COMPARE_RESULT), for the viewer")(
       "results", po::value(&f.results), "store the verdicts in a new file FILE.db instead")(
       "keep-traces", po::value(&f.keep_traces), "keep the two traces (cpu.db, npu.db) in DIR");

@@ -2,6 +2,7 @@
 // up the NPU; add_exec_flags() and exec_arguments() both walk the rows.
 #include "exec_flags.h"
 
+#include <limits>
 #include <variant>
 
 namespace npuscope::cli {
@@ -16,9 +17,10 @@ enum class Applies : std::uint8_t { kBoth, kNpuOnly, kExecOnly };
 
 struct ExecFlag {
   const char* name;
-  const char* help;
+  const char* help;  // a numeric flag's help states its range
   AnyMember member;
   Applies applies = Applies::kBoth;
+  std::uint64_t min = 0, max = 0;  // numeric flags: the valid range (ranged_value in command.h)
 };
 
 // A captureless lambda per member: the rows reach into ExecFlags::device as well.
@@ -30,8 +32,10 @@ const ExecFlag kExecFlags[] = {
      NPUSCOPE_EXEC_MEMBER(std::vector<std::string>, inputs)},
     {"dim", "NAME=VALUE: a symbolic dim for generated inputs (default 1)",
      NPUSCOPE_EXEC_MEMBER(std::vector<std::string>, dims)},
-    {"iterations", "forward passes (timings are per pass)", NPUSCOPE_EXEC_MEMBER(int, iterations)},
-    {"seed", "seed for generated inputs", NPUSCOPE_EXEC_MEMBER(std::uint64_t, seed)},
+    {"iterations", "forward passes (timings are per pass): 1 to 1000000", NPUSCOPE_EXEC_MEMBER(int, iterations),
+     Applies::kBoth, 1, 1'000'000},
+    {"seed", "seed for generated inputs: 0 to 18446744073709551615", NPUSCOPE_EXEC_MEMBER(std::uint64_t, seed),
+     Applies::kBoth, 0, std::numeric_limits<std::uint64_t>::max()},
     {"device", "npu, npu:N, or cpu (the golden backend)", NPUSCOPE_EXEC_MEMBER(std::string, device.device),
      Applies::kExecOnly},
     {"output-dir", "where output_<i>.npy go (default: exec_<model name>)",
@@ -52,13 +56,13 @@ const ExecFlag kExecFlags[] = {
 #undef NPUSCOPE_EXEC_MEMBER
 
 template <class T>
-po::typed_value<T>* value_of(T& member) {
+po::typed_value<T>* value_of(T& member, const ExecFlag& flag) {
   if constexpr (std::is_same_v<T, std::vector<std::string>>) {
     return po::value(&member)->composing();
   } else if constexpr (std::is_same_v<T, std::string>) {
     return member.empty() ? po::value(&member) : po::value(&member)->default_value(member);
   } else {
-    return po::value(&member)->default_value(member);
+    return ranged_value(&member, flag.name, static_cast<T>(flag.min), static_cast<T>(flag.max))->default_value(member);
   }
 }
 
@@ -79,13 +83,13 @@ void append(std::vector<std::string>& args, const char* name, const T& value, co
 void add_exec_flags(po::options_description& desc, ExecFlags& flags, ExecFlagSet set) {
   for (const ExecFlag& flag : kExecFlags) {
     if (set == ExecFlagSet::kButDeviceAndOutput && flag.applies == Applies::kExecOnly) continue;
-    std::visit([&](auto member) { desc.add_options()(flag.name, value_of(member(flags)), flag.help); }, flag.member);
+    std::visit([&](auto member) { desc.add_options()(flag.name, value_of(member(flags), flag), flag.help); },
+               flag.member);
   }
 }
 
 void check_exec_flags(const ExecFlags& flags) {
   if (flags.model.empty()) throw UsageError("--model is required");
-  if (flags.iterations < 1) throw UsageError("--iterations must be at least 1");
 }
 
 std::vector<std::string> exec_arguments(const ExecFlags& flags, bool golden) {

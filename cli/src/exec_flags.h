@@ -26,7 +26,8 @@ enum class ExecFlagSet : std::uint8_t { kAll, kButDeviceAndOutput };
 
 // Adds exec's flags to `desc`, storing into `flags`.
 void add_exec_flags(po::options_description& desc, ExecFlags& flags, ExecFlagSet set = ExecFlagSet::kAll);
-// The checks exec makes once the flags are parsed (--model given, --iterations >= 1): UsageError.
+// The checks exec makes once the flags are parsed (--model given): UsageError. Numeric flags are
+// range-checked as they are parsed.
 void check_exec_flags(const ExecFlags& flags);
 
 // The arguments of an `npuscope exec` run with these settings (after "exec"), each flag that differs

@@ -10,6 +10,12 @@
 // The dump flags become the injection library's settings through its own parsers
 // (npuscope/runtime_hooks/inject_config.h): a value is refused here, before the program starts,
 // exactly when the library would refuse it.
+//
+// Exit status: the workload's own when it is not 0; else 125 when the workload ran but profiling
+// never started (the injection library was never loaded, refused its settings or implements another
+// hook API: Note [Why profiling did not start] in hook_api.h), 1 when the spool could not be
+// converted, 2 for a bad flag or an unwritable output (found before the workload starts), 0 otherwise.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,12 +26,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "npuscope/collector/trace_reader.h"
+#include "npuscope/runtime_hooks/hook_api.h"
 #include "npuscope/runtime_hooks/inject_config.h"
 #include "spool_converter.h"
 
@@ -36,7 +44,13 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A] [--max-dump-bytes N] "
-    "[--overflow-only] [--force] -- CMD [ARGS...]";
+    "[--overflow-only] [--force] -- CMD [ARGS...]\n"
+    "exit status: CMD's when not 0; 125 when CMD ran but profiling never started; 1 when the trace could not be "
+    "made; 2 for a bad flag or an unwritable -o";
+
+// The workload ran but the injection library never started profiling (documented in kUsage and
+// docs/profiling.md). 125, as timeout(1) and docker run use it: the wrapper failed, not the command.
+constexpr int kProfilingNotStarted = 125;
 
 // As typed: the values are parsed by inject_config's parsers, not by program_options (which reads
 // "-5" as a huge unsigned number).
@@ -97,6 +111,28 @@ inject::InjectConfig inject_config(const RunFlags& f) {
   } catch (const inject::ConfigError& e) {
     throw UsageError(e.what());
   }
+}
+
+// The trace's directory must take new files: found out now, not after the workload has run.
+void check_writable(const std::string& output, const std::string& spool) {
+  const int fd = ::open(spool.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw InputError("cannot write the trace " + output + ": creating " + spool + " failed (" + std::strerror(errno) +
+                     "); choose a writable directory with -o");
+  }
+  ::close(fd);
+  ::unlink(spool.c_str());
+}
+
+// What the emulator and the injection library said about not starting (Note [Why profiling did
+// not start]), one reason per line; "" when they said nothing.
+std::string not_started_reasons(const std::string& status_file) {
+  std::ifstream in(status_file);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out += (out.empty() ? "" : "; ") + line;
+  }
+  return out;
 }
 
 // Runs argv as a child with `env` added; returns its exit status (128 + signal when killed).
@@ -166,8 +202,10 @@ int run_command(int argc, char** argv) {
                                                  "the trace file (default npuscope_<cmd>_<time>.db)")(
       "dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor")(
       "ops", po::value(&f.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")(
-      "steps", po::value(&f.steps), "dump only in steps A-B, or step A (from the workload's step markers)")(
-      "max-dump-bytes", po::value(&f.max_dump_bytes), "stop dumping tensor data after this many bytes")(
+      "steps", po::value(&f.steps),
+      "dump only in steps A-B, or step A (from the workload's step markers); 0 <= A <= B <= 2^63-1")(
+      "max-dump-bytes", po::value(&f.max_dump_bytes),
+      "stop dumping tensor data after this many bytes: 0 (no cap, the default) to 2^50")(
       "overflow-only", po::bool_switch(&f.overflow_only), "keep tensor data only for overflowing ops and their inputs")(
       "force", po::bool_switch(&f.force), "overwrite an existing trace file");
   if (!parse_flags(split, argv, desc, kUsage)) return 0;
@@ -181,12 +219,20 @@ int run_command(int argc, char** argv) {
     if (!f.force) throw UsageError(path + " exists: choose another -o or pass --force to overwrite it");
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
   }
+  check_writable(output, spool);
+  const std::string status_file = output + ".start_status";
+  fs::remove(status_file);
   const std::string library = injection_library();
   SpoolConverter converter(spool, output);
   const auto started = std::chrono::steady_clock::now();
-  const int status = run_child(
-      command, {{"NPUSCOPE_INJECTION", library}, {"NPUSCOPE_SPOOL", spool}, {"NPUSCOPE_CONFIG", config.to_json()}},
-      converter);
+  const int status = run_child(command,
+                               {{"NPUSCOPE_INJECTION", library},
+                                {"NPUSCOPE_SPOOL", spool},
+                                {"NPUSCOPE_CONFIG", config.to_json()},
+                                {NPUSCOPE_INJECTION_STATUS_ENV, status_file}},
+                               converter);
+  const std::string why_not_started = not_started_reasons(status_file);
+  fs::remove(status_file);
   const auto exited = std::chrono::steady_clock::now();
   const SpoolConverter::Outcome outcome = converter.finish();
   const auto ready = std::chrono::steady_clock::now();
@@ -198,6 +244,13 @@ int run_command(int argc, char** argv) {
                    spool.c_str(), e.what());
     }
     return status != 0 ? status : 1;
+  }
+  if (!outcome.had_spool && !fs::exists(output)) {
+    std::fprintf(stderr, "npuscope: error: profiling never started, no trace was written to %s: %s\n", output.c_str(),
+                 why_not_started.empty() ? "the program did not use the npuscope emulator (it never loaded the "
+                                           "injection library); profile a program that links npuscope's emulator"
+                                         : why_not_started.c_str());
+    return status != 0 ? status : kProfilingNotStarted;
   }
   try {
     print_summary(output, outcome.had_spool ? std::optional(outcome.replay.tasks) : std::nullopt);

@@ -1,5 +1,6 @@
 // See Note [Chrome trace layout] in export_chrome.h and Note [Exports stream] in export_util.h.
 #include "npuscope/collector/export_chrome.h"
+#include "npuscope/collector/time_math.h"
 
 #include <algorithm>
 #include <set>
@@ -156,7 +157,7 @@ void ChromeWriter::write_api(const ApiRow& a) {
   const std::int64_t tid = lane_tid(kHostPid, a.thread_id);
   std::string& b = open_event(reader_.string(a.name_id), "api", 'X', kHostPid, tid);
   add_us(b, "ts", a.start_ns);
-  add_us(b, "dur", std::max<std::int64_t>(0, a.end_ns - a.start_ns));
+  add_us(b, "dur", duration_saturated(a.start_ns, a.end_ns));  // Note [Timestamp range]
   b += ",\"args\":{\"connection_id\":";
   append_int(b, a.connection_id);
   b += '}';
@@ -181,7 +182,7 @@ void ChromeWriter::write_marker(const MarkerRow& m) {
   if (instant) {
     b += ",\"s\":\"t\"";
   } else {
-    add_us(b, "dur", m.end_ns - m.start_ns);
+    add_us(b, "dur", duration_saturated(m.start_ns, m.end_ns));
   }
   if (step) {
     b += ",\"args\":{\"step\":";
@@ -201,7 +202,7 @@ void ChromeWriter::write_task(const TaskRow& t) {
   const std::string& op_name = reader_.string(t.name_id);
   std::string& b = open_event(op_name.empty() ? reader_.string(t.op_type_id) : op_name, "task", 'X', pid, tid);
   add_us(b, "ts", t.start_ns);
-  add_us(b, "dur", std::max<std::int64_t>(0, t.end_ns - t.start_ns));
+  add_us(b, "dur", duration_saturated(t.start_ns, t.end_ns));
   if (t.overflow != 0) b += ",\"cname\":\"terrible\"";
   write_task_args(b, t);
   close_event();
@@ -242,7 +243,7 @@ void ChromeWriter::write_memcpy(const MemcpyRow& c) {
   const std::string kind = export_util::copy_kind_name(c.copy_kind);
   std::string& b = open_event("Memcpy " + kind, "memcpy", 'X', pid, tid);
   add_us(b, "ts", c.start_ns);
-  add_us(b, "dur", std::max<std::int64_t>(0, c.end_ns - c.start_ns));
+  add_us(b, "dur", duration_saturated(c.start_ns, c.end_ns));
   b += ",\"args\":{\"copy_kind\":\"";
   b += kind;
   b += '"';

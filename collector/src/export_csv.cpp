@@ -1,5 +1,6 @@
 // The msprof-style CSV files: see export_csv.h.
 #include "npuscope/collector/export_csv.h"
+#include "npuscope/collector/time_math.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -47,7 +48,7 @@ struct Durations {
   std::int64_t min = std::numeric_limits<std::int64_t>::max(), max = 0;
   void add(std::int64_t ns) {
     ++count;
-    total += ns;
+    total = add_saturated(total, ns);  // Note [Timestamp range]
     min = std::min(min, ns);
     max = std::max(max, ns);
   }
@@ -71,7 +72,7 @@ void append_durations(std::string& b, const Durations& d, std::int64_t grand_tot
   b += '\n';
 }
 
-std::int64_t duration(std::int64_t start, std::int64_t end) { return std::max<std::int64_t>(0, end - start); }
+std::int64_t duration(std::int64_t start, std::int64_t end) { return duration_saturated(start, end); }
 
 class CsvWriter {
  public:
@@ -103,7 +104,7 @@ CsvFile CsvWriter::op_summary() {
   CsvFile file{out.path(), 0};
   reader_.for_each_task([&](const TaskRow& t) {
     const auto [it, first] = stream_end.try_emplace({t.device_id, t.stream_id}, t.end_ns);
-    const std::int64_t wait = first ? 0 : std::max<std::int64_t>(0, t.start_ns - it->second);
+    const std::int64_t wait = first ? 0 : duration_saturated(it->second, t.start_ns);
     if (!first) it->second = std::max(it->second, t.end_ns);
     const auto found = tensors.find(t.task_id);
     append_task_row(out.buffer(), t, wait, found == tensors.end() ? nullptr : &found->second);
@@ -190,7 +191,7 @@ CsvFile CsvWriter::api_statistic() {
   reader_.for_each_api([&](const ApiRow& a) {
     const std::int64_t d = duration(a.start_ns, a.end_ns);
     groups[a.name_id].add(d);
-    total += d;
+    total = add_saturated(total, d);
   });
   std::vector<std::pair<StringId, Durations>> rows(groups.begin(), groups.end());
   std::stable_sort(rows.begin(), rows.end(),

@@ -18,12 +18,15 @@ void OpStatisticAccumulator::add(std::int32_t device_id, StringId op_type_id, st
   d.min = d.count == 0 ? ns : std::min(d.min, ns);
   d.max = std::max(d.max, ns);
   ++d.count;
-  d.total += ns;
+  d.total = add_saturated(d.total, ns);
 }
 
 std::vector<OpStatisticRow> OpStatisticAccumulator::rows(const TraceReader& strings) const {
   std::map<std::int32_t, std::int64_t> device_total;
-  for (const auto& [key, d] : groups_) device_total[std::get<0>(key)] += d.total;
+  for (const auto& [key, d] : groups_) {
+    std::int64_t& total = device_total[std::get<0>(key)];
+    total = add_saturated(total, d.total);
+  }
   std::vector<OpStatisticRow> out;
   out.reserve(groups_.size());
   for (const auto& [key, d] : groups_) {

@@ -18,6 +18,16 @@ std::uint32_t cores_of(const DeviceSpec& spec, ComputeUnit unit) {
   return static_cast<std::uint32_t>(unit == ComputeUnit::kCube ? spec.cube_cores : spec.vector_cores);
 }
 
+// pad_to in double: a shape near INT64_MAX must not overflow the int64 sum.
+double padded(std::int64_t v, int to) { return std::ceil(static_cast<double>(v) / to) * to; }
+
+// ns as whole ns, saturating at kMaxTaskNs (NaN, from 0 work over a 0 rate, counts as 0).
+std::uint64_t saturated_ns(double ns) {
+  if (!(ns > 0)) return 0;
+  const double up = std::ceil(ns);
+  return up >= static_cast<double>(kMaxTaskNs) ? kMaxTaskNs : static_cast<std::uint64_t>(up);
+}
+
 }  // namespace
 
 double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType dtype) {
@@ -52,8 +62,8 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
     if (cost.unit == ComputeUnit::kCube) {
       const std::int64_t m = std::max<std::int64_t>(cost.m, 1), n = std::max<std::int64_t>(cost.n, 1);
       const std::int64_t k = std::max<std::int64_t>(cost.k, 1), batch = std::max<std::int64_t>(cost.batch, 1);
-      e.padded_flops = 2.0 * static_cast<double>(batch) * static_cast<double>(pad_to(m, spec.cube_m)) *
-                       static_cast<double>(pad_to(n, spec.cube_n)) * static_cast<double>(pad_to(k, spec.cube_k));
+      e.padded_flops =
+          2.0 * static_cast<double>(batch) * padded(m, spec.cube_m) * padded(n, spec.cube_n) * padded(k, spec.cube_k);
       const double tiles = static_cast<double>(batch) * std::ceil(static_cast<double>(m) / kCubeBaseTile) *
                            std::ceil(static_cast<double>(n) / kCubeBaseTile);
       e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::min<double>(tiles, cores));
@@ -72,13 +82,13 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
     e.memory_ns = cost.bytes / (spec.memory_bandwidth * bandwidth_share) * 1e9;
   }
   e.memory_bound = e.memory_ns > e.compute_ns;
-  e.duration_ns = e.overhead_ns + static_cast<std::uint64_t>(std::ceil(std::max(e.compute_ns, e.memory_ns)));
+  e.duration_ns = std::min(kMaxTaskNs, e.overhead_ns + saturated_ns(std::max(e.compute_ns, e.memory_ns)));
   return e;
 }
 
 std::uint64_t estimate_copy_ns(const DeviceSpec& spec, std::uint64_t bytes, bool device_to_device) {
   const double bandwidth = device_to_device ? spec.memory_bandwidth / 2 : spec.host_link_bandwidth;
-  return spec.copy_overhead_ns + static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / bandwidth * 1e9));
+  return std::min(kMaxTaskNs, spec.copy_overhead_ns + saturated_ns(static_cast<double>(bytes) / bandwidth * 1e9));
 }
 
 }  // namespace npuscope::emulator

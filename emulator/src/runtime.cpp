@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/markers.h"
@@ -135,20 +136,34 @@ bool load_injection_from_environment() {
   std::call_once(once, [] {
     const char* path = env("NPUSCOPE_INJECTION");
     if (path == nullptr) return;
+    // Note [Why profiling did not start] in hook_api.h.
+    const auto not_started = [](const std::string& reason) {
+      std::fprintf(stderr, "npuscope: warning: %s; profiling is off\n", reason.c_str());
+      hooks::report_not_started(reason.c_str());
+    };
     void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      std::fprintf(stderr, "npuscope: warning: cannot load injection library %s (%s); profiling is off\n", path,
-                   dlerror());
+      not_started(std::string("cannot load the injection library ") + path + " (" + dlerror() + ")");
       return;
     }
     auto init = reinterpret_cast<npuscope_injection_init_fn>(dlsym(handle, NPUSCOPE_INJECTION_INIT_SYMBOL));
     if (init == nullptr) {
-      std::fprintf(stderr, "npuscope: warning: %s has no %s; profiling is off\n", path, NPUSCOPE_INJECTION_INIT_SYMBOL);
+      not_started(std::string(path) + " has no " + NPUSCOPE_INJECTION_INIT_SYMBOL +
+                  ": not an npuscope injection library");
       return;
     }
-    if (init(&g_injected_table) != 0 || g_injected_table.api_version != hooks::kHookApiVersion) {
-      std::fprintf(stderr, "npuscope: warning: %s refused to start (hook API %u, expected %u); profiling is off\n",
-                   path, g_injected_table.api_version, hooks::kHookApiVersion);
+    if (init(&g_injected_table) != 0) {
+      // The library said why on stderr and in the status file.
+      std::fprintf(
+          stderr,
+          "npuscope: warning: the injection library %s refused to start (its error is above); profiling is off\n",
+          path);
+      return;
+    }
+    if (g_injected_table.api_version != hooks::kHookApiVersion) {
+      not_started(std::string("the injection library ") + path + " implements hook API version " +
+                  std::to_string(g_injected_table.api_version) + " but this program's emulator needs version " +
+                  std::to_string(hooks::kHookApiVersion) + ": use the injection library of the same npuscope build");
       return;
     }
     hooks::subscribe(&g_injected_table);

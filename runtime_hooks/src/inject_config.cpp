@@ -143,10 +143,15 @@ StepRange parse_steps(std::string_view text, Spelling spelling) {
 }
 
 std::uint64_t parse_bytes(std::string_view text, Setting setting, Spelling spelling) {
+  const std::uint64_t limit = setting == Setting::kBufferBytes ? kMaxBufferBytes : kMaxDumpBytesLimit;
   std::uint64_t value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    bad(setting, spelling, "must be a non-negative integer (bytes), got " + quoted(text));
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value > limit) {
+    std::string what = "must be a non-negative integer (bytes) up to ";
+    what += std::to_string(limit);
+    what += ", got ";
+    what += quoted(text);
+    bad(setting, spelling, what);
   }
   return value;
 }
@@ -155,10 +160,21 @@ void validate(const InjectConfig& c, Spelling spelling) {
   if (c.overflow_only && c.dump != DumpMode::kTensor) {
     bad(Setting::kOverflowOnly, spelling, "needs " + setting_name(Setting::kDump, spelling) + " tensor");
   }
-  if (c.buffer_bytes < kMinBufferBytes) {
-    bad(Setting::kBufferBytes, spelling,
-        "must be at least " + std::to_string(kMinBufferBytes) + " (one buffer chunk), got " +
-            std::to_string(c.buffer_bytes));
+  if (c.buffer_bytes < kMinBufferBytes || c.buffer_bytes > kMaxBufferBytes) {
+    std::string what = "must be at least ";
+    what += std::to_string(kMinBufferBytes);
+    what += " (one buffer chunk) and at most ";
+    what += std::to_string(kMaxBufferBytes);
+    what += ", got ";
+    what += std::to_string(c.buffer_bytes);
+    bad(Setting::kBufferBytes, spelling, what);
+  }
+  if (c.max_dump_bytes > kMaxDumpBytesLimit) {
+    std::string what = "must be at most ";
+    what += std::to_string(kMaxDumpBytesLimit);
+    what += ", got ";
+    what += std::to_string(c.max_dump_bytes);
+    bad(Setting::kMaxDumpBytes, spelling, what);
   }
 }
 

@@ -161,6 +161,57 @@ TEST(RunCommand, StepsSelectOneStepAndBadDumpFlagsAreRefused) {
   EXPECT_NE(message.output.find("--steps range \"5-2\" is empty"), std::string::npos) << message.output;
 }
 
+// Issue 15: `npuscope run` exited 0 when profiling never started, with a contradictory "refused to
+// start (hook API 2, expected 2)"; an unwritable -o was found only after the workload ran.
+TEST(RunCommand, ProfilingThatNeverStartedIsAnErrorWithTheReason) {
+  const auto dir = temp_dir("run_not_started");
+  const std::string db = (dir / "n.db").string(), marker = (dir / "started").string();
+
+  // An unwritable output: refused before the workload starts.
+  auto r = run_command(npuscope_cmd("run -o /proc/npuscope_x.db -- touch " + marker));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: cannot write the trace /proc/npuscope_x.db"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("choose a writable directory with -o"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(marker)) << "the program was started";
+
+  // The library refuses its settings (the workload overrides the CLI's NPUSCOPE_CONFIG).
+  r = run_command(
+      npuscope_cmd("run -o " + db + " -- env NPUSCOPE_CONFIG='{\"dump\": \"all\"}' " + kMultiStream + " --ops 4"));
+  EXPECT_EQ(r.status, 125) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: profiling never started, no trace was written to " + db +
+                          ": "
+                          "NPUSCOPE_CONFIG: \"dump\" must be one of"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("refused to start (its error is above)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("hook API"), std::string::npos) << r.output;  // no made-up version mismatch
+  EXPECT_FALSE(fs::exists(db));
+  EXPECT_FALSE(fs::exists(db + ".start_status"));
+
+  // The library cannot be loaded, or is not an injection library.
+  r = run_command("NPUSCOPE_INJECTION_LIBRARY=" + (dir / "missing.so").string() + " " +
+                  npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --ops 4"));
+  EXPECT_EQ(r.status, 125) << r.output;
+  EXPECT_NE(r.output.find("profiling never started, no trace was written to " + db +
+                          ": cannot load the injection library " + (dir / "missing.so").string()),
+            std::string::npos)
+      << r.output;
+  r = run_command("NPUSCOPE_INJECTION_LIBRARY=libm.so.6 " +
+                  npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --ops 4"));
+  EXPECT_EQ(r.status, 125) << r.output;
+  EXPECT_NE(r.output.find("libm.so.6 has no npuscope_injection_init"), std::string::npos) << r.output;
+
+  // A program that never used the emulator, and one that failed: its own status wins.
+  r = run_command(npuscope_cmd("run -o " + db + " -- true"));
+  EXPECT_EQ(r.status, 125) << r.output;
+  EXPECT_NE(r.output.find("did not use the npuscope emulator"), std::string::npos) << r.output;
+  r = run_command(
+      npuscope_cmd("run -o " + db + " -- sh -c 'NPUSCOPE_CONFIG=[1] " + kMultiStream + " --ops 4; exit 4'"));
+  EXPECT_EQ(r.status, 4) << r.output;
+  EXPECT_NE(r.output.find("profiling never started"), std::string::npos) << r.output;
+}
+
 TEST(RunCommand, CrashedWorkloadLeavesItsTrace) {
   const auto dir = temp_dir("run_crash");
   const std::string db = (dir / "c.db").string();

@@ -314,4 +314,40 @@ TEST_F(CompareTracesTest, BadMappingFilesAreExplained) {
   EXPECT_EQ(comparator::load_mapping(bad), (std::map<std::string, std::string>{{"x", "y"}}));
 }
 
+// Issue 15: an item without "golden" gave `invalid node; first invalid key: "bench"` with no file
+// name. Every error names the file, the item (index and line) and the expected keys.
+TEST_F(CompareTracesTest, MappingFileErrorsNameFileItemAndKeys) {
+  const std::string bad = path("bad.yaml");
+  const auto error_of = [&](const std::string& text) -> std::string {
+    write_bytes_file(bad, text);
+    try {
+      comparator::load_mapping(bad);
+    } catch (const comparator::CompareError& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  std::string e = error_of("- {npu: a, golden: b}\n- {npu: x}\n");
+  EXPECT_EQ(e, bad + ": item 2 (line 2): no \"golden\" (or \"bench\") key; the keys are npu and golden") << e;
+  e = error_of("- {npu: a, golden: b}\n- {golden: x}\n");
+  EXPECT_EQ(e, bad + ": item 2 (line 2): no \"npu\" key; the keys are npu and golden (or bench)") << e;
+  e = error_of("- {npu: a, gold: b}\n");
+  EXPECT_NE(e.find(bad + ": item 1 (line 1): unknown key \"gold\""), std::string::npos) << e;
+  e = error_of("- {npu: a, golden: b, bench: c}\n");
+  EXPECT_NE(e.find("item 1 (line 1): both"), std::string::npos) << e;
+  e = error_of("- {npu: a, golden: b}\n- just a string\n");
+  EXPECT_NE(e.find(bad + ": item 2 (line 2): not a {npu: NAME, golden: NAME} map"), std::string::npos) << e;
+  e = error_of("- {npu: a, golden: [1]}\n");
+  EXPECT_NE(e.find(bad + ": item 1 (line 1): golden must be a non-empty op name"), std::string::npos) << e;
+  e = error_of("a: b\nc: [1]\n");
+  EXPECT_NE(e.find(bad + ": line 2: a value must be a non-empty op name"), std::string::npos) << e;
+  e = error_of("a: b\n\na: c\n");
+  EXPECT_NE(e.find(bad + ": line 3: op 'a' is mapped twice"), std::string::npos) << e;
+  e = error_of("42\n");
+  EXPECT_NE(e.find(bad + ": expected a map"), std::string::npos) << e;
+  // "bench" is golden's alias.
+  write_bytes_file(bad, "- {npu: x, bench: y}\n");
+  EXPECT_EQ(comparator::load_mapping(bad), (std::map<std::string, std::string>{{"x", "y"}}));
+}
+
 }  // namespace

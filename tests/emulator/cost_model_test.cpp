@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "npuscope/emulator/cost_model.h"
 #include "npuscope/emulator/device_spec.h"
@@ -158,4 +159,30 @@ TEST(CostModel, PadTo) {
   EXPECT_EQ(pad_to(1000, 16), 1008);
   EXPECT_EQ(pad_to(1008, 16), 1008);
   EXPECT_EQ(pad_to(1, 16), 16);
+}
+
+// Issue 15: the slowest in-range device and absurd work sizes saturate at kMaxTaskNs instead of
+// wrapping (a double beyond 2^64 cast to uint64 is undefined; a sum past 2^64 wraps).
+TEST(CostModel, SaturatesAtTheLongestTask) {
+  DeviceSpec slow = preset_spec("tiny");
+  slow.cube_cores = slow.vector_cores = 1;
+  slow.cube_m = slow.cube_n = slow.cube_k = 1;
+  slow.clock_hz = 1e6;
+  slow.cube_efficiency = slow.vector_efficiency = 0.01;
+  slow.memory_bandwidth = slow.host_link_bandwidth = slow.aicpu_flops = 1e6;
+  slow.kernel_overhead_ns = slow.copy_overhead_ns = slow.aicpu_overhead_ns = 1'000'000'000;
+  ASSERT_NO_THROW(validate_spec(slow));
+  const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(estimate_kernel(slow, cube(huge, huge, huge, 1e300), DType::kF32).duration_ns, kMaxTaskNs);
+  KernelCost vec;
+  vec.flops = 1e300;
+  vec.bytes = 1e300;
+  EXPECT_EQ(estimate_kernel(slow, vec, DType::kF32).duration_ns, kMaxTaskNs);
+  vec.unit = ComputeUnit::kAiCpu;
+  EXPECT_EQ(estimate_kernel(slow, vec, DType::kF32).duration_ns, kMaxTaskNs);
+  EXPECT_EQ(estimate_copy_ns(slow, std::numeric_limits<std::uint64_t>::max(), false), kMaxTaskNs);
+  // Below the cap the sum is exact: 1 s overhead + 1 byte at 1 MB/s = 1000 ns.
+  EXPECT_EQ(estimate_copy_ns(slow, 1, false), 1'000'001'000u);
+  // Zero work costs the overhead only.
+  EXPECT_EQ(estimate_kernel(slow, KernelCost{}, DType::kF16).duration_ns, 1'000'000'000u);
 }

@@ -162,7 +162,7 @@ TEST_F(SpecFile, BadValuesAreNamed) {
   msg = error_of(R"({"memory_bandwidth": 0})");
   EXPECT_TRUE(contains(msg, "memory_bandwidth")) << msg;
   msg = error_of(R"({"vector_efficiency": 1.5})");
-  EXPECT_TRUE(contains(msg, "efficiencies")) << msg;
+  EXPECT_TRUE(contains(msg, "vector_efficiency")) << msg;
   msg = error_of(R"({"base": "ascend910", "default_overflow_mode": "inf_nan"})");
   EXPECT_TRUE(contains(msg, "supports_inf_nan")) << msg;
   msg = error_of(R"({"base": "ascend950"})");
@@ -188,4 +188,42 @@ TEST(DeviceSpec, OverflowModeFollowsTheChip) {
   EXPECT_EQ(b.overflow_mode(), OverflowMode::kInfNan);
   b.set_overflow_mode(OverflowMode::kSaturation);
   EXPECT_EQ(b.overflow_mode(), OverflowMode::kSaturation);
+}
+
+// Issue 15: out-of-range values wrapped virtual time (a latency of 2^64-1 gave "memory -16231 ns",
+// a huge kernel overhead "4895658701402202% busy") or were accepted (clock_hz 1e-308).
+TEST_F(SpecFile, OutOfRangeValuesNameFileFieldValueAndRange) {
+  std::string msg = error_of(R"({"clock_hz": 1e-308})");
+  EXPECT_TRUE(contains(msg, "spec.json")) << msg;
+  EXPECT_TRUE(contains(msg, "clock_hz = 1e-308")) << msg;
+  EXPECT_TRUE(contains(msg, "[1e6, 1e11] Hz")) << msg;
+  msg = error_of(R"({"launch_latency_ns": 18446744073709551615})");
+  EXPECT_TRUE(contains(msg, "launch_latency_ns")) << msg;
+  EXPECT_TRUE(contains(msg, "[0, 1e9] ns")) << msg;
+  msg = error_of(R"({"kernel_overhead_ns": 9000000000000000000})");
+  EXPECT_TRUE(contains(msg, "kernel_overhead_ns")) << msg;
+  msg = error_of(R"({"cube_cores": 0})");
+  EXPECT_TRUE(contains(msg, "cube_cores = 0 is out of range [1, 1024]")) << msg;
+  msg = error_of(R"({"vector_efficiency": 1.5})");
+  EXPECT_TRUE(contains(msg, "vector_efficiency = 1.5 is out of range [0.01, 1]")) << msg;
+  msg = error_of(R"({"memory_bandwidth": 1e300})");
+  EXPECT_TRUE(contains(msg, "memory_bandwidth")) << msg;
+  // A spec that renames itself is still named by its file in errors.
+  msg = error_of(R"({"name": "mine", "cube_m": 100000})");
+  EXPECT_TRUE(contains(msg, "spec.json")) << msg;
+  EXPECT_TRUE(contains(msg, "cube_m")) << msg;
+  // The bounds themselves are accepted.
+  EXPECT_EQ(error_of(R"({"clock_hz": 1e6, "launch_latency_ns": 1000000000, "kernel_overhead_ns": 1000000000,
+                         "cube_cores": 1, "cube_efficiency": 0.01, "memory_bytes": 4096})"),
+            "");
+}
+
+TEST(DeviceSpec, RangesTableIsInTheDocs) {
+  const auto doc = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / "emulator.md";
+  std::ifstream in(doc);
+  ASSERT_TRUE(in) << doc;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(text, spec_ranges_markdown()))
+      << "docs/emulator.md's \"Spec value ranges\" table is out of date; replace it with:\n"
+      << spec_ranges_markdown();
 }

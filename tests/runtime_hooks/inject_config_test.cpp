@@ -106,8 +106,20 @@ TEST(InjectConfigParsers, FlagsAndJsonAgreeValueByValue) {
   try {
     inject::parse_bytes("-5", inject::Setting::kMaxDumpBytes, Spelling::kFlag);
   } catch (const inject::ConfigError& e) {
-    EXPECT_STREQ(e.what(), "--max-dump-bytes must be a non-negative integer (bytes), got \"-5\"");
+    EXPECT_STREQ(e.what(),
+                 "--max-dump-bytes must be a non-negative integer (bytes) up to 1125899906842624, got \"-5\"");
   }
+  // Issue 15: 2^64-5 (what "-5" wraps to as an unsigned) and anything past the documented maximum are
+  // refused, by the flag and by NPUSCOPE_CONFIG alike; the maxima themselves are accepted.
+  for (const char* past : {"18446744073709551611", "1125899906842625"}) {
+    EXPECT_THROW(inject::parse_bytes(past, inject::Setting::kMaxDumpBytes, Spelling::kFlag), inject::ConfigError)
+        << past;
+    EXPECT_THROW(inject::parse_config(std::string(R"({"max_dump_bytes": )") + past + "}"), inject::ConfigError) << past;
+  }
+  EXPECT_EQ(inject::parse_bytes("1125899906842624", inject::Setting::kMaxDumpBytes, Spelling::kFlag),
+            inject::kMaxDumpBytesLimit);
+  EXPECT_THROW(inject::parse_config(R"({"buffer_bytes": 1099511627777})"), inject::ConfigError);
+  EXPECT_EQ(inject::parse_config(R"({"buffer_bytes": 1099511627776})").buffer_bytes, inject::kMaxBufferBytes);
   EXPECT_EQ(inject::parse_dump("tensor", Spelling::kFlag), inject::DumpMode::kTensor);
   EXPECT_THROW(inject::parse_dump("all", Spelling::kFlag), inject::ConfigError);
   inject::InjectConfig overflow_only;

@@ -72,6 +72,13 @@ TEST(ViewOptions, RefusesBadValuesNamingTheFlag) {
   EXPECT_NE(message({"t.db", "--size", "12"}).find("--size"), std::string::npos);
   EXPECT_NE(message({"t.db", "--view", "5:1"}).find("END_NS must be after START_NS"), std::string::npos);
   EXPECT_NE(message({"t.db", "--view", "a:b"}).find("not an integer"), std::string::npos);
+  // Issue 15: a span of 2^63 ns drew nothing; offsets past +-2^62 are refused, naming the range.
+  EXPECT_NE(message({"t.db", "--view", "0:9223372036854775807"}).find("within +-4611686018427387904 (2^62)"),
+            std::string::npos);
+  EXPECT_NE(message({"t.db", "--view", "-9223372036854775807:0"}).find("out of range"), std::string::npos);
+  EXPECT_NE(message({"t.db", "--view", "0:99999999999999999999"}).find("not an integer within int64"),
+            std::string::npos);
+  EXPECT_EQ(parse({"t.db", "--view", "-4611686018427387904:4611686018427387904"}).view->second, kMaxViewOffsetNs);
   EXPECT_NE(message({"t.db", "--panel", "x"}).find("--panel must be"), std::string::npos);
   EXPECT_NE(message({"t.db", "--bogus"}).find("unknown option '--bogus'"), std::string::npos);
   EXPECT_NE(message({"t.db", "--screenshot"}).find("--screenshot needs a value"), std::string::npos);

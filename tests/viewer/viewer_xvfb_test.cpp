@@ -123,6 +123,25 @@ TEST_F(ViewerXvfbTest, SelectShowsTheTaskAndTheFlowLineFromItsCall) {
   EXPECT_NE(missing.output.find("--select: no task named 'NoSuchOp'"), std::string::npos) << missing.output;
 }
 
+// Issue 15: `--view 0:2^62` (and, before the range check, 2^63) drew nothing: a view wider than
+// zooming out goes is cut to 4x the trace's span from START, and every item in it is drawn.
+TEST_F(ViewerXvfbTest, AHugeViewIsCutToWhatZoomingOutReaches) {
+  write_sample_trace(path("t.db"));
+  const CommandResult r = view(path("t.db") + " --view 0:4611686018427387904 --screenshot " + path("h.png") +
+                               " --frame-stats " + path("h.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto doc = expect_stats_match(path("t.db"), path("h.json"));
+  const auto reader = TraceReader::open(path("t.db"));
+  const TimelineModel model(*reader);
+  EXPECT_EQ(doc["view"]["start_ns"].get<std::int64_t>(), model.first_ns());
+  EXPECT_EQ(doc["view"]["end_ns"].get<std::int64_t>() - doc["view"]["start_ns"].get<std::int64_t>(),
+            4 * std::max<std::int64_t>(model.last_ns() - model.first_ns(), 1000));
+  EXPECT_EQ(doc["items_in_view"], 4 + 1 + 6 + 3 + 0);  // everything, as with the default view
+  const CommandResult refused = view(path("t.db") + " --view 0:9223372036854775807 --screenshot " + path("x.png"));
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("(2^62)"), std::string::npos) << refused.output;
+}
+
 TEST_F(ViewerXvfbTest, EveryPanelRendersAndTheViewerProgramToo) {
   write_sample_trace(path("t.db"));
   for (const char* panel : {"details", "ops", "findings", "compare", "search"}) {

@@ -10,7 +10,8 @@ std::int64_t parse_int(const std::string& s, const std::string& flag) {
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) {
-    throw ViewUsageError(flag + ": '" + s + "' is not an integer");
+    throw ViewUsageError(flag + ": '" + s + "' is not an integer" +
+                         (ec == std::errc::result_out_of_range ? " within int64" : ""));
   }
   return v;
 }
@@ -53,6 +54,16 @@ ViewerOptions parse_view_args(int argc, char** argv) {
       o.height = static_cast<int>(h);
     } else if (arg == "--view") {
       o.view = parse_pair(v(), ':', arg);
+      for (const std::int64_t ns : {o.view->first, o.view->second}) {
+        if (ns < -kMaxViewOffsetNs || ns > kMaxViewOffsetNs) {
+          std::string what = "--view: ";
+          what += std::to_string(ns);
+          what +=
+              " is out of range: START_NS and END_NS must be within +-4611686018427387904 (2^62) ns of the "
+              "trace's first event";
+          throw ViewUsageError(what);
+        }
+      }
       if (o.view->second <= o.view->first) throw ViewUsageError("--view: END_NS must be after START_NS");
     } else if (arg == "--select") {
       o.select = v();

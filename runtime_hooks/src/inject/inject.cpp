@@ -101,12 +101,16 @@ int init(hooks::SubscriberTable* table) {
 
 extern "C" __attribute__((visibility("default"))) int npuscope_injection_init(npuscope::hooks::SubscriberTable* table) {
   if (table == nullptr) return 1;
+  std::string reason;
   try {
     return npuscope::inject::init(table);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "npuscope: error: %s\n", e.what());
+    reason = e.what();
   } catch (...) {
-    std::fprintf(stderr, "npuscope: error: the injection library failed to start\n");
+    reason = "the injection library failed to start";
   }
+  // Note [Why profiling did not start] in hook_api.h.
+  std::fprintf(stderr, "npuscope: error: %s\n", reason.c_str());
+  npuscope::hooks::report_not_started(reason.c_str());
   return 1;
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <optional>
 
 #include "npuscope/viewer/op_search.h"
@@ -174,8 +175,15 @@ ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : imp
       throw ViewerError("--select: no task named '" + options.select + "'");
     s.select(at, true);
   }
-  if (options.view)
-    set_view(impl_->model->first_ns() + options.view->first, impl_->model->first_ns() + options.view->second);
+  if (options.view) {
+    // Offsets within +-2^62 (kMaxViewOffsetNs) from a trace timestamp: saturate rather than wrap.
+    const auto at = [&](std::int64_t offset) {
+      std::int64_t ns = 0;
+      if (!__builtin_add_overflow(impl_->model->first_ns(), offset, &ns)) return ns;
+      return offset > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+    };
+    set_view(at(options.view->first), at(options.view->second));
+  }
 }
 
 ViewerSession::~ViewerSession() = default;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace npuscope::viewer {
 namespace {
@@ -17,6 +18,12 @@ void ViewerState::fit_all() {
 }
 
 void ViewerState::zoom_to(std::int64_t start_ns, std::int64_t end_ns) {
+  // No wider than zoom_around goes (4x the trace): a span of 2^62 ns has no pixel for any task.
+  const std::int64_t max_span = 4 * std::max<std::int64_t>(model_.last_ns() - model_.first_ns(), 1000);
+  if (static_cast<double>(end_ns) - static_cast<double>(start_ns) > static_cast<double>(max_span)) {
+    start_ns = std::min(start_ns, std::numeric_limits<std::int64_t>::max() - max_span);
+    end_ns = start_ns + max_span;
+  }
   if (end_ns - start_ns < kMinSpanNs) {
     const std::int64_t mid = start_ns + (end_ns - start_ns) / 2;
     start_ns = mid - kMinSpanNs / 2;

@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "npuscope/collector/time_math.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/collector/trace_rows.h"
 
@@ -38,7 +39,7 @@ inline bool counts_in_op_statistic(std::int32_t device_id, std::int32_t task_typ
   return device_id >= 0 && is_device_kernel(task_type);
 }
 inline std::int64_t op_statistic_duration(std::int64_t start_ns, std::int64_t end_ns) {
-  return end_ns > start_ns ? end_ns - start_ns : 0;
+  return duration_saturated(start_ns, end_ns);  // Note [Timestamp range]
 }
 
 // Takes tasks one at a time, in any order; yields the rows. Op types are STRING_IDS ids (the

@@ -37,6 +37,11 @@ struct CostEstimate {
   bool memory_bound = false;
 };
 
+// The longest a single task may last (10^15 ns, about 11.6 days): the cost model saturates there, so
+// that no in-range spec and no work size can overflow the int64 virtual clock (Note [Spec value
+// ranges] in device_spec.cpp). A task this long is reported like any other.
+inline constexpr std::uint64_t kMaxTaskNs = 1'000'000'000'000'000;
+
 // Cube and vector peaks per dtype (flop/s, whole device).
 double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType compute_dtype);
 

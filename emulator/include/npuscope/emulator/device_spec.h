@@ -64,7 +64,12 @@ DeviceSpec preset_spec(std::string_view name);
 // Throws SpecError naming the file and the field for unreadable files, unknown fields and bad values.
 DeviceSpec load_spec(std::string_view preset_or_path);
 
-// Checks the values a cost model divides by; throws SpecError naming the field.
+// Checks every numeric value against its documented range (Note [Spec value ranges] in
+// device_spec.cpp) and the overflow mode against the chip; throws SpecError naming the spec (its
+// file for a spec file), the field, the value and the range.
 void validate_spec(const DeviceSpec& spec);
+
+// The ranges as the Markdown table docs/emulator.md carries (a test keeps the two equal).
+std::string spec_ranges_markdown();
 
 }  // namespace npuscope::emulator

@@ -20,6 +20,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 #include "npuscope/runtime_hooks/vocabulary.h"
@@ -183,3 +185,23 @@ extern "C" {
 using npuscope_injection_init_fn = int (*)(npuscope::hooks::SubscriberTable* table);
 }
 #define NPUSCOPE_INJECTION_INIT_SYMBOL "npuscope_injection_init"
+
+// Note [Why profiling did not start]
+// When the library cannot be loaded, has no entry point, refuses to start (a bad NPUSCOPE_CONFIG,
+// an unwritable output) or implements another hook API version, profiling stays off and the
+// workload runs on. Each party says why on stderr, and, when NPUSCOPE_INJECTION_STATUS names a file
+// (`npuscope run` sets it), appends the same reason to it as one line, so that `npuscope run` can
+// report the reason and exit non-zero instead of passing an unprofiled run off as a success.
+#define NPUSCOPE_INJECTION_STATUS_ENV "NPUSCOPE_INJECTION_STATUS"
+
+namespace npuscope::hooks {
+// Appends `reason` and a newline to the file NPUSCOPE_INJECTION_STATUS names, if it is set.
+inline void report_not_started(const char* reason) {
+  const char* path = std::getenv(NPUSCOPE_INJECTION_STATUS_ENV);
+  if (path == nullptr || *path == '\0') return;
+  if (std::FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\n", reason);
+    std::fclose(f);
+  }
+}
+}  // namespace npuscope::hooks

@@ -47,8 +47,14 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The smallest buffer_bytes: one chunk of the record buffer (record_buffer.h asserts they agree).
+// The valid ranges (inclusive), checked by the parsers below and listed in `npuscope run --help`:
+//   max_dump_bytes  0 .. 2^50 (1 PiB; 0: no cap)
+//   buffer_bytes    2^16 (one chunk of the record buffer: record_buffer.h asserts they agree) .. 2^40 (1 TiB)
+//   steps           0 <= A <= B <= 2^63-1
+// A value past a maximum is refused rather than clamped: "-5" read as 2^64-5 must not pass as "no cap".
 inline constexpr std::uint64_t kMinBufferBytes = 64 * 1024;
+inline constexpr std::uint64_t kMaxBufferBytes = std::uint64_t{1} << 40;
+inline constexpr std::uint64_t kMaxDumpBytesLimit = std::uint64_t{1} << 50;
 
 // What the messages call a setting: NPUSCOPE_CONFIG's key ("\"steps\"") or the CLI's flag ("--steps").
 enum class Setting : std::uint8_t { kDump, kOps, kSteps, kMaxDumpBytes, kOverflowOnly, kBufferBytes };
@@ -62,9 +68,10 @@ std::string parse_op_glob(std::string_view text, Spelling spelling);  // a non-e
 struct StepRange {
   std::int64_t first = 0, last = 0;
 };
-StepRange parse_steps(std::string_view text, Spelling spelling);                       // "A-B" or "A", 0 <= A <= B
-std::uint64_t parse_bytes(std::string_view text, Setting setting, Spelling spelling);  // decimal, >= 0
-// The rules between settings (overflow_only needs dump tensor) and buffer_bytes' minimum.
+StepRange parse_steps(std::string_view text, Spelling spelling);  // "A-B" or "A", 0 <= A <= B
+// Decimal, within the setting's range above (buffer_bytes' minimum is validate()'s).
+std::uint64_t parse_bytes(std::string_view text, Setting setting, Spelling spelling);
+// The rules between settings (overflow_only needs dump tensor) and buffer_bytes' range.
 void validate(const InjectConfig& config, Spelling spelling);
 
 // Parses NPUSCOPE_CONFIG's text ("" means all defaults). Throws ConfigError "NPUSCOPE_CONFIG: ..."

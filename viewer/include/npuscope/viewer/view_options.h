@@ -16,14 +16,20 @@ inline constexpr const char* kViewUsage =
 
 inline constexpr const char* kViewHelp =
     "  --screenshot FILE.png   render one frame offscreen, write it as PNG and exit (no window shown)\n"
-    "  --size WxH              the window or screenshot size (default 1280x800)\n"
-    "  --view START_NS:END_NS  the time range shown, in ns from the trace's first event (the ruler's 0)\n"
+    "  --size WxH              the window or screenshot size, W and H from 64 to 16384 (default 1280x800)\n"
+    "  --view START_NS:END_NS  the time range shown, in ns from the trace's first event (the ruler's 0);\n"
+    "                          integers within +-2^62, START < END; a range wider than 4x the trace's span\n"
+    "                          is cut to 4x from START (as far as zooming out goes)\n"
     "  --select OP             select the first task whose op name is OP (details panel, flow line)\n"
     "  --panel NAME            the panel shown first: details, ops, findings, compare or search\n"
     "  --frame-stats FILE.json write what the (last) frame drew: lanes, items, folded runs\n"
     "  -h, --help              show this help\n"
     "keys: wheel or W/S zoom around the cursor, drag or A/D pan, F fit all, Z zoom to the selection,\n"
     "      N/P next/previous search match; click a task for its details";
+
+// The largest |START_NS| and |END_NS| of --view (2^62): their difference and their sum with any
+// trace timestamp (Note [Timestamp range] in npuscope/collector/time_math.h) stay within int64.
+inline constexpr std::int64_t kMaxViewOffsetNs = std::int64_t{1} << 62;
 
 // A bad flag or value: the message names it.
 class ViewUsageError : public std::runtime_error {
