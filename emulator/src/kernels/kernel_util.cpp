@@ -277,6 +277,47 @@ std::vector<std::int64_t> strides_of(const Shape& shape) {
   return s;
 }
 
+namespace {
+[[noreturn]] void overflow(const char* op, std::string_view what, std::int64_t a, const char* sign, std::int64_t b) {
+  throw InvalidArgument(std::string(op) + ": " + std::string(what) + " overflows int64 (" + std::to_string(a) + " " +
+                        sign + " " + std::to_string(b) + ")");
+}
+}  // namespace
+
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op, std::string_view what) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) overflow(op, what, a, "+", b);
+  return r;
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op, std::string_view what) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) overflow(op, what, a, "*", b);
+  return r;
+}
+
+std::int64_t checked_numel(std::span<const std::int64_t> dims, const char* op, std::string_view what) {
+  std::int64_t n = 1;
+  for (auto d : dims) {
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw InvalidArgument(std::string(op) + ": " + std::string(what) + " " +
+                            shape_str(Shape(dims.begin(), dims.end())) + " has more elements than int64 can count");
+    }
+  }
+  return n;
+}
+
+void set_fault(KernelContext& ctx, std::string message) {
+  if (ctx.fault.empty()) ctx.fault = std::move(message);
+}
+
+void set_index_fault(KernelContext& ctx, const char* op, std::int64_t value, std::int64_t dim, std::string_view where) {
+  if (!ctx.fault.empty()) return;
+  set_fault(ctx, std::string(op) + ": index " + std::to_string(value) + " is out of range [" + std::to_string(-dim) +
+                     ", " + std::to_string(dim - 1) + "] for " + std::string(where) +
+                     " (ONNX: an out-of-range index is an error; negative indices count from the end)");
+}
+
 BroadcastIndex::BroadcastIndex(const Shape& input, const Shape& output) : output_(output) {
   identity_ = input == output;
   scalar_ = shape_numel(input) == 1;
@@ -335,8 +376,14 @@ std::vector<std::int64_t> dim_ints(const Attrs& attrs, const char* name, std::si
   if (v.size() != size) {
     fail(op, std::string(name) + " must have " + std::to_string(size) + " values, got " + shape_str(v));
   }
+  // No dim is longer than kMaxTensorBytes, so neither is a useful pad, stride or dilation; the cap
+  // keeps the geometry's arithmetic far from overflow (Note [Sizes from user input]).
+  const auto max_value = static_cast<std::int64_t>(kMaxTensorBytes);
   for (auto e : v) {
-    if (e < min_value) fail(op, std::string(name) + " " + shape_str(v) + " must be >= " + std::to_string(min_value));
+    if (e < min_value || e > max_value) {
+      fail(op, std::string(name) + " " + shape_str(v) + " has " + std::to_string(e) + ", outside [" +
+                   std::to_string(min_value) + ", " + std::to_string(max_value) + "]");
+    }
   }
   return v;
 }
