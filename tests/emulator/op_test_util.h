@@ -69,13 +69,14 @@ inline std::vector<Tensor> on_npu(const std::vector<Tensor>& xs) {
   return out;
 }
 
-// The message of the InvalidArgument that f() throws, or "(nothing thrown)": for checks that an
-// error names the op, the attribute or input, the bad value and the valid range.
+// The message of the emulator error that f() throws (InvalidArgument from an op, ModelError from
+// an ONNX model), or "(nothing thrown)": for checks that an error names the op, the attribute or
+// input, the bad value and the valid range.
 template <class F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const InvalidArgument& e) {
+  } catch (const EmulatorError& e) {
     return e.what();
   }
   return "(nothing thrown)";
