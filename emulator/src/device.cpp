@@ -303,9 +303,13 @@ void Device::worker_loop() {
     try {
       execute(*task);
     } catch (const std::exception& e) {
-      // Kernels and copies do not throw by design; if one does, say so rather than abort the process.
+      // Kernels and copies do not throw by design; if one does (a std::bad_alloc of a working
+      // buffer), say so rather than abort the process, and fail the next synchronisation too: its
+      // outputs are not what they should be (Note [Kernel faults]).
       std::fprintf(stderr, "npuscope: internal error: task %llu on npu:%d failed: %s\n",
                    static_cast<unsigned long long>(task->task_id), id_, e.what());
+      std::lock_guard lock(mutex_);
+      if (fault_.empty()) fault_ = "task on npu:" + std::to_string(id_) + " failed: " + std::string(e.what());
     }
     {
       std::lock_guard lock(mutex_);

@@ -113,3 +113,14 @@ TEST_F(AdaptersIndexTest, TopKHugeKIsAnError) {
   m.input("x", f32({3, 1, 4}, {3})).ints("k", {std::numeric_limits<std::int64_t>::max()}, {1});
   EXPECT_TRUE(mentions(error_of([&] { m.run(2); }), {"TopK", "k = 9223372036854775807", "outside [0, 3]"}));
 }
+
+// ONNX data types in int attributes were cast to int first: Cast to 2^32 + 1 ran as a Cast to FLOAT.
+TEST_F(AdaptersIndexTest, DataTypeAttributesBeyondIntAreErrors) {
+  const std::int64_t bad = (std::int64_t{1} << 32) + onnx::TensorProto::FLOAT;
+  OneNodeModel cast("Cast", 13);
+  cast.input("x", f32({1, 2}, {2})).attr("to", bad);
+  EXPECT_TRUE(mentions(error_of([&] { cast.run(); }), {"Cast", "'to' = 4294967297 is not an ONNX data type"}));
+  OneNodeModel eye("EyeLike", 9);
+  eye.input("x", f32({0, 0, 0, 0}, {2, 2})).attr("dtype", bad);
+  EXPECT_TRUE(mentions(error_of([&] { eye.run(); }), {"EyeLike", "'dtype' = 4294967297"}));
+}

@@ -75,7 +75,7 @@ std::vector<Tensor> nonzero(NodeContext& ctx) {
 std::vector<Tensor> eye_like(NodeContext& ctx) {
   Attrs a = ctx.attrs;
   if (a.has("dtype")) {
-    const DType t = dtype_from_onnx(static_cast<int>(a.get_int("dtype", 1)), ctx.name);
+    const DType t = dtype_from_onnx(onnx_type_attr(ctx, "dtype", 1), ctx.name);
     a.set("dtype", static_cast<std::int64_t>(t));
   }
   return run(ctx, "EyeLike", {ctx.input(0)}, a);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -125,6 +126,14 @@ bool register_adapter(const char* op_type, AdapterFn fn, const char* file, int l
 
 std::vector<Tensor> run_default(NodeContext& ctx, const char* type) {
   return call_op(type, ctx.inputs, ctx.attrs, ctx.call());
+}
+
+int onnx_type_attr(const NodeContext& ctx, const char* name, std::int64_t fallback) {
+  const std::int64_t v = ctx.attrs.get_int(name, fallback);
+  if (v < 0 || v > std::numeric_limits<int>::max()) {
+    ctx.fail(std::string("'") + name + "' = " + std::to_string(v) + " is not an ONNX data type");
+  }
+  return static_cast<int>(v);
 }
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& context) {
