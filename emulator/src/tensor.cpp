@@ -70,19 +70,21 @@ Storage::~Storage() {
 // ---- Tensor -------------------------------------------------------------------------------------
 
 void check_tensor_shape(const Shape& shape, DType dtype, std::string_view what) {
-  const std::string prefix = what.empty() ? "" : std::string(what) + ": ";
+  // Runs for every op's outputs: the message (and its prefix) is built only on failure.
+  const auto fail = [&](const std::string& why) {
+    throw InvalidArgument((what.empty() ? "" : std::string(what) + ": ") + why);
+  };
   for (auto d : shape) {
-    if (d < 0) throw InvalidArgument(prefix + "negative dimension in shape " + shape_str(shape));
+    if (d < 0) fail("negative dimension in shape " + shape_str(shape));
   }
   // Zero dims count as 1: then every product of some of the dims is in range too.
   std::int64_t bytes = static_cast<std::int64_t>(dtype_size(dtype));
   bool overflows = false;
   for (auto d : shape) overflows = overflows || __builtin_mul_overflow(bytes, std::max<std::int64_t>(d, 1), &bytes);
-  if (overflows || static_cast<std::uint64_t>(bytes) > kMaxTensorBytes) {
-    throw InvalidArgument(
-        prefix + "a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_str(shape) + " is too large: " +
-        (overflows ? std::string("its size in bytes overflows int64") : std::to_string(bytes) + " bytes") +
-        ", the limit is " + std::to_string(kMaxTensorBytes) + " bytes (1 TiB)");
+  if (overflows || static_cast<std::uint64_t>(bytes) > kMaxTensorBytes) [[unlikely]] {
+    fail("a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_str(shape) + " is too large: " +
+         (overflows ? std::string("its size in bytes overflows int64") : std::to_string(bytes) + " bytes") +
+         ", the limit is " + std::to_string(kMaxTensorBytes) + " bytes (1 TiB)");
   }
 }
 

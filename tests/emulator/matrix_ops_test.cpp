@@ -180,6 +180,8 @@ TEST_F(MatrixOpsTest, RangeCountsWithoutOverflow) {
   EXPECT_EQ(irange(min, max, p62).to_ints(), (I64s{min, min + p62, 0, p62}));  // limit - start overflows int64
   EXPECT_EQ(irange(max, min, -p62).to_ints(), (I64s{max, max - p62, max - p62 - p62, max - p62 - p62 - p62}));
   EXPECT_EQ(irange(max, max, 1).shape(), (Shape{0}));
+  EXPECT_EQ(irange(max, min, 1).shape(), (Shape{0}));  // a count of -(2^64 - 1): empty, not wrapped to 1
+  EXPECT_EQ(range(floats({0}, {}), {{"start", 1e300}, {"limit", -1e300}, {"delta", 1.0}}).shape(), (Shape{0}));
   const Tensor f = floats({0}, {});
   EXPECT_TRUE(mentions(error_of([&] {
                          range(f, {{"start", -1e300}, {"limit", 1e300}, {"delta", 1e-300}});

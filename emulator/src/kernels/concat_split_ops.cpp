@@ -101,7 +101,7 @@ std::vector<TensorMeta> infer_split(std::span<const TensorMeta> in, const Attrs&
   std::int64_t sum = 0;
   for (auto v : sizes) {
     if (v < 0) fail("Split", "split sizes " + shape_str(sizes) + " have a negative size");
-    sum = checked_add(sum, v, "Split", "the sum of split sizes " + shape_str(sizes));
+    sum = checked_add(sum, v, "Split", [&] { return "the sum of split sizes " + shape_str(sizes); });
   }
   if (sum != x[axis]) {
     fail("Split", "split sizes " + shape_str(sizes) + " sum to " + std::to_string(sum) + " but axis " +

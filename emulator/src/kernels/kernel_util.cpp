@@ -277,34 +277,9 @@ std::vector<std::int64_t> strides_of(const Shape& shape) {
   return s;
 }
 
-namespace {
-[[noreturn]] void overflow(const char* op, std::string_view what, std::int64_t a, const char* sign, std::int64_t b) {
+void throw_overflow(const char* op, std::string_view what, std::int64_t a, const char* sign, std::int64_t b) {
   throw InvalidArgument(std::string(op) + ": " + std::string(what) + " overflows int64 (" + std::to_string(a) + " " +
                         sign + " " + std::to_string(b) + ")");
-}
-}  // namespace
-
-std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op, std::string_view what) {
-  std::int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) overflow(op, what, a, "+", b);
-  return r;
-}
-
-std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op, std::string_view what) {
-  std::int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) overflow(op, what, a, "*", b);
-  return r;
-}
-
-std::int64_t checked_numel(std::span<const std::int64_t> dims, const char* op, std::string_view what) {
-  std::int64_t n = 1;
-  for (auto d : dims) {
-    if (__builtin_mul_overflow(n, d, &n)) {
-      throw InvalidArgument(std::string(op) + ": " + std::string(what) + " " +
-                            shape_str(Shape(dims.begin(), dims.end())) + " has more elements than int64 can count");
-    }
-  }
-  return n;
 }
 
 void set_fault(KernelContext& ctx, std::string message) {

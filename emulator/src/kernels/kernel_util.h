@@ -69,10 +69,32 @@ std::vector<std::int64_t> strides_of(const Shape& shape);
 // input: every size an infer function derives from them is computed with these helpers, which
 // throw InvalidArgument("<op>: <what> overflows int64 (<a> <op> <b>)") instead of wrapping, and
 // the output shape is then checked against kMaxTensorBytes (tensor.h) before anything is allocated.
-std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op, std::string_view what);
-std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op, std::string_view what);
-// The product of `dims`, or InvalidArgument naming `op` and `what` when it overflows.
-std::int64_t checked_numel(std::span<const std::int64_t> dims, const char* op, std::string_view what);
+// `what` is a string, or a callable returning one, called only on overflow (so that a message
+// naming the dim and the attribute costs nothing on the per-op path).
+[[noreturn]] void throw_overflow(const char* op, std::string_view what, std::int64_t a, const char* sign,
+                                 std::int64_t b);
+template <class What>
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op, const What& what) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) [[unlikely]] {
+    if constexpr (std::is_invocable_v<What>)
+      throw_overflow(op, what(), a, "+", b);
+    else
+      throw_overflow(op, what, a, "+", b);
+  }
+  return r;
+}
+template <class What>
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op, const What& what) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]] {
+    if constexpr (std::is_invocable_v<What>)
+      throw_overflow(op, what(), a, "*", b);
+    else
+      throw_overflow(op, what, a, "*", b);
+  }
+  return r;
+}
 
 // Records the first fault of a kernel (see Note [Kernel faults]); cold, out of line.
 void set_fault(KernelContext& ctx, std::string message);

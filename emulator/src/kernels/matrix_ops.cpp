@@ -211,7 +211,7 @@ std::int64_t range_count(const Attrs& attrs, DType dtype) {
     const __int128 span = static_cast<__int128>(limit) - start;
     const __int128 n = span / delta + (span % delta != 0 && (span < 0) == (delta < 0) ? 1 : 0);
     if (n > std::numeric_limits<std::int64_t>::max()) too_many(std::to_string(static_cast<double>(n)));
-    return std::max<std::int64_t>(static_cast<std::int64_t>(n), 0);
+    return n > 0 ? static_cast<std::int64_t>(n) : 0;  // n may be below INT64_MIN: compare before the cast
   }
   const double start = attrs.get_float("start", 0), limit = attrs.get_float("limit", 0),
                delta = attrs.get_float("delta", 0);
@@ -220,7 +220,7 @@ std::int64_t range_count(const Attrs& attrs, DType dtype) {
   }
   const double n = std::ceil((limit - start) / delta);  // inf when limit - start overflows a double
   if (!(n < 0x1p63)) too_many(std::to_string(n));
-  return std::max<std::int64_t>(static_cast<std::int64_t>(n), 0);
+  return n > 0 ? static_cast<std::int64_t>(n) : 0;
 }
 
 std::vector<TensorMeta> infer_range(std::span<const TensorMeta> in, const Attrs& attrs) {

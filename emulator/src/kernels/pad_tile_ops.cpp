@@ -71,7 +71,9 @@ std::vector<TensorMeta> infer_pad(std::span<const TensorMeta> in, const Attrs& a
     const std::int64_t begin = pads[d], end = pads[d + x.size()];
     // Checked: pads come from the model (Note [Sizes from user input]); the output's size limit
     // is checked by the dispatcher.
-    const std::string what = "dim " + std::to_string(d) + " of input " + shape_str(x) + " with pads " + shape_str(pads);
+    const auto what = [&] {
+      return "dim " + std::to_string(d) + " of input " + shape_str(x) + " with pads " + shape_str(pads);
+    };
     const std::int64_t cropped = checked_add(checked_add(x[d], std::min<std::int64_t>(begin, 0), kPad, what),
                                              std::min<std::int64_t>(end, 0), kPad, what);
     if (cropped < 0)
@@ -143,9 +145,9 @@ std::vector<TensorMeta> infer_tile(std::span<const TensorMeta> in, const Attrs& 
   Shape out(x.size());
   for (std::size_t d = 0; d < x.size(); ++d) {
     if (repeats[d] < 0) fail(kTile, "repeats " + shape_str(repeats) + " has a negative count");
-    out[d] =
-        checked_mul(x[d], repeats[d], kTile,
-                    "dim " + std::to_string(d) + " of input " + shape_str(x) + " times repeats " + shape_str(repeats));
+    out[d] = checked_mul(x[d], repeats[d], kTile, [&] {
+      return "dim " + std::to_string(d) + " of input " + shape_str(x) + " times repeats " + shape_str(repeats);
+    });
   }
   return {{out, in[0].dtype}};
 }
