@@ -61,6 +61,11 @@ def main():
            "- **cpu**: the CPU golden backend, tolerances rtol 1e-3, atol 1e-7 (integers and bools exact).",
            "- **npu keep**: the emulated Ascend 910B in `must_keep_origin_dtype`, same tolerances.",
            "- **npu fp16**: `force_fp16` (f32 ops computed in f16), rtol 1e-3, atol 1e-5 on results cast back.",
+           "",
+           "The cases that pass in each run are listed in `tests/conformance/passing_<run>.txt`: the test fails, "
+           "naming the case, when a listed case stops passing, and reports a case that passes but is not listed. "
+           "After an intended change, rewrite the lists with "
+           "`NPUSCOPE_CONFORMANCE_UPDATE=1 build/tests/onnx_node_conformance_test` and commit them.",
            "", "| run | pass | fail | pass rate | skipped (unsupported op or type) |", "|---|---:|---:|---:|---:|"]
     for c in CONFIGS:
         p, f, s = totals[c]

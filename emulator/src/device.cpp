@@ -114,6 +114,7 @@ void Event::synchronize() const {
   ApiScope api("aclrtSynchronizeEvent", ApiKind::kSynchronize);
   state_->device->wait_for(state_->stream, state_->seq);
   vclock::advance_to(time_ns());
+  state_->device->raise_fault();
 }
 
 bool Event::recorded() const { return state_ != nullptr; }
@@ -223,8 +224,11 @@ void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Strea
   task->duration_ns = estimate_copy_ns(spec_, bytes, false);
   task->copy = [this, dst, src, bytes] { std::memcpy(dst, memory_.translate(src, bytes, "copy"), bytes); };
   wait_for(stream.id, enqueue(std::move(task)));
-  std::lock_guard lock(mutex_);
-  vclock::advance_to(streams_[stream.id].last_end_ns);
+  {
+    std::lock_guard lock(mutex_);
+    vclock::advance_to(streams_[stream.id].last_end_ns);
+  }
+  raise_fault();
 }
 
 void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t bytes, Stream stream,
@@ -299,9 +303,13 @@ void Device::worker_loop() {
     try {
       execute(*task);
     } catch (const std::exception& e) {
-      // Kernels and copies do not throw by design; if one does, say so rather than abort the process.
+      // Kernels and copies do not throw by design; if one does (a std::bad_alloc of a working
+      // buffer), say so rather than abort the process, and fail the next synchronisation too: its
+      // outputs are not what they should be (Note [Kernel faults]).
       std::fprintf(stderr, "npuscope: internal error: task %llu on npu:%d failed: %s\n",
                    static_cast<unsigned long long>(task->task_id), id_, e.what());
+      std::lock_guard lock(mutex_);
+      if (fault_.empty()) fault_ = "task on npu:" + std::to_string(id_) + " failed: " + std::string(e.what());
     }
     {
       std::lock_guard lock(mutex_);
@@ -357,6 +365,13 @@ void Device::execute(Task& task) {
     const std::uint64_t real_start = vclock::real_now_ns();
     k.fn(ctx);
     const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
+    if (!ctx.fault.empty()) [[unlikely]] {
+      std::lock_guard lock(mutex_);
+      if (fault_.empty()) {
+        fault_ = "kernel '" + std::string(k.name) + "' on npu:" + std::to_string(id_) + " failed: " + ctx.fault +
+                 " (reported at the next synchronisation, as a device reports an AI Core exception)";
+      }
+    }
     // Before the tensors reach the hooks: dumps see the perturbed outputs (Note [Perturbation]).
     if (const PerturbSet* p = active_perturbations(); p != nullptr) [[unlikely]]
       apply_perturbations(*p, k.name, ctx);
@@ -410,8 +425,11 @@ void Device::synchronize_stream(std::uint32_t stream_id) {
     seq = streams_[stream_id].enqueued;
   }
   wait_for(stream_id, seq);
-  std::lock_guard lock(mutex_);
-  vclock::advance_to(streams_[stream_id].last_end_ns);
+  {
+    std::lock_guard lock(mutex_);
+    vclock::advance_to(streams_[stream_id].last_end_ns);
+  }
+  raise_fault();
 }
 
 void Device::synchronize() {
@@ -428,6 +446,17 @@ void Device::synchronize() {
     for (const auto& st : streams_) latest = std::max(latest, st.last_end_ns);
   }
   vclock::advance_to(latest);
+  raise_fault();
+}
+
+void Device::raise_fault() {
+  std::string fault;
+  {
+    std::lock_guard lock(mutex_);
+    fault.swap(fault_);
+  }
+  if (!fault.empty()) [[unlikely]]
+    throw InvalidArgument(fault);
 }
 
 void Device::collect_retired() {

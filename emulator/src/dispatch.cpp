@@ -162,6 +162,8 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     }
     emit_cpu_task(s, rec, hooks::TaskPhase::kEnd);
   }
+  if (!ctx.fault.empty()) [[unlikely]]
+    throw InvalidArgument(ctx.fault);  // Note [Kernel faults]
 }
 
 }  // namespace
@@ -218,6 +220,8 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   InstanceName& instance = instance_name(schema.type, options);
   const char* name = instance.name;
   const std::vector<TensorMeta> out_meta = schema.infer(in_meta, attrs);
+  for (const auto& m : out_meta)
+    check_tensor_shape(m.shape, m.dtype, schema.type);  // before the cost and any allocation
   const KernelCost cost = schema.cost(in_meta, out_meta, attrs);
   const std::uint32_t call_index = instance.calls.fetch_add(1, std::memory_order_relaxed);
 

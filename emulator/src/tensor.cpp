@@ -1,5 +1,6 @@
 #include "npuscope/emulator/tensor.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -68,20 +69,27 @@ Storage::~Storage() {
 
 // ---- Tensor -------------------------------------------------------------------------------------
 
-static void check_shape(const Shape& shape, DType dtype) {
-  std::int64_t bytes = static_cast<std::int64_t>(dtype_size(dtype));
+void check_tensor_shape(const Shape& shape, DType dtype, std::string_view what) {
+  // Runs for every op's outputs: the message (and its prefix) is built only on failure.
+  const auto fail = [&](const std::string& why) {
+    throw InvalidArgument((what.empty() ? "" : std::string(what) + ": ") + why);
+  };
   for (auto d : shape) {
-    if (d < 0) throw InvalidArgument("negative dimension in shape " + shape_str(shape));
+    if (d < 0) fail("negative dimension in shape " + shape_str(shape));
   }
-  for (auto d : shape) {
-    if (__builtin_mul_overflow(bytes, d, &bytes)) {
-      throw InvalidArgument("shape " + shape_str(shape) + " is too large: its size in bytes overflows");
-    }
+  // Zero dims count as 1: then every product of some of the dims is in range too.
+  std::int64_t bytes = static_cast<std::int64_t>(dtype_size(dtype));
+  bool overflows = false;
+  for (auto d : shape) overflows = overflows || __builtin_mul_overflow(bytes, std::max<std::int64_t>(d, 1), &bytes);
+  if (overflows || static_cast<std::uint64_t>(bytes) > kMaxTensorBytes) [[unlikely]] {
+    fail("a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_str(shape) + " is too large: " +
+         (overflows ? std::string("its size in bytes overflows int64") : std::to_string(bytes) + " bytes") +
+         ", the limit is " + std::to_string(kMaxTensorBytes) + " bytes (1 TiB)");
   }
 }
 
 Tensor Tensor::empty(Shape shape, DType dtype, DeviceRef device) {
-  check_shape(shape, dtype);
+  check_tensor_shape(shape, dtype, "");
   Tensor t;
   t.impl_ = std::make_shared<Impl>();
   t.impl_->numel = shape_numel(shape);
@@ -131,20 +139,33 @@ Tensor Tensor::from_ints(std::span<const std::int64_t> values, Shape shape, DTyp
   return device.is_npu() ? host.to(device) : host;
 }
 
-Tensor Tensor::randn(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, float stddev) {
+namespace {
+// Draws numel values in order into a host tensor, a chunk at a time: no second buffer of the whole
+// size (a tensor near kMaxTensorBytes must not need twice its memory).
+template <class Dist>
+Tensor random_tensor(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, Dist dist) {
+  Tensor host = Tensor::empty(std::move(shape), dtype, DeviceRef::cpu());
   std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, stddev);
-  std::vector<float> values(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& v : values) v = dist(rng);
-  return from_floats(values, std::move(shape), dtype, device);
+  const std::int64_t n = host.numel();
+  std::vector<float> chunk(static_cast<std::size_t>(std::min<std::int64_t>(n, 1 << 16)));
+  const std::size_t es = dtype_size(dtype);
+  for (std::int64_t done = 0; done < n;) {
+    const std::int64_t c = std::min<std::int64_t>(n - done, static_cast<std::int64_t>(chunk.size()));
+    for (std::int64_t k = 0; k < c; ++k) chunk[static_cast<std::size_t>(k)] = dist(rng);
+    kernels::store_f32_raw({host.raw_data() + static_cast<std::size_t>(done) * es, dtype, &host.shape(), c},
+                           chunk.data());
+    done += c;
+  }
+  return device.is_npu() ? host.to(device) : host;
+}
+}  // namespace
+
+Tensor Tensor::randn(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, float stddev) {
+  return random_tensor(std::move(shape), dtype, device, seed, std::normal_distribution<float>(0.0f, stddev));
 }
 
 Tensor Tensor::uniform(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, float lo, float hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> values(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& v : values) v = dist(rng);
-  return from_floats(values, std::move(shape), dtype, device);
+  return random_tensor(std::move(shape), dtype, device, seed, std::uniform_real_distribution<float>(lo, hi));
 }
 
 const Tensor::Impl& Tensor::impl() const {
@@ -230,8 +251,8 @@ Tensor Tensor::view(Shape new_shape) const {
       infer = static_cast<int>(i);
     } else if (new_shape[i] < 0) {
       throw InvalidArgument("view: negative dimension in " + shape_str(new_shape));
-    } else {
-      known *= new_shape[i];
+    } else if (__builtin_mul_overflow(known, new_shape[i], &known)) {
+      throw InvalidArgument("view: shape " + shape_str(new_shape) + " has more elements than int64 can count");
     }
   }
   if (infer >= 0) {

@@ -4,6 +4,10 @@
 // reductions' axes input (18).
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <tuple>
+#include <vector>
+
 #include "emulator/adapter_test_util.h"
 
 using namespace npuscope::emulator;
@@ -83,4 +87,40 @@ TEST_F(AdaptersIndexTest, ReductionAxesAsInputOrAttribute) {
   OneNodeModel noop("ReduceSumSquare", 18);
   noop.input("x", x).ints("axes", {}).attr("noop_with_empty_axes", std::int64_t{1});
   EXPECT_EQ(to_vec(noop.run()[0]), (Doubles{1, 49, 9, 16, 25, 36}));
+}
+
+// Trilu's k is an int64 operand: it went through a double (INT64_MAX became 2^63, cast back to
+// INT64_MIN) and upper with k = INT64_MAX left the input unchanged, where k = 100 gave zeros. ONNX:
+// a k beyond the matrix keeps all or nothing, whatever its size.
+TEST_F(AdaptersIndexTest, TriluKIsReadExactly) {
+  const Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  const Doubles zeros(9, 0.0), all = to_vec(x);
+  for (const auto& [k, upper, expected] : std::vector<std::tuple<std::int64_t, std::int64_t, Doubles>>{
+           {100, 1, zeros}, {max, 1, zeros}, {max, 0, all}, {-100, 1, all}, {min, 1, all}, {min, 0, zeros}}) {
+    for (DeviceRef device : {DeviceRef::cpu(), DeviceRef::npu()}) {
+      OneNodeModel m("Trilu", 14);
+      m.input("x", x).ints("k", {k}, {}).attr("upper", upper);
+      EXPECT_EQ(to_vec(m.run(1, device)[0]), expected) << "k " << k << " upper " << upper << " " << device.str();
+    }
+  }
+}
+
+// The same exact read for TopK's k: INT64_MAX is out of range for the axis, not a wrapped k.
+TEST_F(AdaptersIndexTest, TopKHugeKIsAnError) {
+  OneNodeModel m("TopK", 11);
+  m.input("x", f32({3, 1, 4}, {3})).ints("k", {std::numeric_limits<std::int64_t>::max()}, {1});
+  EXPECT_TRUE(mentions(error_of([&] { m.run(2); }), {"TopK", "k = 9223372036854775807", "outside [0, 3]"}));
+}
+
+// ONNX data types in int attributes were cast to int first: Cast to 2^32 + 1 ran as a Cast to FLOAT.
+TEST_F(AdaptersIndexTest, DataTypeAttributesBeyondIntAreErrors) {
+  const std::int64_t bad = (std::int64_t{1} << 32) + onnx::TensorProto::FLOAT;
+  OneNodeModel cast("Cast", 13);
+  cast.input("x", f32({1, 2}, {2})).attr("to", bad);
+  EXPECT_TRUE(mentions(error_of([&] { cast.run(); }), {"Cast", "'to' = 4294967297 is not an ONNX data type"}));
+  OneNodeModel eye("EyeLike", 9);
+  eye.input("x", f32({0, 0, 0, 0}, {2, 2})).attr("dtype", bad);
+  EXPECT_TRUE(mentions(error_of([&] { eye.run(); }), {"EyeLike", "'dtype' = 4294967297"}));
 }

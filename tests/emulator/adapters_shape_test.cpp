@@ -84,3 +84,23 @@ TEST_F(AdaptersShapeTest, DropoutIsTheIdentityWithAnAllTrueMask) {
   train.input("x", kX).floats("r", {0.5f}, {}).input("t", Tensor::from_ints(I64s{1}, {}, DType::kBool));
   EXPECT_THROW(train.run(), ModelError);
 }
+
+// Shapes read from operands are user input: a ConstantOfShape, Reshape or Expand to a huge shape,
+// or an initializer declaring far more elements than it holds, is an error naming the node (and
+// the shape) before anything is allocated, not a std::bad_alloc or a wrapped size.
+TEST_F(AdaptersShapeTest, HugeShapesFromOperandsAreErrorsBeforeAllocating) {
+  const std::int64_t p40 = std::int64_t{1} << 40, p62 = std::int64_t{1} << 62;
+  OneNodeModel cos("ConstantOfShape", 17);
+  cos.ints("shape", {p40, p40});
+  EXPECT_TRUE(
+      mentions(error_of([&] { cos.run(); }), {"ConstantOfShape", "[1099511627776, 1099511627776]", "too large"}));
+  OneNodeModel reshape("Reshape", 17);
+  reshape.input("x", Tensor::zeros({2, 2}, DType::kF32)).ints("shape", {p62, p62, 0, 1});
+  EXPECT_TRUE(mentions(error_of([&] { reshape.run(); }), {"Reshape", "overflows int64"}));
+  OneNodeModel expand("Expand", 17);
+  expand.input("x", Tensor::zeros({1}, DType::kF32)).ints("shape", {p40, 1 << 20});
+  EXPECT_TRUE(mentions(error_of([&] { expand.run(); }), {"Expand", "too large", "the limit is 1099511627776 bytes"}));
+  OneNodeModel lying("Identity", 17);
+  lying.floats("w", {1, 2, 3}, {std::int64_t{1} << 30});  // declares 4 GiB of floats, holds 3: no 4 GiB allocation
+  EXPECT_TRUE(mentions(error_of([&] { lying.run(); }), {"'w'", "3 values, expected 1073741824"}));
+}

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "emulator/op_test_util.h"
@@ -127,4 +129,22 @@ TEST_F(ConcatSplitOpsTest, SplitRejectsBadSizes) {
   EXPECT_THROW(ops::split(x, {}, 0), InvalidArgument);
   EXPECT_THROW(call_op("Split", {x}, Attrs{{"axis", std::int64_t{0}}}), InvalidArgument);  // no sizes
   EXPECT_THROW(ops::split(floats({1}, {}), {1}, 0), InvalidArgument);
+}
+
+// num_outputs comes from the model: 2^40 parts used to be built one by one; more parts than
+// elements is now an error naming the value and the range.
+TEST_F(ConcatSplitOpsTest, SplitNumOutputsBeyondTheDimIsAnError) {
+  const Tensor x = floats({0, 1, 2, 3, 4}, {5});
+  for (std::int64_t n : {std::int64_t{6}, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()}) {
+    try {
+      call_op("Split", {x}, Attrs{{"axis", std::int64_t{0}}, {"num_outputs", n}});
+      ADD_FAILURE() << "no error for " << n;
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("num_outputs " + std::to_string(n) + " is outside [1, 5]"), std::string::npos) << what;
+    }
+  }
+  // Split sizes that wrap around to the dim are refused too.
+  const std::int64_t p62 = std::int64_t{1} << 62;
+  EXPECT_THROW(ops::split(x, {p62, p62, p62, p62, 5}, 0), InvalidArgument);
 }

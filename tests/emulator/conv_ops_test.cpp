@@ -2,6 +2,9 @@
 // dilations, groups, bias, depthwise, 1x1), NPU vs CPU golden, bad shapes and attributes.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 #include "emulator/op_test_util.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/op_registry.h"
@@ -150,4 +153,37 @@ TEST_F(ConvTest, CostDescribesTheIm2colGemm) {
   EXPECT_EQ(c.k, 4 * 3 * 3);
   EXPECT_EQ(c.batch, 2);
   EXPECT_DOUBLE_EQ(c.flops, 2.0 * 2 * 200 * 6 * 36);
+}
+
+// Pads, strides and dilations come from the model. INT64_MAX pads used to wrap the output size
+// (pads {MAX, 0, MAX, 0} gave a small all-zeros output); now they are errors naming the attribute,
+// its value and the valid range, and in-range values whose sizes overflow are errors too.
+TEST_F(ConvTest, HugePadsStridesAndDilationsAreErrors) {
+  const auto x = Tensor::zeros({1, 1, 4, 4}, DType::kF32), w = Tensor::zeros({1, 1, 3, 3}, DType::kF32);
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  for (const Ints& pads : {Ints{max, 0, 0, 0}, Ints{max, 0, max, 0}, Ints{0, max, 0, max}}) {
+    EXPECT_TRUE(mentions(error_of([&] {
+                           ops::conv2d(x, w, Tensor(), {1, 1}, pads);
+                         }),
+                         {"Conv2d", "pads", "9223372036854775807", "[0, 1099511627776]"}));
+  }
+  EXPECT_TRUE(mentions(error_of([&] { ops::conv2d(x, w, Tensor(), {max, 1}); }), {"Conv2d", "strides", "[1, "}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         ops::conv2d(x, w, Tensor(), {1, 1}, {0, 0, 0, 0}, {max, 1});
+                       }),
+                       {"Conv2d", "dilations", "[1, "}));
+  // Within the caps: a dilated kernel larger than the input is the usual error; huge pads give a
+  // tensor beyond the size limit, refused before allocating.
+  const std::int64_t p40 = std::int64_t{1} << 40;
+  EXPECT_TRUE(mentions(error_of([&] {
+                         ops::conv2d(x, w, Tensor(), {1, 1}, {0, 0, 0, 0}, {p40, 1});
+                       }),
+                       {"Conv2d", "does not fit"}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         ops::conv2d(x, w, Tensor(), {1, 1}, {p40, p40, p40, p40});
+                       }),
+                       {"Conv2d", "too large"}));
+  // Huge pads with a huge stride are still well defined: one output per dim, all padding.
+  const auto y = ops::conv2d(x, w, Tensor(), {p40, p40}, {p40, p40, p40, p40});
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 3, 3}));  // (4 + 2^41 - 3) / 2^40 + 1
 }

@@ -3,6 +3,9 @@
 // auto_pad, bias), NPU vs CPU golden in f32 and f16, bad shapes and attributes, cost.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 #include "emulator/op_test_util.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/op_registry.h"
@@ -212,4 +215,30 @@ TEST_F(ConvTransposeTest, CostDescribesTheGemm) {
   EXPECT_EQ(c.k, 4);
   EXPECT_EQ(c.batch, 2);
   EXPECT_DOUBLE_EQ(c.flops, 2.0 * 2 * 200 * 27 * 4);
+}
+
+// INT64_MAX pads were accepted and gave a negative or wrapped output size; strides and dilations
+// times the input overflowed. Now each is an error naming the attribute and the valid range.
+TEST_F(ConvTransposeTest, HugePadsStridesAndDilationsAreErrors) {
+  auto x = Tensor::zeros({1, 4, 5, 5}, DType::kF32);
+  auto w = Tensor::zeros({4, 2, 3, 3}, DType::kF32);
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  for (const char* attr : {"pads", "strides", "dilations", "output_padding"}) {
+    const Ints v = std::string(attr) == "pads" ? Ints{max, 0, 0, 0} : Ints{max, 1};
+    EXPECT_TRUE(mentions(error_of([&] {
+                           conv_t(x, w, Tensor(), {{attr, v}});
+                         }),
+                         {"ConvTranspose", attr, "9223372036854775807", "1099511627776]"}))
+        << attr;
+  }
+  // In range, but stride * (input - 1) makes a tensor beyond the limit: refused before allocating.
+  const std::int64_t p40 = std::int64_t{1} << 40;
+  EXPECT_TRUE(mentions(error_of([&] {
+                         conv_t(x, w, Tensor(), {{"strides", Ints{p40, p40}}});
+                       }),
+                       {"ConvTranspose", "overflows int64"}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         conv_t(x, w, Tensor(), {{"strides", Ints{std::int64_t{1} << 30, std::int64_t{1} << 30}}});
+                       }),
+                       {"ConvTranspose", "too large"}));
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -142,4 +143,52 @@ TEST_F(MatrixOpsTest, RangeNpuMatchesCpu) {
   }
   EXPECT_TRUE(npu_bytes_match_cpu(
       "Range", {ints({0}, {})}, {{"start", std::int64_t{-4}}, {"limit", std::int64_t{9}}, {"delta", std::int64_t{3}}}));
+}
+
+// ONNX Trilu: k beyond the matrix keeps everything or nothing, like any large k: INT64_MAX and
+// INT64_MIN included (no overflow in j - i against k).
+TEST_F(MatrixOpsTest, TriluWithExtremeKBehavesLikeAnyLargeK) {
+  const Tensor x = floats({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  const Doubles zeros(9, 0.0), all = to_vec(x);
+  for (std::int64_t k : {std::int64_t{3}, std::int64_t{100}, max}) {
+    EXPECT_EQ(to_vec(trilu(x, true, k)), zeros) << k;
+    EXPECT_EQ(to_vec(trilu(x, false, k)), all) << k;
+  }
+  for (std::int64_t k : {std::int64_t{-3}, std::int64_t{-100}, min}) {
+    EXPECT_EQ(to_vec(trilu(x, true, k)), all) << k;
+    EXPECT_EQ(to_vec(trilu(x, false, k)), zeros) << k;
+  }
+}
+
+// Range's element count is computed without overflow: a count that does not fit is an error
+// naming the operands; one that fits is exact even when limit - start does not fit in int64.
+TEST_F(MatrixOpsTest, RangeCountsWithoutOverflow) {
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  const Tensor i = ints({0}, {});
+  const auto irange = [&](std::int64_t s, std::int64_t l, std::int64_t d) {
+    return range(i, {{"start", s}, {"limit", l}, {"delta", d}});
+  };
+  EXPECT_TRUE(mentions(
+      error_of([&] { irange(min, max, 1); }),
+      {"Range", "start -9223372036854775808", "limit 9223372036854775807", "delta 1", "more than int64 can count"}));
+  // 2^64 - 1 elements would fit in uint64 but not in a tensor: still an error before allocating.
+  EXPECT_TRUE(mentions(error_of([&] { irange(0, max, 1); }), {"Range", "too large"}));
+  const std::int64_t p62 = std::int64_t{1} << 62;
+  EXPECT_EQ(irange(min, max, p62).to_ints(), (I64s{min, min + p62, 0, p62}));  // limit - start overflows int64
+  EXPECT_EQ(irange(max, min, -p62).to_ints(), (I64s{max, max - p62, max - p62 - p62, max - p62 - p62 - p62}));
+  EXPECT_EQ(irange(max, max, 1).shape(), (Shape{0}));
+  EXPECT_EQ(irange(max, min, 1).shape(), (Shape{0}));  // a count of -(2^64 - 1): empty, not wrapped to 1
+  EXPECT_EQ(range(floats({0}, {}), {{"start", 1e300}, {"limit", -1e300}, {"delta", 1.0}}).shape(), (Shape{0}));
+  const Tensor f = floats({0}, {});
+  EXPECT_TRUE(mentions(error_of([&] {
+                         range(f, {{"start", -1e300}, {"limit", 1e300}, {"delta", 1e-300}});
+                       }),
+                       {"Range", "more than int64 can count"}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         range(i, {{"start", 1e30}, {"limit", 0.0}, {"delta", 1.0}});
+                       }),
+                       {"Range", "start", "int64's range"}));
 }

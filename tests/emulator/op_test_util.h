@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/ops.h"
 #include "npuscope/emulator/runtime.h"
 
@@ -66,6 +67,27 @@ inline std::vector<Tensor> on_npu(const std::vector<Tensor>& xs) {
   std::vector<Tensor> out;
   for (const auto& x : xs) out.push_back(x.defined() ? x.to(DeviceRef::npu()) : Tensor());
   return out;
+}
+
+// The message of the emulator error that f() throws (InvalidArgument from an op, ModelError from
+// an ONNX model), or "(nothing thrown)": for checks that an error names the op, the attribute or
+// input, the bad value and the valid range.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const EmulatorError& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+// Whether `text` contains every one of `parts` (the failure shows the text).
+inline ::testing::AssertionResult mentions(const std::string& text, std::initializer_list<const char*> parts) {
+  for (const char* p : parts) {
+    if (text.find(p) == std::string::npos) return ::testing::AssertionFailure() << "'" << p << "' not in: " << text;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 // Fresh runtime per test: default ascend910b, inf_nan, must_keep_origin_dtype.

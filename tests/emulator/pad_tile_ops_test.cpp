@@ -3,6 +3,7 @@
 // identical to the CPU's for f32, f16, i64 and bool, and bad attributes rejected.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -112,4 +113,30 @@ TEST_F(PadTileOpsTest, CostIsBytesOnly) {
   const KernelCost c = schema.cost(in, out, {});
   EXPECT_EQ(c.flops, 0);
   EXPECT_EQ(c.bytes, 2.0 * (6 + 20));
+}
+
+// Pads and repeats come from the model: sizes derived from them are checked, never wrapped
+// (Note [Sizes from user input]). Before, reflect pads of INT64_MAX gave a wrapped shape, and
+// constant pads of INT64_MAX on both sides silently gave a small output.
+TEST_F(PadTileOpsTest, HugePadsAndRepeatsAreErrorsNotWrappedShapes) {
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  const Tensor x = floats({1, 2, 3, 4, 5, 6}, {2, 3});
+  for (const char* mode : {"reflect", "constant", "edge", "wrap"}) {
+    EXPECT_TRUE(mentions(error_of([&] {
+                           pad(x, {0, max, 0, 0}, mode);
+                         }),
+                         {"Pad", "dim 1", "9223372036854775807", "overflows int64"}))
+        << mode;
+    EXPECT_TRUE(mentions(error_of([&] { pad(x, {0, max, 0, max}, mode); }), {"Pad", "overflows int64"})) << mode;
+  }
+  EXPECT_TRUE(mentions(error_of([&] { pad(x, {0, min, 0, 0}); }), {"Pad", "-9223372036854775808", "crop more than"}));
+  // In range but larger than any tensor may be: the size limit, named with the op.
+  EXPECT_TRUE(mentions(error_of([&] {
+                         pad(x, {0, std::int64_t{1} << 45, 0, 0}, "reflect");
+                       }),
+                       {"Pad", "too large", "1099511627776"}));
+  const auto tile = [&](Ints repeats) { return call_op1("Tile", {x}, {{"repeats", repeats}}); };
+  EXPECT_TRUE(mentions(error_of([&] { tile({std::int64_t{1} << 62, 4}); }), {"Tile", "repeats", "overflows int64"}));
+  EXPECT_TRUE(mentions(error_of([&] { tile({std::int64_t{1} << 30, std::int64_t{1} << 20}); }), {"Tile", "too large"}));
 }

@@ -159,3 +159,17 @@ TEST_F(ResizeTest, BadAttributesAreInvalidArgument) {
   EXPECT_THROW(resize(x, with(ok, "roi", Floats{0, 1})), InvalidArgument);
   EXPECT_THROW(resize(Tensor::zeros({2, 2}, DType::kBool), {{"scales", Floats{1, 2}}}), InvalidArgument);
 }
+
+// Scales of 1e30 made a double far beyond int64 that was cast anyway (undefined; it came out as a
+// misleading "negative size"). Now the output size is checked before the cast and the allocation.
+TEST_F(ResizeTest, HugeScalesAndSizesAreErrors) {
+  auto x = Tensor::zeros({1, 1, 2, 2}, DType::kF32);
+  EXPECT_TRUE(mentions(error_of([&] {
+                         resize(x, {{"scales", Floats{1, 1, 1e30, 1e30}}});
+                       }),
+                       {"Resize", "scales", "dim 2", "size limit"}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         resize(x, {{"sizes", Ints{1, 1, std::int64_t{1} << 40, 1 << 20}}});
+                       }),
+                       {"Resize", "too large"}));
+}

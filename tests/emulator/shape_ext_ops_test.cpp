@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "emulator/ext_op_test_util.h"
@@ -167,4 +169,35 @@ TEST_F(ShapeExtOpsTest, SchemasAreDataMovement) {
   const KernelCost c = expand.cost(in, out, {});
   EXPECT_EQ(c.flops, 0);
   EXPECT_EQ(c.bytes, 4.0 * (3 + 12));
+}
+
+// blocksize comes from the model: b² overflowed int64 for b = 2^32 (to 0) and the division by it
+// crashed the process (SIGFPE) for b = 2^40. Now any b outside [1, 2^31 - 1] is an error naming it.
+TEST_F(ShapeExtOpsTest, HugeBlocksizeIsAnErrorNotACrash) {
+  const Tensor x = iota({1, 4, 2, 2});
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {
+    for (std::int64_t b : {std::int64_t{1} << 40, std::int64_t{1} << 32, std::int64_t{1} << 31,
+                           std::numeric_limits<std::int64_t>::max(), std::int64_t{-4}}) {
+      EXPECT_TRUE(mentions(error_of([&] {
+                             call_op1(op, {x}, {{"blocksize", b}});
+                           }),
+                           {op, ("blocksize " + std::to_string(b)).c_str(), "[1, 2147483647]"}))
+          << op << " " << b;
+    }
+    // In range but not fitting the input: the usual shape error, no crash.
+    EXPECT_THROW(call_op1(op, {x}, {{"blocksize", std::int64_t{46341}}}), InvalidArgument);
+  }
+}
+
+TEST_F(ShapeExtOpsTest, ExpandToAHugeShapeIsAnErrorBeforeAllocating) {
+  const Tensor one = iota({1});
+  const std::int64_t p40 = std::int64_t{1} << 40;
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op1("Expand", {one}, {{"shape", Ints{p40, p40}}});
+                       }),
+                       {"Expand", "[1099511627776, 1099511627776]", "too large", "overflows"}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op1("Expand", {one}, {{"shape", Ints{std::int64_t{1} << 20, 1 << 20}}});
+                       }),
+                       {"Expand", "4398046511104 bytes", "the limit is 1099511627776 bytes"}));
 }

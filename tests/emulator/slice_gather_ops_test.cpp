@@ -1,6 +1,7 @@
 // Slice, Gather: ONNX semantics on the CPU against hand-computed values (negative indices, clamping,
 // INT64 extremes, negative steps, axes), NPU vs CPU bit-exact (f32, f16, i64), out-of-range gather
-// indices (zeros, no crash), and bad attributes.
+// indices (an error naming the index and the valid range, on the CPU at once and on the NPU at the
+// next synchronisation; valid negative indices wrap), and bad attributes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,7 +15,9 @@
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
 using npuscope::emulator::testing::bytes_of;
+using npuscope::emulator::testing::error_of;
 using npuscope::emulator::testing::floats;
+using npuscope::emulator::testing::mentions;
 using npuscope::emulator::testing::on_npu;
 using npuscope::emulator::testing::OpTest;
 using npuscope::emulator::testing::to_vec;
@@ -143,12 +146,25 @@ TEST_F(SliceGatherOpsTest, GatherIsBitExactOnNpu) {
             (std::vector<std::int64_t>{-7, (std::int64_t{1} << 62) + 1}));
 }
 
-TEST_F(SliceGatherOpsTest, GatherOutOfRangeIndicesGiveZerosWithoutCrashing) {
+TEST_F(SliceGatherOpsTest, GatherOutOfRangeIndicesAreErrors) {
   const Tensor x = Tensor::from_floats(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2}, DType::kF32);
-  const Tensor idx = indices({1, 3, -4, kMax, kMin, 0}, {6});
-  const V expected{3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2};
-  EXPECT_EQ(to_vec(ops::gather(x, idx, 0)), expected);
-  EXPECT_EQ(to_vec(ops::gather(on_npu({x})[0], on_npu({idx})[0], 0)), expected);
+  // [-dim, dim - 1] is valid: negative indices wrap.
+  EXPECT_EQ(to_vec(ops::gather(x, indices({1, -3, -1, 0}, {4}), 0)), (V{3, 4, 1, 2, 5, 6, 1, 2}));
+  // ONNX: an index outside it is an error, not zeros. The message names the op, the index and the range.
+  for (std::int64_t bad : {std::int64_t{3}, std::int64_t{-4}, kMax, kMin}) {
+    const Tensor idx = indices({1, bad, 0}, {3});
+    const std::string cpu = error_of([&] { ops::gather(x, idx, 0); });
+    EXPECT_TRUE(mentions(cpu, {"Gather", ("index " + std::to_string(bad)).c_str(), "[-3, 2]", "axis 0"}));
+    // On the NPU the kernel runs on the device: the fault comes with the next synchronisation (the
+    // copy back), naming the op instance, and is then cleared.
+    const Tensor y = ops::gather(on_npu({x})[0], on_npu({idx})[0], 0, {.name = "lookup"});
+    const std::string npu = error_of([&] { y.cpu(); });
+    EXPECT_TRUE(mentions(npu, {"'lookup'", "Gather", ("index " + std::to_string(bad)).c_str(), "[-3, 2]"}));
+    EXPECT_NO_THROW(y.cpu());
+  }
+  // Only the first bad index is reported, and a valid gather on the device afterwards is unaffected.
+  EXPECT_TRUE(mentions(error_of([&] { ops::gather(x, indices({7, 9}, {2}), 0); }), {"index 7"}));
+  EXPECT_EQ(to_vec(ops::gather(on_npu({x})[0], on_npu({indices({2}, {1})})[0], 0)), (V{5, 6}));
 }
 
 TEST_F(SliceGatherOpsTest, GatherRejectsBadArguments) {

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "npuscope/emulator/errors.h"
@@ -191,4 +193,41 @@ TEST(MultiDevice, CopiesAndOpsOnASecondDevice) {
   EXPECT_EQ(Runtime::get().device(1).memory().stats().num_allocs, 1u);
   EXPECT_THROW(Runtime::get().device(2), InvalidArgument);
   Runtime::configure({});
+}
+
+// Sizes from user input (a model's input dims) beyond kMaxTensorBytes are a clear error before any
+// allocation, not std::bad_alloc: randn used to build a vector of the whole size first.
+TEST_F(TensorTest, TensorsBeyondTheSizeLimitAreRefusedBeforeAllocating) {
+  const std::int64_t p40 = std::int64_t{1} << 40;
+  for (const auto& make :
+       std::vector<std::function<Tensor()>>{[&] {
+                                              return Tensor::randn({p40, 3}, DType::kF32, DeviceRef::cpu(), 0);
+                                            },
+                                            [&] {
+                                              return Tensor::uniform({p40, 3}, DType::kF32, DeviceRef::cpu(), 0, 0, 1);
+                                            },
+                                            [&] {
+                                              return Tensor::empty({p40, 3}, DType::kF32);
+                                            },
+                                            [&] {
+                                              return Tensor::zeros({p40, 3}, DType::kF32);
+                                            }}) {
+    try {
+      make();
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("[1099511627776, 3]"), std::string::npos) << what;
+      EXPECT_NE(what.find("13194139533312 bytes, the limit is 1099511627776 bytes"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(kMaxTensorBytes, std::uint64_t{1} << 40);
+  EXPECT_THROW(check_tensor_shape({(std::int64_t{1} << 38) + 1}, DType::kF32, "x"), InvalidArgument);
+  EXPECT_NO_THROW(check_tensor_shape({std::int64_t{1} << 38}, DType::kF32, "x"));  // exactly the limit
+  // Zero dims count as 1, so no product of the dims of a valid shape overflows.
+  EXPECT_NO_THROW(Tensor::empty({0, 1 << 20}, DType::kF32));
+  EXPECT_THROW(Tensor::empty({0, p40, p40}, DType::kF32), InvalidArgument);
+  // A view's element count is checked too.
+  const Tensor t = Tensor::empty({0}, DType::kF32);
+  EXPECT_THROW(t.view({std::int64_t{1} << 62, std::int64_t{1} << 62, 0}), InvalidArgument);
 }

@@ -41,7 +41,7 @@ std::vector<TensorMeta> infer_concat(std::span<const TensorMeta> in, const Attrs
       fail("Concat", "input " + std::to_string(i) + " has shape " + shape_str(s) + ", which does not match input 0 " +
                          shape_str(first) + " outside axis " + std::to_string(axis));
     }
-    out[axis] += s[axis];
+    out[axis] = checked_add(out[axis], s[axis], "Concat", "the concatenated dim");
   }
   return {{out, in[0].dtype}};
 }
@@ -75,7 +75,14 @@ std::vector<std::int64_t> resolve_split(const Shape& x, std::size_t axis, const 
   if (attrs.has("split")) return attrs.get_ints("split");
   const std::int64_t n = attrs.get_int("num_outputs", 0);
   if (n <= 0) fail("Split", "needs the 'split' attribute (sizes along the axis) or 'num_outputs'");
-  const std::int64_t dim = x[axis], part = (dim + n - 1) / n;
+  const std::int64_t dim = x[axis];
+  // One output per part: more parts than elements is a mistake (and 2^40 of them would not fit).
+  if (n > std::max<std::int64_t>(dim, 1)) {
+    fail("Split", "num_outputs " + std::to_string(n) + " is outside [1, " +
+                      std::to_string(std::max<std::int64_t>(dim, 1)) + "] for axis " + std::to_string(axis) +
+                      " of input " + shape_str(x));
+  }
+  const std::int64_t part = (dim + n - 1) / n;
   std::vector<std::int64_t> sizes;
   for (std::int64_t left = dim, k = 0; k < n; ++k) {
     sizes.push_back(std::min(part, left));
@@ -94,7 +101,7 @@ std::vector<TensorMeta> infer_split(std::span<const TensorMeta> in, const Attrs&
   std::int64_t sum = 0;
   for (auto v : sizes) {
     if (v < 0) fail("Split", "split sizes " + shape_str(sizes) + " have a negative size");
-    sum += v;
+    sum = checked_add(sum, v, "Split", [&] { return "the sum of split sizes " + shape_str(sizes); });
   }
   if (sum != x[axis]) {
     fail("Split", "split sizes " + shape_str(sizes) + " sum to " + std::to_string(sum) + " but axis " +

@@ -21,8 +21,12 @@ struct ConvGeom {
   bool direct() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w; }
 };
 
+// Pads and dilations are capped by dim_ints and dims by the tensor size limit, but their products
+// and sums are still checked (Note [Sizes from user input]).
 std::int64_t out_size(std::int64_t in, std::int64_t pad, std::int64_t k, std::int64_t stride, std::int64_t dilation) {
-  return (in + pad - dilation * (k - 1) - 1) / stride + 1;
+  const std::int64_t padded = checked_add(in, pad, "Conv2d", "the padded input size");
+  const std::int64_t span = checked_mul(dilation, k - 1, "Conv2d", "the dilated kernel size");
+  return (padded - span - 1) / stride + 1;
 }
 
 // Validates shapes and attributes (infer) and gives the geometry (infer, cost, kernel).
@@ -45,10 +49,11 @@ ConvGeom conv_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
   if (attrs.has("kernel_shape") && attrs.get_ints("kernel_shape") != std::vector<std::int64_t>{g.kh, g.kw}) {
     fail("Conv2d", "kernel_shape does not match weight " + shape_str(w));
   }
-  g.oh = out_size(g.h, p[0] + p[2], g.kh, g.sh, g.dh);
+  g.oh = out_size(g.h, p[0] + p[2], g.kh, g.sh, g.dh);  // pads <= 2^40 each: no overflow
   g.ow = out_size(g.w, p[1] + p[3], g.kw, g.sw, g.dw);
   if (g.oh < 1 || g.ow < 1 || g.kh < 1 || g.kw < 1) {
-    fail("Conv2d", "kernel " + shape_str(w) + " with dilations does not fit padded input " + shape_str(x));
+    fail("Conv2d", "kernel " + shape_str(w) + " with dilations " + shape_str(d) + " does not fit input " +
+                       shape_str(x) + " with pads " + shape_str(p));
   }
   if (in.size() > 2 && in[2].present && in[2].shape != Shape{g.cout}) {
     fail("Conv2d", "bias must be [" + std::to_string(g.cout) + "], got " + shape_str(in[2].shape));

@@ -63,16 +63,20 @@ void resolve_output(CtGeom& g, const Attrs& attrs) {
   g.out.assign(r, 0);
   g.pad_begin.assign(r, 0);
   for (std::size_t i = 0; i < r; ++i) {
-    const std::int64_t full = g.stride[i] * (g.in[i] - 1) + opad[i] + (g.k[i] - 1) * g.dil[i] + 1;
+    // Checked (Note [Sizes from user input]): strides and dilations are capped at 2^40, dims too.
+    const std::int64_t strided = checked_mul(g.stride[i], g.in[i] - 1, kOp, "stride * (input size - 1)");
+    const std::int64_t dilated = checked_mul(g.k[i] - 1, g.dil[i], kOp, "(kernel size - 1) * dilation");
+    const std::int64_t full =
+        checked_add(checked_add(strided, opad[i], kOp, "the output size"), dilated + 1, kOp, "the output size");
     if (!want.empty() || same) {
-      g.out[i] = !want.empty() ? want[i] : g.in[i] * g.stride[i];
+      g.out[i] = !want.empty() ? want[i] : checked_mul(g.in[i], g.stride[i], kOp, "input size * stride");
       const std::int64_t total = full - g.out[i];
       g.pad_begin[i] = auto_pad == "SAME_UPPER" ? floor_div2(total) : total - floor_div2(total);
     } else if (auto_pad == "VALID") {
       g.out[i] = full;
     } else {
       g.pad_begin[i] = pads[i];
-      g.out[i] = full - pads[i] - pads[i + r];
+      g.out[i] = full - pads[i] - pads[i + r];  // pads are in [0, 2^40]: no overflow
     }
     if (g.out[i] < 1) {
       fail(kOp, "output size " + std::to_string(g.out[i]) + " along spatial dim " + std::to_string(i) +
@@ -98,7 +102,7 @@ CtGeom ct_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
     fail(kOp, "group " + std::to_string(g.group) + " does not fit input " + shape_str(x) + " and weight " +
                   shape_str(w) + " (need weight dim 0 = C, C divisible by group)");
   }
-  g.m = w[1] * g.group;
+  g.m = checked_mul(w[1], g.group, kOp, "output channels (weight dim 1 * group)");
   if (attrs.has("kernel_shape") && attrs.get_ints("kernel_shape") != g.k) {
     fail(kOp, "kernel_shape " + shape_str(attrs.get_ints("kernel_shape")) + " does not match weight " + shape_str(w));
   }

@@ -277,6 +277,22 @@ std::vector<std::int64_t> strides_of(const Shape& shape) {
   return s;
 }
 
+void throw_overflow(const char* op, std::string_view what, std::int64_t a, const char* sign, std::int64_t b) {
+  throw InvalidArgument(std::string(op) + ": " + std::string(what) + " overflows int64 (" + std::to_string(a) + " " +
+                        sign + " " + std::to_string(b) + ")");
+}
+
+void set_fault(KernelContext& ctx, std::string message) {
+  if (ctx.fault.empty()) ctx.fault = std::move(message);
+}
+
+void set_index_fault(KernelContext& ctx, const char* op, std::int64_t value, std::int64_t dim, std::string_view where) {
+  if (!ctx.fault.empty()) return;
+  set_fault(ctx, std::string(op) + ": index " + std::to_string(value) + " is out of range [" + std::to_string(-dim) +
+                     ", " + std::to_string(dim - 1) + "] for " + std::string(where) +
+                     " (ONNX: an out-of-range index is an error; negative indices count from the end)");
+}
+
 BroadcastIndex::BroadcastIndex(const Shape& input, const Shape& output) : output_(output) {
   identity_ = input == output;
   scalar_ = shape_numel(input) == 1;
@@ -335,8 +351,14 @@ std::vector<std::int64_t> dim_ints(const Attrs& attrs, const char* name, std::si
   if (v.size() != size) {
     fail(op, std::string(name) + " must have " + std::to_string(size) + " values, got " + shape_str(v));
   }
+  // No dim is longer than kMaxTensorBytes, so neither is a useful pad, stride or dilation; the cap
+  // keeps the geometry's arithmetic far from overflow (Note [Sizes from user input]).
+  const auto max_value = static_cast<std::int64_t>(kMaxTensorBytes);
   for (auto e : v) {
-    if (e < min_value) fail(op, std::string(name) + " " + shape_str(v) + " must be >= " + std::to_string(min_value));
+    if (e < min_value || e > max_value) {
+      fail(op, std::string(name) + " " + shape_str(v) + " has " + std::to_string(e) + ", outside [" +
+                   std::to_string(min_value) + ", " + std::to_string(max_value) + "]");
+    }
   }
   return v;
 }

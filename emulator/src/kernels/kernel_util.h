@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -62,6 +63,44 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // Row-major strides of `shape`.
 std::vector<std::int64_t> strides_of(const Shape& shape);
 
+// ---- checked size arithmetic --------------------------------------------------------------------
+// Note [Sizes from user input]
+// Shapes, attributes (pads, blocksize, repeats, scales) and operands read from a model are user
+// input: every size an infer function derives from them is computed with these helpers, which
+// throw InvalidArgument("<op>: <what> overflows int64 (<a> <op> <b>)") instead of wrapping, and
+// the output shape is then checked against kMaxTensorBytes (tensor.h) before anything is allocated.
+// `what` is a string, or a callable returning one, called only on overflow (so that a message
+// naming the dim and the attribute costs nothing on the per-op path).
+[[noreturn]] void throw_overflow(const char* op, std::string_view what, std::int64_t a, const char* sign,
+                                 std::int64_t b);
+template <class What>
+std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op, const What& what) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) [[unlikely]] {
+    if constexpr (std::is_invocable_v<What>)
+      throw_overflow(op, what(), a, "+", b);
+    else
+      throw_overflow(op, what, a, "+", b);
+  }
+  return r;
+}
+template <class What>
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op, const What& what) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]] {
+    if constexpr (std::is_invocable_v<What>)
+      throw_overflow(op, what(), a, "*", b);
+    else
+      throw_overflow(op, what, a, "*", b);
+  }
+  return r;
+}
+
+// Records the first fault of a kernel (see Note [Kernel faults]); cold, out of line.
+void set_fault(KernelContext& ctx, std::string message);
+// "<op>: <what> <value> is out of range [-dim, dim - 1] for <where>": an index fault.
+void set_index_fault(KernelContext& ctx, const char* op, std::int64_t value, std::int64_t dim, std::string_view where);
+
 // Maps each output index of a broadcast to the input's flat index. Cheap when the input already has
 // the output shape (identity) or is a scalar.
 class BroadcastIndex {
@@ -85,8 +124,8 @@ void require_floating(std::span<const TensorMeta> in, int i, const char* op);
 void require_same_dtype(std::span<const TensorMeta> in, const char* op);
 
 // A per-dimension int attribute (strides, pads, dilations...) of `size` values; absent or empty
-// means `fallback` for each. Throws InvalidArgument naming `op` for a wrong count or a value below
-// `min_value`.
+// means `fallback` for each. Throws InvalidArgument naming `op` for a wrong count or a value outside
+// [min_value, kMaxTensorBytes].
 std::vector<std::int64_t> dim_ints(const Attrs& attrs, const char* name, std::size_t size, std::int64_t fallback,
                                    std::int64_t min_value, const char* op);
 

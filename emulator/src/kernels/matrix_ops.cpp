@@ -16,6 +16,7 @@
 //            are exact in int64 (integer attributes); floats: NPU start + i·delta in f32, CPU f64.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -163,7 +164,7 @@ void eye_like_kernel(KernelContext& ctx) {
 // ---- Range --------------------------------------------------------------------------------------
 
 // An attribute holding a whole number, exactly: integers as given, floats truncated (the infer
-// function checked that it is a number).
+// function checked that it is a number in int64's range).
 std::int64_t int_attr(const Attrs& attrs, std::string_view name) {
   for (const auto& [n, v] : attrs.items()) {
     if (n != name) continue;
@@ -173,20 +174,53 @@ std::int64_t int_attr(const Attrs& attrs, std::string_view name) {
   return 0;
 }
 
-// max(ceil((limit - start) / delta), 0), exactly in int64 for integer dtypes.
+// An int or float attribute as text, for messages.
+std::string attr_text(const Attrs& attrs, std::string_view name) {
+  for (const auto& [n, v] : attrs.items()) {
+    if (n != name) continue;
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+    return std::to_string(attrs.get_float(name, 0));
+  }
+  return "?";
+}
+
+// A float attribute given for an integer Range must truncate to an int64 (else the cast is undefined).
+void check_int_attr(const Attrs& attrs, const char* name) {
+  for (const auto& [n, value] : attrs.items()) {
+    if (n == name && std::holds_alternative<std::int64_t>(value)) return;  // exact already
+  }
+  const double v = attrs.get_float(name, 0);
+  if (!(v > -0x1p63 && v < 0x1p63)) {
+    fail(kRange, std::string(name) + " " + std::to_string(v) + " is outside int64's range for an integer Range");
+  }
+}
+
+// max(ceil((limit - start) / delta), 0), exactly for integer dtypes (in 128 bits: limit - start
+// may not fit in int64). Fails naming the operands when delta is 0, a value is not finite or the
+// count does not fit in int64 (Note [Sizes from user input]); the dispatcher then checks the size.
 std::int64_t range_count(const Attrs& attrs, DType dtype) {
+  const auto too_many = [&](const std::string& count) {
+    fail(kRange, "start " + attr_text(attrs, "start") + ", limit " + attr_text(attrs, "limit") + " and delta " +
+                     attr_text(attrs, "delta") + " give " + count + " elements, more than int64 can count");
+  };
   if (!is_floating(dtype)) {
+    for (const char* name : {"start", "limit", "delta"}) check_int_attr(attrs, name);
     const std::int64_t start = int_attr(attrs, "start"), limit = int_attr(attrs, "limit"),
                        delta = int_attr(attrs, "delta");
-    if (delta == 0) return -1;
-    const std::int64_t span = limit - start;
-    const std::int64_t n = span / delta + (span % delta != 0 && (span < 0) == (delta < 0) ? 1 : 0);
-    return std::max<std::int64_t>(n, 0);
+    if (delta == 0) fail(kRange, "delta must be non-zero");
+    const __int128 span = static_cast<__int128>(limit) - start;
+    const __int128 n = span / delta + (span % delta != 0 && (span < 0) == (delta < 0) ? 1 : 0);
+    if (n > std::numeric_limits<std::int64_t>::max()) too_many(std::to_string(static_cast<double>(n)));
+    return n > 0 ? static_cast<std::int64_t>(n) : 0;  // n may be below INT64_MIN: compare before the cast
   }
   const double start = attrs.get_float("start", 0), limit = attrs.get_float("limit", 0),
                delta = attrs.get_float("delta", 0);
-  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) return -1;
-  return std::max<std::int64_t>(static_cast<std::int64_t>(std::ceil((limit - start) / delta)), 0);
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+    fail(kRange, "start, limit and delta must be finite and delta non-zero");
+  }
+  const double n = std::ceil((limit - start) / delta);  // inf when limit - start overflows a double
+  if (!(n < 0x1p63)) too_many(std::to_string(n));
+  return n > 0 ? static_cast<std::int64_t>(n) : 0;
 }
 
 std::vector<TensorMeta> infer_range(std::span<const TensorMeta> in, const Attrs& attrs) {
@@ -195,9 +229,7 @@ std::vector<TensorMeta> infer_range(std::span<const TensorMeta> in, const Attrs&
   }
   if (in[0].numel() != 1) fail(kRange, "input 0 (start) must hold one value, got shape " + shape_str(in[0].shape));
   for (const char* name : {"start", "limit", "delta"}) attrs.get_float(name, 0);  // checks they are numbers
-  const std::int64_t n = range_count(attrs, in[0].dtype);
-  if (n < 0) fail(kRange, "start, limit and delta must be finite and delta non-zero");
-  return {{{n}, in[0].dtype}};
+  return {{{range_count(attrs, in[0].dtype)}, in[0].dtype}};
 }
 
 template <class T>
@@ -206,7 +238,10 @@ void range_kernel(KernelContext& ctx) {
   if (!is_floating(y.dtype)) {
     std::vector<std::int64_t> v(static_cast<std::size_t>(y.numel));
     const std::int64_t s = int_attr(ctx.attrs, "start"), d = int_attr(ctx.attrs, "delta");
-    for (std::int64_t i = 0; i < y.numel; ++i) v[static_cast<std::size_t>(i)] = s + i * d;
+    // In uint64, wrapping: i·d alone may exceed int64 though every s + i·d lies in [start, limit).
+    const auto us = static_cast<std::uint64_t>(s), ud = static_cast<std::uint64_t>(d);
+    for (std::int64_t i = 0; i < y.numel; ++i)
+      v[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(us + static_cast<std::uint64_t>(i) * ud);
     store_i64(y, v.data());
     return;
   }

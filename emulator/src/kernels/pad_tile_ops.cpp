@@ -69,7 +69,13 @@ std::vector<TensorMeta> infer_pad(std::span<const TensorMeta> in, const Attrs& a
   Shape out(x.size());
   for (std::size_t d = 0; d < x.size(); ++d) {
     const std::int64_t begin = pads[d], end = pads[d + x.size()];
-    const std::int64_t cropped = x[d] + std::min<std::int64_t>(begin, 0) + std::min<std::int64_t>(end, 0);
+    // Checked: pads come from the model (Note [Sizes from user input]); the output's size limit
+    // is checked by the dispatcher.
+    const auto what = [&] {
+      return "dim " + std::to_string(d) + " of input " + shape_str(x) + " with pads " + shape_str(pads);
+    };
+    const std::int64_t cropped = checked_add(checked_add(x[d], std::min<std::int64_t>(begin, 0), kPad, what),
+                                             std::min<std::int64_t>(end, 0), kPad, what);
     if (cropped < 0)
       fail(kPad, "pads " + shape_str(pads) + " crop more than dim " + std::to_string(d) + " of input " + shape_str(x) +
                      " holds");
@@ -77,7 +83,7 @@ std::vector<TensorMeta> infer_pad(std::span<const TensorMeta> in, const Attrs& a
       fail(kPad,
            "mode '" + name + "' cannot pad dim " + std::to_string(d) + " of input " + shape_str(x) + ": it is empty");
     }
-    out[d] = x[d] + begin + end;
+    out[d] = checked_add(checked_add(x[d], begin, kPad, what), end, kPad, what);
   }
   return {{out, in[0].dtype}};
 }
@@ -139,7 +145,9 @@ std::vector<TensorMeta> infer_tile(std::span<const TensorMeta> in, const Attrs& 
   Shape out(x.size());
   for (std::size_t d = 0; d < x.size(); ++d) {
     if (repeats[d] < 0) fail(kTile, "repeats " + shape_str(repeats) + " has a negative count");
-    out[d] = x[d] * repeats[d];
+    out[d] = checked_mul(x[d], repeats[d], kTile, [&] {
+      return "dim " + std::to_string(d) + " of input " + shape_str(x) + " times repeats " + shape_str(repeats);
+    });
   }
   return {{out, in[0].dtype}};
 }

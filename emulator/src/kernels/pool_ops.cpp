@@ -38,7 +38,7 @@ struct PoolGeometry {
 
 // Applies auto_pad, then the output-size rule of Note [Pool windows].
 void resolve_axis(PoolAxis& a, const std::string& auto_pad, bool ceil_mode, const char* op) {
-  const std::int64_t span = (a.k - 1) * a.dilation + 1;
+  const std::int64_t span = checked_mul(a.k - 1, a.dilation, op, "the dilated kernel extent") + 1;  // both <= 2^40
   if (auto_pad == "VALID") {
     a.pad_begin = a.pad_end = 0;
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
@@ -67,8 +67,9 @@ PoolGeometry pool_geometry(const Shape& x, const Attrs& attrs, bool dilations, c
   if (x.size() != 4) fail(op, "expects a 4-D NCHW input, got " + shape_str(x));
   if (!attrs.has("kernel_shape")) fail(op, "kernel_shape is required");
   const auto kernel = attrs.get_ints("kernel_shape");
-  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1) {
-    fail(op, "kernel_shape must be 2 positive values, got " + shape_str(kernel));
+  const auto max_k = static_cast<std::int64_t>(kMaxTensorBytes);  // Note [Sizes from user input]
+  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1 || kernel[0] > max_k || kernel[1] > max_k) {
+    fail(op, "kernel_shape must be 2 values in [1, " + std::to_string(max_k) + "], got " + shape_str(kernel));
   }
   const auto strides = dim_ints(attrs, "strides", 2, 1, 1, op);
   const auto pads = dim_ints(attrs, "pads", 4, 0, 0, op);  // {top, left, bottom, right}

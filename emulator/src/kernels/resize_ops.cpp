@@ -40,6 +40,12 @@ struct ResizeParams {
   Shape out;
 };
 
+std::string shape_str_of(const std::vector<double>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 void check_choice(const std::string& v, std::initializer_list<const char*> allowed, const char* name) {
   std::string list;
   for (const char* a : allowed) {
@@ -101,8 +107,15 @@ ResizeParams resize_params(const Shape& x, const Attrs& attrs) {
   const bool crop = p.ctm == "tf_crop_and_resize";
   for (std::size_t d = 0; d < r; ++d) {
     const double extent = crop ? p.roi[d + r] - p.roi[d] : 1.0;
-    p.out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x[d]) * extent * p.scales[d])));
-    if (p.out.back() < 0) fail(kOp, "roi end < start along dim " + std::to_string(d) + " gives a negative size");
+    const double size = std::floor(static_cast<double>(x[d]) * extent * p.scales[d]);
+    if (size < 0) fail(kOp, "roi end < start along dim " + std::to_string(d) + " gives a negative size");
+    // Cast only what fits (Note [Sizes from user input]); the dispatcher checks the tensor's size.
+    if (!(size <= static_cast<double>(kMaxTensorBytes))) {
+      fail(kOp, "scales " + shape_str_of(p.scales) + " make dim " + std::to_string(d) + " of x " + shape_str(x) + " " +
+                    std::to_string(size) + " long, more than the tensor size limit of " +
+                    std::to_string(kMaxTensorBytes) + " bytes allows");
+    }
+    p.out.push_back(static_cast<std::int64_t>(size));
   }
   return p;
 }

@@ -1,9 +1,9 @@
 // GatherElements, ScatterElements, GatherND, ScatterND with ONNX semantics (indices i32 or i64,
 // negative indices count from the end of their dim).
 //
-// Indices are data: a kernel cannot reject them (kernels run on the device worker and must not
-// throw), so, as in Gather (slice_gather_ops.cpp), a gather of an index outside [-dim, dim) yields
-// zero bytes and a scatter of one is skipped.
+// Indices are data: an index outside [-dim, dim) is a kernel fault (Note [Kernel faults]): the
+// kernel notes the first one as it maps indices to positions, a gather of it yields zero bytes and a
+// scatter of it is skipped, and the op fails with the fault when the kernel is done.
 //
 // Gathers and scatters with reduction 'none' copy bytes exactly (later duplicates win). Scatter
 // reductions 'add', 'mul', 'max', 'min' combine values in order: NPU in f32, CPU golden in f64,
@@ -48,9 +48,9 @@ void check_elements(std::span<const TensorMeta> in, const Attrs& attrs, const ch
   }
 }
 
-// For each element of indices: the flat data position it names, or -1 when out of range.
+// For each element of indices: the flat data position it names, or -1 when out of range (a fault).
 std::vector<std::int64_t> element_targets(const Shape& x, const Shape& idx_shape, const std::vector<std::int64_t>& idx,
-                                          std::int64_t axis_attr) {
+                                          std::int64_t axis_attr, KernelContext& ctx, const char* op) {
   const auto axis =
       static_cast<std::size_t>(axis_attr < 0 ? axis_attr + static_cast<std::int64_t>(x.size()) : axis_attr);
   const auto strides = strides_of(x);
@@ -58,6 +58,8 @@ std::vector<std::int64_t> element_targets(const Shape& x, const Shape& idx_shape
   std::size_t n = 0;
   for_each_index(idx_shape, [&](const std::vector<std::int64_t>& at) {
     const std::int64_t k = wrap_index(idx[n], x[axis]);
+    if (!in_range(k, x[axis])) [[unlikely]]
+      set_index_fault(ctx, op, idx[n], x[axis], "axis " + std::to_string(axis) + " of data " + shape_str(x));
     std::int64_t flat = in_range(k, x[axis]) ? k * strides[axis] : -1;
     for (std::size_t d = 0; d < at.size() && flat >= 0; ++d) {
       if (d != axis) flat += at[d] * strides[d];
@@ -74,7 +76,8 @@ std::vector<TensorMeta> infer_gather_elements(std::span<const TensorMeta> in, co
 
 void gather_elements_kernel(KernelContext& ctx) {
   const TensorView &x = ctx.inputs[0], &idx = ctx.inputs[1], &y = ctx.outputs[0];
-  const auto targets = element_targets(*x.shape, *idx.shape, load_indices(idx), ctx.attrs.get_int("axis", 0));
+  const auto targets =
+      element_targets(*x.shape, *idx.shape, load_indices(idx), ctx.attrs.get_int("axis", 0), ctx, kGatherElements);
   copy_indexed(x.data, y.data, dtype_size(x.dtype), targets);
 }
 
@@ -184,7 +187,8 @@ std::vector<TensorMeta> infer_scatter_elements(std::span<const TensorMeta> in, c
 template <class T>
 void scatter_elements_kernel(KernelContext& ctx) {
   const TensorView &x = ctx.inputs[0], &idx = ctx.inputs[1];
-  scatter_into<T>(ctx, element_targets(*x.shape, *idx.shape, load_indices(idx), ctx.attrs.get_int("axis", 0)));
+  scatter_into<T>(ctx, element_targets(*x.shape, *idx.shape, load_indices(idx), ctx.attrs.get_int("axis", 0), ctx,
+                                       kScatterElements));
 }
 
 // ---- GatherND, ScatterND ------------------------------------------------------------------------
@@ -206,14 +210,17 @@ NdPlan nd_plan(const Shape& x, const Shape& idx, std::int64_t b) {
   return p;
 }
 
-// Element offset of each tuple's slab in data, or -1 when an index is out of range.
-std::vector<std::int64_t> slab_offsets(const NdPlan& p, const std::vector<std::int64_t>& idx) {
+// Element offset of each tuple's slab in data, or -1 when an index is out of range (a fault).
+std::vector<std::int64_t> slab_offsets(const NdPlan& p, const std::vector<std::int64_t>& idx, KernelContext& ctx,
+                                       const char* op) {
   const auto strides = strides_of(p.indexed);
   std::vector<std::int64_t> out(static_cast<std::size_t>(p.batch * p.tuples));
   for (std::size_t t = 0; t < out.size(); ++t) {
     std::int64_t off = static_cast<std::int64_t>(t) / p.tuples * p.batch_stride;
     for (std::size_t j = 0; j < p.indexed.size() && off >= 0; ++j) {
-      const std::int64_t i = wrap_index(idx[t * p.indexed.size() + j], p.indexed[j]);
+      const std::int64_t given = idx[t * p.indexed.size() + j], i = wrap_index(given, p.indexed[j]);
+      if (!in_range(i, p.indexed[j])) [[unlikely]]
+        set_index_fault(ctx, op, given, p.indexed[j], "component " + std::to_string(j) + " of an index tuple");
       off = in_range(i, p.indexed[j]) ? off + i * strides[j] * p.slab : -1;
     }
     out[t] = off;
@@ -249,7 +256,7 @@ std::vector<TensorMeta> infer_gather_nd(std::span<const TensorMeta> in, const At
 void gather_nd_kernel(KernelContext& ctx) {
   const TensorView &x = ctx.inputs[0], &idx = ctx.inputs[1], &y = ctx.outputs[0];
   const NdPlan p = nd_plan(*x.shape, *idx.shape, ctx.attrs.get_int("batch_dims", 0));
-  const auto offsets = slab_offsets(p, load_indices(idx));
+  const auto offsets = slab_offsets(p, load_indices(idx), ctx, kGatherND);
   const std::size_t bytes = static_cast<std::size_t>(p.slab) * dtype_size(x.dtype);
   for (std::size_t t = 0; t < offsets.size(); ++t) {
     std::byte* dst = y.data + t * bytes;
@@ -276,7 +283,7 @@ template <class T>
 void scatter_nd_kernel(KernelContext& ctx) {
   const TensorView &x = ctx.inputs[0], &idx = ctx.inputs[1];
   const NdPlan p = nd_plan(*x.shape, *idx.shape, 0);
-  const auto offsets = slab_offsets(p, load_indices(idx));
+  const auto offsets = slab_offsets(p, load_indices(idx), ctx, kScatterND);
   std::vector<std::int64_t> targets(offsets.size() * static_cast<std::size_t>(p.slab));
   for (std::size_t t = 0; t < offsets.size(); ++t) {
     for (std::int64_t e = 0; e < p.slab; ++e) {

@@ -104,7 +104,11 @@ std::int64_t check_block(const TensorMeta& x, const Attrs& attrs, const char* op
   if (x.shape.size() != 4) fail(op, "needs a 4-D NCHW input, got " + shape_str(x.shape));
   if (!attrs.has("blocksize")) fail(op, "needs the 'blocksize' attribute");
   const std::int64_t b = attrs.get_int("blocksize", 0);
-  if (b <= 0) fail(op, "blocksize " + std::to_string(b) + " must be positive");
+  // b² must not overflow (it divides the channels): b <= 2^31 - 1 (Note [Sizes from user input]).
+  constexpr std::int64_t kMaxBlock = (std::int64_t{1} << 31) - 1;
+  if (b <= 0 || b > kMaxBlock) {
+    fail(op, "blocksize " + std::to_string(b) + " is outside [1, " + std::to_string(kMaxBlock) + "]");
+  }
   return b;
 }
 
@@ -117,7 +121,9 @@ std::vector<TensorMeta> infer_depth_to_space(std::span<const TensorMeta> in, con
     fail(kDepthToSpace,
          "channels of input " + shape_str(x) + " are not a multiple of blocksize² = " + std::to_string(b * b));
   }
-  return {{{x[0], x[1] / (b * b), x[2] * b, x[3] * b}, in[0].dtype}};
+  return {{{x[0], x[1] / (b * b), checked_mul(x[2], b, kDepthToSpace, "height * blocksize"),
+            checked_mul(x[3], b, kDepthToSpace, "width * blocksize")},
+           in[0].dtype}};
 }
 
 std::vector<TensorMeta> infer_space_to_depth(std::span<const TensorMeta> in, const Attrs& attrs) {
@@ -127,7 +133,7 @@ std::vector<TensorMeta> infer_space_to_depth(std::span<const TensorMeta> in, con
     fail(kSpaceToDepth,
          "height and width of input " + shape_str(x) + " are not multiples of blocksize " + std::to_string(b));
   }
-  return {{{x[0], x[1] * b * b, x[2] / b, x[3] / b}, in[0].dtype}};
+  return {{{x[0], checked_mul(x[1], b * b, kSpaceToDepth, "channels * blocksize²"), x[2] / b, x[3] / b}, in[0].dtype}};
 }
 
 // Output element (n, c, h, w) with h = hh·b + i, w = ww·b + j reads input (n, channel, hh, ww):

@@ -33,7 +33,7 @@ std::vector<TensorMeta> infer_reshape(std::span<const TensorMeta> in, const Attr
     } else if (out[i] < 0) {
       fail("Reshape", "shape " + shape_str(out) + " has a negative dim");
     } else {
-      known *= out[i];
+      known = checked_mul(known, out[i], "Reshape", [&] { return "the element count of shape " + shape_str(out); });
     }
   }
   const std::int64_t numel = shape_numel(x);

@@ -1,8 +1,7 @@
 // Slice and Gather with ONNX semantics: data movement, byte-exact, one kernel for both backends.
 //
-// Gather's indices are data: a kernel cannot reject them (kernels run on the device worker and must
-// not throw), so an index outside [-dim, dim) yields zero bytes in its output slab, the way a
-// bounds-checked device gather leaves its destination zero-filled.
+// Gather's indices are data: an index outside [-dim, dim) is a kernel fault (Note [Kernel faults]),
+// found in a pre-pass over the indices; its output slab is left zero.
 #include <algorithm>
 #include <cstring>
 
@@ -153,16 +152,23 @@ void gather_kernel(KernelContext& ctx) {
   const std::int64_t dim = shape[axis];
   std::vector<std::int64_t> idx(static_cast<std::size_t>(indices.numel));
   load_i64(indices, idx.data());
+  for (auto& k : idx) {  // wrap negatives; -1 marks an index out of range
+    const std::int64_t given = k;
+    if (k < 0) k += dim;
+    if (k < 0 || k >= dim) [[unlikely]] {
+      set_index_fault(ctx, "Gather", given, dim, "axis " + std::to_string(axis) + " of data " + shape_str(shape));
+      k = -1;
+    }
+  }
   const std::size_t slab = static_cast<std::size_t>(inner) * dtype_size(x.dtype);
   std::byte* dst = y.data;
   for (std::int64_t o = 0; o < outer; ++o) {
     const std::byte* src = x.data + static_cast<std::size_t>(o * dim) * slab;
-    for (std::int64_t k : idx) {
-      if (k < 0) k += dim;
-      if (k >= 0 && k < dim) {
+    for (const std::int64_t k : idx) {
+      if (k >= 0) [[likely]] {
         std::memcpy(dst, src + static_cast<std::size_t>(k) * slab, slab);
       } else {
-        std::memset(dst, 0, slab);  // out of range: zeros (see the note at the top)
+        std::memset(dst, 0, slab);  // out of range: zeros, and a fault (see the note at the top)
       }
       dst += slab;
     }

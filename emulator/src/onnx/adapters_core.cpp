@@ -72,8 +72,7 @@ std::vector<Tensor> cast_to(NodeContext& ctx, DType to) {
 
 std::vector<Tensor> cast(NodeContext& ctx) {
   if (!ctx.attrs.has("to")) ctx.fail("needs the attribute 'to'");
-  return cast_to(
-      ctx, dtype_from_onnx(static_cast<int>(ctx.attrs.get_int("to", 0)), ctx.model_path + ": node '" + ctx.name + "'"));
+  return cast_to(ctx, dtype_from_onnx(onnx_type_attr(ctx, "to", 0), ctx.model_path + ": node '" + ctx.name + "'"));
 }
 
 std::vector<Tensor> cast_like(NodeContext& ctx) {

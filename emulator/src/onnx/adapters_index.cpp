@@ -17,12 +17,19 @@ std::vector<Tensor> run(NodeContext& ctx, const char* type, std::vector<Tensor> 
   return call_op(type, std::move(inputs), attrs, ctx.call());
 }
 
-// A scalar operand (input i) as one integer.
+// A scalar operand (input i) as one integer: integer inputs exactly (a k of INT64_MAX stays
+// INT64_MAX, not 2^63 through a double), float ones truncated when in int64's range.
 std::int64_t scalar_int(NodeContext& ctx, std::size_t i, const char* what) {
   if (!ctx.has_input(i)) ctx.fail(std::string("needs the ") + what + " input");
-  const auto v = ctx.input_floats(i);
-  if (v.size() != 1) ctx.fail(std::string(what) + " must hold one value, got " + std::to_string(v.size()));
-  return static_cast<std::int64_t>(v[0]);
+  if (ctx.input(i).numel() != 1) {
+    ctx.fail(std::string(what) + " must hold one value, got " + std::to_string(ctx.input(i).numel()));
+  }
+  if (!is_floating(ctx.input(i).dtype())) return ctx.input_ints(i)[0];
+  const double v = ctx.input_floats(i)[0];
+  if (!(v > -0x1p63 && v < 0x1p63)) {
+    ctx.fail(std::string(what) + " " + std::to_string(v) + " is not an integer in int64's range");
+  }
+  return static_cast<std::int64_t>(v);
 }
 
 // TopK-10+: k is input 1.
@@ -68,7 +75,7 @@ std::vector<Tensor> nonzero(NodeContext& ctx) {
 std::vector<Tensor> eye_like(NodeContext& ctx) {
   Attrs a = ctx.attrs;
   if (a.has("dtype")) {
-    const DType t = dtype_from_onnx(static_cast<int>(a.get_int("dtype", 1)), ctx.name);
+    const DType t = dtype_from_onnx(onnx_type_attr(ctx, "dtype", 1), ctx.name);
     a.set("dtype", static_cast<std::int64_t>(t));
   }
   return run(ctx, "EyeLike", {ctx.input(0)}, a);

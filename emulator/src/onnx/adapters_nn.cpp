@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/kernel_util.h"
 #include "onnx_adapter.h"
 
 namespace npuscope::emulator::onnx_import {
@@ -39,11 +40,20 @@ void only_outputs_below(const NodeContext& ctx, int first, const std::string& wh
   }
 }
 
-// A per-spatial-dim attribute: `n` values (absent or empty: `fallback` each).
+// A per-spatial-dim attribute: `n` values (absent or empty: `fallback` each), each in [fallback,
+// kMaxTensorBytes] (pads >= 0, strides, dilations and kernel sizes >= 1; none longer than a tensor
+// can be, which keeps the SAME-pad arithmetic below in range: Note [Sizes from user input]).
 Ints spatial_ints(const NodeContext& ctx, const char* name, std::size_t n, std::int64_t fallback) {
   Ints v = ctx.attrs.get_ints(name, {});
   if (v.empty()) return Ints(n, fallback);
   if (v.size() != n) ctx.fail(std::string(name) + " must have " + std::to_string(n) + " values, got " + shape_str(v));
+  const auto max_value = static_cast<std::int64_t>(kMaxTensorBytes);
+  for (auto e : v) {
+    if (e < fallback || e > max_value) {
+      ctx.fail(std::string(name) + " " + shape_str(v) + " has " + std::to_string(e) + ", outside [" +
+               std::to_string(fallback) + ", " + std::to_string(max_value) + "]");
+    }
+  }
   return v;
 }
 
@@ -60,7 +70,9 @@ Ints conv_pads(const NodeContext& ctx, const Shape& in, const Ints& k, const Int
   if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") ctx.fail("unknown auto_pad '" + auto_pad + "'");
   for (std::size_t i = 0; i < r; ++i) {
     const std::int64_t out = (in[i] + s[i] - 1) / s[i];
-    const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i]);
+    // (out - 1)·s <= in; (k - 1)·d may reach 2^80: checked.
+    const std::int64_t dilated = kernels::checked_mul(k[i] - 1, d[i], "Conv", "(kernel size - 1) * dilation");
+    const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s[i] + dilated + 1 - in[i]);
     pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     pads[i + r] = total - pads[i];
   }
@@ -247,7 +259,12 @@ void resize_sizes(const NodeContext& ctx, const Shape& in, const Ints& axes, con
     std::vector<double> scales(in.size(), 1.0);
     for (auto a : axes) {
       scales[a] = scale;
-      sizes[a] = static_cast<std::int64_t>(scale * static_cast<double>(in[a]) + 0.5);
+      const double size = scale * static_cast<double>(in[a]) + 0.5;
+      if (!(size < static_cast<double>(kMaxTensorBytes))) {
+        ctx.fail("sizes " + shape_str(given) + " give dim " + std::to_string(a) + " a size of " + std::to_string(size) +
+                 ", beyond the tensor size limit");
+      }
+      sizes[a] = static_cast<std::int64_t>(size);
     }
     attrs.set("scales", scales);
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -127,6 +128,14 @@ std::vector<Tensor> run_default(NodeContext& ctx, const char* type) {
   return call_op(type, ctx.inputs, ctx.attrs, ctx.call());
 }
 
+int onnx_type_attr(const NodeContext& ctx, const char* name, std::int64_t fallback) {
+  const std::int64_t v = ctx.attrs.get_int(name, fallback);
+  if (v < 0 || v > std::numeric_limits<int>::max()) {
+    ctx.fail(std::string("'") + name + "' = " + std::to_string(v) + " is not an ONNX data type");
+  }
+  return static_cast<int>(v);
+}
+
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& context) {
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     throw ModelError(context + ": tensor '" + p.name() +
@@ -134,58 +143,45 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& context)
   }
   const DType dtype = dtype_from_onnx(p.data_type(), context + ": tensor '" + p.name() + "'");
   Shape shape(p.dims().begin(), p.dims().end());
-  for (auto d : shape) {
-    if (d < 0) throw ModelError(context + ": tensor '" + p.name() + "' has a negative dimension");
+  // The dims are checked and matched against the data present before anything is allocated: a
+  // tensor declaring 2^40 elements with ten values is an error, not a 4 TiB allocation.
+  try {
+    check_tensor_shape(shape, dtype, "");
+  } catch (const InvalidArgument& e) {
+    throw ModelError(context + ": tensor '" + p.name() + "': " + e.what());
   }
-  Tensor t = Tensor::empty(shape, dtype);
-  const std::int64_t n = t.numel();
-  std::byte* dst = t.raw_data();
+  const std::int64_t n = shape_numel(shape);
+  const std::uint64_t nbytes = static_cast<std::uint64_t>(n) * dtype_size(dtype);
   if (p.has_raw_data()) {
-    if (p.raw_data().size() != t.nbytes()) {
+    if (p.raw_data().size() != nbytes) {
       throw ModelError(context + ": tensor '" + p.name() + "' has " + std::to_string(p.raw_data().size()) +
-                       " bytes of data, expected " + std::to_string(t.nbytes()) + " for shape " + shape_str(shape));
+                       " bytes of data, expected " + std::to_string(nbytes) + " for shape " + shape_str(shape));
     }
-    std::memcpy(dst, p.raw_data().data(), t.nbytes());
+    Tensor t = Tensor::empty(shape, dtype);
+    std::memcpy(t.raw_data(), p.raw_data().data(), nbytes);
     return t;
   }
-  auto check = [&](int have) {
-    if (have != n) {
-      throw ModelError(context + ": tensor '" + p.name() + "' has " + std::to_string(have) + " values, expected " +
-                       std::to_string(n) + " for shape " + shape_str(shape));
-    }
-  };
+  const std::int64_t have = dtype == DType::kF32   ? p.float_data_size()
+                            : dtype == DType::kF64 ? p.double_data_size()
+                            : dtype == DType::kI64 ? p.int64_data_size()
+                                                   : p.int32_data_size();  // f16/bf16 bits, small ints
+  if (have != n) {
+    throw ModelError(context + ": tensor '" + p.name() + "' has " + std::to_string(have) + " values, expected " +
+                     std::to_string(n) + " for shape " + shape_str(shape));
+  }
+  Tensor t = Tensor::empty(shape, dtype);
+  std::byte* dst = t.raw_data();
   switch (dtype) {
-    case DType::kF32:
-      check(p.float_data_size());
-      copy_field<decltype(p.float_data()), float>(p.float_data(), dst, n);
-      break;
-    case DType::kF64:
-      check(p.double_data_size());
-      copy_field<decltype(p.double_data()), double>(p.double_data(), dst, n);
-      break;
-    case DType::kI64:
-      check(p.int64_data_size());
-      copy_field<decltype(p.int64_data()), std::int64_t>(p.int64_data(), dst, n);
-      break;
+    case DType::kF32: copy_field<decltype(p.float_data()), float>(p.float_data(), dst, n); break;
+    case DType::kF64: copy_field<decltype(p.double_data()), double>(p.double_data(), dst, n); break;
+    case DType::kI64: copy_field<decltype(p.int64_data()), std::int64_t>(p.int64_data(), dst, n); break;
     // f16/bf16 bit patterns, and the small integer types, live in int32_data.
     case DType::kF16:
-    case DType::kBF16:
-      check(p.int32_data_size());
-      copy_field<decltype(p.int32_data()), std::uint16_t>(p.int32_data(), dst, n);
-      break;
-    case DType::kI32:
-      check(p.int32_data_size());
-      copy_field<decltype(p.int32_data()), std::int32_t>(p.int32_data(), dst, n);
-      break;
-    case DType::kI8:
-      check(p.int32_data_size());
-      copy_field<decltype(p.int32_data()), std::int8_t>(p.int32_data(), dst, n);
-      break;
+    case DType::kBF16: copy_field<decltype(p.int32_data()), std::uint16_t>(p.int32_data(), dst, n); break;
+    case DType::kI32: copy_field<decltype(p.int32_data()), std::int32_t>(p.int32_data(), dst, n); break;
+    case DType::kI8: copy_field<decltype(p.int32_data()), std::int8_t>(p.int32_data(), dst, n); break;
     case DType::kU8:
-    case DType::kBool:
-      check(p.int32_data_size());
-      copy_field<decltype(p.int32_data()), std::uint8_t>(p.int32_data(), dst, n);
-      break;
+    case DType::kBool: copy_field<decltype(p.int32_data()), std::uint8_t>(p.int32_data(), dst, n); break;
   }
   return t;
 }

@@ -60,6 +60,10 @@ AdapterFn find_adapter(const std::string& op_type);
 std::vector<std::string> adapter_op_types();
 bool register_adapter(const char* op_type, AdapterFn fn, const char* file, int line);
 
+// An int attribute holding an ONNX TensorProto data type, checked to fit an int (a cast would turn
+// 2^32 + 1 into FLOAT). Throws ModelError naming the node.
+int onnx_type_attr(const NodeContext& ctx, const char* name, std::int64_t fallback);
+
 // Converts a TensorProto (raw_data or typed fields, external data not supported) to a cpu tensor.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& context);
 

@@ -198,6 +198,14 @@ const std::vector<OnnxValueInfo>& OnnxModel::inputs() const { return impl_->inpu
 const std::vector<OnnxValueInfo>& OnnxModel::outputs() const { return impl_->outputs; }
 std::size_t OnnxModel::node_count() const { return static_cast<std::size_t>(impl_->proto.graph().node_size()); }
 
+namespace {
+std::string input_shapes(const onnx_import::NodeContext& ctx) {
+  std::string s;
+  for (const auto& t : ctx.inputs) s += (s.empty() ? "" : ", ") + (t.defined() ? shape_str(t.shape()) : "-");
+  return s;
+}
+}  // namespace
+
 std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, const OnnxRunOptions& options) const {
   const Impl& m = *impl_;
   const DeviceRef device = options.device;
@@ -262,6 +270,10 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
       throw;
     } catch (const EmulatorError& e) {
       ctx.fail(e.what());
+    } catch (const std::bad_alloc&) {
+      // Sizes are checked before allocating (Note [Sizes from user input]); this is a host that
+      // cannot hold a tensor within the limit, or a kernel's working copy of one.
+      ctx.fail("out of host memory running the node (inputs " + input_shapes(ctx) + ")");
     }
     for (int o = 0; o < node.output_size(); ++o) {
       if (node.output(o).empty()) continue;

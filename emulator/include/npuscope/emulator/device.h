@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -140,6 +141,7 @@ class Device : public std::enable_shared_from_this<Device> {
   void execute(Task& task);
   void wait_for(std::uint32_t stream_id, std::uint64_t seq);  // host side, counts as blocked
   void collect_retired();
+  void raise_fault();  // host side: throws the pending kernel fault, if any, and clears it
   void check_stream(std::uint32_t stream_id) const;
   void check_own_stream(const Stream& stream) const;  // a copy on another device's stream is an error
   static void on_memory_event(void* user, const MemoryEvent& event, const MemoryStats& stats);
@@ -160,6 +162,7 @@ class Device : public std::enable_shared_from_this<Device> {
   std::uint64_t last_end_ns_ = 0;
   std::uint64_t last_memory_ns_ = 0;  // guarded by the allocator's lock (on_memory_event)
   bool float_status_ = false;
+  std::string fault_;  // the first kernel fault not yet reported, under mutex_ (Note [Kernel faults])
   bool stopping_ = false;
   std::thread worker_;
 };

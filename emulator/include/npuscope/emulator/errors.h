@@ -13,6 +13,16 @@ class EmulatorError : public std::runtime_error {
 };
 
 // A caller passed something unusable (bad shape, dtype, attribute, device mix, spec value).
+//
+// Note [Kernel faults]
+// Some bad inputs are data, seen only by the kernel: an index out of range in Gather or Scatter.
+// Kernels never throw (an NPU kernel runs on the device's worker thread, and throwing from an inner
+// loop costs the hot path), so a kernel checks its indices in a pre-pass or notes the first bad one
+// as it goes, writes something defined (zeros; a skipped update) and records the problem in
+// KernelContext::fault. On the cpu device the op throws InvalidArgument with it when the kernel
+// returns. On an NPU, as a real device reports an AI Core exception, the first fault is kept and
+// thrown as InvalidArgument, naming the op instance, by the next synchronisation on the host
+// (a device-to-host copy, a stream, event or device synchronize); the fault is then cleared.
 class InvalidArgument : public EmulatorError {
  public:
   using EmulatorError::EmulatorError;

@@ -69,6 +69,8 @@ struct KernelContext {
   // Set by the store helpers (kernels/kernel_util.h).
   bool overflow = false;   // some output is inf/nan (inf_nan) or was clamped (saturation)
   bool saturated = false;  // saturation mode clamped at least one value
+  // Bad data met by the kernel (an index out of range), first one only; see Note [Kernel faults].
+  std::string fault;
 };
 
 using KernelFn = void (*)(KernelContext& ctx);

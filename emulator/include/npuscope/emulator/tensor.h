@@ -25,6 +25,17 @@ using Shape = std::vector<std::int64_t>;
 std::int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2, 3, 4]"
 
+// The largest tensor the emulator makes, 1 TiB: more than any emulated device holds (the largest
+// preset has 64 GiB) and more than a host running the emulator can. A shape from user input (a
+// model's input dims, a Reshape, Expand or Tile operand) beyond it is an error before anything is
+// allocated, not a std::bad_alloc. See Note [Sizes from user input] in kernels/kernel_util.h.
+inline constexpr std::uint64_t kMaxTensorBytes = std::uint64_t{1} << 40;
+
+// Throws InvalidArgument, starting with `what` (a tensor, an op), when `shape` has a negative dim or
+// its size in bytes exceeds kMaxTensorBytes. Zero dims count as 1 here, so that any product of a
+// valid shape's dims (a Flatten, a stride) is in range too.
+void check_tensor_shape(const Shape& shape, DType dtype, std::string_view what);
+
 struct DeviceRef {
   using Kind = DeviceKind;  // the vocabulary's (vocabulary.h)
   Kind kind = Kind::kCpu;
