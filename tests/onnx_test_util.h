@@ -1,6 +1,8 @@
 // Builds small ONNX models in tests (no Python needed).
 #pragma once
 
+#include <unistd.h>
+
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
@@ -74,9 +76,10 @@ class ModelBuilder {
   onnx::ModelProto model_;
 };
 
-// A fresh, empty temporary directory for one test.
+// A fresh, empty temporary directory for one test. The process id keeps two suites running at once
+// (make test beside make test-asan, two build trees) out of each other's files.
 inline std::filesystem::path temp_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("npuscope_test_" + name);
+  auto dir = std::filesystem::temp_directory_path() / ("npuscope_test_" + name + "." + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -112,6 +112,8 @@ emu::Tensor generate_input(const emu::OnnxValueInfo& decl, const std::map<std::s
                       (param.empty() ? "NAME" : param) + "=VALUE)");
     }
   }
+  // Before any buffer of that size exists (the integer values below are built in a vector first).
+  emu::check_tensor_shape(shape, decl.dtype, "input '" + decl.name + "'");
   if (emu::is_floating(decl.dtype)) return emu::Tensor::randn(shape, decl.dtype, emu::DeviceRef::cpu(), seed);
   std::mt19937_64 rng(seed);
   std::vector<std::int64_t> values(static_cast<std::size_t>(emu::shape_numel(shape)));

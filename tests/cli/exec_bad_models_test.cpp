@@ -85,6 +85,11 @@ TEST(ExecBadModels, HugeInputDimIsAnErrorBeforeAllocating) {
   b.input("x", onnx::TensorProto::FLOAT, {std::int64_t{1} << 40, 3}).output("y", onnx::TensorProto::FLOAT);
   b.node("Relu", {"x"}, {"y"}, "relu");
   expect_error(b.save(dir / "big.onnx"), {"[1099511627776, 3]", "too large", "the limit is 1099511627776 bytes"});
+  // An integer input: exec generates its values in a buffer of its own (this was std::bad_alloc).
+  ModelBuilder i(17);
+  i.input("ids", onnx::TensorProto::INT64, {std::int64_t{1} << 40, 3}).output("y", onnx::TensorProto::INT64);
+  i.node("Neg", {"ids"}, {"y"}, "neg");
+  expect_error(i.save(dir / "big_int.onnx"), {"input 'ids'", "[1099511627776, 3]", "too large"});
 }
 
 TEST(ExecBadModels, RangeWhoseCountOverflowsIsAnError) {
