@@ -2,8 +2,6 @@
 // (Note [One table, declared once] in schema.h).
 #include "npuscope/collector/trace_reader.h"
 
-#include <zstd.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
