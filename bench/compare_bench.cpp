@@ -36,7 +36,7 @@ struct Raw {
   std::vector<unsigned char> bytes;
   DType dtype = DType::kF32;
   comparator::TensorData view() const {
-    return {bytes.data(), static_cast<std::int32_t>(dtype), bytes.size() / emulator::dtype_size(dtype)};
+    return {bytes.data(), static_cast<std::int32_t>(dtype), bytes.size() / emulator::dtype_size(dtype), bytes.size()};
   }
 };
 

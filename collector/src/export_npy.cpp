@@ -1,9 +1,6 @@
 // Dumped tensors as .npy files: see export_npy.h.
 #include "npuscope/collector/export_npy.h"
 
-#include <zstd.h>
-
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <unordered_map>
@@ -11,6 +8,7 @@
 #include <vector>
 
 #include "export_util.h"
+#include "tensor_check.h"
 
 namespace npuscope::collector {
 namespace {
@@ -25,25 +23,9 @@ struct TaskInfo {
   std::int32_t call_index = 0, device_id = 0;
 };
 
-// "2,3,4" -> {2, 3, 4}; "" is a scalar. False for anything else.
-bool parse_shape(const std::string& text, std::vector<std::int64_t>& dims) {
-  dims.clear();
-  if (text.empty()) return true;
-  const char* p = text.data();
-  const char* end = p + text.size();
-  for (;;) {
-    std::int64_t d = 0;
-    const auto r = std::from_chars(p, end, d);
-    if (r.ec != std::errc() || d < 0) return false;
-    dims.push_back(d);
-    if (r.ptr == end) return true;
-    if (*r.ptr != ',') return false;
-    p = r.ptr + 1;
-  }
-}
-
-// NumPy format 1.0: magic, version, header length, a dict padded so that the data starts at a
-// multiple of 64 bytes.
+// NumPy's header: magic, version, header length, a dict padded so that the data starts at a
+// multiple of 64 bytes. Version 1.0 (a 16-bit length) when it fits, else 2.0 (32 bits), as
+// numpy.save does: a shape of thousands of dims does not fit 1.0.
 std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& dims) {
   std::string dict = "{'descr': '";
   dict += descr;
@@ -53,39 +35,19 @@ std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& 
     append_int(dict, dims[i]);
   }
   dict += dims.size() == 1 ? ",), }" : "), }";
-  const std::size_t unpadded = 10 + dict.size() + 1;
-  dict.append((64 - unpadded % 64) % 64, ' ');
-  dict += '\n';
-  std::string header("\x93NUMPY\x01\x00", 8);
-  header += static_cast<char>(dict.size() & 0xFF);
-  header += static_cast<char>(dict.size() >> 8);
-  return header + dict;
-}
-
-// The tensor's raw bytes in `bytes`, or the reason they cannot be had. The reader hands out
-// decompressed bytes; a zstd frame is decompressed here too, whichever the reader's version.
-bool raw_bytes(const TensorRow& t, std::size_t expected, std::vector<std::uint8_t>& scratch, std::string_view& bytes,
-               std::string& why) {
-  const auto* data = t.data.data();
-  bytes = {reinterpret_cast<const char*>(data), t.data.size()};
-  static constexpr std::uint8_t kZstdMagic[] = {0x28, 0xB5, 0x2F, 0xFD};
-  if (t.data.size() != expected && t.data.size() >= 4 && std::memcmp(data, kZstdMagic, 4) == 0) {
-    const unsigned long long size = ZSTD_getFrameContentSize(data, t.data.size());
-    if (size == expected) {
-      scratch.resize(expected);
-      const std::size_t n = ZSTD_decompress(scratch.data(), expected, data, t.data.size());
-      if (ZSTD_isError(n)) {
-        why = std::string("bad data: ") + ZSTD_getErrorName(n);
-        return false;
-      }
-      bytes = {reinterpret_cast<const char*>(scratch.data()), n};
-    }
-  }
-  if (bytes.size() != expected) {
-    why = "bad data: " + std::to_string(bytes.size()) + " bytes stored, " + std::to_string(expected) + " expected";
-    return false;
-  }
-  return true;
+  const auto padded_size = [&](std::size_t preamble) {
+    return dict.size() + (64 - (preamble + dict.size() + 1) % 64) % 64 + 1;
+  };
+  const bool v1 = padded_size(10) <= 0xFFFF;
+  const std::size_t size = padded_size(v1 ? 10 : 12);
+  std::string header("\x93NUMPY", 6);
+  header += static_cast<char>(v1 ? 1 : 2);
+  header += '\0';
+  for (int i = 0; i < (v1 ? 2 : 4); ++i) header += static_cast<char>(size >> (8 * i) & 0xFF);
+  header += dict;
+  header.append(size - dict.size() - 1, ' ');
+  header += '\n';
+  return header;
 }
 
 std::vector<std::uint8_t> bf16_to_f32(std::string_view bytes) {
@@ -124,7 +86,6 @@ class NpyWriter {
   export_util::OutputFile index_;
   NpyExportResult result_;
   std::unordered_set<std::string> used_names_;
-  std::vector<std::uint8_t> scratch_;
 };
 
 void NpyWriter::find_tasks() {
@@ -155,15 +116,17 @@ std::string NpyWriter::file_name(const TensorRow& t, const TaskInfo& task) {
 }
 
 std::string NpyWriter::write_file(const std::string& name, const TensorRow& t) {
+  // The reader checked the row (Note [Checked tensor rows]): the shape parses, and the data is
+  // numel elements of the dtype.
   const DTypeInfo* type = export_util::tensor_dtype(t.dtype);
   if (type == nullptr) return "bad data: unknown dtype " + std::to_string(t.dtype);
   std::vector<std::int64_t> dims;
-  if (!parse_shape(t.shape, dims)) return "bad data: bad shape '" + t.shape + "'";
-  std::size_t numel = 1;
-  for (const std::int64_t d : dims) numel *= static_cast<std::size_t>(d);
-  std::string_view bytes;
-  std::string why;
-  if (!raw_bytes(t, numel * type->size, scratch_, bytes, why)) return why;
+  std::int64_t numel = 0;
+  std::size_t rank = 0;
+  if (!tensor_check::parse_shape(t.shape, &dims, numel, rank) || numel != t.numel) {
+    return "bad data: the trace keeps only the first " + std::to_string(rank) + " dims of this tensor's shape";
+  }
+  const std::string_view bytes(reinterpret_cast<const char*>(t.data.data()), t.data.size());
   export_util::OutputFile out((fs::path(dir_) / name).string());
   out.buffer() += npy_header(type->npy_descr, dims);
   if (type->dtype == DType::kBF16) {

@@ -2,8 +2,6 @@
 // (Note [One table, declared once] in schema.h).
 #include "npuscope/collector/trace_reader.h"
 
-#include <zstd.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -18,6 +16,7 @@
 #include "row_codec.h"
 #include "schema.h"
 #include "sqlite_util.h"
+#include "tensor_check.h"
 
 namespace npuscope::collector {
 namespace {
@@ -83,6 +82,7 @@ class SqliteTraceReader final : public TraceReader {
     load_strings();
     load_kernels();
     for (const std::string& column : options.skip_columns) leave_out(column);
+    note_tensor_columns_read();
   }
 
   const std::string& path() const override { return db_.path(); }
@@ -130,7 +130,7 @@ class SqliteTraceReader final : public TraceReader {
   void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
     if (with_data) map_for_blobs();
     for_each<TensorRow>(with_data, [&](TensorRow& row) {
-      if (with_data) decompress(row);
+      check_tensor(row, with_data);
       f(row);
     });
   }
@@ -144,7 +144,7 @@ class SqliteTraceReader final : public TraceReader {
     if (with_data) map_for_blobs();
     for_each<TensorRow>(with_data,
                         [&](TensorRow& row) {
-                          if (with_data) decompress(row);
+                          check_tensor(row, with_data);
                           f(row);
                         },
                         "task_id = ?1", {task_id});
@@ -264,7 +264,10 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_older_schema();
   void check_integrity();
   void load_strings();
-  void decompress(TensorRow& row) const;
+  void note_tensor_columns_read();
+  // Note [Checked tensor rows]: throws TraceError naming the row; with_data: also decompresses.
+  void check_tensor(TensorRow& row, bool with_data) const;
+  [[noreturn]] void bad_tensor(const TensorRow& row, const std::string& problem) const;
 
   static constexpr std::size_t kBatchRows = 256;
 
@@ -282,6 +285,7 @@ class SqliteTraceReader final : public TraceReader {
   std::map<std::string, std::string> meta_;
   std::unordered_map<StringId, std::string> strings_;
   int schema_version_ = 0;
+  tensor_check::ColumnsRead tensor_columns_;
 };
 
 // Note [Reading schema 1]
@@ -432,22 +436,39 @@ void SqliteTraceReader::load_strings() {
   for_each<schema::StringRow>(false, [&](schema::StringRow& row) { strings_[row.id] = std::move(row.value); });
 }
 
-void SqliteTraceReader::decompress(TensorRow& row) const {
-  if (row.data.empty()) return;
-  const auto where = [&] {
-    return path() + ": tensor data of task " + std::to_string(row.task_id) + " (" + (row.role ? "output " : "input ") +
-           std::to_string(row.idx) + ")";
-  };
-  if (row.data_bytes < 0 || row.data_bytes > (std::int64_t{1} << 40)) {
-    throw TraceError(where() + " has a bad size " + std::to_string(row.data_bytes));
+void SqliteTraceReader::note_tensor_columns_read() {
+  const auto skipped = skipped_.find(schema::table_for<TensorRow>().info.name);
+  if (skipped == skipped_.end()) return;
+  const auto& columns = schema::table_for<TensorRow>().info.columns;
+  for (std::size_t i = 0; i < columns.size() && i < skipped->second.size(); ++i) {
+    if (!skipped->second[i]) continue;
+    const std::string_view c = columns[i].name;
+    for (auto [name, read] : {std::pair{"role", &tensor_columns_.role},
+                              {"idx", &tensor_columns_.idx},
+                              {"dtype", &tensor_columns_.dtype},
+                              {"shape", &tensor_columns_.shape},
+                              {"numel", &tensor_columns_.numel},
+                              {"data_bytes", &tensor_columns_.data_bytes}}) {
+      if (c == name) *read = false;
+    }
   }
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(row.data_bytes));
-  const std::size_t n = ZSTD_decompress(out.data(), out.size(), row.data.data(), row.data.size());
-  if (ZSTD_isError(n) || n != out.size()) {
-    throw TraceError(where() + " is corrupt: " +
-                     (ZSTD_isError(n) ? std::string(ZSTD_getErrorName(n)) : "size differs from data_bytes"));
-  }
-  row.data = std::move(out);
+}
+
+void SqliteTraceReader::check_tensor(TensorRow& row, bool with_data) const {
+  std::string problem = tensor_check::row_problem(row, tensor_columns_);
+  if (problem.empty() && with_data) problem = tensor_check::decompress(row);
+  if (!problem.empty()) [[unlikely]]
+    bad_tensor(row, problem);
+}
+
+void SqliteTraceReader::bad_tensor(const TensorRow& row, const std::string& problem) const {
+  std::string op;
+  tasks_where("task_id = ?1", {row.task_id}, [&](const TaskRow& t) { op = string(t.name_id); });
+  const auto role = enum_from_value<TensorRole>(row.role);
+  throw TraceError(path() + ": bad TENSOR row (task " + std::to_string(row.task_id) +
+                   (op.empty() ? "" : ", op '" + op + "'") + ", " +
+                   (role ? std::string(enum_name(*role)) : "role " + std::to_string(row.role)) + " " +
+                   std::to_string(row.idx) + "): " + problem + ". The trace is damaged or was edited: record it again");
 }
 
 }  // namespace

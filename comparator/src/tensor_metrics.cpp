@@ -141,8 +141,16 @@ bool check_inputs(const TensorData& npu, const TensorData& golden, TensorMetrics
     return false;
   }
   for (const auto* t : {&npu, &golden}) {
+    const char* side = t == &npu ? "NPU" : "golden";
     if (t->numel != 0 && t->data == nullptr) {
-      set_why(m, "no %s data for %zu elements", t == &npu ? "NPU" : "golden", t->numel);
+      set_why(m, "no %s data for %zu elements", side, t->numel);
+      return false;
+    }
+    // The kernel's boundary: it reads numel elements of the dtype and never more than `bytes`.
+    const std::size_t size = dtype_size(static_cast<DType>(t->dtype));
+    if (t->numel > t->bytes / size) {
+      set_why(m, "%s data holds %zu bytes, %zu elements of %d bytes need more", side, t->bytes, t->numel,
+              static_cast<int>(size));
       return false;
     }
   }

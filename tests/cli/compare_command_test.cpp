@@ -2,6 +2,8 @@
 // blocks; f32 on the NPU under must_keep_origin_dtype, so a perturbation is the only error), and
 // the two-trace form on recorded runs. The truth is known: the perturbed op, the f16 overflow.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <cstring>
 #include <filesystem>
@@ -209,6 +211,48 @@ TEST_F(CompareCommand, BadInputsGetClearErrorsAndStatus2) {
   expect_error(no_dumps + " " + no_dumps + " --mapping " + (dir / "none.yaml").string(),
                "cannot read the mapping file");
   expect_error("--model " + kMlp + " --perturb 'block1.matmul:wobble'", "running");
+}
+
+// Damaged TENSOR rows (edited with SQL, as a bad-input campaign did) are errors naming the trace and
+// the row, with exit status 2: before, a numel times 100000 crashed compare, a dtype changed to f64
+// on f32 data read past the buffer, and data_bytes = 5e9 took it to 4.9 GB before failing.
+TEST_F(CompareCommand, DamagedTensorRowsAreClearErrors) {
+  const auto record = [&](const std::string& name, const std::string& device) {
+    const std::string db = (dir_ / (name + ".db")).string();
+    const auto r = run_command(npuscope_cmd("run --force --dump tensor -o " + db + " -- " +
+                                            npuscope_cmd("exec --model " + kMlp + " --device " + device + kF32 +
+                                                         " --output-dir " + (dir_ / (name + "_out")).string())));
+    EXPECT_EQ(r.status, 0) << r.output;
+    return db;
+  };
+  const std::string npu = record("npu", "npu"), cpu = record("cpu", "cpu");
+  const std::string bad = (dir_ / "bad.db").string();
+  const std::string one_row = " WHERE rowid = (SELECT min(rowid) FROM TENSOR WHERE data_bytes > 0 AND role = 1)";
+  for (const auto& [damage, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"UPDATE TENSOR SET numel = numel * 100000", "does not match shape"},
+           {"UPDATE TENSOR SET dtype = 8", "bytes of f64"},
+           {"UPDATE TENSOR SET dtype = 6", "bytes of i64"},
+           {"UPDATE TENSOR SET data_bytes = 5000000000", "data_bytes 5000000000 is not numel"},
+           {"UPDATE TENSOR SET shape = 'abc'", "shape 'abc' is not comma-separated dims"},
+           {"UPDATE TENSOR SET role = 7", "role 7 is neither input (0) nor output (1)"},
+           {"UPDATE TENSOR SET idx = -3", "idx -3 is outside 0..65535"},
+       }) {
+    fs::copy_file(npu, bad, fs::copy_options::overwrite_existing);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(bad.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, (damage + one_row).c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << damage;
+    ASSERT_EQ(sqlite3_changes(db), 1) << damage;
+    sqlite3_close(db);
+    const auto r = run_command(npuscope_cmd("compare " + bad + " " + cpu));
+    EXPECT_EQ(r.status, 2) << damage << "\n" << r.output;
+    EXPECT_NE(r.output.find("npuscope: error: " + bad + ": bad TENSOR row (task "), std::string::npos) << damage << "\n"
+                                                                                                       << r.output;
+    EXPECT_NE(r.output.find(problem), std::string::npos) << damage << "\n" << r.output;
+  }
+  // The largest child so far (exec runs included) stayed small: nothing sized a buffer by data_bytes.
+  rusage usage{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 500 * 1024) << "peak RSS of a child, KiB";
 }
 
 }  // namespace

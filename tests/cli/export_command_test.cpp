@@ -1,6 +1,7 @@
 // `npuscope export`, called as a user would: the real binary on a trace written by the collector.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -134,4 +135,71 @@ TEST_F(ExportCommandTest, UnwritableOutputIsAnError) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("npuscope: error: cannot create '" + path("no/dir/t.json") + "'"), std::string::npos)
       << r.output;
+}
+
+// A damaged TENSOR row is an error naming the trace and the row, exit status 1, and no half export.
+// data_bytes = 5e9 took `export --npy` to 4.9 GB (zero-filled before decompressing) before this
+// check; `shape = 'abc'` said "error: stoll"; `role = 7` and `idx = -3` "vector::_M_default_append".
+TEST_F(ExportCommandTest, DamagedTensorRowsAreErrorsNamingTheRow) {
+  write_sample_trace(path("t.db"));
+  const std::string bad = path("bad.db");
+  const std::string one_row = " WHERE task_id = 2 AND role = 1 AND idx = 0";  // a dumped f32 [2, 2]
+  for (const auto& [damage, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"UPDATE TENSOR SET data_bytes = 5000000000", "data_bytes 5000000000 is not numel 4 x 4 bytes of f32"},
+           {"UPDATE TENSOR SET data_bytes = 1099511627776", "data_bytes 1099511627776 is not numel 4"},
+           {"UPDATE TENSOR SET numel = numel * 100000", "numel 400000 does not match shape '2,2' (4 elements)"},
+           {"UPDATE TENSOR SET dtype = 8", "data_bytes 16 is not numel 4 x 8 bytes of f64"},
+           {"UPDATE TENSOR SET shape = 'abc'", "shape 'abc' is not comma-separated dims"},
+           {"UPDATE TENSOR SET shape = '99999999999999999999,1'", "shape '99999999999999999999,1' is not"},
+           {"UPDATE TENSOR SET role = 7", "role 7 is neither input (0) nor output (1)"},
+           {"UPDATE TENSOR SET idx = -3", "idx -3 is outside 0..65535"},
+           {"UPDATE TENSOR SET shape = '4', numel = 4, data = x'28b52ffd'", "data is corrupt"},
+       }) {
+    fs::copy_file(path("t.db"), bad, fs::copy_options::overwrite_existing);
+    fs::remove_all(path("npy"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(bad.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, (damage + one_row).c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << damage;
+    ASSERT_EQ(sqlite3_changes(db), 1) << damage;
+    sqlite3_close(db);
+    for (const std::string flag : {"--npy " + path("npy"), "--csv " + path("csv")}) {
+      if (flag.starts_with("--csv") && problem.find("corrupt") != std::string::npos) continue;  // CSV reads no data
+      const CommandResult r = npuscope_export(bad + " " + flag);
+      EXPECT_EQ(r.status, 1) << damage << "\n" << r.output;
+      EXPECT_NE(r.output.find("npuscope: error: " + bad + ": bad TENSOR row (task 2, op 'layer0/attn/MatMul', "),
+                std::string::npos)
+          << damage << "\n"
+          << r.output;
+      EXPECT_NE(r.output.find(problem), std::string::npos) << damage << "\n" << r.output;
+    }
+    EXPECT_FALSE(fs::exists(path("npy/layer0_attn_MatMul.0.output.0.npy"))) << damage;
+  }
+  rusage usage{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 500 * 1024) << "peak RSS of a child, KiB";
+}
+
+// A shape too long for format 1.0's 16-bit header length is exported as 2.0 (it was cut: an
+// unreadable file, status ok).
+TEST_F(ExportCommandTest, HugeRankTensorsExportAsNpyVersion2) {
+  write_sample_trace(path("t.db"));
+  std::string shape = "1";
+  for (int i = 1; i < 30'000; ++i) shape += ",1";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path("t.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, ("UPDATE TENSOR SET shape = '" + shape + "', numel = 1 WHERE task_id = 5 AND role = 1").c_str(),
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(db);
+  const CommandResult r = npuscope_export(path("t.db") + " --npy " + path("npy"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string file = read_text(path("npy/layer0_attn_MatMul.1.output.0.npy"));
+  ASSERT_GT(file.size(), 65'536u);
+  EXPECT_EQ(file.substr(0, 8), std::string("\x93NUMPY\x02\x00", 8));
+  const std::size_t len = static_cast<std::uint8_t>(file[8]) |
+                          static_cast<std::size_t>(static_cast<std::uint8_t>(file[9])) << 8 |
+                          static_cast<std::size_t>(static_cast<std::uint8_t>(file[10])) << 16;
+  EXPECT_EQ(12 + len + 1, file.size());  // one bool element after the header
+  EXPECT_EQ(file.back(), '\x01');
 }

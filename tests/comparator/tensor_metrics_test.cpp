@@ -31,7 +31,7 @@ struct Raw {
   std::vector<unsigned char> bytes;
   DType dtype = DType::kF32;
   std::size_t numel = 0;
-  comparator::TensorData view() const { return {bytes.data(), static_cast<std::int32_t>(dtype), numel}; }
+  comparator::TensorData view() const { return {bytes.data(), static_cast<std::int32_t>(dtype), numel, bytes.size()}; }
 };
 
 template <class T>
@@ -266,6 +266,26 @@ TEST(TensorMetrics, UnknownDtypeOrMissingData) {
   EXPECT_EQ(missing.why, "no NPU data for 2 elements");
 }
 
+// The kernel's boundary: numel and dtype that claim more than the bytes given are refused before any
+// element is read (ASan would see the read past the end otherwise).
+TEST(TensorMetrics, NeverReadsPastTheBytesGiven) {
+  const Raw n = f32({1, 2, 3, 4}), b = f32({1, 2, 3, 4});
+  comparator::TensorData wide = n.view();
+  wide.dtype = static_cast<std::int32_t>(DType::kF64);  // 4 f32 read as 4 f64: 32 bytes of 16
+  auto m = compare_tensors(wide, b.view());
+  expect_not_comparable(m);
+  EXPECT_EQ(m.why, "NPU data holds 16 bytes, 4 elements of 8 bytes need more");
+  comparator::TensorData many_n = n.view(), many_b = b.view();
+  many_n.numel = many_b.numel = 400000;
+  m = compare_tensors(many_n, many_b);
+  expect_not_comparable(m);
+  EXPECT_EQ(m.why, "NPU data holds 16 bytes, 400000 elements of 4 bytes need more");
+  many_n.numel = 4;
+  many_b.numel = 4;
+  many_b.bytes = 15;
+  EXPECT_EQ(compare_tensors(many_n, many_b).why, "golden data holds 15 bytes, 4 elements of 4 bytes need more");
+}
+
 TEST(TensorMetrics, SingleElement) {
   const auto m = compare(f32({2}), f32({1}));
   ASSERT_TRUE(m.comparable) << m.why;
@@ -306,7 +326,7 @@ TEST(TensorMetrics, UnalignedDataGivesTheSameResult) {
   const std::vector<float> n = {1.25f, -3, 7, 0.5f, 9, 11}, b = {1, -3, 7.5f, 0.5f, 9, 10};
   Raw shifted = f32(n);
   shifted.bytes.insert(shifted.bytes.begin(), 0);  // the elements now start at an odd address
-  const comparator::TensorData view{shifted.bytes.data() + 1, 0, n.size()};
+  const comparator::TensorData view{shifted.bytes.data() + 1, 0, n.size(), n.size() * sizeof(float)};
   const auto a = compare(f32(n), f32(b)), u = compare_tensors(view, f32(b).view());
   EXPECT_EQ(a.cosine, u.cosine);
   EXPECT_EQ(a.rmse, u.rmse);

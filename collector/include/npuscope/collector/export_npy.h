@@ -9,9 +9,12 @@
 // (f16 stays f16), except bf16, which NumPy lacks: written as f32 (exact).
 //
 // index.csv: file,task_id,device_id,op_name,op_type,call_index,role,index,dtype,shape,status
-// with status "ok", "no data" (statistics only: no file) or "bad data: ..." (the stored bytes do
-// not match the dtype and shape; no file, counted). A trace with no dumped data at all is an
-// ExportError that says to record with `npuscope run --dump tensor`.
+// with status "ok", "no data" (statistics only: no file) or "bad data: ..." (no file, counted): a
+// dtype this build does not know (a newer build's), or a shape the recorder cut short (it keeps
+// hooks::kMaxDims dims). A damaged TENSOR row (sizes that do not add up, data that does not
+// decompress) is the reader's TraceError (Note [Checked tensor rows]), not a status. A trace with no
+// dumped data at all is an ExportError that says to record with `npuscope run --dump tensor`.
+// Headers are format 1.0, or 2.0 when the shape's header does not fit 1.0's 64 KiB.
 #pragma once
 
 #include <cstdint>

@@ -8,11 +8,13 @@
 
 namespace npuscope::comparator {
 
-// A dumped tensor as TENSOR.data holds it once decompressed: raw little-endian elements.
+// A dumped tensor as TENSOR.data holds it once decompressed: raw little-endian elements. `bytes` is
+// how many bytes `data` holds: compare_tensors reads at most that many, whatever numel and dtype say.
 struct TensorData {
   const void* data = nullptr;
   std::int32_t dtype = 0;  // a DType value (vocabulary.h)
   std::size_t numel = 0;
+  std::size_t bytes = 0;
 };
 
 // torch.testing.assert_close's defaults for the golden dtype: f16 (1e-3, 1e-5), bf16 (1.6e-2, 1e-5),
@@ -23,8 +25,9 @@ struct Tolerance {
 Tolerance allclose_tolerance(std::int32_t dtype);
 
 struct TensorMetrics {
-  // False: the comparison is impossible ("n/a"): different element counts, an unknown dtype, or NaN/Inf
-  // at different positions. `why` says which; the numbers below are then NaN.
+  // False: the comparison is impossible ("n/a"): different element counts, an unknown dtype, fewer
+  // bytes than numel elements of the dtype, or NaN/Inf at different positions. `why` says which; the numbers below are
+  // then NaN.
   bool comparable = false;
   std::string why;
   double cosine = 0;                     // NaN when one norm is ~0 or the tensor has one element
