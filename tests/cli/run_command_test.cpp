@@ -51,6 +51,17 @@ std::int64_t kernel_tasks(const collector::TraceReader& r) {
   return n;
 }
 
+// A fresh temporary directory of this process (other builds may run the same test at once), removed
+// at the end: a killed run's trace is tens of MB.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& name) : path(temp_dir(name + "_" + std::to_string(getpid()))) {}
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
 // Starts `command` through /bin/sh in a session and process group of its own (as `setsid` does):
 // its pid is the group's id.
 pid_t start_in_own_session(const std::string& command) {
@@ -316,7 +327,8 @@ TEST(RunCommand, CrashedWorkloadLeavesItsTrace) {
 // launched at some point, the workload alone is killed; npuscope run still converts the spool, and the
 // trace holds all of those tasks (a kill loses only what had not reached the kernel).
 TEST(RunCommand, KilledWorkloadKeepsEveryTaskItsSpoolHeld) {
-  const auto dir = temp_dir("run_kill");
+  const ScratchDir scratch("run_kill");
+  const fs::path& dir = scratch.path;
   const std::string db = (dir / "k.db").string();
   const std::string log = (dir / "log.txt").string();
   // A seed unique to this test process names the workload for pkill (other runs may be going on).
@@ -337,7 +349,8 @@ TEST(RunCommand, KilledWorkloadKeepsEveryTaskItsSpoolHeld) {
 // The whole process group killed (a CI timeout, the OOM killer, a closed terminal): npuscope run
 // dies before converting, and the next command that opens the trace recovers it from the spool.
 TEST(RunCommand, KilledRunIsRecoveredByTheNextCommand) {
-  const auto dir = temp_dir("run_kill_group");
+  const ScratchDir scratch("run_kill_group");
+  const fs::path& dir = scratch.path;
   const std::string db = (dir / "k.db").string();
   const KilledRun killed = run_and_kill_group(dir, db);
   ASSERT_FALSE(fs::exists(db));
@@ -367,7 +380,8 @@ TEST(RunCommand, KilledRunIsRecoveredByTheNextCommand) {
 }
 
 TEST(RunCommand, KilledRunIsRecoveredFromTheSpoolsPath) {
-  const auto dir = temp_dir("run_kill_spool");
+  const ScratchDir scratch("run_kill_spool");
+  const fs::path& dir = scratch.path;
   const std::string db = (dir / "k.db").string();
   const KilledRun killed = run_and_kill_group(dir, db);
   const auto r = run_command(npuscope_cmd("export " + db + ".spool --csv " + (dir / "csv").string()));
