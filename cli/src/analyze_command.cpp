@@ -16,6 +16,7 @@
 #include "npuscope/analyzer/analyze.h"
 #include "npuscope/analyzer/format.h"
 #include "npuscope/collector/trace_reader.h"
+#include "open_trace.h"
 
 namespace npuscope::cli {
 namespace {
@@ -79,7 +80,7 @@ int analyze_command(int argc, char** argv) {
   options.rules = split_rules(f.rules);
   // No quick_check: analyze reads every row anyway, and damage met then is a TraceError (a third of
   // the time of a big trace otherwise).
-  const auto reader = collector::TraceReader::open(f.trace, {.verify = false});
+  const auto reader = open_trace(f.trace, {.verify = false});
   analyzer::Report report;
   try {
     report = analyzer::analyze(*reader, options);
@@ -88,7 +89,7 @@ int analyze_command(int argc, char** argv) {
   }
   if (f.format == "csv") {
     analyzer::write_csv(report, f.output);
-    std::printf("wrote the analysis of %s into %s\n", f.trace.c_str(), f.output.c_str());
+    std::printf("wrote the analysis of %s into %s\n", reader->path().c_str(), f.output.c_str());
   } else if (f.format == "json") {
     const std::string json = analyzer::to_json(report);
     if (f.output.empty()) {

@@ -37,6 +37,7 @@
 #include "npuscope/comparator/format.h"
 #include "npuscope/comparator/mapping.h"
 #include "npuscope/comparator/results_table.h"
+#include "open_trace.h"
 
 extern char** environ;
 
@@ -219,10 +220,10 @@ int compare_command(int argc, char** argv) {
   try {
     if (!f.mapping.empty()) options.mapping = comparator::load_mapping(f.mapping);
     if (f.exec.model.empty()) {
-      const auto npu = collector::TraceReader::open(f.traces[0], {.verify = false});
-      const auto golden = collector::TraceReader::open(f.traces[1], {.verify = false});
+      const auto npu = open_trace(f.traces[0], {.verify = false});
+      const auto golden = open_trace(f.traces[1], {.verify = false});
       result = comparator::compare_traces(*npu, *golden, options);
-      annotated = f.traces[0];
+      annotated = npu->path();
     } else {
       if (!fs::is_regular_file(f.exec.model)) throw InputError(f.exec.model + ": no such model file");
       const TraceDir dir(f.keep_traces);

@@ -12,6 +12,7 @@
 #include "npuscope/collector/export_csv.h"
 #include "npuscope/collector/export_npy.h"
 #include "npuscope/collector/trace_reader.h"
+#include "open_trace.h"
 
 namespace npuscope::cli {
 namespace {
@@ -87,10 +88,10 @@ int export_command(int argc, char** argv) {
     throw UsageError(std::string("nothing to export: give --chrome FILE.json, --csv DIR and/or --npy DIR\nusage: ") +
                      kUsage);
   }
-  const auto reader = col::TraceReader::open(f.trace);
+  const auto reader = open_trace(f.trace, {});
   if (!reader->complete()) {
     std::printf("note: %s is incomplete (the workload did not finish cleanly); exporting what it holds\n",
-                f.trace.c_str());
+                reader->path().c_str());
   }
   if (!f.chrome.empty()) write_chrome(*reader, f.chrome);
   if (!f.csv.empty()) write_csv(*reader, f.csv);

@@ -19,7 +19,7 @@ void set_policy(pthread_t thread, int policy) {
 }  // namespace
 
 SpoolConverter::SpoolConverter(std::string spool, std::string output)
-    : spool_(std::move(spool)), output_(std::move(output)) {
+    : spool_(std::move(spool)), output_(std::move(output)), owner_(spool_) {
   if (std::thread::hardware_concurrency() >= kMinCoresForLive) thread_ = std::thread([this] { convert(); });
 }
 
@@ -39,9 +39,9 @@ void SpoolConverter::convert() {
   if (!exited_.load(std::memory_order_acquire)) set_policy(pthread_self(), SCHED_IDLE);
   try {
     std::error_code ec;
-    for (;;) {  // the workload creates the spool when its emulator starts, if it has one
+    for (;;) {  // the workload writes the spool when its emulator starts, if it has one
       const bool exited = exited_.load(std::memory_order_acquire);  // read before looking
-      if (std::filesystem::exists(spool_, ec)) break;
+      if (std::filesystem::file_size(spool_, ec) > 0 && !ec) break;
       if (exited) return;
       std::this_thread::sleep_for(kPoll);
     }
@@ -67,7 +67,7 @@ SpoolConverter::Outcome SpoolConverter::finish() {
   } else {
     convert();
   }
-  if (outcome_.had_spool && !outcome_.error) {
+  if (!outcome_.error) {
     std::error_code ec;
     std::filesystem::remove(spool_, ec);
   }

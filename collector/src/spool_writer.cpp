@@ -1,5 +1,6 @@
 // The spool writer: Note [Trace spool] in trace_spool.h.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include "npuscope/collector/trace_spool.h"
 #include "output_file.h"
 #include "spool_format.h"
+#include "spool_lock.h"
 #include "string_ids.h"
 
 namespace npuscope::collector {
@@ -25,8 +27,7 @@ constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
 class SpoolWriter final : public TraceWriter {
  public:
   SpoolWriter(const std::string& path, const WriterOptions& options) : path_(path), interval_(options.commit_interval) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw TraceError("cannot create the spool " + path + ": " + std::strerror(errno));
+    open_and_lock();
     buffer_.reserve(2 * kFlushBytes);
     buffer_.insert(buffer_.end(), std::begin(spool::kHeader), std::end(spool::kHeader));
     const std::size_t at = begin_frame(FrameKind::kLayout);
@@ -146,6 +147,29 @@ class SpoolWriter final : public TraceWriter {
     if (std::chrono::steady_clock::now() - last_commit_ >= interval_) commit();
   }
 
+  // Creates the spool, or opens the empty one npuscope run made, and holds its writer and owner
+  // locks until finalize (Note [Spool ownership] in trace_spool.h). Read-write: locks need both.
+  void open_and_lock() {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0 && errno == EEXIST) fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd_ < 0) throw TraceError("cannot create the spool " + path_ + ": " + std::strerror(errno));
+    try {
+      if (!spool::lock(fd_, spool::LockByte::kWriter, spool::LockMode::kExclusive, false, path_)) {
+        throw TraceError("cannot write the spool " + path_ + ": another process is writing it");
+      }
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0 || st.st_size != 0) {
+        throw TraceError(path_ + " already exists: remove it, choose another output file, or overwrite it");
+      }
+      // Waits only for a recovery that found the file empty and is letting it go.
+      spool::lock(fd_, spool::LockByte::kOwner, spool::LockMode::kShared, true, path_);
+    } catch (...) {
+      ::close(fd_);
+      fd_ = -1;
+      throw;
+    }
+  }
+
   // Whole frames only ever reach the file in order; a killed process tears at most the last one.
   void flush() {
     const char* p = buffer_.data();
@@ -181,7 +205,9 @@ class SpoolWriter final : public TraceWriter {
 }  // namespace
 
 std::unique_ptr<TraceWriter> create_spool_writer(const std::string& path, const WriterOptions& options) {
-  prepare_output_file(path, options.overwrite);
+  struct stat st {};
+  const bool made_by_owner = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+  if (!made_by_owner) prepare_output_file(path, options.overwrite);
   return std::make_unique<SpoolWriter>(path, options);
 }
 

@@ -13,10 +13,13 @@
 #include <sstream>
 #include <thread>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_test_util.h"
 #include "npuscope/collector/trace_reader.h"
+#include "npuscope/collector/trace_spool.h"
 #include "onnx_test_util.h"
 
 using namespace npuscope::testing;
@@ -46,6 +49,153 @@ std::int64_t kernel_tasks(const collector::TraceReader& r) {
   std::int64_t n = 0;
   r.for_each_task([&](const collector::TaskRow& t) { n += t.device_id >= 0 && t.task_type <= 2; });
   return n;
+}
+
+// A fresh temporary directory of this process (other builds may run the same test at once), removed
+// at the end: a killed run's trace is tens of MB.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& name) : path(temp_dir(name + "_" + std::to_string(getpid()))) {}
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
+// Starts `command` through /bin/sh in a session and process group of its own (as `setsid` does):
+// its pid is the group's id.
+pid_t start_in_own_session(const std::string& command) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// A process of group `pgid` that has not exited yet (from /proc/PID/stat: "pid (comm) state ppid pgrp").
+bool group_has_running_process(pid_t pgid) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_file(entry.path() / "stat");
+    const std::size_t comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos) continue;
+    std::istringstream fields(stat.substr(comm_end + 1));
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (fields >> state >> ppid >> pgrp && pgrp == pgid && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+int wait_for_exit(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Ops launched by the last "progress <ms> <ops launched>" line of multi_stream in `log` (0 if none).
+std::int64_t ops_reported_launched(const std::string& log) {
+  std::int64_t launched = 0;
+  std::istringstream lines(read_file(log));
+  for (std::string word; lines >> word;) {
+    if (word != "progress") continue;
+    std::int64_t ms = 0, n = 0;
+    if (lines >> ms >> n) launched = n;
+  }
+  return launched;
+}
+
+// Counts the kernel tasks of a spool as a replay decodes them, and stops the replay (by throwing
+// Reached) once there are `target`: each look at a live spool is bounded, even when the workload
+// appends faster than a replay reads.
+class KernelTaskCounter final : public collector::TraceWriter {
+ public:
+  struct Reached {};
+  explicit KernelTaskCounter(std::int64_t target) : target_(target) {}
+  collector::StringId intern(std::string_view) override { return ++strings_; }  // the replay's ids: 1, 2, ...
+  void set_meta(std::string_view, std::string_view) override {}
+  void add_device(const collector::DeviceInfoRow&) override {}
+  void add_tasks(std::span<const collector::TaskRow> rows) override {
+    for (const collector::TaskRow& t : rows) tasks_ += t.device_id >= 0 && t.task_type <= 2;
+    if (tasks_ >= target_) throw Reached{};
+  }
+  void add_apis(std::span<const collector::ApiRow>) override {}
+  void add_memory(std::span<const collector::MemoryRow>) override {}
+  void add_memcpys(std::span<const collector::MemcpyRow>) override {}
+  void add_markers(std::span<const collector::MarkerRow>) override {}
+  void add_tensor(const collector::TensorRow&) override {}
+  using collector::TraceWriter::set_stat;
+  void set_stat(std::string_view, std::int64_t) override {}
+  void commit() override {}
+  void finalize(collector::TraceStatus) override {}
+  std::int64_t rows_written() const override { return 0; }
+
+ private:
+  std::int64_t target_, tasks_ = 0;
+  collector::StringId strings_ = 0;
+};
+
+// Whether the spool holds the tasks of at least `target` kernel launches by now.
+bool spool_holds_kernel_tasks(const std::string& spool, std::int64_t target) {
+  KernelTaskCounter counter(target);
+  try {
+    collector::replay_spool(spool, counter);
+  } catch (const KernelTaskCounter::Reached&) {
+    return true;
+  } catch (const collector::TraceError&) {  // nothing written yet: not even the spool's header
+  }
+  return false;
+}
+
+// Waits for events, never for a time: until multi_stream (under `run`, still running) reported N > 0
+// ops launched, then until its spool holds the tasks of at least those N ops. Returns N.
+std::int64_t wait_until_spool_holds_launched_ops(pid_t run, const std::string& log, const std::string& spool) {
+  const auto still_running = [&] {
+    int status = 0;
+    return waitpid(run, &status, WNOHANG) == 0;
+  };
+  std::int64_t launched = 0;
+  while ((launched = ops_reported_launched(log)) == 0) {
+    if (!still_running()) {
+      ADD_FAILURE() << "the run ended before the workload reported progress: " << read_file(log);
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll, not a measurement
+  }
+  while (!spool_holds_kernel_tasks(spool, launched)) {
+    if (!still_running()) {
+      ADD_FAILURE() << "the run ended before its spool held " << launched << " tasks: " << read_file(log);
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return launched;
+}
+
+struct KilledRun {
+  std::int64_t held = 0;  // kernel tasks the spool held before the kill
+};
+
+// `setsid npuscope run -o DB -- multi_stream --seconds 600`, killed with its whole process group
+// (kill(-pgid, SIGKILL)) once its spool holds tasks.
+KilledRun run_and_kill_group(const fs::path& dir, const std::string& db) {
+  const std::string log = (dir / "log.txt").string();
+  const pid_t run = start_in_own_session(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " --seconds 600") +
+                                         " > " + log + " 2>&1");
+  KilledRun killed;
+  killed.held = wait_until_spool_holds_launched_ops(run, log, db + ".spool");
+  kill(-run, SIGKILL);
+  EXPECT_EQ(wait_for_exit(run), 128 + SIGKILL);
+  // The group's other processes (npuscope run, the workload) have closed their files (dropping
+  // their spool locks) once none of them is left running: exited, or a zombie.
+  while (group_has_running_process(run)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GT(killed.held, 0);
+  return killed;
 }
 
 }  // namespace
@@ -224,35 +374,74 @@ TEST(RunCommand, CrashedWorkloadLeavesItsTrace) {
   EXPECT_GT(kernel_tasks(*reader), 0);
 }
 
-TEST(RunCommand, KilledWorkloadKeepsTasksUpToOneSecondBeforeTheKill) {
-  const auto dir = temp_dir("run_kill");
+// Killed by events, not by time: once the spool holds the tasks of every op the workload reported
+// launched at some point, the workload alone is killed; npuscope run still converts the spool, and the
+// trace holds all of those tasks (a kill loses only what had not reached the kernel).
+TEST(RunCommand, KilledWorkloadKeepsEveryTaskItsSpoolHeld) {
+  const ScratchDir scratch("run_kill");
+  const fs::path& dir = scratch.path;
   const std::string db = (dir / "k.db").string();
   const std::string log = (dir / "log.txt").string();
   // A seed unique to this test process names the workload for pkill (other runs may be going on).
-  const std::string tag = "--seconds 20 --seed " + std::to_string(1000000 + getpid());
-  const auto t0 = std::chrono::steady_clock::now();
-  // The workload's progress lines ("progress <ms> <ops>") go to the log while it runs.
-  std::thread runner(
-      [&] { run_command(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " " + tag + " > " + log)); });
-  std::this_thread::sleep_until(t0 + std::chrono::milliseconds(2500));
+  const std::string tag = "--seconds 600 --seed " + std::to_string(1000000 + getpid());
+  const pid_t run =
+      start_in_own_session(npuscope_cmd("run -o " + db + " -- " + kMultiStream + " " + tag) + " > " + log + " 2>&1");
+  const std::int64_t held = wait_until_spool_holds_launched_ops(run, log, db + ".spool");
   // The workload only (its command line starts with its path), not npuscope run, which converts its spool.
   run_command("pkill -KILL -f '^[^ ]*multi_stream " + tag + "'");
-  runner.join();
-
-  // Ops launched by 1 s of the workload's life, which is at least 1.4 s before the kill.
-  std::int64_t launched_by_1s = 0;
-  std::istringstream lines(read_file(log));
-  for (std::string word; lines >> word;) {
-    if (word != "progress") continue;
-    std::int64_t ms = 0, n = 0;
-    lines >> ms >> n;
-    if (ms <= 1000) launched_by_1s = n;
-  }
-  ASSERT_GT(launched_by_1s, 0) << read_file(log);
+  ASSERT_EQ(wait_for_exit(run), 128 + SIGKILL) << read_file(log);
+  EXPECT_NE(read_file(log).find("INCOMPLETE"), std::string::npos) << read_file(log);
   EXPECT_EQ(integrity_check(db), "ok");
   const auto reader = collector::TraceReader::open(db);
   EXPECT_FALSE(reader->complete());
-  EXPECT_GE(kernel_tasks(*reader), launched_by_1s);
+  EXPECT_GE(kernel_tasks(*reader), held);
+}
+
+// The whole process group killed (a CI timeout, the OOM killer, a closed terminal): npuscope run
+// dies before converting, and the next command that opens the trace recovers it from the spool.
+TEST(RunCommand, KilledRunIsRecoveredByTheNextCommand) {
+  const ScratchDir scratch("run_kill_group");
+  const fs::path& dir = scratch.path;
+  const std::string db = (dir / "k.db").string();
+  const KilledRun killed = run_and_kill_group(dir, db);
+  ASSERT_FALSE(fs::exists(db));
+  ASSERT_TRUE(fs::exists(db + ".spool"));
+
+  auto r = run_command(npuscope_cmd("analyze " + db));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("npuscope: recovered " + db + " from " + db + ".spool left by a run that was killed: "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" rows, the trace is marked incomplete"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("complete: no"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("note: the trace is incomplete"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(db + ".spool"));
+  EXPECT_FALSE(fs::exists(db + ".part"));
+  EXPECT_EQ(integrity_check(db), "ok");
+  {
+    const auto reader = collector::TraceReader::open(db);
+    EXPECT_FALSE(reader->complete());
+    EXPECT_GE(kernel_tasks(*reader), killed.held);
+  }
+  // The next command reads the recovered trace.
+  r = run_command(npuscope_cmd("export " + db + " --chrome " + (dir / "k.json").string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("recovered"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(db + " is incomplete"), std::string::npos) << r.output;
+}
+
+TEST(RunCommand, KilledRunIsRecoveredFromTheSpoolsPath) {
+  const ScratchDir scratch("run_kill_spool");
+  const fs::path& dir = scratch.path;
+  const std::string db = (dir / "k.db").string();
+  const KilledRun killed = run_and_kill_group(dir, db);
+  const auto r = run_command(npuscope_cmd("export " + db + ".spool --csv " + (dir / "csv").string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("npuscope: recovered " + db + " from " + db + ".spool"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(db + " is incomplete"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "csv" / "op_summary.csv"));
+  EXPECT_FALSE(fs::exists(db + ".spool"));
+  EXPECT_GE(kernel_tasks(*collector::TraceReader::open(db)), killed.held);
 }
 
 TEST(RunCommand, ProfilingNeverChangesResults) {

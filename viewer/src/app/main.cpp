@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "npuscope/collector/trace_recovery.h"
 #include "npuscope/viewer/viewer_app.h"
 
 int main(int argc, char** argv) {
@@ -13,11 +14,15 @@ int main(int argc, char** argv) {
   const std::string name =
       argc > 0 && argv[0][0] != '\0' ? std::filesystem::path(argv[0]).filename().string() : "npuscope-viewer";
   try {
-    const ViewerOptions options = parse_view_args(argc, argv);
+    ViewerOptions options = parse_view_args(argc, argv);
     if (options.help) {
       std::printf("usage: %s\n%s\n", kViewUsage, kViewHelp);
       return 0;
     }
+    // A killed run's trace is made from its spool first (Note [Recovering a killed run]).
+    const npuscope::collector::TraceRecovery recovery = npuscope::collector::recover_trace(options.trace);
+    if (recovery.recovered) std::fprintf(stderr, "%s: %s\n", name.c_str(), describe(recovery).c_str());
+    options.trace = recovery.trace;
     return run_viewer(options);
   } catch (const ViewUsageError& e) {
     std::fprintf(stderr, "%s: error: %s\nusage: %s\n", name.c_str(), e.what(), kViewUsage);

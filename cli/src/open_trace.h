@@ -1,0 +1,19 @@
+// Opening the trace a command reads, recovered first if a killed `npuscope run` left only its spool
+// (Note [Recovering a killed run] in npuscope/collector/trace_recovery.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "npuscope/collector/trace_reader.h"
+
+namespace npuscope::cli {
+
+// The trace to read for `path` (a trace, or its spool OUT.db.spool), after recovering it; a
+// recovery is reported on stderr in one line ("npuscope: recovered ..."). Throws TraceError.
+std::string recover_trace_path(const std::string& path);
+
+// TraceReader::open of recover_trace_path(path).
+std::unique_ptr<collector::TraceReader> open_trace(const std::string& path, const collector::ReaderOptions& options);
+
+}  // namespace npuscope::cli
