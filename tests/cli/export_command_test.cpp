@@ -162,7 +162,7 @@ TEST_F(ExportCommandTest, DamagedTensorRowsAreErrorsNamingTheRow) {
     ASSERT_EQ(sqlite3_exec(db, (damage + one_row).c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << damage;
     ASSERT_EQ(sqlite3_changes(db), 1) << damage;
     sqlite3_close(db);
-    for (const std::string flag : {"--npy " + path("npy"), "--csv " + path("csv")}) {
+    for (const std::string& flag : {"--npy " + path("npy"), "--csv " + path("csv")}) {
       if (flag.starts_with("--csv") && problem.find("corrupt") != std::string::npos) continue;  // CSV reads no data
       const CommandResult r = npuscope_export(bad + " " + flag);
       EXPECT_EQ(r.status, 1) << damage << "\n" << r.output;

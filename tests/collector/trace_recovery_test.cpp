@@ -202,16 +202,33 @@ TEST_F(TraceRecoveryTest, CorruptSpoolIsKeptWithAClearError) {
   EXPECT_FALSE(std::filesystem::exists(trace() + ".recover-" + std::to_string(getpid())));
 }
 
+// Runs `body` as a user without privileges: as root (CI), in a child that drops to nobody first,
+// since root may write any file and would see no permission error.
+void without_privileges(const std::function<void()>& body) {
+  if (geteuid() != 0) return body();
+  EXPECT_EXIT(
+      {
+        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(3);
+        body();
+        _exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST_F(TraceRecoveryTest, PermissionErrorsSayWhatToDo) {
-  if (geteuid() == 0) GTEST_SKIP() << "root reads and writes any file: no permission error to see";
   write_killed_spool(10);
+  chmod(spool().c_str(), 0666);
   chmod(dir_.c_str(), 0555);  // the directory: no temporary file, no rename
-  expect_trace_error([&] { recover_trace(trace()); }, "cannot write in " + dir_.string());
-  expect_trace_error([&] { recover_trace(trace()); }, "copy " + spool() + " into a directory you can write");
-  chmod(dir_.c_str(), 0755);
+  without_privileges([&] {
+    expect_trace_error([&] { recover_trace(trace()); }, "cannot write in " + dir_.string());
+    expect_trace_error([&] { recover_trace(trace()); }, "copy " + spool() + " into a directory you can write");
+  });
+  chmod(dir_.c_str(), 0777);
   chmod(spool().c_str(), 0444);  // the spool: cannot be locked for recovery
-  expect_trace_error([&] { recover_trace(trace()); }, "Permission denied; recovering needs to write it");
+  without_privileges(
+      [&] { expect_trace_error([&] { recover_trace(trace()); }, "Permission denied; recovering needs to write it"); });
   EXPECT_TRUE(std::filesystem::exists(spool()));
+  chmod(dir_.c_str(), 0755);
 }
 
 }  // namespace
