@@ -96,6 +96,19 @@ class Decoder {
   Decoder(const char* data, std::size_t size) : p_(data), end_(data + size) {}
   bool ok() const { return ok_; }
   bool at_end() const { return p_ == end_; }
+  std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
+
+  // The fewest bytes one encoded Row takes (texts and blobs empty): how many rows a frame can hold.
+  template <class Row>
+  static std::size_t min_row_bytes() {
+    if constexpr (kStoredAsStruct<Row>) {
+      return sizeof(Row);
+    } else {
+      std::size_t n = 0;
+      for (const schema::Field<Row>& field : schema::table_for<Row>().fields) n += field.index() == 0 ? 4 : 8;
+      return n > 0 ? n : 1;
+    }
+  }
 
   template <class T>
   T pod() {

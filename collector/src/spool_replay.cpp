@@ -139,7 +139,12 @@ class Replayer {
     auto& v = std::get<std::vector<Row>>(buffers_);
     const auto count = d.pod<std::uint32_t>();
     if (!d.ok()) return {};
-    v.resize(count);  // the decoder stops at the frame's end: count cannot run away
+    // Checked before anything is allocated: a damaged count (0xffffffff) must not become a 400 GB
+    // vector; a frame holds at most remaining / min_row_bytes rows.
+    if (count > d.remaining() / spool::Decoder::min_row_bytes<Row>()) {
+      corrupt("a frame claims " + std::to_string(count) + " rows in " + std::to_string(d.remaining()) + " bytes");
+    }
+    v.resize(count);
     for (Row& r : v) {
       d.row(r);
       if (!d.ok()) return {};

@@ -198,7 +198,9 @@ void store_i64(const TensorView& v, const std::int64_t* src) {
     case DType::kI32:
       for (std::int64_t i = 0; i < n; ++i) v.as<std::int32_t>()[i] = static_cast<std::int32_t>(src[i]);
       break;
-    case DType::kI64: std::memcpy(v.data, src, static_cast<std::size_t>(n) * 8); break;
+    case DType::kI64:
+      if (n > 0) std::memcpy(v.data, src, static_cast<std::size_t>(n) * 8);  // src is null for no values
+      break;
     case DType::kBool:
       for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = src[i] != 0 ? 1 : 0;
       break;
