@@ -11,6 +11,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -36,6 +37,14 @@ struct Config {
 std::atomic<std::int64_t> g_launched{0};
 
 // One host thread: ops alternate Add and Mul over its streams; returns the final tensors.
+// Dies of SIGSEGV as a crashing program does, with the default action even where a sanitizer
+// (make test-asan) has installed a handler that would turn it into an abort.
+[[noreturn]] void crash() {
+  std::signal(SIGSEGV, SIG_DFL);
+  std::raise(SIGSEGV);
+  std::abort();
+}
+
 std::vector<emu::Tensor> worker(const Config& c, int thread, const npuscope::samples::CommonOptions& common) {
   emu::Device& dev = emu::Runtime::get().device(0);
   std::vector<emu::Stream> streams;
@@ -57,10 +66,10 @@ std::vector<emu::Tensor> worker(const Config& c, int thread, const npuscope::sam
     acc[static_cast<std::size_t>(s)] = i % 2 ? ops::mul(acc[static_cast<std::size_t>(s)], half, call)
                                              : ops::add(acc[static_cast<std::size_t>(s)], one, call);
     const std::int64_t n = ++g_launched;
-    if (n == c.crash_after) std::raise(SIGSEGV);
+    if (n == c.crash_after) crash();
     if (c.seconds > 0 && n % 1000 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (c.crash_at_end) std::raise(SIGSEGV);
+  if (c.crash_at_end) crash();
   // Join the thread's streams on the first one, as a real multi-stream program would.
   for (int s = 1; s < c.streams; ++s) {
     emu::Event e = dev.create_event();

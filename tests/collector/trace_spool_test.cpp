@@ -151,7 +151,11 @@ TEST_F(TraceSpoolTest, BadSpoolsGetClearErrors) {
   write_spool_bytes(bytes);
   expect_trace_error([&] { replay(); }, "is corrupt at byte " + std::to_string(kTaskFrame) + ": unknown frame kind 77");
   bytes = good;
-  bytes[kTaskFrame + 8] = 9;  // a row count larger than the frame
+  bytes[kTaskFrame + 8] = 9;  // a row count larger than the frame: refused before anything is allocated
+  write_spool_bytes(bytes);
+  expect_trace_error([&] { replay(); }, "a frame claims 9 rows in");
+  bytes = good;
+  bytes[kTaskFrame + 8] = 0;  // fewer rows than the frame holds: bytes left over
   write_spool_bytes(bytes);
   expect_trace_error([&] { replay(); }, "do not match its size");
   bytes = good;

@@ -138,7 +138,8 @@ TEST_F(InjectDump, StatisticsOfALargeHalfTensorMatchTheHost) {
     lo = std::min<double>(lo, f);
     hi = std::max<double>(hi, f);
   }
-  const auto& in = tensors().at({"relu", 0, 0});
+  const auto rows = tensors();  // a copy: .at() on the temporary would dangle
+  const auto& in = rows.at({"relu", 0, 0});
   expect_stats(in, 3001, lo, hi, sum / 3001, std::sqrt(sq), 0, 0);
 }
 

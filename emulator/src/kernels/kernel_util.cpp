@@ -178,7 +178,7 @@ void load_f32(const TensorView& v, float* dst) { load_any(v, dst); }
 void load_f64(const TensorView& v, double* dst) { load_any(v, dst); }
 void load_i64(const TensorView& v, std::int64_t* dst) {
   if (v.dtype == DType::kI64) {
-    std::memcpy(dst, v.data, static_cast<std::size_t>(v.numel) * 8);
+    if (v.numel > 0) std::memcpy(dst, v.data, static_cast<std::size_t>(v.numel) * 8);  // empty: data may be null
     return;
   }
   std::vector<double> tmp(static_cast<std::size_t>(v.numel));

@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "hook_callbacks.h"
 #include "npuscope/collector/trace_spool.h"
@@ -83,6 +85,15 @@ std::unique_ptr<collector::TraceWriter> create_writer() {
   return collector::TraceWriter::create(output);
 }
 
+// Every session ever started stays reachable from here: immortal (Note [Session lifecycle]), and
+// to LeakSanitizer an object in use rather than a leak once a later session replaces it.
+void keep_forever(Session* session) {
+  static auto* const mutex = new std::mutex();
+  static auto* const sessions = new std::vector<Session*>();
+  std::lock_guard lock(*mutex);
+  sessions->push_back(session);
+}
+
 int init(hooks::SubscriberTable* table) {
   const char* config_text = std::getenv("NPUSCOPE_CONFIG");
   InjectConfig config = parse_config(config_text != nullptr ? config_text : "");
@@ -91,6 +102,7 @@ int init(hooks::SubscriberTable* table) {
   writer->commit();
   // Immortal: hook calls may race with the end of the process (Note [Session lifecycle]).
   auto* session = new Session(std::move(config), std::move(writer));
+  keep_forever(session);
   session->start();
   fill_subscriber_table(*table, *session);
   return 0;
