@@ -74,19 +74,25 @@ pid_t start_in_own_session(const std::string& command) {
   return pid;
 }
 
-// A process of group `pgid` that has not exited yet (from /proc/PID/stat: "pid (comm) state ppid pgrp").
+// A thread of a process of group `pgid` that has not exited yet (from /proc/PID/task/TID/stat:
+// "tid (comm) state ppid pgrp"). Threads, not processes: a killed process's leader becomes a zombie
+// while its other threads are still exiting, and its files (the spool and its lock) are closed only
+// when the last of them has.
 bool group_has_running_process(pid_t pgid) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string pid = entry.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_file(entry.path() / "stat");
-    const std::size_t comm_end = stat.rfind(')');
-    if (comm_end == std::string::npos) continue;
-    std::istringstream fields(stat.substr(comm_end + 1));
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    if (fields >> state >> ppid >> pgrp && pgrp == pgid && state != 'Z' && state != 'X') return true;
+    std::error_code task_ec;
+    for (const auto& task : fs::directory_iterator(entry.path() / "task", task_ec)) {
+      const std::string stat = read_file(task.path() / "stat");
+      const std::size_t comm_end = stat.rfind(')');
+      if (comm_end == std::string::npos) continue;
+      std::istringstream fields(stat.substr(comm_end + 1));
+      char state = 0;
+      long ppid = 0, pgrp = 0;
+      if (fields >> state >> ppid >> pgrp && pgrp == pgid && state != 'Z' && state != 'X') return true;
+    }
   }
   return false;
 }
@@ -192,7 +198,7 @@ KilledRun run_and_kill_group(const fs::path& dir, const std::string& db) {
   kill(-run, SIGKILL);
   EXPECT_EQ(wait_for_exit(run), 128 + SIGKILL);
   // The group's other processes (npuscope run, the workload) have closed their files (dropping
-  // their spool locks) once none of them is left running: exited, or a zombie.
+  // their spool locks) once none of their threads is left running: exited, or a zombie.
   while (group_has_running_process(run)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_GT(killed.held, 0);
   return killed;
