@@ -363,6 +363,8 @@ void Device::execute(Task& task) {
     }
     KernelContext ctx{in, out, k.attrs, k.backend, k.compute_dtype, k.overflow_mode};
     const std::uint64_t real_start = vclock::real_now_ns();
+    for (std::size_t i = 0; i < k.sources.size(); ++i)
+      std::memcpy(k.outputs[i].raw_data(), k.sources[i].raw_data(), k.outputs[i].nbytes());
     k.fn(ctx);
     const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
     if (!ctx.fault.empty()) [[unlikely]] {

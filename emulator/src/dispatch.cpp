@@ -166,7 +166,75 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     throw InvalidArgument(ctx.fault);  // Note [Kernel faults]
 }
 
+// Note [In-place kernels]
+// PyTorch's out= and in-place ops hand the dispatcher their outputs (CallOptions::outputs), and an
+// in-place op's output is its input's memory. Every kernel therefore loads what it reads before it
+// stores what it writes, element by element in the same order or through its own buffers: element-
+// wise kernels tolerate an output that is an input; kernels with several passes keep their inputs
+// in their f32/f64 working buffers before the first store.
+void check_given_outputs(const char* op, std::span<const Tensor> given, const std::vector<TensorMeta>& meta,
+                         DeviceRef device) {
+  if (given.size() != meta.size()) {
+    throw InvalidArgument(std::string(op) + ": " + std::to_string(given.size()) + " outputs given, the op has " +
+                          std::to_string(meta.size()));
+  }
+  for (std::size_t i = 0; i < meta.size(); ++i) {
+    const Tensor& t = given[i];
+    if (!t.defined() || t.shape() != meta[i].shape || t.dtype() != meta[i].dtype || !(t.device() == device)) {
+      throw InvalidArgument(
+          std::string(op) + ": output " + std::to_string(i) + " must be a " + std::string(dtype_name(meta[i].dtype)) +
+          " tensor of shape " + shape_str(meta[i].shape) + " on " + device.str() + ", got " +
+          (t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t.shape()) + " on " + t.device().str()
+                       : std::string("an undefined tensor")));
+    }
+  }
+}
+
+void noop_kernel(KernelContext&) {}
+
 }  // namespace
+
+void record_host_task(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                      const std::vector<Tensor>& sources, const CallOptions& options) {
+  if (sources.size() != outputs.size()) throw InvalidArgument(std::string(op_type) + ": one source per output");
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].nbytes() != outputs[i].nbytes() || sources[i].device().is_npu()) {
+      throw InvalidArgument(std::string(op_type) + ": source " + std::to_string(i) +
+                            " must be a host tensor of the output's size");
+    }
+  }
+  std::vector<Tensor> all = inputs;
+  all.insert(all.end(), outputs.begin(), outputs.end());
+  const DeviceRef device = common_device(op_type, all);
+  if (!device.is_npu()) throw InvalidArgument(std::string(op_type) + ": a host task is recorded on an npu only");
+  vclock::BlockedScope emulating;
+  InstanceName& instance = instance_name(op_type, options);
+  const char* type = intern(op_type);
+  ApiScope api(type, ApiKind::kLaunch);
+  Device& dev = Runtime::get().device(device.index);
+  KernelLaunch launch;
+  launch.name = instance.name;
+  launch.op_type = type;
+  launch.call_index = instance.calls.fetch_add(1, std::memory_order_relaxed);
+  double bytes = 0, elements = 0;
+  for (const auto& t : all) {
+    if (!t.defined()) continue;
+    bytes += static_cast<double>(t.nbytes());
+    elements += static_cast<double>(t.numel());
+  }
+  launch.cost = KernelCost{.unit = ComputeUnit::kAiCpu, .flops = elements, .bytes = bytes};
+  launch.fn = noop_kernel;
+  launch.backend = Backend::kCpu;
+  launch.fallback = true;
+  launch.task_type = TaskType::kAiCpu;
+  launch.overflow_mode = dev.overflow_mode();
+  launch.inputs = inputs;
+  launch.outputs = outputs;
+  launch.sources = sources;
+  const Stream stream = options.stream != nullptr ? *options.stream : dev.default_stream();
+  if (stream.device != &dev) throw InvalidArgument(std::string(op_type) + ": the stream belongs to another device");
+  dev.launch(std::move(launch), stream, api.connection_id());
+}
 
 ComputeChoice choose_compute_dtype(OpCategory category, DType storage, PrecisionMode mode, const DeviceSpec& spec) {
   if (category == OpCategory::kDataMovement || !is_floating(storage)) return {storage, true};
@@ -226,12 +294,17 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   const std::uint32_t call_index = instance.calls.fetch_add(1, std::memory_order_relaxed);
 
   ApiScope api(schema.api_name, ApiKind::kLaunch);
-  if (schema.is_view && out_meta.size() == 1 && out_meta[0].dtype == inputs[0].dtype()) {
+  if (schema.is_view && options.outputs.empty() && out_meta.size() == 1 && out_meta[0].dtype == inputs[0].dtype()) {
     return {inputs[0].view(out_meta[0].shape)};  // see OpSchema::is_view: no task, no copy
   }
   std::vector<Tensor> outputs;
-  outputs.reserve(out_meta.size());
-  for (const auto& m : out_meta) outputs.push_back(Tensor::empty(m.shape, m.dtype, device));
+  if (options.outputs.empty()) {
+    outputs.reserve(out_meta.size());
+    for (const auto& m : out_meta) outputs.push_back(Tensor::empty(m.shape, m.dtype, device));
+  } else {
+    check_given_outputs(schema.type, options.outputs, out_meta, device);
+    outputs.assign(options.outputs.begin(), options.outputs.end());
+  }
 
   if (!device.is_npu()) {
     const KernelEntry* kernel = registry.kernel(schema.type, Backend::kCpu);

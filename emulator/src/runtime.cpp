@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -35,11 +36,24 @@ RuntimeOptions RuntimeOptions::from_environment() {
   if (const char* v = env("NPUSCOPE_SPEC")) o.spec = v;
   if (const char* v = env("NPUSCOPE_PRECISION_MODE")) o.precision_mode = parse_precision_mode(v);
   if (const char* v = env("NPUSCOPE_OVERFLOW_MODE")) o.overflow_mode = parse_overflow_mode(v);
+  if (const char* v = env("NPUSCOPE_NUM_DEVICES")) {
+    const std::string_view text(v);
+    int n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxDevices) {
+      throw InvalidArgument("NPUSCOPE_NUM_DEVICES='" + std::string(text) + "': give a number of devices from 1 to " +
+                            std::to_string(kMaxDevices));
+    }
+    o.num_devices = n;
+  }
   return o;
 }
 
 Runtime::Runtime(const RuntimeOptions& options) : options_(options) {
-  if (options.num_devices < 1) throw InvalidArgument("a runtime needs at least one device");
+  if (options.num_devices < 1 || options.num_devices > kMaxDevices) {
+    throw InvalidArgument("a runtime has 1 to " + std::to_string(kMaxDevices) + " devices, not " +
+                          std::to_string(options.num_devices));
+  }
   const DeviceSpec spec = load_spec(options.spec);
   for (int i = 0; i < options.num_devices; ++i) {
     auto device = std::make_shared<Device>(i, spec);

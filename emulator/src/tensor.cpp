@@ -59,7 +59,19 @@ std::shared_ptr<Storage> Storage::allocate(DeviceRef device, std::size_t nbytes)
   return s;
 }
 
+std::shared_ptr<Storage> Storage::borrow(DeviceRef device, std::byte* host, DeviceAddress address, std::size_t nbytes,
+                                         std::shared_ptr<const void> owner) {
+  std::shared_ptr<Storage> s(new Storage());
+  s->nbytes_ = nbytes;
+  s->host_ = host;
+  s->address_ = address;
+  s->owner_ = owner ? std::move(owner) : std::make_shared<int>(0);  // never null: marks "borrowed"
+  if (device.is_npu()) s->device_ = Runtime::get().device_ptr(device.index);
+  return s;
+}
+
 Storage::~Storage() {
+  if (owner_) return;  // borrowed: the owner frees the memory when the last user lets go
   if (device_) {
     device_->memory().free(address_);
   } else {
@@ -97,6 +109,29 @@ Tensor Tensor::empty(Shape shape, DType dtype, DeviceRef device) {
   t.impl_->dtype = dtype;
   t.impl_->device = device;
   t.impl_->storage = Storage::allocate(device, static_cast<std::size_t>(t.impl_->numel) * dtype_size(dtype));
+  return t;
+}
+
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, Shape shape, DType dtype, DeviceRef device) {
+  check_tensor_shape(shape, dtype, "");
+  const std::int64_t numel = shape_numel(shape);
+  const std::size_t bytes = static_cast<std::size_t>(numel) * dtype_size(dtype);
+  if (!storage || storage->nbytes() < bytes) {
+    throw InvalidArgument("from_storage: a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_str(shape) +
+                          " needs " + std::to_string(bytes) + " bytes, the storage has " +
+                          std::to_string(storage ? storage->nbytes() : 0));
+  }
+  if ((storage->device() != nullptr) != device.is_npu() ||
+      (device.is_npu() && storage->device()->id() != device.index)) {
+    throw InvalidArgument("from_storage: the storage is not on " + device.str());
+  }
+  Tensor t;
+  t.impl_ = std::make_shared<Impl>();
+  t.impl_->numel = numel;
+  t.impl_->shape = std::move(shape);
+  t.impl_->dtype = dtype;
+  t.impl_->device = device;
+  t.impl_->storage = std::move(storage);
   return t;
 }
 

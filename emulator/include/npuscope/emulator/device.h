@@ -71,6 +71,8 @@ struct KernelLaunch {
   DType compute_dtype = DType::kF32;
   KernelCost cost;
   std::vector<Tensor> inputs, outputs;  // kept alive until the task ran; reported to tensor hooks
+  // Results computed on the host (record_host_task), copied into `outputs` before `fn` runs.
+  std::vector<Tensor> sources;
   KernelFn fn = nullptr;
   Backend backend = Backend::kNpu;  // kCpu for an AI CPU fallback
   Attrs attrs;

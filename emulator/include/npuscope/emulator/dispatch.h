@@ -6,6 +6,7 @@
 // Either way the host API, the task and (if wanted) the tensors reach the hooks.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,10 @@ namespace npuscope::emulator {
 struct CallOptions {
   std::string_view name;           // instance name; default: the op type. Prefixed by the NameScope.
   const Stream* stream = nullptr;  // default: the device's default stream
+  // Preallocated outputs (PyTorch's out= and in-place ops), used instead of new tensors: one per
+  // output the op infers, each with the inferred shape and dtype, on the op's device. An output may
+  // share memory with an input of the same shape (an in-place op); see Note [In-place kernels].
+  std::span<const Tensor> outputs;
 };
 
 std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs, const Attrs& attrs = {},
@@ -27,6 +32,15 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
 // For single-output ops.
 Tensor call_op1(std::string_view op_type, std::vector<Tensor> inputs, const Attrs& attrs = {},
                 const CallOptions& options = {});
+
+// Records a task whose work the caller has done itself, as the PyTorch device's CPU fallback does
+// (PyTorch's CPU kernel on host copies of the inputs): an AI CPU task of type `op_type` on the
+// inputs' device and the options' stream, with its host API, costed by the AI CPU model from the
+// tensors' sizes, and tensor records when wanted. `sources` are the host results, one per output
+// with its size in bytes: the task copies them into `outputs` when it runs, so that later tasks on
+// the stream and the tensor records see them there, as if the AI CPU had computed them.
+void record_host_task(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                      const std::vector<Tensor>& sources, const CallOptions& options = {});
 
 // The dtype an NPU kernel of `category` computes in for `storage` under `mode` on `spec`, or
 // nullopt-like kBool when the NPU cannot run it at all (-> AI CPU fallback).

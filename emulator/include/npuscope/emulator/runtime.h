@@ -15,13 +15,17 @@
 
 namespace npuscope::emulator {
 
+// The most devices one process emulates (a node has 8 or 16 NPUs; every device has a worker thread).
+inline constexpr int kMaxDevices = 64;
+
 struct RuntimeOptions {
-  std::string spec = "ascend910b";  // preset name or spec file
-  int num_devices = 1;
+  std::string spec = "ascend910b";              // preset name or spec file
+  int num_devices = 1;                          // NPUSCOPE_NUM_DEVICES
   std::optional<PrecisionMode> precision_mode;  // default: the spec's
   std::optional<OverflowMode> overflow_mode;    // default: the spec's
 
-  // Reads NPUSCOPE_SPEC / NPUSCOPE_PRECISION_MODE / NPUSCOPE_OVERFLOW_MODE over the defaults.
+  // Reads NPUSCOPE_SPEC / NPUSCOPE_PRECISION_MODE / NPUSCOPE_OVERFLOW_MODE / NPUSCOPE_NUM_DEVICES
+  // over the defaults.
   static RuntimeOptions from_environment();
 };
 

@@ -54,6 +54,11 @@ struct DeviceRef {
 class Storage {
  public:
   static std::shared_ptr<Storage> allocate(DeviceRef device, std::size_t nbytes);
+  // Memory someone else allocated and frees (the PyTorch device's allocator, a host buffer): `host`
+  // is where the bytes are (for an npu, the device memory's host mapping at `address`), `owner`
+  // keeps them alive for as long as this storage lives, e.g. while a queued task still uses them.
+  static std::shared_ptr<Storage> borrow(DeviceRef device, std::byte* host, DeviceAddress address, std::size_t nbytes,
+                                         std::shared_ptr<const void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -69,6 +74,7 @@ class Storage {
   DeviceAddress address_ = 0;
   std::byte* host_ = nullptr;
   std::size_t nbytes_ = 0;
+  std::shared_ptr<const void> owner_;  // set for borrowed memory, which this storage never frees
 };
 
 class Tensor {
@@ -87,6 +93,9 @@ class Tensor {
   // Seeded normal(mean, stddev) / uniform[lo, hi) values (the same on every backend for a seed).
   static Tensor randn(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, float stddev = 1.0f);
   static Tensor uniform(Shape shape, DType dtype, DeviceRef device, std::uint64_t seed, float lo, float hi);
+  // A contiguous tensor over `storage`'s first bytes (which must hold shape_numel(shape) elements).
+  // Throws InvalidArgument when the storage is too small or on another device.
+  static Tensor from_storage(std::shared_ptr<Storage> storage, Shape shape, DType dtype, DeviceRef device);
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const;

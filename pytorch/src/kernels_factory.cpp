@@ -1,0 +1,108 @@
+// Tensor creation, storage, views and scalars of the device: empty, empty_strided, resize_, view,
+// _reshape_alias, as_strided, _local_scalar_dense, fill_, zero_. Views are metadata only (PyTorch's
+// own generic implementations, as torch_npu registers them); they never launch a task.
+#include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/view_native.h>
+#include <torch/library.h>
+
+#include <cstring>
+
+#include "npu_allocator.h"
+#include "npu_device.h"
+#include "tensor_bridge.h"
+
+namespace npuscope::pytorch {
+namespace {
+
+int index_of(c10::optional<at::Device> device) {
+  const int index = device.has_value() && device->has_index() ? device->index() : current_device();
+  check_device_index(index);
+  return index;
+}
+
+const c10::DispatchKeySet kKeys(c10::DispatchKey::PrivateUse1);
+
+at::Tensor empty_memory_format(at::IntArrayRef size, c10::optional<at::ScalarType> dtype, c10::optional<at::Layout>,
+                               c10::optional<at::Device> device, c10::optional<bool>,
+                               c10::optional<at::MemoryFormat> memory_format) {
+  const at::ScalarType type = dtype.value_or(at::get_default_dtype_as_scalartype());
+  checked_emulator_dtype(type, "torch.empty");
+  return at::detail::empty_generic(size, allocator_for(index_of(device)), kKeys, type, memory_format);
+}
+
+at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::optional<at::ScalarType> dtype,
+                         c10::optional<at::Layout>, c10::optional<at::Device> device, c10::optional<bool>) {
+  const at::ScalarType type = dtype.value_or(at::get_default_dtype_as_scalartype());
+  checked_emulator_dtype(type, "torch.empty_strided");
+  return at::detail::empty_strided_generic(size, stride, allocator_for(index_of(device)), kKeys, type);
+}
+
+// Grows the storage when the new shape needs more bytes: new device memory, the old bytes copied on
+// the device (the emulator's aclrtMemcpy D2D), as PyTorch's CUDA resize_ does.
+const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size, c10::optional<at::MemoryFormat> format) {
+  at::TensorImpl* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(size);
+  if (format.has_value() && *format != at::MemoryFormat::Contiguous && *format != at::MemoryFormat::Preserve) {
+    impl->empty_tensor_restride(*format);
+  }
+  if (self.numel() == 0) return self;
+  const std::size_t needed = at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.element_size(),
+                                                              static_cast<std::size_t>(self.storage_offset()));
+  const c10::Storage& storage = impl->unsafe_storage();
+  if (needed <= storage.nbytes()) return self;
+  const int device = device_index(self);
+  c10::DataPtr fresh = allocator_for(device)->allocate(needed);
+  c10::Storage new_storage(c10::Storage::use_byte_size_t(), needed, std::move(fresh), allocator_for(device), true);
+  if (storage.nbytes() > 0) {
+    NPUSCOPE_TORCH_TRY
+    emulator::Device& dev = emulator_device(device);
+    dev.memcpy_d2d(storage_address(new_storage), storage_address(storage), storage.nbytes(),
+                   emulator_stream(current_stream(device)), std::make_shared<c10::Storage>(storage));
+    NPUSCOPE_TORCH_CATCH("aten::resize_")
+  }
+  impl->set_storage_keep_dtype(std::move(new_storage));
+  return self;
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
+  const at::Tensor host = self.to(at::kCPU);
+  return at::_local_scalar_dense(host);
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
+  if (self.numel() == 0) return self;
+  OutputSlot out(self, "aten::fill_");
+  run_op("Fill", "aten::fill_", {out.tensor()}, {{"value", value.toDouble()}}, {out.tensor()});
+  out.finish();
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
+  return fill_scalar(self, value.item());
+}
+
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
+  m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
+  m.impl("zero_", TORCH_FN(zero_));
+}
+
+}  // namespace npuscope::pytorch
