@@ -17,6 +17,8 @@
 // tensor): those are native (view, as_strided, ...), and any other raises an error naming it.
 #include "cpu_fallback.h"
 
+#include "kernel_support.h"
+
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -243,9 +245,9 @@ class Fallback {
   at::ScalarType half_type_ = at::kHalf;
 };
 
-void npu_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { Fallback(op, stack).run(); }
-
 }  // namespace
+
+void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) { Fallback(op, stack).run(); }
 
 std::vector<std::pair<std::string, std::int64_t>> fallback_counts() {
   std::vector<std::pair<std::string, std::int64_t>> out;
@@ -264,6 +266,6 @@ void reset_fallback_counts() {
   g_counts.clear();
 }
 
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&npu_cpu_fallback>()); }
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback_boxed>()); }
 
 }  // namespace npuscope::pytorch

@@ -1,0 +1,50 @@
+// What the native kernels share: operands in the right dtype and layout, scalars, output sizes,
+// and the CPU fallback for the cases a native kernel does not cover (see Note [Native or fallback]).
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "npu_device.h"
+#include "tensor_bridge.h"
+
+namespace npuscope::pytorch {
+
+// Note [Native or fallback]
+// A native kernel serves the common cases of its op (the dtypes the emulator's NPU op takes, the
+// layouts and ranks the model zoo uses); anything else it hands to the CPU fallback with
+// NPUSCOPE_FALLBACK, so that an unusual call is slower and reported (an AI CPU task, counted)
+// rather than an error or a wrong result.
+void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+#define NPUSCOPE_FALLBACK(op, ...) \
+  at::native::call_fallback_fn<&::npuscope::pytorch::cpu_fallback_boxed, ATEN_OP(op)>::call(__VA_ARGS__)
+
+// A CPU tensor with one element that PyTorch lets into device ops (a wrapped Python number).
+inline bool is_host_scalar(const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }
+inline bool is_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
+
+// `t` as a contiguous device tensor of `type` (a Cast task when the dtype differs).
+at::Tensor operand(const at::Tensor& t, at::ScalarType type, const char* aten_name);
+// Resizes an out= tensor to `shape` (PyTorch's resize_output rules).
+inline void resize_out(const at::Tensor& out, at::IntArrayRef shape) { at::native::resize_output(out, shape); }
+
+// The emulator dtype attribute value (Cast's "to").
+std::int64_t dtype_attr(at::ScalarType type);
+
+// A 2-D matrix operand for Gemm: the tensor itself when contiguous, its transpose with
+// transposed = true when it is a transposed contiguous matrix (weight.t()), else a copy.
+struct MatrixOperand {
+  at::Tensor tensor;
+  bool transposed = false;
+};
+MatrixOperand matrix_operand(const at::Tensor& t, at::ScalarType type, const char* aten_name);
+
+std::vector<std::int64_t> ints(at::IntArrayRef a);
+
+}  // namespace npuscope::pytorch

@@ -1,0 +1,317 @@
+// Native element-wise kernels: add, sub, mul, div (tensor or wrapped-scalar operands, alpha),
+// addcmul, addcdiv, lerp, masked_fill_, unary math and activations with their backward ops, and
+// bernoulli_ (dropout's mask). Each is one emulator op per call (Add/Adds/Axpy/Mul/Muls/Div, Sqrt,
+// GeluV2, GeluGrad, ...), in the output's dtype: operands are cast to it first, as PyTorch computes
+// in the promoted dtype. Structured ops arrive as their .out overloads (PyTorch's functional and
+// in-place variants call them), so in-place ops write into their input (Note [In-place kernels]).
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/DistributionsHelper.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/library.h>
+
+#include <mutex>
+
+#include "kernel_support.h"
+
+namespace npuscope::pytorch {
+namespace {
+
+void check_device(const char* aten, const at::Tensor& out, std::initializer_list<at::Tensor> inputs) {
+  for (const auto& t : inputs) {
+    if (!t.defined() || is_host_scalar(t)) continue;
+    TORCH_CHECK(t.device() == out.device(), aten, ": expected all tensors to be on the same device, but found ",
+                t.device(), " and ", out.device(), "; move them to one device first (e.g. .to(", out.device(), "))");
+  }
+}
+
+// Float and integer outputs the emulator's arithmetic ops take (bool and f64 go to the fallback).
+bool arithmetic_dtype(at::ScalarType t) {
+  return is_float(t) || t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte;
+}
+bool float_dtype(at::ScalarType t) { return is_float(t); }
+
+// ---- add, sub, mul, div -------------------------------------------------------------------------
+
+enum class Binary { kAdd, kSub, kMul, kDiv };
+
+void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Tensor& other, double alpha,
+            const at::Tensor& out) {
+  check_device(aten, out, {self, other});
+  resize_out(out, at::infer_size(self.sizes(), other.sizes()));
+  if (out.numel() == 0) return;
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, aten);
+  if (is_host_scalar(other) && !is_host_scalar(self) && self.sizes().equals(out.sizes())) {
+    const double v = other.item<double>();
+    const at::Tensor a = operand(self, type, aten);
+    switch (kind) {
+      case Binary::kAdd: run_op("Adds", aten, {a}, {{"value", v * alpha}}, {slot.tensor()}); break;
+      case Binary::kSub: run_op("Adds", aten, {a}, {{"value", -v * alpha}}, {slot.tensor()}); break;
+      case Binary::kMul: run_op("Muls", aten, {a}, {{"value", v}}, {slot.tensor()}); break;
+      case Binary::kDiv: run_op("Muls", aten, {a}, {{"value", 1.0 / v}}, {slot.tensor()}); break;
+    }
+  } else {
+    const at::Tensor a = operand(is_host_scalar(self) ? self.to(out.device()) : self, type, aten);
+    const at::Tensor b = operand(is_host_scalar(other) ? other.to(out.device()) : other, type, aten);
+    switch (kind) {
+      case Binary::kAdd:
+        if (alpha == 1.0) run_op("Add", aten, {a, b}, {}, {slot.tensor()});
+        else run_op("Axpy", aten, {a, b}, {{"alpha", alpha}}, {slot.tensor()});
+        break;
+      case Binary::kSub:
+        if (alpha == 1.0) run_op("Sub", aten, {a, b}, {}, {slot.tensor()});
+        else run_op("Axpy", aten, {a, b}, {{"alpha", -alpha}}, {slot.tensor()});
+        break;
+      case Binary::kMul: run_op("Mul", aten, {a, b}, {}, {slot.tensor()}); break;
+      case Binary::kDiv: run_op("Div", aten, {a, b}, {}, {slot.tensor()}); break;
+    }
+  }
+  slot.finish();
+}
+
+// The two operands must broadcast to the output without growing the Adds/Muls operand.
+at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(add_out, self, other, alpha, out);
+  binary(Binary::kAdd, "aten::add", self, other, alpha.toDouble(), out);
+  return out;
+}
+at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(sub_out, self, other, alpha, out);
+  binary(Binary::kSub, "aten::sub", self, other, alpha.toDouble(), out);
+  return out;
+}
+at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(mul_out, self, other, out);
+  binary(Binary::kMul, "aten::mul", self, other, 1.0, out);
+  return out;
+}
+at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(div_out, self, other, out);
+  binary(Binary::kDiv, "aten::div", self, other, 1.0, out);
+  return out;
+}
+
+// ---- fused: addcmul, addcdiv, lerp, masked_fill_ ------------------------------------------------
+
+at::Tensor& addcmul_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value,
+                        at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(addcmul_out, self, t1, t2, value, out);
+  constexpr const char* kAten = "aten::addcmul";
+  check_device(kAten, out, {self, t1, t2});
+  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, kAten);
+  run_op("Addcmul", kAten, {operand(self, type, kAten), operand(t1, type, kAten), operand(t2, type, kAten)},
+         {{"value", value.toDouble()}}, {slot.tensor()});
+  slot.finish();
+  return out;
+}
+
+at::Tensor& addcdiv_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& value,
+                        at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(addcdiv_out, self, t1, t2, value, out);
+  constexpr const char* kAten = "aten::addcdiv";
+  check_device(kAten, out, {self, t1, t2});
+  resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, kAten);
+  run_op("Addcdiv", kAten, {operand(self, type, kAten), operand(t1, type, kAten), operand(t2, type, kAten)},
+         {{"value", value.toDouble()}}, {slot.tensor()});
+  slot.finish();
+  return out;
+}
+
+at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(lerp_Scalar_out, self, end, weight, out);
+  constexpr const char* kAten = "aten::lerp";
+  check_device(kAten, out, {self, end});
+  resize_out(out, at::infer_size(self.sizes(), end.sizes()));
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, kAten);
+  run_op("Lerp", kAten, {operand(self, type, kAten), operand(end, type, kAten)}, {{"weight", weight.toDouble()}},
+         {slot.tensor()});
+  slot.finish();
+  return out;
+}
+
+at::Tensor& masked_fill_scalar(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  constexpr const char* kAten = "aten::masked_fill_";
+  TORCH_CHECK(mask.scalar_type() == at::kBool, kAten, ": expected the mask to be bool, got ", mask.scalar_type());
+  if (self.numel() == 0) return self;
+  check_device(kAten, self, {mask});
+  OutputSlot slot(self, kAten);
+  const at::Tensor m = is_host_scalar(mask) ? mask.to(self.device()) : contiguous(mask, kAten);
+  run_op("MaskedFill", kAten, {slot.tensor().is_same(self) ? self : contiguous(self, kAten), m},
+         {{"value", value.toDouble()}}, {slot.tensor()});
+  slot.finish();
+  return self;
+}
+
+at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  return masked_fill_scalar(self, mask, value.item());
+}
+
+// ---- unary --------------------------------------------------------------------------------------
+
+void unary(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& out,
+           const emulator::Attrs& attrs = {}) {
+  check_device(aten, out, {self});
+  resize_out(out, self.sizes());
+  if (out.numel() == 0) return;
+  OutputSlot slot(out, aten);
+  run_op(op, aten, {operand(self, out.scalar_type(), aten)}, attrs, {slot.tensor()});
+  slot.finish();
+}
+
+// A backward op: (grad, saved) -> grad_input, in grad_input's dtype.
+void backward(const char* op, const char* aten, const at::Tensor& grad, const at::Tensor& saved, const at::Tensor& out,
+              const emulator::Attrs& attrs = {}) {
+  check_device(aten, out, {grad, saved});
+  resize_out(out, grad.sizes());
+  if (out.numel() == 0) return;
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, aten);
+  run_op(op, aten, {operand(grad, type, aten), operand(saved, type, aten)}, attrs, {slot.tensor()});
+  slot.finish();
+}
+
+#define NPUSCOPE_FLOAT_UNARY(name, op, aten)                                                        \
+  at::Tensor& name##_out(const at::Tensor& self, at::Tensor& out) {                                  \
+    if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(name##_out, self, out);           \
+    unary(op, aten, self, out);                                                                      \
+    return out;                                                                                      \
+  }
+NPUSCOPE_FLOAT_UNARY(sqrt, "Sqrt", "aten::sqrt")
+NPUSCOPE_FLOAT_UNARY(rsqrt, "Rsqrt", "aten::rsqrt")
+NPUSCOPE_FLOAT_UNARY(exp, "Exp", "aten::exp")
+NPUSCOPE_FLOAT_UNARY(log, "Log", "aten::log")
+NPUSCOPE_FLOAT_UNARY(tanh, "Tanh", "aten::tanh")
+NPUSCOPE_FLOAT_UNARY(sigmoid, "Sigmoid", "aten::sigmoid")
+NPUSCOPE_FLOAT_UNARY(silu, "Silu", "aten::silu")
+NPUSCOPE_FLOAT_UNARY(reciprocal, "Reciprocal", "aten::reciprocal")
+#undef NPUSCOPE_FLOAT_UNARY
+
+at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
+  if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(neg_out, self, out);
+  unary("Neg", "aten::neg", self, out);
+  return out;
+}
+
+at::Tensor& abs_out(const at::Tensor& self, at::Tensor& out) {
+  if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(abs_out, self, out);
+  unary("Abs", "aten::abs", self, out);
+  return out;
+}
+
+at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(gelu_out, self, approximate, out);
+  unary("GeluV2", "aten::gelu", self, out, {{"approximate", std::string(approximate)}});
+  return out;
+}
+
+at::Tensor relu(const at::Tensor& self) {
+  if (!arithmetic_dtype(self.scalar_type())) return NPUSCOPE_FALLBACK(relu, self);
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  unary("Relu", "aten::relu", self, out);
+  return out;
+}
+
+at::Tensor& relu_(at::Tensor& self) {
+  if (!arithmetic_dtype(self.scalar_type())) return NPUSCOPE_FALLBACK(relu_, self);
+  unary("Relu", "aten::relu_", self, self);
+  return self;
+}
+
+at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& threshold,
+                                   at::Tensor& out) {
+  if (!arithmetic_dtype(out.scalar_type()))
+    return NPUSCOPE_FALLBACK(threshold_backward_grad_input, grad, self, threshold, out);
+  backward("ThresholdGrad", "aten::threshold_backward", grad, self, out, {{"threshold", threshold.toDouble()}});
+  return out;
+}
+
+at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
+                              at::Tensor& out) {
+  if (!float_dtype(out.scalar_type()))
+    return NPUSCOPE_FALLBACK(gelu_backward_grad_input, grad, self, approximate, out);
+  backward("GeluGrad", "aten::gelu_backward", grad, self, out, {{"approximate", std::string(approximate)}});
+  return out;
+}
+
+at::Tensor& silu_backward_out(const at::Tensor& grad, const at::Tensor& self, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(silu_backward_grad_input, grad, self, out);
+  backward("SiluGrad", "aten::silu_backward", grad, self, out);
+  return out;
+}
+
+at::Tensor& sigmoid_backward_out(const at::Tensor& grad, const at::Tensor& output, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(sigmoid_backward_grad_input, grad, output, out);
+  backward("SigmoidGrad", "aten::sigmoid_backward", grad, output, out);
+  return out;
+}
+
+at::Tensor& tanh_backward_out(const at::Tensor& grad, const at::Tensor& output, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(tanh_backward_grad_input, grad, output, out);
+  backward("TanhGrad", "aten::tanh_backward", grad, output, out);
+  return out;
+}
+
+// ---- bernoulli_ (dropout's mask) ---------------------------------------------------------------
+
+// The seed comes from PyTorch's generator (the default CPU one unless one is given), so that
+// torch.manual_seed repeats a run; the device draws the values (a Bernoulli task).
+at::Tensor& bernoulli_float(at::Tensor& self, double p, c10::optional<at::Generator> generator) {
+  constexpr const char* kAten = "aten::bernoulli_";
+  TORCH_CHECK(p >= 0 && p <= 1, kAten, ": expects 0 <= p <= 1, but got p=", p);
+  if (!arithmetic_dtype(self.scalar_type()) && self.scalar_type() != at::kBool)
+    return NPUSCOPE_FALLBACK(bernoulli__float, self, p, generator);
+  if (self.numel() == 0) return self;
+  auto gen = at::get_generator_or_default<at::CPUGeneratorImpl>(generator, at::detail::getDefaultCPUGenerator());
+  std::int64_t seed;
+  {
+    std::lock_guard<std::mutex> lock(gen->mutex_);
+    seed = static_cast<std::int64_t>(gen->random64());
+  }
+  OutputSlot slot(self, kAten);
+  run_op("Bernoulli", kAten, {slot.tensor()}, {{"p", p}, {"seed", seed}}, {slot.tensor()});
+  slot.finish();
+  return self;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.out", TORCH_FN(add_out));
+  m.impl("sub.out", TORCH_FN(sub_out));
+  m.impl("mul.out", TORCH_FN(mul_out));
+  m.impl("div.out", TORCH_FN(div_out));
+  m.impl("addcmul.out", TORCH_FN(addcmul_out));
+  m.impl("addcdiv.out", TORCH_FN(addcdiv_out));
+  m.impl("lerp.Scalar_out", TORCH_FN(lerp_scalar_out));
+  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar));
+  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor));
+  m.impl("sqrt.out", TORCH_FN(sqrt_out));
+  m.impl("rsqrt.out", TORCH_FN(rsqrt_out));
+  m.impl("exp.out", TORCH_FN(exp_out));
+  m.impl("log.out", TORCH_FN(log_out));
+  m.impl("tanh.out", TORCH_FN(tanh_out));
+  m.impl("sigmoid.out", TORCH_FN(sigmoid_out));
+  m.impl("silu.out", TORCH_FN(silu_out));
+  m.impl("reciprocal.out", TORCH_FN(reciprocal_out));
+  m.impl("neg.out", TORCH_FN(neg_out));
+  m.impl("abs.out", TORCH_FN(abs_out));
+  m.impl("gelu.out", TORCH_FN(gelu_out));
+  m.impl("relu", TORCH_FN(relu));
+  m.impl("relu_", TORCH_FN(relu_));
+  m.impl("threshold_backward.grad_input", TORCH_FN(threshold_backward_out));
+  m.impl("gelu_backward.grad_input", TORCH_FN(gelu_backward_out));
+  m.impl("silu_backward.grad_input", TORCH_FN(silu_backward_out));
+  m.impl("sigmoid_backward.grad_input", TORCH_FN(sigmoid_backward_out));
+  m.impl("tanh_backward.grad_input", TORCH_FN(tanh_backward_out));
+  m.impl("bernoulli_.float", TORCH_FN(bernoulli_float));
+}
+
+}  // namespace npuscope::pytorch

@@ -1,0 +1,274 @@
+// Native matrix products, reductions, softmax and losses: mm, addmm, bmm, baddbmm (Gemm /
+// BatchMatMul, a transposed operand as the transpose flag rather than a copy), sum, mean
+// (ReduceSum / ReduceMean), _softmax, _log_softmax and their backward ops, nll_loss forward and
+// backward (what cross_entropy reaches).
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include "kernel_support.h"
+
+namespace npuscope::pytorch {
+namespace {
+
+// ---- matrix products ----------------------------------------------------------------------------
+
+void gemm(const char* aten, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha, double beta,
+          const at::Tensor& out) {
+  const at::ScalarType type = out.scalar_type();
+  const MatrixOperand ma = matrix_operand(a, type, aten), mb = matrix_operand(b, type, aten);
+  OutputSlot slot(out, aten);
+  run_op("Gemm", aten, {ma.tensor, mb.tensor, c.defined() ? operand(c, type, aten) : at::Tensor()},
+         {{"alpha", alpha},
+          {"beta", c.defined() ? beta : 0.0},
+          {"transA", std::int64_t{ma.transposed}},
+          {"transB", std::int64_t{mb.transposed}}},
+         {slot.tensor()});
+  slot.finish();
+}
+
+at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "aten::mm: expects 2-D matrices, got ", self.sizes(), " and ",
+              mat2.sizes());
+  TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x",
+              self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(mm_out, self, mat2, out);
+  resize_out(out, {self.size(0), mat2.size(1)});
+  if (out.numel() == 0) return out;
+  gemm("aten::mm", self, mat2, at::Tensor(), 1.0, 0.0, out);
+  return out;
+}
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out) {
+  TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "aten::addmm: expects 2-D matrices, got ", mat1.sizes(), " and ",
+              mat2.sizes());
+  TORCH_CHECK(mat1.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", mat1.size(0), "x",
+              mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(addmm_out, self, mat1, mat2, beta, alpha, out);
+  resize_out(out, {mat1.size(0), mat2.size(1)});
+  if (out.numel() == 0) return out;
+  const double b = beta.toDouble();
+  gemm("aten::addmm", mat1, mat2, b == 0.0 ? at::Tensor() : self, alpha.toDouble(), b, out);
+  return out;
+}
+
+void batch_matmul(const char* aten, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out) {
+  const at::ScalarType type = out.scalar_type();
+  const MatrixOperand ma = matrix_operand(a, type, aten), mb = matrix_operand(b, type, aten);
+  OutputSlot slot(out, aten);
+  run_op("BatchMatMul", aten, {ma.tensor, mb.tensor},
+         {{"adj_x", std::int64_t{ma.transposed}}, {"adj_y", std::int64_t{mb.transposed}}}, {slot.tensor()});
+  slot.finish();
+}
+
+void check_bmm(const char* aten, const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(a.dim() == 3 && b.dim() == 3, aten, ": expects 3-D tensors, got ", a.sizes(), " and ", b.sizes());
+  TORCH_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), aten, ": ", a.sizes(), " and ", b.sizes(),
+              " cannot be multiplied batch by batch");
+}
+
+at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  check_bmm("aten::bmm", self, mat2);
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(bmm_out, self, mat2, out);
+  resize_out(out, {self.size(0), self.size(1), mat2.size(2)});
+  if (out.numel() == 0) return out;
+  batch_matmul("aten::bmm", self, mat2, out);
+  return out;
+}
+
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
+                        const at::Scalar& alpha, at::Tensor& out) {
+  constexpr const char* kAten = "aten::baddbmm";
+  check_bmm(kAten, b1, b2);
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(baddbmm_out, self, b1, b2, beta, alpha, out);
+  resize_out(out, {b1.size(0), b1.size(1), b2.size(2)});
+  if (out.numel() == 0) return out;
+  const at::Tensor product = at::empty(out.sizes(), out.options());
+  batch_matmul(kAten, b1, b2, product);
+  const double a = alpha.toDouble(), b = beta.toDouble();
+  OutputSlot slot(out, kAten);
+  if (b == 0.0) {
+    run_op("Muls", kAten, {product}, {{"value", a}}, {slot.tensor()});
+  } else {
+    const at::Tensor base = at::empty(out.sizes(), out.options());
+    run_op("Muls", kAten, {operand(self.expand(out.sizes()), out.scalar_type(), kAten)}, {{"value", b}}, {base});
+    run_op("Axpy", kAten, {base, product}, {{"alpha", a}}, {slot.tensor()});
+  }
+  slot.finish();
+  return out;
+}
+
+// ---- reductions ---------------------------------------------------------------------------------
+
+std::vector<std::int64_t> reduce_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
+  std::vector<std::int64_t> axes;
+  if (dim.has_value()) {
+    for (auto d : *dim) axes.push_back(c10::maybe_wrap_dim(d, self.dim()));
+  }
+  if (axes.empty()) {
+    for (std::int64_t d = 0; d < self.dim(); ++d) axes.push_back(d);
+  }
+  return axes;
+}
+
+std::vector<std::int64_t> reduced_shape(const at::Tensor& self, const std::vector<std::int64_t>& axes, bool keepdim) {
+  std::vector<std::int64_t> shape;
+  for (std::int64_t d = 0; d < self.dim(); ++d) {
+    const bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (!reduced) shape.push_back(self.size(d));
+    else if (keepdim) shape.push_back(1);
+  }
+  return shape;
+}
+
+void reduce(const char* op, const char* aten, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+            const at::Tensor& out) {
+  const auto axes = reduce_dims(self, dim);
+  resize_out(out, reduced_shape(self, axes, keepdim));
+  OutputSlot slot(out, aten);
+  if (self.dim() == 0) {
+    copy_into(slot.tensor(), operand(self, out.scalar_type(), aten), aten);
+  } else {
+    run_op(op, aten, {operand(self, out.scalar_type(), aten)},
+           {{"axes", axes}, {"keepdims", std::int64_t{keepdim}}}, {slot.tensor()});
+  }
+  slot.finish();
+}
+
+bool reducible(const at::Tensor& self, const at::Tensor& out) {
+  return self.numel() > 0 && (is_float(out.scalar_type()) || out.scalar_type() == at::kLong ||
+                              out.scalar_type() == at::kInt);
+}
+
+at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    c10::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!reducible(self, out)) return NPUSCOPE_FALLBACK(sum_IntList_out, self, dim, keepdim, dtype, out);
+  reduce("ReduceSum", "aten::sum", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                     c10::optional<at::ScalarType> dtype, at::Tensor& out) {
+  if (!reducible(self, out) || !is_float(out.scalar_type()))
+    return NPUSCOPE_FALLBACK(mean_out, self, dim, keepdim, dtype, out);
+  reduce("ReduceMean", "aten::mean", self, dim, keepdim, out);
+  return out;
+}
+
+// ---- softmax ------------------------------------------------------------------------------------
+
+void softmax(const char* op, const char* aten, const at::Tensor& self, std::int64_t dim, const at::Tensor& out) {
+  resize_out(out, self.sizes());
+  if (out.numel() == 0) return;
+  OutputSlot slot(out, aten);
+  const std::int64_t axis = self.dim() == 0 ? 0 : c10::maybe_wrap_dim(dim, self.dim());
+  run_op(op, aten, {operand(self.dim() == 0 ? self.view({1}) : self, out.scalar_type(), aten)}, {{"axis", axis}},
+         {self.dim() == 0 ? slot.tensor().view({1}) : slot.tensor()});
+  slot.finish();
+}
+
+at::Tensor& softmax_out(const at::Tensor& self, std::int64_t dim, bool half_to_float, at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(_softmax_out, self, dim, half_to_float, out);
+  softmax("Softmax", "aten::_softmax", self, dim, out);
+  return out;
+}
+
+at::Tensor& log_softmax_out(const at::Tensor& self, std::int64_t dim, bool half_to_float, at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(_log_softmax_out, self, dim, half_to_float, out);
+  softmax("LogSoftmax", "aten::_log_softmax", self, dim, out);
+  return out;
+}
+
+void softmax_backward(const char* op, const char* aten, const at::Tensor& grad, const at::Tensor& output,
+                      std::int64_t dim, const at::Tensor& out) {
+  resize_out(out, grad.sizes());
+  if (out.numel() == 0) return;
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, aten);
+  const std::int64_t axis = grad.dim() == 0 ? 0 : c10::maybe_wrap_dim(dim, grad.dim());
+  auto flat = [](const at::Tensor& t) { return t.dim() == 0 ? t.view({1}) : t; };
+  run_op(op, aten, {flat(operand(grad, type, aten)), flat(operand(output, type, aten))}, {{"axis", axis}},
+         {flat(slot.tensor())});
+  slot.finish();
+}
+
+at::Tensor& softmax_backward_out(const at::Tensor& grad, const at::Tensor& output, std::int64_t dim,
+                                 at::ScalarType input_dtype, at::Tensor& out) {
+  if (!is_float(out.scalar_type()))
+    return NPUSCOPE_FALLBACK(_softmax_backward_data_out, grad, output, dim, input_dtype, out);
+  softmax_backward("SoftmaxGrad", "aten::_softmax_backward_data", grad, output, dim, out);
+  return out;
+}
+
+at::Tensor& log_softmax_backward_out(const at::Tensor& grad, const at::Tensor& output, std::int64_t dim,
+                                     at::ScalarType input_dtype, at::Tensor& out) {
+  if (!is_float(out.scalar_type()))
+    return NPUSCOPE_FALLBACK(_log_softmax_backward_data_out, grad, output, dim, input_dtype, out);
+  softmax_backward("LogSoftmaxGrad", "aten::_log_softmax_backward_data", grad, output, dim, out);
+  return out;
+}
+
+// ---- nll_loss -----------------------------------------------------------------------------------
+
+bool nll_native(const at::Tensor& self, const at::Tensor& target) {
+  return is_float(self.scalar_type()) && self.dim() >= 1 && self.dim() <= 2 && target.scalar_type() == at::kLong;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_out(const at::Tensor& self, const at::Tensor& target,
+                                                          const c10::optional<at::Tensor>& weight,
+                                                          std::int64_t reduction, std::int64_t ignore_index,
+                                                          at::Tensor& output, at::Tensor& total_weight) {
+  if (!nll_native(self, target))
+    return NPUSCOPE_FALLBACK(nll_loss_forward_output, self, target, weight, reduction, ignore_index, output,
+                             total_weight);
+  constexpr const char* kAten = "aten::nll_loss_forward";
+  const at::Tensor w = weight.has_value() && weight->defined() ? operand(*weight, self.scalar_type(), kAten)
+                                                               : at::Tensor();
+  if (reduction == at::Reduction::None && self.dim() == 2) resize_out(output, {self.size(0)});
+  else resize_out(output, {});
+  resize_out(total_weight, {});
+  OutputSlot out(output, kAten), tw(total_weight, kAten);
+  run_op("NLLLoss", kAten, {operand(self, self.scalar_type(), kAten), contiguous(target, kAten), w},
+         {{"reduction", reduction}, {"ignore_index", ignore_index}}, {out.tensor(), tw.tensor()});
+  out.finish();
+  tw.finish();
+  return {output, total_weight};
+}
+
+at::Tensor& nll_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                  const c10::optional<at::Tensor>& weight, std::int64_t reduction,
+                                  std::int64_t ignore_index, const at::Tensor& total_weight, at::Tensor& grad_input) {
+  if (!nll_native(self, target))
+    return NPUSCOPE_FALLBACK(nll_loss_backward_grad_input, grad_output, self, target, weight, reduction, ignore_index,
+                             total_weight, grad_input);
+  constexpr const char* kAten = "aten::nll_loss_backward";
+  const at::ScalarType type = self.scalar_type();
+  const at::Tensor w = weight.has_value() && weight->defined() ? operand(*weight, type, kAten) : at::Tensor();
+  resize_out(grad_input, self.sizes());
+  OutputSlot out(grad_input, kAten);
+  run_op("NLLLossGrad", kAten,
+         {operand(grad_output, type, kAten), operand(self, type, kAten), contiguous(target, kAten), w,
+          operand(total_weight, type, kAten)},
+         {{"reduction", reduction}, {"ignore_index", ignore_index}}, {out.tensor()});
+  out.finish();
+  return grad_input;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("addmm.out", TORCH_FN(addmm_out));
+  m.impl("bmm.out", TORCH_FN(bmm_out));
+  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
+  m.impl("sum.IntList_out", TORCH_FN(sum_out));
+  m.impl("mean.out", TORCH_FN(mean_out));
+  m.impl("_softmax.out", TORCH_FN(softmax_out));
+  m.impl("_log_softmax.out", TORCH_FN(log_softmax_out));
+  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out));
+  m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
+  m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward_out));
+  m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward_out));
+}
+
+}  // namespace npuscope::pytorch
