@@ -1,0 +1,150 @@
+// The gradients of Conv2d, as aten's convolution_backward computes them for a 2-D convolution:
+//   Conv2DBackpropInput  (dy [N, Cout, Ho, Wo], w [Cout, C/group, kH, kW]; input_size) -> dx
+//   Conv2DBackpropFilter (x [N, C, H, W], dy;                              filter_size) -> dw
+// with Conv2d's strides, pads {top, left, bottom, right}, dilations and group (conv_util.h). The
+// bias gradient is a ReduceSum of dy and no part of these ops. Cube ops: see Note [Cube numerics].
+//
+// Note [Conv backward as GEMM]
+// Per (image, group), with col = im2col(x_g) [C/group · kH · kW, Ho · Wo]:
+//   dx_g = col2im(W_gᵀ · dy_g)      (one GEMM, then the adjoint of im2col adds the taps back)
+//   dW_g += dy_g · colᵀ             (one GEMM per image, accumulating over the batch in f32/f64)
+// A 1x1 convolution with unit strides and no padding has col = x_g, so both skip the transform.
+#include <string>
+
+#include "conv_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+constexpr char kInputOp[] = "Conv2DBackpropInput";
+constexpr char kFilterOp[] = "Conv2DBackpropFilter";
+
+// A 4-D shape attribute (input_size, filter_size); throws naming the op.
+Shape size_attr(const Attrs& attrs, const char* name, const char* op) {
+  if (!attrs.has(name)) fail(op, std::string("needs the '") + name + "' attribute (4 ints)");
+  const Shape s = attrs.get_ints(name);
+  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
+  if (s.size() != 4 || std::any_of(s.begin(), s.end(), [&](std::int64_t v) { return v < 0 || v > max_dim; })) {
+    fail(op, std::string(name) + " must be 4 sizes in [0, " + std::to_string(max_dim) + "], got " + shape_str(s));
+  }
+  return s;
+}
+
+// dy must be what Conv2d gives for this geometry.
+void check_dy(const Shape& dy, const ConvGeom& g, const char* op) {
+  const Shape want{g.n, g.cout, g.oh, g.ow};
+  if (dy != want) fail(op, "dy has shape " + shape_str(dy) + " but the convolution's output is " + shape_str(want));
+}
+
+// Geometry of either op from its inputs and attributes (infer, cost, kernels).
+template <bool kInput>
+ConvGeom backward_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const char* op = kInput ? kInputOp : kFilterOp;
+  const Shape& dy = kInput ? in[0].shape : in[1].shape;
+  const ConvGeom g = kInput ? conv_geom(size_attr(attrs, "input_size", op), in[1].shape, attrs, op)
+                            : conv_geom(in[0].shape, size_attr(attrs, "filter_size", op), attrs, op);
+  check_dy(dy, g, op);
+  return g;
+}
+
+template <bool kInput>
+std::vector<TensorMeta> infer_backward(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const char* op = kInput ? kInputOp : kFilterOp;
+  require_same_dtype(in, op);
+  require_floating(in, 0, op);
+  backward_geom<kInput>(in, attrs);
+  return {{attrs.get_ints(kInput ? "input_size" : "filter_size"), in[0].dtype}};
+}
+
+template <bool kInput>
+KernelCost cost_backward(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
+  const ConvGeom g = backward_geom<kInput>(in, attrs);
+  KernelCost c;
+  c.unit = ComputeUnit::kCube;
+  c.m = kInput ? g.kdim() : g.cout_g();
+  c.n = kInput ? g.n * g.hw() : g.kdim();
+  c.k = kInput ? g.cout_g() : g.n * g.hw();
+  c.batch = g.group;
+  c.flops = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) * static_cast<double>(c.n) *
+            static_cast<double>(c.k);
+  c.bytes = io_bytes(in, out);
+  return c;
+}
+
+std::vector<TensorMeta> metas(const KernelContext& ctx) {
+  return {{*ctx.inputs[0].shape, ctx.inputs[0].dtype}, {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
+}
+
+// dx (Note [Conv backward as GEMM]).
+template <class T>
+void input_grad_kernel(KernelContext& ctx) {
+  const ConvGeom g = backward_geom<true>(metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
+  GemmOperand<T> dy(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
+  GemmResult<T> dx(ctx.outputs[0]);
+  const bool direct = g.direct();
+  ScratchBlock col_block;
+  T* col = direct ? nullptr : col_block.get<T>(g.kdim() * g.hw());
+  if (!direct) std::fill(dx.data(), dx.data() + ctx.outputs[0].numel, T(0));
+  for (std::int64_t i = 0; i < g.n; ++i) {
+    for (std::int64_t gi = 0; gi < g.group; ++gi) {
+      const T* dyg = dy.data() + (i * g.cout + gi * g.cout_g()) * g.hw();
+      const T* wg = w.data() + gi * g.cout_g() * g.kdim();
+      T* dxg = dx.data() + (i * g.c + gi * g.cin_g()) * g.h * g.w;
+      gemm(true, false, g.kdim(), g.hw(), g.cout_g(), T(1), wg, g.kdim(), dyg, g.hw(), T(0), direct ? dxg : col,
+           g.hw());
+      if (!direct) col2im(col, g, dxg);
+    }
+  }
+  dx.finish(ctx);
+}
+
+// dW (Note [Conv backward as GEMM]).
+template <class T>
+void filter_grad_kernel(KernelContext& ctx) {
+  const ConvGeom g = backward_geom<false>(metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
+  GemmOperand<T> x(ctx.inputs[0], ctx), dy(ctx.inputs[1], ctx);
+  GemmResult<T> dw(ctx.outputs[0]);
+  std::fill(dw.data(), dw.data() + ctx.outputs[0].numel, T(0));
+  const bool direct = g.direct();
+  ScratchBlock col_block;
+  T* col = direct ? nullptr : col_block.get<T>(g.kdim() * g.hw());
+  for (std::int64_t i = 0; i < g.n; ++i) {
+    for (std::int64_t gi = 0; gi < g.group; ++gi) {
+      const T* xg = x.data() + (i * g.c + gi * g.cin_g()) * g.h * g.w;
+      const T* dyg = dy.data() + (i * g.cout + gi * g.cout_g()) * g.hw();
+      if (!direct) im2col(xg, g, col);
+      gemm(false, true, g.cout_g(), g.kdim(), g.hw(), T(1), dyg, g.hw(), direct ? xg : col, g.hw(), T(1),
+           dw.data() + gi * g.cout_g() * g.kdim(), g.kdim());
+    }
+  }
+  dw.finish(ctx);
+}
+
+// CPU golden: f32/f16/bf16 in f32 (sgemm), f64 in f64 (dgemm), as Conv2d's.
+void input_grad_cpu(KernelContext& ctx) {
+  golden_wide(ctx.inputs[0].dtype) ? input_grad_kernel<double>(ctx) : input_grad_kernel<float>(ctx);
+}
+void filter_grad_cpu(KernelContext& ctx) {
+  golden_wide(ctx.inputs[0].dtype) ? filter_grad_kernel<double>(ctx) : filter_grad_kernel<float>(ctx);
+}
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kInputOp,
+                              .category = OpCategory::kCube,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_backward<true>,
+                              .cost = cost_backward<true>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kFilterOp,
+                              .category = OpCategory::kCube,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_backward<false>,
+                              .cost = cost_backward<false>});
+NPUSCOPE_REGISTER_KERNEL_IF(kInputOp, Backend::kNpu, input_grad_kernel<float>, cube_supports);
+NPUSCOPE_REGISTER_KERNEL(kInputOp, Backend::kCpu, input_grad_cpu);
+NPUSCOPE_REGISTER_KERNEL_IF(kFilterOp, Backend::kNpu, filter_grad_kernel<float>, cube_supports);
+NPUSCOPE_REGISTER_KERNEL(kFilterOp, Backend::kCpu, filter_grad_cpu);
+
+}  // namespace npuscope::emulator::kernels

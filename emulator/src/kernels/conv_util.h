@@ -1,0 +1,99 @@
+// Shared by Conv2d (conv_ops.cpp) and its gradients (conv_backward_ops.cpp): the 2-D convolution
+// geometry and the im2col / col2im transforms around the GEMMs.
+//
+// Attributes (all ops): strides {sh, sw}, pads {top, left, bottom, right}, dilations {dh, dw} and
+// the group count, read from "group" (ONNX's name) or "groups" (aten's name; giving both with
+// different values is an error).
+#pragma once
+
+#include <algorithm>
+
+#include "gemm_util.h"
+
+namespace npuscope::emulator::kernels {
+
+struct ConvGeom {
+  std::int64_t n = 0, c = 0, h = 0, w = 0;  // input
+  std::int64_t cout = 0, kh = 0, kw = 0;    // weight
+  std::int64_t oh = 0, ow = 0;              // output
+  std::int64_t sh = 1, sw = 1, pt = 0, pl = 0, dh = 1, dw = 1, group = 1;
+  std::int64_t cin_g() const { return c / group; }
+  std::int64_t cout_g() const { return cout / group; }
+  std::int64_t kdim() const { return cin_g() * kh * kw; }  // GEMM K
+  std::int64_t hw() const { return oh * ow; }
+  bool direct() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w; }
+};
+
+// Validates the input shape `x` [N, C, H, W], the weight shape `w` [Cout, C/group, kH, kW] and the
+// attributes; throws InvalidArgument naming `op`.
+ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& attrs, const char* op);
+
+// The columns [lo, hi) of an output row whose input column ow·stride + off lies inside [0, in).
+inline std::pair<std::int64_t, std::int64_t> conv_valid_cols(std::int64_t in, std::int64_t stride, std::int64_t off,
+                                                             std::int64_t out) {
+  const std::int64_t lo = off >= 0 ? 0 : std::min(out, (-off + stride - 1) / stride);
+  const std::int64_t hi = in - 1 - off < 0 ? lo : std::clamp((in - 1 - off) / stride + 1, lo, out);
+  return {lo, hi};
+}
+
+// One im2col row: for each output pixel, the input value under kernel tap (ki, kj) of one channel
+// (zero where the tap falls in the padding). Valid output columns are found once per row, so the
+// inner loop has no bounds checks.
+template <class T>
+void im2col_row(const T* x, const ConvGeom& g, std::int64_t ki, std::int64_t kj, T* row) {
+  const std::int64_t woff = kj * g.dw - g.pl;  // input column of output column 0
+  const auto [lo, hi] = conv_valid_cols(g.w, g.sw, woff, g.ow);
+  for (std::int64_t oh = 0; oh < g.oh; ++oh) {
+    T* dst = row + oh * g.ow;
+    const std::int64_t ih = oh * g.sh - g.pt + ki * g.dh;
+    if (ih < 0 || ih >= g.h) {
+      std::fill(dst, dst + g.ow, T(0));
+      continue;
+    }
+    const T* src = x + ih * g.w;
+    std::fill(dst, dst + lo, T(0));
+    if (g.sw == 1) {
+      std::copy(src + lo + woff, src + hi + woff, dst + lo);
+    } else {
+      for (std::int64_t j = lo; j < hi; ++j) dst[j] = src[j * g.sw + woff];
+    }
+    std::fill(dst + hi, dst + g.ow, T(0));
+  }
+}
+
+// col [Cin/group · kH · kW, Hout · Wout] for one image and group (x points at its first channel).
+template <class T>
+void im2col(const T* x, const ConvGeom& g, T* col) {
+  for (std::int64_t c = 0; c < g.cin_g(); ++c) {
+    for (std::int64_t ki = 0; ki < g.kh; ++ki) {
+      for (std::int64_t kj = 0; kj < g.kw; ++kj) {
+        im2col_row(x + c * g.h * g.w, g, ki, kj, col + ((c * g.kh + ki) * g.kw + kj) * g.hw());
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: adds every col row back into the input planes it was read from (what
+// falls in the padding is dropped). x points at the group's first channel and accumulates.
+template <class T>
+void col2im(const T* col, const ConvGeom& g, T* x) {
+  for (std::int64_t c = 0; c < g.cin_g(); ++c) {
+    T* plane = x + c * g.h * g.w;
+    for (std::int64_t ki = 0; ki < g.kh; ++ki) {
+      for (std::int64_t kj = 0; kj < g.kw; ++kj) {
+        const T* row = col + ((c * g.kh + ki) * g.kw + kj) * g.hw();
+        const std::int64_t woff = kj * g.dw - g.pl;
+        const auto [lo, hi] = conv_valid_cols(g.w, g.sw, woff, g.ow);
+        for (std::int64_t oh = 0; oh < g.oh; ++oh) {
+          const std::int64_t ih = oh * g.sh - g.pt + ki * g.dh;
+          if (ih < 0 || ih >= g.h) continue;
+          T* dst = plane + ih * g.w + woff;
+          const T* src = row + oh * g.ow;
+          for (std::int64_t j = lo; j < hi; ++j) dst[j * g.sw] += src[j];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace npuscope::emulator::kernels

@@ -1,0 +1,202 @@
+// Max pooling with indices and its gradient, as aten's max_pool2d_with_indices and
+// max_pool2d_with_indices_backward compute them on the CPU (NCHW or CHW):
+//   MaxPoolWithArgmax     (x; kernel, strides (= kernel), pads {ph, pw} (0), dilations (1),
+//                          ceil_mode (0)) -> (y, indices i64)
+//   MaxPoolGradWithArgmax (dy, indices; input_size) -> dx
+//
+// Note [Max pool indices]
+// Sizes: out = floor_or_ceil((in + 2·pad − dilation·(k − 1) − 1) / stride) + 1, and with ceil_mode
+// a last window starting in the right padding is dropped; pad <= k/2. Each window scans its taps
+// inside the input row by row; a value replaces the maximum when it is larger or NaN (so the last
+// NaN wins, and y is NaN), and the index starts at the window's first tap inside the input (kept
+// when every value is -inf). The index is h·W + w within the input plane. The gradient adds each dy
+// into its plane at its index (windows overlap, so it accumulates, in f32 on the NPU, f64 on the
+// CPU); an index outside the plane is a kernel fault.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kernel_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+constexpr char kPoolOp[] = "MaxPoolWithArgmax";
+constexpr char kGradOp[] = "MaxPoolGradWithArgmax";
+
+struct Axis {
+  std::int64_t in = 0, k = 1, stride = 1, pad = 0, dilation = 1, out = 0;
+};
+
+struct Geometry {
+  std::int64_t planes = 0;  // N·C
+  Axis h, w;
+};
+
+void resolve(Axis& a, bool ceil_mode, const char* dim) {
+  if (a.pad > a.k / 2) {
+    fail(kPoolOp, std::string("pad ") + std::to_string(a.pad) + " along " + dim +
+                      " should be at most half of the kernel size " + std::to_string(a.k));
+  }
+  const std::int64_t span = checked_mul(a.dilation, a.k - 1, kPoolOp, "the dilated kernel size");  // both <= 2^40
+  const std::int64_t room = a.in + 2 * a.pad - span - 1;
+  a.out = (room + (ceil_mode ? a.stride - 1 : 0) < 0 ? -1 : (room + (ceil_mode ? a.stride - 1 : 0)) / a.stride) + 1;
+  if (ceil_mode && a.out > 0 && (a.out - 1) * a.stride >= a.in + a.pad) --a.out;
+  if (a.out < 1) {
+    fail(kPoolOp, std::string("output size along ") + dim + " is " + std::to_string(a.out) + " (input " +
+                      std::to_string(a.in) + ", kernel " + std::to_string(a.k) + ", pad " + std::to_string(a.pad) +
+                      ", dilation " + std::to_string(a.dilation) + "): too small");
+  }
+}
+
+Geometry geometry(const Shape& x, const Attrs& attrs) {
+  if (x.size() != 3 && x.size() != 4) fail(kPoolOp, "expects an NCHW or CHW input, got " + shape_str(x));
+  const auto max_k = static_cast<std::int64_t>(kMaxTensorBytes);  // Note [Sizes from user input]
+  const auto k = attrs.get_ints("kernel", {});
+  if (k.size() != 2 || k[0] < 1 || k[1] < 1 || k[0] > max_k || k[1] > max_k) {
+    fail(kPoolOp, "kernel must be 2 values in [1, " + std::to_string(max_k) + "], got " + shape_str(k));
+  }
+  const bool default_strides = attrs.get_ints("strides", {}).empty();
+  const auto s = default_strides ? k : dim_ints(attrs, "strides", 2, 1, 1, kPoolOp);
+  const auto p = dim_ints(attrs, "pads", 2, 0, 0, kPoolOp);
+  const auto d = dim_ints(attrs, "dilations", 2, 1, 1, kPoolOp);
+  const bool ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
+  const std::size_t r = x.size();
+  Geometry g;
+  g.planes = r == 4 ? x[0] * x[1] : x[0];
+  g.h = {x[r - 2], k[0], s[0], p[0], d[0], 0};
+  g.w = {x[r - 1], k[1], s[1], p[1], d[1], 0};
+  resolve(g.h, ceil_mode, "H");
+  resolve(g.w, ceil_mode, "W");
+  return g;
+}
+
+std::vector<TensorMeta> infer_pool(std::span<const TensorMeta> in, const Attrs& attrs) {
+  require_floating(in, 0, kPoolOp);
+  const Geometry g = geometry(in[0].shape, attrs);
+  Shape out = in[0].shape;
+  out[out.size() - 2] = g.h.out;
+  out[out.size() - 1] = g.w.out;
+  return {{out, in[0].dtype}, {out, DType::kI64}};
+}
+
+std::vector<TensorMeta> infer_grad(std::span<const TensorMeta> in, const Attrs& attrs) {
+  require_floating(in, 0, kGradOp);
+  if (is_floating(in[1].dtype) || in[1].dtype == DType::kBool) {
+    fail(kGradOp, "indices must be an integer tensor, got " + std::string(dtype_name(in[1].dtype)));
+  }
+  if (in[0].shape != in[1].shape) {
+    fail(kGradOp, "dy " + shape_str(in[0].shape) + " and indices " + shape_str(in[1].shape) + " differ in shape");
+  }
+  if (!attrs.has("input_size")) fail(kGradOp, "needs the 'input_size' attribute");
+  const Shape x = attrs.get_ints("input_size");
+  const Shape& dy = in[0].shape;
+  const bool ok = (x.size() == 3 || x.size() == 4) && x.size() == dy.size() &&
+                  std::equal(x.begin(), x.end() - 2, dy.begin()) &&
+                  std::all_of(x.begin(), x.end(), [](std::int64_t v) { return v >= 0; });
+  if (!ok) fail(kGradOp, "input_size " + shape_str(x) + " does not fit dy " + shape_str(dy) + " (same N, C)");
+  if (shape_numel(x) < 0 || static_cast<std::uint64_t>(shape_numel(x)) > kMaxTensorBytes) {
+    fail(kGradOp, "input_size " + shape_str(x) + " is too large");
+  }
+  return {{x, in[0].dtype}};
+}
+
+KernelCost cost_pool(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
+  const auto k = attrs.get_ints("kernel", {1, 1});
+  return vector_cost(in, out, static_cast<double>(k.size() == 2 ? k[0] * k[1] : 1));  // one compare per tap
+}
+KernelCost cost_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
+  return vector_cost(in, out, 1);
+}
+
+// First tap index (multiple of dilation) with start + t·d >= 0, and the end (exclusive) in the input.
+std::pair<std::int64_t, std::int64_t> window(const Axis& a, std::int64_t o) {
+  std::int64_t start = o * a.stride - a.pad;
+  const std::int64_t end = std::min(start + (a.k - 1) * a.dilation + 1, a.in);
+  while (start < 0) start += a.dilation;
+  return {start, end};
+}
+
+template <class T>
+void pool_kernel(KernelContext& ctx) {
+  const Geometry g = geometry(*ctx.inputs[0].shape, ctx.attrs);
+  const std::vector<T> x = load<T>(ctx.inputs[0], ctx);
+  const std::int64_t in_plane = g.h.in * g.w.in, out_plane = g.h.out * g.w.out;
+  std::vector<T> y(static_cast<std::size_t>(g.planes * out_plane));
+  std::vector<std::int64_t> idx(y.size());
+  for (std::int64_t p = 0; p < g.planes; ++p) {
+    const T* src = x.data() + p * in_plane;
+    std::int64_t o = p * out_plane;
+    for (std::int64_t oh = 0; oh < g.h.out; ++oh) {
+      const auto [h0, h1] = window(g.h, oh);
+      for (std::int64_t ow = 0; ow < g.w.out; ++ow, ++o) {
+        const auto [w0, w1] = window(g.w, ow);
+        std::int64_t best = h0 * g.w.in + w0;
+        T m = -std::numeric_limits<T>::infinity();
+        for (std::int64_t ih = h0; ih < h1; ih += g.h.dilation) {
+          for (std::int64_t iw = w0; iw < w1; iw += g.w.dilation) {
+            const std::int64_t at = ih * g.w.in + iw;
+            const T v = src[at];
+            if (v > m || std::isnan(v)) {
+              m = v;
+              best = at;
+            }
+          }
+        }
+        y[o] = m;
+        idx[o] = best;
+      }
+    }
+  }
+  store<T>(ctx.outputs[0], y.data(), ctx);
+  store_i64(ctx.outputs[1], idx.data());
+}
+
+template <class T>
+void grad_kernel(KernelContext& ctx) {
+  const TensorView& dyv = ctx.inputs[0];
+  const std::vector<T> dy = load<T>(dyv, ctx);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(ctx.inputs[1].numel));
+  load_i64(ctx.inputs[1], idx.data());
+  const Shape& x = *ctx.outputs[0].shape;
+  const std::int64_t in_plane = x[x.size() - 2] * x[x.size() - 1];
+  const Shape& ds = *dyv.shape;
+  const std::int64_t out_plane = ds[ds.size() - 2] * ds[ds.size() - 1];
+  const std::int64_t planes = out_plane == 0 ? 0 : dyv.numel / out_plane;
+  std::vector<T> dx(static_cast<std::size_t>(ctx.outputs[0].numel), T(0));
+  for (std::int64_t p = 0; p < planes; ++p) {
+    T* dst = dx.data() + p * in_plane;
+    for (std::int64_t o = p * out_plane; o < (p + 1) * out_plane; ++o) {
+      const std::int64_t at = idx[o];
+      if (at < 0 || at >= in_plane) [[unlikely]] {
+        set_fault(ctx, std::string(kGradOp) + ": index " + std::to_string(at) + " of output element " +
+                           std::to_string(o) + " is outside the input plane [0, " + std::to_string(in_plane) + ")");
+        continue;
+      }
+      dst[at] += dy[o];
+    }
+  }
+  store<T>(ctx.outputs[0], dx.data(), ctx);
+}
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kPoolOp,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_pool,
+                              .cost = cost_pool});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kGradOp,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_grad,
+                              .cost = cost_grad});
+NPUSCOPE_REGISTER_KERNEL(kPoolOp, Backend::kNpu, pool_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kPoolOp, Backend::kCpu, pool_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kNpu, grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kCpu, grad_kernel<double>);
+
+}  // namespace npuscope::emulator::kernels
