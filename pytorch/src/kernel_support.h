@@ -23,7 +23,7 @@ namespace npuscope::pytorch {
 void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 #define NPUSCOPE_FALLBACK(op, ...) \
-  at::native::call_fallback_fn<&::npuscope::pytorch::cpu_fallback_boxed, ATEN_OP(op)>::call(__VA_ARGS__)
+  at::native::call_fallback_fn<&::npuscope::pytorch::cpu_fallback_boxed, ::at::_ops::op>::call(__VA_ARGS__)
 
 // A CPU tensor with one element that PyTorch lets into device ops (a wrapped Python number).
 inline bool is_host_scalar(const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }

@@ -1,0 +1,304 @@
+// Native convolution, normalisation and pooling kernels, forward and backward: convolution_overrideable
+// (what torch.nn's convolutions reach on a backend that is not CPU/CUDA) with its backward,
+// native_batch_norm (training: BatchNormTraining, updating the running statistics in place; eval:
+// BatchNorm) and its backward, native_layer_norm (LayerNormV3) and its backward, and
+// max_pool2d_with_indices (MaxPoolWithArgmax) with its backward.
+#include <ATen/ATen.h>
+#include <ATen/native/Pool.h>
+#include <torch/library.h>
+
+#include "kernel_support.h"
+
+namespace npuscope::pytorch {
+namespace {
+
+const at::Tensor& value_or_undefined(const c10::optional<at::Tensor>& t) {
+  static const at::Tensor undefined;
+  return t.has_value() ? *t : undefined;
+}
+
+// ---- convolution --------------------------------------------------------------------------------
+
+// 2-D convolutions run natively; others (1-D, 3-D) are reshaped by nobody, so they are refused with a
+// message rather than sent to a CPU fallback PyTorch 1.13 does not have for convolution_overrideable.
+void check_conv2d(const char* aten, const at::Tensor& input, const at::Tensor& weight, bool transposed) {
+  TORCH_CHECK(input.dim() == 4 && weight.dim() == 4, aten, ": the emulated NPU runs 2-D convolutions (NCHW input, ",
+              "4-D weight); got input ", input.sizes(), " and weight ", weight.sizes(),
+              ". Run this convolution on the CPU, or reshape it to 2-D");
+  TORCH_CHECK(is_float(input.scalar_type()), aten, ": the emulated NPU convolves float32, float16 and bfloat16, not ",
+              input.scalar_type());
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), aten, ": input (", input.scalar_type(), ") and weight (",
+              weight.scalar_type(), ") must have the same dtype");
+  TORCH_CHECK(input.device() == weight.device(), aten, ": input is on ", input.device(), " and weight on ",
+              weight.device(), "; move them to one device first");
+  (void)transposed;
+}
+
+emulator::Attrs conv_attrs(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                           std::int64_t groups) {
+  return {{"strides", ints(stride)},
+          {"pads", std::vector<std::int64_t>{padding[0], padding[1], padding[0], padding[1]}},
+          {"dilations", ints(dilation)},
+          {"group", groups}};
+}
+
+at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
+                       at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                       at::IntArrayRef output_padding, std::int64_t groups) {
+  constexpr const char* kAten = "aten::convolution";
+  check_conv2d(kAten, input, weight, transposed);
+  TORCH_CHECK(!transposed, kAten, ": transposed convolutions are not native on the emulated NPU yet");
+  const at::ScalarType type = input.scalar_type();
+  const std::int64_t n = input.size(0), kh = weight.size(2), kw = weight.size(3);
+  const std::int64_t oh = (input.size(2) + 2 * padding[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
+  const std::int64_t ow = (input.size(3) + 2 * padding[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
+  TORCH_CHECK(oh > 0 && ow > 0, kAten, ": the kernel ", weight.sizes(), " does not fit the input ", input.sizes(),
+              " with padding ", padding);
+  (void)output_padding;
+  at::Tensor out = at::empty({n, weight.size(0), oh, ow}, input.options());
+  if (out.numel() == 0) return out;
+  run_op("Conv2d", kAten,
+         {operand(input, type, kAten), operand(weight, type, kAten),
+          bias.has_value() && bias->defined() ? operand(*bias, type, kAten) : at::Tensor()},
+         conv_attrs(stride, padding, dilation, groups), {out});
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
+    std::int64_t groups, std::array<bool, 3> output_mask) {
+  constexpr const char* kAten = "aten::convolution_backward";
+  check_conv2d(kAten, input, weight, transposed);
+  TORCH_CHECK(!transposed, kAten, ": transposed convolutions are not native on the emulated NPU yet");
+  (void)output_padding;
+  const at::ScalarType type = input.scalar_type();
+  const at::Tensor dy = operand(grad_output, type, kAten);
+  emulator::Attrs attrs = conv_attrs(stride, padding, dilation, groups);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    grad_input = at::empty(input.sizes(), input.options());
+    emulator::Attrs a = attrs;
+    a.set("input_size", ints(input.sizes()));
+    run_op("Conv2DBackpropInput", kAten, {dy, operand(weight, type, kAten)}, a, {grad_input});
+  }
+  if (output_mask[1]) {
+    grad_weight = at::empty(weight.sizes(), weight.options());
+    emulator::Attrs a = attrs;
+    a.set("filter_size", ints(weight.sizes()));
+    run_op("Conv2DBackpropFilter", kAten, {operand(input, type, kAten), dy}, a, {grad_weight});
+  }
+  if (output_mask[2]) {
+    grad_bias = at::empty({grad_output.size(1)}, grad_output.options());
+    run_op("ReduceSum", kAten, {dy}, {{"axes", std::vector<std::int64_t>{0, 2, 3}}, {"keepdims", std::int64_t{0}}},
+           {grad_bias});
+  }
+  return {grad_input, grad_weight, grad_bias};
+}
+
+// ---- batch norm ---------------------------------------------------------------------------------
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
+    const at::Tensor& input, const c10::optional<at::Tensor>& weight_opt, const c10::optional<at::Tensor>& bias_opt,
+    const c10::optional<at::Tensor>& running_mean_opt, const c10::optional<at::Tensor>& running_var_opt, bool training,
+    double momentum, double eps) {
+  constexpr const char* kAten = "aten::native_batch_norm";
+  TORCH_CHECK(input.dim() >= 2, kAten, ": expects an input of 2 or more dims [N, C, ...], got ", input.sizes());
+  if (!is_float(input.scalar_type()))
+    return NPUSCOPE_FALLBACK(native_batch_norm, input, weight_opt, bias_opt, running_mean_opt, running_var_opt,
+                             training, momentum, eps);
+  const at::ScalarType type = input.scalar_type();
+  const std::int64_t c = input.size(1);
+  const at::Tensor& weight = value_or_undefined(weight_opt);
+  const at::Tensor& bias = value_or_undefined(bias_opt);
+  const at::Tensor& running_mean = value_or_undefined(running_mean_opt);
+  const at::Tensor& running_var = value_or_undefined(running_var_opt);
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  const at::ScalarType stat_type = weight.defined() ? weight.scalar_type() : type;
+  if (training) {
+    at::Tensor save_mean = at::empty({c}, input.options().dtype(stat_type));
+    at::Tensor save_invstd = at::empty({c}, input.options().dtype(stat_type));
+    // The running statistics are updated in place: their memory is both input and output.
+    const bool has_running = running_mean.defined() && running_var.defined() && running_mean.is_contiguous() &&
+                             running_var.is_contiguous();
+    const at::Tensor rm_out = has_running ? running_mean : at::empty({c}, input.options().dtype(stat_type));
+    const at::Tensor rv_out = has_running ? running_var : at::empty({c}, input.options().dtype(stat_type));
+    run_op("BatchNormTraining", kAten,
+           {operand(input, type, kAten), contiguous(weight, kAten), contiguous(bias, kAten),
+            has_running ? running_mean : at::Tensor(), has_running ? running_var : at::Tensor()},
+           {{"momentum", momentum}, {"epsilon", eps}}, {out, save_mean, save_invstd, rm_out, rv_out});
+    TORCH_CHECK(has_running || !running_mean.defined(), kAten,
+                ": non-contiguous running statistics are not supported on the emulated NPU");
+    return {out, save_mean, save_invstd};
+  }
+  TORCH_CHECK(running_mean.defined() && running_var.defined(), kAten,
+              ": running_mean and running_var are required in eval mode");
+  at::Tensor w = weight.defined() ? contiguous(weight, kAten) : at::ones({c}, input.options().dtype(stat_type));
+  at::Tensor b = bias.defined() ? contiguous(bias, kAten) : at::zeros({c}, input.options().dtype(stat_type));
+  run_op("BatchNorm", kAten,
+         {operand(input, type, kAten), w, b, contiguous(running_mean, kAten), contiguous(running_var, kAten)},
+         {{"epsilon", eps}}, {out});
+  return {out, at::empty({0}, input.options()), at::empty({0}, input.options())};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const c10::optional<at::Tensor>& weight_opt,
+    const c10::optional<at::Tensor>& running_mean_opt, const c10::optional<at::Tensor>& running_var_opt,
+    const c10::optional<at::Tensor>& save_mean_opt, const c10::optional<at::Tensor>& save_invstd_opt, bool train,
+    double eps, std::array<bool, 3> output_mask) {
+  constexpr const char* kAten = "aten::native_batch_norm_backward";
+  if (!is_float(input.scalar_type()))
+    return NPUSCOPE_FALLBACK(native_batch_norm_backward, grad_out, input, weight_opt, running_mean_opt,
+                             running_var_opt, save_mean_opt, save_invstd_opt, train, eps, output_mask);
+  const at::ScalarType type = input.scalar_type();
+  const std::int64_t c = input.size(1);
+  const at::Tensor& weight = value_or_undefined(weight_opt);
+  const at::Tensor& mean = value_or_undefined(train ? save_mean_opt : running_mean_opt);
+  const at::Tensor& invstd_or_var = value_or_undefined(train ? save_invstd_opt : running_var_opt);
+  TORCH_CHECK(mean.defined() && invstd_or_var.defined(), kAten, ": the saved statistics are missing");
+  const at::ScalarType stat_type = weight.defined() ? weight.scalar_type() : mean.scalar_type();
+  at::Tensor dx = at::empty(input.sizes(), input.options());
+  at::Tensor dw = at::empty({c}, input.options().dtype(stat_type));
+  at::Tensor db = at::empty({c}, input.options().dtype(stat_type));
+  run_op("BatchNormTrainingGrad", kAten,
+         {operand(grad_out, type, kAten), operand(input, type, kAten), contiguous(weight, kAten),
+          contiguous(mean, kAten), contiguous(invstd_or_var, kAten)},
+         {{"training", std::int64_t{train}}, {"epsilon", eps}}, {dx, dw, db});
+  return {output_mask[0] ? dx : at::Tensor(), output_mask[1] ? dw : at::Tensor(), output_mask[2] ? db : at::Tensor()};
+}
+
+// ---- layer norm ---------------------------------------------------------------------------------
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
+                                                                 c10::SymIntArrayRef normalized_shape,
+                                                                 const c10::optional<at::Tensor>& weight_opt,
+                                                                 const c10::optional<at::Tensor>& bias_opt, double eps) {
+  constexpr const char* kAten = "aten::native_layer_norm";
+  const auto shape = c10::asIntArrayRefSlow(normalized_shape);
+  const std::int64_t axis = input.dim() - static_cast<std::int64_t>(shape.size());
+  TORCH_CHECK(axis >= 0 && input.sizes().slice(static_cast<std::size_t>(axis)).equals(shape), kAten,
+              ": normalized_shape ", shape, " does not match the trailing dims of the input ", input.sizes());
+  if (!is_float(input.scalar_type()))
+    return NPUSCOPE_FALLBACK(native_layer_norm, input, c10::asIntArrayRefSlow(normalized_shape), weight_opt, bias_opt, eps);
+  const at::ScalarType type = input.scalar_type();
+  std::vector<std::int64_t> stat_shape(input.sizes().begin(), input.sizes().end());
+  for (std::size_t d = static_cast<std::size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  at::Tensor mean = at::empty(stat_shape, input.options().dtype(at::kFloat));
+  at::Tensor rstd = at::empty(stat_shape, input.options().dtype(at::kFloat));
+  if (type != at::kFloat) {  // LayerNormV3 keeps the statistics in x's dtype: PyTorch's are f32 for f32 x only
+    mean = at::empty(stat_shape, input.options());
+    rstd = at::empty(stat_shape, input.options());
+  }
+  run_op("LayerNormV3", kAten,
+         {operand(input, type, kAten), contiguous(value_or_undefined(weight_opt), kAten),
+          contiguous(value_or_undefined(bias_opt), kAten)},
+         {{"axis", axis}, {"epsilon", eps}}, {out, mean, rstd});
+  return {out, mean, rstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
+    const at::Tensor& rstd, const c10::optional<at::Tensor>& weight_opt, const c10::optional<at::Tensor>& bias_opt,
+    std::array<bool, 3> output_mask) {
+  constexpr const char* kAten = "aten::native_layer_norm_backward";
+  if (!is_float(input.scalar_type()))
+    return NPUSCOPE_FALLBACK(native_layer_norm_backward, grad_out, input, c10::asIntArrayRefSlow(normalized_shape), mean, rstd, weight_opt,
+                             bias_opt, output_mask);
+  const auto shape = c10::asIntArrayRefSlow(normalized_shape);
+  const std::int64_t axis = input.dim() - static_cast<std::int64_t>(shape.size());
+  const at::ScalarType type = input.scalar_type();
+  const at::Tensor& weight = value_or_undefined(weight_opt);
+  at::Tensor dx = at::empty(input.sizes(), input.options());
+  at::Tensor dw = at::empty(shape, input.options().dtype(weight.defined() ? weight.scalar_type() : type));
+  at::Tensor db = at::empty(shape, input.options().dtype(weight.defined() ? weight.scalar_type() : type));
+  run_op("LayerNormGrad", kAten,
+         {operand(grad_out, type, kAten), operand(input, type, kAten), contiguous(mean, kAten),
+          contiguous(rstd, kAten), contiguous(weight, kAten)},
+         {{"axis", axis}}, {dx, dw, db});
+  return {output_mask[0] ? dx : at::Tensor(), output_mask[1] && weight.defined() ? dw : at::Tensor(),
+          output_mask[2] && bias_opt.has_value() && bias_opt->defined() ? db : at::Tensor()};
+}
+
+// ---- max pooling --------------------------------------------------------------------------------
+
+struct PoolArgs {
+  std::vector<std::int64_t> kernel, stride, padding, dilation;
+};
+
+PoolArgs pool_args(at::IntArrayRef kernel, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation) {
+  auto two = [](at::IntArrayRef a, std::int64_t fallback) {
+    if (a.empty()) return std::vector<std::int64_t>{fallback, fallback};
+    return a.size() == 1 ? std::vector<std::int64_t>{a[0], a[0]} : std::vector<std::int64_t>{a[0], a[1]};
+  };
+  PoolArgs p{two(kernel, 1), two(stride, 0), two(padding, 0), two(dilation, 1)};
+  if (stride.empty()) p.stride = p.kernel;
+  return p;
+}
+
+emulator::Attrs pool_attrs(const PoolArgs& p, bool ceil_mode) {
+  return {{"kernel", p.kernel},
+          {"strides", p.stride},
+          {"pads", p.padding},
+          {"dilations", p.dilation},
+          {"ceil_mode", std::int64_t{ceil_mode}}};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                                                 at::IntArrayRef stride, at::IntArrayRef padding,
+                                                                 at::IntArrayRef dilation, bool ceil_mode,
+                                                                 at::Tensor& out, at::Tensor& indices) {
+  constexpr const char* kAten = "aten::max_pool2d_with_indices";
+  if (!is_float(self.scalar_type()) || (self.dim() != 3 && self.dim() != 4))
+    return NPUSCOPE_FALLBACK(max_pool2d_with_indices_out, self, kernel_size, stride, padding, dilation, ceil_mode,
+                             out, indices);
+  const PoolArgs p = pool_args(kernel_size, stride, padding, dilation);
+  const std::int64_t h = self.size(-2), w = self.size(-1);
+  const std::int64_t oh = at::native::pooling_output_shape<std::int64_t>(h, p.kernel[0], p.padding[0], p.stride[0],
+                                                                         p.dilation[0], ceil_mode);
+  const std::int64_t ow = at::native::pooling_output_shape<std::int64_t>(w, p.kernel[1], p.padding[1], p.stride[1],
+                                                                         p.dilation[1], ceil_mode);
+  std::vector<std::int64_t> shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.push_back(oh);
+  shape.push_back(ow);
+  resize_out(out, shape);
+  resize_out(indices, shape);
+  OutputSlot y(out, kAten), idx(indices, kAten);
+  run_op("MaxPoolWithArgmax", kAten, {operand(self, out.scalar_type(), kAten)}, pool_attrs(p, ceil_mode),
+         {y.tensor(), idx.tensor()});
+  y.finish();
+  idx.finish();
+  return {out, indices};
+}
+
+at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                                 at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                                 at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                                                 const at::Tensor& indices, at::Tensor& grad_input) {
+  constexpr const char* kAten = "aten::max_pool2d_with_indices_backward";
+  if (!is_float(self.scalar_type()) || (self.dim() != 3 && self.dim() != 4))
+    return NPUSCOPE_FALLBACK(max_pool2d_with_indices_backward_grad_input, grad_output, self, kernel_size, stride,
+                             padding, dilation, ceil_mode, indices, grad_input);
+  resize_out(grad_input, self.sizes());
+  OutputSlot dx(grad_input, kAten);
+  run_op("MaxPoolGradWithArgmax", kAten,
+         {operand(grad_output, grad_input.scalar_type(), kAten), contiguous(indices, kAten)},
+         {{"input_size", ints(self.sizes())}}, {dx.tensor()});
+  dx.finish();
+  return grad_input;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution_overrideable", TORCH_FN(convolution));
+  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
+  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
+  m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
+  m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
+  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_with_indices_backward_out));
+}
+
+}  // namespace npuscope::pytorch
