@@ -3,12 +3,15 @@
 // and Reciprocal in place.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "emulator/alias_test_util.h"
 #include "emulator/ext_op_test_util.h"
 #include "npuscope/emulator/dispatch.h"
+#include "npuscope/emulator/runtime.h"
 
 using namespace npuscope::emulator;
 using namespace npuscope::emulator::testing;
@@ -159,4 +162,24 @@ TEST_F(ScalarOpsTest, BadInputsNameTheOp) {
                        }),
                        {"Addcdiv", "floating"}));
   EXPECT_TRUE(mentions(error_of([&] { call_op1("Adds", {x}, {{"value", std::string("one")}}); }), {"value"}));
+}
+
+// Note [Direct f32 maps]: the one-pass f32 path applies the overflow mode as store<float> does.
+TEST_F(ScalarOpsTest, OverflowModesOnTheF32Path) {
+  const float kMax = std::numeric_limits<float>::max();
+  const std::vector<float> big{1e10f, 1.0f, NAN};
+  Runtime::configure(RuntimeOptions{.overflow_mode = OverflowMode::kSaturation});
+  Device& dev = Runtime::get().device();
+  const Doubles sat = to_vec(call_op1("Muls", {floats(big, {3}).to(DeviceRef::npu())}, {{"value", 1e30}}).cpu());
+  EXPECT_EQ(sat, (Doubles{kMax, 1e30f, 0}));
+  EXPECT_TRUE(dev.float_status());
+  dev.clear_float_status();
+  EXPECT_EQ(to_vec(call_op1("Adds", {floats({1, 2, 3}, {3}).to(DeviceRef::npu())}, {{"value", 1.0}}).cpu()),
+            (Doubles{2, 3, 4}));
+  EXPECT_FALSE(dev.float_status());
+  Runtime::configure(RuntimeOptions{.overflow_mode = OverflowMode::kInfNan});
+  const Doubles ieee = to_vec(call_op1("Muls", {floats(big, {3}).to(DeviceRef::npu())}, {{"value", 1e30}}).cpu());
+  EXPECT_EQ(ieee[0], INFINITY);
+  EXPECT_TRUE(std::isnan(ieee[2]));
+  EXPECT_FALSE(Runtime::get().device().float_status());
 }
