@@ -177,6 +177,10 @@ TEST_F(ScalarOpsTest, OverflowModesOnTheF32Path) {
   EXPECT_EQ(to_vec(call_op1("Adds", {floats({1, 2, 3}, {3}).to(DeviceRef::npu())}, {{"value", 1.0}}).cpu()),
             (Doubles{2, 3, 4}));
   EXPECT_FALSE(dev.float_status());
+  EXPECT_EQ(to_vec(call_op1("Fill", {floats({1, 2}, {2}).to(DeviceRef::npu())}, {{"value", 1e40}}).cpu()),
+            (Doubles{kMax, kMax}));
+  EXPECT_TRUE(dev.float_status());
+  dev.clear_float_status();
   Runtime::configure(RuntimeOptions{.overflow_mode = OverflowMode::kInfNan});
   const Doubles ieee = to_vec(call_op1("Muls", {floats(big, {3}).to(DeviceRef::npu())}, {{"value", 1e30}}).cpu());
   EXPECT_EQ(ieee[0], INFINITY);

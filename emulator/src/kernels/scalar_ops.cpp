@@ -13,6 +13,7 @@
 // Integer and bool tensors (Adds, Muls, Axpy, Addcmul, MaskedFill, Fill) are exact in int64 and
 // wrap to the storage type; bool stores "!= 0". NPU floats: f32 arithmetic rounded once to the
 // output dtype; CPU golden: f64. Outputs may alias inputs (Note [Aliasing outputs] in fused_util.h).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -163,6 +164,19 @@ template <class T>
 void fill_kernel(KernelContext& ctx) {
   const Scalar v = scalar_attr(ctx.attrs, "value", 0);
   const TensorView& y = ctx.outputs[0];
+  if (y.numel == 0) return;
+  if (y.dtype == DType::kF32 && (ctx.backend == Backend::kCpu || ctx.compute_dtype == DType::kF32)) {
+    // zero_() of every gradient each step: the value rounded and checked once, then one fill with
+    // no buffer (store<T> of a full vector gives the same bytes and flags).
+    float f = v.as<float>();
+    if (ctx.backend == Backend::kNpu) {
+      apply_overflow_mode(&f, 1, DType::kF32, ctx);
+    } else if (!std::isfinite(f)) {
+      ctx.overflow = true;
+    }
+    std::fill_n(y.as<float>(), y.numel, f);
+    return;
+  }
   if (is_floating(y.dtype)) {
     std::vector<T> r(static_cast<std::size_t>(y.numel), v.as<T>());
     store<T>(y, r.data(), ctx);
