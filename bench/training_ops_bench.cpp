@@ -112,7 +112,12 @@ void MemcpyFloor(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(AsStridedTranspose2d)->Args({1024, 1})->Args({2048, 1})->Args({2048, 0})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(AsStridedTranspose2d)
+    ->Args({1024, 1})
+    ->Args({2048, 1})
+    ->Args({2048, 0})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(AsStridedHeads)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(ViewCopyHeads)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(AxpySgd)->UseRealTime()->Unit(benchmark::kMillisecond);
