@@ -1,97 +1,118 @@
-// LogSoftmaxGrad, SoftmaxGrad, ThresholdGrad vs PyTorch's _log_softmax_backward_data,
-// _softmax_backward_data and threshold_backward; NPU vs CPU (f32, f16); dx in dy's memory; errors.
+// GeluV2, GeluGrad, SiluGrad, SigmoidGrad, TanhGrad, DropoutDoMask: values from PyTorch 1.13 CPU,
+// NPU vs CPU in f32/f16, in-place runs and bad inputs.
 #include <gtest/gtest.h>
 
-#include "emulator/train_op_test_util.h"
+#include <cmath>
+#include <vector>
+
+#include "emulator/alias_test_util.h"
+#include "emulator/ext_op_test_util.h"
+#include "npuscope/emulator/dispatch.h"
 
 using namespace npuscope::emulator;
 using namespace npuscope::emulator::testing;
 
 namespace {
 
-using ActivationGradTest = OpTest;
+class ActivationGradTest : public OpTest {};
 
-// x = seq([2,3,4], 0.4, scale 3), dy = seq([2,3,4], 1.9); y from our own (Log)Softmax, which
-// matches PyTorch's to f32 rounding.
-const Tensor& x() {
-  static const Tensor t = seq({2, 3, 4}, 0.4, DType::kF32, 3.0);
-  return t;
-}
-const Tensor& dy() {
-  static const Tensor t = seq({2, 3, 4}, 1.9);
-  return t;
+const std::vector<float> kA{-3.0f, -1.0f, -0.5f, 0.0f, 0.3f, 1.0f, 2.5f};
+const std::vector<float> kD{1.0f, -2.0f, 0.5f, 1.0f, 3.0f, -1.0f, 0.25f};
+Tensor t7(const std::vector<float>& v, DType dt = DType::kF32) { return floats(v, {7}, dt); }
+const Attrs kTanh{{"approximate", std::string("tanh")}};
+
+// PyTorch 1.13 CPU in float64.
+const Doubles kGeluNone{-0.004049694095, -0.1586552539, -0.1542687694, 0, 0.1853734267, 0.8413447461, 2.484475837};
+const Doubles kGeluTanh{-0.003637392082, -0.1588080094, -0.1542859902, 0, 0.1853709235, 0.8411919906, 2.484915734};
+const Doubles kGeluGradNone{-0.0119456472, 0.1666309412, 0.06625243767, 0.5, 2.1969833, -1.083315471, 0.2594027715};
+const Doubles kGeluGradTanh{-0.01158416663, 0.1659281677, 0.06631504823, 0.5, 2.196886355, -1.082964084, 0.2594878941};
+const Doubles kSiluGrad{-0.08810410602, -0.1446589763, 0.1300194063, 0.5, 1.943340031, -0.9276705119, 0.2748502778};
+const std::vector<float> kSig{0.04742587318f, 0.2689414214f, 0.3775406688f, 0.5f,
+                              0.5744425168f,  0.7310585786f, 0.92414182f};
+const Doubles kSigGrad{0.04517665973, -0.3932238665, 0.1175018561, 0.25, 0.7333749351, -0.1966119332, 0.01752592914};
+const std::vector<float> kTanhY{-0.9950547537f, -0.761594156f, -0.4621171573f, 0,
+                                0.2913126125f,  0.761594156f,  0.9866142982f};
+const Doubles kTanhGrad{0.009866037165, -0.8399486832, 0.3932238665, 1, 2.745410885, -0.4199743416, 0.006648056671};
+
+void expect_both(const char* op, const std::vector<Tensor>& in, const Attrs& attrs, const Doubles& want) {
+  const BothBackends r = run_both(op, in, attrs);
+  EXPECT_TRUE(all_close(to_vec(r.cpu[0]), want, 1e-6, 1e-7)) << op << " cpu";
+  EXPECT_TRUE(all_close(to_vec(r.npu[0]), want, 2e-6, 1e-6)) << op << " npu";
 }
 
 }  // namespace
 
-TEST_F(ActivationGradTest, LogSoftmaxGradMatchesPytorch) {
-  const Tensor y = call_op1("LogSoftmax", {x()}, {{"axis", 1}});
-  const Tensor dx = call_op1("LogSoftmaxGrad", {dy(), y}, {{"axis", 1}});
-  EXPECT_TRUE(all_close(
-      to_vec(dx),
-      {0.9887052160673865,   1.058657129816447,   1.2361095216295717,   1.1966563494975044,  -0.00646251309301366,
-       -0.19652701097145753, -0.6090905181484911, -0.8914648420782716,  -0.9822427029743729, -0.8621301188449896,
-       -0.6270190034810805,  -0.3051915074192329, 0.053938339992610274, 0.4101066809521696,  0.7081590976728661,
-       0.9090697612211175,   0.9371285973934605,  0.7671668833630091,   0.3634504828488864,  0.04622501095297532,
-       -0.9910669373860708,  -1.1772735643151788, -1.0716095805217525,  -0.9552947721740928},
-      1e-5, 1e-6));
-  const Tensor y_last = call_op1("LogSoftmax", {x()}, {{"axis", -1}});
-  const auto last = to_vec(call_op1("LogSoftmaxGrad", {dy(), y_last}, {{"axis", -1}}));
-  EXPECT_TRUE(all_close({last.begin(), last.begin() + 4},
-                        {0.7856861767026203, 0.3622672682393287, -0.2817127264949724, -0.8662407184469763}, 1e-5,
-                        1e-6));
-  EXPECT_TRUE(all_close(to_vec(call_op1("LogSoftmaxGrad", on_npu({dy(), y}), {{"axis", 1}})), to_vec(dx), 1e-5, 1e-6));
+TEST_F(ActivationGradTest, ValuesMatchPyTorch) {
+  const Tensor a = t7(kA), d = t7(kD);
+  expect_both("GeluV2", {a}, {}, kGeluNone);  // the erf form on the NPU too
+  expect_both("GeluV2", {a}, kTanh, kGeluTanh);
+  expect_both("GeluGrad", {d, a}, {}, kGeluGradNone);
+  expect_both("GeluGrad", {d, a}, kTanh, kGeluGradTanh);
+  expect_both("SiluGrad", {d, a}, {}, kSiluGrad);
+  expect_both("SigmoidGrad", {d, t7(kSig)}, {}, kSigGrad);
+  expect_both("TanhGrad", {d, t7(kTanhY)}, {}, kTanhGrad);
 }
 
-TEST_F(ActivationGradTest, SoftmaxGradMatchesPytorch) {
-  const Tensor y = call_op1("Softmax", {x()}, {{"axis", 1}});
-  const Tensor dx = call_op1("SoftmaxGrad", {dy(), y}, {{"axis", 1}});
-  EXPECT_TRUE(all_close(to_vec(dx),
-                        {0.155237613345684,      0.3297887748041989,    0.2309480165562843,    0.07553425046362093,
-                         -0.13268575858529014,   -0.3208797763710056,   -0.22742693479907952,  -0.07463449114795796,
-                         -0.022551854760393904,  -0.008908998433193283, -0.003521081757204806, -0.0008997593156629612,
-                         -0.0002739884206531956, 0.0016163478683470264, 0.005357489583047484,  0.013404613310531542,
-                         0.04373793508492367,    0.15803715386156464,   0.32561705252934897,   0.21090639093957167,
-                         -0.043463946664270454,  -0.15965350172991166,  -0.33097454211239646,  -0.22431100425010317},
-                        1e-5, 1e-6));
-  EXPECT_TRUE(all_close(to_vec(call_op1("SoftmaxGrad", on_npu({dy(), y}), {{"axis", 1}})), to_vec(dx), 1e-5, 1e-6));
-}
-
-TEST_F(ActivationGradTest, NpuF16AndLongRows) {
-  const Tensor xs = seq({4, 1000}, 0.1, DType::kF16, 4.0), g = seq({4, 1000}, 0.5, DType::kF16);
-  for (const char* op : {"LogSoftmax", "Softmax"}) {
-    const Tensor y = call_op1(op, {xs});
-    const std::string grad = std::string(op) + "Grad";
-    const auto want = to_vec(call_op1(grad, {g, y}));
-    EXPECT_TRUE(all_close(to_vec(call_op1(grad, on_npu({g, y}))), want, 2e-3, 2e-3)) << grad;
+TEST_F(ActivationGradTest, DropoutDoMaskScalesKeptElements) {
+  const Tensor x = floats({1, -2, 3, NAN}, {4});
+  const Tensor mask = ints({1, 0, 1, 0}, {4}, DType::kBool);
+  const BothBackends r = run_both("DropoutDoMask", {x, mask}, {{"scale", 2.0}});
+  for (const Tensor& y : {r.cpu[0], r.npu[0]}) {
+    const Doubles v = to_vec(y);
+    EXPECT_EQ(v[0], 2);
+    EXPECT_EQ(v[1], 0);
+    EXPECT_EQ(v[2], 6);
+    EXPECT_TRUE(std::isnan(v[3]));  // NaN · 0, as aten's x * mask * scale
   }
 }
 
-TEST_F(ActivationGradTest, GradInDyMemory) {
-  const Tensor y = call_op1("Softmax", {x()}, {{"axis", 1}});
-  const auto want = to_vec(call_op1("SoftmaxGrad", {dy(), y}, {{"axis", 1}}));
-  std::vector<Tensor> in{dy().to(DeviceRef::cpu()), y}, out{in[0]};
-  run_cpu_kernel("SoftmaxGrad", in, out, {{"axis", 1}});
-  EXPECT_TRUE(all_close(to_vec(in[0]), want, 0, 0));
+TEST_F(ActivationGradTest, NpuMatchesCpuInF32AndF16) {
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const Tensor x = Tensor::randn({7, 45}, dt, DeviceRef::cpu(), 1, 2.0f);
+    const Tensor dy = Tensor::randn({7, 45}, dt, DeviceRef::cpu(), 2);
+    const Tensor y = Tensor::uniform({7, 45}, dt, DeviceRef::cpu(), 3, -0.99f, 0.99f);
+    const Tolerance tol = default_tolerance(dt);
+    for (const Attrs& a : {Attrs{}, kTanh}) {
+      EXPECT_TRUE(npu_close_to_cpu("GeluV2", {x}, a, tol.rtol, tol.atol));
+      EXPECT_TRUE(npu_close_to_cpu("GeluGrad", {dy, x}, a, tol.rtol, tol.atol));
+    }
+    EXPECT_TRUE(npu_close_to_cpu("SiluGrad", {dy, x}, {}, tol.rtol, tol.atol));
+    EXPECT_TRUE(npu_close_to_cpu("SigmoidGrad", {dy, y}, {}, tol.rtol, tol.atol));
+    EXPECT_TRUE(npu_close_to_cpu("TanhGrad", {dy, y}, {}, tol.rtol, tol.atol));
+    const Tensor mask = Tensor::uniform({7, 45}, DType::kF32, DeviceRef::cpu(), 4, 0, 1);
+    const Tensor keep = call_op1("Greater", {mask, floats({0.3f}, {1})});
+    EXPECT_TRUE(npu_close_to_cpu("DropoutDoMask", {x, keep}, {{"scale", 1 / 0.7}}, tol.rtol, tol.atol));
+  }
 }
 
-TEST_F(ActivationGradTest, ThresholdGrad) {
-  const Tensor g = floats({1, 2, 3, 4, 5, 6}, {6});
-  const Tensor xs = floats({-1, 0, 0.5f, 1, std::nanf(""), 2}, {6});
-  const std::vector<double> relu{0, 0, 3, 4, 5, 6};  // x <= 0 -> 0; NaN <= 0 is false
-  EXPECT_TRUE(all_close(to_vec(call_op1("ThresholdGrad", {g, xs})), relu, 0, 0));
-  EXPECT_TRUE(all_close(to_vec(call_op1("ThresholdGrad", on_npu({g, xs}))), relu, 0, 0));
-  EXPECT_TRUE(all_close(to_vec(call_op1("ThresholdGrad", {g, xs}, {{"threshold", 1.0}})), {0, 0, 0, 0, 5, 6}, 0, 0));
-  std::vector<Tensor> in{g.to(DeviceRef::cpu()), xs}, out{in[0]};
-  run_cpu_kernel("ThresholdGrad", in, out, {});
-  EXPECT_TRUE(all_close(to_vec(in[0]), relu, 0, 0));
-  EXPECT_TRUE(mentions(error_of([&] { call_op1("ThresholdGrad", {g, floats({1, 2}, {2})}); }), {"ThresholdGrad"}));
+TEST_F(ActivationGradTest, InPlaceMatchesOutOfPlace) {
+  const Tensor x = Tensor::randn({3, 17}, DType::kF32, DeviceRef::cpu(), 1);
+  const Tensor dy = Tensor::randn({3, 17}, DType::kF32, DeviceRef::cpu(), 2);
+  const Tensor keep = Tensor::from_ints(I64s(51, 1), {3, 17}, DType::kBool);
+  struct Case {
+    const char* op;
+    std::vector<Tensor> in;
+    Attrs attrs;
+  };
+  const std::vector<Case> cases{{"GeluV2", {x}, {}},       {"GeluGrad", {dy, x}, kTanh},
+                                {"SiluGrad", {dy, x}, {}}, {"SigmoidGrad", {dy, x}, {}},
+                                {"TanhGrad", {dy, x}, {}}, {"DropoutDoMask", {x, keep}, {{"scale", 2.0}}}};
+  for (const Case& c : cases) {
+    const Doubles want = to_vec(call_op1(c.op, c.in, c.attrs));
+    EXPECT_EQ(to_vec(run_in_place(c.op, c.in, c.attrs, Backend::kCpu)), want) << c.op;
+    if (c.in.size() > 1 && c.in[1].dtype() != DType::kBool) {
+      EXPECT_EQ(to_vec(run_in_place(c.op, c.in, c.attrs, Backend::kCpu, 1)), want) << c.op << " over input 1";
+    }
+  }
 }
 
-TEST_F(ActivationGradTest, BadShapes) {
+TEST_F(ActivationGradTest, BadInputsNameTheOp) {
+  const Tensor a = t7(kA);
   EXPECT_TRUE(mentions(error_of([&] {
-                         call_op1("SoftmaxGrad", {dy(), seq({2, 3}, 0)});
+                         call_op1("GeluV2", {a}, {{"approximate", std::string("erf")}});
                        }),
-                       {"SoftmaxGrad", "dy [2, 3, 4] and y [2, 3] differ in shape"}));
-  EXPECT_TRUE(mentions(error_of([&] { call_op1("LogSoftmaxGrad", {dy(), dy()}, {{"axis", 3}}); }), {"LogSoftmaxGrad"}));
+                       {"GeluV2", "approximate", "erf"}));
+  EXPECT_TRUE(mentions(error_of([&] { call_op1("GeluGrad", {a, floats({1, 2}, {2})}); }), {"GeluGrad", "[7]", "[2]"}));
+  EXPECT_TRUE(mentions(error_of([&] { call_op1("SiluGrad", {ints({1}, {1}), a}); }), {"SiluGrad"}));
+  EXPECT_TRUE(mentions(error_of([&] { call_op1("DropoutDoMask", {a, a}); }), {"DropoutDoMask", "mask", "bool"}));
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/alias_test_util.h"
 #include "emulator/ext_op_test_util.h"
 #include "npuscope/emulator/errors.h"
 
@@ -191,4 +192,31 @@ TEST_F(MatrixOpsTest, RangeCountsWithoutOverflow) {
                          range(i, {{"start", 1e30}, {"limit", 0.0}, {"delta", 1.0}});
                        }),
                        {"Range", "start", "int64's range"}));
+}
+
+// The PyTorch device runs aten triu / tril (diagonal k) as Trilu: values from PyTorch 1.13 CPU on a
+// batch of [3, 4] matrices, also in place (x.triu_(k): output 0 over input 0).
+TEST_F(MatrixOpsTest, TriluIsAtenTriuAndTril) {
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = static_cast<float>(i + 1);
+  const Tensor x = floats(v, {2, 3, 4});
+  struct Case {
+    bool upper;
+    std::int64_t k;
+    Doubles want;
+  };
+  const std::vector<Case> cases{
+      {true, -1, {1, 2, 3, 4, 5, 6, 7, 8, 0, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 0, 22, 23, 24}},
+      {false, -1, {0, 0, 0, 0, 5, 0, 0, 0, 9, 10, 0, 0, 0, 0, 0, 0, 17, 0, 0, 0, 21, 22, 0, 0}},
+      {true, 0, {1, 2, 3, 4, 0, 6, 7, 8, 0, 0, 11, 12, 13, 14, 15, 16, 0, 18, 19, 20, 0, 0, 23, 24}},
+      {false, 0, {1, 0, 0, 0, 5, 6, 0, 0, 9, 10, 11, 0, 13, 0, 0, 0, 17, 18, 0, 0, 21, 22, 23, 0}},
+      {true, 2, {0, 0, 3, 4, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 15, 16, 0, 0, 0, 20, 0, 0, 0, 0}},
+      {false, 2, {1, 2, 3, 0, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 17, 18, 19, 20, 21, 22, 23, 24}},
+  };
+  for (const Case& c : cases) {
+    const Attrs a{{"upper", std::int64_t{c.upper}}, {"k", c.k}};
+    EXPECT_EQ(to_vec(call_op1("Trilu", {x}, a)), c.want) << c.upper << " " << c.k;
+    EXPECT_EQ(to_vec(call_op1("Trilu", {x.to(DeviceRef::npu())}, a).cpu()), c.want) << c.upper << " " << c.k;
+    EXPECT_EQ(to_vec(run_in_place("Trilu", {x}, a, Backend::kCpu)), c.want) << c.upper << " " << c.k;
+  }
 }

@@ -1,155 +1,177 @@
-// Gradients of activations, as aten computes them on the CPU:
-//   LogSoftmaxGrad (dy, y = log_softmax(x); axis -1) -> dx = dy − exp(y)·Σ_axis dy
-//                  (_log_softmax_backward_data)
-//   SoftmaxGrad    (dy, y = softmax(x); axis -1)     -> dx = y·(dy − Σ_axis dy·y)
-//                  (_softmax_backward_data)
-//   ThresholdGrad  (dy, x; threshold 0.0)            -> dx = x <= threshold ? 0 : dy
-//                  (threshold_backward, ReLU's backward; numpy broadcasting)
-// NPU: f32 (axis sums over 8 lanes), rounded to the output dtype once; CPU golden: f64. All inputs
-// are loaded before the output is stored, so dx may be dy's memory.
+// Activations and their gradients for training, each mirroring a PyTorch 1.13 CPU aten op:
+//   GeluV2       (x; approximate = "none" | "tanh") -> y        aten gelu
+//                "none" is the erf form on the NPU too (Ascend's aclnnGeluV2), unlike the ONNX
+//                "Gelu" (tanh form with a Padé tanh, activation_ops.cpp).
+//   GeluGrad     (dy, x; approximate) -> dx                     aten gelu_backward
+//   SiluGrad     (dy, x) -> dx = dy·s·(1 + x·(1 − s)), s = sigmoid(x)   aten silu_backward
+//   SigmoidGrad  (dy, y) -> dx = dy·(1 − y)·y                   aten sigmoid_backward
+//   TanhGrad     (dy, y) -> dx = dy·(1 − y²)                    aten tanh_backward
+//   DropoutDoMask (x, mask bool; scale) -> y = x·mask·scale     aten native_dropout after its mask
+//                is drawn, and native_dropout_backward(grad, mask, scale) (a NaN x stays NaN where the
+//                mask is false, as x·0 does in aten)
+// Inputs broadcast as numpy; the output takes input 0's dtype. NPU: f32 rounded once to the output
+// dtype; CPU golden: f64. Outputs may alias inputs (Note [Aliasing outputs] in fused_util.h).
 #include <cmath>
+#include <string>
 
-#include "kernel_util.h"
+#include "fused_util.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
 
-template <bool kLog>
-constexpr const char* grad_name() {
-  return kLog ? "LogSoftmaxGrad" : "SoftmaxGrad";
+constexpr char kGeluV2[] = "GeluV2", kGeluGrad[] = "GeluGrad", kSiluGrad[] = "SiluGrad", kSigmoidGrad[] = "SigmoidGrad",
+               kTanhGrad[] = "TanhGrad", kDropoutDoMask[] = "DropoutDoMask";
+
+// aten's constants (ATen/native/cpu/Activation.cpp): 1/√2, 2/√π, and the tanh form's √(2/π) and κ.
+constexpr double kSqrt1_2 = 0.70710678118654752440, kTwoBySqrtPi = 1.12837916709551257390;
+constexpr double kBeta = 1.41421356237309504880 * kTwoBySqrtPi * 0.5, kKappa = 0.044715;
+
+bool tanh_form(const Attrs& attrs, const char* op) {
+  const std::string a = attrs.get_string("approximate", "none");
+  if (a != "none" && a != "tanh") fail(op, "approximate must be \"none\" or \"tanh\", got \"" + a + "\"");
+  return a == "tanh";
 }
 
-template <bool kLog>
-std::vector<TensorMeta> infer_softmax_grad(std::span<const TensorMeta> in, const Attrs& attrs) {
-  const char* op = grad_name<kLog>();
-  require_floating(in, 0, op);
-  require_same_dtype(in, op);
-  if (in[0].shape != in[1].shape) {
-    fail(op, "dy " + shape_str(in[0].shape) + " and y " + shape_str(in[1].shape) + " differ in shape");
+// Floating inputs broadcast together, input 0's dtype.
+template <const char* Op>
+std::vector<TensorMeta> infer_float_map(std::span<const TensorMeta> in, const Attrs&) {
+  const Shape shape = fused::broadcast_inputs(in, Op);
+  for (std::size_t i = 0; i < in.size(); ++i) require_floating(in, static_cast<int>(i), Op);
+  return {{shape, in[0].dtype}};
+}
+
+template <const char* Op>
+std::vector<TensorMeta> infer_gelu(std::span<const TensorMeta> in, const Attrs& attrs) {
+  tanh_form(attrs, Op);
+  return infer_float_map<Op>(in, attrs);
+}
+
+std::vector<TensorMeta> infer_do_mask(std::span<const TensorMeta> in, const Attrs& attrs) {
+  require_floating(in, 0, kDropoutDoMask);
+  if (in[1].dtype != DType::kBool) {
+    fail(kDropoutDoMask, "mask must be bool, got " + std::string(dtype_name(in[1].dtype)));
   }
-  normalize_axis(attrs.get_int("axis", -1), static_cast<std::int64_t>(in[0].shape.size()), op);
+  if (in[1].shape != in[0].shape) {
+    fail(kDropoutDoMask, "mask " + shape_str(in[1].shape) + " must have x's shape " + shape_str(in[0].shape));
+  }
+  attrs.get_float("scale", 1);
   return {{in[0].shape, in[0].dtype}};
 }
 
-KernelCost cost_softmax_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
-  return vector_cost(in, out, 4);  // product (or exp), sum, subtract, multiply
+template <int Flops>
+KernelCost cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
+  return vector_cost(in, out, Flops);
 }
 
-// [outer, len, inner] around the axis.
-struct AxisSplit {
-  std::int64_t outer = 1, len = 1, inner = 1;
-};
+// ---- kernels ------------------------------------------------------------------------------------
 
-AxisSplit split_at(const Shape& shape, std::int64_t axis) {
-  AxisSplit s;
-  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    (d < axis ? s.outer : d == axis ? s.len : s.inner) *= shape[d];
-  }
-  return s;
-}
-
-// dy and y hold one [len, inner] block; `lanes` is scratch for 8 · inner partial sums. Writes dx
-// into dy.
-template <bool kLog, class T>
-void softmax_grad_block(T* dy, const T* y, const AxisSplit& s, std::vector<T>& lanes) {
-  const std::int64_t inner = s.inner;
-  auto term = [&](std::int64_t j, std::int64_t i) {
-    const std::int64_t at = j * inner + i;
-    return kLog ? dy[at] : dy[at] * y[at];
-  };
-  if (inner == 1) {
-    const T sum = lane_sum<T>(s.len, [&](std::int64_t j) { return term(j, 0); });
-    lanes[0] = sum;
+template <class T>
+void gelu_kernel(KernelContext& ctx) {
+  if (tanh_form(ctx.attrs, kGeluV2)) {
+    fused::map_inputs<1, T>(
+        ctx, [](T x) { return T(0.5) * x * (T(1) + std::tanh(T(kBeta) * (x + T(kKappa) * x * x * x))); });
   } else {
-    std::fill(lanes.begin(), lanes.end(), T(0));
-    for (std::int64_t j = 0; j < s.len; ++j) {
-      T* lane = lanes.data() + (j & 7) * inner;
-      for (std::int64_t i = 0; i < inner; ++i) lane[i] += term(j, i);
-    }
-    for (std::int64_t i = 0; i < inner; ++i) {
-      const T* l = lanes.data() + i;
-      lanes[i] = ((l[0] + l[inner]) + (l[2 * inner] + l[3 * inner])) +
-                 ((l[4 * inner] + l[5 * inner]) + (l[6 * inner] + l[7 * inner]));
-    }
+    fused::map_inputs<1, T>(ctx, [](T x) { return x * T(0.5) * (T(1) + std::erf(x * T(kSqrt1_2))); });
   }
-  for (std::int64_t j = 0; j < s.len; ++j) {
-    for (std::int64_t i = 0; i < inner; ++i) {
-      const std::int64_t at = j * inner + i;
-      if constexpr (kLog)
-        dy[at] = dy[at] - std::exp(y[at]) * lanes[i];
-      else
-        dy[at] = y[at] * (dy[at] - lanes[i]);
-    }
-  }
-}
-
-template <bool kLog, class T>
-void softmax_grad_kernel(KernelContext& ctx) {
-  const TensorView& dyv = ctx.inputs[0];
-  const std::int64_t axis =
-      normalize_axis(ctx.attrs.get_int("axis", -1), static_cast<std::int64_t>(dyv.shape->size()), grad_name<kLog>());
-  const AxisSplit s = split_at(*dyv.shape, axis);
-  std::vector<T> dy = load<T>(dyv, ctx);
-  const std::vector<T> y = load<T>(ctx.inputs[1], ctx);
-  if (dyv.numel > 0) {
-    std::vector<T> lanes(static_cast<std::size_t>(8 * s.inner));
-    const std::int64_t block = s.len * s.inner;
-    for (std::int64_t o = 0; o < s.outer; ++o) {
-      softmax_grad_block<kLog>(dy.data() + o * block, y.data() + o * block, s, lanes);
-    }
-  }
-  store<T>(ctx.outputs[0], dy.data(), ctx);
-}
-
-std::vector<TensorMeta> infer_threshold_grad(std::span<const TensorMeta> in, const Attrs&) {
-  require_floating(in, 0, "ThresholdGrad");
-  require_same_dtype(in, "ThresholdGrad");
-  return {{broadcast_shapes(in[0].shape, in[1].shape, "ThresholdGrad"), in[0].dtype}};
-}
-
-KernelCost cost_threshold_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
-  return vector_cost(in, out, 1);
 }
 
 template <class T>
-void threshold_grad_kernel(KernelContext& ctx) {
-  // The threshold as the tensor's dtype holds it (aten casts the scalar to the tensor's type).
-  double t = ctx.attrs.get_float("threshold", 0.0);
-  if (ctx.inputs[1].dtype != DType::kF64) {
-    float f = static_cast<float>(t);
-    round_in_place(&f, 1, ctx.inputs[1].dtype);
-    t = f;
+void gelu_grad_kernel(KernelContext& ctx) {
+  if (tanh_form(ctx.attrs, kGeluGrad)) {
+    fused::map_inputs<2, T>(ctx, [](T dy, T x) {
+      const T x_sq = x * x, inner = T(kBeta) * (x + T(kKappa) * x_sq * x), t = std::tanh(inner);
+      const T left = T(0.5) * x, right = T(1) + t;
+      const T left_d = T(0.5) * right;
+      const T right_d = left * (T(1) - t * t) * T(kBeta) * (T(1) + T(3 * kKappa) * x_sq);
+      return dy * (left_d + right_d);
+    });
+  } else {
+    fused::map_inputs<2, T>(ctx, [](T dy, T x) {
+      constexpr T kAlpha = T(kTwoBySqrtPi * kSqrt1_2 * 0.5);
+      const T cdf = T(0.5) * (T(1) + std::erf(x * T(kSqrt1_2)));
+      const T pdf = kAlpha * std::exp(T(-0.5) * x * x);
+      return dy * (cdf + x * pdf);
+    });
   }
-  const T threshold = static_cast<T>(t);
-  binary_kernel<T>(ctx, [threshold](T dy, T x) { return x <= threshold ? T(0) : dy; });
+}
+
+template <class T>
+void silu_grad_kernel(KernelContext& ctx) {
+  fused::map_inputs<2, T>(ctx, [](T dy, T x) {
+    const T s = T(1) / (T(1) + std::exp(-x));
+    return dy * s * (T(1) + x * (T(1) - s));
+  });
+}
+
+template <class T>
+void sigmoid_grad_kernel(KernelContext& ctx) {
+  fused::map_inputs<2, T>(ctx, [](T dy, T y) { return dy * (T(1) - y) * y; });
+}
+
+template <class T>
+void tanh_grad_kernel(KernelContext& ctx) {
+  fused::map_inputs<2, T>(ctx, [](T dy, T y) { return dy * (T(1) - y * y); });
+}
+
+template <class T>
+void do_mask_kernel(KernelContext& ctx) {
+  const T scale = static_cast<T>(ctx.attrs.get_float("scale", 1));
+  std::vector<T> x = load<T>(ctx.inputs[0], ctx);
+  const auto* mask = ctx.inputs[1].as<const std::uint8_t>();
+  for (std::size_t j = 0; j < x.size(); ++j) x[j] = x[j] * static_cast<T>(mask[j] != 0) * scale;
+  store<T>(ctx.outputs[0], x.data(), ctx);
 }
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "LogSoftmaxGrad",
-                              .category = OpCategory::kPrecisionSensitive,
-                              .min_inputs = 2,
-                              .max_inputs = 2,
-                              .infer = infer_softmax_grad<true>,
-                              .cost = cost_softmax_grad});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "SoftmaxGrad",
-                              .category = OpCategory::kPrecisionSensitive,
-                              .min_inputs = 2,
-                              .max_inputs = 2,
-                              .infer = infer_softmax_grad<false>,
-                              .cost = cost_softmax_grad});
-NPUSCOPE_REGISTER_OP(OpSchema{.type = "ThresholdGrad",
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kGeluV2,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_gelu<kGeluV2>,
+                              .cost = cost<10>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kGeluGrad,
                               .category = OpCategory::kVector,
                               .min_inputs = 2,
                               .max_inputs = 2,
-                              .infer = infer_threshold_grad,
-                              .cost = cost_threshold_grad});
+                              .infer = infer_gelu<kGeluGrad>,
+                              .cost = cost<16>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kSiluGrad,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_float_map<kSiluGrad>,
+                              .cost = cost<9>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kSigmoidGrad,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_float_map<kSigmoidGrad>,
+                              .cost = cost<3>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kTanhGrad,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_float_map<kTanhGrad>,
+                              .cost = cost<3>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kDropoutDoMask,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_do_mask,
+                              .cost = cost<2>});
 
-NPUSCOPE_REGISTER_KERNEL("LogSoftmaxGrad", Backend::kNpu, softmax_grad_kernel<true, float>);
-NPUSCOPE_REGISTER_KERNEL("LogSoftmaxGrad", Backend::kCpu, softmax_grad_kernel<true, double>);
-NPUSCOPE_REGISTER_KERNEL("SoftmaxGrad", Backend::kNpu, softmax_grad_kernel<false, float>);
-NPUSCOPE_REGISTER_KERNEL("SoftmaxGrad", Backend::kCpu, softmax_grad_kernel<false, double>);
-NPUSCOPE_REGISTER_KERNEL("ThresholdGrad", Backend::kNpu, threshold_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("ThresholdGrad", Backend::kCpu, threshold_grad_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kGeluV2, Backend::kNpu, gelu_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kGeluV2, Backend::kCpu, gelu_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kGeluGrad, Backend::kNpu, gelu_grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kGeluGrad, Backend::kCpu, gelu_grad_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kSiluGrad, Backend::kNpu, silu_grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kSiluGrad, Backend::kCpu, silu_grad_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kSigmoidGrad, Backend::kNpu, sigmoid_grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kSigmoidGrad, Backend::kCpu, sigmoid_grad_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kTanhGrad, Backend::kNpu, tanh_grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kTanhGrad, Backend::kCpu, tanh_grad_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kDropoutDoMask, Backend::kNpu, do_mask_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kDropoutDoMask, Backend::kCpu, do_mask_kernel<double>);
 
 }  // namespace npuscope::emulator::kernels
