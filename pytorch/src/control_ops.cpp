@@ -145,12 +145,15 @@ Events& events() {
   return e;
 }
 
-std::pair<int, emulator::Event> event_of(std::int64_t id) {
+// Runs f(device, event) on the event `id` under the table's lock: an emulator Event is a handle whose
+// record() replaces its state, so the table's copy is the one to use.
+template <class F>
+auto with_event(std::int64_t id, F f) {
   Events& e = events();
   std::lock_guard lock(e.mutex);
   const auto it = e.by_id.find(id);
   TORCH_CHECK(it != e.by_id.end(), "npuscope.torch: event ", id, " does not exist (destroyed?)");
-  return it->second;
+  return f(it->second.first, it->second.second);
 }
 
 std::int64_t create_event(std::int64_t device) {
@@ -170,22 +173,24 @@ void destroy_event(std::int64_t id) {
 }
 
 void record_event(std::int64_t id, std::int64_t stream) {
-  auto [device, ev] = event_of(id);
-  NPUSCOPE_TORCH_TRY
-  ev.record(emulator_stream(stream_of(device, stream)));
-  NPUSCOPE_TORCH_CATCH("npuscope.torch.Event.record")
+  with_event(id, [&](int device, emulator::Event& ev) {
+    NPUSCOPE_TORCH_TRY
+    ev.record(emulator_stream(stream_of(device, stream)));
+    NPUSCOPE_TORCH_CATCH("npuscope.torch.Event.record")
+  });
 }
 
 void wait_event(std::int64_t id, std::int64_t stream) {
-  auto [device, ev] = event_of(id);
-  NPUSCOPE_TORCH_TRY
-  ev.wait(emulator_stream(stream_of(device, stream)));
-  NPUSCOPE_TORCH_CATCH("npuscope.torch.Event.wait")
+  with_event(id, [&](int device, emulator::Event& ev) {
+    NPUSCOPE_TORCH_TRY
+    ev.wait(emulator_stream(stream_of(device, stream)));
+    NPUSCOPE_TORCH_CATCH("npuscope.torch.Event.wait")
+  });
 }
 
 // The event's modelled completion time in ns (waits for it); -1 if never recorded.
 std::int64_t event_time_ns(std::int64_t id) {
-  auto [device, ev] = event_of(id);
+  emulator::Event ev = with_event(id, [](int, emulator::Event& e) { return e; });  // a handle: waits unlocked
   if (!ev.recorded()) return -1;
   NPUSCOPE_TORCH_TRY
   ev.synchronize();

@@ -192,6 +192,8 @@ NPUSCOPE_FLOAT_UNARY(tanh, "Tanh", "aten::tanh")
 NPUSCOPE_FLOAT_UNARY(sigmoid, "Sigmoid", "aten::sigmoid")
 NPUSCOPE_FLOAT_UNARY(silu, "Silu", "aten::silu")
 NPUSCOPE_FLOAT_UNARY(reciprocal, "Reciprocal", "aten::reciprocal")
+NPUSCOPE_FLOAT_UNARY(sgn, "Sign", "aten::sgn")  // real tensors: sgn is sign (abs's backward)
+NPUSCOPE_FLOAT_UNARY(sign, "Sign", "aten::sign")
 #undef NPUSCOPE_FLOAT_UNARY
 
 at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
@@ -301,6 +303,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sigmoid.out", TORCH_FN(sigmoid_out));
   m.impl("silu.out", TORCH_FN(silu_out));
   m.impl("reciprocal.out", TORCH_FN(reciprocal_out));
+  m.impl("sgn.out", TORCH_FN(sgn_out));
+  m.impl("sign.out", TORCH_FN(sign_out));
   m.impl("neg.out", TORCH_FN(neg_out));
   m.impl("abs.out", TORCH_FN(abs_out));
   m.impl("gelu.out", TORCH_FN(gelu_out));

@@ -211,6 +211,9 @@ at::Tensor& log_softmax_backward_out(const at::Tensor& grad, const at::Tensor& o
 // ---- nll_loss -----------------------------------------------------------------------------------
 
 bool nll_native(const at::Tensor& self, const at::Tensor& target) {
+  TORCH_CHECK(target.device() == self.device(), "aten::nll_loss: the input is on ", self.device(),
+              " and the target on ", target.device(), "; move the target to the device too (target.to(",
+              self.device(), "))");
   return is_float(self.scalar_type()) && self.dim() >= 1 && self.dim() <= 2 && target.scalar_type() == at::kLong;
 }
 

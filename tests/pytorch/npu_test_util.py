@@ -1,0 +1,36 @@
+"""Shared by the PyTorch device tests: the device, a CPU-vs-device check of one function's forward and
+backward, and running a script in a fresh interpreter (for settings that must come first)."""
+import os
+import subprocess
+import sys
+
+import torch
+
+import npuscope.torch as npu
+
+DEV = npu.device()
+
+
+def relative_error(a, b):
+    a, b = a.detach().double().cpu(), b.detach().double().cpu()
+    return (a - b).abs().max().item() / max(a.abs().max().item(), 1e-30)
+
+
+def forward_backward(fn, *inputs):
+    """fn's output and the gradients of its inputs, for `inputs` on their own device."""
+    xs = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    y = fn(*xs)
+    torch.manual_seed(1)
+    g = torch.randn(y.shape, dtype=y.dtype).to(y.device)
+    y.backward(g)
+    return y, [x.grad for x in xs if x.is_floating_point()]
+
+
+def run_python(code, env=None, check=True):
+    """Runs `code` in /usr/bin/python3 with this test's PYTHONPATH; returns the CompletedProcess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    p = subprocess.run(["/usr/bin/python3", "-c", code], env=full_env, capture_output=True, text=True, timeout=600)
+    if check and p.returncode != 0:
+        raise AssertionError("script failed (%d):\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
+    return p

@@ -1,0 +1,113 @@
+"""Native kernels against CPU PyTorch, forward and backward, and the CPU fallback."""
+import unittest
+
+import torch
+import torch.nn.functional as F
+
+import npuscope.torch as npu
+from npu_test_util import DEV, forward_backward, relative_error
+
+# (name, function, input shapes or tensors): each runs on CPU and on the device.
+CASES = [
+    ("add_alpha", lambda a, b: torch.add(a, b, alpha=0.5), [(4, 5), (5,)]),
+    ("sub_scalar", lambda a: 2.0 - a * 3, [(4, 5)]),
+    ("div", lambda a, b: a / (b.abs() + 1), [(3, 4), (3, 4)]),
+    ("mm_t", lambda a, b: a @ b.t(), [(8, 16), (12, 16)]),
+    ("addmm", lambda a, w, b: F.linear(a, w, b), [(8, 16), (12, 16), (12,)]),
+    ("bmm_t", lambda a, b: a @ b.transpose(1, 2), [(2, 5, 8), (2, 6, 8)]),
+    ("matmul4d", lambda a, b: a @ b, [(2, 3, 5, 8), (2, 3, 8, 4)]),
+    ("conv", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [(2, 4, 9, 9), (6, 4, 3, 3), (6,)]),
+    ("conv_groups", lambda x, w: F.conv2d(x, w, padding=1, groups=2), [(2, 4, 8, 8), (6, 2, 3, 3)]),
+    ("batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), [(4, 3, 5, 5), (3,), (3,)]),
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b), [(2, 3, 8), (8,), (8,)]),
+    ("max_pool", lambda x: F.max_pool2d(x, 3, 2, 1), [(2, 3, 9, 9)]),
+    ("avg_pool1", lambda x: F.adaptive_avg_pool2d(x, 1), [(2, 3, 7, 7)]),
+    ("softmax", lambda x: F.softmax(x, -1), [(3, 7)]),
+    ("log_softmax", lambda x: F.log_softmax(x, 1), [(3, 7, 2)]),
+    ("cross_entropy", lambda x: F.cross_entropy(x, torch.tensor([1, 0, 4]).to(x.device)), [(3, 7)]),
+    ("gelu", lambda x: F.gelu(x), [(5, 6)]),
+    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), [(5, 6)]),
+    ("silu", lambda x: F.silu(x), [(5, 6)]),
+    ("relu", lambda x: F.relu(x), [(5, 6)]),
+    ("sigmoid_tanh", lambda x: torch.sigmoid(x) * torch.tanh(x), [(5, 6)]),
+    ("sum_mean", lambda x: x.sum(1) * 2 + x.mean((0, 2), keepdim=True).sum(), [(3, 4, 5)]),
+    ("masked_softmax", lambda x: F.softmax(x.masked_fill(torch.ones(4, 4, dtype=torch.bool).triu(1).to(x.device),
+                                                         float("-inf")), -1), [(2, 4, 4)]),
+    ("embedding", lambda w: F.embedding(torch.tensor([[1, 3], [3, 0]]).to(w.device), w), [(5, 4)]),
+    ("cat_transpose", lambda a, b: torch.cat([a.t(), b], 0).contiguous(), [(3, 4), (2, 3)]),
+    ("sqrt_addcdiv", lambda a, b, c: torch.addcdiv(a, b, c.abs().sqrt() + 1, value=-0.5), [(6,), (6,), (6,)]),
+    ("addcmul_lerp", lambda a, b, c: torch.lerp(torch.addcmul(a, b, c, value=0.3), b, 0.25), [(6,), (6,), (6,)]),
+]
+
+
+class NativeOpsTest(unittest.TestCase):
+    def setUp(self):
+        self.mode = npu.get_precision_mode()
+        npu.set_precision_mode("must_keep_origin_dtype")
+        npu.reset_fallback_ops()
+
+    def tearDown(self):
+        npu.set_precision_mode(self.mode)
+
+    def test_forward_and_backward_match_cpu(self):
+        for name, fn, shapes in CASES:
+            with self.subTest(op=name):
+                torch.manual_seed(0)
+                inputs = [torch.randn(*s) for s in shapes]
+                y_cpu, g_cpu = forward_backward(fn, *inputs)
+                y_dev, g_dev = forward_backward(fn, *[x.to(DEV) for x in inputs])
+                self.assertEqual(y_dev.device, DEV)
+                self.assertLess(relative_error(y_cpu, y_dev), 1e-5)
+                for a, b in zip(g_cpu, g_dev):
+                    self.assertLess(relative_error(a, b), 1e-5)
+        self.assertEqual(npu.fallback_ops(), {}, "these ops all have native kernels")
+
+    def test_in_place_ops_write_their_input(self):
+        x = torch.randn(4, 6)
+        d = x.to(DEV)
+        d.add_(1.5).mul_(2).relu_()
+        d[:, ::2].zero_()
+        x.add_(1.5).mul_(2).relu_()
+        x[:, ::2].zero_()
+        self.assertTrue(torch.equal(d.cpu(), x))
+
+    def test_dropout_is_native_scaled_and_seeded(self):
+        x = torch.ones(1000, device=DEV)
+        torch.manual_seed(3)
+        a = F.dropout(x, 0.25, training=True).cpu()
+        torch.manual_seed(3)
+        b = F.dropout(x, 0.25, training=True).cpu()
+        self.assertTrue(torch.equal(a, b))  # torch.manual_seed repeats the mask
+        kept = (a != 0).float().mean().item()
+        self.assertTrue(0.68 < kept < 0.82, kept)
+        self.assertTrue(torch.allclose(a[a != 0], torch.tensor(1 / 0.75)))
+        self.assertEqual(npu.fallback_ops(), {})
+
+    def test_fallback_runs_ops_without_native_kernels_and_counts_them(self):
+        x = torch.randn(5, 7)
+        d = x.to(DEV)
+        self.assertTrue(torch.allclose(torch.cumsum(d, 1).cpu(), torch.cumsum(x, 1)))
+        v, i = torch.sort(d, 1)
+        self.assertTrue(torch.equal(v.cpu(), torch.sort(x, 1)[0]))
+        self.assertEqual(i.device, DEV)
+        d.clamp_(min=0)  # an in-place op through the fallback
+        self.assertTrue(torch.equal(d.cpu(), x.clamp(min=0)))
+        ops = npu.fallback_ops()
+        self.assertEqual(ops.get("aten::cumsum"), 1)
+        self.assertIn("aten::sort", ops)
+
+    def test_fallback_computes_float16_in_float32_where_the_cpu_has_no_kernel(self):
+        x = torch.randn(6, 5).half()
+        y = torch.cumsum(x.to(DEV), 0)  # 1.13's CPU cumsum has no float16 kernel
+        self.assertEqual(y.dtype, torch.float16)
+        self.assertTrue(torch.equal(y.cpu(), torch.cumsum(x.float(), 0).half()))
+
+    def test_float16_native_ops(self):
+        a, b = torch.randn(16, 32), torch.randn(32, 8)
+        y = (a.half().to(DEV) @ b.half().to(DEV)).cpu()
+        self.assertEqual(y.dtype, torch.float16)
+        self.assertLess(relative_error(a @ b, y.float()), 5e-3)
+
+
+if __name__ == "__main__":
+    unittest.main()
