@@ -3,9 +3,7 @@
 # something is missing) and only missing packages are installed. Safe to run on every `make`.
 #
 #   bash scripts/bootstrap.sh           what build, test and demo need
-#   bash scripts/bootstrap.sh --bench   plus the optional bench group (`make bench`): PyTorch, the
-#                                       reference bench/run_bench.sh compares the ONNX ResNet-18 with
-#                                       (torchvision's, run by PyTorch on the CPU)
+#   bash scripts/bootstrap.sh --bench   plus the optional bench group (`make bench`)
 #   bash scripts/bootstrap.sh --fuzz    plus clang and libFuzzer (`make fuzz`)
 set -euo pipefail
 
@@ -23,11 +21,12 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # viewer (stb: PNG screenshots)
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata  # ONNX import + conformance data
   python3-onnx python3-numpy   # sample model generation (/usr/bin/python3)
+  python3-torch libtorch-dev python3-torchvision  # the PyTorch device (pytorch/): libtorch-dev is only a Recommends
   xvfb xauth libgl1-mesa-dri   # headless viewer tests (Mesa llvmpipe)
 )
 
-# Optional: only `make bench` asks for them (python3-torch is ~50 MB to download, ~90 packages).
-BENCH_PACKAGES=(python3-torch)
+# Optional: only `make bench` asks for them.
+BENCH_PACKAGES=()
 # Optional: only `make fuzz` asks for them (libFuzzer comes with clang's runtime libraries).
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 for arg in "$@"; do
