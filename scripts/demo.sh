@@ -46,6 +46,14 @@ section "Accuracy: the 8-block MLP on the NPU vs the CPU golden run (npuscope co
 section "Accuracy: the same with an error planted in block4.matmul (--perturb): found, and the ops after it inherit it"
 "$NPUSCOPE" compare --model "$MLP" --precision-mode must_keep_origin_dtype --perturb 'block4.matmul:noise=0.5' \
   --keep-traces "$DEMO/mlp_compare" --annotate --top 5
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+section "PyTorch on the emulated NPU: a GPT decoder trains 3 AdamW steps under the profiler"
+PYTHONPATH="$BUILD_DIR/python" "$NPUSCOPE" run --force -o "$DEMO/torch_gpt.db" -- \
+  /usr/bin/python3 "$ROOT/samples/pytorch/train.py" --model gpt --steps 3
+section "Analysis of the training trace: the device tasks are the aten ops (npuscope analyze)"
+"$NPUSCOPE" analyze "$DEMO/torch_gpt.db" --top 8 --rules summary,top_ops,op_statistics,fallback,memory
+section "PyTorch inference: torchvision's ResNet-50 on the device in force_fp16 vs CPU PyTorch"
+PYTHONPATH="$BUILD_DIR/python" /usr/bin/python3 "$ROOT/samples/pytorch/infer.py" --model resnet50 --precision-mode force_fp16
 section "The timeline viewer (npuscope view): the LLaMA trace"
 if [ -n "${DISPLAY:-}" ]; then
   "$NPUSCOPE" view "$DEMO/llama.db"

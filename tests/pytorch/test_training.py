@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import torchvision
 
 import npuscope.torch as npu
-from models import GPT
+from gpt import GPT
 from npu_test_util import DEV
 
 

@@ -1,4 +1,4 @@
-"""Models the PyTorch device tests train and run: a GPT-style decoder, and torchvision's ResNets / ViT.
+"""A GPT-style decoder for the PyTorch device samples and tests (nanoGPT's shape).
 
 The decoder is the usual nanoGPT shape: token + position embeddings, pre-LayerNorm blocks of causal
 masked-softmax attention and an MLP (GELU in even blocks, SiLU in odd ones), dropout everywhere.
