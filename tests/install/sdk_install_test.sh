@@ -62,4 +62,19 @@ for consumer in "$tmp/cmake/consumer" "$tmp/consumer_pc"; do
   "${clean[@]}" "$tmp/cmake/trace_stats" t.db | sort > stats.txt || fail "trace_stats"
   [[ $(cat stats.txt) == $'Add 1\nMatMul 1' ]] || fail "trace_stats read: $(cat stats.txt)"
 done
+
+# The Python package, when this build has the PyTorch device: installed where Debian's python3 finds
+# it under the prefix (lib/python3.X/dist-packages), loading the installed emulator.
+if [[ -e $build/python/npuscope/libnpuscope_torch.so ]]; then
+  echo "== import npuscope.torch from the prefix"
+  pkg=$(find "$prefix" -path '*dist-packages/npuscope/torch.py') && [[ -n $pkg ]] || fail "npuscope.torch was not installed"
+  torch_libs=$(ldd "$(dirname "$pkg")/libnpuscope_torch.so")
+  [[ $torch_libs == *"libnpuscope_emulator.so => $prefix/"* ]] ||
+    fail "libnpuscope_torch.so does not load the installed emulator: $(grep npuscope <<< "$torch_libs")"
+  "${clean[@]}" PYTHONPATH="$(dirname "$(dirname "$pkg")")" /usr/bin/python3 -c '
+import torch, npuscope.torch as npu
+x = torch.arange(6.0).reshape(2, 3).to(npu.device())
+print("torch:", (x @ x.t()).sum().item(), npu.fallback_ops())' > torch.txt || fail "import npuscope.torch"
+  grep -q "torch: 83.0 {}" torch.txt || fail "the installed device computed: $(cat torch.txt)"
+fi
 echo "PASS"
