@@ -5,9 +5,9 @@
 // in the promoted dtype. Structured ops arrive as their .out overloads (PyTorch's functional and
 // in-place variants call them), so in-place ops write into their input (Note [In-place kernels]).
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/DistributionsHelper.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/library.h>
 
 #include <mutex>
@@ -56,12 +56,16 @@ void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Ten
     const at::Tensor b = operand(is_host_scalar(other) ? other.to(out.device()) : other, type, aten);
     switch (kind) {
       case Binary::kAdd:
-        if (alpha == 1.0) run_op("Add", aten, {a, b}, {}, {slot.tensor()});
-        else run_op("Axpy", aten, {a, b}, {{"alpha", alpha}}, {slot.tensor()});
+        if (alpha == 1.0)
+          run_op("Add", aten, {a, b}, {}, {slot.tensor()});
+        else
+          run_op("Axpy", aten, {a, b}, {{"alpha", alpha}}, {slot.tensor()});
         break;
       case Binary::kSub:
-        if (alpha == 1.0) run_op("Sub", aten, {a, b}, {}, {slot.tensor()});
-        else run_op("Axpy", aten, {a, b}, {{"alpha", -alpha}}, {slot.tensor()});
+        if (alpha == 1.0)
+          run_op("Sub", aten, {a, b}, {}, {slot.tensor()});
+        else
+          run_op("Axpy", aten, {a, b}, {{"alpha", -alpha}}, {slot.tensor()});
         break;
       case Binary::kMul: run_op("Mul", aten, {a, b}, {}, {slot.tensor()}); break;
       case Binary::kDiv: run_op("Div", aten, {a, b}, {}, {slot.tensor()}); break;
@@ -178,11 +182,11 @@ void backward(const char* op, const char* aten, const at::Tensor& grad, const at
   slot.finish();
 }
 
-#define NPUSCOPE_FLOAT_UNARY(name, op, aten)                                                        \
-  at::Tensor& name##_out(const at::Tensor& self, at::Tensor& out) {                                  \
-    if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(name##_out, self, out);           \
-    unary(op, aten, self, out);                                                                      \
-    return out;                                                                                      \
+#define NPUSCOPE_FLOAT_UNARY(name, op, aten)                                              \
+  at::Tensor& name##_out(const at::Tensor& self, at::Tensor& out) {                       \
+    if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(name##_out, self, out); \
+    unary(op, aten, self, out);                                                           \
+    return out;                                                                           \
   }
 NPUSCOPE_FLOAT_UNARY(sqrt, "Sqrt", "aten::sqrt")
 NPUSCOPE_FLOAT_UNARY(rsqrt, "Rsqrt", "aten::rsqrt")
@@ -237,8 +241,7 @@ at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& sel
 
 at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
                               at::Tensor& out) {
-  if (!float_dtype(out.scalar_type()))
-    return NPUSCOPE_FALLBACK(gelu_backward_grad_input, grad, self, approximate, out);
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(gelu_backward_grad_input, grad, self, approximate, out);
   backward("GeluGrad", "aten::gelu_backward", grad, self, out, {{"approximate", std::string(approximate)}});
   return out;
 }

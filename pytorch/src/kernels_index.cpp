@@ -16,8 +16,8 @@ at::Tensor& index_select_out(const at::Tensor& self, std::int64_t dim, const at:
   TORCH_CHECK(index.dim() <= 1, kAten, ": index should have 0 or 1 dimension, got ", index.dim());
   if (!to_emulator_dtype(self.scalar_type()) || !index_dtype(index.scalar_type()) || self.dim() == 0)
     return NPUSCOPE_FALLBACK(index_select_out, self, dim, index, out);
-  TORCH_CHECK(index.device() == self.device(), kAten, ": self is on ", self.device(), " and index on ",
-              index.device(), "; move them to one device first");
+  TORCH_CHECK(index.device() == self.device(), kAten, ": self is on ", self.device(), " and index on ", index.device(),
+              "; move them to one device first");
   const std::int64_t axis = c10::maybe_wrap_dim(dim, self.dim());
   std::vector<std::int64_t> shape(self.sizes().begin(), self.sizes().end());
   shape[static_cast<std::size_t>(axis)] = index.numel();
@@ -102,14 +102,16 @@ at::Tensor& tril_out(const at::Tensor& self, std::int64_t diagonal, at::Tensor& 
 at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::Tensor& out) {
   constexpr const char* kAten = "aten::arange";
   const at::ScalarType type = out.scalar_type();
-  if (!(is_float(type) || type == at::kLong || type == at::kInt)) return NPUSCOPE_FALLBACK(arange_start_out, start, end, step, out);
+  if (!(is_float(type) || type == at::kLong || type == at::kInt))
+    return NPUSCOPE_FALLBACK(arange_start_out, start, end, step, out);
   const double s = start.toDouble(), e = end.toDouble(), d = step.toDouble();
   TORCH_CHECK(d != 0, "step must be nonzero");
   TORCH_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
   TORCH_CHECK((d > 0 && e >= s) || (d < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
   const bool integral = type == at::kLong || type == at::kInt;
-  const std::int64_t n = integral ? static_cast<std::int64_t>(std::ceil(static_cast<double>(end.toLong() - start.toLong()) / d))
-                                  : static_cast<std::int64_t>(std::ceil((e - s) / d));
+  const std::int64_t n =
+      integral ? static_cast<std::int64_t>(std::ceil(static_cast<double>(end.toLong() - start.toLong()) / d))
+               : static_cast<std::int64_t>(std::ceil((e - s) / d));
   resize_out(out, {n});
   if (n == 0) return out;
   const at::Tensor first = at::empty({1}, out.options());  // Range's dtype carrier: its value is not read

@@ -115,8 +115,10 @@ std::vector<std::int64_t> reduced_shape(const at::Tensor& self, const std::vecto
   std::vector<std::int64_t> shape;
   for (std::int64_t d = 0; d < self.dim(); ++d) {
     const bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
-    if (!reduced) shape.push_back(self.size(d));
-    else if (keepdim) shape.push_back(1);
+    if (!reduced)
+      shape.push_back(self.size(d));
+    else if (keepdim)
+      shape.push_back(1);
   }
   return shape;
 }
@@ -129,15 +131,15 @@ void reduce(const char* op, const char* aten, const at::Tensor& self, at::Option
   if (self.dim() == 0) {
     copy_into(slot.tensor(), operand(self, out.scalar_type(), aten), aten);
   } else {
-    run_op(op, aten, {operand(self, out.scalar_type(), aten)},
-           {{"axes", axes}, {"keepdims", std::int64_t{keepdim}}}, {slot.tensor()});
+    run_op(op, aten, {operand(self, out.scalar_type(), aten)}, {{"axes", axes}, {"keepdims", std::int64_t{keepdim}}},
+           {slot.tensor()});
   }
   slot.finish();
 }
 
 bool reducible(const at::Tensor& self, const at::Tensor& out) {
-  return self.numel() > 0 && (is_float(out.scalar_type()) || out.scalar_type() == at::kLong ||
-                              out.scalar_type() == at::kInt);
+  return self.numel() > 0 &&
+         (is_float(out.scalar_type()) || out.scalar_type() == at::kLong || out.scalar_type() == at::kInt);
 }
 
 at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -212,8 +214,8 @@ at::Tensor& log_softmax_backward_out(const at::Tensor& grad, const at::Tensor& o
 
 bool nll_native(const at::Tensor& self, const at::Tensor& target) {
   TORCH_CHECK(target.device() == self.device(), "aten::nll_loss: the input is on ", self.device(),
-              " and the target on ", target.device(), "; move the target to the device too (target.to(",
-              self.device(), "))");
+              " and the target on ", target.device(), "; move the target to the device too (target.to(", self.device(),
+              "))");
   return is_float(self.scalar_type()) && self.dim() >= 1 && self.dim() <= 2 && target.scalar_type() == at::kLong;
 }
 
@@ -225,10 +227,12 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_out(const at::Tensor& self
     return NPUSCOPE_FALLBACK(nll_loss_forward_output, self, target, weight, reduction, ignore_index, output,
                              total_weight);
   constexpr const char* kAten = "aten::nll_loss_forward";
-  const at::Tensor w = weight.has_value() && weight->defined() ? operand(*weight, self.scalar_type(), kAten)
-                                                               : at::Tensor();
-  if (reduction == at::Reduction::None && self.dim() == 2) resize_out(output, {self.size(0)});
-  else resize_out(output, {});
+  const at::Tensor w =
+      weight.has_value() && weight->defined() ? operand(*weight, self.scalar_type(), kAten) : at::Tensor();
+  if (reduction == at::Reduction::None && self.dim() == 2)
+    resize_out(output, {self.size(0)});
+  else
+    resize_out(output, {});
   resize_out(total_weight, {});
   OutputSlot out(output, kAten), tw(total_weight, kAten);
   run_op("NLLLoss", kAten, {operand(self, self.scalar_type(), kAten), contiguous(target, kAten), w},

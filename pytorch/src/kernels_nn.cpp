@@ -64,10 +64,12 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
-    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
-    std::int64_t groups, std::array<bool, 3> output_mask) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(const at::Tensor& grad_output,
+                                                                    const at::Tensor& input, const at::Tensor& weight,
+                                                                    at::IntArrayRef stride, at::IntArrayRef padding,
+                                                                    at::IntArrayRef dilation, bool transposed,
+                                                                    at::IntArrayRef output_padding, std::int64_t groups,
+                                                                    std::array<bool, 3> output_mask) {
   constexpr const char* kAten = "aten::convolution_backward";
   check_conv2d(kAten, input, weight, transposed);
   TORCH_CHECK(!transposed, kAten, ": transposed convolutions are not native on the emulated NPU yet");
@@ -98,10 +100,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
 
 // ---- batch norm ---------------------------------------------------------------------------------
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
-    const at::Tensor& input, const c10::optional<at::Tensor>& weight_opt, const c10::optional<at::Tensor>& bias_opt,
-    const c10::optional<at::Tensor>& running_mean_opt, const c10::optional<at::Tensor>& running_var_opt, bool training,
-    double momentum, double eps) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(const at::Tensor& input,
+                                                                 const c10::optional<at::Tensor>& weight_opt,
+                                                                 const c10::optional<at::Tensor>& bias_opt,
+                                                                 const c10::optional<at::Tensor>& running_mean_opt,
+                                                                 const c10::optional<at::Tensor>& running_var_opt,
+                                                                 bool training, double momentum, double eps) {
   constexpr const char* kAten = "aten::native_batch_norm";
   TORCH_CHECK(input.dim() >= 2, kAten, ": expects an input of 2 or more dims [N, C, ...], got ", input.sizes());
   if (!is_float(input.scalar_type()))
@@ -119,8 +123,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
     at::Tensor save_mean = at::empty({c}, input.options().dtype(stat_type));
     at::Tensor save_invstd = at::empty({c}, input.options().dtype(stat_type));
     // The running statistics are updated in place: their memory is both input and output.
-    const bool has_running = running_mean.defined() && running_var.defined() && running_mean.is_contiguous() &&
-                             running_var.is_contiguous();
+    const bool has_running =
+        running_mean.defined() && running_var.defined() && running_mean.is_contiguous() && running_var.is_contiguous();
     const at::Tensor rm_out = has_running ? running_mean : at::empty({c}, input.options().dtype(stat_type));
     const at::Tensor rv_out = has_running ? running_var : at::empty({c}, input.options().dtype(stat_type));
     run_op("BatchNormTraining", kAten,
@@ -148,8 +152,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
     double eps, std::array<bool, 3> output_mask) {
   constexpr const char* kAten = "aten::native_batch_norm_backward";
   if (!is_float(input.scalar_type()))
-    return NPUSCOPE_FALLBACK(native_batch_norm_backward, grad_out, input, weight_opt, running_mean_opt,
-                             running_var_opt, save_mean_opt, save_invstd_opt, train, eps, output_mask);
+    return NPUSCOPE_FALLBACK(native_batch_norm_backward, grad_out, input, weight_opt, running_mean_opt, running_var_opt,
+                             save_mean_opt, save_invstd_opt, train, eps, output_mask);
   const at::ScalarType type = input.scalar_type();
   const std::int64_t c = input.size(1);
   const at::Tensor& weight = value_or_undefined(weight_opt);
@@ -172,14 +176,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
                                                                  c10::SymIntArrayRef normalized_shape,
                                                                  const c10::optional<at::Tensor>& weight_opt,
-                                                                 const c10::optional<at::Tensor>& bias_opt, double eps) {
+                                                                 const c10::optional<at::Tensor>& bias_opt,
+                                                                 double eps) {
   constexpr const char* kAten = "aten::native_layer_norm";
   const auto shape = c10::asIntArrayRefSlow(normalized_shape);
   const std::int64_t axis = input.dim() - static_cast<std::int64_t>(shape.size());
   TORCH_CHECK(axis >= 0 && input.sizes().slice(static_cast<std::size_t>(axis)).equals(shape), kAten,
               ": normalized_shape ", shape, " does not match the trailing dims of the input ", input.sizes());
   if (!is_float(input.scalar_type()))
-    return NPUSCOPE_FALLBACK(native_layer_norm, input, c10::asIntArrayRefSlow(normalized_shape), weight_opt, bias_opt, eps);
+    return NPUSCOPE_FALLBACK(native_layer_norm, input, c10::asIntArrayRefSlow(normalized_shape), weight_opt, bias_opt,
+                             eps);
   const at::ScalarType type = input.scalar_type();
   std::vector<std::int64_t> stat_shape(input.sizes().begin(), input.sizes().end());
   for (std::size_t d = static_cast<std::size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
@@ -203,8 +209,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
     std::array<bool, 3> output_mask) {
   constexpr const char* kAten = "aten::native_layer_norm_backward";
   if (!is_float(input.scalar_type()))
-    return NPUSCOPE_FALLBACK(native_layer_norm_backward, grad_out, input, c10::asIntArrayRefSlow(normalized_shape), mean, rstd, weight_opt,
-                             bias_opt, output_mask);
+    return NPUSCOPE_FALLBACK(native_layer_norm_backward, grad_out, input, c10::asIntArrayRefSlow(normalized_shape),
+                             mean, rstd, weight_opt, bias_opt, output_mask);
   const auto shape = c10::asIntArrayRefSlow(normalized_shape);
   const std::int64_t axis = input.dim() - static_cast<std::int64_t>(shape.size());
   const at::ScalarType type = input.scalar_type();
@@ -213,8 +219,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   at::Tensor dw = at::empty(shape, input.options().dtype(weight.defined() ? weight.scalar_type() : type));
   at::Tensor db = at::empty(shape, input.options().dtype(weight.defined() ? weight.scalar_type() : type));
   run_op("LayerNormGrad", kAten,
-         {operand(grad_out, type, kAten), operand(input, type, kAten), contiguous(mean, kAten),
-          contiguous(rstd, kAten), contiguous(weight, kAten)},
+         {operand(grad_out, type, kAten), operand(input, type, kAten), contiguous(mean, kAten), contiguous(rstd, kAten),
+          contiguous(weight, kAten)},
          {{"axis", axis}}, {dx, dw, db});
   return {output_mask[0] ? dx : at::Tensor(), output_mask[1] && weight.defined() ? dw : at::Tensor(),
           output_mask[2] && bias_opt.has_value() && bias_opt->defined() ? db : at::Tensor()};
@@ -250,8 +256,8 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(const at::Tenso
                                                                  at::Tensor& out, at::Tensor& indices) {
   constexpr const char* kAten = "aten::max_pool2d_with_indices";
   if (!is_float(self.scalar_type()) || (self.dim() != 3 && self.dim() != 4))
-    return NPUSCOPE_FALLBACK(max_pool2d_with_indices_out, self, kernel_size, stride, padding, dilation, ceil_mode,
-                             out, indices);
+    return NPUSCOPE_FALLBACK(max_pool2d_with_indices_out, self, kernel_size, stride, padding, dilation, ceil_mode, out,
+                             indices);
   const PoolArgs p = pool_args(kernel_size, stride, padding, dilation);
   const std::int64_t h = self.size(-2), w = self.size(-1);
   const std::int64_t oh = at::native::pooling_output_shape<std::int64_t>(h, p.kernel[0], p.padding[0], p.stride[0],

@@ -86,21 +86,52 @@ class NativeOpsTest(unittest.TestCase):
     def test_fallback_runs_ops_without_native_kernels_and_counts_them(self):
         x = torch.randn(5, 7)
         d = x.to(DEV)
-        self.assertTrue(torch.allclose(torch.cumsum(d, 1).cpu(), torch.cumsum(x, 1)))
+        self.assertTrue(torch.allclose(torch.lgamma(d).cpu(), torch.lgamma(x)))
         v, i = torch.sort(d, 1)
         self.assertTrue(torch.equal(v.cpu(), torch.sort(x, 1)[0]))
         self.assertEqual(i.device, DEV)
-        d.clamp_(min=0)  # an in-place op through the fallback
-        self.assertTrue(torch.equal(d.cpu(), x.clamp(min=0)))
+        d.frac_()  # an in-place op through the fallback
+        self.assertTrue(torch.equal(d.cpu(), x.frac()))
         ops = npu.fallback_ops()
-        self.assertEqual(ops.get("aten::cumsum"), 1)
+        self.assertEqual(ops.get("aten::lgamma"), 1)
         self.assertIn("aten::sort", ops)
+        self.assertIn("aten::frac", ops)
 
     def test_fallback_computes_float16_in_float32_where_the_cpu_has_no_kernel(self):
         x = torch.randn(6, 5).half()
-        y = torch.cumsum(x.to(DEV), 0)  # 1.13's CPU cumsum has no float16 kernel
-        self.assertEqual(y.dtype, torch.float16)
-        self.assertTrue(torch.equal(y.cpu(), torch.cumsum(x.float(), 0).half()))
+        v, i = torch.topk(x.to(DEV), 2)  # 1.13's CPU topk has no float16 kernel
+        self.assertEqual(v.dtype, torch.float16)
+        ev, ei = torch.topk(x.float(), 2)
+        self.assertTrue(torch.equal(v.cpu(), ev.half()))
+        self.assertTrue(torch.equal(i.cpu(), ei))
+        self.assertEqual(npu.fallback_ops(), {"aten::topk": 1})
+
+    def test_comparisons_selection_and_reductions_are_native(self):
+        torch.manual_seed(0)
+        x, y = torch.randn(4, 6), torch.randn(4, 6)
+        x[0, 0] = y[0, 0]
+        d, e = x.to(DEV), y.to(DEV)
+        checks = [
+            (d == e, x == y), (d != e, x != y), (d < 0.1, x < 0.1), (d <= e, x <= y), (d > e, x > y),
+            (d >= 0, x >= 0), (torch.where(d > 0, d, e), torch.where(x > 0, x, y)), (~(d > 0), ~(x > 0)),
+            ((d > 0) & (e > 0), (x > 0) & (y > 0)), ((d > 0) | (e > 0), (x > 0) | (y > 0)),
+            (torch.maximum(d, e), torch.maximum(x, y)), (torch.minimum(d, e), torch.minimum(x, y)),
+            (d.clamp(-0.5, 0.5), x.clamp(-0.5, 0.5)), (d.max(), x.max()), (d.min(), x.min()),
+            (d.argmax(1), x.argmax(1)), (d.argmin(), x.argmin()), (d.max(1).values, x.max(1).values),
+            (d.max(0, keepdim=True).indices, x.max(0, keepdim=True).indices), (torch.cumsum(d, 1), torch.cumsum(x, 1)),
+            (d ** 2, x ** 2), (d.abs() ** 0.5, x.abs() ** 0.5), (d.abs() ** 1.5, x.abs() ** 1.5),
+            ((d.argmax(1) == e.argmax(1)).float().mean(), (x.argmax(1) == y.argmax(1)).float().mean()),
+        ]
+        for i, (got, want) in enumerate(checks):
+            with self.subTest(case=i):
+                self.assertEqual(got.device, DEV)
+                self.assertEqual(got.dtype, want.dtype)
+                self.assertEqual(got.shape, want.shape)
+                if want.is_floating_point():
+                    self.assertTrue(torch.allclose(got.cpu(), want, rtol=1e-6, atol=1e-6))
+                else:
+                    self.assertTrue(torch.equal(got.cpu(), want))
+        self.assertEqual(npu.fallback_ops(), {})
 
     def test_float16_native_ops(self):
         a, b = torch.randn(16, 32), torch.randn(32, 8)
