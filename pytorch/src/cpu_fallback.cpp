@@ -164,6 +164,8 @@ class Fallback {
     for (const auto& m : moved_) {
       if (m.device.is_contiguous() && !m.written) inputs.push_back(m.device);
       if (!m.written) continue;
+      // An out= argument the CPU kernel resized is resized on the device too (_copy_from_and_resize).
+      if (!m.device.sizes().equals(m.host.sizes())) m.device.resize_(m.host.sizes());
       add_result(m.device, m.host, targets, sources, late);
     }
     const std::size_t n_returns = schema_.returns().size();

@@ -261,9 +261,50 @@ at::Tensor& nll_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
   return grad_input;
 }
 
+// ---- mse_loss -----------------------------------------------------------------------------------
+
+at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, std::int64_t reduction, at::Tensor& out) {
+  constexpr const char* kAten = "aten::mse_loss";
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(mse_loss_out, self, target, reduction, out);
+  TORCH_CHECK(target.device() == self.device(), kAten, ": the input is on ", self.device(), " and the target on ",
+              target.device(), "; move the target to the device too");
+  const auto shape = at::infer_size(self.sizes(), target.sizes());
+  const at::ScalarType type = out.scalar_type();
+  resize_out(out, reduction == at::Reduction::None ? at::IntArrayRef(shape) : at::IntArrayRef{});
+  OutputSlot slot(out, kAten);
+  run_op("MseLoss", kAten, {operand(self.expand(shape), type, kAten), operand(target.expand(shape), type, kAten)},
+         {{"reduction", reduction}}, {slot.tensor()});
+  slot.finish();
+  return out;
+}
+
+at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                  std::int64_t reduction, at::Tensor& grad_input) {
+  constexpr const char* kAten = "aten::mse_loss_backward";
+  if (!is_float(grad_input.scalar_type()) || !self.sizes().equals(target.sizes()))
+    return NPUSCOPE_FALLBACK(mse_loss_backward_grad_input, grad_output, self, target, reduction, grad_input);
+  const at::ScalarType type = grad_input.scalar_type();
+  resize_out(grad_input, self.sizes());
+  const at::Tensor g = reduction == at::Reduction::None ? grad_output.expand(self.sizes()) : grad_output;
+  OutputSlot slot(grad_input, kAten);
+  run_op("MseLossGrad", kAten, {operand(g, type, kAten), operand(self, type, kAten), operand(target, type, kAten)},
+         {{"reduction", reduction}}, {slot.tensor()});
+  slot.finish();
+  return grad_input;
+}
+
+at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                             std::int64_t reduction) {
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  return mse_loss_backward_out(grad_output, self, target, reduction, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mse_loss.out", TORCH_FN(mse_loss_out));
+  m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
+  m.impl("mse_loss_backward.grad_input", TORCH_FN(mse_loss_backward_out));
   m.impl("mm.out", TORCH_FN(mm_out));
   m.impl("addmm.out", TORCH_FN(addmm_out));
   m.impl("bmm.out", TORCH_FN(bmm_out));

@@ -294,9 +294,39 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
   return grad_input;
 }
 
+// ---- adaptive average pooling -------------------------------------------------------------------
+
+at::Tensor adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size_sym) {
+  constexpr const char* kAten = "aten::_adaptive_avg_pool2d";
+  const auto output_size = c10::asIntArrayRefSlow(output_size_sym);
+  if (!is_float(self.scalar_type()) || (self.dim() != 3 && self.dim() != 4) || output_size.size() != 2)
+    return NPUSCOPE_FALLBACK(_adaptive_avg_pool2d, self, output_size);
+  std::vector<std::int64_t> shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.push_back(output_size[0]);
+  shape.push_back(output_size[1]);
+  at::Tensor out = at::empty(shape, self.options());
+  if (out.numel() == 0) return out;
+  run_op("AdaptiveAvgPool2d", kAten, {operand(self, self.scalar_type(), kAten)}, {{"output_size", ints(output_size)}},
+         {out});
+  return out;
+}
+
+at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  constexpr const char* kAten = "aten::_adaptive_avg_pool2d_backward";
+  if (!is_float(self.scalar_type()) || (self.dim() != 3 && self.dim() != 4))
+    return NPUSCOPE_FALLBACK(_adaptive_avg_pool2d_backward, grad_output, self);
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  if (out.numel() == 0) return out;
+  run_op("AdaptiveAvgPool2dGrad", kAten, {operand(grad_output, self.scalar_type(), kAten)},
+         {{"input_size", ints(self.sizes())}}, {out});
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
   m.impl("convolution_overrideable", TORCH_FN(convolution));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
   m.impl("native_batch_norm", TORCH_FN(native_batch_norm));

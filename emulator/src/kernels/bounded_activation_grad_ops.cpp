@@ -1,0 +1,81 @@
+// Gradients of the piecewise-linear activations of mobile networks, each mirroring a PyTorch 1.13
+// CPU aten op (the forward ops are ONNX's Clip, HardSwish and HardSigmoid):
+//   HardtanhGrad     (dy, x; min_val -1, max_val 1) -> dx = x <= min_val || x >= max_val ? 0 : dy
+//                    aten hardtanh_backward (ReLU6's backward: min 0, max 6)
+//   HardswishGrad    (dy, x) -> dx = dy·(x < -3 ? 0 : x < 3 ? x/3 + 1/2 : 1)     aten hardswish_backward
+//   HardsigmoidGrad  (dy, x) -> dx = -3 < x < 3 ? dy/6 : 0                     aten hardsigmoid_backward
+// Inputs broadcast as numpy; the output takes input 0's dtype. NPU: f32 rounded once to the output
+// dtype; CPU golden: f64. Outputs may alias inputs (Note [Aliasing outputs] in fused_util.h).
+#include <string>
+
+#include "fused_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+constexpr char kHardtanhGrad[] = "HardtanhGrad", kHardswishGrad[] = "HardswishGrad",
+               kHardsigmoidGrad[] = "HardsigmoidGrad";
+
+template <const char* Op>
+std::vector<TensorMeta> infer_grad(std::span<const TensorMeta> in, const Attrs&) {
+  const Shape shape = fused::broadcast_inputs(in, Op);
+  for (std::size_t i = 0; i < in.size(); ++i) require_floating(in, static_cast<int>(i), Op);
+  return {{shape, in[0].dtype}};
+}
+
+std::vector<TensorMeta> infer_hardtanh_grad(std::span<const TensorMeta> in, const Attrs& attrs) {
+  if (attrs.get_float("min_val", -1) > attrs.get_float("max_val", 1)) {
+    fail(kHardtanhGrad, "min_val must not exceed max_val");
+  }
+  return infer_grad<kHardtanhGrad>(in, attrs);
+}
+
+KernelCost cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
+  return vector_cost(in, out, 2);
+}
+
+template <class T>
+void hardtanh_grad_kernel(KernelContext& ctx) {
+  const T lo = static_cast<T>(ctx.attrs.get_float("min_val", -1)),
+          hi = static_cast<T>(ctx.attrs.get_float("max_val", 1));
+  fused::map_inputs<2, T>(ctx, [lo, hi](T dy, T x) { return x <= lo || x >= hi ? T(0) : dy; });
+}
+
+template <class T>
+void hardswish_grad_kernel(KernelContext& ctx) {
+  fused::map_inputs<2, T>(ctx, [](T dy, T x) { return x < T(-3) ? T(0) : x < T(3) ? dy * (x / T(3) + T(0.5)) : dy; });
+}
+
+template <class T>
+void hardsigmoid_grad_kernel(KernelContext& ctx) {
+  fused::map_inputs<2, T>(ctx, [](T dy, T x) { return x > T(-3) && x < T(3) ? dy / T(6) : T(0); });
+}
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardtanhGrad,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_hardtanh_grad,
+                              .cost = cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardswishGrad,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_grad<kHardswishGrad>,
+                              .cost = cost});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardsigmoidGrad,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_grad<kHardsigmoidGrad>,
+                              .cost = cost});
+NPUSCOPE_REGISTER_KERNEL(kHardtanhGrad, Backend::kNpu, hardtanh_grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kHardtanhGrad, Backend::kCpu, hardtanh_grad_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kHardswishGrad, Backend::kNpu, hardswish_grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kHardswishGrad, Backend::kCpu, hardswish_grad_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL(kHardsigmoidGrad, Backend::kNpu, hardsigmoid_grad_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kHardsigmoidGrad, Backend::kCpu, hardsigmoid_grad_kernel<double>);
+
+}  // namespace npuscope::emulator::kernels

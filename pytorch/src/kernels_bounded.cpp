@@ -1,0 +1,130 @@
+// Native bounded activations of mobile networks and their backward ops: hardtanh (ReLU6),
+// hardswish, hardsigmoid (ONNX's Clip / HardSwish / HardSigmoid forward, HardtanhGrad /
+// HardswishGrad / HardsigmoidGrad backward), and clamp_min / clamp_max (Clip with one bound).
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include "kernel_support.h"
+
+namespace npuscope::pytorch {
+namespace {
+
+void unary(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& out,
+           const emulator::Attrs& attrs) {
+  resize_out(out, self.sizes());
+  if (out.numel() == 0) return;
+  OutputSlot slot(out, aten);
+  run_op(op, aten, {operand(self, out.scalar_type(), aten)}, attrs, {slot.tensor()});
+  slot.finish();
+}
+
+void backward(const char* op, const char* aten, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& out,
+              const emulator::Attrs& attrs = {}) {
+  resize_out(out, grad.sizes());
+  if (out.numel() == 0) return;
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, aten);
+  run_op(op, aten, {operand(grad, type, aten), operand(self, type, aten)}, attrs, {slot.tensor()});
+  slot.finish();
+}
+
+emulator::Attrs bounds(const at::Scalar& lo, const at::Scalar& hi) {
+  return {{"min", lo.toDouble()}, {"max", hi.toDouble()}};
+}
+
+// ---- hardtanh -----------------------------------------------------------------------------------
+
+at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val,
+                         at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(hardtanh_out, self, min_val, max_val, out);
+  unary("Clip", "aten::hardtanh", self, out, bounds(min_val, max_val));
+  return out;
+}
+at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  return hardtanh_out(self, min_val, max_val, out);
+}
+at::Tensor& hardtanh_(at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
+  return (hardtanh_out)(self, min_val, max_val, self);
+}
+
+at::Tensor& hardtanh_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& min_val,
+                                  const at::Scalar& max_val, at::Tensor& grad_input) {
+  if (!is_float(grad_input.scalar_type()))
+    return NPUSCOPE_FALLBACK(hardtanh_backward_grad_input, grad, self, min_val, max_val, grad_input);
+  backward("HardtanhGrad", "aten::hardtanh_backward", grad, self, grad_input,
+           {{"min_val", min_val.toDouble()}, {"max_val", max_val.toDouble()}});
+  return grad_input;
+}
+at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& min_val,
+                             const at::Scalar& max_val) {
+  at::Tensor out = at::empty(grad.sizes(), grad.options());
+  return hardtanh_backward_out(grad, self, min_val, max_val, out);
+}
+
+// ---- hardswish, hardsigmoid ---------------------------------------------------------------------
+
+at::Tensor& hardswish_out(const at::Tensor& self, at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(hardswish_out, self, out);
+  unary("HardSwish", "aten::hardswish", self, out, {});
+  return out;
+}
+at::Tensor hardswish(const at::Tensor& self) {
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  return hardswish_out(self, out);
+}
+at::Tensor& hardswish_(at::Tensor& self) { return (hardswish_out)(self, self); }  // (): no ADL to at::
+
+at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& self) {
+  if (!is_float(grad.scalar_type())) return NPUSCOPE_FALLBACK(hardswish_backward, grad, self);
+  at::Tensor out = at::empty(grad.sizes(), grad.options());
+  backward("HardswishGrad", "aten::hardswish_backward", grad, self, out);
+  return out;
+}
+
+at::Tensor& hardsigmoid_out(const at::Tensor& self, at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(hardsigmoid_out, self, out);
+  unary("HardSigmoid", "aten::hardsigmoid", self, out, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
+  return out;
+}
+
+at::Tensor& hardsigmoid_backward_out(const at::Tensor& grad, const at::Tensor& self, at::Tensor& grad_input) {
+  if (!is_float(grad_input.scalar_type()))
+    return NPUSCOPE_FALLBACK(hardsigmoid_backward_grad_input, grad, self, grad_input);
+  backward("HardsigmoidGrad", "aten::hardsigmoid_backward", grad, self, grad_input);
+  return grad_input;
+}
+
+// ---- clamp_min, clamp_max -----------------------------------------------------------------------
+
+at::Tensor& clamp_min_out(const at::Tensor& self, const at::Scalar& min, at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(clamp_min_out, self, min, out);
+  unary("Clip", "aten::clamp_min", self, out, {{"min", min.toDouble()}});
+  return out;
+}
+
+at::Tensor& clamp_max_out(const at::Tensor& self, const at::Scalar& max, at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(clamp_max_out, self, max, out);
+  unary("Clip", "aten::clamp_max", self, out, {{"max", max.toDouble()}});
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("hardtanh", TORCH_FN(hardtanh));
+  m.impl("hardtanh.out", TORCH_FN(hardtanh_out));
+  m.impl("hardtanh_", TORCH_FN(hardtanh_));
+  m.impl("hardtanh_backward", TORCH_FN(hardtanh_backward));
+  m.impl("hardtanh_backward.grad_input", TORCH_FN(hardtanh_backward_out));
+  m.impl("hardswish", TORCH_FN(hardswish));
+  m.impl("hardswish.out", TORCH_FN(hardswish_out));
+  m.impl("hardswish_", TORCH_FN(hardswish_));
+  m.impl("hardswish_backward", TORCH_FN(hardswish_backward));
+  m.impl("hardsigmoid.out", TORCH_FN(hardsigmoid_out));
+  m.impl("hardsigmoid_backward.grad_input", TORCH_FN(hardsigmoid_backward_out));
+  m.impl("clamp_min.out", TORCH_FN(clamp_min_out));
+  m.impl("clamp_max.out", TORCH_FN(clamp_max_out));
+}
+
+}  // namespace npuscope::pytorch
