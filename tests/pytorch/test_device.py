@@ -4,7 +4,7 @@ import unittest
 import torch
 
 import npuscope.torch as npu
-from npu_test_util import DEV
+from npu_test_util import DEV, run_python
 
 
 class DeviceTest(unittest.TestCase):
@@ -83,6 +83,26 @@ class DeviceTest(unittest.TestCase):
         s.synchronize()
         self.assertGreater(start.elapsed_time(end), 0.0)  # modelled milliseconds of the matmul
         self.assertTrue(torch.allclose(c.cpu(), a.cpu() @ a.cpu() + 1, rtol=1e-4, atol=1e-4))
+
+    def test_two_devices_train_on_the_second(self):
+        p = run_python(
+            "import torch, npuscope.torch as npu\n"
+            "assert npu.device_count() == 2\n"
+            "d1 = npu.device(1)\n"
+            "m = torch.nn.Linear(4, 3).to(d1)\n"
+            "x = torch.randn(5, 4)\n"
+            "loss = m(x.to(d1)).square().sum(); loss.backward()\n"
+            "ref = torch.nn.Linear(4, 3); ref.load_state_dict({k: v.cpu() for k, v in m.state_dict().items()})\n"
+            "ref(x).square().sum().backward()\n"
+            "assert m.weight.grad.device == d1, m.weight.grad.device\n"
+            "assert torch.allclose(m.weight.grad.cpu(), ref.weight.grad, rtol=1e-5, atol=1e-6)\n"
+            "assert npu.memory_allocated(1) > 0 and npu.memory_allocated(0) == 0\n"
+            "npu.set_device(1)\n"
+            "assert npu.current_device() == 1 and torch.empty(2, device='privateuseone').device == d1\n"
+            "y = torch.ones(3, device='privateuseone:0')\n"
+            "print('OK', (y + y.to(d1).to(y.device)).sum().item(), npu.fallback_ops())\n",
+            env={"NPUSCOPE_NUM_DEVICES": "2"})
+        self.assertIn("OK 6.0 {}", p.stdout)
 
     def test_precision_and_overflow_modes(self):
         self.assertIn(npu.get_precision_mode(), ("force_fp16", "allow_fp32_to_fp16", "allow_mix_precision",
