@@ -102,5 +102,27 @@ class TrainingTest(unittest.TestCase):
         self.assertNotEqual(runs["must_keep_origin_dtype"], runs["force_fp16"])  # f16 did round
 
 
+class HalfPrecisionTrainingTest(unittest.TestCase):
+    """A model in float16 or bfloat16 on the device: every op native (1.13's CPU cannot run most of them
+    in float16, so there is no CPU run to match), losses close to the float32 run's."""
+
+    def test_gpt_in_float16_and_bfloat16(self):
+        torch.manual_seed(0)
+        model = GPT(dropout=0.0)
+        idx, tgt = torch.randint(0, 128, (4, 32)).to(DEV), torch.randint(0, 128, (4, 32)).to(DEV)
+        losses = {}
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            npu.reset_fallback_ops()
+            m = copy.deepcopy(model).to(DEV).to(dtype)
+            losses[dtype] = train(m, torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9), [(idx, tgt)] * 4,
+                                  lambda m, x, y: m(x, y)[1])
+            self.assertEqual(npu.fallback_ops(), {}, dtype)
+            self.assertEqual(next(m.parameters()).dtype, dtype)
+        for dtype, tol in ((torch.float16, 1e-2), (torch.bfloat16, 5e-2)):
+            for a, b in zip(losses[torch.float32], losses[dtype]):
+                self.assertLess(abs(a - b) / a, tol, (dtype, losses))
+        self.assertLess(losses[torch.float16][-1], losses[torch.float16][0])
+
+
 if __name__ == "__main__":
     unittest.main()
