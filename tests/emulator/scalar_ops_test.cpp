@@ -114,6 +114,20 @@ TEST_F(ScalarOpsTest, MaskedFillBroadcastsTheMask) {
   EXPECT_EQ(to_vec(inf)[1], -INFINITY);
 }
 
+// Note [Filling infinities]: an infinity the program writes is moved, not an overflow: saturation
+// mode keeps it and raises no float status; a finite value too large for the dtype still overflows.
+TEST_F(ScalarOpsTest, FillingAnInfinityIsNotAnOverflow) {
+  Runtime::configure(RuntimeOptions{.overflow_mode = OverflowMode::kSaturation});
+  Device& dev = Runtime::get().device(0);
+  const Tensor x = floats({1, 2, 3}, {3}, DType::kF16).to(DeviceRef::npu());
+  const Tensor mask = ints({0, 1, 0}, {3}, DType::kBool).to(DeviceRef::npu());
+  EXPECT_EQ(to_vec(call_op1("MaskedFill", {x, mask}, {{"value", -INFINITY}}))[1], -INFINITY);
+  EXPECT_TRUE(std::isinf(to_vec(call_op1("Fill", {x}, {{"value", INFINITY}}))[0]));
+  EXPECT_FALSE(dev.float_status());
+  EXPECT_EQ(to_vec(call_op1("Fill", {x}, {{"value", 1e6}}))[0], 65504.0);  // saturated
+  EXPECT_TRUE(dev.float_status());
+}
+
 TEST_F(ScalarOpsTest, InPlaceMatchesOutOfPlace) {
   const Tensor x = Tensor::randn({5, 7}, DType::kF32, DeviceRef::cpu(), 1);
   const Tensor y = Tensor::randn({5, 7}, DType::kF32, DeviceRef::cpu(), 2);

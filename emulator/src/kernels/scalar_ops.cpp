@@ -140,6 +140,22 @@ void lerp_kernel(KernelContext& ctx) {
 
 // y = mask ? value : x. Floating: the untouched elements go through store<T> too, which leaves a
 // value of the output dtype unchanged (rounding is idempotent).
+// Note [Filling infinities]
+// masked_fill(mask, -inf) is how every attention layer masks its scores, and fill_(inf) how code
+// initialises a running minimum: the infinity is a value the program writes, not one an arithmetic
+// unit produced. A select or a fill raises no overflow on an NPU (the float status register is set by
+// arithmetic), and saturation mode does not clamp what is only moved. So an explicit infinite or NaN
+// value is stored as it is, and the task is not marked as overflowing; a finite value that does not
+// fit the dtype (1e6 into f16) still is, as any rounding overflow.
+template <class T>
+void store_raw(const TensorView& y, const T* data) {
+  if constexpr (std::is_same_v<T, float>) {
+    store_f32_raw(y, data);
+  } else {
+    store_f64_raw(y, data);
+  }
+}
+
 template <class T>
 void masked_fill_kernel(KernelContext& ctx) {
   const Scalar v = scalar_attr(ctx.attrs, "value", 0);
@@ -150,6 +166,10 @@ void masked_fill_kernel(KernelContext& ctx) {
     std::vector<T> x = load<T>(ctx.inputs[0], ctx);
     const T fill = v.as<T>();
     for (std::size_t j = 0; j < x.size(); ++j) x[j] = mask[j] != 0 ? fill : x[j];
+    if (!std::isfinite(fill)) {
+      store_raw(ctx.outputs[0], x.data());  // See Note [Filling infinities]
+      return;
+    }
     store<T>(ctx.outputs[0], x.data(), ctx);
     return;
   }
@@ -165,6 +185,11 @@ void fill_kernel(KernelContext& ctx) {
   const Scalar v = scalar_attr(ctx.attrs, "value", 0);
   const TensorView& y = ctx.outputs[0];
   if (y.numel == 0) return;
+  if (is_floating(y.dtype) && !std::isfinite(v.as<double>())) {
+    const std::vector<T> r(static_cast<std::size_t>(y.numel), v.as<T>());
+    store_raw(y, r.data());  // See Note [Filling infinities]
+    return;
+  }
   if (y.dtype == DType::kF32 && (ctx.backend == Backend::kCpu || ctx.compute_dtype == DType::kF32)) {
     // zero_() of every gradient each step: the value rounded and checked once, then one fill with
     // no buffer (store<T> of a full vector gives the same bytes and flags).
