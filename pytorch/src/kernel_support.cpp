@@ -24,4 +24,29 @@ MatrixOperand matrix_operand(const at::Tensor& t, at::ScalarType type, const cha
 
 std::vector<std::int64_t> ints(at::IntArrayRef a) { return {a.begin(), a.end()}; }
 
+void unary_op(const char* op, const char* aten_name, const at::Tensor& self, const at::Tensor& out,
+              const emulator::Attrs& attrs) {
+  TORCH_CHECK(self.device() == out.device(), aten_name, ": expected all tensors to be on the same device, but found ",
+              self.device(), " and ", out.device());
+  resize_out(out, self.sizes());
+  if (out.numel() == 0) return;
+  OutputSlot slot(out, aten_name);
+  run_op(op, aten_name, {operand(self, out.scalar_type(), aten_name)}, attrs, {slot.tensor()});
+  slot.finish();
+}
+
+void backward_op(const char* op, const char* aten_name, const at::Tensor& grad, const at::Tensor& saved,
+                 const at::Tensor& grad_input, const emulator::Attrs& attrs) {
+  for (const at::Tensor* t : {&grad, &saved}) {
+    TORCH_CHECK(t->device() == grad_input.device(), aten_name, ": expected all tensors to be on the same device, ",
+                "but found ", t->device(), " and ", grad_input.device());
+  }
+  resize_out(grad_input, grad.sizes());
+  if (grad_input.numel() == 0) return;
+  const at::ScalarType type = grad_input.scalar_type();
+  OutputSlot slot(grad_input, aten_name);
+  run_op(op, aten_name, {operand(grad, type, aten_name), operand(saved, type, aten_name)}, attrs, {slot.tensor()});
+  slot.finish();
+}
+
 }  // namespace npuscope::pytorch

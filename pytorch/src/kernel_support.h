@@ -47,4 +47,13 @@ MatrixOperand matrix_operand(const at::Tensor& t, at::ScalarType type, const cha
 
 std::vector<std::int64_t> ints(at::IntArrayRef a);
 
+// out = op(self) in out's dtype (self cast first), out resized to self's shape: the body of every
+// element-wise unary kernel.
+void unary_op(const char* op, const char* aten_name, const at::Tensor& self, const at::Tensor& out,
+              const emulator::Attrs& attrs = {});
+// grad_input = op(grad, saved) in grad_input's dtype, resized to grad's shape: the body of every
+// element-wise backward kernel (threshold_backward, gelu_backward, hardtanh_backward, ...).
+void backward_op(const char* op, const char* aten_name, const at::Tensor& grad, const at::Tensor& saved,
+                 const at::Tensor& grad_input, const emulator::Attrs& attrs = {});
+
 }  // namespace npuscope::pytorch

@@ -9,25 +9,6 @@
 namespace npuscope::pytorch {
 namespace {
 
-void unary(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& out,
-           const emulator::Attrs& attrs) {
-  resize_out(out, self.sizes());
-  if (out.numel() == 0) return;
-  OutputSlot slot(out, aten);
-  run_op(op, aten, {operand(self, out.scalar_type(), aten)}, attrs, {slot.tensor()});
-  slot.finish();
-}
-
-void backward(const char* op, const char* aten, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& out,
-              const emulator::Attrs& attrs = {}) {
-  resize_out(out, grad.sizes());
-  if (out.numel() == 0) return;
-  const at::ScalarType type = out.scalar_type();
-  OutputSlot slot(out, aten);
-  run_op(op, aten, {operand(grad, type, aten), operand(self, type, aten)}, attrs, {slot.tensor()});
-  slot.finish();
-}
-
 emulator::Attrs bounds(const at::Scalar& lo, const at::Scalar& hi) {
   return {{"min", lo.toDouble()}, {"max", hi.toDouble()}};
 }
@@ -37,7 +18,7 @@ emulator::Attrs bounds(const at::Scalar& lo, const at::Scalar& hi) {
 at::Tensor& hardtanh_out(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val,
                          at::Tensor& out) {
   if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(hardtanh_out, self, min_val, max_val, out);
-  unary("Clip", "aten::hardtanh", self, out, bounds(min_val, max_val));
+  unary_op("Clip", "aten::hardtanh", self, out, bounds(min_val, max_val));
   return out;
 }
 at::Tensor hardtanh(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
@@ -52,8 +33,8 @@ at::Tensor& hardtanh_backward_out(const at::Tensor& grad, const at::Tensor& self
                                   const at::Scalar& max_val, at::Tensor& grad_input) {
   if (!is_float(grad_input.scalar_type()))
     return NPUSCOPE_FALLBACK(hardtanh_backward_grad_input, grad, self, min_val, max_val, grad_input);
-  backward("HardtanhGrad", "aten::hardtanh_backward", grad, self, grad_input,
-           {{"min_val", min_val.toDouble()}, {"max_val", max_val.toDouble()}});
+  backward_op("HardtanhGrad", "aten::hardtanh_backward", grad, self, grad_input,
+              {{"min_val", min_val.toDouble()}, {"max_val", max_val.toDouble()}});
   return grad_input;
 }
 at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& min_val,
@@ -66,7 +47,7 @@ at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self, con
 
 at::Tensor& hardswish_out(const at::Tensor& self, at::Tensor& out) {
   if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(hardswish_out, self, out);
-  unary("HardSwish", "aten::hardswish", self, out, {});
+  unary_op("HardSwish", "aten::hardswish", self, out, {});
   return out;
 }
 at::Tensor hardswish(const at::Tensor& self) {
@@ -78,20 +59,20 @@ at::Tensor& hardswish_(at::Tensor& self) { return (hardswish_out)(self, self); }
 at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& self) {
   if (!is_float(grad.scalar_type())) return NPUSCOPE_FALLBACK(hardswish_backward, grad, self);
   at::Tensor out = at::empty(grad.sizes(), grad.options());
-  backward("HardswishGrad", "aten::hardswish_backward", grad, self, out);
+  backward_op("HardswishGrad", "aten::hardswish_backward", grad, self, out);
   return out;
 }
 
 at::Tensor& hardsigmoid_out(const at::Tensor& self, at::Tensor& out) {
   if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(hardsigmoid_out, self, out);
-  unary("HardSigmoid", "aten::hardsigmoid", self, out, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
+  unary_op("HardSigmoid", "aten::hardsigmoid", self, out, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
   return out;
 }
 
 at::Tensor& hardsigmoid_backward_out(const at::Tensor& grad, const at::Tensor& self, at::Tensor& grad_input) {
   if (!is_float(grad_input.scalar_type()))
     return NPUSCOPE_FALLBACK(hardsigmoid_backward_grad_input, grad, self, grad_input);
-  backward("HardsigmoidGrad", "aten::hardsigmoid_backward", grad, self, grad_input);
+  backward_op("HardsigmoidGrad", "aten::hardsigmoid_backward", grad, self, grad_input);
   return grad_input;
 }
 
@@ -99,13 +80,13 @@ at::Tensor& hardsigmoid_backward_out(const at::Tensor& grad, const at::Tensor& s
 
 at::Tensor& clamp_min_out(const at::Tensor& self, const at::Scalar& min, at::Tensor& out) {
   if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(clamp_min_out, self, min, out);
-  unary("Clip", "aten::clamp_min", self, out, {{"min", min.toDouble()}});
+  unary_op("Clip", "aten::clamp_min", self, out, {{"min", min.toDouble()}});
   return out;
 }
 
 at::Tensor& clamp_max_out(const at::Tensor& self, const at::Scalar& max, at::Tensor& out) {
   if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(clamp_max_out, self, max, out);
-  unary("Clip", "aten::clamp_max", self, out, {{"max", max.toDouble()}});
+  unary_op("Clip", "aten::clamp_max", self, out, {{"max", max.toDouble()}});
   return out;
 }
 

@@ -160,32 +160,10 @@ at::Tensor& masked_fill_tensor(at::Tensor& self, const at::Tensor& mask, const a
 
 // ---- unary --------------------------------------------------------------------------------------
 
-void unary(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& out,
-           const emulator::Attrs& attrs = {}) {
-  check_device(aten, out, {self});
-  resize_out(out, self.sizes());
-  if (out.numel() == 0) return;
-  OutputSlot slot(out, aten);
-  run_op(op, aten, {operand(self, out.scalar_type(), aten)}, attrs, {slot.tensor()});
-  slot.finish();
-}
-
-// A backward op: (grad, saved) -> grad_input, in grad_input's dtype.
-void backward(const char* op, const char* aten, const at::Tensor& grad, const at::Tensor& saved, const at::Tensor& out,
-              const emulator::Attrs& attrs = {}) {
-  check_device(aten, out, {grad, saved});
-  resize_out(out, grad.sizes());
-  if (out.numel() == 0) return;
-  const at::ScalarType type = out.scalar_type();
-  OutputSlot slot(out, aten);
-  run_op(op, aten, {operand(grad, type, aten), operand(saved, type, aten)}, attrs, {slot.tensor()});
-  slot.finish();
-}
-
 #define NPUSCOPE_FLOAT_UNARY(name, op, aten)                                              \
   at::Tensor& name##_out(const at::Tensor& self, at::Tensor& out) {                       \
     if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(name##_out, self, out); \
-    unary(op, aten, self, out);                                                           \
+    unary_op(op, aten, self, out);                                                        \
     return out;                                                                           \
   }
 NPUSCOPE_FLOAT_UNARY(sqrt, "Sqrt", "aten::sqrt")
@@ -202,32 +180,32 @@ NPUSCOPE_FLOAT_UNARY(sign, "Sign", "aten::sign")
 
 at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
   if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(neg_out, self, out);
-  unary("Neg", "aten::neg", self, out);
+  unary_op("Neg", "aten::neg", self, out);
   return out;
 }
 
 at::Tensor& abs_out(const at::Tensor& self, at::Tensor& out) {
   if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(abs_out, self, out);
-  unary("Abs", "aten::abs", self, out);
+  unary_op("Abs", "aten::abs", self, out);
   return out;
 }
 
 at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(gelu_out, self, approximate, out);
-  unary("GeluV2", "aten::gelu", self, out, {{"approximate", std::string(approximate)}});
+  unary_op("GeluV2", "aten::gelu", self, out, {{"approximate", std::string(approximate)}});
   return out;
 }
 
 at::Tensor relu(const at::Tensor& self) {
   if (!arithmetic_dtype(self.scalar_type())) return NPUSCOPE_FALLBACK(relu, self);
   at::Tensor out = at::empty(self.sizes(), self.options());
-  unary("Relu", "aten::relu", self, out);
+  unary_op("Relu", "aten::relu", self, out);
   return out;
 }
 
 at::Tensor& relu_(at::Tensor& self) {
   if (!arithmetic_dtype(self.scalar_type())) return NPUSCOPE_FALLBACK(relu_, self);
-  unary("Relu", "aten::relu_", self, self);
+  unary_op("Relu", "aten::relu_", self, self);
   return self;
 }
 
@@ -235,32 +213,32 @@ at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& sel
                                    at::Tensor& out) {
   if (!arithmetic_dtype(out.scalar_type()))
     return NPUSCOPE_FALLBACK(threshold_backward_grad_input, grad, self, threshold, out);
-  backward("ThresholdGrad", "aten::threshold_backward", grad, self, out, {{"threshold", threshold.toDouble()}});
+  backward_op("ThresholdGrad", "aten::threshold_backward", grad, self, out, {{"threshold", threshold.toDouble()}});
   return out;
 }
 
 at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
                               at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(gelu_backward_grad_input, grad, self, approximate, out);
-  backward("GeluGrad", "aten::gelu_backward", grad, self, out, {{"approximate", std::string(approximate)}});
+  backward_op("GeluGrad", "aten::gelu_backward", grad, self, out, {{"approximate", std::string(approximate)}});
   return out;
 }
 
 at::Tensor& silu_backward_out(const at::Tensor& grad, const at::Tensor& self, at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(silu_backward_grad_input, grad, self, out);
-  backward("SiluGrad", "aten::silu_backward", grad, self, out);
+  backward_op("SiluGrad", "aten::silu_backward", grad, self, out);
   return out;
 }
 
 at::Tensor& sigmoid_backward_out(const at::Tensor& grad, const at::Tensor& output, at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(sigmoid_backward_grad_input, grad, output, out);
-  backward("SigmoidGrad", "aten::sigmoid_backward", grad, output, out);
+  backward_op("SigmoidGrad", "aten::sigmoid_backward", grad, output, out);
   return out;
 }
 
 at::Tensor& tanh_backward_out(const at::Tensor& grad, const at::Tensor& output, at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(tanh_backward_grad_input, grad, output, out);
-  backward("TanhGrad", "aten::tanh_backward", grad, output, out);
+  backward_op("TanhGrad", "aten::tanh_backward", grad, output, out);
   return out;
 }
 

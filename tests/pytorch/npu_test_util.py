@@ -4,11 +4,26 @@ import os
 import subprocess
 import sys
 
+import unittest
+
 import torch
 
 import npuscope.torch as npu
 
 DEV = npu.device()
+
+
+class DeviceTestCase(unittest.TestCase):
+    """Runs each test in must_keep_origin_dtype (float32 computes in float32, as on the CPU) with the
+    fallback counts cleared, and restores the precision mode after."""
+
+    def setUp(self):
+        self.mode = npu.get_precision_mode()
+        npu.set_precision_mode("must_keep_origin_dtype")
+        npu.reset_fallback_ops()
+
+    def tearDown(self):
+        npu.set_precision_mode(self.mode)
 
 
 def relative_error(a, b):

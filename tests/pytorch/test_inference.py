@@ -7,18 +7,10 @@ import torch.nn.functional as F
 import torchvision
 
 import npuscope.torch as npu
-from npu_test_util import DEV
+from npu_test_util import DEV, DeviceTestCase
 
 
-class InferenceTest(unittest.TestCase):
-    def setUp(self):
-        self.mode = npu.get_precision_mode()
-        npu.set_precision_mode("must_keep_origin_dtype")
-        npu.reset_fallback_ops()
-
-    def tearDown(self):
-        npu.set_precision_mode(self.mode)
-
+class InferenceTest(DeviceTestCase):
     def check(self, model, x):
         model.eval()
         dev_model = copy.deepcopy(model).to(DEV)

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 import torchvision
 
 import npuscope.torch as npu
-from npu_test_util import DEV
+from npu_test_util import DEV, DeviceTestCase
 
 
 def no_dropout(model):
@@ -54,14 +54,7 @@ def target_of(kind, out_shape):
     return torch.randn(out_shape)
 
 
-class ModelZooTest(unittest.TestCase):
-    def setUp(self):
-        self.mode = npu.get_precision_mode()
-        npu.set_precision_mode("must_keep_origin_dtype")
-
-    def tearDown(self):
-        npu.set_precision_mode(self.mode)
-
+class ModelZooTest(DeviceTestCase):
     def test_one_training_step_matches_cpu_without_fallback(self):
         for name, make, shape, kind in CASES:
             with self.subTest(model=name):

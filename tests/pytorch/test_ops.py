@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import npuscope.torch as npu
-from npu_test_util import DEV, forward_backward, relative_error
+from npu_test_util import DEV, DeviceTestCase, forward_backward, relative_error
 
 # (name, function, input shapes or tensors): each runs on CPU and on the device.
 CASES = [
@@ -40,15 +40,7 @@ CASES = [
 ]
 
 
-class NativeOpsTest(unittest.TestCase):
-    def setUp(self):
-        self.mode = npu.get_precision_mode()
-        npu.set_precision_mode("must_keep_origin_dtype")
-        npu.reset_fallback_ops()
-
-    def tearDown(self):
-        npu.set_precision_mode(self.mode)
-
+class NativeOpsTest(DeviceTestCase):
     def test_forward_and_backward_match_cpu(self):
         for name, fn, shapes in CASES:
             with self.subTest(op=name):

@@ -18,7 +18,7 @@ import torchvision
 
 import npuscope.torch as npu
 from gpt import GPT
-from npu_test_util import DEV
+from npu_test_util import DEV, DeviceTestCase
 
 
 def train(model, opt, batches, loss_fn):
@@ -32,15 +32,7 @@ def train(model, opt, batches, loss_fn):
     return losses
 
 
-class TrainingTest(unittest.TestCase):
-    def setUp(self):
-        self.mode = npu.get_precision_mode()
-        npu.set_precision_mode("must_keep_origin_dtype")
-        npu.reset_fallback_ops()
-
-    def tearDown(self):
-        npu.set_precision_mode(self.mode)
-
+class TrainingTest(DeviceTestCase):
     def compare(self, model, make_opt, batches, loss_fn, steps):
         dev_model = copy.deepcopy(model).to(DEV)
         start = [p.detach().clone() for p in model.parameters()]
@@ -102,7 +94,7 @@ class TrainingTest(unittest.TestCase):
         self.assertNotEqual(runs["must_keep_origin_dtype"], runs["force_fp16"])  # f16 did round
 
 
-class HalfPrecisionTrainingTest(unittest.TestCase):
+class HalfPrecisionTrainingTest(DeviceTestCase):
     """A model in float16 or bfloat16 on the device: every op native (1.13's CPU cannot run most of them
     in float16, so there is no CPU run to match), losses close to the float32 run's."""
 
