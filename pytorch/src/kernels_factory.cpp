@@ -90,15 +90,26 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 
 at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
 
+// PyTorch's own view kernels, through functions of ours: TORCH_FN needs a constant function pointer,
+// which another library's function is not under UBSan's -fsanitize=function checks.
+at::Tensor view(const at::Tensor& self, at::IntArrayRef size) { return at::native::view(self, size); }
+at::Tensor reshape_alias(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride) {
+  return at::native::_reshape_alias(self, size, stride);
+}
+at::Tensor as_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
+                      c10::optional<std::int64_t> storage_offset) {
+  return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
   m.impl("resize_", TORCH_FN(resize_));
-  m.impl("view", TORCH_FN(at::native::view));
-  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
-  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
+  m.impl("view", TORCH_FN(view));
+  m.impl("_reshape_alias", TORCH_FN(reshape_alias));
+  m.impl("as_strided", TORCH_FN(as_strided));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
