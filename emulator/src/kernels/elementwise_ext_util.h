@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernel_util.h"
+#include "binary_util.h"
 
 namespace npuscope::emulator::kernels::ext {
 

@@ -207,30 +207,6 @@ void unary_kernel(KernelContext& ctx, F f) {
   store<T>(ctx.outputs[0], x.data(), ctx);
 }
 
-// Element-wise binary kernel with numpy broadcasting.
-template <class T, class F>
-void binary_kernel(KernelContext& ctx, F f) {
-  const TensorView& out = ctx.outputs[0];
-  std::vector<T> a = load<T>(ctx.inputs[0], ctx);
-  std::vector<T> b = load<T>(ctx.inputs[1], ctx);
-  std::vector<T> r(static_cast<std::size_t>(out.numel));
-  BroadcastIndex ia(*ctx.inputs[0].shape, *out.shape), ib(*ctx.inputs[1].shape, *out.shape);
-  const std::int64_t n = out.numel;
-  if (ia.identity() && ib.identity()) {
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[i], b[i]);
-  } else if (ia.identity() && ib.scalar()) {
-    const T s = b[0];
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[i], s);
-  } else if (ia.scalar() && ib.identity()) {
-    const T s = a[0];
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(s, b[i]);
-  } else {
-    std::vector<std::int64_t> xa, xb;
-    ia.fill(xa);
-    ib.fill(xb);
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[xa[i]], b[xb[i]]);
-  }
-  store<T>(out, r.data(), ctx);
-}
+// The binary map (binary_kernel) lives in binary_util.h.
 
 }  // namespace npuscope::emulator::kernels
