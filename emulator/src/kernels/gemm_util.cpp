@@ -4,6 +4,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -114,9 +116,22 @@ GemmResult<T>::GemmResult(const TensorView& v) : view_(v) {
   data_ = owned_.get<T>(v.numel);
 }
 
+// The result in the output's own buffer, with nothing to round: store<T> would copy it onto itself
+// after an overflow pass; one scan gives the same flags, and the overflow mode runs only when a
+// value is not finite.
 template <class T>
 void GemmResult<T>::finish(KernelContext& ctx) {
-  store<T>(view_, data_, ctx);
+  const bool npu = ctx.backend == Backend::kNpu;
+  if (data_ != view_.as<T>() || (npu && ctx.compute_dtype != view_.dtype)) {
+    store<T>(view_, data_, ctx);
+    return;
+  }
+  constexpr T kMax = std::numeric_limits<T>::max();
+  bool bad = false;
+  for (std::int64_t i = 0; i < view_.numel; ++i) bad |= !(std::fabs(data_[i]) <= kMax);
+  if (!bad) return;
+  ctx.overflow = true;
+  if (npu) apply_overflow_mode(data_, view_.numel, view_.dtype, ctx);
 }
 
 template class GemmOperand<float>;
