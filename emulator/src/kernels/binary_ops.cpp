@@ -1,9 +1,9 @@
 // Add, Sub, Mul, Div, Pow: element-wise with numpy broadcasting. NPU: computed in f32 and rounded
 // to the output dtype per op; CPU golden: computed in f64. Blocked, one pass over memory, and the
-// output may alias an input: see Note [Blocked binary maps] in binary_util.h.
+// output may alias an input: see Note [Blocked element-wise maps] in elementwise_map.h.
 #include <cmath>
 
-#include "binary_util.h"
+#include "elementwise_map.h"
 
 namespace npuscope::emulator::kernels {
 namespace {

@@ -199,14 +199,6 @@ void store(const TensorView& v, T* src, KernelContext& ctx) {
   if (nonfinite) ctx.overflow = true;
 }
 
-// Element-wise unary kernel over `T` with functor f(T) -> T.
-template <class T, class F>
-void unary_kernel(KernelContext& ctx, F f) {
-  std::vector<T> x = load<T>(ctx.inputs[0], ctx);
-  for (auto& e : x) e = f(e);
-  store<T>(ctx.outputs[0], x.data(), ctx);
-}
-
-// The binary map (binary_kernel) lives in binary_util.h.
+// The element-wise maps (unary_kernel, binary_kernel) live in elementwise_map.h.
 
 }  // namespace npuscope::emulator::kernels

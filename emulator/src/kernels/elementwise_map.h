@@ -1,7 +1,8 @@
-// The element-wise binary map with numpy broadcasting (binary_kernel), shared by Add, Sub, Mul, Div,
-// Pow, the logic and comparison ops and the gradients that take two operands.
+// The element-wise maps: unary_kernel (the activations and math functions) and binary_kernel with
+// numpy broadcasting (Add, Sub, Mul, Div, Pow, the logic and comparison ops, the gradients that take
+// two operands).
 //
-// Note [Blocked binary maps]
+// Note [Blocked element-wise maps]
 // binary_kernel used to load both inputs into vectors of their own (broadcast through an int64 index
 // per element), compute a third vector and store it through store<T> (a rounding pass, an overflow
 // pass and a converting copy): seven passes over memory and three fresh buffers, 158 ms for an Add
@@ -11,7 +12,8 @@
 // output — or, when the NPU computes f32 into f32, written into the output and checked there (the
 // same values and flags as store<float>; see Note [Direct f32 maps] in fused_util.h). Every load, rounding,
 // overflow and conversion step is element-wise, and the flags are only ever raised, so the blocked
-// map gives the same bits and the same flags as the whole-tensor one, on both backends.
+// map gives the same bits and the same flags as the whole-tensor one, on both backends. unary_kernel
+// (a ReLU over every activation) is the same map with one operand.
 //
 // An operand reaches a block in one of three ways:
 //   direct   the input's own memory (its dtype is the compute type T and the NPU leaves it unrounded)
@@ -50,7 +52,7 @@ struct RunBroadcast {
 };
 RunBroadcast run_broadcast(const Shape& input, const Shape& output);
 
-// One input of a blocked map, as the compute type T (float or double). See Note [Blocked binary maps].
+// One input of a blocked map, as the compute type T (float or double). See Note [Blocked element-wise maps].
 template <class T>
 class BlockOperand {
  public:
@@ -157,8 +159,25 @@ class BlockStore {
   bool direct_ = false, saturate_ = false;
 };
 
+// Element-wise unary kernel over T with functor f(T) -> T; output 0 may alias the input. See Note
+// [Blocked element-wise maps].
+template <class T, class F>
+void unary_kernel(KernelContext& ctx, F f) {
+  const TensorView& out = ctx.outputs[0];
+  const BlockOperand<T> a(ctx.inputs[0], out, ctx);
+  BlockStore<T> st(out, ctx);
+  T abuf[kMapBlock], r[kMapBlock];
+  for (std::int64_t i0 = 0; i0 < out.numel; i0 += kMapBlock) {
+    const std::int64_t m = std::min(kMapBlock, out.numel - i0);
+    const T* pa = a.block(i0, m, abuf);
+    T* pr = st.target(i0, r);
+    for (std::int64_t j = 0; j < m; ++j) pr[j] = f(pa[j]);
+    st.put(i0, m, pr);
+  }
+}
+
 // Element-wise binary kernel over T with functor f(T, T) -> T and numpy broadcasting; output 0 may
-// alias an input. See Note [Blocked binary maps].
+// alias an input. See Note [Blocked element-wise maps].
 template <class T, class F>
 void binary_kernel(KernelContext& ctx, F f) {
   const TensorView& out = ctx.outputs[0];

@@ -1,5 +1,5 @@
-// Add, Sub, Mul, Div through the blocked binary map (Note [Blocked binary maps] in
-// emulator/src/kernels/binary_util.h): every way an operand reaches a block (its own memory, a
+// Add, Sub, Mul, Div and the unary ops through the blocked maps (Note [Blocked element-wise maps] in
+// emulator/src/kernels/elementwise_map.h): every way an operand reaches a block (its own memory, a
 // converted copy, a broadcast run, any other broadcast), outputs aliasing an input, f16 and a
 // lowered compute dtype, both overflow modes, and the CPU golden. Sizes are not multiples of the
 // block, and results are compared bit for bit with the op computed element by element here.
@@ -37,7 +37,7 @@ Result run(const char* op, const std::vector<Tensor>& inputs, Backend backend, D
     in.push_back(Tensor::from_bytes(t.cpu().raw_data(), t.shape(), t.dtype()));
     metas.push_back({t.shape(), t.dtype()});
   }
-  const TensorMeta out_meta = registry.schema(op).infer(metas, {})[0];
+  const TensorMeta out_meta = registry.schema(op).infer(metas, Attrs{})[0];
   Tensor out = alias >= 0 ? in[static_cast<std::size_t>(alias)] : Tensor::empty(out_meta.shape, out_meta.dtype);
   std::vector<TensorView> iv, ov{{out.raw_data(), out.dtype(), &out.shape(), out.numel()}};
   for (const Tensor& t : in) iv.push_back({t.raw_data(), t.dtype(), &t.shape(), t.numel()});
@@ -223,5 +223,34 @@ TEST(BinaryOpsTest, IntegerDivisionTruncatesAndDividesByZeroToZero) {
   const auto v = r.out.to_doubles();
   for (std::size_t i = 0; i < v.size(); ++i) {
     ASSERT_EQ(v[i], b[i] == 0 ? 0.0 : static_cast<double>(a[i] / b[i])) << i;
+  }
+}
+
+TEST(UnaryMapTest, InPlaceAcrossBlocksAndF16Saturation) {
+  const Shape s{2100};
+  const auto a = values(2100, -3, 3, 15);
+  const Tensor ta = Tensor::from_floats(a, s, DType::kF32);
+  const Result relu = run("Relu", {ta}, Backend::kNpu, DType::kF32, OverflowMode::kInfNan, 0);
+  const Result exp = run("Exp", {ta}, Backend::kNpu, DType::kF32, OverflowMode::kInfNan);
+  const auto r = relu.out.to_doubles(), e = exp.out.to_doubles();
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    ASSERT_EQ(r[i], a[i] > 0 ? a[i] : 0.0f) << i;
+    ASSERT_EQ(e[i], std::exp(a[i])) << i;
+  }
+  // exp(12) = 162755 is above f16's 65504: inf in inf_nan, 65504 in saturation, in the second block.
+  std::vector<float> h = values(1500, -2, 2, 16);
+  h[1400] = 12.0f;
+  const Tensor th = Tensor::from_floats(h, Shape{1500}, DType::kF16);
+  const Result inf_nan = run("Exp", {th}, Backend::kNpu, DType::kF16, OverflowMode::kInfNan);
+  const Result sat = run("Exp", {th}, Backend::kNpu, DType::kF16, OverflowMode::kSaturation, 0);
+  EXPECT_TRUE(inf_nan.overflow);
+  EXPECT_FALSE(inf_nan.saturated);
+  EXPECT_TRUE(sat.overflow && sat.saturated);
+  const auto hv = th.to_doubles(), vi = inf_nan.out.to_doubles(), vs = sat.out.to_doubles();
+  EXPECT_TRUE(std::isinf(vi[1400]));
+  EXPECT_EQ(vs[1400], 65504.0);
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    if (i == 1400) continue;
+    ASSERT_EQ(vs[i], round_to_half(std::exp(static_cast<float>(hv[i])))) << i;
   }
 }

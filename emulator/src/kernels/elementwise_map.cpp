@@ -1,5 +1,5 @@
-// See Note [Blocked binary maps] in binary_util.h.
-#include "binary_util.h"
+// See Note [Blocked element-wise maps] in elementwise_map.h.
+#include "elementwise_map.h"
 
 namespace npuscope::emulator::kernels {
 
