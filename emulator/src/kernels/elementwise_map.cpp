@@ -8,13 +8,6 @@ TensorView block_view(const TensorView& v, std::int64_t i0, std::int64_t m, Shap
   return {v.data + i0 * static_cast<std::int64_t>(dtype_size(v.dtype)), v.dtype, &shape, m};
 }
 
-bool views_overlap(const TensorView& a, const TensorView& b) {
-  if (a.numel == 0 || b.numel == 0 || a.data == nullptr || b.data == nullptr) return false;
-  const std::byte* a_end = a.data + a.numel * static_cast<std::int64_t>(dtype_size(a.dtype));
-  const std::byte* b_end = b.data + b.numel * static_cast<std::int64_t>(dtype_size(b.dtype));
-  return a.data < b_end && b.data < a_end;
-}
-
 RunBroadcast run_broadcast(const Shape& input, const Shape& output) {
   const std::size_t rank = output.size(), offset = rank - input.size();
   std::int64_t first = -1, last = -1, inner = 1;

@@ -41,8 +41,6 @@ constexpr std::int64_t kMapBlock = 1024;
 
 // The view of elements [i0, i0 + m) of a contiguous view; `shape` holds its 1-D shape.
 TensorView block_view(const TensorView& v, std::int64_t i0, std::int64_t m, Shape& shape);
-// Whether the bytes of `a` and `b` overlap.
-bool views_overlap(const TensorView& a, const TensorView& b);
 
 // Input element of output element i: (i / inner) % mid when the input covers the output dims
 // [d0, d1) and is 1 (or absent) on the others (inner: the product of the dims after d1).
@@ -58,9 +56,7 @@ class BlockOperand {
  public:
   BlockOperand(const TensorView& in, const TensorView& out, const KernelContext& ctx) : in_(in), ctx_(ctx) {
     const bool same_shape = *in.shape == *out.shape;
-    const bool overlap = views_overlap(in, out);
-    const bool in_step = in.data == out.data && dtype_size(in.dtype) == dtype_size(out.dtype);
-    if (same_shape && (!overlap || in_step)) {
+    if (same_shape && in_step(in, out)) {
       constexpr DType kType = std::is_same_v<T, float> ? DType::kF32 : DType::kF64;
       const bool rounded =
           ctx.backend == Backend::kNpu && is_floating(in.dtype) && dtype_size(ctx.compute_dtype) < dtype_size(in.dtype);
@@ -127,7 +123,6 @@ class BlockStore {
     if constexpr (std::is_same_v<T, float>) {
       direct_ = ctx.backend == Backend::kNpu && out.dtype == DType::kF32 && ctx.compute_dtype == DType::kF32;
     }
-    saturate_ = ctx.overflow_mode == OverflowMode::kSaturation;
   }
 
   // Where the results of block i0 go: the output itself when direct (an element is read before it
@@ -141,22 +136,13 @@ class BlockStore {
       store<T>(block_view(out_, i0, m, shape), r, ctx_);
       return;
     }
-    constexpr T kMax = std::numeric_limits<float>::max();
-    bool bad = false;
-    for (std::int64_t j = 0; j < m; ++j) bad |= !(std::fabs(r[j]) <= kMax);
-    if (bad) [[unlikely]] {
-      ctx_.overflow = true;
-      if (saturate_) {
-        ctx_.saturated = true;
-        for (std::int64_t j = 0; j < m; ++j) r[j] = r[j] != r[j] ? T(0) : std::clamp(r[j], -kMax, kMax);
-      }
-    }
+    finish_in_place(r, m, ctx_);
   }
 
  private:
   const TensorView& out_;
   KernelContext& ctx_;
-  bool direct_ = false, saturate_ = false;
+  bool direct_ = false;
 };
 
 // Element-wise unary kernel over T with functor f(T) -> T; output 0 may alias the input. See Note

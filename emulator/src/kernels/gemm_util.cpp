@@ -4,8 +4,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -117,8 +115,7 @@ GemmResult<T>::GemmResult(const TensorView& v) : view_(v) {
 }
 
 // The result in the output's own buffer, with nothing to round: store<T> would copy it onto itself
-// after an overflow pass; one scan gives the same flags, and the overflow mode runs only when a
-// value is not finite.
+// after an overflow pass; finish_in_place gives the same values and flags in one scan.
 template <class T>
 void GemmResult<T>::finish(KernelContext& ctx) {
   const bool npu = ctx.backend == Backend::kNpu;
@@ -126,12 +123,7 @@ void GemmResult<T>::finish(KernelContext& ctx) {
     store<T>(view_, data_, ctx);
     return;
   }
-  constexpr T kMax = std::numeric_limits<T>::max();
-  bool bad = false;
-  for (std::int64_t i = 0; i < view_.numel; ++i) bad |= !(std::fabs(data_[i]) <= kMax);
-  if (!bad) return;
-  ctx.overflow = true;
-  if (npu) apply_overflow_mode(data_, view_.numel, view_.dtype, ctx);
+  finish_in_place(data_, view_.numel, ctx);
 }
 
 template class GemmOperand<float>;

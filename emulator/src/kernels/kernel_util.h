@@ -171,6 +171,17 @@ std::vector<T> load(const TensorView& v, const KernelContext& ctx) {
 void apply_overflow_mode(float* data, std::int64_t n, DType dtype, KernelContext& ctx);
 void apply_overflow_mode(double* data, std::int64_t n, DType dtype, KernelContext& ctx);
 
+// Results a kernel wrote straight into the output's own f32 (float) or f64 (double) memory, where
+// store<T> would round nothing (the CPU, or the NPU computing in the output's dtype): the flags and
+// overflow mode store<T> would apply, in one scan (the overflow mode runs only on a non-finite value).
+void finish_in_place(float* data, std::int64_t n, KernelContext& ctx);
+void finish_in_place(double* data, std::int64_t n, KernelContext& ctx);
+// Whether the bytes of `a` and `b` overlap.
+bool views_overlap(const TensorView& a, const TensorView& b);
+// Whether a kernel may read `in` in place while writing `out` element by element in step with it:
+// they are disjoint, or the same memory with the same element size.
+bool in_step(const TensorView& in, const TensorView& out);
+
 // NPU f16/bf16 output computed in its own dtype: one bulk conversion, then the overflow mode applied
 // to the result bits. Same bits and flags as rounding, clamping and converting in three passes: a
 // value is non-finite after conversion exactly when its rounded value is.
