@@ -90,7 +90,11 @@ void col2im(const T* col, const ConvGeom& g, T* x, std::int64_t ld) {
           if (ih < 0 || ih >= g.h) continue;
           T* dst = plane + ih * g.w + woff;
           const T* src = row + oh * g.ow;
-          for (std::int64_t j = lo; j < hi; ++j) dst[j * g.sw] += src[j];
+          if (g.sw == 1) {
+            for (std::int64_t j = lo; j < hi; ++j) dst[j] += src[j];  // vectorises
+          } else {
+            for (std::int64_t j = lo; j < hi; ++j) dst[j * g.sw] += src[j];
+          }
         }
       }
     }
