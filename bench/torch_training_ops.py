@@ -1,4 +1,4 @@
-"""PyTorch's CPU kernels on the shapes of bench/training_ops_bench.cpp (ConvLayer, BinaryOp,
+"""PyTorch's CPU kernels on the shapes of bench/training_ops_bench.cpp (ConvLayer, BinaryOp, AddHalf,
 ReduceSumBias, BatchNorm), with 2 threads: the yardstick for the emulator's training kernels.
 
 Run: /usr/bin/python3 bench/torch_training_ops.py  (prints one line per case, median ms)
@@ -46,6 +46,9 @@ def other_cases():
     for i, op in ((0, torch.add), (2, torch.mul)):
         yield f"BinaryOp/{i}/1", lambda op=op: op(p, scalar)
         yield f"BinaryOp/{i}/2", lambda op=op: op(p, row)
+    for i, t in enumerate((torch.float16, torch.bfloat16)):
+        ph, gh = p.to(t), same.to(t)
+        yield f"AddHalf/{i}", lambda ph=ph, gh=gh: torch.add(ph, gh)
     dy = torch.rand(8, 64, 56, 56) * 2 - 1
     x = torch.rand(8, 64, 56, 56) * 2 - 1
     w, b = torch.rand(64) + 0.5, torch.rand(64) * 2 - 1

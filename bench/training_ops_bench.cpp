@@ -10,6 +10,7 @@
 //                          op 0 Conv2d, 1 Conv2DBackpropInput, 2 Conv2DBackpropFilter
 //   BinaryOp/op/b          Add, Sub, Mul, Div (op 0..3) over [11689, 1000] f32 with b = 0 an operand
 //                          of the same shape, 1 a [1] scalar, 2 a [1000] row
+//   AddHalf/t              Add over [11689, 1000] f16 (t = 0) or bf16 (t = 1), same shapes
 //   ReduceSumBias          a bias gradient: dy [8, 64, 56, 56] summed over (0, 2, 3)
 //   BatchNorm/g            BatchNormTraining (g = 0) / BatchNormTrainingGrad (g = 1), [8, 64, 56, 56]
 // bench/torch_training_ops.py times PyTorch's CPU kernels on the same shapes.
@@ -174,6 +175,23 @@ void BinaryOp(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kRows * kCols * 4 * 3);
 }
 
+// Add over [11689, 1000] f16 (range 0 = 0) or bf16 (1), same shapes, computed in that dtype.
+void AddHalf(benchmark::State& state) {
+  constexpr std::int64_t kRows = 11'689, kCols = 1000;
+  Runtime::configure({});
+  const DType t = state.range(0) == 0 ? DType::kF16 : DType::kBF16;
+  const Tensor p = Tensor::uniform({kRows, kCols}, t, DeviceRef::npu(), 1, -1, 1);
+  const Tensor g = Tensor::uniform({kRows, kCols}, t, DeviceRef::npu(), 2, -1, 1);
+  Device& device = Runtime::get().device();
+  state.SetLabel(state.range(0) == 0 ? "f16" : "bf16");
+  for (auto _ : state) {
+    Tensor y = call_op1("Add", {p, g});
+    device.synchronize();
+    benchmark::DoNotOptimize(y);
+  }
+  state.SetBytesProcessed(state.iterations() * kRows * kCols * 2 * 3);
+}
+
 // The bias gradient: ReduceSum of dy [8, 64, 56, 56] over (0, 2, 3).
 void ReduceSumBias(benchmark::State& state) {
   Runtime::configure({});
@@ -241,6 +259,7 @@ BENCHMARK(BinaryOp)
     ->ArgsProduct({{0, 2}, {1, 2}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(AddHalf)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(ReduceSumBias)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BatchNorm)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(MemcpyFloor)->UseRealTime()->Unit(benchmark::kMillisecond);
