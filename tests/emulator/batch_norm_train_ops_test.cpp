@@ -1,7 +1,12 @@
 // BatchNormTraining / BatchNormTrainingGrad vs PyTorch's native_batch_norm(training=True) and
-// native_batch_norm_backward (train and eval), NPU vs CPU, running stats updated in place, errors.
+// native_batch_norm_backward (train and eval), NPU vs CPU, running stats updated in place, the NPU's
+// in-place reads and writes of x, y, dy and dx (Note [Batch norm in place]) with both overflow modes,
+// errors.
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "emulator/alias_test_util.h"
 #include "emulator/train_op_test_util.h"
 
 using namespace npuscope::emulator;
@@ -73,6 +78,44 @@ TEST_F(BatchNormTrainTest, RunningStatsUpdatedInPlace) {
   run_cpu_kernel("BatchNormTraining", inputs, outputs, kTrainAttrs);
   EXPECT_TRUE(all_close(to_vec(inputs[3]), {0.6762179501354695, 1.0102483443915844, 0.8467977863736451}, 1e-6, 1e-7));
   EXPECT_TRUE(all_close(to_vec(inputs[4]), {1.722776957773116, 1.2233649984586994, 1.4057827940807397}, 1e-6, 1e-7));
+}
+
+TEST_F(BatchNormTrainTest, NpuOutputMayBeTheMemoryOfXOrDy) {
+  // [3, 5, 9, 9]: planes of 81 values, more than one lane block each.
+  const Tensor x = seq({3, 5, 9, 9}, 0.4, DType::kF32, 3.0), dy = seq({3, 5, 9, 9}, 1.9);
+  const Tensor w = seq({5}, 0.5), b = seq({5}, 0.9), rm = seq({5}, 1.1), rv = floats({1, 2, 3, 4, 5}, {5});
+  const auto fresh = call_op("BatchNormTraining", on_npu({x, w, b, rm, rv}), kTrainAttrs);
+  const Tensor y = run_in_place("BatchNormTraining", {x, w, b, rm, rv}, kTrainAttrs, Backend::kNpu, 0);
+  EXPECT_EQ(bytes_of(y), bytes_of(fresh[0]));
+  const std::vector<Tensor> grad_in{dy, x, w, fresh[1].cpu(), fresh[2].cpu()};
+  const auto grad = call_op("BatchNormTrainingGrad", on_npu(grad_in), {{"epsilon", 1e-3}});
+  EXPECT_EQ(bytes_of(run_in_place("BatchNormTrainingGrad", grad_in, {{"epsilon", 1e-3}}, Backend::kNpu, 0)),
+            bytes_of(grad[0]));
+  EXPECT_EQ(bytes_of(run_in_place("BatchNormTrainingGrad", grad_in, {{"epsilon", 1e-3}}, Backend::kNpu, 1)),
+            bytes_of(grad[0]));
+}
+
+TEST_F(BatchNormTrainTest, NpuOverflowFlagsAndSaturation) {
+  // A weight of 3e38 takes the normalised values above 1 past the f32 maximum.
+  const Tensor x = seq({2, 3, 4, 4}, 0.2, DType::kF32, 2.0);
+  const Tensor w = floats({3e38f, 1, 1}, {3}), b = floats({0, 0, 0}, {3});
+  const std::vector<Tensor> in{x, w, b, Tensor(), Tensor()};
+  for (OverflowMode mode : {OverflowMode::kInfNan, OverflowMode::kSaturation}) {
+    Runtime::configure(RuntimeOptions{.overflow_mode = mode});
+    Device& dev = Runtime::get().device();
+    dev.clear_float_status();
+    const auto cpu = to_vec(call_op("BatchNormTraining", in, kTrainAttrs)[0]);
+    const auto npu = to_vec(call_op("BatchNormTraining", on_npu(in), kTrainAttrs)[0]);
+    const bool saturate = mode == OverflowMode::kSaturation;
+    EXPECT_EQ(dev.float_status(), saturate);
+    int clamped = 0;
+    for (std::size_t i = 0; i < npu.size(); ++i) {
+      if (!std::isinf(cpu[i])) continue;
+      ++clamped;
+      EXPECT_EQ(npu[i], saturate ? std::copysign(std::numeric_limits<float>::max(), cpu[i]) : cpu[i]) << i;
+    }
+    EXPECT_GT(clamped, 0);
+  }
 }
 
 TEST_F(BatchNormTrainTest, BackwardMatchesPytorch) {

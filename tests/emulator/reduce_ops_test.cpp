@@ -131,6 +131,29 @@ TEST_F(ReduceOpsTest, LaneAccumulationStaysCloseToF64) {
   EXPECT_TRUE(all_close(to_vec(ops::reduce_mean(on_npu({x})[0], {}, false)), {exact / 1e5}, 5e-6, 0));
 }
 
+TEST_F(ReduceOpsTest, NpuChannelSumsEqualTheLaneSumsOfEachChannelsValues) {
+  // Over (0, 2, 3) the NPU reads the planes in place (Note [Channel sums in place]); its sums must be
+  // those of the same values laid out as one row per channel, bit for bit. 7x7 planes start at every
+  // lane offset.
+  const std::int64_t n = 5, c = 6, hw = 49;
+  const Tensor x = Tensor::randn({n, c, 7, 7}, DType::kF32, DeviceRef::cpu(), 31);
+  const auto v = to_vec(x);
+  std::vector<float> rows(v.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t ch = 0; ch < c; ++ch)
+      for (std::int64_t k = 0; k < hw; ++k)
+        rows[static_cast<std::size_t>((ch * n + i) * hw + k)] =
+            static_cast<float>(v[static_cast<std::size_t>((i * c + ch) * hw + k)]);
+  const Tensor xn = on_npu({x})[0], rn = on_npu({floats(rows, {c, n * hw})})[0];
+  for (Kind k : {Kind::kSum, Kind::kMean}) {
+    const Tensor planes = reduce(k, xn, {0, 2, 3}, false), kept = reduce(k, xn, {0, 2, 3}, true);
+    EXPECT_EQ(planes.shape(), (Shape{c}));
+    EXPECT_EQ(kept.shape(), (Shape{1, c, 1, 1}));
+    EXPECT_EQ(to_vec(planes), to_vec(reduce(k, rn, {1}, false))) << static_cast<int>(k);
+    EXPECT_EQ(to_vec(kept), to_vec(planes));
+  }
+}
+
 TEST_F(ReduceOpsTest, MixPrecisionKeepsSumInF32ButLowersMax) {
   Runtime::configure({.precision_mode = PrecisionMode::kAllowMixPrecision});
   const Tensor x = floats({1.0001f, 2.0f}, {2});

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel_util.h"
+#include "elementwise_map.h"
 #include "npu_approx.h"
 
 namespace npuscope::emulator::kernels {

@@ -6,8 +6,9 @@
 //   BatchNormTrainingGrad (dy, x, weight?, mean [C], invstd_or_var [C]; training 1, epsilon 1e-5)
 //                          -> (dx, dweight [C], dbias [C])
 // NPU: channel sums accumulated in f32 over 8 lanes of 8 lanes (images, then the plane); CPU golden:
-// the same in f64. Every input is loaded before any output is stored, so the running statistics may
-// be updated in place (outputs 3/4 the same memory as inputs 3/4).
+// the same in f64. Every per-channel input is loaded before any output is stored, so the running
+// statistics may be updated in place (outputs 3/4 the same memory as inputs 3/4); x and dy are read
+// in place on the NPU (Note [Batch norm in place]).
 //
 // Note [Batch norm statistics]
 // Per channel, over the M = N · H · W values: mean, var_sum = Σ(x − mean)²; the normalisation uses
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernel_util.h"
 
@@ -110,20 +112,59 @@ T channel_sum(const ChannelLayout& l, std::int64_t ch, const T* data, F f) {
   });
 }
 
+// Note [Batch norm in place]
+// On the NPU in f32 with f32 tensors, x (and dy) are read where they are and y (dx) written straight
+// into output 0, channel by channel, each channel's sums taken before it is written (so an output
+// that is an input's memory stays right); finish_in_place then applies the overflow flags and mode.
+// The same values and flags as loading copies and storing through store<float>, two passes fewer.
+
+// The tensors a kernel reads in place as T and the one it writes (see Note [Batch norm in place]),
+// or copies of them when the NPU must convert or round.
+template <class T>
+struct ChannelData {
+  std::vector<T> owned_a, owned_b;
+  const T *a = nullptr, *b = nullptr;  // inputs
+  T* out = nullptr;
+  bool direct = false;
+
+  ChannelData(const TensorView& va, const TensorView* vb, const TensorView& vout, const KernelContext& ctx) {
+    if constexpr (std::is_same_v<T, float>) {
+      direct = ctx.backend == Backend::kNpu && ctx.compute_dtype == DType::kF32 && vout.dtype == DType::kF32 &&
+               va.dtype == DType::kF32 && in_step(va, vout) &&
+               (vb == nullptr || (vb->dtype == DType::kF32 && in_step(*vb, vout)));
+    }
+    if (direct) {
+      a = va.as<const T>();
+      b = vb != nullptr ? vb->as<const T>() : nullptr;
+      out = vout.as<T>();
+      return;
+    }
+    owned_a = load<T>(va, ctx);
+    if (vb != nullptr) owned_b = load<T>(*vb, ctx);
+    a = out = owned_a.data();
+    b = owned_b.data();
+  }
+
+  void finish(const TensorView& vout, KernelContext& ctx) {
+    direct ? finish_in_place(out, vout.numel, ctx) : store<T>(vout, out, ctx);
+  }
+};
+
 template <class T>
 void train_kernel(KernelContext& ctx) {
   const ChannelLayout l(ctx.inputs[0]);
   const T momentum = static_cast<T>(ctx.attrs.get_float("momentum", 0.1));
   const T eps = static_cast<T>(ctx.attrs.get_float("epsilon", 1e-5));
-  std::vector<T> x = load<T>(ctx.inputs[0], ctx);
+  ChannelData<T> data(ctx.inputs[0], nullptr, ctx.outputs[0], ctx);
+  const T* x = data.a;
   const std::vector<T> w = load_optional<T>(ctx.inputs, 1, ctx), b = load_optional<T>(ctx.inputs, 2, ctx);
   const std::vector<T> rm = load_optional<T>(ctx.inputs, 3, ctx), rv = load_optional<T>(ctx.inputs, 4, ctx);
   const auto cs = static_cast<std::size_t>(l.c);
   std::vector<T> mean(cs), invstd(cs), run_mean(cs), run_var(cs);
   const T m = static_cast<T>(l.count());
   for (std::int64_t ch = 0; ch < l.c; ++ch) {
-    const T mu = channel_sum<T>(l, ch, x.data(), [](T v) { return v; }) / m;
-    const T var_sum = channel_sum<T>(l, ch, x.data(), [mu](T v) { return (v - mu) * (v - mu); });
+    const T mu = channel_sum<T>(l, ch, x, [](T v) { return v; }) / m;
+    const T var_sum = channel_sum<T>(l, ch, x, [mu](T v) { return (v - mu) * (v - mu); });
     const T var = var_sum / m;
     const T inv = var == T(0) && eps == T(0) ? T(0) : T(1) / std::sqrt(var + eps);
     const T unbiased = var_sum / (m - T(1));
@@ -134,11 +175,13 @@ void train_kernel(KernelContext& ctx) {
     const T alpha = inv * (w.empty() ? T(1) : w[ch]);
     const T beta = (b.empty() ? T(0) : b[ch]) - mu * alpha;
     for (std::int64_t i = 0; i < l.n; ++i) {
-      T* p = x.data() + (i * l.c + ch) * l.plane;
-      for (std::int64_t j = 0; j < l.plane; ++j) p[j] = p[j] * alpha + beta;
+      const std::int64_t off = (i * l.c + ch) * l.plane;
+      const T* p = x + off;
+      T* y = data.out + off;
+      for (std::int64_t j = 0; j < l.plane; ++j) y[j] = p[j] * alpha + beta;
     }
   }
-  store<T>(ctx.outputs[0], x.data(), ctx);
+  data.finish(ctx.outputs[0], ctx);
   store<T>(ctx.outputs[1], mean.data(), ctx);
   store<T>(ctx.outputs[2], invstd.data(), ctx);
   store<T>(ctx.outputs[3], run_mean.data(), ctx);
@@ -150,8 +193,9 @@ void grad_kernel(KernelContext& ctx) {
   const ChannelLayout l(ctx.inputs[1]);
   const bool training = ctx.attrs.get_int("training", 1) != 0;
   const T eps = static_cast<T>(ctx.attrs.get_float("epsilon", 1e-5));
-  std::vector<T> dy = load<T>(ctx.inputs[0], ctx);
-  const std::vector<T> x = load<T>(ctx.inputs[1], ctx), w = load_optional<T>(ctx.inputs, 2, ctx);
+  ChannelData<T> data(ctx.inputs[0], &ctx.inputs[1], ctx.outputs[0], ctx);
+  const T *dy = data.a, *x = data.b;
+  const std::vector<T> w = load_optional<T>(ctx.inputs, 2, ctx);
   const std::vector<T> mean = load<T>(ctx.inputs[3], ctx), sv = load<T>(ctx.inputs[4], ctx);
   const auto cs = static_cast<std::size_t>(l.c);
   std::vector<T> dweight(cs), dbias(cs);
@@ -160,12 +204,12 @@ void grad_kernel(KernelContext& ctx) {
     const T mu = mean[ch];
     const T inv = training ? sv[ch] : T(1) / std::sqrt(sv[ch] + eps);
     const T sum = lane_sum<T>(l.n, [&](std::int64_t i) {
-      const T* g = dy.data() + (i * l.c + ch) * l.plane;
+      const T* g = dy + (i * l.c + ch) * l.plane;
       return lane_sum<T>(l.plane, [g](std::int64_t j) { return g[j]; });
     });
     const T dotp = lane_sum<T>(l.n, [&](std::int64_t i) {
       const std::int64_t off = (i * l.c + ch) * l.plane;
-      const T *g = dy.data() + off, *p = x.data() + off;
+      const T *g = dy + off, *p = x + off;
       return lane_sum<T>(l.plane, [g, p, mu](std::int64_t j) { return (p[j] - mu) * g[j]; });
     });
     dweight[ch] = dotp * inv;
@@ -174,16 +218,16 @@ void grad_kernel(KernelContext& ctx) {
     const T k = training ? dotp * inv * inv / m : T(0), grad_mean = training ? sum / m : T(0);
     for (std::int64_t i = 0; i < l.n; ++i) {
       const std::int64_t off = (i * l.c + ch) * l.plane;
-      T* g = dy.data() + off;
-      const T* p = x.data() + off;
+      const T *g = dy + off, *p = x + off;
+      T* dx = data.out + off;
       if (training) {
-        for (std::int64_t j = 0; j < l.plane; ++j) g[j] = (g[j] - grad_mean - (p[j] - mu) * k) * scale;
+        for (std::int64_t j = 0; j < l.plane; ++j) dx[j] = (g[j] - grad_mean - (p[j] - mu) * k) * scale;
       } else {
-        for (std::int64_t j = 0; j < l.plane; ++j) g[j] *= scale;
+        for (std::int64_t j = 0; j < l.plane; ++j) dx[j] = g[j] * scale;
       }
     }
   }
-  store<T>(ctx.outputs[0], dy.data(), ctx);
+  data.finish(ctx.outputs[0], ctx);
   store<T>(ctx.outputs[1], dweight.data(), ctx);
   store<T>(ctx.outputs[2], dbias.data(), ctx);
 }

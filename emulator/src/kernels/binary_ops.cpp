@@ -1,8 +1,9 @@
 // Add, Sub, Mul, Div, Pow: element-wise with numpy broadcasting. NPU: computed in f32 and rounded
-// to the output dtype per op; CPU golden: computed in f64.
+// to the output dtype per op; CPU golden: computed in f64. Blocked, one pass over memory, and the
+// output may alias an input: see Note [Blocked element-wise maps] in elementwise_map.h.
 #include <cmath>
 
-#include "kernel_util.h"
+#include "elementwise_map.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -27,9 +28,8 @@ KernelCost cost_pow(std::span<const TensorMeta> in, std::span<const TensorMeta> 
 
 // Integer division truncates (ONNX / C semantics); floats divide.
 template <class T>
-T divide(T a, T b, bool integer) {
-  if (integer) return b == 0 ? T(0) : std::trunc(a / b);
-  return a / b;
+T divide_integer(T a, T b) {
+  return b == 0 ? T(0) : std::trunc(a / b);
 }
 
 template <class T>
@@ -46,8 +46,12 @@ void mul_kernel(KernelContext& c) {
 }
 template <class T>
 void div_kernel(KernelContext& c) {
-  const bool integer = !is_floating(c.outputs[0].dtype);
-  binary_kernel<T>(c, [integer](T a, T b) { return divide(a, b, integer); });
+  // Two maps, so that the float one has no branch in its loop.
+  if (!is_floating(c.outputs[0].dtype)) {
+    binary_kernel<T>(c, [](T a, T b) { return divide_integer(a, b); });
+  } else {
+    binary_kernel<T>(c, [](T a, T b) { return a / b; });
+  }
 }
 template <class T>
 void pow_kernel(KernelContext& c) {

@@ -7,8 +7,10 @@
 // Note [Conv backward as GEMM]
 // Per (image, group), with col = im2col(x_g) [C/group · kH · kW, Ho · Wo]:
 //   dx_g = col2im(W_gᵀ · dy_g)      (one GEMM, then the adjoint of im2col adds the taps back)
-//   dW_g += dy_g · colᵀ             (one GEMM per image, accumulating over the batch in f32/f64)
+//   dW_g += dy_g · colᵀ             (accumulating over the batch in f32/f64)
 // A 1x1 convolution with unit strides and no padding has col = x_g, so both skip the transform.
+// The GEMMs take several images at once, their columns side by side: see Note [Batched convolution
+// GEMMs] in conv_util.h.
 #include <string>
 
 #include "conv_util.h"
@@ -75,27 +77,58 @@ std::vector<TensorMeta> metas(const KernelContext& ctx) {
   return {{*ctx.inputs[0].shape, ctx.inputs[0].dtype}, {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
 }
 
+// dx for images [i0, i0 + nb) and group gi: dy gathered to [Cout/group, nb · Ho · Wo] (in place for
+// one image), one GEMM, then col2im per image (Note [Batched convolution GEMMs] in conv_util.h).
+template <class T>
+void input_grad_images(const ConvGeom& g, const T* dy, const T* w, T* dx, std::int64_t i0, std::int64_t nb,
+                       std::int64_t gi, T* col, T* dyb) {
+  const std::int64_t hw = g.hw(), ld = nb * hw, plane = g.h * g.w;
+  const T* dyg = dy + (i0 * g.cout + gi * g.cout_g()) * hw;
+  T* dxg = dx + (i0 * g.c + gi * g.cin_g()) * plane;
+  if (nb > 1) gather_planes(dyg, g.cout * hw, g.cout_g(), hw, nb, dyb);
+  T* out = g.direct() && nb == 1 ? dxg : col;
+  gemm(true, false, g.kdim(), ld, g.cout_g(), T(1), w + gi * g.cout_g() * g.kdim(), g.kdim(), nb == 1 ? dyg : dyb, ld,
+       T(0), out, ld);
+  if (g.direct()) {
+    if (nb > 1) scatter_planes(col, g.c * plane, g.cin_g(), plane, nb, dxg);
+    return;
+  }
+  for (std::int64_t i = 0; i < nb; ++i) col2im(col + i * hw, g, dxg + i * g.c * plane, ld);
+}
+
 // dx (Note [Conv backward as GEMM]).
 template <class T>
 void input_grad_kernel(KernelContext& ctx) {
   const ConvGeom g = backward_geom<true>(metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
   GemmOperand<T> dy(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
   GemmResult<T> dx(ctx.outputs[0]);
-  const bool direct = g.direct();
-  ScratchBlock col_block;
-  T* col = direct ? nullptr : col_block.get<T>(g.kdim() * g.hw());
-  if (!direct) std::fill(dx.data(), dx.data() + ctx.outputs[0].numel, T(0));
-  for (std::int64_t i = 0; i < g.n; ++i) {
+  const std::int64_t nb = images_per_gemm(g, g.kdim() + g.cout_g(), sizeof(T));
+  ScratchBlock col_block, dy_block;
+  T* col = g.direct() && nb == 1 ? nullptr : col_block.get<T>(g.kdim() * nb * g.hw());
+  T* dyb = nb == 1 ? nullptr : dy_block.get<T>(g.cout_g() * nb * g.hw());
+  if (!g.direct()) std::fill(dx.data(), dx.data() + ctx.outputs[0].numel, T(0));
+  for (std::int64_t i0 = 0; i0 < g.n; i0 += nb) {
     for (std::int64_t gi = 0; gi < g.group; ++gi) {
-      const T* dyg = dy.data() + (i * g.cout + gi * g.cout_g()) * g.hw();
-      const T* wg = w.data() + gi * g.cout_g() * g.kdim();
-      T* dxg = dx.data() + (i * g.c + gi * g.cin_g()) * g.h * g.w;
-      gemm(true, false, g.kdim(), g.hw(), g.cout_g(), T(1), wg, g.kdim(), dyg, g.hw(), T(0), direct ? dxg : col,
-           g.hw());
-      if (!direct) col2im(col, g, dxg);
+      input_grad_images(g, dy.data(), w.data(), dx.data(), i0, std::min(nb, g.n - i0), gi, col, dyb);
     }
   }
   dx.finish(ctx);
+}
+
+// dW_g += dy_g · colᵀ for images [i0, i0 + nb): one GEMM over their columns side by side.
+template <class T>
+void filter_grad_images(const ConvGeom& g, const T* x, const T* dy, T* dw, std::int64_t i0, std::int64_t nb,
+                        std::int64_t gi, T* col, T* dyb) {
+  const std::int64_t hw = g.hw(), ld = nb * hw, plane = g.h * g.w;
+  const T* xg = x + (i0 * g.c + gi * g.cin_g()) * plane;
+  const T* dyg = dy + (i0 * g.cout + gi * g.cout_g()) * hw;
+  if (g.direct() && nb > 1) gather_planes(xg, g.c * plane, g.cin_g(), plane, nb, col);
+  if (!g.direct()) {
+    for (std::int64_t i = 0; i < nb; ++i) im2col(xg + i * g.c * plane, g, col + i * hw, ld);
+  }
+  if (nb > 1) gather_planes(dyg, g.cout * hw, g.cout_g(), hw, nb, dyb);
+  gemm(false, true, g.cout_g(), g.kdim(), ld, T(1), nb == 1 ? dyg : dyb, ld, g.direct() && nb == 1 ? xg : col, ld, T(1),
+       dw + gi * g.cout_g() * g.kdim(), g.kdim());
 }
 
 // dW (Note [Conv backward as GEMM]).
@@ -105,16 +138,13 @@ void filter_grad_kernel(KernelContext& ctx) {
   GemmOperand<T> x(ctx.inputs[0], ctx), dy(ctx.inputs[1], ctx);
   GemmResult<T> dw(ctx.outputs[0]);
   std::fill(dw.data(), dw.data() + ctx.outputs[0].numel, T(0));
-  const bool direct = g.direct();
-  ScratchBlock col_block;
-  T* col = direct ? nullptr : col_block.get<T>(g.kdim() * g.hw());
-  for (std::int64_t i = 0; i < g.n; ++i) {
+  const std::int64_t nb = images_per_gemm(g, g.kdim() + g.cout_g(), sizeof(T));
+  ScratchBlock col_block, dy_block;
+  T* col = g.direct() && nb == 1 ? nullptr : col_block.get<T>(g.kdim() * nb * g.hw());
+  T* dyb = nb == 1 ? nullptr : dy_block.get<T>(g.cout_g() * nb * g.hw());
+  for (std::int64_t i0 = 0; i0 < g.n; i0 += nb) {
     for (std::int64_t gi = 0; gi < g.group; ++gi) {
-      const T* xg = x.data() + (i * g.c + gi * g.cin_g()) * g.h * g.w;
-      const T* dyg = dy.data() + (i * g.cout + gi * g.cout_g()) * g.hw();
-      if (!direct) im2col(xg, g, col);
-      gemm(false, true, g.cout_g(), g.kdim(), g.hw(), T(1), dyg, g.hw(), direct ? xg : col, g.hw(), T(1),
-           dw.data() + gi * g.cout_g() * g.kdim(), g.kdim());
+      filter_grad_images(g, x.data(), dy.data(), dw.data(), i0, std::min(nb, g.n - i0), gi, col, dyb);
     }
   }
   dw.finish(ctx);

@@ -1,8 +1,10 @@
 // Conv2d: NCHW input, [Cout, Cin/group, kH, kW] weight, optional bias [Cout]; attributes strides,
-// pads {top, left, bottom, right}, dilations, group (see conv_util.h). im2col + one GEMM per (image, group); a 1x1
-// convolution with unit strides and no padding reads the input directly. Cube op: see Note [Cube
+// pads {top, left, bottom, right}, dilations, group (see conv_util.h). im2col + one GEMM per group over
+// several images (Note [Batched convolution GEMMs] in conv_util.h); a 1x1 convolution with unit
+// strides and no padding reads the input directly. Cube op: see Note [Cube
 // numerics] in gemm_util.h.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "conv_util.h"
@@ -40,15 +42,30 @@ KernelCost cost_conv(std::span<const TensorMeta> in, std::span<const TensorMeta>
   return c;
 }
 
-// Pre-fills every output plane with its channel's bias (the GEMMs then accumulate with beta = 1).
+// Pre-fills `rows` rows of `cols` values with each row's bias (the GEMMs then accumulate with beta = 1).
 template <class T>
-void fill_bias(const ConvGeom& g, const T* bias, T* y) {
-  for (std::int64_t i = 0; i < g.n; ++i) {
-    for (std::int64_t co = 0; co < g.cout; ++co) {
-      T* plane = y + (i * g.cout + co) * g.hw();
-      std::fill(plane, plane + g.hw(), bias[co]);
-    }
+void fill_bias_rows(const T* bias, std::int64_t rows, std::int64_t cols, T* y) {
+  for (std::int64_t r = 0; r < rows; ++r) std::fill(y + r * cols, y + (r + 1) * cols, bias[r]);
+}
+
+// y for images [i0, i0 + nb) and group gi: one GEMM over their columns side by side (Note [Batched
+// convolution GEMMs]); with one image the GEMM reads x (direct) and writes y in place.
+template <class T>
+void conv_images(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, std::int64_t i0, std::int64_t nb,
+                 std::int64_t gi, T* col, T* tmp) {
+  const std::int64_t hw = g.hw(), ld = nb * hw, plane = g.h * g.w;
+  const T* xg = x + (i0 * g.c + gi * g.cin_g()) * plane;
+  T* yg = y + (i0 * g.cout + gi * g.cout_g()) * hw;
+  const T* b = nb == 1 && g.direct() ? xg : col;
+  if (g.direct() && nb > 1) gather_planes(xg, g.c * plane, g.cin_g(), plane, nb, col);
+  if (!g.direct()) {
+    for (std::int64_t i = 0; i < nb; ++i) im2col(xg + i * g.c * plane, g, col + i * hw, ld);
   }
+  T* out = nb == 1 ? yg : tmp;
+  if (bias != nullptr) fill_bias_rows(bias + gi * g.cout_g(), g.cout_g(), ld, out);
+  gemm(false, false, g.cout_g(), ld, g.kdim(), T(1), w + gi * g.cout_g() * g.kdim(), g.kdim(), b, ld,
+       bias != nullptr ? T(1) : T(0), out, ld);
+  if (nb > 1) scatter_planes(tmp, g.cout * hw, g.cout_g(), hw, nb, yg);
 }
 
 template <class T>
@@ -59,17 +76,16 @@ void conv_kernel(KernelContext& ctx) {
   GemmOperand<T> x(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
   GemmResult<T> y(ctx.outputs[0]);
   const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
-  if (has_bias) fill_bias(g, GemmOperand<T>(ctx.inputs[2], ctx).data(), y.data());
-  const T beta = has_bias ? T(1) : T(0);
-  const bool direct = g.direct();
-  ScratchBlock col_block;
-  T* col = direct ? nullptr : col_block.get<T>(g.kdim() * g.hw());
-  for (std::int64_t i = 0; i < g.n; ++i) {
+  std::optional<GemmOperand<T>> bias;
+  if (has_bias) bias.emplace(ctx.inputs[2], ctx);
+  const std::int64_t nb = images_per_gemm(g, g.kdim() + g.cout_g(), sizeof(T));
+  ScratchBlock col_block, tmp_block;
+  T* col = g.direct() && nb == 1 ? nullptr : col_block.get<T>(g.kdim() * nb * g.hw());
+  T* tmp = nb == 1 ? nullptr : tmp_block.get<T>(g.cout_g() * nb * g.hw());
+  for (std::int64_t i0 = 0; i0 < g.n; i0 += nb) {
     for (std::int64_t gi = 0; gi < g.group; ++gi) {
-      const T* xg = x.data() + (i * g.c + gi * g.cin_g()) * g.h * g.w;
-      if (!direct) im2col(xg, g, col);
-      gemm(false, false, g.cout_g(), g.hw(), g.kdim(), T(1), w.data() + gi * g.cout_g() * g.kdim(), g.kdim(),
-           direct ? xg : col, g.hw(), beta, y.data() + (i * g.cout + gi * g.cout_g()) * g.hw(), g.hw());
+      conv_images(g, x.data(), w.data(), has_bias ? bias->data() : nullptr, y.data(), i0, std::min(nb, g.n - i0), gi,
+                  col, tmp);
     }
   }
   y.finish(ctx);

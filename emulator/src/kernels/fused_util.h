@@ -86,10 +86,7 @@ bool map_f32_direct(KernelContext& ctx, F f) {
     in[i] = v.as<const float>();
   }
   constexpr std::int64_t kBlock = 1024;
-  constexpr float kMax = std::numeric_limits<float>::max();
-  const bool saturate = ctx.overflow_mode == OverflowMode::kSaturation;
   float r[kBlock];
-  bool bad = false;
   for (std::int64_t i0 = 0; i0 < out.numel; i0 += kBlock) {
     const std::int64_t m = std::min(kBlock, out.numel - i0);
     for (std::int64_t j = 0; j < m; ++j) {
@@ -101,17 +98,8 @@ bool map_f32_direct(KernelContext& ctx, F f) {
         r[j] = f(in[0][i0 + j], in[1][i0 + j], in[2][i0 + j]);
       }
     }
-    bool block_bad = false;
-    for (std::int64_t j = 0; j < m; ++j) block_bad |= !(std::fabs(r[j]) <= kMax);
-    if (block_bad && saturate) {
-      for (std::int64_t j = 0; j < m; ++j) r[j] = r[j] != r[j] ? 0.0f : std::clamp(r[j], -kMax, kMax);
-    }
-    bad |= block_bad;
+    finish_in_place(r, m, ctx);  // store<float>'s flags and overflow mode, in one vectorised scan
     std::memcpy(out.as<float>() + i0, r, static_cast<std::size_t>(m) * sizeof(float));
-  }
-  if (bad) {
-    ctx.overflow = true;
-    if (saturate) ctx.saturated = true;
   }
   return true;
 }

@@ -114,9 +114,16 @@ GemmResult<T>::GemmResult(const TensorView& v) : view_(v) {
   data_ = owned_.get<T>(v.numel);
 }
 
+// The result in the output's own buffer, with nothing to round: store<T> would copy it onto itself
+// after an overflow pass; finish_in_place gives the same values and flags in one scan.
 template <class T>
 void GemmResult<T>::finish(KernelContext& ctx) {
-  store<T>(view_, data_, ctx);
+  const bool npu = ctx.backend == Backend::kNpu;
+  if (data_ != view_.as<T>() || (npu && ctx.compute_dtype != view_.dtype)) {
+    store<T>(view_, data_, ctx);
+    return;
+  }
+  finish_in_place(data_, view_.numel, ctx);
 }
 
 template class GemmOperand<float>;

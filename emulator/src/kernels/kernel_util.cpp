@@ -236,6 +236,35 @@ void store_narrow(const TensorView& v, const float* src, KernelContext& ctx) {
   }
 }
 
+// The scan tests the exponent bits (all ones: inf or NaN) as integers: a comparison of floats
+// reduced into a flag does not vectorise, and this scan runs over every result of the hot kernels.
+template <class T>
+void finish_any(T* data, std::int64_t n, KernelContext& ctx) {
+  using Bits = std::conditional_t<std::is_same_v<T, float>, std::uint32_t, std::uint64_t>;
+  constexpr Bits kExponent = std::is_same_v<T, float> ? Bits(0x7f800000u) : Bits(0x7ff0000000000000u);
+  Bits bad = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    bad |= static_cast<Bits>((std::bit_cast<Bits>(data[i]) & kExponent) == kExponent);
+  }
+  if (bad == 0) return;
+  ctx.overflow = true;
+  if (ctx.backend == Backend::kNpu) overflow_any(data, n, std::is_same_v<T, float> ? DType::kF32 : DType::kF64, ctx);
+}
+
+void finish_in_place(float* data, std::int64_t n, KernelContext& ctx) { finish_any(data, n, ctx); }
+void finish_in_place(double* data, std::int64_t n, KernelContext& ctx) { finish_any(data, n, ctx); }
+
+bool views_overlap(const TensorView& a, const TensorView& b) {
+  if (a.numel == 0 || b.numel == 0 || a.data == nullptr || b.data == nullptr) return false;
+  const std::byte* a_end = a.data + a.numel * static_cast<std::int64_t>(dtype_size(a.dtype));
+  const std::byte* b_end = b.data + b.numel * static_cast<std::int64_t>(dtype_size(b.dtype));
+  return a.data < b_end && b.data < a_end;
+}
+
+bool in_step(const TensorView& in, const TensorView& out) {
+  return !views_overlap(in, out) || (in.data == out.data && dtype_size(in.dtype) == dtype_size(out.dtype));
+}
+
 void apply_overflow_mode(float* data, std::int64_t n, DType dtype, KernelContext& ctx) {
   overflow_any(data, n, dtype, ctx);
 }

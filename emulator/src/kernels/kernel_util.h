@@ -171,6 +171,17 @@ std::vector<T> load(const TensorView& v, const KernelContext& ctx) {
 void apply_overflow_mode(float* data, std::int64_t n, DType dtype, KernelContext& ctx);
 void apply_overflow_mode(double* data, std::int64_t n, DType dtype, KernelContext& ctx);
 
+// Results a kernel wrote straight into the output's own f32 (float) or f64 (double) memory, where
+// store<T> would round nothing (the CPU, or the NPU computing in the output's dtype): the flags and
+// overflow mode store<T> would apply, in one scan (the overflow mode runs only on a non-finite value).
+void finish_in_place(float* data, std::int64_t n, KernelContext& ctx);
+void finish_in_place(double* data, std::int64_t n, KernelContext& ctx);
+// Whether the bytes of `a` and `b` overlap.
+bool views_overlap(const TensorView& a, const TensorView& b);
+// Whether a kernel may read `in` in place while writing `out` element by element in step with it:
+// they are disjoint, or the same memory with the same element size.
+bool in_step(const TensorView& in, const TensorView& out);
+
 // NPU f16/bf16 output computed in its own dtype: one bulk conversion, then the overflow mode applied
 // to the result bits. Same bits and flags as rounding, clamping and converting in three passes: a
 // value is non-finite after conversion exactly when its rounded value is.
@@ -199,38 +210,6 @@ void store(const TensorView& v, T* src, KernelContext& ctx) {
   if (nonfinite) ctx.overflow = true;
 }
 
-// Element-wise unary kernel over `T` with functor f(T) -> T.
-template <class T, class F>
-void unary_kernel(KernelContext& ctx, F f) {
-  std::vector<T> x = load<T>(ctx.inputs[0], ctx);
-  for (auto& e : x) e = f(e);
-  store<T>(ctx.outputs[0], x.data(), ctx);
-}
-
-// Element-wise binary kernel with numpy broadcasting.
-template <class T, class F>
-void binary_kernel(KernelContext& ctx, F f) {
-  const TensorView& out = ctx.outputs[0];
-  std::vector<T> a = load<T>(ctx.inputs[0], ctx);
-  std::vector<T> b = load<T>(ctx.inputs[1], ctx);
-  std::vector<T> r(static_cast<std::size_t>(out.numel));
-  BroadcastIndex ia(*ctx.inputs[0].shape, *out.shape), ib(*ctx.inputs[1].shape, *out.shape);
-  const std::int64_t n = out.numel;
-  if (ia.identity() && ib.identity()) {
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[i], b[i]);
-  } else if (ia.identity() && ib.scalar()) {
-    const T s = b[0];
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[i], s);
-  } else if (ia.scalar() && ib.identity()) {
-    const T s = a[0];
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(s, b[i]);
-  } else {
-    std::vector<std::int64_t> xa, xb;
-    ia.fill(xa);
-    ib.fill(xb);
-    for (std::int64_t i = 0; i < n; ++i) r[i] = f(a[xa[i]], b[xb[i]]);
-  }
-  store<T>(out, r.data(), ctx);
-}
+// The element-wise maps (unary_kernel, binary_kernel) live in elementwise_map.h.
 
 }  // namespace npuscope::emulator::kernels

@@ -126,10 +126,65 @@ void store_ints(const TensorView& y, const std::vector<std::int64_t>& v, bool em
   }
 }
 
+// Note [Channel sums in place]
+// A bias gradient or a batch-norm statistic sums an NCHW tensor over (0, 2, 3): per channel, N
+// planes of H · W values. The generic path copies the tensor, builds an offset per reduced value and
+// gathers each channel's values before summing them over 64 lanes. On the NPU in f32 the planes are
+// read in place instead: value i of a channel's sequence (images in order, each plane in order) goes
+// to lane i mod 64, each lane adding its values in sequence order, then the same halving tree — the
+// same sums, bit for bit, as sum_values over the gathered sequence.
+
+// Adds len values to the lanes, the first one into lane `at`.
+void add_to_lanes(float* lanes, std::int64_t at, const float* p, std::int64_t len) {
+  constexpr std::int64_t kLanes = 64;
+  std::int64_t k = 0;
+  if (at != 0) {
+    k = std::min(kLanes - at, len);
+    for (std::int64_t j = 0; j < k; ++j) lanes[at + j] += p[j];
+  }
+  for (; k + kLanes <= len; k += kLanes) {
+    for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += p[k + l];
+  }
+  for (std::int64_t l = 0; k < len; ++k, ++l) lanes[l] += p[k];
+}
+
+// See Note [Channel sums in place]. Returns false (nothing done) unless the NPU sums or averages an
+// f32 [N, C, ...] tensor, computing in f32, over every dim but 1.
+template <Reduce kOp>
+bool reduce_channels_direct(KernelContext& ctx) {
+  const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  if (kOp == Reduce::kMax || ctx.backend != Backend::kNpu || x.dtype != DType::kF32 ||
+      ctx.compute_dtype != DType::kF32 || x.shape->size() < 2) {
+    return false;
+  }
+  std::vector<bool> reduced;
+  reduction::reduced_dims(*x.shape, ctx.attrs, reduced);
+  for (std::size_t d = 0; d < reduced.size(); ++d) {
+    if (reduced[d] != (d != 1)) return false;
+  }
+  const Shape& s = *x.shape;
+  const std::int64_t n = s[0], c = s[1], hw = n * c == 0 ? 0 : x.numel / (n * c);
+  std::vector<float> r(static_cast<std::size_t>(c));
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    float lanes[64] = {};
+    for (std::int64_t i = 0; i < n; ++i)
+      add_to_lanes(lanes, (i * hw) % 64, x.as<const float>() + (i * c + ch) * hw, hw);
+    for (std::int64_t w = 32; w > 0; w /= 2) {
+      for (std::int64_t l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+    }
+    r[static_cast<std::size_t>(ch)] = kOp == Reduce::kMean ? mean_of(lanes[0], n * hw) : lanes[0];
+  }
+  store<float>(y, r.data(), ctx);
+  return true;
+}
+
 // T: the floating accumulation type (float on the NPU, double on the CPU).
 template <class T, Reduce kOp>
 void reduce_kernel(KernelContext& ctx) {
   const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  if constexpr (std::is_same_v<T, float>) {
+    if (reduce_channels_direct<kOp>(ctx)) return;
+  }
   const reduction::ReducePlan plan = reduction::plan_reduce(*x.shape, ctx.attrs);
   if (is_floating(x.dtype)) {
     std::vector<T> r = reduce_values(load<T>(x, ctx), plan, kOp);

@@ -9,7 +9,7 @@
 // are loaded before the output is stored, so dx may be dy's memory.
 #include <cmath>
 
-#include "kernel_util.h"
+#include "elementwise_map.h"
 
 namespace npuscope::emulator::kernels {
 namespace {

@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernel_util.h"
+#include "elementwise_map.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
