@@ -216,9 +216,9 @@ def torch_train_rows(train):
     fallback = ", ".join("%s: %d" % kv for kv in sorted(train["fallback_ops"].items())) or "none"
     return ["| backend | median step | ratio to CPU PyTorch | target |", "|---|---:|---:|---|",
             "| CPU PyTorch (fastest of intra-op threads %s) | %.0f ms | 1.00 | |" % (by_threads, train["cpu_ms"]),
-            "| device `%s` (of which %.0f ms queueing the ops before `loss.item()`) | %.0f ms | **%.2f** | <= %g (%s) |" % (
-                train["precision_mode"], train["device_host_ms"], train["device_ms"], train["ratio"],
-                train["target_ratio"], verdict(ok, "ABOVE")),
+            "| device, %s (the host queues the ops in %.0f ms, then waits in `loss.item()`) | %.0f ms | **%.2f** | "
+            "<= %g (%s) |" % (train["precision_mode"], train["device_host_ms"], train["device_ms"], train["ratio"],
+                              train["target_ratio"], verdict(ok, "ABOVE")),
             "", "Ops through the CPU fallback during the device steps: %s." % fallback]
 
 
@@ -247,8 +247,11 @@ def torch_device_section(out_dir):
                     train["warmup"], train["target_ratio"]), ""]
     if train is not None:
         out += torch_train_rows(train)
-    out += ["", "Load average %s at the start, %s at the end: compare the ratios, measured within one run." % (
-                ", ".join("%.2f" % x for x in data["load_avg"]), ", ".join("%.2f" % x for x in data["load_avg_end"])),
+    omp = ", ".join("%s=%s" % kv for kv in sorted(data.get("omp_env", {}).items())) or "none set"
+    out += ["", "Load average %s at the start, %s at the end; OpenMP environment: %s. On this shared 2-core machine "
+            "the times vary by several times with the neighbours' load: compare the ratios, measured within one "
+            "run." % (", ".join("%.2f" % x for x in data["load_avg"]),
+                      ", ".join("%.2f" % x for x in data["load_avg_end"]), omp),
             "", "Command: `PYTHONPATH=BUILD/python python3 bench/torch_device_bench.py` (JSON on stdout)."]
     return out
 

@@ -141,7 +141,8 @@ def main(argv):
         print(json.dumps({"available": False, "torch": torch.__version__, "error": str(e)}))
         return 0
     result = {"available": True, "torch": torch.__version__, "device": str(npu.device()),
-              "load_avg": list(os.getloadavg())}
+              "load_avg": list(os.getloadavg()),
+              "omp_env": {k: v for k, v in os.environ.items() if k.startswith(("OMP_", "GOMP_", "OPENBLAS_"))}}
     result["dispatch"] = dispatch(torch, npu, args.loops, args.repeats)
     if not args.skip_resnet:
         result["resnet18_train"] = resnet18_train(torch, npu, args.warmup, args.steps, args.threads)
