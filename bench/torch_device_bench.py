@@ -13,8 +13,11 @@
    momentum, f32, precision mode must_keep_origin_dtype) from the same initial weights on the device
    and on the CPU: WARMUP steps, then the median of STEPS steps; loss.item() ends each step, so a
    device step includes waiting for its last kernel. CPU PyTorch runs with 1 and with nproc intra-op
-   threads and the faster is the reference (as bench/torch_resnet18.py does); the three take steps in
-   turn, so that a neighbour's passing load hits them alike. Target: device <= 2x CPU.
+   threads and the faster is the reference (as bench/torch_resnet18.py does). Target: device <= 2x CPU.
+   The three run one after the other, not a step of each in turn: measured on 2 cores, CPU PyTorch's
+   2-thread steps took 2x longer when device steps came between them, and 7x longer between 1-thread
+   steps, while each alone, or first, matched a process of its own (thread pools tuned to one thread
+   count and one caller, OpenMP's and OpenBLAS's, lose that at each switch).
    "device_host_ms" is the part of a device step before loss.item() (the host queueing the ops), the
    rest is the wait for the device worker to finish them.
 
@@ -74,11 +77,11 @@ def dispatch(torch, npu, loops, repeats):
             "met": all(r["overhead_us"] <= DISPATCH_TARGET_US for r in rows)}
 
 
-def make_step(torch, model, x, y):
-    """One training step of `model` on (x, y) as a function returning (ms to loss.item()'s end, ms before it)."""
+def train_steps(torch, model, x, y, warmup, steps):
+    """Median step time (ms) and median time before loss.item() (ms) of `steps` steps after `warmup`."""
     opt = torch.optim.SGD(model.parameters(), lr=2e-4, momentum=0.9)
-
-    def step():
+    total, host = [], []
+    for _ in range(warmup + steps):
         start = time.perf_counter()
         loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
@@ -86,9 +89,10 @@ def make_step(torch, model, x, y):
         opt.step()
         queued = time.perf_counter()
         loss.item()
-        return (time.perf_counter() - start) * 1e3, (queued - start) * 1e3
-
-    return step
+        end = time.perf_counter()
+        total.append((end - start) * 1e3)
+        host.append((queued - start) * 1e3)
+    return statistics.median(total[warmup:]), statistics.median(host[warmup:])
 
 
 def resnet18_train(torch, npu, warmup, steps, threads):
@@ -101,23 +105,15 @@ def resnet18_train(torch, npu, warmup, steps, threads):
     model = torchvision.models.resnet18().train()
     x = torch.randn(8, 3, 224, 224)
     y = torch.randint(0, 1000, (8,))
-    dev = npu.device()
-    # (CPU intra-op threads, step): CPU PyTorch with each thread count, then the device.
-    runs = [(n, make_step(torch, copy.deepcopy(model), x, y)) for n in sorted({threads, 1}, reverse=True)]
-    runs.append((threads, make_step(torch, copy.deepcopy(model).to(dev), x.to(dev), y.to(dev))))
-    npu.reset_fallback_ops()
-    times = [[] for _ in runs]
-    # Round robin, one step of each in turn: a neighbour's load that comes and goes hits all of them.
-    for _ in range(warmup + steps):
-        for (n, step), t in zip(runs, times):
-            torch.set_num_threads(n)
-            t.append(step())
+    cpu_by_threads = {}
+    for n in sorted({threads, 1}, reverse=True):
+        torch.set_num_threads(n)
+        cpu_by_threads[n] = train_steps(torch, copy.deepcopy(model), x, y, warmup, steps)[0]
     torch.set_num_threads(threads)
-    median = [(statistics.median(a for a, _ in t[warmup:]), statistics.median(b for _, b in t[warmup:]))
-              for t in times]
-    cpu_by_threads = {n: ms for (n, _), (ms, _) in zip(runs[:-1], median[:-1])}
     best = min(cpu_by_threads, key=cpu_by_threads.get)
-    device_ms, host_ms = median[-1]
+    npu.reset_fallback_ops()
+    dev = npu.device()
+    device_ms, host_ms = train_steps(torch, copy.deepcopy(model).to(dev), x.to(dev), y.to(dev), warmup, steps)
     ratio = device_ms / cpu_by_threads[best]
     return {"available": True, "batch": 8, "image": [224, 224], "optimizer": "SGD(momentum=0.9)",
             "precision_mode": npu.get_precision_mode(), "warmup": warmup, "steps": steps,
