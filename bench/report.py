@@ -190,6 +190,11 @@ def resnet18_section(runs, out_dir):
     return out + resnet18_notes(torch, has_torch)
 
 
+# Other processes' share of the machine's CPU time during torch_device_bench.py above which its figures
+# are flagged as measured beside other work.
+BUSY_SHARE = 0.1
+
+
 def torch_dispatch_rows(dispatch):
     out = ["| op (16 f32 elements) | CPU PyTorch | device | overhead (device - CPU) | ratio | target |",
            "|---|---:|---:|---:|---:|---|"]
@@ -247,11 +252,18 @@ def torch_device_section(out_dir):
                     train["warmup"], train["target_ratio"]), ""]
     if train is not None:
         out += torch_train_rows(train)
+    others = data.get("others_cpu_share")
+    if others is not None and others > BUSY_SHARE:
+        out += ["", "**Measured beside other work**: other processes used %.0f%% of the machine's CPU time meanwhile. "
+                "On 2 cores their threads slow OpenMP teams by several times (CPU PyTorch's most), so these ratios "
+                "are not representative; run it again on an idle machine." % (100 * others)]
+        warn("PyTorch device: other processes used %.0f%% of the CPU meanwhile; its figures are not "
+             "representative" % (100 * others))
     omp = ", ".join("%s=%s" % kv for kv in sorted(data.get("omp_env", {}).items())) or "none set"
-    out += ["", "Load average %s at the start, %s at the end; OpenMP environment: %s. On this shared 2-core machine "
-            "the times vary by several times with the neighbours' load: compare the ratios, measured within one "
-            "run." % (", ".join("%.2f" % x for x in data["load_avg"]),
-                      ", ".join("%.2f" % x for x in data["load_avg_end"]), omp),
+    out += ["", "Other processes used %s of the machine's CPU time during the run (load average %s at the start, "
+            "%s at the end); OpenMP environment: %s." % (
+                "?" if others is None else "%.0f%%" % (100 * others), ", ".join("%.2f" % x for x in data["load_avg"]),
+                ", ".join("%.2f" % x for x in data["load_avg_end"]), omp),
             "", "Command: `PYTHONPATH=BUILD/python python3 bench/torch_device_bench.py` (JSON on stdout)."]
     return out
 

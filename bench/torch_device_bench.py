@@ -21,7 +21,8 @@
    "device_host_ms" is the part of a device step before loss.item() (the host queueing the ops), the
    rest is the wait for the device worker to finish them.
 
-Prints one JSON object. Without torch or the built package (npuscope.torch on PYTHONPATH) it prints
+Prints one JSON object; "others_cpu_share" is the share of the machine's CPU time that other
+processes used meanwhile (from /proc/stat), to tell an idle machine's figures from a busy one's. Without torch or the built package (npuscope.torch on PYTHONPATH) it prints
 {"available": false, ...} and exits 0, so that bench/run_bench.sh can say so; without torchvision
 only the ResNet-18 part says so.
 """
@@ -40,6 +41,19 @@ RESNET_TARGET_RATIO = 2.0
 TINY_OPS = (("y = x + 1", lambda torch, x: x + 1),
             ("x.add_(1)", lambda torch, x: x.add_(1)),
             ("torch.relu(x)", lambda torch, x: torch.relu(x)))
+
+
+def busy_seconds():
+    """(CPU seconds the whole machine was busy, CPU seconds of this process) so far: their difference over
+    a run is what other processes took from it."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(v) for v in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+        machine = (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        machine = float("nan")
+    own = os.times()
+    return machine, own.user + own.system
 
 
 def loop_us(fn, x, loops, sync):
@@ -147,10 +161,15 @@ def main(argv):
     result = {"available": True, "torch": torch.__version__, "device": str(npu.device()),
               "load_avg": list(os.getloadavg()),
               "omp_env": {k: v for k, v in os.environ.items() if k.startswith(("OMP_", "GOMP_", "OPENBLAS_"))}}
+    wall, (machine, own) = time.perf_counter(), busy_seconds()
     result["dispatch"] = dispatch(torch, npu, args.loops, args.repeats)
     if not args.skip_resnet:
         result["resnet18_train"] = resnet18_train(torch, npu, args.warmup, args.steps, args.threads)
     result["load_avg_end"] = list(os.getloadavg())
+    machine_end, own_end = busy_seconds()
+    # The share of the machine's CPU time other processes used while this one measured (0: alone).
+    result["others_cpu_share"] = max(0.0, (machine_end - machine) - (own_end - own)) / (
+        (time.perf_counter() - wall) * os.cpu_count())
     print(json.dumps(result))
     return 0
 
