@@ -22,9 +22,9 @@
    rest is the wait for the device worker to finish them.
 
 Prints one JSON object; "others_cpu_share" is the share of the machine's CPU time that other
-processes used meanwhile (from /proc/stat), to tell an idle machine's figures from a busy one's. Without torch or the built package (npuscope.torch on PYTHONPATH) it prints
-{"available": false, ...} and exits 0, so that bench/run_bench.sh can say so; without torchvision
-only the ResNet-18 part says so.
+processes used meanwhile (from /proc/stat), to tell an idle machine's figures from a busy one's.
+Without torch or the built package (npuscope.torch on PYTHONPATH) it prints {"available": false, ...}
+and exits 0, so that bench/run_bench.sh can say so; without torchvision only the ResNet-18 part does.
 """
 import argparse
 import copy
