@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Writes docs/PERFORMANCE.md from the results bench/run_bench.sh collected in OUT_DIR.
 
-    python3 bench/report.py OUT_DIR REPORT.md "COMMAND"
+    python3 bench/report.py [--update] OUT_DIR REPORT.md "COMMAND"
 
 OUT_DIR holds NAME_bench.json (Google Benchmark JSON, aggregates of repetitions),
-torch_resnet18.out (bench/torch_resnet18.py's output) and profiler_overhead.json
-(bench/profiler_overhead.py's output); a section whose input is missing is left out.
-Each section with a target prints a warning on stderr when the target is missed.
+torch_resnet18.out (bench/torch_resnet18.py's output), torch_device_bench.out
+(bench/torch_device_bench.py's) and profiler_overhead.json (bench/profiler_overhead.py's); a section
+whose input is missing is left out.
+Each section with a target prints a warning on stderr when the target is missed. With --update only
+the sections whose inputs are in OUT_DIR are rewritten in an existing REPORT.md (e.g. after running
+one bench script alone); the header and the machine section stay.
 Plain python3: no third-party modules.
 """
 import datetime
@@ -185,6 +188,84 @@ def resnet18_section(runs, out_dir):
     out += resnet18_rows(rows, torch, has_torch)
     out.append("")
     return out + resnet18_notes(torch, has_torch)
+
+
+# Other processes' share of the machine's CPU time during torch_device_bench.py above which its figures
+# are flagged as measured beside other work.
+BUSY_SHARE = 0.1
+
+
+def torch_dispatch_rows(dispatch):
+    out = ["| op (16 f32 elements) | CPU PyTorch | device | overhead (device - CPU) | ratio | target |",
+           "|---|---:|---:|---:|---:|---|"]
+    target = dispatch["target_overhead_us"]
+    for r in dispatch["ops"]:
+        ok = r["overhead_us"] <= target
+        out.append("| `%s` | %.2f us | %.2f us | **%.2f us** | %.2fx | <= %g us (%s) |" % (
+            r["op"], r["cpu_us"], r["device_us"], r["overhead_us"], r["ratio"], target, verdict(ok, "ABOVE")))
+        if not ok:
+            warn("PyTorch device: `%s` costs %.2f us more than on CPU PyTorch (target <= %g us)" % (
+                r["op"], r["overhead_us"], target))
+    return out
+
+
+def torch_train_rows(train):
+    if not train.get("available"):
+        return ["", "ResNet-18 training step not measured: %s (apt-get install python3-torchvision)." %
+                train.get("error", "unknown error")]
+    by_threads = ", ".join("%s: %.0f ms" % (t, ms) for t, ms in sorted(train["cpu_ms_by_threads"].items()))
+    ok = train["ratio"] <= train["target_ratio"]
+    if not ok:
+        warn("PyTorch device: a ResNet-18 training step takes %.2fx CPU PyTorch's time (target <= %gx)" % (
+            train["ratio"], train["target_ratio"]))
+    fallback = ", ".join("%s: %d" % kv for kv in sorted(train["fallback_ops"].items())) or "none"
+    return ["| backend | median step | ratio to CPU PyTorch | target |", "|---|---:|---:|---|",
+            "| CPU PyTorch (fastest of intra-op threads %s) | %.0f ms | 1.00 | |" % (by_threads, train["cpu_ms"]),
+            "| device, %s (the host queues the ops in %.0f ms, then waits in `loss.item()`) | %.0f ms | **%.2f** | "
+            "<= %g (%s) |" % (train["precision_mode"], train["device_host_ms"], train["device_ms"], train["ratio"],
+                              train["target_ratio"], verdict(ok, "ABOVE")),
+            "", "Ops through the CPU fallback during the device steps: %s." % fallback]
+
+
+def torch_device_section(out_dir):
+    data = load_json_tail(os.path.join(out_dir, "torch_device_bench.out"))
+    if data is None:
+        return []
+    out = ["", "## PyTorch device", ""]
+    if not data.get("available"):
+        return out + ["Not measured: %s (build the PyTorch device, which needs libtorch-dev, and install "
+                      "python3-torch)." % data.get("error", "unknown error")]
+    dispatch = data["dispatch"]
+    out += ["`npuscope.torch` (PrivateUse1 device `%s`) against CPU PyTorch %s, side by side in one process." % (
+                data["device"], data["torch"]), "",
+            "Dispatch overhead of a tiny op: microseconds per call, median of %d timed loops of %d calls each "
+            "(garbage collector off, the device synchronized at the end of each loop, device and CPU loops "
+            "alternating). Target: the device costs <= %g us more per op than CPU PyTorch." % (
+                dispatch["repeats"], dispatch["loops"], dispatch["target_overhead_us"]), ""]
+    out += torch_dispatch_rows(dispatch)
+    train = data.get("resnet18_train")
+    if train is not None and train.get("available"):
+        out += ["", "A training step of torchvision's ResNet-18 (batch %d, 3x%dx%d, cross entropy, %s, f32) from the "
+                "same initial weights: median of %d steps after %d warm-up steps; `loss.item()` ends each step, so "
+                "a device step includes waiting for its last kernel. Target: <= %gx CPU PyTorch's time." % (
+                    train["batch"], train["image"][0], train["image"][1], train["optimizer"], train["steps"],
+                    train["warmup"], train["target_ratio"]), ""]
+    if train is not None:
+        out += torch_train_rows(train)
+    others = data.get("others_cpu_share")
+    if others is not None and others > BUSY_SHARE:
+        out += ["", "**Measured beside other work**: other processes used %.0f%% of the machine's CPU time meanwhile. "
+                "On 2 cores their threads slow OpenMP teams by several times (CPU PyTorch's most), so these ratios "
+                "are not representative; run it again on an idle machine." % (100 * others)]
+        warn("PyTorch device: other processes used %.0f%% of the CPU meanwhile; its figures are not "
+             "representative" % (100 * others))
+    omp = ", ".join("%s=%s" % kv for kv in sorted(data.get("omp_env", {}).items())) or "none set"
+    out += ["", "Other processes used %s of the machine's CPU time during the run (load average %s at the start, "
+            "%s at the end); OpenMP environment: %s." % (
+                "?" if others is None else "%.0f%%" % (100 * others), ", ".join("%.2f" % x for x in data["load_avg"]),
+                ", ".join("%.2f" % x for x in data["load_avg_end"]), omp),
+            "", "Command: `PYTHONPATH=BUILD/python python3 bench/torch_device_bench.py` (JSON on stdout)."]
+    return out
 
 
 HOT_PATH_TARGET_NS = 25.0
@@ -535,15 +616,48 @@ def machine_section(context, command):
             ""]
 
 
+def split_sections(lines):
+    """[(heading or None for the text before the first section, its lines)], split at "## " headings."""
+    sections = [(None, [])]
+    for line in lines:
+        if line.startswith("## "):
+            sections.append((line, []))
+        sections[-1][1].append(line)
+    return sections
+
+
+def update_report(report, lines):
+    """--update: each "## " section of `lines` replaces the section of the same heading in REPORT (a new one
+    goes before "## Machine"); the other sections of REPORT stay as they are."""
+    with open(report) as f:
+        old = split_sections(f.read().split("\n"))
+    # A section's lines start with the blank line before its heading: the previous one's, once split.
+    new = [(h, body + [""]) for h, body in split_sections(lines) if h is not None]
+    headings = [h for h, _ in old]
+    for heading, body in new:
+        if heading in headings:
+            old[headings.index(heading)] = (heading, body)
+        else:
+            at = headings.index("## Machine") if "## Machine" in headings else len(old)
+            old.insert(at, (heading, body))
+            headings.insert(at, heading)
+    return [line for _, body in old for line in body]
+
+
 def main(argv):
+    update = "--update" in argv[1:]
+    argv = [a for a in argv if a != "--update"]
     if len(argv) != 4:
-        print("usage: report.py OUT_DIR REPORT.md COMMAND", file=sys.stderr)
+        print("usage: report.py [--update] OUT_DIR REPORT.md COMMAND\n"
+              "  --update: rewrite only the sections whose inputs are in OUT_DIR, keep the others of REPORT.md",
+              file=sys.stderr)
         return 2
     out_dir, report, command = argv[1], argv[2], argv[3]
     runs, context = load_runs(out_dir)
-    lines = header_section(runs)
+    lines = [] if update else header_section(runs)
     lines += gemm_section(runs)
     lines += resnet18_section(runs, out_dir)
+    lines += torch_device_section(out_dir)
     lines += hot_path_section(runs)
     lines += dispatch_section(runs, context)
     lines += trace_writer_section(runs)
@@ -551,7 +665,10 @@ def main(argv):
     lines += viewer_section(runs)
     lines += comparator_section(runs)
     lines += overhead_section(out_dir)
-    lines += machine_section(context, command)
+    if update:
+        lines = update_report(report, lines)
+    else:
+        lines += machine_section(context, command)
     os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
     with open(report, "w") as f:
         f.write("\n".join(lines))

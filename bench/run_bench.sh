@@ -10,6 +10,9 @@
 # and weights (bench/torch_resnet18.py), when /usr/bin/python3 can import torch (`make bench` installs
 # python3-torch through `scripts/bootstrap.sh --bench`). NPUSCOPE_RESNET18 overrides the model path.
 #
+# bench/torch_device_bench.py (PYTHONPATH=BUILD_DIR/python) times the PyTorch device (npuscope.torch)
+# against CPU PyTorch in one process: a tiny op's dispatch overhead and a ResNet-18 training step.
+#
 # bench/profiler_overhead.py times whole sample processes unprofiled and under `npuscope run`; the
 # report itself is written by bench/report.py from everything collected in a temporary directory.
 set -euo pipefail
@@ -46,6 +49,13 @@ if [ -x "$BUILD_DIR/bench/onnx_exec_bench" ] && [ -f "$MODEL" ]; then
   /usr/bin/python3 "$ROOT/bench/torch_resnet18.py" "$MODEL" "${check[@]}" >"$OUT_DIR/torch_resnet18.out" ||
     echo '{"available": false, "error": "bench/torch_resnet18.py failed"}' >"$OUT_DIR/torch_resnet18.out"
 fi
+
+# The PyTorch device against CPU PyTorch in one process: tiny-op dispatch overhead and a ResNet-18 training
+# step. The script itself reports "available": false without torch or the built package (NPUSCOPE_TORCH).
+echo "== torch_device_bench.py"
+PYTHONPATH="$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$ROOT/bench/torch_device_bench.py" \
+  >"$OUT_DIR/torch_device_bench.out" ||
+  echo '{"available": false, "error": "bench/torch_device_bench.py failed"}' >"$OUT_DIR/torch_device_bench.out"
 
 # End-to-end profiling overhead (whole sample processes, unprofiled vs under `npuscope run`).
 if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/samples/multi_stream" ] && [ -x "$BUILD_DIR/samples/llama_block" ]; then
