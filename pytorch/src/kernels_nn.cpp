@@ -19,12 +19,12 @@ const at::Tensor& value_or_undefined(const c10::optional<at::Tensor>& t) {
 
 // ---- convolution --------------------------------------------------------------------------------
 
-// 2-D convolutions run natively; others (1-D, 3-D) are reshaped by nobody, so they are refused with a
-// message rather than sent to a CPU fallback PyTorch 1.13 does not have for convolution_overrideable.
+// 2-D convolutions run natively, 1-D ones as 2-D ones of height 1; 3-D and transposed ones are refused
+// with a message (PyTorch 1.13 has no CPU kernel of convolution_overrideable to fall back to).
 void check_conv2d(const char* aten, const at::Tensor& input, const at::Tensor& weight, bool transposed) {
-  TORCH_CHECK(input.dim() == 4 && weight.dim() == 4, aten, ": the emulated NPU runs 2-D convolutions (NCHW input, ",
-              "4-D weight); got input ", input.sizes(), " and weight ", weight.sizes(),
-              ". Run this convolution on the CPU, or reshape it to 2-D");
+  TORCH_CHECK(input.dim() == 4 && weight.dim() == 4, aten, ": the emulated NPU runs 1-D and 2-D convolutions ",
+              "(NCL or NCHW input); got input ", input.sizes(), " and weight ", weight.sizes(),
+              ". Run this convolution on the CPU");
   TORCH_CHECK(is_float(input.scalar_type()), aten, ": the emulated NPU convolves float32, float16 and bfloat16, not ",
               input.scalar_type());
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), aten, ": input (", input.scalar_type(), ") and weight (",
@@ -42,9 +42,34 @@ emulator::Attrs conv_attrs(at::IntArrayRef stride, at::IntArrayRef padding, at::
           {"group", groups}};
 }
 
+// A 1-D convolution's arguments as a 2-D one's: [N, C, L] -> [N, C, 1, L], and each of stride,
+// padding and dilation given the height's neutral value first.
+struct Conv1dAs2d {
+  std::vector<std::int64_t> stride, padding, dilation;
+  Conv1dAs2d(at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d)
+      : stride{1, s.at(0)}, padding{0, p.at(0)}, dilation{1, d.at(0)} {}
+};
+bool is_conv1d(const at::Tensor& input, const at::Tensor& weight) { return input.dim() == 3 && weight.dim() == 3; }
+
+at::Tensor convolution2d(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
+                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                         at::IntArrayRef output_padding, std::int64_t groups);
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, std::int64_t groups) {
+  if (!is_conv1d(input, weight)) {
+    return convolution2d(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+  }
+  const Conv1dAs2d a(stride, padding, dilation);
+  return convolution2d(input.unsqueeze(2), weight.unsqueeze(2), bias, a.stride, a.padding, a.dilation, transposed,
+                       output_padding, groups)
+      .squeeze(2);
+}
+
+at::Tensor convolution2d(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
+                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                         at::IntArrayRef output_padding, std::int64_t groups) {
   constexpr const char* kAten = "aten::convolution";
   check_conv2d(kAten, input, weight, transposed);
   TORCH_CHECK(!transposed, kAten, ": transposed convolutions are not native on the emulated NPU yet");
