@@ -19,9 +19,10 @@ const at::Tensor& value_or_undefined(const c10::optional<at::Tensor>& t) {
 
 // ---- convolution --------------------------------------------------------------------------------
 
-// 2-D convolutions run natively, 1-D ones as 2-D ones of height 1; 3-D and transposed ones are refused
-// with a message (PyTorch 1.13 has no CPU kernel of convolution_overrideable to fall back to).
-void check_conv2d(const char* aten, const at::Tensor& input, const at::Tensor& weight, bool transposed) {
+// 2-D convolutions and transposed convolutions run natively (PyTorch's _convolution hands a 1-D one
+// over as 2-D of height 1); 3-D ones are refused with a message, as PyTorch 1.13 has no CPU kernel of
+// convolution_overrideable to fall back to.
+void check_conv2d(const char* aten, const at::Tensor& input, const at::Tensor& weight) {
   TORCH_CHECK(input.dim() == 4 && weight.dim() == 4, aten, ": the emulated NPU runs 1-D and 2-D convolutions ",
               "(NCL or NCHW input); got input ", input.sizes(), " and weight ", weight.sizes(),
               ". Run this convolution on the CPU");
@@ -31,7 +32,6 @@ void check_conv2d(const char* aten, const at::Tensor& input, const at::Tensor& w
               weight.scalar_type(), ") must have the same dtype");
   TORCH_CHECK(input.device() == weight.device(), aten, ": input is on ", input.device(), " and weight on ",
               weight.device(), "; move them to one device first");
-  (void)transposed;
 }
 
 emulator::Attrs conv_attrs(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
@@ -42,50 +42,36 @@ emulator::Attrs conv_attrs(at::IntArrayRef stride, at::IntArrayRef padding, at::
           {"group", groups}};
 }
 
-// A 1-D convolution's arguments as a 2-D one's: [N, C, L] -> [N, C, 1, L], and each of stride,
-// padding and dilation given the height's neutral value first.
-struct Conv1dAs2d {
-  std::vector<std::int64_t> stride, padding, dilation;
-  Conv1dAs2d(at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d)
-      : stride{1, s.at(0)}, padding{0, p.at(0)}, dilation{1, d.at(0)} {}
-};
-bool is_conv1d(const at::Tensor& input, const at::Tensor& weight) { return input.dim() == 3 && weight.dim() == 3; }
-
-at::Tensor convolution2d(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
-                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
-                         at::IntArrayRef output_padding, std::int64_t groups);
-
+// A transposed convolution (ConvTranspose: weight [Cin, Cout/groups, kh, kw]) is the adjoint of
+// the convolution with the same weight: its input's gradient is that convolution of dy, and its
+// weight's gradient that convolution's filter gradient with the roles of input and dy swapped.
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, std::int64_t groups) {
-  if (!is_conv1d(input, weight)) {
-    return convolution2d(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-  }
-  const Conv1dAs2d a(stride, padding, dilation);
-  return convolution2d(input.unsqueeze(2), weight.unsqueeze(2), bias, a.stride, a.padding, a.dilation, transposed,
-                       output_padding, groups)
-      .squeeze(2);
-}
-
-at::Tensor convolution2d(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
-                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
-                         at::IntArrayRef output_padding, std::int64_t groups) {
   constexpr const char* kAten = "aten::convolution";
-  check_conv2d(kAten, input, weight, transposed);
-  TORCH_CHECK(!transposed, kAten, ": transposed convolutions are not native on the emulated NPU yet");
+  check_conv2d(kAten, input, weight);
   const at::ScalarType type = input.scalar_type();
   const std::int64_t n = input.size(0), kh = weight.size(2), kw = weight.size(3);
-  const std::int64_t oh = (input.size(2) + 2 * padding[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
-  const std::int64_t ow = (input.size(3) + 2 * padding[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
+  std::int64_t oh, ow, channels;
+  if (transposed) {
+    oh = (input.size(2) - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1;
+    ow = (input.size(3) - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1;
+    channels = weight.size(1) * groups;
+  } else {
+    oh = (input.size(2) + 2 * padding[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
+    ow = (input.size(3) + 2 * padding[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
+    channels = weight.size(0);
+  }
   TORCH_CHECK(oh > 0 && ow > 0, kAten, ": the kernel ", weight.sizes(), " does not fit the input ", input.sizes(),
               " with padding ", padding);
-  (void)output_padding;
-  at::Tensor out = at::empty({n, weight.size(0), oh, ow}, input.options());
+  at::Tensor out = at::empty({n, channels, oh, ow}, input.options());
   if (out.numel() == 0) return out;
-  run_op("Conv2d", kAten,
+  emulator::Attrs attrs = conv_attrs(stride, padding, dilation, groups);
+  if (transposed) attrs.set("output_padding", ints(output_padding));
+  run_op(transposed ? "ConvTranspose" : "Conv2d", kAten,
          {operand(input, type, kAten), operand(weight, type, kAten),
           bias.has_value() && bias->defined() ? operand(*bias, type, kAten) : at::Tensor()},
-         conv_attrs(stride, padding, dilation, groups), {out});
+         attrs, {out});
   return out;
 }
 
@@ -96,24 +82,29 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(const at::Te
                                                                     at::IntArrayRef output_padding, std::int64_t groups,
                                                                     std::array<bool, 3> output_mask) {
   constexpr const char* kAten = "aten::convolution_backward";
-  check_conv2d(kAten, input, weight, transposed);
-  TORCH_CHECK(!transposed, kAten, ": transposed convolutions are not native on the emulated NPU yet");
-  (void)output_padding;
+  check_conv2d(kAten, input, weight);
+  (void)output_padding;  // the shapes of input and weight say it all
   const at::ScalarType type = input.scalar_type();
   const at::Tensor dy = operand(grad_output, type, kAten);
-  emulator::Attrs attrs = conv_attrs(stride, padding, dilation, groups);
+  const at::Tensor x = operand(input, type, kAten), w = operand(weight, type, kAten);
+  const emulator::Attrs attrs = conv_attrs(stride, padding, dilation, groups);
   at::Tensor grad_input, grad_weight, grad_bias;
   if (output_mask[0]) {
     grad_input = at::empty(input.sizes(), input.options());
-    emulator::Attrs a = attrs;
-    a.set("input_size", ints(input.sizes()));
-    run_op("Conv2DBackpropInput", kAten, {dy, operand(weight, type, kAten)}, a, {grad_input});
+    if (transposed) {
+      run_op("Conv2d", kAten, {dy, w, at::Tensor()}, attrs, {grad_input});
+    } else {
+      emulator::Attrs a = attrs;
+      a.set("input_size", ints(input.sizes()));
+      run_op("Conv2DBackpropInput", kAten, {dy, w}, a, {grad_input});
+    }
   }
   if (output_mask[1]) {
     grad_weight = at::empty(weight.sizes(), weight.options());
     emulator::Attrs a = attrs;
     a.set("filter_size", ints(weight.sizes()));
-    run_op("Conv2DBackpropFilter", kAten, {operand(input, type, kAten), dy}, a, {grad_weight});
+    run_op("Conv2DBackpropFilter", kAten, transposed ? std::vector<at::Tensor>{dy, x} : std::vector<at::Tensor>{x, dy},
+           a, {grad_weight});
   }
   if (output_mask[2]) {
     grad_bias = at::empty({grad_output.size(1)}, grad_output.options());
