@@ -28,4 +28,12 @@ for f in bin/npuscope bin/npuscope-viewer include/npuscope/emulator/ops.h LIB/np
          LIB/pkgconfig/npuscope.pc; do
   grep -Eq " \./usr/${f/LIB/lib(/[a-z0-9_]+-linux-gnu)?}\$" "$tmp/contents.txt" || fail "$f is not in the package"
 done
+# The PyTorch device, when this build has it: the Python package where /usr/bin/python3 looks, and
+# the libtorch it runs on among the dependencies.
+if [[ -e $build/python/npuscope/libnpuscope_torch.so ]]; then
+  for f in npuscope/__init__.py npuscope/torch.py npuscope/libnpuscope_torch.so; do
+    grep -Eq " \./usr/lib/python3[.0-9]*/dist-packages/$f\$" "$tmp/contents.txt" || fail "$f is not in the package"
+  done
+  grep -q "libtorch" <<< "$depends" || fail "Depends lacks libtorch: $depends"
+fi
 echo "PASS: $(basename "$deb")"
