@@ -19,6 +19,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # dpkg-shlibdeps names any libopenblas.so.0 provider (libopenblas0); the emulator's RUNPATH points at
 # the OpenMP build, which is the one it must load (Note in the top-level CMakeLists.txt).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libopenblas0-openmp")
+# The Python package npuscope.torch imports Debian's torch (its C++ library, libtorch1.13, comes
+# from dpkg-shlibdeps).
+if(TARGET npuscope_torch)
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", python3-torch")
+endif()
 # Building against the SDK's static libraries (find_package(npuscope)) needs their headers and
 # link dependencies; running the tools does not.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libsqlite3-dev, libzstd-dev, nlohmann-json3-dev, libyaml-cpp-dev, pkg-config")

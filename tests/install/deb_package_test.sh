@@ -34,6 +34,8 @@ if [[ -e $build/python/npuscope/libnpuscope_torch.so ]]; then
   for f in npuscope/__init__.py npuscope/torch.py npuscope/libnpuscope_torch.so; do
     grep -Eq " \./usr/lib/python3[.0-9]*/dist-packages/$f\$" "$tmp/contents.txt" || fail "$f is not in the package"
   done
-  grep -q "libtorch" <<< "$depends" || fail "Depends lacks libtorch: $depends"
+  for package in libtorch python3-torch; do
+    grep -q "$package" <<< "$depends" || fail "Depends lacks $package: $depends"
+  done
 fi
 echo "PASS: $(basename "$deb")"
