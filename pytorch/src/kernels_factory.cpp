@@ -1,11 +1,12 @@
 // Tensor creation, storage, views and scalars of the device: empty, empty_strided, resize_, view,
-// _reshape_alias, as_strided, _local_scalar_dense, fill_, zero_. Views are metadata only (PyTorch's
+// _reshape_alias, as_strided, unfold, _local_scalar_dense, fill_, zero_. Views are metadata only (PyTorch's
 // own generic implementations, as torch_npu registers them); they never launch a task.
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
@@ -96,6 +97,9 @@ at::Tensor view(const at::Tensor& self, at::IntArrayRef size) { return at::nativ
 at::Tensor reshape_alias(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride) {
   return at::native::_reshape_alias(self, size, stride);
 }
+at::Tensor unfold(const at::Tensor& self, std::int64_t dimension, std::int64_t size, std::int64_t step) {
+  return at::native::unfold(self, dimension, size, step);
+}
 at::Tensor as_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
                       c10::optional<std::int64_t> storage_offset) {
   return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
@@ -110,6 +114,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", TORCH_FN(view));
   m.impl("_reshape_alias", TORCH_FN(reshape_alias));
   m.impl("as_strided", TORCH_FN(as_strided));
+  m.impl("unfold", TORCH_FN(unfold));  // the one view op PyTorch registers per backend (the others are composite)
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
