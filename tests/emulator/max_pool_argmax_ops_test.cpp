@@ -80,3 +80,27 @@ TEST_F(MaxPoolArgmaxTest, ErrorsAndFaults) {
                        }),
                        {"MaxPoolGradWithArgmax", "input_size [1, 2, 3, 3] does not fit dy [1, 1, 1, 2]"}));
 }
+
+// Note [Max pooling in place]: the NPU's f32 path keeps store<float>'s flags and overflow mode, and its
+// faults; f16 takes the general path.
+TEST_F(MaxPoolArgmaxTest, NpuF32PathKeepsOverflowModeAndFaults) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = floats({1, inf, 3, 4}, {1, 1, 2, 2});
+  const Attrs k2{{"kernel", Ints{2, 2}}};
+  Runtime::configure(RuntimeOptions{.overflow_mode = OverflowMode::kSaturation});
+  EXPECT_EQ(to_vec(call_op("MaxPoolWithArgmax", on_npu({x}), k2)[0])[0], std::numeric_limits<float>::max());
+  EXPECT_TRUE(Runtime::get().device(0).float_status());
+  Runtime::configure(RuntimeOptions{.overflow_mode = OverflowMode::kInfNan});
+  EXPECT_EQ(to_vec(call_op("MaxPoolWithArgmax", on_npu({x}), k2)[0])[0], inf);
+  EXPECT_TRUE(mentions(error_of([&] {
+                         to_vec(call_op1("MaxPoolGradWithArgmax",
+                                         on_npu({seq({1, 1, 1, 2}, 0), i64({0, 99}, {1, 1, 1, 2})}),
+                                         {{"input_size", Ints{1, 1, 3, 3}}}));
+                       }),
+                       {"MaxPoolGradWithArgmax", "index 99"}));
+  const Tensor h = seq({2, 3, 6, 6}, 0.4, DType::kF16);
+  const auto cpu = call_op("MaxPoolWithArgmax", {h}, kAttrs);
+  const auto npu16 = call_op("MaxPoolWithArgmax", on_npu({h}), kAttrs);
+  EXPECT_EQ(to_vec(cpu[0]), to_vec(npu16[0]));
+  EXPECT_EQ(to_vec(cpu[1]), to_vec(npu16[1]));
+}

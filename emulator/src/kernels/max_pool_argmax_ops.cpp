@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernel_util.h"
 
@@ -118,15 +119,12 @@ std::pair<std::int64_t, std::int64_t> window(const Axis& a, std::int64_t o) {
   return {start, end};
 }
 
+// Scans every window of `x` (planes of in_plane elements) into y and idx.
 template <class T>
-void pool_kernel(KernelContext& ctx) {
-  const Geometry g = geometry(*ctx.inputs[0].shape, ctx.attrs);
-  const std::vector<T> x = load<T>(ctx.inputs[0], ctx);
+void pool_planes(const Geometry& g, const T* x, T* y, std::int64_t* idx) {
   const std::int64_t in_plane = g.h.in * g.w.in, out_plane = g.h.out * g.w.out;
-  std::vector<T> y(static_cast<std::size_t>(g.planes * out_plane));
-  std::vector<std::int64_t> idx(y.size());
   for (std::int64_t p = 0; p < g.planes; ++p) {
-    const T* src = x.data() + p * in_plane;
+    const T* src = x + p * in_plane;
     std::int64_t o = p * out_plane;
     for (std::int64_t oh = 0; oh < g.h.out; ++oh) {
       const auto [h0, h1] = window(g.h, oh);
@@ -149,26 +147,51 @@ void pool_kernel(KernelContext& ctx) {
       }
     }
   }
+}
+
+// Note [Max pooling in place]
+// On the NPU in f32 (the training case: ResNet's stem pools 8 x 64 x 112 x 112 values a step), the
+// kernel reads x where it is and writes y and the indices straight into the outputs, then applies the
+// flags and overflow mode to y in one scan (finish_in_place), as store<float> would: the same values
+// and flags without three copies of the tensor. The gradient likewise accumulates into dx itself.
+bool direct_f32(const KernelContext& ctx) {
+  if (ctx.backend != Backend::kNpu || ctx.compute_dtype != DType::kF32) return false;
+  for (const TensorView& out : ctx.outputs) {
+    for (const TensorView& in : ctx.inputs) {
+      if (views_overlap(in, out)) return false;
+    }
+  }
+  return true;
+}
+
+template <class T>
+void pool_kernel(KernelContext& ctx) {
+  const Geometry g = geometry(*ctx.inputs[0].shape, ctx.attrs);
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_f32(ctx) && ctx.inputs[0].dtype == DType::kF32 && ctx.outputs[0].dtype == DType::kF32 &&
+        ctx.outputs[1].dtype == DType::kI64) {
+      pool_planes<float>(g, ctx.inputs[0].as<const float>(), ctx.outputs[0].as<float>(),
+                         ctx.outputs[1].as<std::int64_t>());
+      finish_in_place(ctx.outputs[0].as<float>(), ctx.outputs[0].numel, ctx);
+      return;
+    }
+  }
+  const std::vector<T> x = load<T>(ctx.inputs[0], ctx);
+  std::vector<T> y(static_cast<std::size_t>(g.planes * g.h.out * g.w.out));
+  std::vector<std::int64_t> idx(y.size());
+  pool_planes<T>(g, x.data(), y.data(), idx.data());
   store<T>(ctx.outputs[0], y.data(), ctx);
   store_i64(ctx.outputs[1], idx.data());
 }
 
-template <class T>
-void grad_kernel(KernelContext& ctx) {
-  const TensorView& dyv = ctx.inputs[0];
-  const std::vector<T> dy = load<T>(dyv, ctx);
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(ctx.inputs[1].numel));
-  load_i64(ctx.inputs[1], idx.data());
-  const Shape& x = *ctx.outputs[0].shape;
-  const std::int64_t in_plane = x[x.size() - 2] * x[x.size() - 1];
-  const Shape& ds = *dyv.shape;
-  const std::int64_t out_plane = ds[ds.size() - 2] * ds[ds.size() - 1];
-  const std::int64_t planes = out_plane == 0 ? 0 : dyv.numel / out_plane;
-  std::vector<T> dx(static_cast<std::size_t>(ctx.outputs[0].numel), T(0));
+// Adds each dy into its plane of dx at its index; an index outside the plane is a kernel fault.
+template <class T, class I>
+void scatter_planes(KernelContext& ctx, const T* dy, const I* idx, std::int64_t planes, std::int64_t out_plane,
+                    std::int64_t in_plane, T* dx) {
   for (std::int64_t p = 0; p < planes; ++p) {
-    T* dst = dx.data() + p * in_plane;
+    T* dst = dx + p * in_plane;
     for (std::int64_t o = p * out_plane; o < (p + 1) * out_plane; ++o) {
-      const std::int64_t at = idx[o];
+      const std::int64_t at = static_cast<std::int64_t>(idx[o]);
       if (at < 0 || at >= in_plane) [[unlikely]] {
         set_fault(ctx, std::string(kGradOp) + ": index " + std::to_string(at) + " of output element " +
                            std::to_string(o) + " is outside the input plane [0, " + std::to_string(in_plane) + ")");
@@ -177,6 +200,33 @@ void grad_kernel(KernelContext& ctx) {
       dst[at] += dy[o];
     }
   }
+}
+
+template <class T>
+void grad_kernel(KernelContext& ctx) {
+  const TensorView& dyv = ctx.inputs[0];
+  const Shape& x = *ctx.outputs[0].shape;
+  const std::int64_t in_plane = x[x.size() - 2] * x[x.size() - 1];
+  const Shape& ds = *dyv.shape;
+  const std::int64_t out_plane = ds[ds.size() - 2] * ds[ds.size() - 1];
+  const std::int64_t planes = out_plane == 0 ? 0 : dyv.numel / out_plane;
+  if constexpr (std::is_same_v<T, float>) {
+    const TensorView& out = ctx.outputs[0];
+    if (direct_f32(ctx) && dyv.dtype == DType::kF32 && out.dtype == DType::kF32 &&
+        ctx.inputs[1].dtype == DType::kI64) {  // See Note [Max pooling in place]
+      float* dx = out.as<float>();
+      std::fill_n(dx, out.numel, 0.0f);
+      scatter_planes<float>(ctx, dyv.as<const float>(), ctx.inputs[1].as<const std::int64_t>(), planes, out_plane,
+                            in_plane, dx);
+      finish_in_place(dx, out.numel, ctx);
+      return;
+    }
+  }
+  const std::vector<T> dy = load<T>(dyv, ctx);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(ctx.inputs[1].numel));
+  load_i64(ctx.inputs[1], idx.data());
+  std::vector<T> dx(static_cast<std::size_t>(ctx.outputs[0].numel), T(0));
+  scatter_planes<T>(ctx, dy.data(), idx.data(), planes, out_plane, in_plane, dx.data());
   store<T>(ctx.outputs[0], dx.data(), ctx);
 }
 
