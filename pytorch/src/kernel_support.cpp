@@ -3,6 +3,14 @@
 
 namespace npuscope::pytorch {
 
+void check_same_device(const char* aten_name, const at::Tensor& out, std::initializer_list<at::Tensor> inputs) {
+  for (const auto& t : inputs) {
+    if (!t.defined() || is_host_scalar(t)) continue;
+    TORCH_CHECK(t.device() == out.device(), aten_name, ": expected all tensors to be on the same device, but found ",
+                t.device(), " and ", out.device(), "; move them to one device first (e.g. .to(", out.device(), "))");
+  }
+}
+
 at::Tensor operand(const at::Tensor& t, at::ScalarType type, const char* aten_name) {
   at::Tensor c = contiguous(t, aten_name);
   if (!c.defined() || c.scalar_type() == type) return c;
@@ -26,8 +34,7 @@ std::vector<std::int64_t> ints(at::IntArrayRef a) { return {a.begin(), a.end()};
 
 void unary_op(const char* op, const char* aten_name, const at::Tensor& self, const at::Tensor& out,
               const emulator::Attrs& attrs) {
-  TORCH_CHECK(self.device() == out.device(), aten_name, ": expected all tensors to be on the same device, but found ",
-              self.device(), " and ", out.device());
+  check_same_device(aten_name, out, {self});
   resize_out(out, self.sizes());
   if (out.numel() == 0) return;
   OutputSlot slot(out, aten_name);
@@ -37,10 +44,7 @@ void unary_op(const char* op, const char* aten_name, const at::Tensor& self, con
 
 void backward_op(const char* op, const char* aten_name, const at::Tensor& grad, const at::Tensor& saved,
                  const at::Tensor& grad_input, const emulator::Attrs& attrs) {
-  for (const at::Tensor* t : {&grad, &saved}) {
-    TORCH_CHECK(t->device() == grad_input.device(), aten_name, ": expected all tensors to be on the same device, ",
-                "but found ", t->device(), " and ", grad_input.device());
-  }
+  check_same_device(aten_name, grad_input, {grad, saved});
   resize_out(grad_input, grad.sizes());
   if (grad_input.numel() == 0) return;
   const at::ScalarType type = grad_input.scalar_type();

@@ -7,6 +7,7 @@
 #include <ATen/native/Resize.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,9 @@ void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 // A CPU tensor with one element that PyTorch lets into device ops (a wrapped Python number).
 inline bool is_host_scalar(const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }
 inline bool is_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
+
+// TORCH_CHECKs that every defined input (host scalars aside) is on `out`'s device.
+void check_same_device(const char* aten_name, const at::Tensor& out, std::initializer_list<at::Tensor> inputs);
 
 // `t` as a contiguous device tensor of `type` (a Cast task when the dtype differs).
 at::Tensor operand(const at::Tensor& t, at::ScalarType type, const char* aten_name);

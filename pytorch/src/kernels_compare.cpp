@@ -27,8 +27,7 @@ enum class Cmp { kEq, kNe, kLt, kLe, kGt, kGe };
 
 void compare(Cmp cmp, const char* aten, const at::Tensor& self, const at::Tensor& other_in, const at::Tensor& out) {
   const at::Tensor other = is_host_scalar(other_in) ? other_in.to(self.device()) : other_in;
-  TORCH_CHECK(other.device() == self.device(), aten, ": expected all tensors on one device, found ", self.device(),
-              " and ", other.device());
+  check_same_device(aten, self, {other});
   resize_out(out, at::infer_size(self.sizes(), other.sizes()));
   if (out.numel() == 0) return;
   const at::ScalarType type = at::result_type(self, other_in);

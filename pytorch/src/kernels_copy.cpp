@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include "kernel_support.h"
 #include "npu_allocator.h"
 #include "npu_device.h"
 #include "tensor_bridge.h"

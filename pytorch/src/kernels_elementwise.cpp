@@ -17,14 +17,6 @@
 namespace npuscope::pytorch {
 namespace {
 
-void check_device(const char* aten, const at::Tensor& out, std::initializer_list<at::Tensor> inputs) {
-  for (const auto& t : inputs) {
-    if (!t.defined() || is_host_scalar(t)) continue;
-    TORCH_CHECK(t.device() == out.device(), aten, ": expected all tensors to be on the same device, but found ",
-                t.device(), " and ", out.device(), "; move them to one device first (e.g. .to(", out.device(), "))");
-  }
-}
-
 // Float and integer outputs the emulator's arithmetic ops take (bool and f64 go to the fallback).
 bool arithmetic_dtype(at::ScalarType t) {
   return is_float(t) || t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte;
@@ -37,7 +29,7 @@ enum class Binary { kAdd, kSub, kMul, kDiv };
 
 void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Tensor& other, double alpha,
             const at::Tensor& out) {
-  check_device(aten, out, {self, other});
+  check_same_device(aten, out, {self, other});
   resize_out(out, at::infer_size(self.sizes(), other.sizes()));
   if (out.numel() == 0) return;
   const at::ScalarType type = out.scalar_type();
@@ -102,7 +94,7 @@ at::Tensor& addcmul_out(const at::Tensor& self, const at::Tensor& t1, const at::
                         at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(addcmul_out, self, t1, t2, value, out);
   constexpr const char* kAten = "aten::addcmul";
-  check_device(kAten, out, {self, t1, t2});
+  check_same_device(kAten, out, {self, t1, t2});
   resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
   const at::ScalarType type = out.scalar_type();
   OutputSlot slot(out, kAten);
@@ -116,7 +108,7 @@ at::Tensor& addcdiv_out(const at::Tensor& self, const at::Tensor& t1, const at::
                         at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(addcdiv_out, self, t1, t2, value, out);
   constexpr const char* kAten = "aten::addcdiv";
-  check_device(kAten, out, {self, t1, t2});
+  check_same_device(kAten, out, {self, t1, t2});
   resize_out(out, at::infer_size(self.sizes(), at::infer_size(t1.sizes(), t2.sizes())));
   const at::ScalarType type = out.scalar_type();
   OutputSlot slot(out, kAten);
@@ -129,7 +121,7 @@ at::Tensor& addcdiv_out(const at::Tensor& self, const at::Tensor& t1, const at::
 at::Tensor& lerp_scalar_out(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight, at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(lerp_Scalar_out, self, end, weight, out);
   constexpr const char* kAten = "aten::lerp";
-  check_device(kAten, out, {self, end});
+  check_same_device(kAten, out, {self, end});
   resize_out(out, at::infer_size(self.sizes(), end.sizes()));
   const at::ScalarType type = out.scalar_type();
   OutputSlot slot(out, kAten);
@@ -143,7 +135,7 @@ at::Tensor& masked_fill_scalar(at::Tensor& self, const at::Tensor& mask, const a
   constexpr const char* kAten = "aten::masked_fill_";
   TORCH_CHECK(mask.scalar_type() == at::kBool, kAten, ": expected the mask to be bool, got ", mask.scalar_type());
   if (self.numel() == 0) return self;
-  check_device(kAten, self, {mask});
+  check_same_device(kAten, self, {mask});
   OutputSlot slot(self, kAten);
   const at::Tensor m = is_host_scalar(mask) ? mask.to(self.device()) : contiguous(mask, kAten);
   run_op("MaskedFill", kAten, {slot.tensor().is_same(self) ? self : contiguous(self, kAten), m},

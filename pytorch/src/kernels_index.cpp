@@ -63,8 +63,7 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, std::int64_t dim, at::Ten
   for (const auto& t : inputs) {
     TORCH_CHECK(t.dim() == inputs[0].dim(), kAten, ": tensors must have the same number of dims, got ",
                 inputs[0].sizes(), " and ", t.sizes());
-    TORCH_CHECK(t.device() == out.device(), kAten, ": expected all tensors on ", out.device(), ", found one on ",
-                t.device());
+    check_same_device(kAten, out, {t});
     total += t.size(axis);
   }
   shape[static_cast<std::size_t>(axis)] = total;

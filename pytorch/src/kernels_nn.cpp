@@ -206,12 +206,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   std::vector<std::int64_t> stat_shape(input.sizes().begin(), input.sizes().end());
   for (std::size_t d = static_cast<std::size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
   at::Tensor out = at::empty(input.sizes(), input.options());
-  at::Tensor mean = at::empty(stat_shape, input.options().dtype(at::kFloat));
-  at::Tensor rstd = at::empty(stat_shape, input.options().dtype(at::kFloat));
-  if (type != at::kFloat) {  // LayerNormV3 keeps the statistics in x's dtype: PyTorch's are f32 for f32 x only
-    mean = at::empty(stat_shape, input.options());
-    rstd = at::empty(stat_shape, input.options());
-  }
+  // In x's dtype, as LayerNormV3 and 1.13's CPU kernel keep them.
+  at::Tensor mean = at::empty(stat_shape, input.options());
+  at::Tensor rstd = at::empty(stat_shape, input.options());
   run_op("LayerNormV3", kAten,
          {operand(input, type, kAten), contiguous(value_or_undefined(weight_opt), kAten),
           contiguous(value_or_undefined(bias_opt), kAten)},

@@ -14,18 +14,34 @@ namespace {
 
 emulator::Shape shape_of(const at::Tensor& t) { return emulator::Shape(t.sizes().begin(), t.sizes().end()); }
 
+// An emulator tensor of `shape` over bytes PyTorch owns (`owner` keeps them alive while a task holds
+// the tensor). The bridge's one place where emulator errors can arise outside an op.
+emulator::Tensor wrap(emulator::DeviceRef device, void* host, emulator::DeviceAddress address, emulator::Shape shape,
+                      emulator::DType dtype, std::shared_ptr<const void> owner) {
+  NPUSCOPE_TORCH_TRY
+  const std::size_t nbytes = static_cast<std::size_t>(emulator::shape_numel(shape)) * emulator::dtype_size(dtype);
+  auto s = emulator::Storage::borrow(device, static_cast<std::byte*>(host), address, nbytes, std::move(owner));
+  return emulator::Tensor::from_storage(std::move(s), std::move(shape), dtype, device);
+  NPUSCOPE_TORCH_CATCH("privateuseone")
+}
+
 // The whole storage of `t` as a 1-D emulator tensor of t's dtype (what AsStrided and ViewCopy index).
 emulator::Tensor borrow_storage(const at::Tensor& t) {
   const c10::Storage& storage = t.storage();
   const emulator::DType dtype = checked_emulator_dtype(t.scalar_type(), "privateuseone");
-  const auto itemsize = static_cast<std::int64_t>(t.element_size());
-  const std::int64_t numel = static_cast<std::int64_t>(storage.nbytes()) / itemsize;
-  const emulator::DeviceRef device = emulator::DeviceRef::npu(device_index(t));
-  auto owner = std::make_shared<c10::Storage>(storage);
-  auto s =
-      emulator::Storage::borrow(device, static_cast<std::byte*>(storage.data_ptr().get()), storage_address(storage),
-                                static_cast<std::size_t>(numel * itemsize), std::move(owner));
-  return emulator::Tensor::from_storage(std::move(s), {numel}, dtype, device);
+  const auto numel = static_cast<std::int64_t>(storage.nbytes() / t.element_size());
+  return wrap(emulator::DeviceRef::npu(device_index(t)), storage.data_ptr().get(), storage_address(storage), {numel},
+              dtype, std::make_shared<c10::Storage>(storage));
+}
+
+// One op on `device`'s current stream, its task named after the aten op: what every kernel of the
+// device ends in. Emulator errors leave as PyTorch's.
+void dispatch(const char* op_type, const char* aten_name, int device, std::vector<emulator::Tensor> inputs,
+              const emulator::Attrs& attrs, std::span<const emulator::Tensor> outputs) {
+  NPUSCOPE_TORCH_TRY
+  const emulator::Stream stream = emulator_stream(current_stream(device));
+  emulator::call_op(op_type, std::move(inputs), attrs, {.name = aten_name, .stream = &stream, .outputs = outputs});
+  NPUSCOPE_TORCH_CATCH(aten_name)
 }
 
 emulator::Attrs strided_attrs(const at::Tensor& t) {
@@ -41,35 +57,26 @@ emulator::Tensor borrow(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(t.device().type() == kNpu && t.is_contiguous(), "borrow: a contiguous device tensor");
   const emulator::DType dtype = checked_emulator_dtype(t.scalar_type(), "privateuseone");
   const emulator::DeviceRef device = emulator::DeviceRef::npu(device_index(t));
-  const std::size_t nbytes = static_cast<std::size_t>(t.numel()) * t.element_size();
-  if (nbytes == 0) return emulator::Tensor::empty(shape_of(t), dtype, device);
-  auto owner = std::make_shared<c10::Storage>(t.storage());
-  auto s =
-      emulator::Storage::borrow(device, static_cast<std::byte*>(t.data_ptr()), address_of(t), nbytes, std::move(owner));
-  return emulator::Tensor::from_storage(std::move(s), shape_of(t), dtype, device);
+  if (t.numel() == 0) {
+    NPUSCOPE_TORCH_TRY
+    return emulator::Tensor::empty(shape_of(t), dtype, device);
+    NPUSCOPE_TORCH_CATCH("privateuseone")
+  }
+  return wrap(device, t.data_ptr(), address_of(t), shape_of(t), dtype, std::make_shared<c10::Storage>(t.storage()));
 }
 
 emulator::Tensor borrow_host(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(t.device().is_cpu() && t.is_contiguous(), "borrow_host: a contiguous cpu tensor");
-  const emulator::DType dtype = checked_emulator_dtype(t.scalar_type(), "privateuseone");
-  const std::size_t nbytes = static_cast<std::size_t>(t.numel()) * t.element_size();
-  auto owner = std::make_shared<at::Tensor>(t);
-  auto s = emulator::Storage::borrow(emulator::DeviceRef::cpu(), static_cast<std::byte*>(t.data_ptr()), 0, nbytes,
-                                     std::move(owner));
-  return emulator::Tensor::from_storage(std::move(s), shape_of(t), dtype, emulator::DeviceRef::cpu());
+  return wrap(emulator::DeviceRef::cpu(), t.data_ptr(), 0, shape_of(t),
+              checked_emulator_dtype(t.scalar_type(), "privateuseone"), std::make_shared<at::Tensor>(t));
 }
 
 at::Tensor contiguous(const at::Tensor& t, const char* aten_name) {
   if (!t.defined() || t.is_contiguous()) return t;
   at::Tensor out = at::empty(t.sizes(), t.options());
   if (t.numel() == 0) return out;
-  NPUSCOPE_TORCH_TRY
-  const emulator::Tensor in = borrow_storage(t);
   const emulator::Tensor result = borrow(out);
-  const emulator::Stream stream = emulator_stream(current_stream(device_index(t)));
-  emulator::call_op("AsStrided", {in}, strided_attrs(t),
-                    {.name = aten_name, .stream = &stream, .outputs = std::span<const emulator::Tensor>(&result, 1)});
-  NPUSCOPE_TORCH_CATCH(aten_name)
+  dispatch("AsStrided", aten_name, device_index(t), {borrow_storage(t)}, strided_attrs(t), {&result, 1});
   return out;
 }
 
@@ -82,12 +89,8 @@ void copy_into(const at::Tensor& out, const at::Tensor& src, const char* aten_na
     run_op("Identity", aten_name, {source}, {}, {out});
     return;
   }
-  NPUSCOPE_TORCH_TRY
   const emulator::Tensor dst = borrow_storage(out);
-  const emulator::Stream stream = emulator_stream(current_stream(device_index(out)));
-  emulator::call_op("ViewCopy", {dst, borrow(source)}, strided_attrs(out),
-                    {.name = aten_name, .stream = &stream, .outputs = std::span<const emulator::Tensor>(&dst, 1)});
-  NPUSCOPE_TORCH_CATCH(aten_name)
+  dispatch("ViewCopy", aten_name, device_index(out), {dst, borrow(source)}, strided_attrs(out), {&dst, 1});
 }
 
 OutputSlot::OutputSlot(const at::Tensor& out, const char* aten_name)
@@ -99,7 +102,6 @@ void OutputSlot::finish() {
 
 void run_op(const char* op_type, const char* aten_name, const std::vector<at::Tensor>& inputs,
             const emulator::Attrs& attrs, const std::vector<at::Tensor>& outputs) {
-  NPUSCOPE_TORCH_TRY
   std::vector<emulator::Tensor> in;
   in.reserve(inputs.size());
   int device = -1;
@@ -114,9 +116,7 @@ void run_op(const char* op_type, const char* aten_name, const std::vector<at::Te
     device = device_index(t);
   }
   TORCH_INTERNAL_ASSERT(device >= 0, "run_op: no device tensor");
-  const emulator::Stream stream = emulator_stream(current_stream(device));
-  emulator::call_op(op_type, std::move(in), attrs, {.name = aten_name, .stream = &stream, .outputs = out});
-  NPUSCOPE_TORCH_CATCH(aten_name)
+  dispatch(op_type, aten_name, device, std::move(in), attrs, out);
 }
 
 void run_op(const char* op_type, const char* aten_name, std::initializer_list<at::Tensor> inputs,

@@ -276,12 +276,15 @@ def reset_fallback_ops():
 
 # ---- Tensor.npu(), Module.npu() -------------------------------------------------------------------
 
+_device_of = device  # the methods below take a parameter named `device`, as torch_npu's do
+
+
 def _tensor_npu(self, device=None, non_blocking=False, memory_format=_torch.preserve_format):
-    return self.to(globals()["device"](device), non_blocking=non_blocking, memory_format=memory_format)
+    return self.to(_device_of(device), non_blocking=non_blocking, memory_format=memory_format)
 
 
 def _module_npu(self, device=None):
-    target = globals()["device"](device)
+    target = _device_of(device)
     return self._apply(lambda t: t.to(target))
 
 
