@@ -12,6 +12,8 @@ namespace npuscope::analyzer {
 #define NPUSCOPE_RULES(X) \
   X(kSummaryRule)         \
   X(kTopOpsRule)          \
+  X(kStepsRule)           \
+  X(kModelRule)           \
   X(kIdleRule)            \
   X(kFallbackRule)        \
   X(kOverflowsRule)       \

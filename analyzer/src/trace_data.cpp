@@ -95,7 +95,9 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   // Note [Compact rows]: the columns no finding reads are not even decoded.
   const collector::ReaderOptions options{
       .verify = false,
-      .skip_columns = {"TASK.connection_id", "TASK.call_index", "TASK.emulation_ns", "API.connection_id"}};
+      .skip_columns = {"TASK.connection_id", "TASK.call_index", "TASK.emulation_ns", "API.connection_id",
+                       "PYTORCH_API.thread_id", "PYTORCH_API.sequence_number", "PYTORCH_API.fwd_thread_id",
+                       "PYTORCH_API.input_shapes_id", "PYTORCH_API.input_dtypes_id"}};
   const auto start_range = r.task_start_range();  // not a structured binding: clang 14 cannot capture one
   const std::int64_t first_start = start_range.first, last_start = start_range.second;
   // Rows are checked as they are read (check_times); these bounds must not overflow before that.
@@ -111,7 +113,7 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
       check_times(r, "TASK", "task_id", t.task_id,
                   {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
       if (t.device_id < 0 || !is_device_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
-      out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes,
+      out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, t.pytorch_api_id,
                      collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id), t.device_id,
                      t.stream_id, t.block_dim, t.thread_id, narrow_small(t.task_type), narrow_small(t.overflow),
                      narrow_small(t.fallback), narrow_small(t.compute_dtype)});
@@ -135,6 +137,15 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
     });
     memory = own->memory();
     for (const MemoryRow& m : memory) check_times(r, "MEMORY", "seq", m.seq, {{"ts_ns", m.ts_ns}});
+    for (const collector::MarkerRow& m : own->markers()) {
+      if (is(m.kind, MarkerKind::kStep)) steps.push_back(m);
+    }
+    own->for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
+      check.row();
+      host_op_index.emplace(h.id, host_ops.size());
+      host_ops.push_back({h.id, h.parent_id, h.start_ns, h.end_ns, collector::compact_string_id(h.name_id),
+                          collector::compact_string_id(h.module_id), narrow_small(h.kind), narrow_small(h.pass)});
+    });
     memcpys = own->memcpys();
     for (const MemcpyRow& c : memcpys) {
       check_times(r, "MEMCPY", "task_id", c.task_id,

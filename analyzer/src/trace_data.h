@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "npuscope/collector/time_math.h"
@@ -23,8 +24,16 @@ using collector::MemoryRow;
 
 struct Task {
   std::int64_t task_id = 0, start_ns = 0, end_ns = 0, queued_ns = 0, flops = 0, bytes = 0;
+  std::int64_t pytorch_api_id = 0;  // the framework op that launched it (PYTORCH_API.id); 0 none
   std::int32_t name_id = 0, op_type_id = 0, device_id = 0, stream_id = 0, block_dim = 0, thread_id = 0;
   std::int8_t task_type = 0, overflow = 0, fallback = 0, compute_dtype = 0;
+};
+
+// A PYTORCH_API row, the columns the model view reads (pytorch_model.cpp).
+struct HostOp {
+  std::int64_t id = 0, parent_id = 0, start_ns = 0, end_ns = 0;
+  std::int32_t name_id = 0, module_id = 0;
+  std::int8_t kind = 0, pass = 0;
 };
 
 struct Api {
@@ -61,9 +70,17 @@ struct TraceData {
   std::vector<MemoryRow> memory;
   std::vector<MemcpyRow> memcpys;
   std::map<std::int32_t, DeviceInfoRow> devices;
+  std::vector<HostOp> host_ops;             // PYTORCH_API, in start order (none for other workloads)
+  std::vector<collector::MarkerRow> steps;  // the step markers, in start order
+  // The framework op with this id; null if none (0, or not in the trace).
+  const HostOp* host_op(std::int64_t id) const {
+    const auto it = host_op_index.find(id);
+    return it == host_op_index.end() ? nullptr : &host_ops[it->second];
+  }
 
  private:
-  std::vector<ApiKind> api_kinds;  // by API name id: every call of one name has one kind
+  std::vector<ApiKind> api_kinds;                               // by API name id: every call of one name has one kind
+  std::unordered_map<std::int64_t, std::size_t> host_op_index;  // PYTORCH_API.id -> host_ops index
 };
 
 }  // namespace npuscope::analyzer

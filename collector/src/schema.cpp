@@ -115,6 +115,14 @@ constexpr Column<TaskRow> kTaskColumns[] = {
     {"emulation_ns", &TaskRow::emulation_ns,
      "Real CPU time the emulator spent on the kernel (ns): the emulator's own cost, not device time."},
     {"thread_id", &TaskRow::thread_id, "Host thread that launched it (small per-process index)."},
+    {"input_shapes_id", &TaskRow::input_shapes_id,
+     "The kernel's input shapes (STRING_IDS.id), msprof's Input Shapes: `8,3,224,224;64,3,7,7;` (`;` between inputs, "
+     "an absent optional input empty); 0 when not recorded."},
+    {"input_dtypes_id", &TaskRow::input_dtypes_id,
+     "The kernel's input dtypes (STRING_IDS.id), msprof's Input Data Types: `f32;f32;`; 0 when not recorded."},
+    {"pytorch_api_id", &TaskRow::pytorch_api_id,
+     "The framework op that launched it (PYTORCH_API.id: the innermost aten op, module or autograd function open on "
+     "the launching thread); 0 if none."},
 };
 static_assert(covers_each_member_once(kTaskColumns));
 
@@ -131,6 +139,7 @@ constexpr Column<TaskExecRow> kTaskExecColumns[] = {
     {"call_index", &TaskExecRow::call_index, "As TASK.call_index."},
     {"emulation_ns", &TaskExecRow::emulation_ns, "As TASK.emulation_ns."},
     {"thread_id", &TaskExecRow::thread_id, "As TASK.thread_id."},
+    {"pytorch_api_id", &TaskExecRow::pytorch_api_id, "As TASK.pytorch_api_id."},
 };
 static_assert(covers_each_member_once(kTaskExecColumns));
 
@@ -144,6 +153,8 @@ constexpr Column<KernelRow> kKernelColumns[] = {
     {"bytes", &KernelRow::bytes, "As TASK.bytes."},
     {"compute_dtype", &KernelRow::compute_dtype, "As TASK.compute_dtype."},
     {"fallback", &KernelRow::fallback, "As TASK.fallback."},
+    {"input_shapes_id", &KernelRow::input_shapes_id, "As TASK.input_shapes_id."},
+    {"input_dtypes_id", &KernelRow::input_dtypes_id, "As TASK.input_dtypes_id."},
 };
 static_assert(covers_each_member_once(kKernelColumns));
 
@@ -230,6 +241,31 @@ constexpr Column<CompareResultRow> kCompareResultColumns[] = {
 };
 static_assert(covers_each_member_once(kCompareResultColumns));
 
+constexpr Column<PytorchApiRow> kPytorchApiColumns[] = {
+    {"id", &PytorchApiRow::id,
+     "The op's id (1, 2, ... in the process); TASK.pytorch_api_id and parent_id refer to it."},
+    {"start_ns", &PytorchApiRow::start_ns, "Host time the op began (ns)."},
+    {"end_ns", &PytorchApiRow::end_ns, "Host time it returned (ns)."},
+    {"thread_id", &PytorchApiRow::thread_id, "Host thread (small per-process index, as API.thread_id)."},
+    {"name_id", &PytorchApiRow::name_id,
+     "Name (STRING_IDS.id): `aten::addmm`, `Module.layer1.0.conv1.Conv2d.forward.0`, `Optimizer.step#SGD.step`, "
+     "`autograd::engine::evaluate_function: AddmmBackward0`."},
+    {"kind", &PytorchApiRow::kind, "What the op is: see Enumerations: host_op_kind."},
+    {"pass", &PytorchApiRow::pass, "Forward, backward or optimizer: see Enumerations: pass."},
+    {"module_id", &PytorchApiRow::module_id,
+     "The module call it ran in, as msprobe names it (STRING_IDS.id): `Module.layer1.0.conv1.Conv2d.forward.0`, or "
+     "`...backward.0` for the autograd functions of that call's ops; 0 outside any module."},
+    {"sequence_number", &PytorchApiRow::sequence_number,
+     "Autograd's sequence number: a forward op and the backward function of the node it made share it; -1 if none."},
+    {"fwd_thread_id", &PytorchApiRow::fwd_thread_id,
+     "Backward functions: the host thread of the forward op (with sequence_number, finds it); else thread_id."},
+    {"input_shapes_id", &PytorchApiRow::input_shapes_id,
+     "Input shapes (STRING_IDS.id) as TASK.input_shapes_id; 0 if none."},
+    {"input_dtypes_id", &PytorchApiRow::input_dtypes_id, "Input dtypes (STRING_IDS.id) as TASK.input_dtypes_id."},
+    {"parent_id", &PytorchApiRow::parent_id, "The op it ran inside, on the same thread (PYTORCH_API.id); 0 if none."},
+};
+static_assert(covers_each_member_once(kPytorchApiColumns));
+
 }  // namespace
 
 // The descriptors are never destroyed (`*new`): the injection library's drain thread writes rows
@@ -288,7 +324,8 @@ const Table<TaskRow>& table_for<TaskRow>() {
        .order_by = "start_ns",
        .view_select = "SELECT e.task_id, e.start_ns, e.end_ns, e.queued_ns, e.device_id, e.stream_id, k.name_id, "
                       "k.op_type_id, k.task_type, e.connection_id, k.block_dim, k.flops, k.bytes, e.overflow, "
-                      "k.fallback, k.compute_dtype, e.call_index, e.emulation_ns, e.thread_id "
+                      "k.fallback, k.compute_dtype, e.call_index, e.emulation_ns, e.thread_id, k.input_shapes_id, "
+                      "k.input_dtypes_id, e.pytorch_api_id "
                       "FROM TASK_EXEC e JOIN KERNEL k ON k.kernel_id = e.kernel_id",
        .rows_in = "TASK_EXEC"},
       kTaskColumns));
@@ -376,6 +413,19 @@ const Table<CompareResultRow>& table_for<CompareResultRow>() {
   return table;
 }
 
+template <>
+const Table<PytorchApiRow>& table_for<PytorchApiRow>() {
+  static const Table<PytorchApiRow>& table = *new Table<PytorchApiRow>(make_table<PytorchApiRow>(
+      {.name = "PYTORCH_API",
+       .doc = "Framework ops on the host timeline (msprof's PYTORCH_API): a PyTorch script's aten ops, module calls, "
+              "autograd functions and optimizer calls, with their inputs, nesting and pass. Empty for other workloads.",
+       .indexes = {{{"start_ns"}}},
+       .primary_key = "id",
+       .order_by = "start_ns"},
+      kPytorchApiColumns));
+  return table;
+}
+
 namespace {
 
 // The view users query of a clustered table: its documented columns, without `rowid`. Never
@@ -424,6 +474,7 @@ const std::vector<const TableInfo*>& all_tables() {
       &table_for<MemcpyRow>().info,
       &table_for<MarkerRow>().info,
       &table_for<CompareResultRow>().info,
+      &table_for<PytorchApiRow>().info,
   };
   return tables;
 }

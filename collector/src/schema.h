@@ -90,6 +90,7 @@ struct TaskExecRow {
   std::int32_t overflow = 0, call_index = 0;
   std::int64_t emulation_ns = 0;
   std::int32_t thread_id = 0;
+  std::int64_t pytorch_api_id = 0;
 };
 struct KernelRow {
   std::int64_t kernel_id = 0;
@@ -97,6 +98,7 @@ struct KernelRow {
   std::int32_t task_type = 0, block_dim = 0;
   std::int64_t flops = 0, bytes = 0;
   std::int32_t compute_dtype = 0, fallback = 0;
+  StringId input_shapes_id = 0, input_dtypes_id = 0;
 };
 
 // Note [Clustered tables]
@@ -156,6 +158,8 @@ template <>
 const Table<MarkerRow>& table_for<MarkerRow>();
 template <>
 const Table<CompareResultRow>& table_for<CompareResultRow>();
+template <>
+const Table<PytorchApiRow>& table_for<PytorchApiRow>();
 
 // Every table, in creation (and documentation) order.
 const std::vector<const TableInfo*>& all_tables();

@@ -52,6 +52,8 @@ const std::vector<EnumInfo>& enums() {
                                             dtypes(),
                                             vocabulary_enum<TensorRole>(),
                                             vocabulary_enum<MarkerKind>(),
+                                            vocabulary_enum<HostOpKind>(),
+                                            vocabulary_enum<ModelPass>(),
                                             verdicts(),
                                             origins()};
   return all;

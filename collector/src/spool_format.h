@@ -26,6 +26,7 @@ enum class FrameKind : std::uint32_t {
   kTensor = 10,  // one TensorRow
   kEnd = 11,     // the writer finalized: the spool is complete
   kLayout = 12,  // first frame: the sizes of the rows stored as their in-memory struct
+  kPytorchApis = 13,
 };
 
 // Rows with only numbers are stored as their struct, bytes as in memory (one memcpy each way): the
@@ -35,7 +36,7 @@ inline constexpr bool kStoredAsStruct = std::is_trivially_copyable_v<Row>;
 
 struct Layout {
   std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow), memcpy = sizeof(MemcpyRow),
-                marker = sizeof(MarkerRow);
+                marker = sizeof(MarkerRow), pytorch_api = sizeof(PytorchApiRow);
   bool operator==(const Layout&) const = default;
 };
 

@@ -105,6 +105,7 @@ class Replayer {
       case FrameKind::kMemory: out_.add_memory(rows<MemoryRow>(d)); break;
       case FrameKind::kMemcpys: out_.add_memcpys(rows<MemcpyRow>(d)); break;
       case FrameKind::kMarkers: out_.add_markers(rows<MarkerRow>(d)); break;
+      case FrameKind::kPytorchApis: out_.add_pytorch_apis(rows<PytorchApiRow>(d)); break;
       case FrameKind::kTensor: {
         d.row(tensor_);
         if (d.ok()) out_.add_tensor(tensor_);
@@ -167,7 +168,7 @@ class Replayer {
   TraceWriter& out_;
   // Row frames decode into these, reused frame after frame.
   std::tuple<std::vector<TaskRow>, std::vector<ApiRow>, std::vector<MemoryRow>, std::vector<MemcpyRow>,
-             std::vector<MarkerRow>, std::vector<DeviceInfoRow>>
+             std::vector<MarkerRow>, std::vector<DeviceInfoRow>, std::vector<PytorchApiRow>>
       buffers_;
   TensorRow tensor_;
 };

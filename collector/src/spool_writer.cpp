@@ -82,6 +82,7 @@ class SpoolWriter final : public TraceWriter {
   void add_memory(std::span<const MemoryRow> rows) override { add_rows(FrameKind::kMemory, rows); }
   void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(FrameKind::kMemcpys, rows); }
   void add_markers(std::span<const MarkerRow> rows) override { add_rows(FrameKind::kMarkers, rows); }
+  void add_pytorch_apis(std::span<const PytorchApiRow> rows) override { add_rows(FrameKind::kPytorchApis, rows); }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();

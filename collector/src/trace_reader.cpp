@@ -126,6 +126,9 @@ class SqliteTraceReader final : public TraceReader {
   void for_each_memory(const std::function<void(const MemoryRow&)>& f) const override { for_each<MemoryRow>(false, f); }
   void for_each_memcpy(const std::function<void(const MemcpyRow&)>& f) const override { for_each<MemcpyRow>(false, f); }
   void for_each_marker(const std::function<void(const MarkerRow&)>& f) const override { for_each<MarkerRow>(false, f); }
+  void for_each_pytorch_api(const std::function<void(const PytorchApiRow&)>& f) const override {
+    for_each<PytorchApiRow>(false, f);
+  }
 
   void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
     if (with_data) map_for_blobs();
@@ -203,11 +206,28 @@ class SqliteTraceReader final : public TraceReader {
         [&](const schema::TaskExecRow& e) {
           const auto k = static_cast<std::size_t>(e.kernel_id);
           const schema::KernelRow& kernel = k < kernels_.size() ? kernels_[k] : kUnknown;
-          t = {e.task_id,        e.start_ns,      e.end_ns,         e.queued_ns,
-               e.device_id,      e.stream_id,     kernel.name_id,   kernel.op_type_id,
-               kernel.task_type, e.connection_id, kernel.block_dim, kernel.flops,
-               kernel.bytes,     e.overflow,      kernel.fallback,  kernel.compute_dtype,
-               e.call_index,     e.emulation_ns,  e.thread_id};
+          t = {e.task_id,
+               e.start_ns,
+               e.end_ns,
+               e.queued_ns,
+               e.device_id,
+               e.stream_id,
+               kernel.name_id,
+               kernel.op_type_id,
+               kernel.task_type,
+               e.connection_id,
+               kernel.block_dim,
+               kernel.flops,
+               kernel.bytes,
+               e.overflow,
+               kernel.fallback,
+               kernel.compute_dtype,
+               e.call_index,
+               e.emulation_ns,
+               e.thread_id,
+               kernel.input_shapes_id,
+               kernel.input_dtypes_id,
+               e.pytorch_api_id};
           f(t);
         },
         where, args);
@@ -258,6 +278,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_2();
   void adapt_schema_3();
   void adapt_schema_4();
+  void adapt_schema_5();
   void load_kernels();
   void load_meta();
   void check_version();
@@ -298,17 +319,24 @@ void SqliteTraceReader::adapt_schema_1() {
   const schema::TableInfo& exec = schema::table_for<schema::TaskExecRow>().info;
   const schema::TableInfo& kernel = schema::table_for<schema::KernelRow>().info;
   std::string kernel_columns, same_kernel, exec_columns = "t.rowid AS rowid";
+  std::string kernel_values;  // kernel_columns, with 0 for those schema 6 added
   for (const schema::ColumnInfo& c : kernel.columns) {
     if (c.name == "kernel_id") continue;
     const std::string name(c.name);
+    const bool added_later = c.name == "input_shapes_id" || c.name == "input_dtypes_id";
     kernel_columns += (kernel_columns.empty() ? "" : ", ") + name;
-    same_kernel += (same_kernel.empty() ? "" : " AND ") + ("k." + name + " IS t." + name);
+    kernel_values += (kernel_values.empty() ? "" : ", ") + (added_later ? "0 AS " + name : name);
+    if (!added_later) same_kernel += (same_kernel.empty() ? "" : " AND ") + ("k." + name + " IS t." + name);
   }
   for (const schema::ColumnInfo& c : exec.columns) {
-    exec_columns += ", " + std::string(c.name == "kernel_id" ? "k." : "t.") + std::string(c.name);
+    exec_columns += ", " +
+                    (c.name == "pytorch_api_id" ? std::string("0 AS ")
+                     : c.name == "kernel_id"    ? std::string("k.")
+                                                : std::string("t.")) +
+                    std::string(c.name);
   }
   db_.exec("CREATE TEMP TABLE KERNEL AS SELECT row_number() OVER () AS kernel_id, " + kernel_columns +
-           " FROM (SELECT DISTINCT " + kernel_columns + " FROM main.TASK)");
+           " FROM (SELECT DISTINCT " + kernel_values + " FROM main.TASK)");
   db_.exec("CREATE INDEX temp.KERNEL_of ON KERNEL (" + kernel_columns + ")");
   db_.exec("CREATE TEMP VIEW TASK_EXEC AS SELECT " + exec_columns + " FROM main.TASK t JOIN temp.KERNEL k ON " +
            same_kernel);
@@ -380,6 +408,28 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 3) adapt_schema_2();
   if (schema_version_ < 4) adapt_schema_3();
   if (schema_version_ < 5) adapt_schema_4();
+  if (schema_version_ < 6) adapt_schema_5();
+}
+
+// Schema 6 added the PyTorch ops (PYTORCH_API), each task's input shapes and dtypes (KERNEL) and the
+// op that launched it (TASK_EXEC): an older trace has none of them, read as 0, and an empty table.
+void SqliteTraceReader::adapt_schema_5() {
+  const auto view_with_zeros = [&](const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
+    std::string columns;
+    for (const schema::ColumnInfo& c : table.columns) {
+      const bool is_new = std::find(added.begin(), added.end(), c.name) != added.end();
+      columns += (is_new ? "0 AS " : "") + std::string(c.name) + ", ";
+    }
+    db_.exec("CREATE TEMP VIEW " + std::string(table.name) + " AS SELECT " + columns + "rowid AS rowid FROM main." +
+             std::string(table.name));
+  };
+  // A schema 1 trace's TASK_EXEC and KERNEL are TEMP already (Note [Reading schema 1]): shadowed again here.
+  if (schema_version_ >= 2) {
+    view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id"});
+    view_with_zeros(schema::table_for<schema::KernelRow>().info, {"input_shapes_id", "input_dtypes_id"});
+  }
+  db_.exec(schema::create_table_sql(schema::table_for<PytorchApiRow>().info)
+               .insert(std::string_view("CREATE ").size(), "TEMP "));
 }
 
 // Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
@@ -494,6 +544,9 @@ std::vector<ApiRow> TraceReader::apis() const { return collect(*this, &TraceRead
 std::vector<MemoryRow> TraceReader::memory() const { return collect(*this, &TraceReader::for_each_memory); }
 std::vector<MemcpyRow> TraceReader::memcpys() const { return collect(*this, &TraceReader::for_each_memcpy); }
 std::vector<MarkerRow> TraceReader::markers() const { return collect(*this, &TraceReader::for_each_marker); }
+std::vector<PytorchApiRow> TraceReader::pytorch_apis() const {
+  return collect(*this, &TraceReader::for_each_pytorch_api);
+}
 
 std::vector<TensorRow> TraceReader::tensors(bool with_data) const {
   std::vector<TensorRow> out;

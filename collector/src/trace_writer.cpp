@@ -87,7 +87,8 @@ struct TableWriters {
         tensors(db),
         memory(db),
         memcpys(db),
-        markers(db) {}
+        markers(db),
+        pytorch_apis(db) {}
 
   // Everything pending goes in before a commit: a committed row's strings are committed with it.
   void flush() {
@@ -100,6 +101,7 @@ struct TableWriters {
     memory.flush();
     memcpys.flush();
     markers.flush();
+    pytorch_apis.flush();
     tensors.flush();
   }
 
@@ -113,6 +115,7 @@ struct TableWriters {
   TableWriter<MemoryRow> memory;
   TableWriter<MemcpyRow> memcpys;
   TableWriter<MarkerRow> markers;
+  TableWriter<PytorchApiRow> pytorch_apis;
 };
 
 std::string utc_now_iso8601() {
@@ -171,7 +174,7 @@ class SqliteTraceWriter final : public TraceWriter {
     for (const TaskRow& t : rows) {
       exec_rows_.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.device_id, t.stream_id,
                             kernel_ids_.id_of(t, fresh_kernels_), t.connection_id, t.overflow, t.call_index,
-                            t.emulation_ns, t.thread_id});
+                            t.emulation_ns, t.thread_id, t.pytorch_api_id});
     }
     if (!fresh_kernels_.empty()) writers_->kernels.add(fresh_kernels_);
     writers_->tasks.add(exec_rows_);
@@ -181,6 +184,7 @@ class SqliteTraceWriter final : public TraceWriter {
   void add_memory(std::span<const MemoryRow> rows) override { add_rows(writers_->memory, rows); }
   void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(writers_->memcpys, rows); }
   void add_markers(std::span<const MarkerRow> rows) override { add_rows(writers_->markers, rows); }
+  void add_pytorch_apis(std::span<const PytorchApiRow> rows) override { add_rows(writers_->pytorch_apis, rows); }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();
@@ -247,7 +251,7 @@ void SqliteTraceWriter::create_schema() {
         &schema::batch_source<DeviceInfoRow>(), &schema::batch_source<ApiRow>(),
         &schema::batch_source<schema::TaskExecRow>(), &schema::batch_source<schema::KernelRow>(),
         &schema::batch_source<TensorRow>(), &schema::batch_source<MemoryRow>(), &schema::batch_source<MemcpyRow>(),
-        &schema::batch_source<MarkerRow>()}) {
+        &schema::batch_source<MarkerRow>(), &schema::batch_source<PytorchApiRow>()}) {
     schema::register_batch_module(db_, *source);
   }
   db_.exec("BEGIN");

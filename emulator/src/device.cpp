@@ -9,6 +9,7 @@
 
 #include "api_scope.h"
 #include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/host_ops.h"
 #include "npuscope/emulator/virtual_clock.h"
 #include "perturb_apply.h"
 #include "task.h"
@@ -28,6 +29,7 @@ hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase pha
   r.stream_id = t.stream;
   r.block_dim = t.block_dim;
   r.launch_thread = t.launch_thread;
+  r.host_op_id = t.host_op_id;
   r.phase = phase;
   if (t.kind == Task::Kind::kKernel) {
     r.name = t.kernel.name;
@@ -38,6 +40,7 @@ hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase pha
     r.compute_dtype = static_cast<std::uint8_t>(t.kernel.compute_dtype);
     r.flops = static_cast<std::uint64_t>(t.kernel.cost.flops);
     r.bytes = static_cast<std::uint64_t>(t.kernel.cost.bytes);
+    r.input_signature = t.kernel.input_signature;
   } else {
     r.name = t.kind == Task::Kind::kEventRecord ? "EventRecord"
              : t.kind == Task::Kind::kEventWait ? "EventWait"
@@ -268,6 +271,7 @@ std::uint64_t Device::enqueue(std::unique_ptr<Task> task) {
   task->task_id = next_task_id();
   task->queued_ns = vclock::host_now_ns();
   task->launch_thread = vclock::thread_index();
+  task->host_op_id = current_host_op();
   {
     std::lock_guard lock(mutex_);
     check_stream(task->stream);  // streams are never removed: still valid below

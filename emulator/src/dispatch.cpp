@@ -10,7 +10,9 @@
 #include <unordered_map>
 
 #include "api_scope.h"
+#include "name_scope.h"
 #include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/host_ops.h"
 #include "npuscope/emulator/markers.h"
 #include "npuscope/emulator/runtime.h"
 #include "npuscope/emulator/virtual_clock.h"
@@ -18,8 +20,6 @@
 
 namespace npuscope::emulator {
 namespace {
-
-thread_local std::string t_scope;
 
 // Note [Instance names without a lock]
 // Every op has an instance name (scope + name, interned: records keep the pointer) and a call index
@@ -77,8 +77,8 @@ thread_local ThreadNames t_names;
 InstanceName& instance_name(std::string_view op_type, const CallOptions& options) {
   const std::string_view base = options.name.empty() ? op_type : options.name;
   std::string_view full = base;
-  if (!t_scope.empty()) {
-    t_names.full.assign(t_scope).append(1, '/').append(base);
+  if (const std::string& scope = thread_name_scope(); !scope.empty()) {
+    t_names.full.assign(scope).append(1, '/').append(base);
     full = t_names.full;
   }
   if (const auto it = t_names.cache.find(full); it != t_names.cache.end()) [[likely]]
@@ -86,6 +86,36 @@ InstanceName& instance_name(std::string_view op_type, const CallOptions& options
   InstanceName* entry = InstanceNames::get().find_or_add(full);
   t_names.cache.emplace(std::string(full), entry);
   return *entry;
+}
+
+// The inputs as "SHAPES|DTYPES" (Note [Input signature] in hook_api.h), interned: only built for a
+// listener, and interned through the thread's cache (a training loop repeats a few hundred shapes).
+const char* input_signature(const std::vector<TensorMeta>& in) {
+  thread_local std::string text;
+  text.clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (i > 0) text += ';';
+    if (!in[i].present) continue;
+    for (std::size_t d = 0; d < in[i].shape.size(); ++d) {
+      if (d > 0) text += ',';
+      text += std::to_string(in[i].shape[d]);
+    }
+  }
+  text += '|';
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (i > 0) text += ';';
+    if (in[i].present) text += dtype_name(in[i].dtype);
+  }
+  return intern_cached(text);
+}
+
+std::vector<TensorMeta> metas_of(const std::vector<Tensor>& tensors) {
+  std::vector<TensorMeta> out(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    out[i] = tensors[i].defined() ? TensorMeta{tensors[i].shape(), tensors[i].dtype(), true}
+                                  : TensorMeta{{}, DType::kF32, false};
+  }
+  return out;
 }
 
 // The storage dtype that decides the compute precision: the first floating input, else the first.
@@ -122,7 +152,7 @@ void emit_cpu_task(const hooks::SubscriberTable* s, const hooks::TaskRecord& bas
 // Runs a CPU golden kernel inline: the `cpu` device has no queue and no modelled time.
 void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* name, std::uint32_t call_index,
                 std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, const Attrs& attrs,
-                std::uint64_t connection_id, const KernelCost& cost) {
+                std::uint64_t connection_id, const KernelCost& cost, const std::vector<TensorMeta>& in_meta) {
   std::vector<TensorView> in(inputs.size()), out(outputs.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (inputs[i].defined()) in[i] = {inputs[i].raw_data(), inputs[i].dtype(), &inputs[i].shape(), inputs[i].numel()};
@@ -148,6 +178,8 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.launch_thread = vclock::thread_index();
     rec.task_type = TaskType::kHostCpu;
     rec.compute_dtype = static_cast<std::uint8_t>(ctx.compute_dtype);
+    rec.input_signature = input_signature(in_meta);
+    rec.host_op_id = current_host_op();
     if (s->wants_task_queued) emit_cpu_task(s, rec, hooks::TaskPhase::kQueued);
     if (s->wants_task_begin) emit_cpu_task(s, rec, hooks::TaskPhase::kBegin);
   }
@@ -231,6 +263,8 @@ void record_host_task(std::string_view op_type, const std::vector<Tensor>& input
   launch.inputs = inputs;
   launch.outputs = outputs;
   launch.sources = sources;
+  if (hooks::subscriber() != nullptr) [[unlikely]]
+    launch.input_signature = input_signature(metas_of(inputs));
   const Stream stream = options.stream != nullptr ? *options.stream : dev.default_stream();
   if (stream.device != &dev) throw InvalidArgument(std::string(op_type) + ": the stream belongs to another device");
   dev.launch(std::move(launch), stream, api.connection_id());
@@ -280,11 +314,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   std::optional<vclock::BlockedScope> emulating;
   if (device.is_npu()) emulating.emplace();
 
-  std::vector<TensorMeta> in_meta(inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    in_meta[i] = inputs[i].defined() ? TensorMeta{inputs[i].shape(), inputs[i].dtype(), true}
-                                     : TensorMeta{{}, DType::kF32, false};
-  }
+  const std::vector<TensorMeta> in_meta = metas_of(inputs);
   InstanceName& instance = instance_name(schema.type, options);
   const char* name = instance.name;
   const std::vector<TensorMeta> out_meta = schema.infer(in_meta, attrs);
@@ -309,7 +339,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   if (!device.is_npu()) {
     const KernelEntry* kernel = registry.kernel(schema.type, Backend::kCpu);
     if (kernel == nullptr) throw OpRegistrationError(std::string(schema.type) + " has no cpu kernel");
-    run_on_cpu(schema, *kernel, name, call_index, inputs, outputs, attrs, api.connection_id(), cost);
+    run_on_cpu(schema, *kernel, name, call_index, inputs, outputs, attrs, api.connection_id(), cost, in_meta);
     return outputs;
   }
 
@@ -327,6 +357,8 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   launch.cost = cost;
   launch.attrs = attrs;
   launch.overflow_mode = dev.overflow_mode();
+  if (hooks::subscriber() != nullptr) [[unlikely]]
+    launch.input_signature = input_signature(in_meta);
   if (use_npu) {
     launch.fn = npu->fn;
     launch.backend = Backend::kNpu;
@@ -356,12 +388,18 @@ Tensor call_op1(std::string_view op_type, std::vector<Tensor> inputs, const Attr
   return std::move(outputs.at(0));
 }
 
-NameScope::NameScope(std::string_view name) : previous_size_(t_scope.size()) {
-  if (!t_scope.empty()) t_scope += '/';
-  t_scope += name;
+std::string& thread_name_scope() noexcept {
+  thread_local std::string scope;
+  return scope;
 }
 
-NameScope::~NameScope() { t_scope.resize(previous_size_); }
+NameScope::NameScope(std::string_view name) : previous_size_(thread_name_scope().size()) {
+  std::string& scope = thread_name_scope();
+  if (!scope.empty()) scope += '/';
+  scope += name;
+}
+
+NameScope::~NameScope() { thread_name_scope().resize(previous_size_); }
 
 void reset_call_counters() { InstanceNames::get().reset_calls(); }
 

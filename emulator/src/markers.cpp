@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "npuscope/emulator/virtual_clock.h"
@@ -14,6 +15,19 @@ const char* intern(std::string_view s) {
   static auto* pool = new std::unordered_set<std::string>();  // immortal: records outlive statics
   std::lock_guard lock(mutex);
   return pool->emplace(s).first->c_str();
+}
+
+const char* intern_cached(std::string_view s) {
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  thread_local std::unordered_map<std::string, const char*, Hash, std::equal_to<>> cache;
+  if (const auto it = cache.find(s); it != cache.end()) [[likely]]
+    return it->second;
+  const char* interned = intern(s);
+  cache.emplace(std::string(s), interned);
+  return interned;
 }
 
 namespace {

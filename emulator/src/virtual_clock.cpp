@@ -76,6 +76,7 @@ struct ThreadClock {
 thread_local constinit ThreadClock t_clock __attribute__((tls_model("initial-exec")));
 
 std::atomic<std::uint32_t> g_next_thread{0};
+std::atomic<std::uint64_t> g_published{0};  // Note [Hand-offs between host threads]
 thread_local constinit std::uint32_t t_thread_slot __attribute__((tls_model("initial-exec"))) = 0;  // index + 1
 
 }  // namespace
@@ -95,6 +96,21 @@ void advance_to(std::uint64_t virtual_ns) {
 }
 
 void advance_by(std::uint64_t ns) { t_clock.advance_ns += ns; }
+
+void publish() {
+  const std::uint64_t now = host_now_ns();
+  std::uint64_t seen = g_published.load(std::memory_order_relaxed);
+  while (seen < now && !g_published.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+}
+
+std::uint64_t published() { return g_published.load(std::memory_order_relaxed); }
+
+void take_published() {
+  const std::uint64_t target = published();
+  if (target == 0) return;
+  t_clock.advance_ns += target - host_now_ns();  // modular: the clock may move back (see the note)
+}
 
 std::uint32_t thread_index() {
   if (t_thread_slot == 0) [[unlikely]]

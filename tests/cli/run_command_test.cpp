@@ -135,6 +135,7 @@ class KernelTaskCounter final : public collector::TraceWriter {
   void add_memcpys(std::span<const collector::MemcpyRow>) override {}
   void add_markers(std::span<const collector::MarkerRow>) override {}
   void add_tensor(const collector::TensorRow&) override {}
+  void add_pytorch_apis(std::span<const collector::PytorchApiRow>) override {}
   using collector::TraceWriter::set_stat;
   void set_stat(std::string_view, std::int64_t) override {}
   void commit() override {}

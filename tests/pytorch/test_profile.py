@@ -48,6 +48,8 @@ class ProfileTest(unittest.TestCase):
         con = sqlite3.connect(db)
         tasks = con.execute("SELECT s.value, o.value, t.end_ns - t.start_ns, t.fallback FROM TASK t "
                             "JOIN STRING_IDS s ON s.id = t.name_id JOIN STRING_IDS o ON o.id = t.op_type_id").fetchall()
+        # Tasks are named "{module call}/{aten op}" (test_model_profile.py): the aten op is the last part.
+        tasks = [(name.rsplit("/", 1)[-1], op_type, duration, fallback) for name, op_type, duration, fallback in tasks]
         names = {name for name, _, _, _ in tasks}
         for op in ("aten::convolution", "aten::convolution_backward", "aten::native_batch_norm",
                    "aten::native_batch_norm_backward", "aten::addmm", "aten::nll_loss_forward",

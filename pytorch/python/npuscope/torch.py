@@ -13,8 +13,11 @@ the others run through a CPU fallback, recorded as AI CPU tasks (fallback_ops() 
 Settings come from the environment (NPUSCOPE_SPEC, NPUSCOPE_PRECISION_MODE, NPUSCOPE_OVERFLOW_MODE,
 NPUSCOPE_NUM_DEVICES) or from set_spec / set_precision_mode / set_overflow_mode.
 """
+import atexit as _atexit
 import contextlib as _contextlib
 import os as _os
+import threading as _threading
+import weakref as _weakref
 
 import torch as _torch
 
@@ -34,6 +37,7 @@ __all__ = [
     "reset_peak_memory_stats", "empty_cache",
     "set_spec", "get_spec", "set_precision_mode", "get_precision_mode", "set_overflow_mode", "get_overflow_mode",
     "get_float_status", "clear_float_status", "fallback_ops", "reset_fallback_ops",
+    "step", "current_step", "observing",
 ]
 
 
@@ -291,3 +295,95 @@ def _module_npu(self, device=None):
 _torch.Tensor.npu = _tensor_npu
 _torch.Tensor.is_npu = property(lambda self: self.device.type == DEVICE_TYPE)
 _torch.nn.Module.npu = _module_npu
+
+
+# ---- profiling: what `npuscope run` sees of the script (Note [PyTorch observers]) ----------------
+#
+# Under `npuscope run` (NPUSCOPE_INJECTION set), importing this module installs the observers: every
+# aten op, autograd function and optimizer call becomes a host range of the trace (the C++ side),
+# and every module call one named as msprobe names it, "Module.{path}.{Class}.forward.{n}" (below).
+# NPUSCOPE_TORCH_OBSERVE=0 leaves them out. Unprofiled, nothing is installed and nothing is paid.
+
+def step():
+    """Marks a step boundary: the step so far ends, the next begins with the next op. By default every
+    optimizer.step() is one; once a script calls step(), only its own calls are."""
+    _ops.step()
+
+
+def current_step():
+    """The number of the step in progress (0 before the first boundary)."""
+    return int(_ops.current_step())
+
+
+_observing = False
+_module_names = _weakref.WeakKeyDictionary()  # module -> "layer1.0.conv1.Conv2d" (msprobe: path + class)
+_roots = _weakref.WeakSet()
+_open = _threading.local()  # .calls: [(module, op id)] of this thread's open module calls
+
+
+def observing():
+    """True when the profiler's observers are installed (the script runs under `npuscope run`)."""
+    return _observing
+
+
+def _name_modules(root):
+    """Names every module of the tree under `root` by its attribute path, as msprobe does; the root
+    itself by its class alone."""
+    for path, module in root.named_modules():
+        cls = type(module).__name__
+        _module_names[module] = "%s.%s" % (path, cls) if path else cls
+    _roots.add(root)
+
+
+def _module_pre_hook(module, inputs):
+    calls = getattr(_open, "calls", None)
+    if calls is None:
+        calls = _open.calls = []
+    if not calls and module not in _roots:
+        _name_modules(module)
+    name = _module_names.get(module)
+    if name is None:  # made after its root was named
+        name = _module_names[module] = type(module).__name__
+    calls.append((module, _ops.module_enter(name)))
+
+
+def _module_hook(module, inputs, output):
+    calls = getattr(_open, "calls", None)
+    while calls:  # calls whose forward raised never reached this hook: they end with their caller
+        owner, op = calls.pop()
+        if owner is module:
+            _ops.module_exit(op)
+            return
+
+
+def _waiting_for_autograd(function):
+    """`function` (torch.autograd.backward or grad) with its wait for the autograd engine's threads
+    marked, so that the caller's clock resumes where the backward pass ended."""
+    def wrapper(*args, **kwargs):
+        _ops.wait_begin()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _ops.wait_end()
+    wrapper.__wrapped__ = function
+    wrapper.__doc__ = function.__doc__
+    return wrapper
+
+
+def _start_observing():
+    global _observing
+    if _observing:
+        return
+    device_count()  # starts the emulator's runtime, and with it the profiler, before the first step marker
+    _ops.observe(True)
+    _torch.nn.modules.module.register_module_forward_pre_hook(_module_pre_hook)
+    _torch.nn.modules.module.register_module_forward_hook(_module_hook)
+    # Tensor.backward calls torch.autograd.backward through the module attribute: one wrap serves both.
+    _torch.autograd.backward = _waiting_for_autograd(_torch.autograd.backward)
+    _torch.autograd.grad = _waiting_for_autograd(_torch.autograd.grad)
+    _atexit.register(_ops.close_step)
+    _observing = True
+
+
+if _os.environ.get("NPUSCOPE_INJECTION") and _os.environ.get("NPUSCOPE_TORCH_OBSERVE", "1") != "0":
+    _start_observing()

@@ -132,6 +132,13 @@ void on_device(void* user, const DeviceRecord& r) noexcept {
     store<DeviceEntry>(t->queue, r);
 }
 
+void on_host_op(void* user, const hooks::HostOpRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  const HookCall call(s);
+  if (ThreadState* t = call.thread()) [[likely]]
+    store<HostOpEntry>(t->queue, r);
+}
+
 void on_shutdown(void* user) noexcept { static_cast<Session*>(user)->shutdown(); }
 
 }  // namespace
@@ -152,6 +159,7 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.on_tensor = on_tensor;
   table.on_overflow = on_overflow;
   table.on_device = on_device;
+  table.on_host_op = on_host_op;
   table.on_shutdown = on_shutdown;
 }
 

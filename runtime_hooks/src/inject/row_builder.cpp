@@ -51,6 +51,7 @@ void RowBuilder::add(Tag tag, const Slot* s) {
     case Tag::kOverflow: return on_overflow(entry_at<OverflowEntry>(s).r);
     case Tag::kDevice: return on_device(entry_at<DeviceEntry>(s).r);
     case Tag::kTensor: return on_tensor(entry_at<TensorEntry>(s));
+    case Tag::kHostOp: return on_host_op(entry_at<HostOpEntry>(s).r);
   }
 }
 
@@ -133,6 +134,10 @@ void RowBuilder::on_task(const TaskEndEntry& e) {
   row.call_index = static_cast<std::int32_t>(r.call_index);
   row.emulation_ns = static_cast<std::int64_t>(r.emulation_ns);
   row.thread_id = static_cast<std::int32_t>(r.launch_thread);
+  const StringTable::SignatureIds inputs = strings_.signature(r.input_signature);
+  row.input_shapes_id = inputs.shapes;
+  row.input_dtypes_id = inputs.dtypes;
+  row.pytorch_api_id = static_cast<std::int64_t>(r.host_op_id);
   if (tasks_.size() >= kBatchRows) flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
 }
 
@@ -272,6 +277,27 @@ void RowBuilder::add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::ui
   markers_.push_back(row);
 }
 
+// ---- framework ops ---------------------------------------------------------------------------------
+
+void RowBuilder::on_host_op(const hooks::HostOpRecord& r) {
+  collector::PytorchApiRow& row = host_ops_.emplace_back();
+  row.id = static_cast<std::int64_t>(r.id);
+  row.start_ns = static_cast<std::int64_t>(r.start_ns);
+  row.end_ns = static_cast<std::int64_t>(r.end_ns);
+  row.thread_id = static_cast<std::int32_t>(r.thread_id);
+  row.name_id = strings_.id(r.name);
+  row.kind = static_cast<std::int32_t>(r.kind);
+  row.pass = static_cast<std::int32_t>(r.pass);
+  row.module_id = strings_.id(r.module);
+  row.sequence_number = r.sequence_number;
+  row.fwd_thread_id = static_cast<std::int32_t>(r.fwd_thread_id);
+  const StringTable::SignatureIds inputs = strings_.signature(r.input_signature);
+  row.input_shapes_id = inputs.shapes;
+  row.input_dtypes_id = inputs.dtypes;
+  row.parent_id = static_cast<std::int64_t>(r.parent_id);
+  if (host_ops_.size() >= kBatchRows) flush_rows(host_ops_, &collector::TraceWriter::add_pytorch_apis, writer_);
+}
+
 // ---- tensors --------------------------------------------------------------------------------------
 
 void RowBuilder::on_tensor(const TensorEntry& e) {
@@ -309,12 +335,14 @@ void RowBuilder::on_tensor(const TensorEntry& e) {
 // ---- batches --------------------------------------------------------------------------------------
 
 void RowBuilder::flush() {
-  const bool any = !tasks_.empty() || !apis_.empty() || !memory_.empty() || !memcpys_.empty() || !markers_.empty();
+  const bool any = !tasks_.empty() || !apis_.empty() || !memory_.empty() || !memcpys_.empty() || !markers_.empty() ||
+                   !host_ops_.empty();
   flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
   flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
   flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
   flush_rows(memcpys_, &collector::TraceWriter::add_memcpys, writer_);
   flush_rows(markers_, &collector::TraceWriter::add_markers, writer_);
+  flush_rows(host_ops_, &collector::TraceWriter::add_pytorch_apis, writer_);
   if (any) wrote_ = true;
 }
 

@@ -76,6 +76,7 @@ class RowBuilder {
   void on_overflow(const hooks::OverflowRecord& r);
   void on_device(const hooks::DeviceRecord& r);
   void on_tensor(const TensorEntry& e);
+  void on_host_op(const hooks::HostOpRecord& r);
   void add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_range_row(const OpenRange& open, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id);
@@ -94,6 +95,7 @@ class RowBuilder {
   std::vector<collector::MemoryRow> memory_;
   std::vector<collector::MemcpyRow> memcpys_;
   std::vector<collector::MarkerRow> markers_;
+  std::vector<collector::PytorchApiRow> host_ops_;
   std::vector<collector::DeviceInfoRow> devices_;                   // written so far
   std::vector<std::pair<std::int32_t, std::int64_t>> memory_seqs_;  // by device: the highest seq so far
   collector::TensorRow tensor_;                                     // reused: its buffers keep their capacity

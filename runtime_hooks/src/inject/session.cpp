@@ -241,7 +241,7 @@ namespace {
 using collector::StatId;
 constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,    StatId::kDroppedTask,   StatId::kDroppedMemory,
                                     StatId::kDroppedMemcpy, StatId::kDroppedMarker, StatId::kDroppedOverflow,
-                                    StatId::kDroppedDevice, StatId::kDroppedTensor};
+                                    StatId::kDroppedDevice, StatId::kDroppedTensor, StatId::kDroppedHostOp};
 static_assert(std::size(kDroppedByTag) == kNumTags, "one dropped_records counter per record kind");
 
 }  // namespace

@@ -28,9 +28,27 @@ class StringTable {
   // For the rare strings made on the drain thread (step names); the writer deduplicates content.
   collector::StringId id_of_content(std::string_view s) { return writer_.intern(s); }
 
+  // An interned input signature "SHAPES|DTYPES" (Note [Input signature] in hook_api.h) as the ids
+  // of its two halves; {0, 0} for null.
+  struct SignatureIds {
+    collector::StringId shapes = 0, dtypes = 0;
+  };
+  SignatureIds signature(const char* interned) {
+    if (interned == nullptr) return {};
+    auto [it, inserted] = signatures_.try_emplace(interned);
+    if (inserted) {
+      const std::string_view s(interned);
+      const std::size_t bar = s.find('|');
+      it->second = {writer_.intern(s.substr(0, bar)),
+                    bar == std::string_view::npos ? 0 : writer_.intern(s.substr(bar + 1))};
+    }
+    return it->second;
+  }
+
  private:
   collector::TraceWriter& writer_;
   std::unordered_map<const char*, collector::StringId> by_pointer_;
+  std::unordered_map<const char*, SignatureIds> signatures_;
   const char* last_key_ = nullptr;
   collector::StringId last_id_ = 0;
 };

@@ -61,6 +61,9 @@ class TraceReader {
   virtual void for_each_memory(const std::function<void(const MemoryRow&)>& f) const = 0;
   virtual void for_each_memcpy(const std::function<void(const MemcpyRow&)>& f) const = 0;
   virtual void for_each_marker(const std::function<void(const MarkerRow&)>& f) const = 0;
+  // PYTORCH_API rows in start order (none for a workload that is not a PyTorch script, or a trace
+  // written before schema 6).
+  virtual void for_each_pytorch_api(const std::function<void(const PytorchApiRow&)>& f) const = 0;
   // with_data: also load (and decompress) dumped tensor bytes into TensorRow::data.
   virtual void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const = 0;
 
@@ -69,6 +72,7 @@ class TraceReader {
   std::vector<MemoryRow> memory() const;
   std::vector<MemcpyRow> memcpys() const;
   std::vector<MarkerRow> markers() const;
+  std::vector<PytorchApiRow> pytorch_apis() const;
   std::vector<TensorRow> tensors(bool with_data) const;
 
   virtual std::int64_t count(const std::string& table) const = 0;  // rows in a table (TaskRow: "TASK")

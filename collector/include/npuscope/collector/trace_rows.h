@@ -22,16 +22,19 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK
-// is a view of TASK_EXEC + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 5;
+// 6: PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API
+// and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel
+// table])
+inline constexpr int kSchemaVersion = 6;
 
 // The rows store the trace vocabulary's values (Note [One vocabulary] in vocabulary.h) as plain
 // integers: a trace may hold a value this build does not know. Read them through these.
 using npuscope::ApiKind;
 using npuscope::CopyKind;
+using npuscope::HostOpKind;
 using npuscope::MarkerKind;
 using npuscope::MemoryOp;
+using npuscope::ModelPass;
 using npuscope::TaskType;
 using npuscope::TensorRole;
 
@@ -60,7 +63,25 @@ struct TaskRow {
   std::int32_t compute_dtype = 0;
   std::int32_t call_index = 0;
   std::int64_t emulation_ns = 0;
-  std::int32_t thread_id = 0;  // host thread that launched it
+  std::int32_t thread_id = 0;                         // host thread that launched it
+  StringId input_shapes_id = 0, input_dtypes_id = 0;  // msprof's "Input Shapes" / "Input Data Types"; 0 unknown
+  std::int64_t pytorch_api_id = 0;                    // PYTORCH_API.id of the framework op that launched it; 0 none
+};
+
+// A framework op on the host timeline (PyTorch: an aten op, a module call, an autograd function, an
+// optimizer call): msprof's PYTORCH_API. Tasks point at the innermost one that launched them.
+struct PytorchApiRow {
+  std::int64_t id = 0;  // 1, 2, ... in the process
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int32_t thread_id = 0;
+  StringId name_id = 0;
+  std::int32_t kind = 0;   // HostOpKind
+  std::int32_t pass = 0;   // ModelPass
+  StringId module_id = 0;  // msprobe's module entry it ran in; 0 none
+  std::int64_t sequence_number = -1;
+  std::int32_t fwd_thread_id = 0;
+  StringId input_shapes_id = 0, input_dtypes_id = 0;
+  std::int64_t parent_id = 0;  // the op it ran inside, on the same thread; 0 none
 };
 
 struct ApiRow {

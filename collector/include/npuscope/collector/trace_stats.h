@@ -38,6 +38,7 @@ std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_los
   X(kDroppedOverflow, "dropped_records.overflow", kDataLoss, "Overflow reports lost (a task's saturation flag).")   \
   X(kDroppedDevice, "dropped_records.device", kDataLoss, "Device descriptions lost (DEVICE_INFO rows missing).")    \
   X(kDroppedTensor, "dropped_records.tensor", kDataLoss, "Tensor statistics or dumps lost (TENSOR rows missing).")  \
+  X(kDroppedHostOp, "dropped_records.host_op", kDataLoss, "Framework ops lost (PYTORCH_API rows missing).")         \
   X(kDroppedAfterStop, "dropped_records.after_stop", kDataLoss,                                                     \
     "Records that arrived after the profiler stopped (threads still running at exit).")                             \
   X(kDroppedUnfinishedAtStop, "dropped_records.unfinished_at_stop", kDataLoss,                                      \

@@ -49,6 +49,7 @@ class TraceWriter {
   virtual void add_memcpys(std::span<const MemcpyRow> rows) = 0;
   virtual void add_markers(std::span<const MarkerRow> rows) = 0;
   virtual void add_tensor(const TensorRow& row) = 0;
+  virtual void add_pytorch_apis(std::span<const PytorchApiRow> rows) = 0;
   // Counters reported in META (key "stat.<name>"), e.g. dropped records. Later values replace.
   // Producers name a declared counter (Note [Trace stats]); the name form carries counters through
   // a spool as they were written.

@@ -77,6 +77,7 @@ struct KernelLaunch {
   Backend backend = Backend::kNpu;  // kCpu for an AI CPU fallback
   Attrs attrs;
   OverflowMode overflow_mode = OverflowMode::kInfNan;  // the device's mode at launch
+  const char* input_signature = nullptr;  // interned, for the listener (Note [Input signature]); null if none
 };
 
 class Device : public std::enable_shared_from_this<Device> {

@@ -32,5 +32,8 @@ class ScopedStep {
 
 // Interns a string for the life of the process (hook records carry such pointers).
 const char* intern(std::string_view s);
+// intern() through a per-thread cache: no lock for a string this thread interned before (the hot
+// paths that intern per op: input signatures, framework op names).
+const char* intern_cached(std::string_view s);
 
 }  // namespace npuscope::emulator

@@ -24,6 +24,18 @@ void advance_by(std::uint64_t ns);
 // Small, stable index of the calling thread (0 for the first thread that asked).
 std::uint32_t thread_index();
 
+// Note [Hand-offs between host threads]
+// Each host thread has its own clock, which counts only that thread's own work. When one thread
+// hands work to another and waits for it (PyTorch's backward(): the caller waits while the autograd
+// engine's thread runs the backward functions), the clocks must meet, or the worker's records land
+// at an unrelated time: the giver publishes its time (publish), the worker starts from the latest
+// time published (take_published: its clock is set to it, forward or back; a worker that publishes
+// when it finishes each piece never goes back behind its own records), and the waiter, its wait
+// excluded as blocked time, resumes at the latest time published (advance_to(published())).
+void publish();
+std::uint64_t published();
+void take_published();
+
 // While alive, the calling thread's real time does not count as host time (it is blocked on the
 // emulator). Nesting is allowed.
 class BlockedScope {

@@ -28,9 +28,9 @@
 
 namespace npuscope::hooks {
 
-// 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns,
-// TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 4;
+// 5: HostOpRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent;
+// 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 5;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -60,7 +60,10 @@ struct TaskRecord {
   std::uint64_t emulation_ns;   // real CPU time the emulator spent on the kernel (kEnd only)
   std::uint64_t flops;
   std::uint64_t bytes;
-  std::int32_t device_id;  // -1 for the cpu device
+  // The inputs as "SHAPES|DTYPES" (Note [Input signature]), interned; null when not known.
+  const char* input_signature;
+  std::uint64_t host_op_id;  // the innermost HostOpRecord open on the launching thread; 0 if none
+  std::int32_t device_id;    // -1 for the cpu device
   std::uint32_t stream_id;
   std::uint32_t block_dim;
   std::uint32_t call_index;     // n-th call of this op name, for matching runs
@@ -70,6 +73,29 @@ struct TaskRecord {
   std::uint8_t overflow;       // 1 if any output overflowed (inf/nan, or saturated)
   std::uint8_t fallback;       // 1 if no NPU kernel existed and the CPU kernel ran as AI CPU
   std::uint8_t compute_dtype;  // the DType the kernel computed in
+};
+
+// Note [Input signature]
+// A task's inputs, as msprof's op_summary lists them ("Input Shapes", "Input Data Types"), in one
+// interned string: the shapes separated by ';' (each one's dimensions by ','), a '|', then the
+// dtype names separated by ';'. An absent optional input leaves both of its fields empty. Example:
+// "8,3,224,224;64,3,7,7;|f32;f32;" for a convolution without bias. Scalars have an empty shape.
+
+// A framework op on the host timeline (PyTorch: an aten op, a module call, an autograd function,
+// an optimizer step), sent once when it ends. Tasks launched while it was the innermost open one on
+// their thread carry its id (TaskRecord::host_op_id). Strings are interned.
+struct HostOpRecord {
+  std::uint64_t id;         // unique per process, from 1
+  std::uint64_t parent_id;  // the op it ran inside on this thread; 0 if none
+  std::uint64_t start_ns, end_ns;
+  const char* name;              // "aten::addmm", "Module.fc.Linear.forward.0", ...
+  const char* module;            // msprobe's module entry it ran in ("Module.fc.Linear.backward.0"); null if none
+  const char* input_signature;   // Note [Input signature]; null if not recorded
+  std::int64_t sequence_number;  // autograd's sequence number (pairs a forward op with its backward); -1
+  std::uint32_t thread_id;
+  std::uint32_t fwd_thread_id;  // backward functions: the thread that ran the forward op; else thread_id
+  HostOpKind kind;
+  ModelPass pass;
 };
 
 struct MemoryRecord {
@@ -147,6 +173,7 @@ struct OverflowRecord {
 
 static_assert(std::is_trivially_copyable_v<TaskRecord> && sizeof(TaskRecord) <= 128);
 static_assert(std::is_trivially_copyable_v<TensorRecord>);
+static_assert(std::is_trivially_copyable_v<HostOpRecord> && sizeof(HostOpRecord) <= 120);
 
 // What a listener gives the emulator. Any callback may be null. Callbacks run on the thread that
 // produced the event (host threads for API/memory/markers, the device worker for tasks) and must
@@ -166,6 +193,7 @@ struct SubscriberTable {
   void (*on_tensor)(void* user, const TensorRecord&) = nullptr;
   void (*on_overflow)(void* user, const OverflowRecord&) = nullptr;
   void (*on_device)(void* user, const DeviceRecord&) = nullptr;
+  void (*on_host_op)(void* user, const HostOpRecord&) = nullptr;
   void (*on_shutdown)(void* user) = nullptr;  // process exit: flush and finalize
 };
 

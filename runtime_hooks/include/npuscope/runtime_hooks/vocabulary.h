@@ -141,6 +141,24 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kFree, 6, "free", "Device memory release (`aclrtFree`).")                                                     \
   X(kEvent, 7, "event", "Records an event on a stream, or makes a stream wait for one; the host goes on.")
 
+// What a PYTORCH_API row is: a framework op on the host timeline (what torch_npu's profiler records
+// through PyTorch's RecordFunction, and the module hierarchy msprobe names). PYTORCH_API.kind.
+#define NPUSCOPE_HOST_OP_KINDS(X)                                                                                      \
+  X(kAtenOp, 0, "aten_op", "An aten op (`aten::addmm`, ...), as PyTorch's RecordFunction reports it.")                 \
+  X(kBackwardFunction, 1, "backward_function",                                                                         \
+    "An autograd node run by the backward pass (`autograd::engine::evaluate_function: AddmmBackward0`).")              \
+  X(kModule, 2, "module",                                                                                              \
+    "An `nn.Module` call, named as msprobe names it (`Module.layer1.0.conv1.Conv2d.forward.0`).")                      \
+  X(kOptimizer, 3, "optimizer", "An optimizer call (`Optimizer.step#SGD.step`, `Optimizer.zero_grad#SGD.zero_grad`).") \
+  X(kUserScope, 4, "user_scope", "A range the script opened (`torch.autograd.profiler.record_function`).")
+
+// Which pass of a training step a framework op (and the device tasks it launched) belongs to.
+// PYTORCH_API.pass.
+#define NPUSCOPE_MODEL_PASSES(X)                                                                    \
+  X(kForward, 0, "forward", "The forward pass, and everything outside backward and the optimizer.") \
+  X(kBackward, 1, "backward", "The backward pass (autograd's engine: gradients).")                  \
+  X(kOptimizer, 2, "optimizer", "The optimizer's step and zero_grad.")
+
 // Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
 #define NPUSCOPE_DEVICE_KINDS(X)               \
   X(kCpu, 0, "cpu", "The CPU golden backend.") \
@@ -154,6 +172,8 @@ enum class MarkerKind : std::uint8_t { NPUSCOPE_MARKER_KINDS(NPUSCOPE_ENUM_VALUE
 enum class TensorRole : std::uint8_t { NPUSCOPE_TENSOR_ROLES(NPUSCOPE_ENUM_VALUE) };
 enum class ApiKind : std::uint8_t { NPUSCOPE_API_KINDS(NPUSCOPE_ENUM_VALUE) };
 enum class DeviceKind : std::uint8_t { NPUSCOPE_DEVICE_KINDS(NPUSCOPE_ENUM_VALUE) };
+enum class HostOpKind : std::uint8_t { NPUSCOPE_HOST_OP_KINDS(NPUSCOPE_ENUM_VALUE) };
+enum class ModelPass : std::uint8_t { NPUSCOPE_MODEL_PASSES(NPUSCOPE_ENUM_VALUE) };
 #undef NPUSCOPE_ENUM_VALUE
 
 // One value of an enumeration, for names and docs.
@@ -185,6 +205,8 @@ NPUSCOPE_DECLARE_ENUM_TRAITS(MarkerKind, NPUSCOPE_MARKER_KINDS, "marker_kind", "
 NPUSCOPE_DECLARE_ENUM_TRAITS(TensorRole, NPUSCOPE_TENSOR_ROLES, "role", "TENSOR.role, COMPARE_RESULT.role")
 NPUSCOPE_DECLARE_ENUM_TRAITS(ApiKind, NPUSCOPE_API_KINDS, "api_kind", "API.kind")
 NPUSCOPE_DECLARE_ENUM_TRAITS(DeviceKind, NPUSCOPE_DEVICE_KINDS, "device_kind", "")
+NPUSCOPE_DECLARE_ENUM_TRAITS(HostOpKind, NPUSCOPE_HOST_OP_KINDS, "host_op_kind", "PYTORCH_API.kind")
+NPUSCOPE_DECLARE_ENUM_TRAITS(ModelPass, NPUSCOPE_MODEL_PASSES, "pass", "PYTORCH_API.pass")
 #undef NPUSCOPE_DECLARE_ENUM_TRAITS
 #undef NPUSCOPE_ENUM_ENTRY
 
