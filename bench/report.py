@@ -268,6 +268,31 @@ def torch_device_section(out_dir):
     return out
 
 
+def torch_profile_section(out_dir):
+    data = load_json_tail(os.path.join(out_dir, "torch_profile_overhead.json"))
+    if data is None:
+        return []
+    median, ratio, targets = data["median_step_s"], data["ratio"], data["targets"]
+    out = ["", "## PyTorch profiling", "",
+           "What `npuscope run` costs a training step of %s: each variant a whole process, the step timed by the "
+           "script itself (median of %d steps after a warm-up step, over rounds in rotated order), so the "
+           "interpreter's start and the trace's conversion after exit are not in it." % (
+               data["workload"], data["steps_per_variant"]), "",
+           "| variant | step | vs unprofiled | target |", "|---|---:|---:|---|",
+           "| unprofiled | %.0f ms | 1.00x | |" % (1e3 * median["unprofiled"])]
+    labels = {"dump_none": "`npuscope run --dump none`", "dump_stats": "`npuscope run --dump stats`",
+              "check_ops": "`npuscope run --check-ops`"}
+    for v in ("dump_none", "dump_stats", "check_ops"):
+        target = targets.get(v)
+        judged = "<= %gx (%s)" % (target, verdict(ratio[v] <= target, "ABOVE")) if target else "reported"
+        out.append("| %s | %.0f ms | %.2fx | %s |" % (labels[v], 1e3 * median[v], ratio[v], judged))
+        if target and ratio[v] > target:
+            warn("PyTorch profiling: %s is %.2fx, above its target %gx" % (v, ratio[v], target))
+    out += ["", "Command: `PYTHONPATH=BUILD/python /usr/bin/python3 bench/torch_profile_overhead.py BUILD` "
+            "(JSON on stdout)."]
+    return out
+
+
 HOT_PATH_TARGET_NS = 25.0
 HOT_PATH_BENCHES = (("BM_ApiEvent/", "API enter or exit (`on_api`)", True),
                     ("BM_TaskEvents/", "task event (`on_task`: queued, begin, end), per call", True),
@@ -658,6 +683,7 @@ def main(argv):
     lines += gemm_section(runs)
     lines += resnet18_section(runs, out_dir)
     lines += torch_device_section(out_dir)
+    lines += torch_profile_section(out_dir)
     lines += hot_path_section(runs)
     lines += dispatch_section(runs, context)
     lines += trace_writer_section(runs)

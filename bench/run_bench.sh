@@ -57,6 +57,14 @@ PYTHONPATH="$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$ROO
   >"$OUT_DIR/torch_device_bench.out" ||
   echo '{"available": false, "error": "bench/torch_device_bench.py failed"}' >"$OUT_DIR/torch_device_bench.out"
 
+# What profiling costs a PyTorch training step (unprofiled, --dump none, --dump stats, --check-ops).
+if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -f "$BUILD_DIR/python/npuscope/libnpuscope_torch.so" ]; then
+  echo "== torch_profile_overhead.py"
+  PYTHONPATH="$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$ROOT/bench/torch_profile_overhead.py" \
+    "$BUILD_DIR" >"$OUT_DIR/torch_profile_overhead.json" ||
+    echo "run_bench.sh: warning: bench/torch_profile_overhead.py failed; its section is left out" >&2
+fi
+
 # End-to-end profiling overhead (whole sample processes, unprofiled vs under `npuscope run`).
 if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/samples/multi_stream" ] && [ -x "$BUILD_DIR/samples/llama_block" ]; then
   echo "== profiler_overhead.py"

@@ -50,8 +50,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 section "PyTorch on the emulated NPU: a GPT decoder trains 3 AdamW steps under the profiler"
 PYTHONPATH="$BUILD_DIR/python" "$NPUSCOPE" run --force -o "$DEMO/torch_gpt.db" -- \
   /usr/bin/python3 "$ROOT/samples/pytorch/train.py" --model gpt --steps 3
-section "Analysis of the training trace: the device tasks are the aten ops (npuscope analyze)"
-"$NPUSCOPE" analyze "$DEMO/torch_gpt.db" --top 8 --rules summary,top_ops,op_statistics,fallback,memory
+section "Analysis of the training trace: steps, passes, modules and aten ops (npuscope analyze)"
+"$NPUSCOPE" analyze "$DEMO/torch_gpt.db" --top 8 --rules summary,top_ops,steps,model,fallback,memory
+section "Loss scaling in force_fp16: torch's default scale 65536 overflows f16 in the backward pass; the step is skipped"
+PYTHONPATH="$BUILD_DIR/python" "$NPUSCOPE" run --force -o "$DEMO/torch_fp16.db" -- \
+  /usr/bin/python3 "$ROOT/samples/pytorch/train.py" --model resnet18 --steps 3 --batch 2 --image-size 32 \
+  --precision-mode force_fp16 --loss-scale 65536
+"$NPUSCOPE" analyze "$DEMO/torch_fp16.db" --rules overflows,loss_scale --top 3
 section "PyTorch inference: torchvision's ResNet-50 on the device in force_fp16 vs CPU PyTorch"
 PYTHONPATH="$BUILD_DIR/python" /usr/bin/python3 "$ROOT/samples/pytorch/infer.py" --model resnet50 --precision-mode force_fp16
 section "The timeline viewer (npuscope view): the LLaMA trace"

@@ -23,6 +23,7 @@ std::size_t cell_type(Unit u) {
     case Unit::kBytes: return 1;
     case Unit::kPercent:
     case Unit::kFactor:
+    case Unit::kNumber:
     case Unit::kFlopsPerS:
     case Unit::kBytesPerS: return 2;
     case Unit::kFlag: return 4;
@@ -118,6 +119,11 @@ std::string format_cell(const Column& column, const Value& v) {
       case Unit::kPercent: return format_pct(*d);
       case Unit::kFlopsPerS: return format_rate(*d, "FLOP/s");
       case Unit::kBytesPerS: return format_rate(*d, "B/s");
+      case Unit::kNumber: {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.4g", *d);
+        return buf;
+      }
       default: {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.1fx", *d);

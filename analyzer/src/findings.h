@@ -92,6 +92,7 @@ struct OverflowTask {
   std::string op_name, op_type;
   std::int32_t device_id = 0;
   std::int64_t start_ns = 0;
+  std::string pass;  // forward, backward or optimizer (PyTorch scripts); empty otherwise
 };
 
 struct NanInfOrigin {

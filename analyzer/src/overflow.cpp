@@ -17,7 +17,8 @@ namespace {
 constexpr std::size_t kMaxItems = 1000;
 
 OverflowTask overflow_task(const TraceData& data, const Task& t) {
-  return {t.task_id, data.str(t.name_id), data.str(t.op_type_id), t.device_id, t.start_ns};
+  return {t.task_id,   data.str(t.name_id), data.str(t.op_type_id),
+          t.device_id, t.start_ns,          std::string(data.pass_of(t))};
 }
 
 struct TensorFlags {
@@ -78,6 +79,8 @@ constexpr Column kOverflowSummaryColumns[] = {
     {"first_op_name", Unit::kOpName, "its op", "first overflowing op"},
     {"first_op_type", Unit::kText, "its op type", "first op type"},
     {"first_start_ns", Unit::kNs, "its start", "first at"},
+    {"first_pass", Unit::kText, "the pass it ran in: forward, backward or optimizer (PyTorch scripts; else null)",
+     "first op's pass"},
     {"origin_task_id", Unit::kTaskId, "the NaN/Inf origin (Note [NaN/Inf origin])", "origin task"},
     {"origin_op_name", Unit::kOpName, "its op", "NaN/Inf origin"},
     {"origin_op_type", Unit::kText, "its op type", "origin op type"},
@@ -92,6 +95,7 @@ constexpr Column kOverflowColumns[] = {
     {"op_type", Unit::kText, "its op type"},
     {"device_id", Unit::kId, "its device", "device", true},
     {"start_ns", Unit::kNs, "its start", "start"},
+    {"pass", Unit::kText, "forward, backward or optimizer (PyTorch scripts; else null)"},
     {"origin", Unit::kText, "the origin's method when this task is the NaN/Inf origin, else null"},
 };
 
@@ -120,7 +124,9 @@ namespace {
 void run_overflows(RuleContext& c) {
   const OverflowReport o = overflows(c.data);
   if (o.count == 0) return;
-  Row summary = {o.count, o.overflow_mode, o.first->task_id, o.first->op_name, o.first->op_type, o.first->start_ns};
+  const auto text_or_null = [](const std::string& s) { return s.empty() ? Value() : Value(s); };
+  Row summary = {o.count,          o.overflow_mode,   o.first->task_id,           o.first->op_name,
+                 o.first->op_type, o.first->start_ns, text_or_null(o.first->pass)};
   if (o.origin) {
     for (Value v : {Value(o.origin->task.task_id), Value(o.origin->task.op_name), Value(o.origin->task.op_type),
                     Value(o.origin->method), Value(o.origin->detail)}) {
@@ -133,8 +139,9 @@ void run_overflows(RuleContext& c) {
   for (std::size_t i = 0; i < o.items.size(); ++i) {
     const OverflowTask& t = o.items[i];
     const bool origin = o.origin && o.origin->task.task_id == t.task_id;
-    c.add(kOverflowsTable, {static_cast<std::int64_t>(i + 1), t.task_id, t.op_name, t.op_type,
-                            std::int64_t{t.device_id}, t.start_ns, origin ? Value(o.origin->method) : Value()});
+    c.add(kOverflowsTable,
+          {static_cast<std::int64_t>(i + 1), t.task_id, t.op_name, t.op_type, std::int64_t{t.device_id}, t.start_ns,
+           text_or_null(t.pass), origin ? Value(o.origin->method) : Value()});
   }
 }
 

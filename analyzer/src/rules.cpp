@@ -17,6 +17,9 @@ namespace npuscope::analyzer {
   X(kIdleRule)            \
   X(kFallbackRule)        \
   X(kOverflowsRule)       \
+  X(kLossScaleRule)       \
+  X(kGradientsRule)       \
+  X(kOpChecksRule)        \
   X(kMemoryRule)          \
   X(kOpStatisticsRule)    \
   X(kFusionRule)          \

@@ -72,6 +72,14 @@ struct TraceData {
   std::map<std::int32_t, DeviceInfoRow> devices;
   std::vector<HostOp> host_ops;             // PYTORCH_API, in start order (none for other workloads)
   std::vector<collector::MarkerRow> steps;  // the step markers, in start order
+  // The pass of the framework op that launched `t` ("forward", "backward", "optimizer"); empty for a
+  // task launched outside any (every task of a workload that is not a PyTorch script).
+  std::string_view pass_of(const Task& t) const {
+    const HostOp* op = host_op(t.pytorch_api_id);
+    if (op == nullptr) return {};
+    const auto pass = enum_from_value<ModelPass>(op->pass);
+    return pass ? enum_name(*pass) : std::string_view("?");
+  }
   // The framework op with this id; null if none (0, or not in the trace).
   const HostOp* host_op(std::int64_t id) const {
     const auto it = host_op_index.find(id);

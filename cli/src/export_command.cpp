@@ -46,6 +46,7 @@ void write_chrome(const col::TraceReader& reader, const std::string& path) {
       r.path.c_str(), static_cast<long long>(r.events), static_cast<long long>(r.tasks), static_cast<long long>(r.apis),
       static_cast<long long>(r.memcpys), static_cast<long long>(r.markers), static_cast<long long>(r.memory_records),
       static_cast<long long>(r.flows), human_size(r.bytes).c_str());
+  if (r.pytorch_ops > 0) std::printf("  %lld PyTorch ops and module calls\n", static_cast<long long>(r.pytorch_ops));
   if (r.overflow_tasks > 0) std::printf("  %lld overflowing tasks marked\n", static_cast<long long>(r.overflow_tasks));
   std::printf("  open it in https://ui.perfetto.dev or chrome://tracing\n");
 }

@@ -5,7 +5,7 @@
 // and pays nothing when not profiled).
 //
 //   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A]
-//                [--max-dump-bytes N] [--overflow-only] [--force] -- CMD [ARGS...]
+//                [--max-dump-bytes N] [--overflow-only] [--grad-probe] [--check-ops] [--force] -- CMD [ARGS...]
 //
 // The dump flags become the injection library's settings through its own parsers
 // (npuscope/runtime_hooks/inject_config.h): a value is refused here, before the program starts,
@@ -44,7 +44,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A] [--max-dump-bytes N] "
-    "[--overflow-only] [--force] -- CMD [ARGS...]\n"
+    "[--overflow-only] [--grad-probe] [--check-ops] [--force] -- CMD [ARGS...]\n"
     "exit status: CMD's when not 0; 125 when CMD ran but profiling never started; 1 when the trace could not be "
     "made; 2 for a bad flag or an unwritable -o";
 
@@ -57,7 +57,7 @@ constexpr int kProfilingNotStarted = 125;
 struct RunFlags {
   std::string output, dump = "none", steps, max_dump_bytes;
   std::vector<std::string> ops;
-  bool overflow_only = false, force = false;
+  bool overflow_only = false, force = false, grad_probe = false, check_ops = false;
 };
 
 volatile sig_atomic_t g_child = 0;
@@ -106,6 +106,8 @@ inject::InjectConfig inject_config(const RunFlags& f) {
       c.max_dump_bytes = inject::parse_bytes(f.max_dump_bytes, inject::Setting::kMaxDumpBytes, kFlag);
     }
     c.overflow_only = f.overflow_only;
+    c.grad_probe = f.grad_probe;
+    c.check_ops = f.check_ops;
     inject::validate(c, kFlag);
     return c;
   } catch (const inject::ConfigError& e) {
@@ -207,7 +209,11 @@ int run_command(int argc, char** argv) {
       "max-dump-bytes", po::value(&f.max_dump_bytes),
       "stop dumping tensor data after this many bytes: 0 (no cap, the default) to 2^50")(
       "overflow-only", po::bool_switch(&f.overflow_only), "keep tensor data only for overflowing ops and their inputs")(
-      "force", po::bool_switch(&f.force), "overwrite an existing trace file");
+      "grad-probe", po::bool_switch(&f.grad_probe),
+      "PyTorch scripts: record every parameter's gradient statistics each step (msprobe's grad_probe)")(
+      "check-ops", po::bool_switch(&f.check_ops),
+      "check every NPU kernel against its CPU golden kernel in f64 on the same inputs (msprobe's API precision "
+      "standards)")("force", po::bool_switch(&f.force), "overwrite an existing trace file");
   if (!parse_flags(split, argv, desc, kUsage)) return 0;
   if (split + 1 >= argc) throw UsageError("no command to run: put it after '--'");
   const inject::InjectConfig config = inject_config(f);

@@ -70,6 +70,7 @@ class ChromeWriter {
 
   void write_api(const ApiRow& a);
   void write_marker(const MarkerRow& m);
+  void write_pytorch_op(const PytorchApiRow& p);
   void write_task(const TaskRow& t);
   void write_task_args(std::string& b, const TaskRow& t);
   void write_memcpy(const MemcpyRow& c);
@@ -98,6 +99,7 @@ ChromeExportResult ChromeWriter::run() {
   reader_.for_each_task([this](const TaskRow& t) { write_task(t); });
   reader_.for_each_api([this](const ApiRow& a) { write_api(a); });
   reader_.for_each_marker([this](const MarkerRow& m) { write_marker(m); });
+  reader_.for_each_pytorch_api([this](const PytorchApiRow& p) { write_pytorch_op(p); });
   reader_.for_each_memory([this](const MemoryRow& r) { write_memory(r); });
   write_metadata();
   write_footer();
@@ -191,6 +193,31 @@ void ChromeWriter::write_marker(const MarkerRow& m) {
   }
   close_event();
   ++result_.markers;
+}
+
+void ChromeWriter::write_pytorch_op(const PytorchApiRow& p) {
+  const auto kind = enum_from_value<HostOpKind>(p.kind);
+  const char* cat = !kind                                    ? "cpu_op"
+                    : *kind == HostOpKind::kModule           ? "module"
+                    : *kind == HostOpKind::kBackwardFunction ? "backward"
+                    : *kind == HostOpKind::kOptimizer        ? "optimizer"
+                                                             : "cpu_op";
+  std::string& b = open_event(reader_.string(p.name_id), cat, 'X', kHostPid, lane_tid(kHostPid, p.thread_id));
+  add_us(b, "ts", p.start_ns);
+  add_us(b, "dur", duration_saturated(p.start_ns, p.end_ns));
+  b += ",\"args\":{\"pass\":";
+  append_json_string(b, stored_name<ModelPass>(p.pass, "pass"));
+  b += ",\"module\":";
+  append_json_string(b, reader_.string(p.module_id));
+  b += ",\"input_shapes\":";
+  append_json_string(b, reader_.string(p.input_shapes_id));
+  b += ",\"input_dtypes\":";
+  append_json_string(b, reader_.string(p.input_dtypes_id));
+  add_int(b, "sequence_number", p.sequence_number);
+  add_int(b, "id", p.id);
+  b += '}';
+  close_event();
+  ++result_.pytorch_ops;
 }
 
 void ChromeWriter::write_task(const TaskRow& t) {

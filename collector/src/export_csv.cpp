@@ -83,6 +83,7 @@ class CsvWriter {
   CsvFile op_statistic();
   CsvFile api_statistic();
   CsvFile memory_record();
+  CsvFile gradients();
 
  private:
   std::string path_of(const char* name) const { return (fs::path(dir_) / name).string(); }
@@ -139,9 +140,17 @@ void CsvWriter::append_task_row(std::string& b, const TaskRow& t, std::int64_t w
   append_int(b, t.block_dim);
   for (const int role : {0, 1}) {
     b += ',';
-    if (tensors != nullptr) append_csv_field(b, tensors->shapes[role]);
+    if (tensors != nullptr) {
+      append_csv_field(b, tensors->shapes[role]);
+    } else if (role == 0) {
+      append_csv_field(b, reader_.string(t.input_shapes_id));  // recorded at launch, without a dump
+    }
     b += ',';
-    if (tensors != nullptr) append_csv_field(b, tensors->types[role]);
+    if (tensors != nullptr) {
+      append_csv_field(b, tensors->types[role]);
+    } else if (role == 0) {
+      append_csv_field(b, reader_.string(t.input_dtypes_id));
+    }
   }
   b += ',';
   append_int(b, t.flops);
@@ -235,6 +244,34 @@ CsvFile CsvWriter::memory_record() {
   return file;
 }
 
+// msprobe's grad_summary columns (param_name, max, min, norm, shape), one file for every step, with
+// the step, the mean, zeros, non-finite counts and the loss scale the gradient carried.
+CsvFile CsvWriter::gradients() {
+  export_util::OutputFile out(path_of("gradients.csv"));
+  out.buffer() += "Step,Param Name,Numel,Norm,Max,Min,Mean,Zero Ratio,NaN Count,Inf Count,Loss Scale\n";
+  CsvFile file{out.path(), 0};
+  reader_.for_each_gradient([&](const GradientRow& g) {
+    std::string& b = out.buffer();
+    append_int(b, g.step);
+    b += ',';
+    append_csv_field(b, reader_.string(g.param_id));
+    b += ',';
+    append_int(b, g.numel);
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers, ",%.9g,%.9g,%.9g,%.9g,%.9g,", g.norm, g.max, g.min, g.mean, g.zero_ratio);
+    b += numbers;
+    append_int(b, g.nan_count);
+    b += ',';
+    append_int(b, g.inf_count);
+    std::snprintf(numbers, sizeof numbers, ",%.9g\n", g.loss_scale);
+    b += numbers;
+    out.maybe_flush();
+    ++file.rows;
+  });
+  out.commit();
+  return file;
+}
+
 }  // namespace
 
 CsvExportResult export_csv(const TraceReader& reader, const std::string& directory) {
@@ -245,6 +282,7 @@ CsvExportResult export_csv(const TraceReader& reader, const std::string& directo
   result.files.push_back(writer.op_statistic());
   result.files.push_back(writer.api_statistic());
   result.files.push_back(writer.memory_record());
+  result.files.push_back(writer.gradients());
   return result;
 }
 

@@ -266,6 +266,59 @@ constexpr Column<PytorchApiRow> kPytorchApiColumns[] = {
 };
 static_assert(covers_each_member_once(kPytorchApiColumns));
 
+constexpr Column<GradientRow> kGradientColumns[] = {
+    {"ts_ns", &GradientRow::ts_ns, "Host time the gradient was ready (ns)."},
+    {"step", &GradientRow::step, "The step (MARKER.step) it belongs to; -1 if none."},
+    {"param_id", &GradientRow::param_id,
+     "The parameter (STRING_IDS.id): its name in the model, `layer1.0.conv1.weight`."},
+    {"numel", &GradientRow::numel, "Elements of the gradient."},
+    {"norm", &GradientRow::norm, "L2 norm of its finite elements."},
+    {"max", &GradientRow::max, "Largest finite element (0 if none)."},
+    {"min", &GradientRow::min, "Smallest finite element (0 if none)."},
+    {"mean", &GradientRow::mean, "Mean of the finite elements."},
+    {"zero_ratio", &GradientRow::zero_ratio, "Share of elements exactly 0."},
+    {"nan_count", &GradientRow::nan_count, "NaN elements."},
+    {"inf_count", &GradientRow::inf_count, "+inf and -inf elements."},
+    {"loss_scale", &GradientRow::loss_scale,
+     "The loss scale the gradient still carries (1 without loss scaling): divide by it for the true gradient."},
+    {"thread_id", &GradientRow::thread_id, "Host thread (small per-process index)."},
+};
+static_assert(covers_each_member_once(kGradientColumns));
+
+constexpr Column<LossScaleRow> kLossScaleColumns[] = {
+    {"ts_ns", &LossScaleRow::ts_ns, "Host time of the decision (ns), at the step's optimizer call."},
+    {"step", &LossScaleRow::step, "The step (MARKER.step)."},
+    {"scale", &LossScaleRow::scale, "The loss scale the step ran with."},
+    {"next_scale", &LossScaleRow::next_scale, "The loss scale the next step runs with."},
+    {"skipped", &LossScaleRow::skipped, "1 if the gradients overflowed and the optimizer step was skipped, else 0."},
+    {"thread_id", &LossScaleRow::thread_id, "Host thread (small per-process index)."},
+};
+static_assert(covers_each_member_once(kLossScaleColumns));
+
+constexpr Column<OpCheckRow> kOpCheckColumns[] = {
+    {"task_id", &OpCheckRow::task_id, "The checked task (TASK.task_id)."},
+    {"output", &OpCheckRow::output, "Which of its outputs (from 0)."},
+    {"dtype", &OpCheckRow::dtype, "The output's dtype: see Enumerations: dtype."},
+    {"standard", &OpCheckRow::standard, "How it is judged: see Enumerations: op_check_standard."},
+    {"status", &OpCheckRow::status, "The verdict: see Enumerations: check_status."},
+    {"numel", &OpCheckRow::numel, "Elements compared."},
+    {"max_abs_err", &OpCheckRow::max_abs_err, "Largest |npu - golden|."},
+    {"max_rel_err", &OpCheckRow::max_rel_err, "Largest relative error over the normal (not small) elements."},
+    {"mean_rel_err", &OpCheckRow::mean_rel_err, "Mean relative error over the normal elements."},
+    {"rmse", &OpCheckRow::rmse, "Root mean square error over the normal finite elements."},
+    {"small_value_err_ratio", &OpCheckRow::small_value_err_ratio,
+     "Share of the small golden values (|golden| <= the dtype's small value) whose error exceeds the small-value "
+     "atol."},
+    {"error_balance", &OpCheckRow::error_balance, "|#(npu > golden) - #(npu < golden)| / numel: a biased rounding."},
+    {"ulp_err_ratio", &OpCheckRow::ulp_err_ratio,
+     "ULP standard: share of elements more than 1 ULP (f16/bf16) or 32 ULP (f32) off; else 0."},
+    {"failing_ratio", &OpCheckRow::failing_ratio, "Share of elements failing the standard's element-wise test."},
+    {"worst_index", &OpCheckRow::worst_index, "The element with the largest error (flat index; -1 if none)."},
+    {"npu_value", &OpCheckRow::npu_value, "The NPU's value there."},
+    {"golden_value", &OpCheckRow::golden_value, "The f64 golden value there."},
+};
+static_assert(covers_each_member_once(kOpCheckColumns));
+
 }  // namespace
 
 // The descriptors are never destroyed (`*new`): the injection library's drain thread writes rows
@@ -426,6 +479,40 @@ const Table<PytorchApiRow>& table_for<PytorchApiRow>() {
   return table;
 }
 
+template <>
+const Table<GradientRow>& table_for<GradientRow>() {
+  static const Table<GradientRow>& table = *new Table<GradientRow>(make_table<GradientRow>(
+      {.name = "GRADIENT",
+       .doc = "Each parameter's gradient, step by step (msprobe's grad_probe, `npuscope run --grad-probe`): its norm, "
+              "range, mean, zeros and non-finite elements.",
+       .order_by = "ts_ns"},
+      kGradientColumns));
+  return table;
+}
+
+template <>
+const Table<LossScaleRow>& table_for<LossScaleRow>() {
+  static const Table<LossScaleRow>& table = *new Table<LossScaleRow>(make_table<LossScaleRow>(
+      {.name = "LOSS_SCALE",
+       .doc = "The dynamic loss scaler's decision at every step (npuscope.torch.amp.GradScaler): the scale, and "
+              "whether the step was skipped for overflowing gradients.",
+       .order_by = "ts_ns"},
+      kLossScaleColumns));
+  return table;
+}
+
+template <>
+const Table<OpCheckRow>& table_for<OpCheckRow>() {
+  static const Table<OpCheckRow>& table = *new Table<OpCheckRow>(make_table<OpCheckRow>(
+      {.name = "OP_CHECK",
+       .doc = "The online op check (`npuscope run --check-ops`, msprobe's API accuracy checker): each NPU kernel's "
+              "outputs against its CPU golden kernel run in f64 on the same inputs, judged by msprobe's standards.",
+       .indexes = {{{"task_id"}}},
+       .order_by = "task_id, output"},
+      kOpCheckColumns));
+  return table;
+}
+
 namespace {
 
 // The view users query of a clustered table: its documented columns, without `rowid`. Never
@@ -475,6 +562,9 @@ const std::vector<const TableInfo*>& all_tables() {
       &table_for<MarkerRow>().info,
       &table_for<CompareResultRow>().info,
       &table_for<PytorchApiRow>().info,
+      &table_for<GradientRow>().info,
+      &table_for<LossScaleRow>().info,
+      &table_for<OpCheckRow>().info,
   };
   return tables;
 }

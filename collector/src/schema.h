@@ -160,6 +160,12 @@ template <>
 const Table<CompareResultRow>& table_for<CompareResultRow>();
 template <>
 const Table<PytorchApiRow>& table_for<PytorchApiRow>();
+template <>
+const Table<GradientRow>& table_for<GradientRow>();
+template <>
+const Table<LossScaleRow>& table_for<LossScaleRow>();
+template <>
+const Table<OpCheckRow>& table_for<OpCheckRow>();
 
 // Every table, in creation (and documentation) order.
 const std::vector<const TableInfo*>& all_tables();

@@ -54,6 +54,8 @@ const std::vector<EnumInfo>& enums() {
                                             vocabulary_enum<MarkerKind>(),
                                             vocabulary_enum<HostOpKind>(),
                                             vocabulary_enum<ModelPass>(),
+                                            vocabulary_enum<OpCheckStandard>(),
+                                            vocabulary_enum<CheckStatus>(),
                                             verdicts(),
                                             origins()};
   return all;

@@ -27,6 +27,9 @@ enum class FrameKind : std::uint32_t {
   kEnd = 11,     // the writer finalized: the spool is complete
   kLayout = 12,  // first frame: the sizes of the rows stored as their in-memory struct
   kPytorchApis = 13,
+  kGradients = 14,
+  kLossScales = 15,
+  kOpChecks = 16,
 };
 
 // Rows with only numbers are stored as their struct, bytes as in memory (one memcpy each way): the
@@ -36,7 +39,8 @@ inline constexpr bool kStoredAsStruct = std::is_trivially_copyable_v<Row>;
 
 struct Layout {
   std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow), memcpy = sizeof(MemcpyRow),
-                marker = sizeof(MarkerRow), pytorch_api = sizeof(PytorchApiRow);
+                marker = sizeof(MarkerRow), pytorch_api = sizeof(PytorchApiRow), gradient = sizeof(GradientRow),
+                loss_scale = sizeof(LossScaleRow), op_check = sizeof(OpCheckRow);
   bool operator==(const Layout&) const = default;
 };
 

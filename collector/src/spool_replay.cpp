@@ -106,6 +106,9 @@ class Replayer {
       case FrameKind::kMemcpys: out_.add_memcpys(rows<MemcpyRow>(d)); break;
       case FrameKind::kMarkers: out_.add_markers(rows<MarkerRow>(d)); break;
       case FrameKind::kPytorchApis: out_.add_pytorch_apis(rows<PytorchApiRow>(d)); break;
+      case FrameKind::kGradients: out_.add_gradients(rows<GradientRow>(d)); break;
+      case FrameKind::kLossScales: out_.add_loss_scales(rows<LossScaleRow>(d)); break;
+      case FrameKind::kOpChecks: out_.add_op_checks(rows<OpCheckRow>(d)); break;
       case FrameKind::kTensor: {
         d.row(tensor_);
         if (d.ok()) out_.add_tensor(tensor_);
@@ -168,7 +171,8 @@ class Replayer {
   TraceWriter& out_;
   // Row frames decode into these, reused frame after frame.
   std::tuple<std::vector<TaskRow>, std::vector<ApiRow>, std::vector<MemoryRow>, std::vector<MemcpyRow>,
-             std::vector<MarkerRow>, std::vector<DeviceInfoRow>, std::vector<PytorchApiRow>>
+             std::vector<MarkerRow>, std::vector<DeviceInfoRow>, std::vector<PytorchApiRow>, std::vector<GradientRow>,
+             std::vector<LossScaleRow>, std::vector<OpCheckRow>>
       buffers_;
   TensorRow tensor_;
 };

@@ -83,6 +83,9 @@ class SpoolWriter final : public TraceWriter {
   void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(FrameKind::kMemcpys, rows); }
   void add_markers(std::span<const MarkerRow> rows) override { add_rows(FrameKind::kMarkers, rows); }
   void add_pytorch_apis(std::span<const PytorchApiRow> rows) override { add_rows(FrameKind::kPytorchApis, rows); }
+  void add_gradients(std::span<const GradientRow> rows) override { add_rows(FrameKind::kGradients, rows); }
+  void add_loss_scales(std::span<const LossScaleRow> rows) override { add_rows(FrameKind::kLossScales, rows); }
+  void add_op_checks(std::span<const OpCheckRow> rows) override { add_rows(FrameKind::kOpChecks, rows); }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();

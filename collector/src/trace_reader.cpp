@@ -129,6 +129,20 @@ class SqliteTraceReader final : public TraceReader {
   void for_each_pytorch_api(const std::function<void(const PytorchApiRow&)>& f) const override {
     for_each<PytorchApiRow>(false, f);
   }
+  std::optional<PytorchApiRow> pytorch_api(std::int64_t id) const override {
+    std::optional<PytorchApiRow> found;
+    for_each<PytorchApiRow>(false, [&](const PytorchApiRow& r) { found = r; }, "id = ?1", {id});
+    return found;
+  }
+  void for_each_gradient(const std::function<void(const GradientRow&)>& f) const override {
+    for_each<GradientRow>(false, f);
+  }
+  void for_each_loss_scale(const std::function<void(const LossScaleRow&)>& f) const override {
+    for_each<LossScaleRow>(false, f);
+  }
+  void for_each_op_check(const std::function<void(const OpCheckRow&)>& f) const override {
+    for_each<OpCheckRow>(false, f);
+  }
 
   void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
     if (with_data) map_for_blobs();
@@ -428,8 +442,11 @@ void SqliteTraceReader::adapt_schema_5() {
     view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id"});
     view_with_zeros(schema::table_for<schema::KernelRow>().info, {"input_shapes_id", "input_dtypes_id"});
   }
-  db_.exec(schema::create_table_sql(schema::table_for<PytorchApiRow>().info)
-               .insert(std::string_view("CREATE ").size(), "TEMP "));
+  for (const schema::TableInfo* added :
+       {&schema::table_for<PytorchApiRow>().info, &schema::table_for<GradientRow>().info,
+        &schema::table_for<LossScaleRow>().info, &schema::table_for<OpCheckRow>().info}) {
+    db_.exec(schema::create_table_sql(*added).insert(std::string_view("CREATE ").size(), "TEMP "));
+  }
 }
 
 // Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
@@ -547,6 +564,9 @@ std::vector<MarkerRow> TraceReader::markers() const { return collect(*this, &Tra
 std::vector<PytorchApiRow> TraceReader::pytorch_apis() const {
   return collect(*this, &TraceReader::for_each_pytorch_api);
 }
+std::vector<GradientRow> TraceReader::gradients() const { return collect(*this, &TraceReader::for_each_gradient); }
+std::vector<LossScaleRow> TraceReader::loss_scales() const { return collect(*this, &TraceReader::for_each_loss_scale); }
+std::vector<OpCheckRow> TraceReader::op_checks() const { return collect(*this, &TraceReader::for_each_op_check); }
 
 std::vector<TensorRow> TraceReader::tensors(bool with_data) const {
   std::vector<TensorRow> out;

@@ -88,7 +88,10 @@ struct TableWriters {
         memory(db),
         memcpys(db),
         markers(db),
-        pytorch_apis(db) {}
+        pytorch_apis(db),
+        gradients(db),
+        loss_scales(db),
+        op_checks(db) {}
 
   // Everything pending goes in before a commit: a committed row's strings are committed with it.
   void flush() {
@@ -102,6 +105,9 @@ struct TableWriters {
     memcpys.flush();
     markers.flush();
     pytorch_apis.flush();
+    gradients.flush();
+    loss_scales.flush();
+    op_checks.flush();
     tensors.flush();
   }
 
@@ -116,6 +122,9 @@ struct TableWriters {
   TableWriter<MemcpyRow> memcpys;
   TableWriter<MarkerRow> markers;
   TableWriter<PytorchApiRow> pytorch_apis;
+  TableWriter<GradientRow> gradients;
+  TableWriter<LossScaleRow> loss_scales;
+  TableWriter<OpCheckRow> op_checks;
 };
 
 std::string utc_now_iso8601() {
@@ -185,6 +194,9 @@ class SqliteTraceWriter final : public TraceWriter {
   void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(writers_->memcpys, rows); }
   void add_markers(std::span<const MarkerRow> rows) override { add_rows(writers_->markers, rows); }
   void add_pytorch_apis(std::span<const PytorchApiRow> rows) override { add_rows(writers_->pytorch_apis, rows); }
+  void add_gradients(std::span<const GradientRow> rows) override { add_rows(writers_->gradients, rows); }
+  void add_loss_scales(std::span<const LossScaleRow> rows) override { add_rows(writers_->loss_scales, rows); }
+  void add_op_checks(std::span<const OpCheckRow> rows) override { add_rows(writers_->op_checks, rows); }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();
@@ -251,7 +263,9 @@ void SqliteTraceWriter::create_schema() {
         &schema::batch_source<DeviceInfoRow>(), &schema::batch_source<ApiRow>(),
         &schema::batch_source<schema::TaskExecRow>(), &schema::batch_source<schema::KernelRow>(),
         &schema::batch_source<TensorRow>(), &schema::batch_source<MemoryRow>(), &schema::batch_source<MemcpyRow>(),
-        &schema::batch_source<MarkerRow>(), &schema::batch_source<PytorchApiRow>()}) {
+        &schema::batch_source<MarkerRow>(), &schema::batch_source<PytorchApiRow>(),
+        &schema::batch_source<GradientRow>(), &schema::batch_source<LossScaleRow>(),
+        &schema::batch_source<OpCheckRow>()}) {
     schema::register_batch_module(db_, *source);
   }
   db_.exec("BEGIN");

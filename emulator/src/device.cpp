@@ -11,6 +11,7 @@
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/host_ops.h"
 #include "npuscope/emulator/virtual_clock.h"
+#include "op_check.h"
 #include "perturb_apply.h"
 #include "task.h"
 
@@ -366,6 +367,9 @@ void Device::execute(Task& task) {
       out[i] = {t.raw_data(), t.dtype(), &t.shape(), t.numel()};
     }
     KernelContext ctx{in, out, k.attrs, k.backend, k.compute_dtype, k.overflow_mode};
+    std::unique_ptr<OpCheck> check;  // Note [Online op check]
+    if (sub != nullptr && sub->wants_op_checks && sub->on_op_check != nullptr) [[unlikely]]
+      check = OpCheck::before(k);
     const std::uint64_t real_start = vclock::real_now_ns();
     for (std::size_t i = 0; i < k.sources.size(); ++i)
       std::memcpy(k.outputs[i].raw_data(), k.sources[i].raw_data(), k.outputs[i].nbytes());
@@ -381,6 +385,8 @@ void Device::execute(Task& task) {
     // Before the tensors reach the hooks: dumps see the perturbed outputs (Note [Perturbation]).
     if (const PerturbSet* p = active_perturbations(); p != nullptr) [[unlikely]]
       apply_perturbations(*p, k.name, ctx);
+    if (check) [[unlikely]]
+      check->after(k, task.task_id, *sub);
     if (sub != nullptr) [[unlikely]] {
       if (sub->wants_tensors && sub->on_tensor) {
         emit_tensor_records(sub, task.task_id, k.inputs, TensorRole::kInput);

@@ -54,6 +54,7 @@
 #include "npuscope/emulator/host_ops.h"
 #include "npuscope/emulator/markers.h"
 #include "npuscope/emulator/virtual_clock.h"
+#include "profiler_observers.h"
 
 namespace npuscope::pytorch {
 namespace {
@@ -339,6 +340,9 @@ void wait_end() {
 }
 
 }  // namespace
+
+std::int64_t observed_step() { return ObserverState::get().step(); }
+void optimizer_step_skipped() { ObserverState::get().boundary(false); }
 
 TORCH_LIBRARY_FRAGMENT(npuscope, m) {
   m.def("observe(bool on) -> bool", observe);

@@ -25,8 +25,10 @@ constexpr std::array kSettings = {
     SettingNames{Setting::kMaxDumpBytes, "max_dump_bytes", "--max-dump-bytes"},
     SettingNames{Setting::kOverflowOnly, "overflow_only", "--overflow-only"},
     SettingNames{Setting::kBufferBytes, "buffer_bytes", nullptr},
+    SettingNames{Setting::kGradProbe, "grad_probe", "--grad-probe"},
+    SettingNames{Setting::kCheckOps, "check_ops", "--check-ops"},
 };
-static_assert(kSettings.size() == static_cast<std::size_t>(Setting::kBufferBytes) + 1);
+static_assert(kSettings.size() == static_cast<std::size_t>(Setting::kCheckOps) + 1);
 constexpr bool in_enum_order() {
   for (std::size_t i = 0; i < kSettings.size(); ++i) {
     if (static_cast<std::size_t>(kSettings[i].setting) != i) return false;
@@ -92,6 +94,10 @@ void set_from_json(InjectConfig& c, const std::string& key, const json& value) {
     c.overflow_only = bool_from_json(value, Setting::kOverflowOnly);
   } else if (key == "buffer_bytes") {
     c.buffer_bytes = bytes_from_json(value, Setting::kBufferBytes);
+  } else if (key == "grad_probe") {
+    c.grad_probe = bool_from_json(value, Setting::kGradProbe);
+  } else if (key == "check_ops") {
+    c.check_ops = bool_from_json(value, Setting::kCheckOps);
   } else {
     std::string known;
     for (const SettingNames& n : kSettings) known += (known.empty() ? "" : ", ") + std::string(n.key);
@@ -202,7 +208,9 @@ std::string InjectConfig::to_json() const {
             {"ops", ops},
             {"max_dump_bytes", max_dump_bytes},
             {"overflow_only", overflow_only},
-            {"buffer_bytes", buffer_bytes}};
+            {"buffer_bytes", buffer_bytes},
+            {"grad_probe", grad_probe},
+            {"check_ops", check_ops}};
   if (has_steps) j["steps"] = std::to_string(step_first) + "-" + std::to_string(step_last);
   return j.dump();
 }

@@ -29,6 +29,9 @@ def parse():
     p.add_argument("--precision-mode", default="must_keep_origin_dtype",
                    help="force_fp16, allow_fp32_to_fp16, allow_mix_precision, must_keep_origin_dtype")
     p.add_argument("--image-size", type=int, default=64, help="resnet18 input size")
+    p.add_argument("--loss-scale", type=float, default=0,
+                   help="npu: dynamic loss scaling from this initial scale (npuscope.torch.amp.GradScaler); 0: none")
+    p.add_argument("--overflow-mode", default=None, help="npu: inf_nan or saturation (default: the device's)")
     return p.parse_args()
 
 
@@ -37,6 +40,8 @@ def main():
     if args.device == "npu":
         import npuscope.torch as npu
         npu.set_precision_mode(args.precision_mode)
+        if args.overflow_mode:
+            npu.set_overflow_mode(args.overflow_mode)
         dev = npu.device()
     else:
         npu, dev = None, torch.device("cpu")
@@ -57,14 +62,21 @@ def main():
     model = model.to(dev).train()
     opt = opt_factory(model)
     x, y = x.to(dev), y.to(dev)
+    scaler = npu.amp.GradScaler(init_scale=args.loss_scale) if npu is not None and args.loss_scale > 0 else None
     for step in range(args.steps):
         start = time.perf_counter()
         loss = loss_fn(model, x, y)
         opt.zero_grad()
-        loss.backward()
-        opt.step()
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)  # skipped when the gradients overflowed
+            scaler.update()
         value = loss.item()  # waits for the device
-        print("step %d  loss %.4f  %.0f ms" % (step, value, (time.perf_counter() - start) * 1e3))
+        scale = "" if scaler is None else "  loss scale %g" % scaler.get_scale()
+        print("step %d  loss %.4f%s  %.0f ms" % (step, value, scale, (time.perf_counter() - start) * 1e3))
     if npu is not None:
         npu.synchronize()
         print("device memory: peak %.1f MiB allocated, %.1f MiB reserved" %

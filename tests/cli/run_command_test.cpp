@@ -136,6 +136,9 @@ class KernelTaskCounter final : public collector::TraceWriter {
   void add_markers(std::span<const collector::MarkerRow>) override {}
   void add_tensor(const collector::TensorRow&) override {}
   void add_pytorch_apis(std::span<const collector::PytorchApiRow>) override {}
+  void add_gradients(std::span<const collector::GradientRow>) override {}
+  void add_loss_scales(std::span<const collector::LossScaleRow>) override {}
+  void add_op_checks(std::span<const collector::OpCheckRow>) override {}
   using collector::TraceWriter::set_stat;
   void set_stat(std::string_view, std::int64_t) override {}
   void commit() override {}

@@ -28,10 +28,13 @@ class CsvExportTest : public ExportTest {
 
 TEST_F(CsvExportTest, ResultNamesTheFilesAndRowCounts) {
   const CsvExportResult r = export_sample();
-  ASSERT_EQ(r.files.size(), 4u);
-  const std::pair<const char*, std::int64_t> expected[] = {
-      {"op_summary.csv", 4}, {"op_statistic.csv", 2}, {"api_statistic.csv", 4}, {"memory_record.csv", 2}};
-  for (std::size_t i = 0; i < 4; ++i) {
+  ASSERT_EQ(r.files.size(), 5u);
+  const std::pair<const char*, std::int64_t> expected[] = {{"op_summary.csv", 4},
+                                                           {"op_statistic.csv", 2},
+                                                           {"api_statistic.csv", 4},
+                                                           {"memory_record.csv", 2},
+                                                           {"gradients.csv", 0}};
+  for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(r.files[i].path, path("csv/" + std::string(expected[i].first)));
     EXPECT_EQ(r.files[i].rows, expected[i].second) << expected[i].first;
     EXPECT_TRUE(std::filesystem::exists(r.files[i].path));
@@ -121,6 +124,6 @@ TEST_F(CsvExportTest, DirectoryErrorsAreExportErrors) {
     EXPECT_NE(std::string(e.what()).find("not a directory"), std::string::npos) << e.what();
   }
   // Nested directories are created.
-  EXPECT_EQ(export_csv(*reader, path("a/b/c")).files.size(), 4u);
+  EXPECT_EQ(export_csv(*reader, path("a/b/c")).files.size(), 5u);
   EXPECT_TRUE(std::filesystem::exists(path("a/b/c/op_summary.csv")));
 }

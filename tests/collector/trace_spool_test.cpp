@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../../collector/src/spool_format.h"
 #include "npuscope/collector/trace_spool.h"
 #include "trace_test_util.h"
 
@@ -143,8 +144,9 @@ TEST_F(TraceSpoolTest, BadSpoolsGetClearErrors) {
     writer->add_tasks(std::vector<TaskRow>{make_task(0, 0, 0)});
     writer->finalize();
   }
-  // The header (16 bytes), the layout frame (8 + 5 row sizes of 4), then the task frame.
-  constexpr std::size_t kLayoutFrame = 16, kTaskFrame = kLayoutFrame + 8 + 5 * 4;
+  // The header (16 bytes), the layout frame (8 + one size of 4 per row stored as its struct: spool::Layout), then
+  // the task frame.
+  constexpr std::size_t kLayoutFrame = 16, kTaskFrame = kLayoutFrame + 8 + sizeof(spool::Layout);
   const std::vector<char> good = spool_bytes();
   std::vector<char> bytes = good;
   bytes[kTaskFrame] = 77;  // the frame's kind

@@ -153,7 +153,7 @@ class ModelProfileTest(unittest.TestCase):
             self.assertEqual(call, 1)  # the second step's call
 
     def test_analyze_shows_steps_passes_modules_and_aten_ops(self):
-        report = json.loads(run([CLI, "analyze", "--format", "json", self.db]))
+        report = json.loads(run([CLI, "analyze", "--format", "json", "--top", "200", self.db]))
         tables = report
         steps = tables["steps"]
         self.assertEqual([s["step"] for s in steps], [0, 1, 2, 3])
@@ -173,6 +173,33 @@ class ModelProfileTest(unittest.TestCase):
         for heading in ("Steps", "Time by pass (PyTorch)", "Top modules (PyTorch, self time)",
                         "Aten op statistics (PyTorch)"):
             self.assertIn(heading, text)
+
+    def test_the_viewer_draws_pytorch_lanes_and_details(self):
+        viewer = os.path.join(os.path.dirname(CLI), "..", "viewer", "npuscope-viewer")
+        shot, stats = os.path.join(self.dir.name, "view.png"), os.path.join(self.dir.name, "view.json")
+        run(["xvfb-run", "-a", "-n", str(400 + os.getpid() % 500), viewer, self.db, "--select",
+             "Module.layer1.0.conv1.Conv2d.forward.0/aten::convolution", "--panel", "details", "--size", "1400x900",
+             "--screenshot", shot, "--frame-stats", stats])
+        with open(stats) as f:
+            frame = json.load(f)
+        pytorch = [l for l in frame["lanes"] if l["kind"] == "pytorch"]
+        self.assertTrue(pytorch, [l["kind"] for l in frame["lanes"]])
+        self.assertGreater(sum(l["items"] for l in pytorch), 0)
+        self.assertGreater(frame["selected_task"], 0)
+        self.assertGreater(os.path.getsize(shot), 10000)
+
+    def test_chrome_export_has_the_pytorch_ops(self):
+        out = os.path.join(self.dir.name, "t.json")
+        printed = run([CLI, "export", self.db, "--chrome", out])
+        self.assertIn("PyTorch ops and module calls", printed)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        modules = [e for e in events if e.get("cat") == "module"]
+        self.assertIn("Module.layer1.0.conv1.Conv2d.forward.0", {e["name"] for e in modules})
+        convs = [e for e in events if e.get("cat") == "cpu_op" and e["name"] == "aten::conv2d"]
+        self.assertTrue(convs)
+        self.assertEqual(convs[0]["args"]["pass"], "forward")
+        self.assertTrue(convs[0]["args"]["input_shapes"].startswith("2,3,32,32;"))
 
     def test_manual_steps_replace_the_optimizers(self):
         script = os.path.join(self.dir.name, "manual.py")

@@ -11,6 +11,7 @@ const char* lane_kind_name(LaneKind kind) {
     case LaneKind::kMemcpy: return "memcpy";
     case LaneKind::kMemory: return "memory";
     case LaneKind::kMarkers: return "markers";
+    case LaneKind::kPytorch: return "pytorch";
   }
   return "?";
 }

@@ -50,6 +50,7 @@ TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace
     std::jthread host([&] {
       try {
         host_lanes = load_apis();
+        for (Lane& lane : load_pytorch()) host_lanes.push_back(std::move(lane));
         for (Lane& lane : load_markers()) host_lanes.push_back(std::move(lane));
       } catch (...) {
         host_error = std::current_exception();
@@ -162,6 +163,31 @@ std::vector<Lane> TimelineModel::load_markers() const {
   std::vector<Lane> lanes;
   for (auto& [thread, lane] : threads) {
     lane.title = "thread " + std::to_string(thread) + " markers";
+    lanes.push_back(std::move(lane));
+  }
+  return lanes;
+}
+
+// A PyTorch script's aten ops, module calls and autograd functions (PYTORCH_API), one lane per host
+// thread, nested by depth. Ranges that start together are ordered outermost first (the table breaks
+// such ties by insertion order, which is end order: innermost first).
+std::vector<Lane> TimelineModel::load_pytorch() const {
+  std::vector<collector::PytorchApiRow> ops = trace_.pytorch_apis();
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+  });
+  std::map<std::int32_t, Lane> threads;
+  for (const collector::PytorchApiRow& op : ops) {
+    Lane& lane = threads[op.thread_id];
+    lane.kind = LaneKind::kPytorch;
+    lane.thread_id = op.thread_id;
+    const std::uint32_t flags = static_cast<std::uint32_t>(op.kind & 0xff) << kHostOpKindShift |
+                                static_cast<std::uint32_t>(op.pass & 0xff) << kPassShift;
+    add_without_overlap(lane, TimelineItem::make(op.start_ns, op.end_ns, op.name_id, op.id, flags));
+  }
+  std::vector<Lane> lanes;
+  for (auto& [thread, lane] : threads) {
+    lane.title = "thread " + std::to_string(thread) + " PyTorch";
     lanes.push_back(std::move(lane));
   }
   return lanes;

@@ -104,7 +104,10 @@ void axpy_kernel(KernelContext& ctx) {
     if constexpr (std::is_same_v<E, std::int64_t>) {
       return wrap_add(x, wrap_mul(a.as<E>(), y));
     } else {
-      return x + a.as<E>() * y;
+      // One rounding, as a fused multiply-add gives (PyTorch's CPU add with alpha is vec::fmadd): the
+      // f32 product is exact in f64. Two roundings lose every digit where x cancels alpha * y (SGD's
+      // p - lr * grad near a parameter's minimum), which `npuscope run --check-ops` reports.
+      return static_cast<E>(static_cast<double>(x) + static_cast<double>(a.as<E>()) * static_cast<double>(y));
     }
   });
 }

@@ -16,6 +16,7 @@ NPUSCOPE_NUM_DEVICES) or from set_spec / set_precision_mode / set_overflow_mode.
 import atexit as _atexit
 import contextlib as _contextlib
 import os as _os
+import sys as _sys
 import threading as _threading
 import weakref as _weakref
 
@@ -37,7 +38,7 @@ __all__ = [
     "reset_peak_memory_stats", "empty_cache",
     "set_spec", "get_spec", "set_precision_mode", "get_precision_mode", "set_overflow_mode", "get_overflow_mode",
     "get_float_status", "clear_float_status", "fallback_ops", "reset_fallback_ops",
-    "step", "current_step", "observing",
+    "step", "current_step", "observing", "amp",
 ]
 
 
@@ -328,11 +329,34 @@ def observing():
 
 def _name_modules(root):
     """Names every module of the tree under `root` by its attribute path, as msprobe does; the root
-    itself by its class alone."""
+    itself by its class alone. With the grad probe on, hooks every parameter's gradient."""
     for path, module in root.named_modules():
         cls = type(module).__name__
         _module_names[module] = "%s.%s" % (path, cls) if path else cls
     _roots.add(root)
+    if _grad_probe:
+        for name, param in root.named_parameters():
+            if param.requires_grad and param not in _probed:
+                _probed.add(param)
+                param.register_hook(_gradient_probe(name))
+
+
+# ---- grad probe (msprobe's grad_probe; `npuscope run --grad-probe`) ------------------------------
+#
+# Every parameter of every model the script runs gets a tensor hook: when the backward pass produces
+# its gradient, the gradient's norm, range, mean, zero share and non-finite counts go into the trace
+# (GRADIENT), with the step and the loss scale it still carries. The hook returns nothing: the
+# gradient is not changed.
+
+_grad_probe = False
+_probed = _weakref.WeakSet()
+_loss_scale = [1.0]  # the scale the gradients carry: set by amp.GradScaler.scale
+
+
+def _gradient_probe(name):
+    def hook(grad):
+        _ops.probe_gradient(name, grad, _loss_scale[0])
+    return hook
 
 
 def _module_pre_hook(module, inputs):
@@ -382,8 +406,14 @@ def _start_observing():
     _torch.autograd.backward = _waiting_for_autograd(_torch.autograd.backward)
     _torch.autograd.grad = _waiting_for_autograd(_torch.autograd.grad)
     _atexit.register(_ops.close_step)
+    global _grad_probe
+    _grad_probe = bool(_ops.grad_probe_requested())
     _observing = True
 
 
 if _os.environ.get("NPUSCOPE_INJECTION") and _os.environ.get("NPUSCOPE_TORCH_OBSERVE", "1") != "0":
     _start_observing()
+
+
+from npuscope import _amp as amp  # noqa: E402  (npuscope.torch.amp.GradScaler, torch_npu's place for it)
+_sys.modules[__name__ + ".amp"] = amp

@@ -29,8 +29,11 @@ enum class Tag : std::uint8_t {
   kDevice = 6,
   kTensor = 7,
   kHostOp = 8,
+  kGradient = 9,
+  kLossScale = 10,
+  kOpCheck = 11,
 };
-inline constexpr int kNumTags = 9;
+inline constexpr int kNumTags = 12;
 
 inline constexpr std::size_t kSlotBytes = 64;
 struct alignas(kSlotBytes) Slot {
@@ -77,6 +80,21 @@ struct HostOpEntry {
   hooks::HostOpRecord r;
 };
 
+struct GradientEntry {
+  Tag tag = Tag::kGradient;
+  hooks::GradientRecord r;
+};
+
+struct LossScaleEntry {
+  Tag tag = Tag::kLossScale;
+  hooks::LossScaleRecord r;
+};
+
+struct OpCheckEntry {
+  Tag tag = Tag::kOpCheck;
+  hooks::OpCheckRecord r;
+};
+
 struct TensorEntry {
   Tag tag = Tag::kTensor;
   std::uint8_t dtype = 0;
@@ -105,6 +123,9 @@ constexpr std::uint32_t slots_of(Tag tag) {
     case Tag::kDevice: return kSlotsFor<DeviceEntry>;
     case Tag::kTensor: return kSlotsFor<TensorEntry>;
     case Tag::kHostOp: return kSlotsFor<HostOpEntry>;
+    case Tag::kGradient: return kSlotsFor<GradientEntry>;
+    case Tag::kLossScale: return kSlotsFor<LossScaleEntry>;
+    case Tag::kOpCheck: return kSlotsFor<OpCheckEntry>;
   }
   return 1;
 }
@@ -116,7 +137,8 @@ constexpr bool entry_ok() {
 }
 static_assert(entry_ok<ApiEntry>() && entry_ok<TaskEndEntry>() && entry_ok<MemoryEntry>() && entry_ok<MemcpyEntry>() &&
               entry_ok<MarkerEntry>() && entry_ok<OverflowEntry>() && entry_ok<DeviceEntry>() &&
-              entry_ok<TensorEntry>() && entry_ok<HostOpEntry>());
+              entry_ok<TensorEntry>() && entry_ok<HostOpEntry>() && entry_ok<GradientEntry>() &&
+              entry_ok<LossScaleEntry>() && entry_ok<OpCheckEntry>());
 // The hot events fill one cache line.
 static_assert(kSlotsFor<ApiEntry> == 1 && kSlotsFor<MemoryEntry> == 1 && kSlotsFor<MarkerEntry> == 1);
 // A task end fills three: the record grew past two lines with the input signature and the host op

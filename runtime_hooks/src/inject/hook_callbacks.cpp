@@ -139,6 +139,14 @@ void on_host_op(void* user, const hooks::HostOpRecord& r) noexcept {
     store<HostOpEntry>(t->queue, r);
 }
 
+template <class E, class R>
+void store_record(void* user, const R& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  const HookCall call(s);
+  if (ThreadState* t = call.thread()) [[likely]]
+    store<E>(t->queue, r);
+}
+
 void on_shutdown(void* user) noexcept { static_cast<Session*>(user)->shutdown(); }
 
 }  // namespace
@@ -149,6 +157,8 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.wants_tensors = session.config().dump != DumpMode::kNone;
   table.wants_api_enter = false;   // the exit record carries the start: one record per call
   table.wants_task_begin = false;  // on_task ignores it: kEnd says it all
+  table.wants_gradients = session.config().grad_probe;
+  table.wants_op_checks = session.config().check_ops;
   // kQueued only feeds the dump filters (the step a task was launched in, Note [Launch table]).
   table.wants_task_queued = table.wants_tensors;
   table.on_api = on_api;
@@ -160,6 +170,9 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.on_overflow = on_overflow;
   table.on_device = on_device;
   table.on_host_op = on_host_op;
+  table.on_gradient = store_record<GradientEntry, hooks::GradientRecord>;
+  table.on_loss_scale = store_record<LossScaleEntry, hooks::LossScaleRecord>;
+  table.on_op_check = store_record<OpCheckEntry, hooks::OpCheckRecord>;
   table.on_shutdown = on_shutdown;
 }
 

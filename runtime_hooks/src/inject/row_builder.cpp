@@ -52,6 +52,9 @@ void RowBuilder::add(Tag tag, const Slot* s) {
     case Tag::kDevice: return on_device(entry_at<DeviceEntry>(s).r);
     case Tag::kTensor: return on_tensor(entry_at<TensorEntry>(s));
     case Tag::kHostOp: return on_host_op(entry_at<HostOpEntry>(s).r);
+    case Tag::kGradient: return on_gradient(entry_at<GradientEntry>(s).r);
+    case Tag::kLossScale: return on_loss_scale(entry_at<LossScaleEntry>(s).r);
+    case Tag::kOpCheck: return on_op_check(entry_at<OpCheckEntry>(s).r);
   }
 }
 
@@ -298,6 +301,53 @@ void RowBuilder::on_host_op(const hooks::HostOpRecord& r) {
   if (host_ops_.size() >= kBatchRows) flush_rows(host_ops_, &collector::TraceWriter::add_pytorch_apis, writer_);
 }
 
+// ---- training: gradients, loss scaling, op checks ----------------------------------------------------
+
+void RowBuilder::on_gradient(const hooks::GradientRecord& r) {
+  collector::GradientRow& row = gradients_.emplace_back();
+  row.ts_ns = static_cast<std::int64_t>(r.ts_ns);
+  row.step = r.step;
+  row.param_id = strings_.id(r.param);
+  row.numel = r.numel;
+  row.norm = r.norm;
+  row.max = r.max;
+  row.min = r.min;
+  row.mean = r.mean;
+  row.zero_ratio = r.zero_ratio;
+  row.nan_count = r.nan_count;
+  row.inf_count = r.inf_count;
+  row.loss_scale = r.loss_scale;
+  row.thread_id = static_cast<std::int32_t>(r.thread_id);
+  if (gradients_.size() >= kBatchRows) flush_rows(gradients_, &collector::TraceWriter::add_gradients, writer_);
+}
+
+void RowBuilder::on_loss_scale(const hooks::LossScaleRecord& r) {
+  loss_scales_.push_back({static_cast<std::int64_t>(r.ts_ns), r.step, r.scale, r.next_scale, r.skipped,
+                          static_cast<std::int32_t>(r.thread_id)});
+}
+
+void RowBuilder::on_op_check(const hooks::OpCheckRecord& r) {
+  collector::OpCheckRow& row = op_checks_.emplace_back();
+  row.task_id = static_cast<std::int64_t>(r.task_id);
+  row.output = r.output;
+  row.dtype = r.dtype;
+  row.standard = static_cast<std::int32_t>(r.standard);
+  row.status = static_cast<std::int32_t>(r.status);
+  row.numel = r.numel;
+  row.max_abs_err = r.max_abs_err;
+  row.max_rel_err = r.max_rel_err;
+  row.mean_rel_err = r.mean_rel_err;
+  row.rmse = r.rmse;
+  row.small_value_err_ratio = r.small_value_err_ratio;
+  row.error_balance = r.error_balance;
+  row.ulp_err_ratio = r.ulp_err_ratio;
+  row.failing_ratio = r.failing_ratio;
+  row.worst_index = r.worst_index;
+  row.npu_value = r.npu_value;
+  row.golden_value = r.golden_value;
+  if (op_checks_.size() >= kBatchRows) flush_rows(op_checks_, &collector::TraceWriter::add_op_checks, writer_);
+}
+
 // ---- tensors --------------------------------------------------------------------------------------
 
 void RowBuilder::on_tensor(const TensorEntry& e) {
@@ -336,13 +386,16 @@ void RowBuilder::on_tensor(const TensorEntry& e) {
 
 void RowBuilder::flush() {
   const bool any = !tasks_.empty() || !apis_.empty() || !memory_.empty() || !memcpys_.empty() || !markers_.empty() ||
-                   !host_ops_.empty();
+                   !host_ops_.empty() || !gradients_.empty() || !loss_scales_.empty() || !op_checks_.empty();
   flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
   flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
   flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
   flush_rows(memcpys_, &collector::TraceWriter::add_memcpys, writer_);
   flush_rows(markers_, &collector::TraceWriter::add_markers, writer_);
   flush_rows(host_ops_, &collector::TraceWriter::add_pytorch_apis, writer_);
+  flush_rows(gradients_, &collector::TraceWriter::add_gradients, writer_);
+  flush_rows(loss_scales_, &collector::TraceWriter::add_loss_scales, writer_);
+  flush_rows(op_checks_, &collector::TraceWriter::add_op_checks, writer_);
   if (any) wrote_ = true;
 }
 

@@ -39,6 +39,12 @@ class DetailsPanel final : public Panel {
       row("task id", std::to_string(t.task_id), "launched by",
           sel->launch ? m.str(state_.item(*sel->launch).label_id) + " (flow line)" : "(no API call recorded)");
       row("overflow", t.overflow ? "YES" : "no", "fallback", t.fallback ? "AI CPU fallback" : "no");
+      if (t.input_shapes_id != 0)
+        row("input shapes", m.str(t.input_shapes_id), "input dtypes", m.str(t.input_dtypes_id));
+      if (!aten_op_.empty() || !module_.empty()) {
+        row("aten op", aten_op_.empty() ? "-" : aten_op_, "pass", pass_.empty() ? "-" : pass_);
+        row("module", module_.empty() ? "-" : module_, "", "");
+      }
       ImGui::EndTable();
     }
     draw_tensors();
@@ -70,6 +76,25 @@ class DetailsPanel final : public Panel {
       });
     }
     bound_ = estimate_bound(state_.selection()->row);
+    load_pytorch_op(state_.selection()->row.pytorch_api_id);
+  }
+
+  // The PyTorch op that launched the task: its innermost aten op, module and pass (PYTORCH_API).
+  void load_pytorch_op(std::int64_t id) {
+    aten_op_.clear();
+    module_.clear();
+    pass_.clear();
+    std::optional<collector::PytorchApiRow> op = id != 0 ? state_.reader().pytorch_api(id) : std::nullopt;
+    if (!op) return;
+    module_ = state_.model().str(op->module_id);
+    pass_ = collector::stored_name<ModelPass>(op->pass, "pass");
+    for (int depth = 0; op && depth < 64; ++depth) {
+      if (is(op->kind, HostOpKind::kAtenOp)) {
+        aten_op_ = state_.model().str(op->name_id);
+        return;
+      }
+      op = op->parent_id != 0 ? state_.reader().pytorch_api(op->parent_id) : std::nullopt;
+    }
   }
 
   // The analyzer's roofline (npuscope/analyzer/roofline.h): the bound `npuscope analyze` gives it.
@@ -144,6 +169,7 @@ class DetailsPanel final : public Panel {
   std::vector<collector::TensorRow> tensors_;
   std::vector<collector::CompareResultRow> compare_;
   std::string bound_;
+  std::string aten_op_, module_, pass_;
 };
 
 }  // namespace

@@ -72,6 +72,27 @@ class MarkerLaneView final : public RangeLaneView {
   }
 };
 
+// A PyTorch script's ops: modules in blues (forward) and oranges (their backward), aten ops by name,
+// the optimizer in green.
+class PytorchLaneView final : public RangeLaneView {
+ public:
+  using RangeLaneView::RangeLaneView;
+
+ protected:
+  ImU32 colour(const TimelineItem& item) const override {
+    if (is(item.host_op_kind(), HostOpKind::kModule)) return IM_COL32(90, 130, 200, 255);
+    if (is(item.host_op_kind(), HostOpKind::kOptimizer)) return IM_COL32(110, 180, 110, 255);
+    if (is(item.host_op_kind(), HostOpKind::kBackwardFunction)) return IM_COL32(215, 140, 80, 255);
+    return colour_for_key(item.label_id * 5 + 1);
+  }
+  std::string label(const TimelineItem& item) const override { return model_->str(item.label_id); }
+  void tooltip(const ViewerState& state, const TimelineItem& item) const override {
+    RangeLaneView::tooltip(state, item);
+    ImGui::Text("%s, %s pass", collector::stored_name<HostOpKind>(item.host_op_kind(), "kind").c_str(),
+                collector::stored_name<ModelPass>(item.pass(), "pass").c_str());
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<LaneView> make_host_thread_lane(const Lane& lane, std::size_t index) {
@@ -94,6 +115,7 @@ std::vector<std::unique_ptr<LaneView>> make_lane_views(const TimelineModel& mode
       case LaneKind::kMemcpy: views.push_back(make_memcpy_lane(lane, i)); break;
       case LaneKind::kMarkers: views.push_back(make_marker_lane(lane, i)); break;
       case LaneKind::kMemory: views.push_back(make_memory_lane(lane, i)); break;
+      case LaneKind::kPytorch: views.push_back(std::make_unique<PytorchLaneView>(lane, i)); break;
     }
   }
   return views;

@@ -40,6 +40,7 @@ namespace npuscope::analyzer {
   X(kBytes, "bytes")                                                           \
   X(kPercent, "%")                                                             \
   X(kFactor, "x")                                                              \
+  X(kNumber, "number") /* a measured value: errors, norms, tensor elements */  \
   X(kFlopsPerS, "FLOP/s")                                                      \
   X(kBytesPerS, "B/s")                                                         \
   X(kFlag, "flag")                                                             \

@@ -5,7 +5,9 @@
 // One process per device ("npu:0", "npu:1", "cpu golden"; the device spec as its label) and one
 // "host" process.
 // - host: a thread per host thread (API calls as "X" slices, markers and steps as slices around
-//   them, instants as "i" events).
+//   them, instants as "i" events; a PyTorch script's aten ops, module calls and autograd functions,
+//   PYTORCH_API, as "X" slices of category "cpu_op", "module", "backward" or "optimizer", with their
+//   module, pass, sequence number and input shapes in args).
 // - npu:N: a thread per stream (TASK rows as "X" slices named after the op instance, with op_type,
 //   task_type, block_dim, flops, bytes, overflow, connection_id, call_index in args; MEMCPY rows as
 //   "Memcpy HtoD" slices), device memory as two "C" counters (allocated, reserved bytes).
@@ -32,7 +34,7 @@ namespace npuscope::collector {
 struct ChromeExportResult {
   std::string path;
   std::int64_t events = 0;  // entries of traceEvents, metadata included
-  std::int64_t tasks = 0, apis = 0, memcpys = 0, markers = 0, memory_records = 0;
+  std::int64_t tasks = 0, apis = 0, memcpys = 0, markers = 0, memory_records = 0, pytorch_ops = 0;
   std::int64_t flows = 0;  // s/f pairs
   std::int64_t overflow_tasks = 0;
   std::int64_t bytes = 0;  // size of the file written

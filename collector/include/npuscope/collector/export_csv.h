@@ -12,6 +12,11 @@
 //                      time; by total time descending.
 //   memory_record.csv  one row per MEMORY_RECORD: Timestamp(us), Device_id, Operation, Address
 //                      (hex), Size(bytes), Allocated(bytes), Reserved(bytes).
+//   gradients.csv      one row per GRADIENT (`npuscope run --grad-probe`): Step, Param Name, Numel,
+//                      Norm, Max, Min, Mean, Zero Ratio, NaN Count, Inf Count, Loss Scale
+//                      (msprobe's grad_summary columns, every step in one file).
+// op_summary's Input Shapes and Input Data Types come from TASK.input_shapes_id/input_dtypes_id
+// (recorded at every launch) when the task has no TENSOR rows.
 // Times are microseconds with three decimals. Device_id -1 is the cpu golden backend. Model Name
 // is META "model_name" when the recorder set it, else "N/A" (as msprof writes for single ops).
 // Rows stream to the files (Note [Exports stream]); the statistics hold one entry per group, and
@@ -33,10 +38,10 @@ struct CsvFile {
 };
 
 struct CsvExportResult {
-  std::vector<CsvFile> files;  // op_summary, op_statistic, api_statistic, memory_record
+  std::vector<CsvFile> files;  // op_summary, op_statistic, api_statistic, memory_record, gradients
 };
 
-// Writes the four files into `directory` (created if needed, files replaced). Throws ExportError
+// Writes the five files into `directory` (created if needed, files replaced). Throws ExportError
 // if they cannot be written, TraceError if the trace cannot be read.
 CsvExportResult export_csv(const TraceReader& reader, const std::string& directory);
 

@@ -64,6 +64,12 @@ class TraceReader {
   // PYTORCH_API rows in start order (none for a workload that is not a PyTorch script, or a trace
   // written before schema 6).
   virtual void for_each_pytorch_api(const std::function<void(const PytorchApiRow&)>& f) const = 0;
+  // The PYTORCH_API row with this id (through its primary key); nullopt if none.
+  virtual std::optional<PytorchApiRow> pytorch_api(std::int64_t id) const = 0;
+  // GRADIENT, LOSS_SCALE (by time) and OP_CHECK (by task, output): empty unless recorded.
+  virtual void for_each_gradient(const std::function<void(const GradientRow&)>& f) const = 0;
+  virtual void for_each_loss_scale(const std::function<void(const LossScaleRow&)>& f) const = 0;
+  virtual void for_each_op_check(const std::function<void(const OpCheckRow&)>& f) const = 0;
   // with_data: also load (and decompress) dumped tensor bytes into TensorRow::data.
   virtual void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const = 0;
 
@@ -73,6 +79,9 @@ class TraceReader {
   std::vector<MemcpyRow> memcpys() const;
   std::vector<MarkerRow> markers() const;
   std::vector<PytorchApiRow> pytorch_apis() const;
+  std::vector<GradientRow> gradients() const;
+  std::vector<LossScaleRow> loss_scales() const;
+  std::vector<OpCheckRow> op_checks() const;
   std::vector<TensorRow> tensors(bool with_data) const;
 
   virtual std::int64_t count(const std::string& table) const = 0;  // rows in a table (TaskRow: "TASK")

@@ -159,6 +159,35 @@ struct CompareResultRow {
   StringId reason_id = 0;
 };
 
+// One parameter's gradient in one step (msprobe's grad_probe): GRADIENT.
+struct GradientRow {
+  std::int64_t ts_ns = 0, step = -1;
+  StringId param_id = 0;
+  std::int64_t numel = 0;
+  double norm = 0, max = 0, min = 0, mean = 0, zero_ratio = 0;
+  std::int64_t nan_count = 0, inf_count = 0;
+  double loss_scale = 1;
+  std::int32_t thread_id = 0;
+};
+
+// A dynamic loss scaler's decision at the end of a step: LOSS_SCALE.
+struct LossScaleRow {
+  std::int64_t ts_ns = 0, step = -1;
+  double scale = 0, next_scale = 0;
+  std::int32_t skipped = 0, thread_id = 0;
+};
+
+// One output of an NPU kernel checked online against its f64 golden (`npuscope run --check-ops`): OP_CHECK.
+struct OpCheckRow {
+  std::int64_t task_id = 0;
+  std::int32_t output = 0, dtype = 0, standard = 0, status = 0;
+  std::int64_t numel = 0;
+  double max_abs_err = 0, max_rel_err = 0, mean_rel_err = 0, rmse = 0, small_value_err_ratio = 0, error_balance = 0,
+         ulp_err_ratio = 0, failing_ratio = 0;
+  std::int64_t worst_index = -1;
+  double npu_value = 0, golden_value = 0;
+};
+
 // A counter kept in META as a "stats" entry (Perfetto's stats table idea): dropped records, etc.
 
 }  // namespace npuscope::collector

@@ -39,6 +39,9 @@ std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_los
   X(kDroppedDevice, "dropped_records.device", kDataLoss, "Device descriptions lost (DEVICE_INFO rows missing).")    \
   X(kDroppedTensor, "dropped_records.tensor", kDataLoss, "Tensor statistics or dumps lost (TENSOR rows missing).")  \
   X(kDroppedHostOp, "dropped_records.host_op", kDataLoss, "Framework ops lost (PYTORCH_API rows missing).")         \
+  X(kDroppedGradient, "dropped_records.gradient", kDataLoss, "Gradient statistics lost (GRADIENT rows missing).")   \
+  X(kDroppedLossScale, "dropped_records.loss_scale", kDataLoss, "Loss-scale decisions lost (LOSS_SCALE rows).")     \
+  X(kDroppedOpCheck, "dropped_records.op_check", kDataLoss, "Online op checks lost (OP_CHECK rows missing).")       \
   X(kDroppedAfterStop, "dropped_records.after_stop", kDataLoss,                                                     \
     "Records that arrived after the profiler stopped (threads still running at exit).")                             \
   X(kDroppedUnfinishedAtStop, "dropped_records.unfinished_at_stop", kDataLoss,                                      \

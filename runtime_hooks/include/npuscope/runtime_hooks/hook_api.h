@@ -28,8 +28,8 @@
 
 namespace npuscope::hooks {
 
-// 5: HostOpRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent;
-// 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
+// 5: HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord, TaskRecord::input_signature and host_op_id; 4:
+// MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
 inline constexpr std::uint32_t kHookApiVersion = 5;
 inline constexpr int kMaxDims = 8;
 
@@ -96,6 +96,48 @@ struct HostOpRecord {
   std::uint32_t fwd_thread_id;  // backward functions: the thread that ran the forward op; else thread_id
   HostOpKind kind;
   ModelPass pass;
+};
+
+// One parameter's gradient as the backward pass produced it (msprobe's grad_probe), sent by the
+// framework when the gradient is ready.
+struct GradientRecord {
+  std::uint64_t ts_ns;
+  std::int64_t step;  // the step it belongs to (-1 if none)
+  const char* param;  // the parameter's name ("layer1.0.conv1.weight"), interned
+  std::int64_t numel;
+  double norm, max, min, mean;  // over the finite elements (norm: L2)
+  double zero_ratio;            // share of elements exactly 0
+  std::int64_t nan_count, inf_count;
+  double loss_scale;  // the loss scale the gradient still carries (1 without loss scaling)
+  std::uint32_t thread_id;
+};
+
+// A dynamic loss scaler's decision at the end of a step (torch_npu's amp GradScaler).
+struct LossScaleRecord {
+  std::uint64_t ts_ns;
+  std::int64_t step;
+  double scale;       // the scale the step ran with
+  double next_scale;  // the scale the next step runs with
+  std::uint32_t thread_id;
+  std::uint8_t skipped;  // 1: the gradients overflowed and the optimizer step was skipped
+};
+
+// The online check of one output of an NPU kernel against the CPU golden kernel run in f64 on the
+// same inputs (`npuscope run --check-ops`, msprobe's API precision standards: OpCheckStandard).
+struct OpCheckRecord {
+  std::uint64_t task_id;
+  std::int64_t numel;
+  double max_abs_err, max_rel_err, mean_rel_err, rmse;
+  double small_value_err_ratio;    // share of small golden values whose error passes the small-value atol
+  double error_balance;            // |#(npu > golden) - #(npu < golden)| / numel
+  double ulp_err_ratio;            // share of elements beyond the ULP threshold (ULP standard), else 0
+  double failing_ratio;            // share of elements failing the standard's own test
+  std::int64_t worst_index;        // the element with the largest relative error (-1: none)
+  double npu_value, golden_value;  // at worst_index
+  std::uint16_t output;            // which output of the task
+  std::uint8_t dtype;              // the output's DType
+  OpCheckStandard standard;
+  CheckStatus status;
 };
 
 struct MemoryRecord {
@@ -174,6 +216,9 @@ struct OverflowRecord {
 static_assert(std::is_trivially_copyable_v<TaskRecord> && sizeof(TaskRecord) <= 128);
 static_assert(std::is_trivially_copyable_v<TensorRecord>);
 static_assert(std::is_trivially_copyable_v<HostOpRecord> && sizeof(HostOpRecord) <= 120);
+static_assert(std::is_trivially_copyable_v<GradientRecord> && sizeof(GradientRecord) <= 120);
+static_assert(std::is_trivially_copyable_v<LossScaleRecord> && sizeof(LossScaleRecord) <= 56);
+static_assert(std::is_trivially_copyable_v<OpCheckRecord> && sizeof(OpCheckRecord) <= 120);
 
 // What a listener gives the emulator. Any callback may be null. Callbacks run on the thread that
 // produced the event (host threads for API/memory/markers, the device worker for tasks) and must
@@ -185,6 +230,8 @@ struct SubscriberTable {
   bool wants_api_enter = true;    // deliver on_api's enter records (the exit carries the start too)
   bool wants_task_queued = true;  // deliver on_task's kQueued (on the launching thread)
   bool wants_task_begin = true;   // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
+  bool wants_gradients = false;   // frameworks: compute and send GradientRecords (`npuscope run --grad-probe`)
+  bool wants_op_checks = false;   // run each NPU kernel's golden in f64 and send OpCheckRecords (--check-ops)
   void (*on_api)(void* user, const ApiRecord&) = nullptr;
   void (*on_task)(void* user, const TaskRecord&) = nullptr;
   void (*on_memory)(void* user, const MemoryRecord&) = nullptr;
@@ -194,6 +241,9 @@ struct SubscriberTable {
   void (*on_overflow)(void* user, const OverflowRecord&) = nullptr;
   void (*on_device)(void* user, const DeviceRecord&) = nullptr;
   void (*on_host_op)(void* user, const HostOpRecord&) = nullptr;
+  void (*on_gradient)(void* user, const GradientRecord&) = nullptr;
+  void (*on_loss_scale)(void* user, const LossScaleRecord&) = nullptr;
+  void (*on_op_check)(void* user, const OpCheckRecord&) = nullptr;
   void (*on_shutdown)(void* user) = nullptr;  // process exit: flush and finalize
 };
 

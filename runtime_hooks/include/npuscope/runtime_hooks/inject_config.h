@@ -8,7 +8,9 @@
 //    "steps": "A-B" | "A",                 // dump only tasks launched while the step is in [A, B]
 //    "max_dump_bytes": N,                  // stop dumping raw bytes past N uncompressed bytes (0: no cap)
 //    "overflow_only": true,                // raw bytes only for tasks that overflowed (needs "tensor")
-//    "buffer_bytes": N}                    // cap on buffered records + pending dumps (default 256 MiB)
+//    "buffer_bytes": N,                    // cap on buffered records + pending dumps (default 256 MiB)
+//    "grad_probe": true,                   // every parameter's gradient statistics (GRADIENT; PyTorch scripts)
+//    "check_ops": true}                    // check every NPU kernel against its f64 golden (OP_CHECK)
 //
 // Every key is optional; an unknown key or a wrong type is an error (a typo must not silently
 // profile something else).
@@ -32,6 +34,8 @@ struct InjectConfig {
   std::uint64_t max_dump_bytes = 0;  // 0: unlimited
   bool overflow_only = false;
   std::uint64_t buffer_bytes = std::uint64_t{256} << 20;
+  bool grad_probe = false;
+  bool check_ops = false;
 
   // The effective settings as JSON (defaults filled in): META.config, and what `npuscope run`
   // hands the library. parse_config(to_json()) gives the same settings.
@@ -57,7 +61,16 @@ inline constexpr std::uint64_t kMaxBufferBytes = std::uint64_t{1} << 40;
 inline constexpr std::uint64_t kMaxDumpBytesLimit = std::uint64_t{1} << 50;
 
 // What the messages call a setting: NPUSCOPE_CONFIG's key ("\"steps\"") or the CLI's flag ("--steps").
-enum class Setting : std::uint8_t { kDump, kOps, kSteps, kMaxDumpBytes, kOverflowOnly, kBufferBytes };
+enum class Setting : std::uint8_t {
+  kDump,
+  kOps,
+  kSteps,
+  kMaxDumpBytes,
+  kOverflowOnly,
+  kBufferBytes,
+  kGradProbe,
+  kCheckOps
+};
 enum class Spelling : std::uint8_t { kJsonKey, kFlag };
 std::string setting_name(Setting setting, Spelling spelling);
 

@@ -159,6 +159,22 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kBackward, 1, "backward", "The backward pass (autograd's engine: gradients).")                  \
   X(kOptimizer, 2, "optimizer", "The optimizer's step and zero_grad.")
 
+// msprobe's API precision standards (api_precision_standard.yaml): how an op's output is judged
+// against its f64 golden. OP_CHECK.standard.
+#define NPUSCOPE_OP_CHECK_STANDARDS(X)                                                                       \
+  X(kBinary, 0, "binary", "Bit-exact (二进制一致法): integer outputs and exact ops (relu, max, copies...).") \
+  X(kAbsoluteThreshold, 1, "absolute_threshold",                                                             \
+    "Element-wise thresholds (绝对阈值法): add, sub, mul, div and their kin.")                               \
+  X(kUlp, 2, "ulp", "Units in the last place (ULP误差): matmuls.")                                           \
+  X(kThousandth, 3, "thousandth", "Share of elements within 0.1 % (双千指标法): convolutions.")              \
+  X(kBenchmark, 4, "benchmark", "Small-value error ratio, RMSE and relative errors (标杆比对法): the rest.")
+
+// An online op check's verdict. OP_CHECK.status.
+#define NPUSCOPE_CHECK_STATUSES(X)                                                \
+  X(kPass, 0, "pass", "Within the standard.")                                     \
+  X(kWarning, 1, "warning", "Within the error bound but past the warning bound.") \
+  X(kError, 2, "error", "Beyond the standard's error bound.")
+
 // Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
 #define NPUSCOPE_DEVICE_KINDS(X)               \
   X(kCpu, 0, "cpu", "The CPU golden backend.") \
@@ -174,6 +190,8 @@ enum class ApiKind : std::uint8_t { NPUSCOPE_API_KINDS(NPUSCOPE_ENUM_VALUE) };
 enum class DeviceKind : std::uint8_t { NPUSCOPE_DEVICE_KINDS(NPUSCOPE_ENUM_VALUE) };
 enum class HostOpKind : std::uint8_t { NPUSCOPE_HOST_OP_KINDS(NPUSCOPE_ENUM_VALUE) };
 enum class ModelPass : std::uint8_t { NPUSCOPE_MODEL_PASSES(NPUSCOPE_ENUM_VALUE) };
+enum class OpCheckStandard : std::uint8_t { NPUSCOPE_OP_CHECK_STANDARDS(NPUSCOPE_ENUM_VALUE) };
+enum class CheckStatus : std::uint8_t { NPUSCOPE_CHECK_STATUSES(NPUSCOPE_ENUM_VALUE) };
 #undef NPUSCOPE_ENUM_VALUE
 
 // One value of an enumeration, for names and docs.
@@ -207,6 +225,8 @@ NPUSCOPE_DECLARE_ENUM_TRAITS(ApiKind, NPUSCOPE_API_KINDS, "api_kind", "API.kind"
 NPUSCOPE_DECLARE_ENUM_TRAITS(DeviceKind, NPUSCOPE_DEVICE_KINDS, "device_kind", "")
 NPUSCOPE_DECLARE_ENUM_TRAITS(HostOpKind, NPUSCOPE_HOST_OP_KINDS, "host_op_kind", "PYTORCH_API.kind")
 NPUSCOPE_DECLARE_ENUM_TRAITS(ModelPass, NPUSCOPE_MODEL_PASSES, "pass", "PYTORCH_API.pass")
+NPUSCOPE_DECLARE_ENUM_TRAITS(OpCheckStandard, NPUSCOPE_OP_CHECK_STANDARDS, "op_check_standard", "OP_CHECK.standard")
+NPUSCOPE_DECLARE_ENUM_TRAITS(CheckStatus, NPUSCOPE_CHECK_STATUSES, "check_status", "OP_CHECK.status")
 #undef NPUSCOPE_DECLARE_ENUM_TRAITS
 #undef NPUSCOPE_ENUM_ENTRY
 

@@ -26,7 +26,7 @@
 
 namespace npuscope::viewer {
 
-enum class LaneKind : std::uint8_t { kHostThread, kStream, kMemcpy, kMemory, kMarkers };
+enum class LaneKind : std::uint8_t { kHostThread, kStream, kMemcpy, kMemory, kMarkers, kPytorch };
 
 // Item flags.
 inline constexpr std::uint32_t kOverflow = 1u << 0;     // TASK.overflow
@@ -37,12 +37,15 @@ inline constexpr std::uint32_t kStep = 1u << 4;         // a step marker (MARKER
 inline constexpr std::uint32_t kMicros = 1u << 5;       // `duration` counts microseconds
 inline constexpr int kCopyKindShift = 8;                // copies: MEMCPY.copy_kind in bits 8-15
 inline constexpr int kTaskTypeShift = 8;                // tasks: TASK.task_type in bits 8-15
+inline constexpr int kHostOpKindShift = 8;              // PyTorch ops: PYTORCH_API.kind in bits 8-15
+inline constexpr int kPassShift = 16;                   // ... and PYTORCH_API.pass in bits 16-23
 
 struct TimelineItem {
   std::int64_t start_ns = 0;
   std::uint32_t duration = 0;  // ns, or us with kMicros (4.3 s and longer; cut at 71 minutes)
   std::int32_t label_id = 0;   // STRING_IDS id: op instance name, API name, marker name
-  std::uint32_t id = 0;        // low 32 bits of TASK.task_id (tasks, copies), connection_id (calls); a step
+  std::uint32_t id = 0;        // low 32 bits of TASK.task_id (tasks, copies), connection_id (calls),
+                               // PYTORCH_API.id (PyTorch ops); a step
   std::uint32_t flags = 0;
 
   static TimelineItem make(std::int64_t start_ns, std::int64_t end_ns, std::int64_t label_id, std::int64_t id,
@@ -51,6 +54,9 @@ struct TimelineItem {
   bool has_id(std::int64_t full_id) const { return id == static_cast<std::uint32_t>(full_id); }
   // A task's TASK.task_type (items of stream lanes only).
   std::int32_t task_type() const { return static_cast<std::int32_t>((flags >> kTaskTypeShift) & 0xff); }
+  // A PyTorch op's PYTORCH_API.kind and pass (items of PyTorch lanes only).
+  std::int32_t host_op_kind() const { return static_cast<std::int32_t>((flags >> kHostOpKindShift) & 0xff); }
+  std::int32_t pass() const { return static_cast<std::int32_t>((flags >> kPassShift) & 0xff); }
 };
 static_assert(sizeof(TimelineItem) == 24);
 
@@ -62,7 +68,8 @@ struct CounterSample {
 
 struct Lane {
   LaneKind kind = LaneKind::kStream;
-  std::string title;  // "npu:0 stream 1", "thread 3", "npu:0 copies", "npu:0 memory", "thread 3 markers"
+  // "npu:0 stream 1", "thread 3", "npu:0 copies", "npu:0 memory", "thread 3 markers", "thread 0 PyTorch"
+  std::string title;
   std::int32_t device_id = 0, stream_id = 0, thread_id = 0;
   std::vector<std::vector<TimelineItem>> rows;  // by nesting depth; one row for streams and copies
   std::vector<CounterSample> samples;           // kMemory only, in time order
@@ -100,6 +107,7 @@ class TimelineModel {
   std::vector<Lane> load_apis() const;  // on a second thread: touches no member but trace_
   void load_copies_and_memory();
   std::vector<Lane> load_markers() const;
+  std::vector<Lane> load_pytorch() const;  // on the second thread too
   void load_compare_results();
   void finish();
 

@@ -1,0 +1,104 @@
+"""`npuscope run --check-ops` (msprobe's API accuracy checker, online): every NPU kernel re-run on its CPU
+golden in f64 with the same inputs, judged by msprobe's API precision standards. A clean float32 run
+passes; a planted error (a perturbation) is caught, with its worst element; the script's results do
+not change."""
+import json
+import os
+import sqlite3
+import subprocess
+import tempfile
+import unittest
+
+CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
+
+MLP = """
+import torch, npuscope.torch as npu
+npu.set_precision_mode("must_keep_origin_dtype")
+torch.manual_seed(0)
+dev = npu.device()
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = torch.nn.Linear(32, 64), torch.nn.Linear(64, 64), torch.nn.Linear(64, 10)
+    def forward(self, x):
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+model = MLP().to(dev)
+# A learning rate exact in float32: p - lr * buf cancels where p ~ lr * buf, and there the kernel's
+# float32 lr and the golden's float64 one differ by more than msprobe's float32 rtol (2^-20).
+opt = torch.optim.SGD(model.parameters(), lr=0.125, momentum=0.5)
+x, y = torch.randn(16, 32).to(dev), torch.randint(0, 10, (16,)).to(dev)
+for _ in range(2):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("RESULT", loss.item(), float(model.fc1.weight.sum().cpu()))
+"""
+
+
+def run(args, env=None, check=True):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=full_env)
+    if check and p.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
+    return p.stdout
+
+
+class CheckOpsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.script = os.path.join(cls.dir.name, "mlp.py")
+        with open(cls.script, "w") as f:
+            f.write(MLP)
+        cls.db = os.path.join(cls.dir.name, "checked.db")
+        cls.out = run([CLI, "run", "-o", cls.db, "--check-ops", "--", "/usr/bin/python3", cls.script])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def test_a_clean_float32_run_passes(self):
+        con = sqlite3.connect(self.db)
+        checked, tasks = con.execute("SELECT count(*), count(DISTINCT task_id) FROM OP_CHECK").fetchone()
+        kernels = con.execute("SELECT count(*) FROM TASK WHERE task_type IN (0, 1)").fetchone()[0]
+        self.assertGreater(tasks, kernels // 2)  # the NPU kernels (AI CPU fallbacks are CPU kernels already)
+        standards = {s for (s,) in con.execute("SELECT DISTINCT standard FROM OP_CHECK")}
+        self.assertTrue({0, 1, 2, 4} <= standards, standards)  # binary, absolute threshold, ULP, benchmark
+        failing = con.execute("SELECT s.value, c.standard, c.failing_ratio, c.max_rel_err FROM OP_CHECK c "
+                              "JOIN TASK t ON t.task_id = c.task_id JOIN STRING_IDS s ON s.id = t.name_id "
+                              "WHERE c.status != 0").fetchall()
+        self.assertEqual(failing, [])
+        report = json.loads(run([CLI, "analyze", "--format", "json", self.db]))
+        self.assertEqual(report["op_check"]["errors"], 0)
+        self.assertEqual(report["op_check"]["outputs"], checked)
+        self.assertEqual(report["op_check_failures"], [])
+
+    def test_results_do_not_change_under_the_check(self):
+        plain = run(["/usr/bin/python3", self.script])
+        self.assertEqual([l for l in self.out.splitlines() if l.startswith("RESULT")],
+                         [l for l in plain.splitlines() if l.startswith("RESULT")])
+
+    def test_a_planted_error_is_caught_with_its_worst_element(self):
+        model = os.path.join(os.path.dirname(CLI), "..", "samples", "models", "mlp.onnx")
+        db = os.path.join(self.dir.name, "planted.db")
+        run([CLI, "run", "-o", db, "--check-ops", "--", CLI, "exec", "--model", model, "--precision-mode",
+             "must_keep_origin_dtype", "--perturb", "block4.matmul:noise=0.05"])
+        report = json.loads(run([CLI, "analyze", "--format", "json", db]))
+        failures = report["op_check_failures"]
+        self.assertGreaterEqual(len(failures), 1, report["op_check"])
+        self.assertEqual(failures[0]["op_name"], "block4.matmul")
+        self.assertEqual(failures[0]["status"], "error")
+        self.assertEqual(failures[0]["standard"], "ulp")
+        self.assertGreater(failures[0]["failing_ratio"], 0.5)
+        worst = failures[0]
+        self.assertNotEqual(worst["npu_value"], worst["golden_value"])
+        self.assertEqual({f["op_name"] for f in failures}, {"block4.matmul"})  # the ops after it got its outputs
+        text = run([CLI, "analyze", db])
+        self.assertIn("Ops failing the online check", text)
+        self.assertIn("block4.matmul", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
