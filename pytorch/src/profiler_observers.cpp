@@ -43,6 +43,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -165,12 +166,14 @@ std::uint64_t begin(const HostOpBegin& op) { return emulator::host_op_begin(op);
 void end(std::uint64_t id) { emulator::host_op_end(id); }
 
 // Aten op names point into their operator's schema, alive as long as the process: interned once per
-// pointer. Other names (user ranges, autograd nodes) are strings of the moment.
+// pointer. Other names (user ranges, autograd nodes, RECORD_FUNCTION's strings built for the call)
+// may reuse a freed one's address: a cached pointer counts only when the text still matches.
 const char* interned_name(const at::RecordFunction& fn) {
-  if (fn.scope() != at::RecordScope::FUNCTION) return emulator::intern_cached(fn.name());
+  const char* name = fn.name();
+  if (fn.scope() != at::RecordScope::FUNCTION) return emulator::intern_cached(name);
   thread_local std::unordered_map<const char*, const char*> by_pointer;
-  const char*& interned = by_pointer[fn.name()];
-  if (interned == nullptr) interned = emulator::intern(fn.name());
+  const char*& interned = by_pointer[name];
+  if (interned == nullptr || std::strcmp(interned, name) != 0) interned = emulator::intern_cached(name);
   return interned;
 }
 
@@ -227,6 +230,15 @@ struct Opened final : at::ObserverContext {
 
 bool starts_with(const char* s, std::string_view prefix) { return std::string_view(s).starts_with(prefix); }
 
+// The autograd engine wraps each node it runs in "autograd::engine::evaluate_function: XBackward0", a
+// FUNCTION-scope range around the node's own BACKWARD_FUNCTION one: part of the backward pass too.
+at::RecordScope scope_of(const at::RecordFunction& fn) {
+  if (fn.scope() == at::RecordScope::FUNCTION && starts_with(fn.name(), "autograd::engine::evaluate_function: ")) {
+    return at::RecordScope::BACKWARD_FUNCTION;
+  }
+  return fn.scope();
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (fn.isAsync()) return nullptr;  // may end on another thread: not a range of this one
   // npuscope.torch's own controls (module_enter opens the module's op inside its own call) are no ops.
@@ -240,7 +252,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   op.name = interned_name(fn);
   op.sequence_number = fn.seqNr();
   op.pass = current_pass();
-  switch (fn.scope()) {
+  switch (scope_of(fn)) {
     case at::RecordScope::FUNCTION:
       op.kind = HostOpKind::kAtenOp;
       op.input_signature = input_signature(fn);
@@ -284,7 +296,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
   auto* opened = static_cast<Opened*>(context);
   if (opened == nullptr) return;
   end(opened->id);
-  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && current_pass() != ModelPass::kBackward) {
+  if (scope_of(fn) == at::RecordScope::BACKWARD_FUNCTION && current_pass() != ModelPass::kBackward) {
     emulator::vclock::publish();  // the waiting caller resumes from here
   }
   if (fn.scope() == at::RecordScope::USER_SCOPE && starts_with(fn.name(), "Optimizer.step#")) {

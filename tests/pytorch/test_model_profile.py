@@ -109,6 +109,16 @@ class ModelProfileTest(unittest.TestCase):
         optimizer = [r for r in rows if r[0] == "Optimizer.step#SGD.step"]
         self.assertEqual([(r[1], r[2]) for r in optimizer], [(3, 2)] * 3)
 
+    def test_host_ranges_nest_in_time(self):
+        # Every op lies within its parent, on the caller's thread and on the autograd engine's (whose clock
+        # takes over the caller's time: Note [Hand-offs between host threads]).
+        bad = self.query("SELECT count(*) FROM PYTORCH_API c JOIN PYTORCH_API p ON p.id = c.parent_id "
+                         "WHERE c.start_ns < p.start_ns OR c.end_ns > p.end_ns OR c.end_ns < c.start_ns")
+        self.assertEqual(bad, [(0,)])
+        engine = self.query("SELECT DISTINCT p.kind, p.pass FROM PYTORCH_API p JOIN STRING_IDS s ON s.id = p.name_id "
+                            "WHERE s.value LIKE 'autograd::engine::evaluate_function:%'")
+        self.assertEqual(engine, [(1, 1)])  # the engine's own range around each node: a backward function
+
     def test_tasks_are_named_after_module_and_aten_op_and_linked_to_them(self):
         names = {n for n, _ in self.task_names()}
         self.assertIn("Module.layer1.0.conv1.Conv2d.forward.0/aten::convolution", names)
