@@ -49,3 +49,18 @@ def run_python(code, env=None, check=True):
     if check and p.returncode != 0:
         raise AssertionError("script failed (%d):\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
     return p
+
+
+CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
+
+
+def run_command(args, env=None):
+    """Runs a command (npuscope, a script) with this test's environment plus `env`; its stdout. A failure
+    raises AssertionError with both outputs."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=full_env)
+    if p.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
+    return p.stdout
+

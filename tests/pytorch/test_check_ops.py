@@ -5,11 +5,10 @@ not change."""
 import json
 import os
 import sqlite3
-import subprocess
 import tempfile
 import unittest
 
-CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
+from npu_test_util import CLI, run_command
 
 MLP = """
 import torch, npuscope.torch as npu
@@ -36,13 +35,8 @@ print("RESULT", loss.item(), float(model.fc1.weight.sum().cpu()))
 """
 
 
-def run(args, env=None, check=True):
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=full_env)
-    if check and p.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p.stdout
+def run(args, env=None):
+    return run_command(args, env)
 
 
 class CheckOpsTest(unittest.TestCase):

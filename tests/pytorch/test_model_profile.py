@@ -5,11 +5,10 @@ optimizer.step() or npuscope.torch.step(), and the analyzer's steps, passes, mod
 import json
 import os
 import sqlite3
-import subprocess
 import tempfile
 import unittest
 
-CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
+from npu_test_util import CLI, run_command
 
 # A ResNet-18 (torchvision's) on small images: three SGD steps, then one more forward in eval.
 RESNET = """
@@ -43,12 +42,7 @@ for i in range(4):
 
 
 def run(args, env=None):
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=full_env)
-    if p.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p.stdout
+    return run_command(args, env)
 
 
 def result_lines(out):

@@ -4,7 +4,6 @@ gradients vanish."""
 import json
 import os
 import sqlite3
-import subprocess
 import tempfile
 import unittest
 
@@ -12,7 +11,7 @@ import torch
 
 import npuscope.torch as npu
 
-CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
+from npu_test_util import CLI, run_command
 
 # A GPT-style decoder (samples/pytorch/gpt.py) trained in force_fp16 with torch's default loss scale,
 # 65536: more than f16 holds (65504), so the first op of the backward pass, which starts the gradient
@@ -63,13 +62,9 @@ SAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "samples", "pytor
 
 
 def run(args, env=None):
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = full_env.get("PYTHONPATH", "") + os.pathsep + SAMPLES
-    full_env.update(env or {})
-    p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=full_env)
-    if p.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p.stdout
+    """run_command with samples/pytorch (gpt.py) on PYTHONPATH."""
+    path = os.environ.get("PYTHONPATH", "") + os.pathsep + SAMPLES
+    return run_command(args, dict(env or {}, PYTHONPATH=path))
 
 
 class GradScalerTest(unittest.TestCase):
