@@ -157,6 +157,14 @@ class ObserverState {
 };
 
 thread_local bool t_thread_known = false;
+// Backward functions open on this thread: the outermost one hands the host clock over (Note [Hand-offs
+// between host threads]) and names what runs outside any module "backward".
+thread_local int t_backward_functions = 0;
+
+// The autograd engine's own range around each node it runs ("autograd::engine::evaluate_function:
+// AddmmBackward0", FUNCTION scope, no sequence number): the node, and what the engine does after it
+// (the sum that reduces a broadcast bias's gradient to its shape, in validate_outputs), are backward.
+constexpr std::string_view kEngineEvaluate = "autograd::engine::evaluate_function: ";
 
 // The pass the thread is in: that of its innermost open op (forward outside any).
 ModelPass current_pass() { return emulator::current_host_pass(); }
@@ -243,6 +251,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     case at::RecordScope::FUNCTION:
       op.kind = HostOpKind::kAtenOp;
       op.input_signature = input_signature(fn);
+      if (starts_with(op.name, kEngineEvaluate)) op.pass = ModelPass::kBackward;
       if (op.pass == ModelPass::kForward) {
         state.open_step();
         const char* module = emulator::current_host_module();
@@ -254,7 +263,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       op.pass = ModelPass::kBackward;
       op.fwd_thread_id = state.thread_index_of(fn.forwardThreadId());
       const char* module = fn.seqNr() >= 0 ? state.backward_module(fn.forwardThreadId(), fn.seqNr()) : nullptr;
-      const bool outermost = current_pass() != ModelPass::kBackward;
+      const bool outermost = t_backward_functions++ == 0;
       if (outermost) emulator::vclock::take_published();  // Note [Hand-offs between host threads]
       if (module != nullptr) {
         op.module = op.scope = module;
@@ -283,7 +292,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
   auto* opened = static_cast<Opened*>(context);
   if (opened == nullptr) return;
   end(opened->id);
-  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && current_pass() != ModelPass::kBackward) {
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && --t_backward_functions == 0) {
     emulator::vclock::publish();  // the waiting caller resumes from here
   }
   if (fn.scope() == at::RecordScope::USER_SCOPE && starts_with(fn.name(), "Optimizer.step#")) {
