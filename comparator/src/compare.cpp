@@ -104,12 +104,13 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
       r.op_name = n.name;
       r.op_type = n.type;
       r.call_index = n.call_index;
+      r.pass = n.pass;
       r.npu_task_id = n.task_id;
       r.golden_task_id = g.task_id;
       r.match = pair.kind;
       if (r.verdict != Verdict::kNotApplicable || r.stats_mode) ++(r.stats_mode ? stats_rows : tensor_rows);
     }
-    OpVerdict op{n.name, n.type, n.call_index, n.task_id, g.task_id, n.start_ns};
+    OpVerdict op{n.name, n.type, n.call_index, n.pass, n.task_id, g.task_id, n.start_ns};
     op.npu_overflow = n.overflow;
     judge_op(op, result.rows, first, result.rows.size());
     for (std::size_t i = first; i < result.rows.size(); ++i) result.rows[i].origin = op.origin;
@@ -129,6 +130,10 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
         "statistics mode for " + std::to_string(stats_rows) +
         " tensors (no tensor data on both sides): only max/min/mean/norm were compared; record both runs with "
         "`--dump tensor` for cosine and error metrics");
+  }
+  if (npu.meta(std::string(collector::kMetaGolden)) == "1") {
+    result.notes.push_back("the NPU trace " + npu.path() +
+                           " is a golden run (META golden = 1): give the NPU run first and the golden run second");
   }
   const auto by_order = std::count_if(matching.pairs.begin(), matching.pairs.end(),
                                       [](const OpPair& p) { return p.kind == MatchKind::kOrder; });
