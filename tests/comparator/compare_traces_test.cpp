@@ -229,6 +229,24 @@ TEST_F(CompareTracesTest, EachOpCarriesThePassOfTheFrameworkOpThatLaunchedIt) {
       << text.str();
 }
 
+// Ops that neither trace dumped (run with --ops / --steps filters) are not compared, and a note says so.
+TEST_F(CompareTracesTest, OpsDumpedOnNeitherSideAreLeftOut) {
+  TraceBuilder npu(path("npu.db")), golden(path("golden.db"));
+  const Values x = ramp(16);
+  for (TraceBuilder* b : {&npu, &golden}) {
+    b->op("a", "Add", {}, {});
+    b->op("b", "Add", {x}, {x});
+    b->op("c", "Add", {}, {});
+    b->finish();
+  }
+  const CompareResult r = compare();
+  ASSERT_EQ(r.ops.size(), 1u);
+  EXPECT_EQ(r.ops[0].op_name, "b");
+  EXPECT_EQ(r.not_applicable, 0);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("2 paired ops had no tensors dumped in either trace"), std::string::npos) << r.notes[0];
+}
+
 // --annotate and --results: the viewer reads the verdicts back from COMPARE_RESULT, names joined
 // through the file's own STRING_IDS; annotating again replaces the earlier results.
 TEST_F(CompareTracesTest, VerdictsAreStoredInTheTraceOrAResultsFile) {
