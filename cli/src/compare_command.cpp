@@ -4,20 +4,19 @@
 //                    [--top N] [--fail-on-mismatch] [--annotate | --results FILE.db]
 //   npuscope compare --model M.onnx [exec's flags: --input NAME=FILE, --dim NAME=VALUE, --seed S,
 //                    --iterations N, --precision-mode MODE, --overflow-mode MODE, --spec PRESET,
-//                    --perturb GLOB:MODE ...] [--keep-traces DIR] [same output flags]
+//                    --perturb GLOB:MODE ...] [one-shot flags] [same output flags]
+//   npuscope compare [--perturb GLOB:MODE]... [one-shot flags] [same output flags] -- CMD [ARGS...]
+//   one-shot flags: [--dump tensor|stats] [--ops GLOB]... [--steps A-B] [--keep-traces DIR] [--annotate]
 //
-// The one-shot form records the model twice with `npuscope run --dump tensor -- npuscope exec`,
-// on the cpu golden backend and on the emulated NPU (same seeded inputs), then compares the two.
-// --annotate stores the verdicts in the NPU trace's COMPARE_RESULT table (the viewer colours ops by
-// them); --results writes them into a new file instead.
+// The one-shot forms record a golden run and an NPU run with `npuscope run --dump tensor` (Note
+// [One-shot comparison runs] in compare_runs.h), then compare the two traces as the two-trace form
+// does. --annotate stores the verdicts in the NPU trace's COMPARE_RESULT table (the viewer colours
+// ops by them); --results writes them into a new file instead.
 // Exit status: 0 when the comparison ran, whatever it found; 1 with --fail-on-mismatch when an op
-// fails; 2 for bad input (not a trace, no dumps, a bad mapping file, a model that does not run).
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+// fails; 2 for bad input (not a trace, no dumps, a bad mapping file, a bad perturbation rule, a model
+// or a command that does not run).
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "command.h"
+#include "compare_runs.h"
 #include "exec_flags.h"
 #include "npuscope/collector/trace_error.h"
 #include "npuscope/collector/trace_reader.h"
@@ -37,9 +37,10 @@
 #include "npuscope/comparator/format.h"
 #include "npuscope/comparator/mapping.h"
 #include "npuscope/comparator/results_table.h"
+#include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/perturb.h"
+#include "npuscope/runtime_hooks/inject_config.h"
 #include "open_trace.h"
-
-extern char** environ;
 
 namespace npuscope::cli {
 namespace {
@@ -50,8 +51,10 @@ constexpr const char* kUsage =
     "npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE] [--top N] "
     "[--fail-on-mismatch] [--annotate | --results FILE.db]\n"
     "       npuscope compare --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--seed S] [--iterations N] "
-    "[--precision-mode MODE] [--overflow-mode MODE] [--spec PRESET] [--perturb GLOB:MODE]... [--keep-traces DIR] "
-    "[output flags]";
+    "[--precision-mode MODE] [--overflow-mode MODE] [--spec PRESET] [--perturb GLOB:MODE]... [one-shot flags] "
+    "[output flags]\n"
+    "       npuscope compare [--perturb GLOB:MODE]... [one-shot flags] [output flags] -- CMD [ARGS...]\n"
+    "one-shot flags: [--dump tensor|stats] [--ops GLOB]... [--steps A-B] [--keep-traces DIR] [--annotate]";
 
 struct CompareFlags {
   std::vector<std::string> traces;
@@ -59,77 +62,13 @@ struct CompareFlags {
   int top = 20;
   bool fail_on_mismatch = false, annotate = false;
   std::string results;
-  // One shot: exec's own flags (exec_flags.h), for both runs.
+  // One shot: exec's own flags (exec_flags.h), for both runs of --model; --perturb for -- CMD too.
   ExecFlags exec;
+  std::vector<std::string> command;  // after "--"
+  DumpFlags dump;
   std::string keep_traces;
-};
 
-std::string self_path() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find the npuscope binary (/proc/self/exe): " + ec.message());
-  return self.string();
-}
-
-// Runs argv with stdout into `log` (the child's chatter; its errors stay on stderr). Returns the exit status.
-int run_quietly(const std::vector<std::string>& args, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// Records the model on `device` into DIR/<device>.db; InputError if it does not run.
-std::string record(const CompareFlags& f, const std::string& dir, const std::string& device) {
-  const std::string self = self_path(), trace = dir + "/" + device + ".db";
-  std::vector<std::string> args = {
-      self, "run", "-o",   trace,      "--dump", "tensor",       "--force",
-      "--", self,  "exec", "--device", device,   "--output-dir", dir + "/" + device + "_outputs"};
-  const std::vector<std::string> exec = exec_arguments(f.exec, device == "cpu");
-  args.insert(args.end(), exec.begin(), exec.end());
-  std::fprintf(stderr, "npuscope compare: running %s on %s with tensor dumps\n", f.exec.model.c_str(),
-               device == "cpu" ? "the cpu golden backend" : "the emulated NPU");
-  const int status = run_quietly(args, dir + "/" + device + ".log");
-  if (status != 0) {
-    throw InputError("running " + f.exec.model + " on " + device + " failed (exit status " + std::to_string(status) +
-                     "; its output is in " + dir + "/" + device + ".log)");
-  }
-  return trace;
-}
-
-// A temporary directory for the one-shot traces, removed unless --keep-traces names one.
-class TraceDir {
- public:
-  explicit TraceDir(const std::string& keep) : keep_(!keep.empty()) {
-    if (keep_) {
-      path_ = keep;
-      fs::create_directories(path_);
-      return;
-    }
-    std::string pattern = (fs::temp_directory_path() / "npuscope_compare_XXXXXX").string();
-    if (!mkdtemp(pattern.data()))
-      throw std::runtime_error("cannot create a temporary directory in " + fs::temp_directory_path().string());
-    path_ = pattern;
-  }
-  ~TraceDir() {
-    std::error_code ec;
-    if (!keep_) fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  bool keep_;
-  std::string path_;
+  bool one_shot() const { return !exec.model.empty() || !command.empty(); }
 };
 
 // "compare: 120/500 ops" on a terminal, once a comparison has run for a second.
@@ -172,6 +111,87 @@ void write_output(const comparator::CompareResult& result, const CompareFlags& f
   if (!f.output.empty()) write_text_file(f.output, text.str());
 }
 
+// Checks the one-shot flags before anything runs, with `npuscope run`'s and the emulator's own
+// parsers, so that a value is refused in the words it would be refused in later.
+void check_one_shot(const CompareFlags& f) {
+  if (!f.traces.empty()) throw UsageError(std::string("give either two traces, --model or -- CMD\nusage: ") + kUsage);
+  if (!f.exec.model.empty() && !f.command.empty()) throw UsageError("give either --model or -- CMD, not both");
+  if (!f.exec.model.empty()) check_exec_flags(f.exec);  // as exec would
+  if (!f.command.empty()) {
+    // exec's flags other than --perturb set up a model run: a program sets itself up. exec_arguments
+    // gives each flag that differs from its default as a flag and a value.
+    const std::vector<std::string> given = exec_arguments(f.exec, false);
+    for (std::size_t i = 0; i + 1 < given.size(); i += 2) {
+      if (given[i] == "--perturb") continue;
+      throw UsageError(given[i] +
+                       " is a flag of --model: with -- CMD the program sets itself up (its own flags, or "
+                       "NPUSCOPE_SPEC, NPUSCOPE_PRECISION_MODE, NPUSCOPE_OVERFLOW_MODE in the environment)");
+    }
+  }
+  for (const std::string& rule : f.exec.perturb) {
+    try {
+      emulator::parse_perturb_rule(rule);
+    } catch (const emulator::InvalidArgument& e) {
+      throw UsageError(std::string("--perturb: ") + e.what());
+    }
+  }
+  constexpr auto kFlag = inject::Spelling::kFlag;
+  try {
+    if (inject::parse_dump(f.dump.dump, kFlag) == inject::DumpMode::kNone)
+      throw UsageError("--dump must be tensor or stats: a comparison needs the tensors or their statistics");
+    for (const std::string& glob : f.dump.ops) inject::parse_op_glob(glob, kFlag);
+    if (!f.dump.steps.empty()) inject::parse_steps(f.dump.steps, kFlag);
+  } catch (const inject::ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  if (f.annotate && f.keep_traces.empty()) {
+    throw UsageError(std::string("--annotate with ") + (f.command.empty() ? "--model" : "-- CMD") +
+                     " needs --keep-traces DIR: the NPU trace is otherwise temporary");
+  }
+}
+
+// The flags that only make sense for a one-shot comparison, refused with two traces.
+void check_two_traces(const CompareFlags& f, const po::variables_map& vm) {
+  if (f.traces.size() != 2) {
+    throw UsageError(std::string("give two traces (NPU.db GOLDEN.db), --model M.onnx or -- CMD\nusage: ") + kUsage);
+  }
+  for (const char* flag : {"dump", "ops", "steps", "keep-traces", "perturb"}) {
+    if (vm.count(flag) && !vm[flag].defaulted())
+      throw UsageError(std::string("--") + flag + " records runs: give it with --model or -- CMD, not two traces");
+  }
+}
+
+// Records the two runs of a one-shot comparison and compares them; `annotated` is the NPU trace.
+comparator::CompareResult compare_one_shot(const CompareFlags& f, const comparator::CompareOptions& options,
+                                           std::string& annotated) {
+  if (!f.exec.model.empty() && !fs::is_regular_file(f.exec.model))
+    throw InputError(f.exec.model + ": no such model file");
+  TraceDir dir(f.keep_traces);
+  const RecordedRuns runs =
+      f.command.empty() ? record_model(f.exec, f.dump, dir) : record_command(f.command, f.exec.perturb, f.dump, dir);
+  const auto npu = collector::TraceReader::open(runs.npu, {.verify = false});
+  const auto golden = collector::TraceReader::open(runs.golden, {.verify = false});
+  comparator::CompareResult result = comparator::compare_traces(*npu, *golden, options);
+  annotated = runs.npu;
+  if (dir.temporary()) {
+    result.notes.push_back("the two traces were temporary: --keep-traces DIR keeps them (for npuscope view, analyze)");
+  } else {
+    std::fprintf(stderr, "npuscope compare: traces kept in %s\n", f.keep_traces.c_str());
+  }
+  return result;
+}
+
+// Splits argv at the first "--": what follows is the command of the -- CMD form.
+int split_command(int argc, char** argv, CompareFlags& f) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") != 0) continue;
+    if (i + 1 >= argc) throw UsageError("no command after '--'\nusage: " + std::string(kUsage));
+    f.command.assign(argv + i + 1, argv + argc);
+    return i;
+  }
+  return argc;
+}
+
 }  // namespace
 
 int compare_command(int argc, char** argv) {
@@ -186,30 +206,35 @@ int compare_command(int argc, char** argv) {
       "worst ops listed in the text report: 0 to 1000000")("fail-on-mismatch", po::bool_switch(&f.fail_on_mismatch),
                                                            "exit with status 1 when an op fails")(
       "annotate", po::bool_switch(&f.annotate), "store the verdicts in the NPU trace (COMPARE_RESULT), for the viewer")(
-      "results", po::value(&f.results), "store the verdicts in a new file FILE.db instead")(
-      "keep-traces", po::value(&f.keep_traces), "keep the two traces (cpu.db, npu.db) in DIR");
-  // One shot (--model): run the model on cpu and npu with tensor dumps, then compare. exec's flags
-  // go to both runs, those that set up the NPU to the npu run only.
-  po::options_description exec_desc("npuscope exec options, for --model");
+      "results", po::value(&f.results), "store the verdicts in a new file FILE.db instead");
+  // One shot (--model, or -- CMD): record a golden and an NPU run with dumps, then compare.
+  po::options_description one_shot("one-shot comparison (--model M.onnx, or -- CMD [ARGS...])");
+  one_shot.add_options()("dump", po::value(&f.dump.dump)->default_value(f.dump.dump),
+                         "what both runs dump: tensor (full metrics) | stats (statistics mode)")(
+      "ops", po::value(&f.dump.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")(
+      "steps", po::value(&f.dump.steps), "dump only in steps A-B, or step A (a PyTorch script's optimizer steps)")(
+      "keep-traces", po::value(&f.keep_traces),
+      "keep the two traces in DIR (--model: cpu.db, npu.db; -- CMD: golden.db, npu.db) and their *.log");
+  desc.add(one_shot);
+  // exec's flags go to both runs of --model, those that set up the NPU to the npu run only;
+  // --perturb also to the NPU run of -- CMD (as NPUSCOPE_PERTURB).
+  po::options_description exec_desc("npuscope exec options, for --model (--perturb for -- CMD too)");
   add_exec_flags(exec_desc, f.exec, ExecFlagSet::kButDeviceAndOutput);
   desc.add(exec_desc);
   po::positional_options_description positional;
   positional.add("traces", 2);
-  if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
+  po::variables_map vm;
+  const int split = split_command(argc, argv, f);
+  if (!parse_flags(split, argv, desc, kUsage, &positional, &vm)) return 0;
   if (f.format != "text" && f.format != "json" && f.format != "csv") {
     throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
   }
-  if (f.exec.model.empty() == (f.traces.size() != 2)) {
-    throw UsageError(std::string(f.exec.model.empty() ? "give two traces (NPU.db GOLDEN.db) or --model M.onnx"
-                                                      : "give either two traces or --model, not both") +
-                     "\nusage: " + kUsage);
+  if (f.one_shot()) {
+    check_one_shot(f);
+  } else {
+    check_two_traces(f, vm);
   }
-
-  if (!f.exec.model.empty()) check_exec_flags(f.exec);  // before the runs, as exec would
   if (f.annotate && !f.results.empty()) throw UsageError("--annotate and --results exclude each other");
-  if (f.annotate && !f.exec.model.empty() && f.keep_traces.empty()) {
-    throw UsageError("--annotate with --model needs --keep-traces DIR: the NPU trace is otherwise temporary");
-  }
   if (!f.results.empty() && fs::exists(f.results)) throw UsageError(f.results + " exists: --results writes a new file");
 
   comparator::CompareOptions options;
@@ -219,26 +244,13 @@ int compare_command(int argc, char** argv) {
   std::string annotated;  // the NPU trace that --annotate writes into
   try {
     if (!f.mapping.empty()) options.mapping = comparator::load_mapping(f.mapping);
-    if (f.exec.model.empty()) {
+    if (f.one_shot()) {
+      result = compare_one_shot(f, options, annotated);
+    } else {
       const auto npu = open_trace(f.traces[0], {.verify = false});
       const auto golden = open_trace(f.traces[1], {.verify = false});
       result = comparator::compare_traces(*npu, *golden, options);
       annotated = npu->path();
-    } else {
-      if (!fs::is_regular_file(f.exec.model)) throw InputError(f.exec.model + ": no such model file");
-      const TraceDir dir(f.keep_traces);
-      const std::string golden_trace = record(f, dir.path(), "cpu");
-      const std::string npu_trace = record(f, dir.path(), "npu");
-      const auto npu = collector::TraceReader::open(npu_trace, {.verify = false});
-      const auto golden = collector::TraceReader::open(golden_trace, {.verify = false});
-      result = comparator::compare_traces(*npu, *golden, options);
-      annotated = npu_trace;
-      if (f.keep_traces.empty()) {
-        result.notes.push_back(
-            "the two traces were temporary: --keep-traces DIR keeps them (for npuscope view, analyze)");
-      } else {
-        std::fprintf(stderr, "npuscope compare: traces kept in %s\n", f.keep_traces.c_str());
-      }
     }
   } catch (const collector::TraceError& e) {
     throw InputError(e.what());

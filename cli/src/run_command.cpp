@@ -182,6 +182,8 @@ void print_summary(const std::string& path, const std::optional<collector::TaskS
   std::printf("npuscope: %lld tasks over %.3f ms of device time, %lld overflowing task%s\n",
               static_cast<long long>(tasks), tasks ? static_cast<double>(last - first) / 1e6 : 0.0,
               static_cast<long long>(overflows), overflows == 1 ? "" : "s");
+  if (reader->meta(std::string(collector::kMetaGolden)) == "1")
+    std::printf("npuscope: a golden run (NPUSCOPE_GOLDEN=1): every NPU op ran its CPU golden kernel\n");
   // Every data-loss counter that is not zero (Note [Trace stats]): what the trace is missing.
   for (const collector::StatValue& s : lost) {
     std::fprintf(stderr, "npuscope: warning: DATA LOST: %s\n", collector::describe(s).c_str());

@@ -78,7 +78,7 @@ constexpr Column<DeviceInfoRow> kDeviceColumns[] = {
     {"memory_bandwidth", &DeviceInfoRow::memory_bandwidth, "Device memory (HBM) bandwidth (bytes/s)."},
     {"memory_bytes", &DeviceInfoRow::memory_bytes, "Device memory capacity (bytes)."},
     {"precision_mode", &DeviceInfoRow::precision_mode,
-     "Precision mode in force (`force_fp16`, `allow_mix_precision`, ...)."},
+     "Precision mode in force (`force_fp16`, `allow_mix_precision`, ...); `golden` in a golden run (META `golden`)."},
     {"overflow_mode", &DeviceInfoRow::overflow_mode, "Overflow mode in force: `inf_nan` or `saturation`."},
 };
 static_assert(covers_each_member_once(kDeviceColumns));

@@ -72,6 +72,10 @@ const std::vector<MetaKeyInfo>& meta_keys() {
        "When it was finalized (UTC, ISO 8601). An incomplete trace has it when `npuscope run` built it from the "
        "spool of a killed workload (indexes built), and lacks it when the writer itself never finished."},
       {kMetaToolVersion, "Version of npuscope that wrote it."},
+      {kMetaGolden,
+       "`1` in the trace of a golden run (`NPUSCOPE_GOLDEN=1`, as `npuscope compare -- CMD` records one): every op "
+       "on an NPU device ran its CPU golden kernel, as the same task (name, call index, op type, task type) it is in "
+       "an NPU run; DEVICE_INFO.precision_mode says `golden`. Absent otherwise."},
       {"stat.<name>",
        "A counter about the recording itself, in decimal: every one is listed under [Stats](#stats). "
        "Data loss is always counted here, never silent."},

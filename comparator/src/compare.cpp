@@ -93,23 +93,34 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
   result.npu_path = npu.path();
   result.golden_path = golden.path();
   const auto total = static_cast<std::int64_t>(matching.pairs.size());
-  std::int64_t tensor_rows = 0, stats_rows = 0;
+  std::int64_t tensor_rows = 0, stats_rows = 0, done = 0, undumped = 0;
   for (const OpPair& pair : matching.pairs) {
     const OpInfo& n = npu_ops[pair.npu];
     const OpInfo& g = golden_ops[pair.golden];
     const std::size_t first = result.rows.size();
-    compare_op(tensors_of(npu, n.task_id), tensors_of(golden, g.task_id), result.rows);
+    const std::vector<TensorRow> npu_tensors = tensors_of(npu, n.task_id),
+                                 golden_tensors = tensors_of(golden, g.task_id);
+    ++done;
+    if (npu_tensors.empty() && golden_tensors.empty()) {
+      // Dumped on neither side: left out by the recordings' --ops / --steps filters, as msprobe
+      // compares only the APIs it dumped.
+      ++undumped;
+      if (options.progress) options.progress(done, total);
+      continue;
+    }
+    compare_op(npu_tensors, golden_tensors, result.rows);
     for (std::size_t i = first; i < result.rows.size(); ++i) {
       CompareRow& r = result.rows[i];
       r.op_name = n.name;
       r.op_type = n.type;
       r.call_index = n.call_index;
+      r.pass = n.pass;
       r.npu_task_id = n.task_id;
       r.golden_task_id = g.task_id;
       r.match = pair.kind;
       if (r.verdict != Verdict::kNotApplicable || r.stats_mode) ++(r.stats_mode ? stats_rows : tensor_rows);
     }
-    OpVerdict op{n.name, n.type, n.call_index, n.task_id, g.task_id, n.start_ns};
+    OpVerdict op{n.name, n.type, n.call_index, n.pass, n.task_id, g.task_id, n.start_ns};
     op.npu_overflow = n.overflow;
     judge_op(op, result.rows, first, result.rows.size());
     for (std::size_t i = first; i < result.rows.size(); ++i) result.rows[i].origin = op.origin;
@@ -119,7 +130,7 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
     if (op.verdict == Verdict::kFail && !result.first_failing) result.first_failing = result.ops.size();
     if (op.origin == Origin::kIntroduced && !result.first_introducing) result.first_introducing = result.ops.size();
     result.ops.push_back(std::move(op));
-    if (options.progress) options.progress(static_cast<std::int64_t>(result.ops.size()), total);
+    if (options.progress) options.progress(done, total);
   }
   for (const std::size_t i : matching.unmatched_npu) result.unmatched_npu.push_back(unmatched(npu_ops[i]));
   for (const std::size_t i : matching.unmatched_golden) result.unmatched_golden.push_back(unmatched(golden_ops[i]));
@@ -129,6 +140,15 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
         "statistics mode for " + std::to_string(stats_rows) +
         " tensors (no tensor data on both sides): only max/min/mean/norm were compared; record both runs with "
         "`--dump tensor` for cosine and error metrics");
+  }
+  if (undumped > 0) {
+    result.notes.push_back(std::to_string(undumped) +
+                           " paired ops had no tensors dumped in either trace (the recordings' --ops or --steps "
+                           "filters) and were not compared");
+  }
+  if (npu.meta(std::string(collector::kMetaGolden)) == "1") {
+    result.notes.push_back("the NPU trace " + npu.path() +
+                           " is a golden run (META golden = 1): give the NPU run first and the golden run second");
   }
   const auto by_order = std::count_if(matching.pairs.begin(), matching.pairs.end(),
                                       [](const OpPair& p) { return p.kind == MatchKind::kOrder; });

@@ -19,7 +19,7 @@ std::string number(double v, bool applies) {
 void write_csv(const CompareResult& r, std::ostream& out) {
   out << "op_name,op_type,call_index,tensor,shape,dtype,golden_shape,golden_dtype,cosine,max_abs_err,max_rel_err,"
          "one_thousandth_ratio,five_thousandth_ratio,rmse,rel_euclidean,allclose,verdict,origin,reason,match,task_id,"
-         "golden_task_id\n";
+         "golden_task_id,pass\n";
   std::string line;
   for (const CompareRow& row : r.rows) {
     const TensorMetrics& m = row.metrics;
@@ -46,7 +46,8 @@ void write_csv(const CompareResult& r, std::ostream& out) {
                                   row.reason,
                                   match_name(row.match),
                                   std::to_string(row.npu_task_id),
-                                  std::to_string(row.golden_task_id)};
+                                  std::to_string(row.golden_task_id),
+                                  row.pass};
     for (std::size_t i = 0; i < std::size(fields); ++i) {
       if (i) line += ',';
       collector::append_csv_field(line, fields[i]);

@@ -11,12 +11,16 @@ using nlohmann::ordered_json;
 
 ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
 
+// Note [Model pass of an op] in op_matching.h: null when the trace does not know it.
+ordered_json pass_json(const std::string& pass) { return pass.empty() ? ordered_json(nullptr) : ordered_json(pass); }
+
 ordered_json op_json(const CompareResult& r, const std::optional<std::size_t>& index) {
   if (!index) return nullptr;
   const OpVerdict& op = r.ops[*index];
   return {{"op_name", op.op_name},
           {"op_type", op.op_type},
           {"call_index", op.call_index},
+          {"pass", pass_json(op.pass)},
           {"task_id", op.npu_task_id},
           {"golden_task_id", op.golden_task_id},
           {"start_ns", op.start_ns},
@@ -34,6 +38,7 @@ ordered_json row_json(const CompareRow& row) {
   ordered_json j = {{"op_name", row.op_name},
                     {"op_type", row.op_type},
                     {"call_index", row.call_index},
+                    {"pass", pass_json(row.pass)},
                     {"tensor", row.tensor},
                     {"shape", row.shape},
                     {"dtype", row.dtype},

@@ -22,8 +22,9 @@ std::string number(double v, const char* format = "%.6f") {
 
 std::string op_line(const OpVerdict& op) {
   return op.op_name + " (" + op.op_type + ", call " + std::to_string(op.call_index) + ", task " +
-         std::to_string(op.npu_task_id) + "): cosine " + number(op.worst_cosine) + ", max abs err " +
-         number(op.worst_max_abs_err, "%.4g") + (op.npu_overflow ? "; it overflowed on the NPU" : "");
+         std::to_string(op.npu_task_id) + (op.pass.empty() ? "" : ", " + op.pass + " pass") + "): cosine " +
+         number(op.worst_cosine) + ", max abs err " + number(op.worst_max_abs_err, "%.4g") +
+         (op.npu_overflow ? "; it overflowed on the NPU" : "");
 }
 
 // The reason of an op's first failing output.
@@ -79,11 +80,19 @@ void worst_ops(TextReport& w, const CompareResult& r, int top) {
   order.resize(std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(top, 0))));
   if (order.empty()) return;
   w.heading("Worst ops");
-  TextTable t({{"op"}, {"type"}, {"verdict"}, {"origin"}, {"cosine", true}, {"max abs err", true}});
+  // The pass column only for a trace that knows passes (a PyTorch script's).
+  const bool passes = std::any_of(r.ops.begin(), r.ops.end(), [](const OpVerdict& op) { return !op.pass.empty(); });
+  std::vector<TextTable::Column> columns = {{"op"}, {"type"}};
+  if (passes) columns.push_back({"pass"});
+  columns.insert(columns.end(), {{"verdict"}, {"origin"}, {"cosine", true}, {"max abs err", true}});
+  TextTable t(columns);
   for (const OpVerdict* op : order) {
     const std::string verdict = verdict_name(op->verdict);
-    t.add({op->op_name, op->op_type, op->verdict == Verdict::kFail ? w.red(verdict) : verdict, origin_name(op->origin),
-           number(op->worst_cosine), number(op->worst_max_abs_err, "%.4g")});
+    std::vector<std::string> cells = {op->op_name, op->op_type};
+    if (passes) cells.push_back(op->pass.empty() ? "-" : op->pass);
+    cells.insert(cells.end(), {op->verdict == Verdict::kFail ? w.red(verdict) : verdict, origin_name(op->origin),
+                               number(op->worst_cosine), number(op->worst_max_abs_err, "%.4g")});
+    t.add(cells);
   }
   w.table(t);
 }

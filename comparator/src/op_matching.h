@@ -7,6 +7,14 @@
 // is left is paired in execution order by op type: each leftover NPU op takes the first leftover
 // golden op of its type (a renamed scope, an op the mapping file missed). What is still left is
 // reported as unmatched on its side, not an error. Shapes and dtypes are checked tensor by tensor.
+//
+// Note [Model pass of an op]
+// A PyTorch script's trace has a PYTORCH_API table, and each task its TASK.pytorch_api_id: the
+// innermost framework op that launched it (an aten op inside a module call, an autograd function,
+// an optimizer step). That op's `pass` (ModelPass: forward, backward, optimizer) is the task's, and
+// the report says it, so that "the first op that introduced the error" tells a forward op from the
+// backward op of the same module. A task launched outside any framework op, and every task of a
+// trace without PYTORCH_API (a C++ program), has no pass ("").
 #pragma once
 
 #include <cstdint>
@@ -24,6 +32,7 @@ struct OpInfo {
   std::string name, type;
   std::int32_t call_index = 0;
   bool overflow = false;  // TASK.overflow: the NPU flagged Inf/NaN (or saturation) in its outputs
+  std::string pass;       // Note [Model pass of an op]; "" none
 };
 
 // The ops of a trace in execution (start) order.

@@ -383,7 +383,7 @@ void Device::execute(Task& task) {
       }
     }
     // Before the tensors reach the hooks: dumps see the perturbed outputs (Note [Perturbation]).
-    if (const PerturbSet* p = active_perturbations(); p != nullptr) [[unlikely]]
+    if (const PerturbSet* p = active_perturbations(); p != nullptr && !k.golden) [[unlikely]]
       apply_perturbations(*p, k.name, ctx);
     if (check) [[unlikely]]
       check->after(k, task.task_id, *sub);

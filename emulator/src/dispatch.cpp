@@ -224,6 +224,21 @@ void check_given_outputs(const char* op, std::span<const Tensor> given, const st
 
 void noop_kernel(KernelContext&) {}
 
+// A golden run's launch (Note [Golden run] in runtime.h): the task the NPU would have run (name, call
+// index, op type, task type, fallback flag, cost) computing what the cpu device computes.
+void make_golden(KernelLaunch& launch, const OpSchema& schema, const std::vector<Tensor>& outputs) {
+  const KernelEntry* cpu = OpRegistry::instance().kernel(schema.type, Backend::kCpu);
+  if (cpu == nullptr) {
+    throw OpRegistrationError(std::string(schema.type) +
+                              " has no cpu kernel, so a golden run (NPUSCOPE_GOLDEN=1) cannot compute it");
+  }
+  launch.fn = cpu->fn;
+  launch.backend = Backend::kCpu;
+  launch.compute_dtype = outputs.empty() ? DType::kF32 : outputs[0].dtype();  // as run_on_cpu
+  launch.overflow_mode = OverflowMode::kInfNan;
+  launch.golden = true;
+}
+
 }  // namespace
 
 void record_host_task(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
@@ -259,7 +274,8 @@ void record_host_task(std::string_view op_type, const std::vector<Tensor>& input
   launch.backend = Backend::kCpu;
   launch.fallback = true;
   launch.task_type = TaskType::kAiCpu;
-  launch.overflow_mode = dev.overflow_mode();
+  launch.overflow_mode = dev.golden() ? OverflowMode::kInfNan : dev.overflow_mode();
+  launch.golden = dev.golden();
   launch.inputs = inputs;
   launch.outputs = outputs;
   launch.sources = sources;
@@ -375,6 +391,8 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     launch.task_type = TaskType::kAiCpu;
     launch.cost.unit = ComputeUnit::kAiCpu;
   }
+  if (dev.golden()) [[unlikely]]
+    make_golden(launch, schema, outputs);
   launch.inputs = std::move(inputs);
   launch.outputs = outputs;
   const Stream stream = options.stream != nullptr ? *options.stream : dev.default_stream();

@@ -188,6 +188,25 @@ PerturbRule parse_perturb_rule(std::string_view spec) {
   return rule;
 }
 
+std::vector<PerturbRule> parse_perturb_rules(std::string_view text, std::string_view source) {
+  std::vector<PerturbRule> rules;
+  std::size_t line = 0;
+  while (!text.empty()) {
+    ++line;
+    const auto end = text.find('\n');
+    std::string_view spec = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (!spec.empty() && spec.back() == '\r') spec.remove_suffix(1);
+    if (spec.find_first_not_of(" \t") == std::string_view::npos) continue;
+    try {
+      rules.push_back(parse_perturb_rule(spec));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string(source) + " line " + std::to_string(line) + ": " + e.what());
+    }
+  }
+  return rules;
+}
+
 void set_perturbations(std::vector<PerturbRule> rules) {
   for (const auto& r : rules) {
     if (r.glob.empty()) throw InvalidArgument("perturbation rule '" + r.str() + "' has an empty glob");

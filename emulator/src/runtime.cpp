@@ -11,6 +11,7 @@
 
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/markers.h"
+#include "npuscope/emulator/perturb.h"
 
 namespace npuscope::emulator {
 namespace {
@@ -46,6 +47,14 @@ RuntimeOptions RuntimeOptions::from_environment() {
     }
     o.num_devices = n;
   }
+  if (const char* v = env("NPUSCOPE_GOLDEN")) {
+    const std::string_view text(v);
+    if (text != "0" && text != "1") {
+      throw InvalidArgument("NPUSCOPE_GOLDEN='" + std::string(text) +
+                            "': set it to 1 for a golden run (every NPU op on its CPU golden kernel), or 0");
+    }
+    o.golden = text == "1";
+  }
   return o;
 }
 
@@ -59,6 +68,7 @@ Runtime::Runtime(const RuntimeOptions& options) : options_(options) {
     auto device = std::make_shared<Device>(i, spec);
     if (options.precision_mode) device->set_precision_mode(*options.precision_mode);
     if (options.overflow_mode) device->set_overflow_mode(*options.overflow_mode);
+    device->set_golden(options.golden);
     devices_.push_back(std::move(device));
   }
 }
@@ -76,7 +86,17 @@ Runtime& Runtime::get() {
   std::lock_guard lock(g_runtime_mutex);
   auto& slot = runtime_slot();
   if (!slot) {
-    slot.reset(new Runtime(RuntimeOptions::from_environment()));
+    RuntimeOptions options;
+    try {
+      options = RuntimeOptions::from_environment();
+      load_perturbations_from_environment(options.golden);
+    } catch (const EmulatorError& e) {
+      // Whoever called may not show it (PyTorch's device count turns it into "no device"): say it once.
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true)) std::fprintf(stderr, "npuscope: error: %s\n", e.what());
+      throw;
+    }
+    slot.reset(new Runtime(options));
     load_injection_from_environment();
     slot->announce_devices();
   }
@@ -85,6 +105,7 @@ Runtime& Runtime::get() {
 }
 
 Runtime& Runtime::configure(const RuntimeOptions& options) {
+  load_perturbations_from_environment(options.golden);   // may throw, as a bad NPUSCOPE_* setting does
   std::unique_ptr<Runtime> fresh(new Runtime(options));  // may throw: the old runtime stays
   std::unique_ptr<Runtime> old;
   {
@@ -115,10 +136,21 @@ void Runtime::announce_devices() const {
   if (s == nullptr || s->on_device == nullptr) return;
   for (const auto& d : devices_) {
     const DeviceSpec& spec = d->spec();
+    // A golden device computes in the storage dtype with IEEE results (Note [Golden run] in runtime.h).
+    const bool golden = d->golden();
     s->on_device(s->user,
-                 {d->id(), intern(spec.name), spec.cube_cores, spec.vector_cores, spec.clock_hz, spec.cube_peak_f16(),
-                  spec.vector_peak_f16(), spec.memory_bandwidth, spec.memory_bytes,
-                  intern(precision_mode_name(d->precision_mode())), intern(overflow_mode_name(d->overflow_mode()))});
+                 {.device_id = d->id(),
+                  .name = intern(spec.name),
+                  .cube_cores = spec.cube_cores,
+                  .vector_cores = spec.vector_cores,
+                  .clock_hz = spec.clock_hz,
+                  .cube_peak_flops = spec.cube_peak_f16(),
+                  .vector_peak_flops = spec.vector_peak_f16(),
+                  .memory_bandwidth = spec.memory_bandwidth,
+                  .memory_bytes = spec.memory_bytes,
+                  .precision_mode = golden ? "golden" : intern(precision_mode_name(d->precision_mode())),
+                  .overflow_mode = intern(overflow_mode_name(golden ? OverflowMode::kInfNan : d->overflow_mode())),
+                  .golden = golden ? std::uint8_t{1} : std::uint8_t{0}});
   }
 }
 
@@ -185,6 +217,81 @@ bool load_injection_from_environment() {
     loaded = true;
   });
   return loaded;
+}
+
+// ---- perturbations from the environment (Note [Perturbations from the environment]) -----------
+
+namespace {
+
+struct EnvPerturbations {
+  std::mutex mutex;
+  bool loaded = false;
+  std::vector<std::string> rules;  // as installed, for the exit report
+};
+EnvPerturbations& env_perturbations() {
+  static auto* state = new EnvPerturbations();  // immortal: read by the exit handler
+  return *state;
+}
+
+// At exit: what each NPUSCOPE_PERTURB rule did, when it did nothing. The devices drain first.
+void report_env_perturbations() {
+  std::vector<std::string> rules;
+  {
+    EnvPerturbations& state = env_perturbations();
+    std::lock_guard state_lock(state.mutex);  // not held with g_runtime_mutex: get() takes them the other way
+    rules = state.rules;
+  }
+  try {
+    std::lock_guard lock(g_runtime_mutex);
+    if (auto& slot = runtime_slot()) slot->synchronize_all();
+  } catch (...) {
+  }
+  const std::vector<PerturbStats> stats = perturbation_stats();
+  if (stats.size() != rules.size()) return;  // the program set its own rules
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    if (stats[i].rule.str() != rules[i]) return;
+  }
+  for (const PerturbStats& s : stats) {
+    if (s.ops_matched == 0) {
+      std::fprintf(stderr,
+                   "npuscope: warning: perturbation '%s' matched no op (NPUSCOPE_PERTURB): the glob must match a "
+                   "whole op instance name with fnmatch(3), as a trace's TASK names are (e.g. 'layer0/attn/*'; a "
+                   "PyTorch script's 'Module.fc2.Linear.backward.0/*' under npuscope run, 'aten::mm' without); "
+                   "view ops run no kernel\n",
+                   s.rule.str().c_str());
+    } else if (s.outputs_perturbed == 0) {
+      std::fprintf(stderr,
+                   "npuscope: warning: perturbation '%s' matched %llu op%s but changed none of their outputs (not "
+                   "floating point, already f16 for f16, or narrower than the flipped bit)\n",
+                   s.rule.str().c_str(), static_cast<unsigned long long>(s.ops_matched), s.ops_matched == 1 ? "" : "s");
+    }
+  }
+}
+
+}  // namespace
+
+void load_perturbations_from_environment(bool golden) {
+  EnvPerturbations& state = env_perturbations();
+  std::lock_guard lock(state.mutex);
+  if (state.loaded) return;
+  const char* text = env("NPUSCOPE_PERTURB");
+  if (text == nullptr) {
+    state.loaded = true;
+    return;
+  }
+  std::vector<PerturbRule> rules = parse_perturb_rules(text);  // throws: not loaded, so every start says so
+  state.loaded = true;
+  if (rules.empty()) return;
+  if (golden) {
+    std::fprintf(stderr, "npuscope: note: NPUSCOPE_PERTURB is not applied in a golden run (NPUSCOPE_GOLDEN=1)\n");
+    return;
+  }
+  for (const PerturbRule& r : rules) state.rules.push_back(r.str());
+  set_perturbations(std::move(rules));
+  // The runtime's slot exists before the handler is registered, so the handler runs before the
+  // slot is destroyed (exit runs them in the reverse order) and can drain the devices.
+  runtime_slot();
+  std::atexit(report_env_perturbations);
 }
 
 }  // namespace npuscope::emulator

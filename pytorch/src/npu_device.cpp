@@ -22,12 +22,18 @@ int device_count() noexcept {
   try {
     return emulator::Runtime::get().num_devices();
   } catch (...) {
-    return 0;  // a bad NPUSCOPE_SPEC: the first tensor on the device reports it
+    return 0;  // a bad NPUSCOPE_SPEC: check_device_index (the first tensor on the device) reports it
   }
 }
 
 void check_device_index(int index) {
   const int n = device_count();
+  if (n == 0) {
+    // No runtime: a bad setting (NPUSCOPE_SPEC, NPUSCOPE_PERTURB, ...) says why, as the error.
+    NPUSCOPE_TORCH_TRY
+    emulator::Runtime::get();
+    NPUSCOPE_TORCH_CATCH("privateuseone")
+  }
   TORCH_CHECK(index >= 0 && index < n, "privateuseone:", index, " does not exist: the emulated NPU has ", n,
               n == 1 ? " device" : " devices", " (set NPUSCOPE_NUM_DEVICES before the first use to have more)");
 }

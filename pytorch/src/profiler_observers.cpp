@@ -159,6 +159,15 @@ class ObserverState {
 };
 
 thread_local bool t_thread_known = false;
+// Backward functions open on this thread: the outermost one hands the host clock over (Note [Hand-offs
+// between host threads]) and names what runs outside any module "backward".
+thread_local int t_backward_functions = 0;
+
+// The autograd engine's own range around each node it runs ("autograd::engine::evaluate_function:
+// AddmmBackward0", FUNCTION scope, no sequence number) is a backward function (scope_of): the node,
+// and what the engine does after it (the sum that reduces a broadcast bias's gradient to its shape, in
+// validate_outputs), are backward, and the clock's hand-off happens at its start, before the node's.
+constexpr std::string_view kEngineEvaluate = "autograd::engine::evaluate_function: ";
 
 // The pass the thread is in: that of its innermost open op (forward outside any).
 ModelPass current_pass() { return emulator::current_host_pass(); }
@@ -230,10 +239,9 @@ struct Opened final : at::ObserverContext {
 
 bool starts_with(const char* s, std::string_view prefix) { return std::string_view(s).starts_with(prefix); }
 
-// The autograd engine wraps each node it runs in "autograd::engine::evaluate_function: XBackward0", a
-// FUNCTION-scope range around the node's own BACKWARD_FUNCTION one: part of the backward pass too.
+// The scope an observed range counts as: the engine's evaluate_function ranges are backward functions.
 at::RecordScope scope_of(const at::RecordFunction& fn) {
-  if (fn.scope() == at::RecordScope::FUNCTION && starts_with(fn.name(), "autograd::engine::evaluate_function: ")) {
+  if (fn.scope() == at::RecordScope::FUNCTION && starts_with(fn.name(), kEngineEvaluate)) {
     return at::RecordScope::BACKWARD_FUNCTION;
   }
   return fn.scope();
@@ -267,7 +275,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       op.pass = ModelPass::kBackward;
       op.fwd_thread_id = state.thread_index_of(fn.forwardThreadId());
       const char* module = fn.seqNr() >= 0 ? state.backward_module(fn.forwardThreadId(), fn.seqNr()) : nullptr;
-      const bool outermost = current_pass() != ModelPass::kBackward;
+      const bool outermost = t_backward_functions++ == 0;
       if (outermost) emulator::vclock::take_published();  // Note [Hand-offs between host threads]
       if (module != nullptr) {
         op.module = op.scope = module;
@@ -296,7 +304,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
   auto* opened = static_cast<Opened*>(context);
   if (opened == nullptr) return;
   end(opened->id);
-  if (scope_of(fn) == at::RecordScope::BACKWARD_FUNCTION && current_pass() != ModelPass::kBackward) {
+  if (scope_of(fn) == at::RecordScope::BACKWARD_FUNCTION && --t_backward_functions == 0) {
     emulator::vclock::publish();  // the waiting caller resumes from here
   }
   if (fn.scope() == at::RecordScope::USER_SCOPE && starts_with(fn.name(), "Optimizer.step#")) {

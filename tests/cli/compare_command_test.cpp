@@ -206,11 +206,13 @@ TEST_F(CompareCommand, BadInputsGetClearErrorsAndStatus2) {
   };
   expect_error(junk + " " + junk, "npuscope: error: " + junk + ": not an npuscope trace");
   expect_error(no_dumps + " " + no_dumps, "has no tensor dumps: record it with `npuscope run --dump tensor`");
-  expect_error(no_dumps, "give two traces (NPU.db GOLDEN.db) or --model M.onnx");
+  expect_error(no_dumps, "give two traces (NPU.db GOLDEN.db), --model M.onnx or -- CMD");
   expect_error("--model " + (dir / "missing.onnx").string(), "missing.onnx: no such model file");
   expect_error(no_dumps + " " + no_dumps + " --mapping " + (dir / "none.yaml").string(),
                "cannot read the mapping file");
-  expect_error("--model " + kMlp + " --perturb 'block1.matmul:wobble'", "running");
+  // A bad rule is refused before anything runs, in the emulator's words (exec says the same).
+  expect_error("--model " + kMlp + " --perturb 'block1.matmul:wobble'",
+               "--perturb: perturbation 'block1.matmul:wobble': unknown mode 'wobble'");
 }
 
 // Damaged TENSOR rows (edited with SQL, as a bad-input campaign did) are errors naming the trace and

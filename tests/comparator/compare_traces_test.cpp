@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "../collector/trace_test_util.h"
 #include "npuscope/comparator/compare.h"
@@ -33,8 +34,19 @@ class TraceBuilder {
       : writer_(TraceWriter::create(path)), with_data_(with_data) {}
 
   void op(const std::string& name, const std::string& type, const std::vector<Values>& inputs,
-          const std::vector<Values>& outputs, std::int32_t call_index = 0, const std::string& shape = "") {
+          const std::vector<Values>& outputs, std::int32_t call_index = 0, const std::string& shape = "",
+          std::optional<ModelPass> pass = std::nullopt) {
     TaskRow t;
+    if (pass) {  // launched by a PyTorch op of that pass (PYTORCH_API)
+      PytorchApiRow api;
+      api.id = task_id_ + 1;
+      api.start_ns = 1000 * api.id - 10;
+      api.end_ns = api.start_ns + 5;
+      api.name_id = writer_->intern(name.substr(name.rfind('/') + 1));
+      api.pass = static_cast<std::int32_t>(*pass);
+      writer_->add_pytorch_apis(std::span<const PytorchApiRow>(&api, 1));
+      t.pytorch_api_id = api.id;
+    }
     t.task_id = ++task_id_;
     t.start_ns = t.queued_ns = 1000 * task_id_;
     t.end_ns = t.start_ns + 500;
@@ -171,6 +183,68 @@ TEST_F(CompareTracesTest, BrokenOpIsFirstFailingAndIntroducingAndLaterOpsInherit
                           "one_thousandth_ratio", "five_thousandth_ratio", "rmse", "verdict", "origin"}) {
     EXPECT_TRUE(j["rows"][0].contains(key)) << key;
   }
+}
+
+// Note [Model pass of an op]: a task's pass is its PYTORCH_API op's, in the rows, the JSON, the CSV
+// and the text; a task without one (or a trace without PYTORCH_API) has none.
+TEST_F(CompareTracesTest, EachOpCarriesThePassOfTheFrameworkOpThatLaunchedIt) {
+  TraceBuilder npu(path("npu.db")), golden(path("golden.db"));
+  const Values x = ramp(32);
+  for (TraceBuilder* b : {&npu, &golden}) {
+    b->op("Module.fc.Linear.forward.0/aten::addmm", "Gemm", {x}, {plus(x, 1)}, 0, "", ModelPass::kForward);
+    b->op("Module.fc.Linear.backward.0/aten::mm", "Gemm", {x}, {b == &npu ? ramp(32, -2) : plus(x, 2)}, 0, "",
+          ModelPass::kBackward);
+    b->op("Optimizer.step#SGD.step/aten::add", "Axpy", {x}, {plus(x, 3)}, 0, "", ModelPass::kOptimizer);
+    b->op("aten::copy_", "Cast", {x}, {x});  // launched outside any framework op
+    b->finish();
+  }
+  const CompareResult r = compare();
+  ASSERT_EQ(r.ops.size(), 4u);
+  EXPECT_EQ(r.ops[0].pass, "forward");
+  EXPECT_EQ(r.ops[1].pass, "backward");
+  EXPECT_EQ(r.ops[2].pass, "optimizer");
+  EXPECT_EQ(r.ops[3].pass, "");
+  ASSERT_TRUE(r.first_introducing);
+  EXPECT_EQ(r.ops[*r.first_introducing].op_name, "Module.fc.Linear.backward.0/aten::mm");
+  for (const comparator::CompareRow& row : r.rows) {
+    if (row.op_name == "Module.fc.Linear.backward.0/aten::mm") {
+      EXPECT_EQ(row.pass, "backward");
+    }
+  }
+
+  const auto j = nlohmann::json::parse(comparator::to_json(r));
+  EXPECT_EQ(j["first_introducing_op"]["pass"], "backward");
+  EXPECT_EQ(j["first_failing_op"]["pass"], "backward");
+  EXPECT_EQ(j["rows"][0]["pass"], "forward");
+  EXPECT_TRUE(j["rows"].back()["pass"].is_null());
+  std::ostringstream csv;
+  comparator::write_csv(r, csv);
+  EXPECT_NE(csv.str().find(",golden_task_id,pass\n"), std::string::npos) << csv.str().substr(0, 300);
+  EXPECT_NE(csv.str().find(",optimizer\n"), std::string::npos);
+  std::ostringstream text;
+  comparator::write_text(r, text, {.width = 200});
+  EXPECT_NE(text.str().find("first op that introduced the error: Module.fc.Linear.backward.0/aten::mm (Gemm, call 0, "
+                            "task 2, backward pass)"),
+            std::string::npos)
+      << text.str();
+}
+
+// Ops that neither trace dumped (run with --ops / --steps filters) are not compared, and a note says so.
+TEST_F(CompareTracesTest, OpsDumpedOnNeitherSideAreLeftOut) {
+  TraceBuilder npu(path("npu.db")), golden(path("golden.db"));
+  const Values x = ramp(16);
+  for (TraceBuilder* b : {&npu, &golden}) {
+    b->op("a", "Add", {}, {});
+    b->op("b", "Add", {x}, {x});
+    b->op("c", "Add", {}, {});
+    b->finish();
+  }
+  const CompareResult r = compare();
+  ASSERT_EQ(r.ops.size(), 1u);
+  EXPECT_EQ(r.ops[0].op_name, "b");
+  EXPECT_EQ(r.not_applicable, 0);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("2 paired ops had no tensors dumped in either trace"), std::string::npos) << r.notes[0];
 }
 
 // --annotate and --results: the viewer reads the verdicts back from COMPARE_RESULT, names joined

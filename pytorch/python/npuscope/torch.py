@@ -11,7 +11,9 @@ Importing this module loads the device (PyTorch's PrivateUse1 backend: the devic
 "privateuseone" in PyTorch 1.13). Ops with a native NPU kernel run as tasks of the emulated device;
 the others run through a CPU fallback, recorded as AI CPU tasks (fallback_ops() counts them).
 Settings come from the environment (NPUSCOPE_SPEC, NPUSCOPE_PRECISION_MODE, NPUSCOPE_OVERFLOW_MODE,
-NPUSCOPE_NUM_DEVICES) or from set_spec / set_precision_mode / set_overflow_mode.
+NPUSCOPE_NUM_DEVICES) or from set_spec / set_precision_mode / set_overflow_mode. NPUSCOPE_GOLDEN=1 makes
+the script's golden run (every device op on its CPU golden kernel) and NPUSCOPE_PERTURB plants errors
+(docs/compare.md: `npuscope compare -- /usr/bin/python3 script.py` sets both).
 """
 import atexit as _atexit
 import contextlib as _contextlib

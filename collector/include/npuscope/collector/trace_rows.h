@@ -27,6 +27,10 @@ inline std::int32_t compact_string_id(StringId id) {
 // table])
 inline constexpr int kSchemaVersion = 6;
 
+// META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
+// absent otherwise. Written by the injection library when a device announces itself as golden.
+inline constexpr std::string_view kMetaGolden = "golden";
+
 // The rows store the trace vocabulary's values (Note [One vocabulary] in vocabulary.h) as plain
 // integers: a trace may hold a value this build does not know. Read them through these.
 using npuscope::ApiKind;

@@ -40,6 +40,7 @@ struct StatsDiff {
 struct CompareRow {
   std::string op_name, op_type;
   std::int32_t call_index = 0;
+  std::string pass;  // the NPU task's model pass (Note [Model pass of an op] in op_matching.h); "" unknown
   std::int64_t npu_task_id = 0, golden_task_id = 0;  // 0: no counterpart
   MatchKind match = MatchKind::kName;
   std::int32_t role = 0, index = 0;  // TENSOR.role (0 input, 1 output) and idx
@@ -57,6 +58,7 @@ struct CompareRow {
 struct OpVerdict {
   std::string op_name, op_type;
   std::int32_t call_index = 0;
+  std::string pass;  // "forward", "backward", "optimizer"; "" when the trace has no PYTORCH_API
   std::int64_t npu_task_id = 0, golden_task_id = 0, start_ns = 0;
   Verdict verdict = Verdict::kNotApplicable;  // fail if any output fails, pass if all pass
   Origin origin = Origin::kNone;

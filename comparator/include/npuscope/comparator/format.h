@@ -16,12 +16,12 @@ using TextStyle = collector::TextStyle;
 void write_text(const CompareResult& result, std::ostream& out, const TextStyle& style = {}, int top = 20);
 
 // Keys: npu_trace, golden_trace, mode, summary, first_failing_op, first_introducing_op (null when
-// none), rows[] (op_name, op_type, tensor, shape, dtype, cosine, max_abs_err, max_rel_err,
-// one_thousandth_ratio, five_thousandth_ratio, rmse, verdict, origin, ...), unmatched, notes.
-// Metrics that do not apply are null.
+// none), rows[] (op_name, op_type, call_index, pass, tensor, shape, dtype, cosine, max_abs_err,
+// max_rel_err, one_thousandth_ratio, five_thousandth_ratio, rmse, verdict, origin, ...), unmatched,
+// notes. Metrics that do not apply are null, and so is `pass` for a trace without PYTORCH_API.
 std::string to_json(const CompareResult& result);
 
-// The rows, one per line, the JSON rows' fields as columns.
+// The rows, one per line, the JSON rows' fields as columns (`pass` last, empty when unknown).
 void write_csv(const CompareResult& result, std::ostream& out);
 
 }  // namespace npuscope::comparator

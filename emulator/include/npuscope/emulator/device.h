@@ -77,6 +77,7 @@ struct KernelLaunch {
   Backend backend = Backend::kNpu;  // kCpu for an AI CPU fallback
   Attrs attrs;
   OverflowMode overflow_mode = OverflowMode::kInfNan;  // the device's mode at launch
+  bool golden = false;                    // a golden run's task (Note [Golden run] in runtime.h): never perturbed
   const char* input_signature = nullptr;  // interned, for the listener (Note [Input signature]); null if none
 };
 
@@ -121,6 +122,10 @@ class Device : public std::enable_shared_from_this<Device> {
   OverflowMode overflow_mode() const { return overflow_mode_; }
   // Throws InvalidArgument when the device supports saturation only.
   void set_overflow_mode(OverflowMode mode);
+  // A golden run's device (Note [Golden run] in runtime.h): its ops run their CPU golden kernels.
+  // Set by the runtime before the first launch.
+  bool golden() const { return golden_; }
+  void set_golden(bool golden) { golden_ = golden; }
   // The float status register (npu_get_float_status): raised by any saturating kernel.
   bool float_status() const;
   void clear_float_status();
@@ -154,6 +159,7 @@ class Device : public std::enable_shared_from_this<Device> {
   CachingAllocator memory_;
   PrecisionMode precision_mode_;
   OverflowMode overflow_mode_;
+  bool golden_ = false;
 
   mutable std::mutex mutex_;
   std::condition_variable work_cv_, done_cv_;

@@ -31,7 +31,20 @@
 // hook point does. With rules, an fnmatch per rule per task, and the perturbation itself.
 // Rules are process-wide: set them between runs, after a synchronize (a task already queued may see
 // either the old or the new rules). The counters in perturbation_stats() say what each rule did, so a
-// caller can tell a user that a rule matched nothing.
+// caller can tell a user that a rule matched nothing. A golden run's tasks (Note [Golden run] in
+// runtime.h) are never perturbed.
+//
+// Note [Perturbations from the environment]
+// NPUSCOPE_PERTURB perturbs any program without a code change (a PyTorch script, a sample; `npuscope
+// compare -- CMD` sets it for its NPU run): one rule per line, each as parse_perturb_rule reads it
+// (blank lines are skipped). The runtime reads it when it starts (Runtime::get(), configure()) and
+// installs the rules with set_perturbations, once per process. A bad rule is never ignored: it is an
+// InvalidArgument ("NPUSCOPE_PERTURB line N: perturbation '...': ..."), said once on stderr as
+// "npuscope: error: ..." and thrown at every start, so no op runs unperturbed by mistake. At process
+// exit (after the devices drained) each rule that matched no op, or changed no output, is a warning
+// on stderr ("npuscope: warning: perturbation 'X' matched no op ..."): a user with a wrong glob must
+// know. Nothing is said if the program replaced the rules meanwhile (`npuscope exec --perturb`
+// reports its own). In a golden run the rules are checked but not installed.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +77,10 @@ struct PerturbRule {
 // Parses "GLOB:MODE" (see Note [Perturbation]). Throws InvalidArgument naming the spec and what is
 // wrong with it: no ':', an empty glob, an unknown mode, a bad REL or BIT.
 PerturbRule parse_perturb_rule(std::string_view spec);
+
+// Parses NPUSCOPE_PERTURB's text: one rule per line, blank lines skipped (Note [Perturbations from the
+// environment]). Throws InvalidArgument "<source> line N: " + parse_perturb_rule's message.
+std::vector<PerturbRule> parse_perturb_rules(std::string_view text, std::string_view source = "NPUSCOPE_PERTURB");
 
 // Replaces the process-wide rules (an empty list turns perturbation off) and zeroes the counters.
 void set_perturbations(std::vector<PerturbRule> rules);

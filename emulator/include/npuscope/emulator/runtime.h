@@ -1,8 +1,25 @@
 // The process-wide emulator runtime: the devices, the numerics settings, the injection library.
 //
 // Created on first use from the environment (NPUSCOPE_SPEC, NPUSCOPE_PRECISION_MODE,
-// NPUSCOPE_OVERFLOW_MODE, NPUSCOPE_INJECTION), or explicitly with configure(). Programs that set
-// things from their own flags call configure() before their first op.
+// NPUSCOPE_OVERFLOW_MODE, NPUSCOPE_NUM_DEVICES, NPUSCOPE_GOLDEN, NPUSCOPE_INJECTION,
+// NPUSCOPE_PERTURB), or explicitly with configure(). Programs that set things from their own flags
+// call configure() before their first op.
+//
+// Note [Golden run]
+// With RuntimeOptions::golden (NPUSCOPE_GOLDEN=1) every op launched on an `npu:N` device runs its
+// CPU golden kernel (Backend::kCpu), computing as the `cpu` device does: in the storage dtype with
+// the golden kernels' exact functions (f32 for f32 tensors), the precision mode ignored and the
+// overflow mode inf_nan. It stays an ordinary device task: the same instance name, call index, op
+// type, task type (AI_CORE / AI_VECTOR_CORE, or AI_CPU where the NPU would have fallen back),
+// fallback flag, cost and stream as in an NPU run of the same program, so that a trace of the golden
+// run pairs op by op with the NPU run's (`npuscope compare -- CMD` records both). What a program
+// does around its ops (device tensors, copies, streams, PyTorch's device) is unchanged; only the
+// numbers differ. Perturbation rules never apply to a golden run's tasks (Note [Perturbation]).
+// The devices announce themselves with precision mode "golden" and overflow mode "inf_nan" and
+// DeviceRecord::golden set; the injection library marks the trace with META golden = 1.
+// Only an NPU kernel that differs from its CPU kernel in *what* it computes (not how exactly) would
+// break the pairing; random ops are the case to watch: Bernoulli (dropout's mask) is counter-based
+// and one function on both backends, so both runs draw the same mask from the same seed.
 #pragma once
 
 #include <memory>
@@ -23,9 +40,10 @@ struct RuntimeOptions {
   int num_devices = 1;                          // NPUSCOPE_NUM_DEVICES
   std::optional<PrecisionMode> precision_mode;  // default: the spec's
   std::optional<OverflowMode> overflow_mode;    // default: the spec's
+  bool golden = false;                          // NPUSCOPE_GOLDEN=1: Note [Golden run]
 
-  // Reads NPUSCOPE_SPEC / NPUSCOPE_PRECISION_MODE / NPUSCOPE_OVERFLOW_MODE / NPUSCOPE_NUM_DEVICES
-  // over the defaults.
+  // Reads NPUSCOPE_SPEC / NPUSCOPE_PRECISION_MODE / NPUSCOPE_OVERFLOW_MODE / NPUSCOPE_NUM_DEVICES /
+  // NPUSCOPE_GOLDEN over the defaults. Throws InvalidArgument naming the variable and its value.
   static RuntimeOptions from_environment();
 };
 
@@ -57,5 +75,10 @@ class Runtime {
 // Loads the injection library named by NPUSCOPE_INJECTION (once per process) and publishes its
 // subscriber table. Called by Runtime::get(); returns false (and prints why, once) on failure.
 bool load_injection_from_environment();
+
+// Installs the perturbation rules of NPUSCOPE_PERTURB (once per process; see Note [Perturbations
+// from the environment] in perturb.h). Called by Runtime::get() and configure(); throws
+// InvalidArgument for a bad rule, every time it is called, so that no op runs unperturbed by mistake.
+void load_perturbations_from_environment(bool golden);
 
 }  // namespace npuscope::emulator

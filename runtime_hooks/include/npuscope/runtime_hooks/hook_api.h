@@ -28,9 +28,10 @@
 
 namespace npuscope::hooks {
 
-// 5: HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord, TaskRecord::input_signature and host_op_id; 4:
-// MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 5;
+// 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord,
+// TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*,
+// ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 6;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -188,8 +189,9 @@ struct DeviceRecord {
   std::int32_t cube_cores, vector_cores;
   double clock_hz, cube_peak_flops, vector_peak_flops, memory_bandwidth;
   std::uint64_t memory_bytes;
-  const char* precision_mode;  // e.g. "must_keep_origin_dtype"
+  const char* precision_mode;  // e.g. "must_keep_origin_dtype"; "golden" in a golden run
   const char* overflow_mode;   // "inf_nan" or "saturation"
+  std::uint8_t golden;         // 1: a golden run's device (NPUSCOPE_GOLDEN=1, Note [Golden run] in runtime.h)
 };
 
 // Delivered on the thread that produced the data, right after the kernel ran. `data` stays valid
