@@ -74,6 +74,16 @@ class CheckOpsTest(unittest.TestCase):
         self.assertEqual([l for l in self.out.splitlines() if l.startswith("RESULT")],
                          [l for l in plain.splitlines() if l.startswith("RESULT")])
 
+    def test_a_planted_error_in_a_pytorch_op_is_caught(self):
+        db = os.path.join(self.dir.name, "planted_torch.db")
+        run([CLI, "run", "-o", db, "--check-ops", "--", "/usr/bin/python3", self.script],
+            env={"NPUSCOPE_PERTURB": "Module.fc2.Linear.forward.0/*:noise=0.05"})
+        report = json.loads(run([CLI, "analyze", "--format", "json", db]))
+        failures = report["op_check_failures"]
+        self.assertEqual({f["op_name"] for f in failures}, {"Module.fc2.Linear.forward.0/aten::addmm"}, failures)
+        self.assertEqual((failures[0]["status"], failures[0]["pass"]), ("error", "forward"))
+        self.assertEqual(failures[0]["failing_calls"], 2)  # both steps' calls
+
     def test_a_planted_error_is_caught_with_its_worst_element(self):
         model = os.path.join(os.path.dirname(CLI), "..", "samples", "models", "mlp.onnx")
         db = os.path.join(self.dir.name, "planted.db")

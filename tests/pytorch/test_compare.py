@@ -79,9 +79,11 @@ class CompareScriptTest(unittest.TestCase):
         self.assertIn("Module.fc2.Linear.forward.0/aten::addmm", names)
         self.assertIn("Module.fc2.Linear.backward.0/aten::mm", names)
         self.assertTrue(any(n.endswith("aten::bernoulli_") for n in names), names)  # dropout's mask matched
-        # The autograd engine's own ops (the sum reducing a bias's gradient to its shape) are backward too.
-        sums = {r["pass"] for r in result["rows"] if r["op_name"] == "aten::sum"}
+        # The autograd engine's own ops (the sum reducing a bias's gradient to its shape, inside the engine's
+        # range around a node: "backward/aten::sum") are backward too.
+        sums = {r["pass"] for r in result["rows"] if r["op_name"].endswith("aten::sum")}
         self.assertEqual(sums, {"backward"})
+        self.assertIn("backward/aten::sum", names)
 
     def test_backward_perturbation_is_found_in_the_backward_pass(self):
         result, _ = self.compare("--perturb", "Module.fc2.Linear.backward.0/*:noise=0.5")

@@ -76,6 +76,10 @@ class ModelProfileTest(unittest.TestCase):
     def test_results_do_not_change_under_the_profiler(self):
         plain = run(["/usr/bin/python3", self.script])
         self.assertEqual(result_lines(self.profiled), result_lines(plain))
+        for dump in ("stats", "tensor"):  # every dump mode: the dumps read the tensors, never write them
+            db = os.path.join(self.dir.name, "dump_%s.db" % dump)
+            out = run([CLI, "run", "-o", db, "--dump", dump, "--", "/usr/bin/python3", self.script])
+            self.assertEqual(result_lines(out), result_lines(plain), dump)
         self.assertIn("OBSERVING True STEP 3", self.profiled)
         self.assertIn("OBSERVING False", plain)
 
