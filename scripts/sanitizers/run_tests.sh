@@ -19,7 +19,17 @@ case "$kind" in
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
-    exec ctest --output-on-failure -j "$(nproc)" -E '^(sdk_install|deb_package|format_check)$' "$@"
+    status=0
+    ctest --output-on-failure -j "$(nproc)" -E '^(sdk_install|deb_package|format_check|ViewerXvfbTest\..*)$' "$@" ||
+      status=$?
+    # The viewer under Xvfb keeps two callocs of the uninstrumented GLFW/Mesa stack at exit; LSan's fast
+    # unwinder stops at a bogus frame that lands in libubsan (suppressed in lsan.supp) or, with another
+    # address layout, in no module at all, which no suppression can name: a leak report at random.
+    # These tests run with ASan and UBSan but without the leak check; the viewer's own code is
+    # leak-checked by the headless viewer and timeline model tests above.
+    ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
+      ctest --output-on-failure -j "$(nproc)" -R '^ViewerXvfbTest\.' "$@" || status=$?
+    exit "$status"
     ;;
   thread)
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tsan.supp
