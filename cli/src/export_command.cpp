@@ -1,7 +1,8 @@
 // npuscope export: a recorded trace as Chrome trace JSON (for the Perfetto UI and chrome://tracing),
-// msprof-style CSV files, or .npy files of the tensors it dumped.
+// msprof-style CSV files, .npy files of the tensors it dumped, or a PyTorch script's dump in msprobe's
+// layout (dump.json per step).
 //
-//   npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR]
+//   npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR] [--msprobe DIR]
 //
 // At least one output; several at once are written in that order, each printed as it is done.
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "command.h"
 #include "npuscope/collector/export_chrome.h"
 #include "npuscope/collector/export_csv.h"
+#include "npuscope/collector/export_msprobe.h"
 #include "npuscope/collector/export_npy.h"
 #include "npuscope/collector/trace_reader.h"
 #include "open_trace.h"
@@ -19,10 +21,10 @@ namespace {
 
 namespace col = npuscope::collector;
 
-constexpr const char* kUsage = "npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR]";
+constexpr const char* kUsage = "npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR] [--msprobe DIR]";
 
 struct ExportFlags {
-  std::string trace, chrome, csv, npy;
+  std::string trace, chrome, csv, npy, msprobe;
 };
 
 std::string human_size(std::int64_t bytes) {
@@ -72,6 +74,25 @@ void write_npy(const col::TraceReader& reader, const std::string& dir) {
   }
 }
 
+void write_msprobe(const col::TraceReader& reader, const std::string& dir) {
+  const col::MsprobeExportResult r = col::export_msprobe(reader, dir);
+  for (const std::string& f : r.dump_files) std::printf("wrote %s\n", f.c_str());
+  std::printf("  %lld API entries, %lld module entries, %lld tensors", static_cast<long long>(r.api_entries),
+              static_cast<long long>(r.module_entries), static_cast<long long>(r.tensors));
+  if (r.files > 0) {
+    std::printf(", %lld .npy files (%s)", static_cast<long long>(r.files), human_size(r.bytes).c_str());
+  }
+  std::printf("\n");
+  if (r.bad_data > 0) {
+    std::printf("  %lld dumped tensors had unusable data: statistics only in dump.json\n",
+                static_cast<long long>(r.bad_data));
+  }
+  if (r.unattributed_tasks > 0) {
+    std::printf("  %lld tasks with tensors ran outside any PyTorch op: not in dump.json (see export --npy)\n",
+                static_cast<long long>(r.unattributed_tasks));
+  }
+}
+
 }  // namespace
 
 int export_command(int argc, char** argv) {
@@ -80,13 +101,17 @@ int export_command(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")("trace", po::value(&f.trace), "the trace database (positional)")(
       "chrome", po::value(&f.chrome), "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")(
       "csv", po::value(&f.csv), "write op_summary, op_statistic, api_statistic and memory_record .csv into DIR")(
-      "npy", po::value(&f.npy), "write the dumped tensors as .npy files and index.csv into DIR");
+      "npy", po::value(&f.npy), "write the dumped tensors as .npy files and index.csv into DIR")(
+      "msprobe", po::value(&f.msprobe),
+      "PyTorch scripts: write the dump in msprobe's layout into DIR (step{S}/rank0/dump.json, construct.json, "
+      "dump_tensor_data/*.npy)");
   po::positional_options_description positional;
   positional.add("trace", 1);
   if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
   if (f.trace.empty()) throw UsageError(std::string("no trace given\nusage: ") + kUsage);
-  if (f.chrome.empty() && f.csv.empty() && f.npy.empty()) {
-    throw UsageError(std::string("nothing to export: give --chrome FILE.json, --csv DIR and/or --npy DIR\nusage: ") +
+  if (f.chrome.empty() && f.csv.empty() && f.npy.empty() && f.msprobe.empty()) {
+    throw UsageError(std::string("nothing to export: give --chrome FILE.json, --csv DIR, --npy DIR and/or --msprobe "
+                                 "DIR\nusage: ") +
                      kUsage);
   }
   const auto reader = open_trace(f.trace, {});
@@ -97,6 +122,7 @@ int export_command(int argc, char** argv) {
   if (!f.chrome.empty()) write_chrome(*reader, f.chrome);
   if (!f.csv.empty()) write_csv(*reader, f.csv);
   if (!f.npy.empty()) write_npy(*reader, f.npy);
+  if (!f.msprobe.empty()) write_msprobe(*reader, f.msprobe);
   return 0;
 }
 

@@ -1,14 +1,13 @@
 // Dumped tensors as .npy files: see export_npy.h.
 #include "npuscope/collector/export_npy.h"
 
-#include <cstring>
 #include <filesystem>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "export_util.h"
-#include "tensor_check.h"
+#include "npy_file.h"
 
 namespace npuscope::collector {
 namespace {
@@ -22,44 +21,6 @@ struct TaskInfo {
   StringId name_id = 0, op_type_id = 0;
   std::int32_t call_index = 0, device_id = 0;
 };
-
-// NumPy's header: magic, version, header length, a dict padded so that the data starts at a
-// multiple of 64 bytes. Version 1.0 (a 16-bit length) when it fits, else 2.0 (32 bits), as
-// numpy.save does: a shape of thousands of dims does not fit 1.0.
-std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& dims) {
-  std::string dict = "{'descr': '";
-  dict += descr;
-  dict += "', 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) dict += ", ";
-    append_int(dict, dims[i]);
-  }
-  dict += dims.size() == 1 ? ",), }" : "), }";
-  const auto padded_size = [&](std::size_t preamble) {
-    return dict.size() + (64 - (preamble + dict.size() + 1) % 64) % 64 + 1;
-  };
-  const bool v1 = padded_size(10) <= 0xFFFF;
-  const std::size_t size = padded_size(v1 ? 10 : 12);
-  std::string header("\x93NUMPY", 6);
-  header += static_cast<char>(v1 ? 1 : 2);
-  header += '\0';
-  for (int i = 0; i < (v1 ? 2 : 4); ++i) header += static_cast<char>(size >> (8 * i) & 0xFF);
-  header += dict;
-  header.append(size - dict.size() - 1, ' ');
-  header += '\n';
-  return header;
-}
-
-std::vector<std::uint8_t> bf16_to_f32(std::string_view bytes) {
-  std::vector<std::uint8_t> out(bytes.size() * 2);
-  for (std::size_t i = 0; i < bytes.size() / 2; ++i) {
-    std::uint16_t h;
-    std::memcpy(&h, bytes.data() + 2 * i, 2);
-    const std::uint32_t f = static_cast<std::uint32_t>(h) << 16;  // bf16 is f32's upper half: exact
-    std::memcpy(out.data() + 4 * i, &f, 4);
-  }
-  return out;
-}
 
 std::string role_name(std::int32_t role) { return stored_name<TensorRole>(role, "role"); }
 
@@ -116,28 +77,7 @@ std::string NpyWriter::file_name(const TensorRow& t, const TaskInfo& task) {
 }
 
 std::string NpyWriter::write_file(const std::string& name, const TensorRow& t) {
-  // The reader checked the row (Note [Checked tensor rows]): the shape parses, and the data is
-  // numel elements of the dtype.
-  const DTypeInfo* type = export_util::tensor_dtype(t.dtype);
-  if (type == nullptr) return "bad data: unknown dtype " + std::to_string(t.dtype);
-  std::vector<std::int64_t> dims;
-  std::int64_t numel = 0;
-  std::size_t rank = 0;
-  if (!tensor_check::parse_shape(t.shape, &dims, numel, rank) || numel != t.numel) {
-    return "bad data: the trace keeps only the first " + std::to_string(rank) + " dims of this tensor's shape";
-  }
-  const std::string_view bytes(reinterpret_cast<const char*>(t.data.data()), t.data.size());
-  export_util::OutputFile out((fs::path(dir_) / name).string());
-  out.buffer() += npy_header(type->npy_descr, dims);
-  if (type->dtype == DType::kBF16) {
-    const auto f32 = bf16_to_f32(bytes);
-    out.write({reinterpret_cast<const char*>(f32.data()), f32.size()});
-  } else {
-    out.write(bytes);
-  }
-  out.commit();
-  result_.bytes += out.bytes_written();
-  return "ok";
+  return npy_file::write((fs::path(dir_) / name).string(), t, result_.bytes);
 }
 
 void NpyWriter::write_tensor(const TensorRow& t) {

@@ -174,6 +174,9 @@ constexpr Column<TensorRow> kTensorColumns[] = {
     {"data", &TensorRow::data,
      "The raw elements (row-major, little-endian, dtype-sized), zstd-compressed; empty unless tensors were dumped."},
     {"data_bytes", &TensorRow::data_bytes, "Size of `data` once decompressed (bytes); 0 when not dumped."},
+    {"address", &TensorRow::address,
+     "Address of the tensor's first element as the kernel saw it: equal addresses are one buffer (a task's output "
+     "another task read, if no task wrote it in between); 0 when not recorded."},
 };
 static_assert(covers_each_member_once(kTensorColumns));
 

@@ -293,6 +293,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_3();
   void adapt_schema_4();
   void adapt_schema_5();
+  void adapt_schema_6();
   void load_kernels();
   void load_meta();
   void check_version();
@@ -423,6 +424,16 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 4) adapt_schema_3();
   if (schema_version_ < 5) adapt_schema_4();
   if (schema_version_ < 6) adapt_schema_5();
+  if (schema_version_ < 7) adapt_schema_6();
+}
+
+// Schema 7 added TENSOR.address: an older trace's tensors read as 0, not recorded.
+void SqliteTraceReader::adapt_schema_6() {
+  std::string columns;
+  for (const schema::ColumnInfo& c : schema::table_for<TensorRow>().info.columns) {
+    columns += (c.name == "address" ? "0 AS " : "") + std::string(c.name) + ", ";
+  }
+  db_.exec("CREATE TEMP VIEW TENSOR AS SELECT " + columns + "rowid AS rowid FROM main.TENSOR");
 }
 
 // Schema 6 added the PyTorch ops (PYTORCH_API), each task's input shapes and dtypes (KERNEL) and the

@@ -224,6 +224,25 @@ TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
   EXPECT_EQ(TraceReader::open(path())->schema_version(), 2);
 }
 
+// Schema 7 added TENSOR.address (the buffer a tensor lives in, joining one task's output to another's
+// input): a schema 6 trace reads it as 0, "not recorded", and the rest of the row as written.
+TEST_F(TraceReaderTest, Schema6TracesReadTensorAddressesAsZero) {
+  {
+    auto writer = TraceWriter::create(path());
+    writer->add_tensor(
+        {.task_id = 3, .role = 1, .idx = 0, .dtype = 0, .shape = "2", .numel = 2, .max = 5, .address = 0x7f0012345640});
+    writer->finalize();
+  }
+  const auto read = [&] { return TraceReader::open(path())->tensors(false).at(0); };
+  EXPECT_EQ(read().address, 0x7f0012345640);
+  sql_exec(path(), "ALTER TABLE TENSOR DROP COLUMN address; UPDATE META SET value = '6' WHERE key = 'schema_version'");
+  const TensorRow old = read();
+  EXPECT_EQ(old.address, 0);
+  EXPECT_EQ(old.task_id, 3);
+  EXPECT_EQ(old.max, 5);
+  EXPECT_EQ(old.shape, "2");
+}
+
 // Schema 4 added MEMORY_RECORD.seq: memory operations with equal times come back in allocator
 // order, whatever order they were written in; a schema 3 trace reads them in written order, with
 // seq = that order (adapt_older_schema).

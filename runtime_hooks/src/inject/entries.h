@@ -106,6 +106,7 @@ struct TensorEntry {
   TensorStats stats;
   void* data = nullptr;  // malloc'd copy of the raw bytes when dumped (drain frees it), else null
   std::uint64_t data_bytes = 0;
+  std::uint64_t address = 0;  // TensorRecord::data: the buffer's identity (TENSOR.address)
 };
 
 template <class E>

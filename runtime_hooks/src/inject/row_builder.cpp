@@ -366,6 +366,7 @@ void RowBuilder::on_tensor(const TensorEntry& e) {
   row.l2norm = e.stats.l2norm;
   row.nan_count = e.stats.nan_count;
   row.inf_count = e.stats.inf_count;
+  row.address = static_cast<std::int64_t>(e.address);
   row.data.clear();
   row.data_bytes = 0;
   if (e.data != nullptr) {

@@ -48,6 +48,7 @@ void TensorCapture::on_tensor(CaptureShared& shared, const hooks::TensorRecord& 
   std::copy(r.dims, r.dims + e.ndim, e.dims);
   e.stats = compute_stats(r.data, r.bytes, r.dtype);
   e.data_bytes = r.bytes;  // the size to dump, if it is dumped; zeroed at kEnd otherwise
+  e.address = reinterpret_cast<std::uintptr_t>(r.data);
   p.data = r.data;
   try {
     pending_.push_back(p);

@@ -22,10 +22,10 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 6: PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API
-// and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC + KERNEL (Note [Kernel
-// table])
-inline constexpr int kSchemaVersion = 6;
+// 7: TENSOR.address; 6: PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL,
+// MEMORY_OP clustered (API and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
+// + KERNEL (Note [Kernel table])
+inline constexpr int kSchemaVersion = 7;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -136,6 +136,9 @@ struct TensorRow {
   // bytes, data_bytes long.
   std::vector<std::uint8_t> data;
   std::int64_t data_bytes = 0;  // uncompressed size of `data`
+  // Where the tensor's first element lives, as the kernel saw it: identifies the buffer within the
+  // process, so that tensors one task wrote and another read can be joined (0: not recorded).
+  std::int64_t address = 0;
 };
 
 struct DeviceInfoRow {

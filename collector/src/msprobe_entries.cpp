@@ -1,0 +1,474 @@
+// msprobe's entries from a trace: see Note [msprobe entries] in msprobe_entries.h.
+#include "msprobe_entries.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace npuscope::collector::msprobe {
+namespace {
+
+constexpr std::int64_t kNone = -1;
+
+bool is(std::int32_t value, HostOpKind kind) { return value == static_cast<std::int32_t>(kind); }
+bool is(std::int32_t value, ModelPass pass) { return value == static_cast<std::int32_t>(pass); }
+bool is_output(const TensorRow& t) { return t.role == static_cast<std::int32_t>(TensorRole::kOutput); }
+
+// "aten::addmm" -> "addmm"; another namespace keeps its name ("torchvision::nms" -> "torchvision_nms").
+std::string api_name(const std::string& op) {
+  if (op.rfind("aten::", 0) == 0) return op.substr(6);
+  std::string out = op;
+  for (std::size_t at = out.find("::"); at != std::string::npos; at = out.find("::")) out.replace(at, 2, "_");
+  return out;
+}
+
+// "autograd::engine::evaluate_function: AddmmBackward0" -> "AddmmBackward0".
+std::string node_name(const std::string& op) {
+  const std::size_t colon = op.rfind(": ");
+  return colon == std::string::npos ? op : op.substr(colon + 2);
+}
+
+// A module entry's name in the other pass: "Module.fc.Linear.forward.0" <-> "Module.fc.Linear.backward.0".
+std::string other_pass(const std::string& module, std::string_view from, std::string_view to) {
+  const std::size_t at = module.rfind(from);
+  if (at == std::string::npos) return {};
+  return module.substr(0, at) + std::string(to) + module.substr(at + from.size());
+}
+
+struct TaskRef {
+  std::int64_t task_id;
+  std::size_t first_tensor, end_tensor;  // its TENSOR rows
+};
+
+struct Group {
+  Entry entry;
+  std::vector<TaskRef> tasks;
+  std::int64_t forward_group = kNone;  // backward groups: the forward group whose saved tensors to leave out
+  int depth = 0;                       // modules: how many modules it runs in
+};
+
+class Builder {
+ public:
+  explicit Builder(const TraceReader& reader) : reader_(reader) {}
+  Entries build();
+
+ private:
+  void read_ops();
+  void read_tensors();
+  void read_steps();
+  void number_roots();
+  void match_nodes();
+  void assign_task(const TaskRef& task, std::size_t op, std::int64_t step);
+  void add_to(std::int64_t& group, const TaskRef& task, auto&& init);
+  std::int64_t module_backward_group(std::int64_t step, const std::string& entry, std::int64_t forward_op);
+  void resolve_tensors(Group& g);
+  // Where the forward group's tensors live: address -> tensor.
+  using AddressIndex = std::unordered_multimap<std::int64_t, std::size_t>;
+  AddressIndex index_addresses(const Group& g) const;
+  bool saved_by(const AddressIndex& forward, std::size_t tensor) const;
+  bool next_read_in_backward(const TensorRow& written) const;
+  std::int64_t step_at(std::int64_t ns) const;
+  const std::string& name(std::size_t op) const { return reader_.string(ops_[op].name_id); }
+
+  const TraceReader& reader_;
+  Entries out_;
+  std::vector<PytorchApiRow> ops_;  // in start order
+  std::unordered_map<std::int64_t, std::size_t> op_index_;
+  // Per op: its parent op, the outermost aten op it is part of, the autograd node it ran in, the
+  // innermost module call it ran in (kNone where there is none).
+  std::vector<std::int64_t> parent_, root_, node_, module_;
+  std::vector<std::int64_t> root_number_;  // roots: n of "Aten.{op}.{n}"
+  std::vector<std::int64_t> node_root_;    // autograd nodes: the forward root that made it
+  // Autograd nodes: the sequence number, forward thread and module entry of the node, taken from the
+  // node's own range where the engine's evaluate_function range around it lacks them.
+  std::vector<PytorchApiRow> node_info_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps_;  // (start_ns, step), by start
+  std::unordered_set<std::int64_t> parameter_addresses_;
+  // Who reads each buffer: (task, whether the task ran in the backward pass), by task.
+  std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>> readers_;
+  std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> tensors_of_task_;
+  // Groups, and the group of each op (roots: forward API; roots and nodes: backward API; modules).
+  std::vector<Group> groups_;
+  std::vector<std::int64_t> api_group_, backward_group_, module_group_;
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> module_backward_;  // (step, name) -> group
+  std::map<std::pair<std::int64_t, std::string>, std::size_t> module_call_;       // (step, forward name) -> op
+};
+
+void Builder::read_ops() {
+  ops_ = reader_.pytorch_apis();
+  out_.has_pytorch_ops = !ops_.empty();
+  for (std::size_t i = 0; i < ops_.size(); ++i) op_index_.emplace(ops_[i].id, i);
+  const std::size_t n = ops_.size();
+  parent_.assign(n, kNone);
+  root_.assign(n, kNone);
+  node_.assign(n, kNone);
+  module_.assign(n, kNone);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto p = op_index_.find(ops_[i].parent_id);
+    if (p != op_index_.end() && p->second != i) parent_[i] = static_cast<std::int64_t>(p->second);
+  }
+  // Resolved parent first; a chain that loops (a damaged trace) is cut where it returns.
+  std::vector<std::uint8_t> state(n, 0);  // 0 new, 1 resolving, 2 done
+  std::vector<std::size_t> chain;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t at = i; state[at] == 0;) {
+      state[at] = 1;
+      chain.push_back(at);
+      const std::int64_t p = parent_[at];
+      if (p == kNone || state[static_cast<std::size_t>(p)] != 0) break;
+      at = static_cast<std::size_t>(p);
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const std::size_t at = *it;
+      std::int64_t p = parent_[at];
+      if (p != kNone && state[static_cast<std::size_t>(p)] != 2) p = parent_[at] = kNone;  // a loop
+      const PytorchApiRow& op = ops_[at];
+      const auto self = static_cast<std::int64_t>(at);
+      const bool parent_is_aten = p != kNone && is(ops_[static_cast<std::size_t>(p)].kind, HostOpKind::kAtenOp);
+      root_[at] =
+          is(op.kind, HostOpKind::kAtenOp) ? (parent_is_aten ? root_[static_cast<std::size_t>(p)] : self) : kNone;
+      node_[at] = is(op.kind, HostOpKind::kBackwardFunction) ? self
+                  : p == kNone                               ? kNone
+                                                             : node_[static_cast<std::size_t>(p)];
+      module_[at] = is(op.kind, HostOpKind::kModule) ? self : p == kNone ? kNone : module_[static_cast<std::size_t>(p)];
+      state[at] = 2;
+    }
+    chain.clear();
+  }
+  // The engine's "autograd::engine::evaluate_function: X" has no sequence number; the node's own
+  // range "X" inside it has, and the tasks the engine runs around the node (summing the gradients it
+  // passes on) belong to the same node.
+  node_info_ = ops_;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t p = parent_[i];
+    if (!is(ops_[i].kind, HostOpKind::kBackwardFunction) || ops_[i].sequence_number < 0 || p == kNone) continue;
+    PytorchApiRow& outer = node_info_[static_cast<std::size_t>(p)];
+    if (!is(outer.kind, HostOpKind::kBackwardFunction) || outer.sequence_number >= 0) continue;
+    outer.sequence_number = ops_[i].sequence_number;
+    outer.fwd_thread_id = ops_[i].fwd_thread_id;
+    if (outer.module_id == 0) outer.module_id = ops_[i].module_id;
+  }
+}
+
+void Builder::read_tensors() {
+  reader_.for_each_tensor(false, [&](const TensorRow& t) {
+    const std::size_t at = out_.tensors.size();
+    out_.tensors.push_back(t);
+    auto [it, added] = tensors_of_task_.try_emplace(t.task_id, at, at + 1);
+    if (!added) it->second.second = at + 1;  // the reader returns a task's rows together
+  });
+}
+
+void Builder::read_steps() {
+  reader_.for_each_marker([&](const MarkerRow& m) {
+    if (m.kind == static_cast<std::int32_t>(MarkerKind::kStep)) steps_.emplace_back(m.start_ns, m.step);
+  });
+  std::sort(steps_.begin(), steps_.end());
+}
+
+// The step whose range began last at or before `ns` (before the first step: the first).
+std::int64_t Builder::step_at(std::int64_t ns) const {
+  if (steps_.empty()) return 0;
+  auto it = std::upper_bound(steps_.begin(), steps_.end(), std::pair{ns, INT64_MAX});
+  return it == steps_.begin() ? it->second : std::prev(it)->second;
+}
+
+// n of every outermost aten op: its calls of that name in its step, in start order, counted
+// separately for the ops the backward pass ran outside any node.
+void Builder::number_roots() {
+  root_number_.assign(ops_.size(), 0);
+  std::map<std::tuple<std::int64_t, bool, std::string>, std::int64_t> calls;
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    if (root_[i] != static_cast<std::int64_t>(i) || node_[i] != kNone) continue;
+    const bool backward = is(ops_[i].pass, ModelPass::kBackward);
+    root_number_[i] = calls[{step_at(ops_[i].start_ns), backward, name(i)}]++;
+  }
+}
+
+void Builder::match_nodes() {
+  // Per forward thread, the outermost forward ops by (sequence number, start).
+  std::unordered_map<std::int32_t, std::vector<std::tuple<std::int64_t, std::int64_t, std::size_t>>> roots;
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    const PytorchApiRow& op = ops_[i];
+    if (root_[i] == static_cast<std::int64_t>(i) && node_[i] == kNone && is(op.pass, ModelPass::kForward) &&
+        op.sequence_number >= 0) {
+      roots[op.thread_id].emplace_back(op.sequence_number, op.start_ns, i);
+    }
+  }
+  for (auto& [thread, list] : roots) std::sort(list.begin(), list.end());
+  node_root_.assign(ops_.size(), kNone);
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    const PytorchApiRow& node = node_info_[i];
+    if (!is(node.kind, HostOpKind::kBackwardFunction) || node.sequence_number < 0) continue;
+    const auto list = roots.find(node.fwd_thread_id);
+    if (list == roots.end()) continue;
+    const auto after = std::upper_bound(list->second.begin(), list->second.end(),
+                                        std::tuple{node.sequence_number, INT64_MAX, SIZE_MAX});
+    if (after == list->second.begin()) continue;
+    const std::size_t root = std::get<2>(*std::prev(after));
+    if (ops_[root].start_ns <= node.start_ns) node_root_[i] = static_cast<std::int64_t>(root);
+  }
+}
+
+void Builder::add_to(std::int64_t& group, const TaskRef& task, auto&& init) {
+  if (group == kNone) {
+    group = static_cast<std::int64_t>(groups_.size());
+    groups_.emplace_back();
+    init(groups_.back());
+  }
+  groups_[static_cast<std::size_t>(group)].tasks.push_back(task);
+}
+
+std::int64_t Builder::module_backward_group(std::int64_t step, const std::string& entry, std::int64_t forward_op) {
+  auto [it, added] = module_backward_.try_emplace({step, entry}, kNone);
+  if (added) {
+    it->second = static_cast<std::int64_t>(groups_.size());
+    Group& g = groups_.emplace_back();
+    g.entry.name = entry;
+    g.entry.step = step;
+    g.entry.is_module = true;
+    if (forward_op != kNone) {
+      const auto fwd = static_cast<std::size_t>(forward_op);
+      g.forward_group = module_group_[fwd];
+      const std::int64_t up = parent_[fwd] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[fwd])];
+      if (up != kNone) g.entry.parent = other_pass(name(static_cast<std::size_t>(up)), ".forward.", ".backward.");
+      for (std::int64_t m = up; m != kNone;) {
+        ++g.depth;
+        const auto mi = static_cast<std::size_t>(m);
+        m = parent_[mi] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[mi])];
+      }
+    }
+  }
+  return it->second;
+}
+
+void Builder::assign_task(const TaskRef& task, std::size_t op, std::int64_t step) {
+  const std::int64_t node = node_[op];
+  if (node == kNone) {
+    if (const std::int64_t root = root_[op]; root != kNone) {
+      const auto r = static_cast<std::size_t>(root);
+      add_to(api_group_[r], task, [&](Group& g) {
+        const bool backward = is(ops_[r].pass, ModelPass::kBackward);
+        g.entry.name =
+            "Aten." + api_name(name(r)) + "." + std::to_string(root_number_[r]) + (backward ? ".backward" : ".forward");
+        g.entry.step = step_at(ops_[r].start_ns);
+        if (module_[r] != kNone) g.entry.parent = name(static_cast<std::size_t>(module_[r]));
+      });
+    }
+    for (std::int64_t m = module_[op]; m != kNone;) {
+      const auto mi = static_cast<std::size_t>(m);
+      const std::int64_t up = parent_[mi] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[mi])];
+      add_to(module_group_[mi], task, [&](Group& g) {
+        g.entry.name = name(mi);
+        g.entry.step = step_at(ops_[mi].start_ns);
+        g.entry.is_module = true;
+        if (up != kNone) g.entry.parent = name(static_cast<std::size_t>(up));
+      });
+      m = up;
+    }
+    return;
+  }
+  const auto n = static_cast<std::size_t>(node);
+  const std::int64_t root = node_root_[n];
+  if (root != kNone) {
+    const auto r = static_cast<std::size_t>(root);
+    add_to(backward_group_[r], task, [&](Group& g) {
+      g.entry.name = "Aten." + api_name(name(r)) + "." + std::to_string(root_number_[r]) + ".backward";
+      g.entry.step = step_at(ops_[r].start_ns);
+      g.forward_group = api_group_[r];
+      if (module_[r] != kNone) {
+        g.entry.parent = other_pass(name(static_cast<std::size_t>(module_[r])), ".forward.", ".backward.");
+      }
+    });
+  } else {
+    add_to(backward_group_[n], task, [&](Group& g) {
+      g.entry.name = "Autograd." + node_name(name(n));  // numbered once every node is known
+      g.entry.step = step;
+      g.entry.parent = reader_.string(node_info_[n].module_id);
+    });
+  }
+  // The node's module call and every module around it, in the backward pass.
+  const std::string& module = reader_.string(node_info_[n].module_id);
+  if (module.empty()) return;
+  const auto call = module_call_.find({step, other_pass(module, ".backward.", ".forward.")});
+  std::int64_t forward = call == module_call_.end() ? kNone : static_cast<std::int64_t>(call->second);
+  groups_[static_cast<std::size_t>(module_backward_group(step, module, forward))].tasks.push_back(task);
+  while (forward != kNone) {
+    const auto f = static_cast<std::size_t>(forward);
+    forward = parent_[f] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[f])];
+    if (forward == kNone) break;
+    const std::string up = other_pass(name(static_cast<std::size_t>(forward)), ".forward.", ".backward.");
+    groups_[static_cast<std::size_t>(module_backward_group(step, up, forward))].tasks.push_back(task);
+  }
+}
+
+Builder::AddressIndex Builder::index_addresses(const Group& g) const {
+  AddressIndex index;
+  for (const TaskRef& task : g.tasks) {
+    for (std::size_t i = task.first_tensor; i < task.end_tensor; ++i) {
+      if (out_.tensors[i].address != 0) index.emplace(out_.tensors[i].address, i);
+    }
+  }
+  return index;
+}
+
+// A tensor of a backward group that its forward group had too, unchanged: a tensor autograd saved.
+bool Builder::saved_by(const AddressIndex& forward, std::size_t tensor) const {
+  const TensorRow& t = out_.tensors[tensor];
+  const auto [first, last] = forward.equal_range(t.address);
+  return std::any_of(first, last, [&](const auto& at) {
+    const TensorRow& f = out_.tensors[at.second];
+    return f.dtype == t.dtype && f.numel == t.numel && f.shape == t.shape && f.min == t.min && f.max == t.max &&
+           f.mean == t.mean && f.l2norm == t.l2norm;
+  });
+}
+
+// Whether the first task after the writer that reads `written`'s buffer ran in the backward pass: a
+// tensor kept for the gradients (BatchNorm's saved mean, max pooling's indices), not a result the
+// forward pass goes on with.
+bool Builder::next_read_in_backward(const TensorRow& written) const {
+  const auto list = readers_.find(written.address);
+  if (list == readers_.end()) return false;
+  const auto next = std::upper_bound(list->second.begin(), list->second.end(), std::pair{written.task_id, true});
+  return next != list->second.end() && next->second;
+}
+
+void Builder::resolve_tensors(Group& g) {
+  std::sort(g.tasks.begin(), g.tasks.end(), [](const TaskRef& a, const TaskRef& b) { return a.task_id < b.task_id; });
+  g.tasks.erase(std::unique(g.tasks.begin(), g.tasks.end(),
+                            [](const TaskRef& a, const TaskRef& b) { return a.task_id == b.task_id; }),
+                g.tasks.end());
+  Entry& e = g.entry;
+  e.first_task = g.tasks.empty() ? 0 : g.tasks.front().task_id;
+  const bool backward = g.forward_group != kNone;
+  const AddressIndex forward =
+      backward ? index_addresses(groups_[static_cast<std::size_t>(g.forward_group)]) : AddressIndex{};
+  const bool module_forward = e.is_module && e.name.find(".forward.") != std::string::npos;
+  struct Written {
+    std::size_t tensor;
+    bool read_after = false;
+  };
+  std::vector<Written> written;
+  std::unordered_map<std::int64_t, std::size_t> last_write;  // address -> index in written
+  std::unordered_set<std::int64_t> read;                     // addresses already taken as inputs
+  for (const TaskRef& task : g.tasks) {
+    for (std::size_t i = task.first_tensor; i < task.end_tensor; ++i) {
+      const TensorRow& t = out_.tensors[i];
+      if (is_output(t)) {
+        if (t.address != 0) {
+          auto [it, added] = last_write.try_emplace(t.address, written.size());
+          if (!added) {
+            written[it->second].read_after = true;  // overwritten: the group's result is the later write
+            it->second = written.size();
+          }
+        }
+        written.push_back({i});
+        continue;
+      }
+      if (t.address != 0) {
+        if (const auto w = last_write.find(t.address); w != last_write.end()) {
+          written[w->second].read_after = true;
+          continue;
+        }
+        if (!read.insert(t.address).second) continue;
+      }
+      if (backward && t.address != 0 && saved_by(forward, i)) continue;
+      if (module_forward && t.address != 0 && parameter_addresses_.count(t.address) > 0) {
+        e.parameters.push_back(i);
+      } else {
+        e.inputs.push_back(i);
+      }
+    }
+  }
+  for (const Written& w : written) {
+    if (!w.read_after) e.outputs.push_back(w.tensor);
+  }
+  // A forward call's results, where it has any besides: not the buffers it updated in place
+  // (BatchNorm's running statistics), not the tensors only its backward reads.
+  if (backward || e.name.find(".forward") == std::string::npos) return;
+  std::vector<std::size_t> results;
+  for (const std::size_t i : e.outputs) {
+    const TensorRow& t = out_.tensors[i];
+    if (t.address == 0 || (read.count(t.address) == 0 && !next_read_in_backward(t))) results.push_back(i);
+  }
+  if (results.empty()) return;  // an in-place call (ReLU(inplace=True)): its result is its argument
+  e.outputs = std::move(results);
+  if (!e.is_module) return;
+  // A module's buffers (what it updates in place and does not return) are not its arguments.
+  std::erase_if(e.inputs, [&](std::size_t i) { return last_write.count(out_.tensors[i].address) > 0; });
+}
+
+Entries Builder::build() {
+  read_ops();
+  if (ops_.empty()) return std::move(out_);
+  read_tensors();
+  read_steps();
+  number_roots();
+  match_nodes();
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    if (is(ops_[i].kind, HostOpKind::kModule)) module_call_[{step_at(ops_[i].start_ns), name(i)}] = i;
+  }
+  api_group_.assign(ops_.size(), kNone);
+  backward_group_.assign(ops_.size(), kNone);
+  module_group_.assign(ops_.size(), kNone);
+  // The optimizer's in-place writes name the parameters (Note [msprobe entries]).
+  std::vector<std::pair<TaskRef, std::size_t>> tasks;
+  reader_.for_each_task([&](const TaskRow& t) {
+    const auto tensors = tensors_of_task_.find(t.task_id);
+    if (tensors == tensors_of_task_.end()) return;
+    const auto op = op_index_.find(t.pytorch_api_id);
+    if (op == op_index_.end()) {
+      ++out_.unattributed_tasks;
+      return;
+    }
+    const TaskRef ref{t.task_id, tensors->second.first, tensors->second.second};
+    if (is(ops_[op->second].pass, ModelPass::kOptimizer)) {
+      for (std::size_t i = ref.first_tensor; i < ref.end_tensor; ++i) {
+        const TensorRow& row = out_.tensors[i];
+        if (is_output(row) && row.address != 0) parameter_addresses_.insert(row.address);
+      }
+    }
+    tasks.emplace_back(ref, op->second);
+  });
+  for (const auto& [task, op] : tasks) {
+    for (std::size_t i = task.first_tensor; i < task.end_tensor; ++i) {
+      const TensorRow& row = out_.tensors[i];
+      if (!is_output(row) && row.address != 0) readers_[row.address].emplace_back(task.task_id, node_[op] != kNone);
+    }
+  }
+  for (auto& [address, list] : readers_) std::sort(list.begin(), list.end());
+  // Forward groups first: a backward module group finds its forward group's tensors.
+  std::stable_partition(tasks.begin(), tasks.end(), [&](const auto& t) { return node_[t.second] == kNone; });
+  for (const auto& [task, op] : tasks) {
+    const std::int64_t queued = step_at(ops_[op].start_ns);
+    assign_task(task, op, queued);
+  }
+  for (Group& g : groups_) resolve_tensors(g);
+  // Autograd nodes no forward op claims: numbered in their step by first task.
+  std::vector<Group*> order;
+  for (Group& g : groups_) order.push_back(&g);
+  std::sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+    return std::tuple{a->entry.step, a->entry.first_task, !a->entry.is_module, a->depth} <
+           std::tuple{b->entry.step, b->entry.first_task, !b->entry.is_module, b->depth};
+  });
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> node_calls;
+  for (Group* g : order) {
+    Entry& e = g->entry;
+    if (e.name.rfind("Autograd.", 0) == 0) {
+      e.name += "." + std::to_string(node_calls[{e.step, e.name}]++) + ".backward";
+    }
+    if (e.inputs.empty() && e.outputs.empty() && e.parameters.empty()) continue;
+    out_.entries.push_back(std::move(e));
+  }
+  return std::move(out_);
+}
+
+}  // namespace
+
+Entries build_entries(const TraceReader& reader) { return Builder(reader).build(); }
+
+}  // namespace npuscope::collector::msprobe

@@ -1,0 +1,60 @@
+// msprobe's dump entries (API and module calls, forward and backward, with their input and output
+// tensors) rebuilt from a trace's PyTorch ops, tasks and tensors: what `export --msprobe` writes.
+//
+// Note [msprobe entries]
+// msprobe hooks the Python APIs and modules and reads their arguments; the trace has the kernels'
+// tensors instead, each with the address of its buffer (TENSOR.address), and the PyTorch op that
+// launched each kernel. An entry is a group of tasks:
+// - `Aten.{op}.{n}.forward`: the tasks of an outermost aten op (one whose parent is not an aten op)
+//   outside the autograd engine; n counts the calls of that op in the step, every call, even those
+//   that launched nothing (they get no entry: the trace has no tensor of theirs).
+// - `Aten.{op}.{n}.backward`: the tasks of the autograd nodes that op made. A node's sequence number
+//   is autograd's counter when the node was made, and every op records the counter as it starts, so
+//   the op that made node q is the last outermost forward op on the forward thread whose number is
+//   <= q (an op that makes no node shares the number of the next op that does; aten::linear makes two
+//   nodes, TBackward0 and AddmmBackward0, both its own). A node matched to no op keeps its own name,
+//   `Autograd.{Node}.{n}.backward`.
+// - `Module.{...}.forward.{n}`: the tasks under a module call; `Module.{...}.backward.{n}`: the tasks of
+//   the nodes whose forward op ran in that call or in a module inside it.
+// A group's tensors come from the data flow, task by task in launch order: an input is a tensor a
+// task read that no earlier task of the group wrote (same address), an output one a task wrote that
+// no later task of the group read. Of a forward call's outputs, msprobe lists what the call returned:
+// not the buffers it updated in place (BatchNorm's running statistics) nor the tensors only the
+// backward pass reads next (BatchNorm's saved mean, max pooling's indices), unless that is all it
+// wrote (an in-place ReLU). For a backward group, an input that is a tensor its forward group already
+// had (same address, same statistics) is a tensor autograd saved, not a gradient: left out, as
+// msprobe's backward input holds the incoming gradients only. For a module's forward group, an input
+// the optimizer wrote in place (the trace's optimizer-pass tasks) is a parameter: listed apart, as
+// msprobe's "parameters". A trace without addresses (schema 6 and older) has no data flow: every
+// tensor read is an input and every tensor written an output.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "npuscope/collector/trace_reader.h"
+
+namespace npuscope::collector::msprobe {
+
+struct Entry {
+  std::string name;    // "Aten.addmm.0.forward", "Module.fc.Linear.backward.0"
+  std::string parent;  // the module entry it ran in (construct.json); empty if none
+  std::int64_t step = 0;
+  bool is_module = false;
+  std::int64_t first_task = 0;               // its first task: entries are written in this order
+  std::vector<std::size_t> inputs, outputs;  // indexes into Entries::tensors
+  std::vector<std::size_t> parameters;       // module forward entries: the parameters it read
+};
+
+struct Entries {
+  std::vector<TensorRow> tensors;  // every TENSOR row, in the reader's order, without data
+  std::vector<Entry> entries;      // ordered by step, then first task
+  std::int64_t unattributed_tasks = 0;
+  bool has_pytorch_ops = false;
+};
+
+// Reads the trace's PyTorch ops, tasks, tensors and steps (not the tensors' data).
+Entries build_entries(const TraceReader& reader);
+
+}  // namespace npuscope::collector::msprobe
