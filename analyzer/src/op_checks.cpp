@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "rules.h"
 
@@ -18,6 +20,10 @@ constexpr Column kCheckSummaryColumns[] = {
     {"warnings", Unit::kCount, "outputs past the warning bound"},
     {"errors", Unit::kCount, "outputs beyond their standard"},
     {"failing_ops", Unit::kCount, "op names with at least one failing output", "failing ops"},
+    {"unchecked_tasks", Unit::kCount,
+     "NPU kernel tasks left unchecked: no CPU golden for the op, or its golden refused f64 or failed", "unchecked"},
+    {"unchecked_op_types", Unit::kText, "the op types of those tasks, most tasks first (at most 5); null if none",
+     "unchecked op types"},
 };
 
 constexpr Column kFailingOpColumns[] = {
@@ -115,6 +121,24 @@ void run_op_checks(RuleContext& c) {
       o.has_worst = true;
     }
   }
+  // Tasks the check should have judged (Note [Online op check]: an NPU kernel, not a fallback) and did not.
+  std::unordered_set<std::int64_t> checked;
+  for (const collector::OpCheckRow& r : checks) checked.insert(r.task_id);
+  std::map<std::int32_t, std::int64_t> unchecked_by_type;
+  std::int64_t unchecked = 0;
+  for (const Task& t : c.data.kernels) {
+    if (t.device_id < 0 || t.fallback != 0 || checked.count(t.task_id) > 0) continue;
+    ++unchecked;
+    ++unchecked_by_type[t.op_type_id];
+  }
+  std::vector<std::pair<std::int64_t, std::int32_t>> by_count;
+  for (const auto& [type, n] : unchecked_by_type) by_count.emplace_back(-n, type);
+  std::sort(by_count.begin(), by_count.end());
+  std::string unchecked_types;
+  for (std::size_t i = 0; i < by_count.size() && i < 5; ++i) {
+    if (i > 0) unchecked_types += ", ";
+    unchecked_types += c.data.str(by_count[i].second) + " x" + std::to_string(-by_count[i].first);
+  }
   std::vector<std::pair<std::int32_t, const OpChecks*>> failing;
   for (const auto& [name, o] : by_name) {
     if (o.has_worst) failing.emplace_back(name, &o);
@@ -122,7 +146,8 @@ void run_op_checks(RuleContext& c) {
   std::stable_sort(failing.begin(), failing.end(),
                    [](const auto& a, const auto& b) { return worse(a.second->worst, b.second->worst); });
   c.add(kOpCheckSummaryTable, {static_cast<std::int64_t>(checks.size()), task_count, passed, warnings, errors,
-                               static_cast<std::int64_t>(failing.size())});
+                               static_cast<std::int64_t>(failing.size()), unchecked,
+                               unchecked_types.empty() ? Value() : Value(std::move(unchecked_types))});
   for (std::size_t i = 0; i < failing.size() && static_cast<int>(i) < std::max(c.top, 20); ++i) {
     const OpChecks& o = *failing[i].second;
     const collector::OpCheckRow& w = o.worst;

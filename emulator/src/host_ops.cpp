@@ -67,6 +67,19 @@ void host_op_end(std::uint64_t id) {
   }
 }
 
+void host_op_adopt_module(const char* module) {
+  if (t_open.empty() || module == nullptr) return;
+  OpenOp& open = t_open.back();
+  if (open.record.kind != HostOpKind::kBackwardFunction || open.record.module != nullptr) return;
+  open.record.module = module;
+  std::string& scope = thread_name_scope();
+  if (!open.scoped) {
+    open.scoped = true;
+    open.outer_scope.assign(scope);
+  }
+  scope.assign(module);
+}
+
 std::uint64_t current_host_op() noexcept { return t_open.empty() ? 0 : t_open.back().record.id; }
 
 const char* current_host_module() noexcept { return t_open.empty() ? nullptr : t_open.back().record.module; }

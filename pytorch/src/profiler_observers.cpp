@@ -167,6 +167,8 @@ thread_local int t_backward_functions = 0;
 // AddmmBackward0", FUNCTION scope, no sequence number) is a backward function (scope_of): the node,
 // and what the engine does after it (the sum that reduces a broadcast bias's gradient to its shape, in
 // validate_outputs), are backward, and the clock's hand-off happens at its start, before the node's.
+// The range takes the module of the node inside it (host_op_adopt_module), so that the engine's sum
+// is "Module.fc.Linear.backward.0/aten::sum", not a bare "backward/aten::sum".
 constexpr std::string_view kEngineEvaluate = "autograd::engine::evaluate_function: ";
 
 // The pass the thread is in: that of its innermost open op (forward outside any).
@@ -279,6 +281,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       if (outermost) emulator::vclock::take_published();  // Note [Hand-offs between host threads]
       if (module != nullptr) {
         op.module = op.scope = module;
+        if (!outermost) emulator::host_op_adopt_module(module);  // the engine's range around this node
       } else if (outermost) {
         static const char* const kBackward = emulator::intern("backward");
         op.scope = kBackward;

@@ -68,6 +68,11 @@ class CheckOpsTest(unittest.TestCase):
         self.assertEqual(report["op_check"]["errors"], 0)
         self.assertEqual(report["op_check"]["outputs"], checked)
         self.assertEqual(report["op_check_failures"], [])
+        # NPU kernels the check could not judge are counted, not dropped silently.
+        unchecked = con.execute("SELECT count(*) FROM TASK WHERE task_type IN (0, 1) AND device_id >= 0 AND "
+                                "fallback = 0 AND task_id NOT IN (SELECT task_id FROM OP_CHECK)").fetchone()[0]
+        self.assertEqual(report["op_check"]["unchecked_tasks"], unchecked)
+        self.assertEqual(report["op_check"]["unchecked_op_types"] is None, unchecked == 0)
 
     def test_results_do_not_change_under_the_check(self):
         plain = run(["/usr/bin/python3", self.script])

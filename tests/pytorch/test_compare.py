@@ -80,10 +80,11 @@ class CompareScriptTest(unittest.TestCase):
         self.assertIn("Module.fc2.Linear.backward.0/aten::mm", names)
         self.assertTrue(any(n.endswith("aten::bernoulli_") for n in names), names)  # dropout's mask matched
         # The autograd engine's own ops (the sum reducing a bias's gradient to its shape, inside the engine's
-        # range around a node: "backward/aten::sum") are backward too.
+        # range around a node, after the node) are backward too, in the node's module.
         sums = {r["pass"] for r in result["rows"] if r["op_name"].endswith("aten::sum")}
         self.assertEqual(sums, {"backward"})
-        self.assertIn("backward/aten::sum", names)
+        self.assertIn("Module.fc2.Linear.backward.0/aten::sum", names)
+        self.assertNotIn("backward/aten::sum", names)
 
     def test_backward_perturbation_is_found_in_the_backward_pass(self):
         result, _ = self.compare("--perturb", "Module.fc2.Linear.backward.0/*:noise=0.5")
@@ -114,7 +115,8 @@ class CompareScriptTest(unittest.TestCase):
     def test_steps_and_ops_filters_narrow_what_is_compared(self):
         result, _ = self.compare("--steps", "1", "--ops", "Module.fc*")
         names = {(r["op_name"], r["call_index"]) for r in result["rows"]}
-        self.assertEqual(result["summary"]["ops_compared"], 8, names)  # 3 Linear forwards, 5 mm in backward
+        # 3 Linear forwards; in backward 5 mm and the 3 sums reducing the biases' gradients
+        self.assertEqual(result["summary"]["ops_compared"], 11, names)
         self.assertTrue(all(n.startswith("Module.fc") for n, _ in names), names)
         self.assertIn(("Module.fc1.Linear.forward.0/aten::addmm", 1), names)  # the second step's call
         self.assertEqual(result["summary"]["failed"], 0)

@@ -42,6 +42,11 @@ std::uint64_t host_op_begin(const HostOpBegin& op);
 // Closes op `id` on this thread, and the ops still open inside it (one whose end was lost: an
 // exception skipped a framework's end hook), reporting each. An id not open here does nothing.
 void host_op_end(std::uint64_t id);
+// The innermost open op on this thread, a backward function without a module (the autograd engine's
+// range around a node), takes `module` as its module and, from now on, as the scope of the tasks it
+// launches: the node inside it knows its module, and what the engine runs after the node (the sum
+// that reduces a broadcast bias's gradient) belongs to that module's backward too. Else nothing.
+void host_op_adopt_module(const char* module);
 // This thread's innermost open op (0 if none), its module (null if none) and its pass (forward if none).
 std::uint64_t current_host_op() noexcept;
 const char* current_host_module() noexcept;
