@@ -93,7 +93,8 @@ class CheckOpsTest(unittest.TestCase):
         model = os.path.join(os.path.dirname(CLI), "..", "samples", "models", "mlp.onnx")
         db = os.path.join(self.dir.name, "planted.db")
         run([CLI, "run", "-o", db, "--check-ops", "--", CLI, "exec", "--model", model, "--precision-mode",
-             "must_keep_origin_dtype", "--perturb", "block4.matmul:noise=0.05"])
+             "must_keep_origin_dtype", "--perturb", "block4.matmul:noise=0.05",
+             "--output-dir", os.path.join(self.dir.name, "exec_mlp")])
         report = json.loads(run([CLI, "analyze", "--format", "json", db]))
         failures = report["op_check_failures"]
         self.assertGreaterEqual(len(failures), 1, report["op_check"])
