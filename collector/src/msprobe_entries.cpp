@@ -48,7 +48,7 @@ struct Group {
   Entry entry;
   std::vector<TaskRef> tasks;
   std::int64_t forward_group = kNone;  // backward groups: the forward group whose saved tensors to leave out
-  int depth = 0;                       // modules: how many modules it runs in
+  int depth = 0;                       // modules: how many module calls it ran in
 };
 
 class Builder {
@@ -73,6 +73,21 @@ class Builder {
   bool next_read_in_backward(const TensorRow& written) const;
   std::int64_t step_at(std::int64_t ns) const;
   const std::string& name(std::size_t op) const { return reader_.string(ops_[op].name_id); }
+  // The module call around op `op` (kNone if none): for a module call, the one it ran in.
+  std::int64_t enclosing_module(std::int64_t op) const {
+    const std::int64_t parent = parent_[static_cast<std::size_t>(op)];
+    return parent == kNone ? kNone : module_[static_cast<std::size_t>(parent)];
+  }
+  // A forward module call's entry in the backward pass: "Module.fc.Linear.backward.0".
+  std::string backward_entry(std::int64_t module) const {
+    return other_pass(name(static_cast<std::size_t>(module)), ".forward.", ".backward.");
+  }
+  // How many module calls `module` ran in.
+  int module_depth(std::int64_t module) const {
+    int depth = 0;
+    for (std::int64_t m = enclosing_module(module); m != kNone; m = enclosing_module(m)) ++depth;
+    return depth;
+  }
 
   const TraceReader& reader_;
   Entries out_;
@@ -232,15 +247,10 @@ std::int64_t Builder::module_backward_group(std::int64_t step, const std::string
     g.entry.step = step;
     g.entry.is_module = true;
     if (forward_op != kNone) {
-      const auto fwd = static_cast<std::size_t>(forward_op);
-      g.forward_group = module_group_[fwd];
-      const std::int64_t up = parent_[fwd] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[fwd])];
-      if (up != kNone) g.entry.parent = other_pass(name(static_cast<std::size_t>(up)), ".forward.", ".backward.");
-      for (std::int64_t m = up; m != kNone;) {
-        ++g.depth;
-        const auto mi = static_cast<std::size_t>(m);
-        m = parent_[mi] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[mi])];
-      }
+      g.forward_group = module_group_[static_cast<std::size_t>(forward_op)];
+      const std::int64_t up = enclosing_module(forward_op);
+      if (up != kNone) g.entry.parent = backward_entry(up);
+      g.depth = module_depth(forward_op);
     }
   }
   return it->second;
@@ -261,7 +271,7 @@ void Builder::assign_task(const TaskRef& task, std::size_t op, std::int64_t step
     }
     for (std::int64_t m = module_[op]; m != kNone;) {
       const auto mi = static_cast<std::size_t>(m);
-      const std::int64_t up = parent_[mi] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[mi])];
+      const std::int64_t up = enclosing_module(m);
       add_to(module_group_[mi], task, [&](Group& g) {
         g.entry.name = name(mi);
         g.entry.step = step_at(ops_[mi].start_ns);
@@ -280,9 +290,7 @@ void Builder::assign_task(const TaskRef& task, std::size_t op, std::int64_t step
       g.entry.name = "Aten." + api_name(name(r)) + "." + std::to_string(root_number_[r]) + ".backward";
       g.entry.step = step_at(ops_[r].start_ns);
       g.forward_group = api_group_[r];
-      if (module_[r] != kNone) {
-        g.entry.parent = other_pass(name(static_cast<std::size_t>(module_[r])), ".forward.", ".backward.");
-      }
+      if (module_[r] != kNone) g.entry.parent = backward_entry(module_[r]);
     });
   } else {
     add_to(backward_group_[n], task, [&](Group& g) {
@@ -295,14 +303,11 @@ void Builder::assign_task(const TaskRef& task, std::size_t op, std::int64_t step
   const std::string& module = reader_.string(node_info_[n].module_id);
   if (module.empty()) return;
   const auto call = module_call_.find({step, other_pass(module, ".backward.", ".forward.")});
-  std::int64_t forward = call == module_call_.end() ? kNone : static_cast<std::int64_t>(call->second);
+  const std::int64_t forward = call == module_call_.end() ? kNone : static_cast<std::int64_t>(call->second);
   groups_[static_cast<std::size_t>(module_backward_group(step, module, forward))].tasks.push_back(task);
-  while (forward != kNone) {
-    const auto f = static_cast<std::size_t>(forward);
-    forward = parent_[f] == kNone ? kNone : module_[static_cast<std::size_t>(parent_[f])];
-    if (forward == kNone) break;
-    const std::string up = other_pass(name(static_cast<std::size_t>(forward)), ".forward.", ".backward.");
-    groups_[static_cast<std::size_t>(module_backward_group(step, up, forward))].tasks.push_back(task);
+  if (forward == kNone) return;
+  for (std::int64_t up = enclosing_module(forward); up != kNone; up = enclosing_module(up)) {
+    groups_[static_cast<std::size_t>(module_backward_group(step, backward_entry(up), up))].tasks.push_back(task);
   }
 }
 
@@ -443,10 +448,7 @@ Entries Builder::build() {
   for (auto& [address, list] : readers_) std::sort(list.begin(), list.end());
   // Forward groups first: a backward module group finds its forward group's tensors.
   std::stable_partition(tasks.begin(), tasks.end(), [&](const auto& t) { return node_[t.second] == kNone; });
-  for (const auto& [task, op] : tasks) {
-    const std::int64_t queued = step_at(ops_[op].start_ns);
-    assign_task(task, op, queued);
-  }
+  for (const auto& [task, op] : tasks) assign_task(task, op, step_at(ops_[op].start_ns));
   for (Group& g : groups_) resolve_tensors(g);
   // Autograd nodes no forward op claims: numbered in their step by first task.
   std::vector<Group*> order;

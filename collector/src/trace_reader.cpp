@@ -294,6 +294,8 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_4();
   void adapt_schema_5();
   void adapt_schema_6();
+  // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
+  void view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added);
   void load_kernels();
   void load_meta();
   void check_version();
@@ -427,27 +429,22 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 7) adapt_schema_6();
 }
 
-// Schema 7 added TENSOR.address: an older trace's tensors read as 0, not recorded.
-void SqliteTraceReader::adapt_schema_6() {
+void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
   std::string columns;
-  for (const schema::ColumnInfo& c : schema::table_for<TensorRow>().info.columns) {
-    columns += (c.name == "address" ? "0 AS " : "") + std::string(c.name) + ", ";
+  for (const schema::ColumnInfo& c : table.columns) {
+    const bool is_new = std::find(added.begin(), added.end(), c.name) != added.end();
+    columns += (is_new ? "0 AS " : "") + std::string(c.name) + ", ";
   }
-  db_.exec("CREATE TEMP VIEW TENSOR AS SELECT " + columns + "rowid AS rowid FROM main.TENSOR");
+  db_.exec("CREATE TEMP VIEW " + std::string(table.name) + " AS SELECT " + columns + "rowid AS rowid FROM main." +
+           std::string(table.name));
 }
+
+// Schema 7 added TENSOR.address: an older trace's tensors read as 0, not recorded.
+void SqliteTraceReader::adapt_schema_6() { view_with_zeros(schema::table_for<TensorRow>().info, {"address"}); }
 
 // Schema 6 added the PyTorch ops (PYTORCH_API), each task's input shapes and dtypes (KERNEL) and the
 // op that launched it (TASK_EXEC): an older trace has none of them, read as 0, and an empty table.
 void SqliteTraceReader::adapt_schema_5() {
-  const auto view_with_zeros = [&](const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
-    std::string columns;
-    for (const schema::ColumnInfo& c : table.columns) {
-      const bool is_new = std::find(added.begin(), added.end(), c.name) != added.end();
-      columns += (is_new ? "0 AS " : "") + std::string(c.name) + ", ";
-    }
-    db_.exec("CREATE TEMP VIEW " + std::string(table.name) + " AS SELECT " + columns + "rowid AS rowid FROM main." +
-             std::string(table.name));
-  };
   // A schema 1 trace's TASK_EXEC and KERNEL are TEMP already (Note [Reading schema 1]): shadowed again here.
   if (schema_version_ >= 2) {
     view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id"});
