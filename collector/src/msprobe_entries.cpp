@@ -71,6 +71,7 @@ class Builder {
   AddressIndex index_addresses(const Group& g) const;
   bool saved_by(const AddressIndex& forward, std::size_t tensor) const;
   bool next_read_in_backward(const TensorRow& written) const;
+  bool is_parameter(const TensorRow& read) const;
   std::int64_t step_at(std::int64_t ns) const;
   const std::string& name(std::size_t op) const { return reader_.string(ops_[op].name_id); }
   // The module call around op `op` (kNone if none): for a module call, the one it ran in.
@@ -102,7 +103,8 @@ class Builder {
   // node's own range where the engine's evaluate_function range around it lacks them.
   std::vector<PytorchApiRow> node_info_;
   std::vector<std::pair<std::int64_t, std::int64_t>> steps_;  // (start_ns, step), by start
-  std::unordered_set<std::int64_t> parameter_addresses_;
+  // Who writes each buffer: (task, whether it is the optimizer updating the buffer in place), by task.
+  std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>> writers_;
   // Who reads each buffer: (task, whether the task ran in the backward pass), by task.
   std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>> readers_;
   std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> tensors_of_task_;
@@ -342,6 +344,16 @@ bool Builder::next_read_in_backward(const TensorRow& written) const {
   return next != list->second.end() && next->second;
 }
 
+// Whether the next write to the buffer `read` was read from is the optimizer updating it in place: a
+// parameter. Not any buffer the optimizer ever wrote: after the backward pass an activation's freed
+// buffer may be reused by one of the optimizer's temporaries.
+bool Builder::is_parameter(const TensorRow& read) const {
+  const auto list = writers_.find(read.address);
+  if (list == writers_.end()) return false;
+  const auto next = std::upper_bound(list->second.begin(), list->second.end(), std::pair{read.task_id, true});
+  return next != list->second.end() && next->second;
+}
+
 void Builder::resolve_tensors(Group& g) {
   std::sort(g.tasks.begin(), g.tasks.end(), [](const TaskRef& a, const TaskRef& b) { return a.task_id < b.task_id; });
   g.tasks.erase(std::unique(g.tasks.begin(), g.tasks.end(),
@@ -382,7 +394,7 @@ void Builder::resolve_tensors(Group& g) {
         if (!read.insert(t.address).second) continue;
       }
       if (backward && t.address != 0 && saved_by(forward, i)) continue;
-      if (module_forward && t.address != 0 && parameter_addresses_.count(t.address) > 0) {
+      if (module_forward && t.address != 0 && is_parameter(t)) {
         e.parameters.push_back(i);
       } else {
         e.inputs.push_back(i);
@@ -420,7 +432,6 @@ Entries Builder::build() {
   api_group_.assign(ops_.size(), kNone);
   backward_group_.assign(ops_.size(), kNone);
   module_group_.assign(ops_.size(), kNone);
-  // The optimizer's in-place writes name the parameters (Note [msprobe entries]).
   std::vector<std::pair<TaskRef, std::size_t>> tasks;
   reader_.for_each_task([&](const TaskRow& t) {
     const auto tensors = tensors_of_task_.find(t.task_id);
@@ -430,22 +441,27 @@ Entries Builder::build() {
       ++out_.unattributed_tasks;
       return;
     }
-    const TaskRef ref{t.task_id, tensors->second.first, tensors->second.second};
-    if (is(ops_[op->second].pass, ModelPass::kOptimizer)) {
-      for (std::size_t i = ref.first_tensor; i < ref.end_tensor; ++i) {
-        const TensorRow& row = out_.tensors[i];
-        if (is_output(row) && row.address != 0) parameter_addresses_.insert(row.address);
-      }
-    }
-    tasks.emplace_back(ref, op->second);
+    tasks.emplace_back(TaskRef{t.task_id, tensors->second.first, tensors->second.second}, op->second);
   });
   for (const auto& [task, op] : tasks) {
+    const bool optimizer = is(ops_[op].pass, ModelPass::kOptimizer);
     for (std::size_t i = task.first_tensor; i < task.end_tensor; ++i) {
       const TensorRow& row = out_.tensors[i];
-      if (!is_output(row) && row.address != 0) readers_[row.address].emplace_back(task.task_id, node_[op] != kNone);
+      if (row.address == 0) continue;
+      if (!is_output(row)) {
+        readers_[row.address].emplace_back(task.task_id, node_[op] != kNone);
+        continue;
+      }
+      const bool in_place =
+          optimizer && std::any_of(out_.tensors.begin() + static_cast<std::ptrdiff_t>(task.first_tensor),
+                                   out_.tensors.begin() + static_cast<std::ptrdiff_t>(i),
+                                   [&](const TensorRow& in) { return in.address == row.address; });
+      writers_[row.address].emplace_back(task.task_id, in_place);
     }
   }
-  for (auto& [address, list] : readers_) std::sort(list.begin(), list.end());
+  for (auto* index : {&readers_, &writers_}) {
+    for (auto& [address, list] : *index) std::sort(list.begin(), list.end());
+  }
   // Forward groups first: a backward module group finds its forward group's tensors.
   std::stable_partition(tasks.begin(), tasks.end(), [&](const auto& t) { return node_[t.second] == kNone; });
   for (const auto& [task, op] : tasks) assign_task(task, op, step_at(ops_[op].start_ns));
