@@ -8,12 +8,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "drain_alarm.h"
 #include "inject_test_util.h"
+#include "record_buffer.h"
 
 using namespace npuscope;
 using inject::DrainAlarm;
@@ -105,4 +107,34 @@ TEST(InjectPacing, EveryRecordOfABurstAfterAQuietPhaseIsKept) {
   int bursts = 0;
   for (const auto& a : trace->apis()) bursts += trace->string(a.name_id) == "aclnnBurst" ? 1 : 0;
   EXPECT_EQ(bursts, 3 * 2048);
+}
+
+// Note [A stop is not held up by fast producers]: a drain slice takes at most its limit and the
+// next one goes on from there, across chunks, so that slicing loses and repeats nothing.
+TEST(InjectPacing, ADrainSliceStopsAtItsLimitAndTheNextGoesOnFromThere) {
+  inject::ChunkPool pool(std::uint64_t{16} << 20);
+  inject::ThreadBuffer buffer(pool);
+  constexpr std::uint64_t kEntries = 3 * inject::kSlotsPerChunk;  // several chunks
+  for (std::uint64_t i = 0; i < kEntries; ++i) {
+    auto* e = buffer.begin_push<inject::ApiEntry>();
+    ASSERT_NE(e, nullptr);
+    e->r = {i, i, "aclnnSlice", 1, 0, 0};
+    buffer.end_push<inject::ApiEntry>();
+  }
+  std::vector<std::uint64_t> seen;
+  const auto take = [&](inject::Tag tag, const inject::Slot* s) {
+    ASSERT_EQ(tag, inject::Tag::kApi);
+    seen.push_back(inject::entry_at<inject::ApiEntry>(s).r.connection_id);
+  };
+  EXPECT_EQ(buffer.consume(take, 1000), 1000u);
+  EXPECT_EQ(buffer.consume(take, 0), 0u);
+  EXPECT_EQ(buffer.consume(take, 1000), 1000u);
+  EXPECT_EQ(buffer.consume(take), kEntries - 2000);
+  EXPECT_EQ(buffer.consume(take, 1000), 0u);
+  ASSERT_EQ(seen.size(), kEntries);
+  for (std::uint64_t i = 0; i < kEntries; ++i) ASSERT_EQ(seen[i], i) << "entry " << i;
+  DrainAlarm alarm;
+  EXPECT_FALSE(alarm.stopped());
+  alarm.stop();
+  EXPECT_TRUE(alarm.stopped());
 }

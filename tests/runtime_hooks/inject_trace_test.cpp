@@ -269,31 +269,56 @@ TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {
 // thread numbers its calls; what reached the trace must be each thread's first calls without a
 // gap, and with the calls counted as dropped after the stop, never more than were made. Several
 // rounds, so that the stop lands at different points of the hook calls.
+// Each thread makes at most kCallsBeforeStop calls while the session may still record: together
+// they fit the default 256 MiB record buffer even if the drain thread never runs (a loaded machine
+// starves it), so no call is lost to the buffer's cap and every gap is the stop's fault. The stop
+// comes while they all still call, and takes effect while they do (Note [A stop is not held up by
+// fast producers]). They go on calling after on_shutdown has returned (dropped, not in the trace),
+// so that every call the drain could overlap was made.
 TEST_F(InjectTrace, HookCallsRacingTheStopAreRecordedOrCounted) {
   constexpr int kRaceThreads = 4;
-  int raced = 0;
+  constexpr std::uint64_t kCallsBeforeStop = 50'000;  // x 4 threads x <= 128 B per record << 256 MiB
+  constexpr std::uint64_t kCallsToStartTheStop = 256;
+  int raced_in_flight = 0;
   for (int round = 0; round < 3; ++round) {
     const std::string db = dir_.file("race" + std::to_string(round) + ".db");
     Profiled p(db, "{}");
     ASSERT_EQ(p.rc(), 0);
     const hooks::SubscriberTable table = p.table();
-    std::atomic<bool> stop{false};
+    std::atomic<bool> stopped{false}, stop{false};
+    std::vector<std::atomic<std::uint64_t>> progress(kRaceThreads);
     std::vector<std::int64_t> calls(kRaceThreads, 0);
     std::vector<std::thread> threads;
     for (int t = 0; t < kRaceThreads; ++t) {
       threads.emplace_back([&, t] {
         std::uint64_t seq = 0;
         while (!stop.load(std::memory_order_relaxed)) {
+          if (seq >= kCallsBeforeStop && !stopped.load(std::memory_order_acquire)) {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));  // at the limit: wait for the stop
+            continue;
+          }
           // connection_id numbers the call; start 0 would mean "start unknown" (unpaired).
           table.on_api(table.user, {seq + 2, seq, "aclnnRace", static_cast<std::uint32_t>(100 + t), 1, seq + 1});
-          if (++seq % 16 == 0)
-            std::this_thread::sleep_for(std::chrono::microseconds(10));  // bursts, well under the cap
+          progress[t].store(++seq, std::memory_order_relaxed);
+          if (seq % 16 == 0) std::this_thread::sleep_for(std::chrono::microseconds(10));  // bursts
         }
         calls[t] = static_cast<std::int64_t>(seq);
       });
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Stop once every thread has made a few calls, long before any reaches the limit: they are all
+    // still calling while the stop drains.
+    for (const auto& made : progress) {
+      while (made.load(std::memory_order_relaxed) < kCallsToStartTheStop)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     table.on_shutdown(table.user);  // while the threads are recording
+    stopped = true;
+    std::vector<std::uint64_t> at_stop(kRaceThreads);
+    for (int t = 0; t < kRaceThreads; ++t) at_stop[t] = progress[t].load(std::memory_order_relaxed);
+    for (int t = 0; t < kRaceThreads; ++t) {  // each thread calls at least once after the stop
+      while (progress[t].load(std::memory_order_relaxed) == at_stop[t])
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     stop = true;
     for (auto& th : threads) th.join();
     p.stop();
@@ -317,9 +342,11 @@ TEST_F(InjectTrace, HookCallsRacingTheStopAreRecordedOrCounted) {
       made += calls[t];
     }
     EXPECT_LE(recorded + stats.at("dropped_records.after_stop"), made) << "round " << round;
-    raced += stats.at("dropped_records.after_stop") > 0 ? 1 : 0;
+    raced_in_flight += stats.at("dropped_records.after_stop") > 0 ? 1 : 0;
   }
-  EXPECT_GT(raced, 0) << "the threads never overlapped the stop: the test tested nothing";
+  // Calls counted in the trace as dropped after the stop were made while it drained: a round without
+  // them means every thread was stalled for all of the drain, three rounds over.
+  EXPECT_GT(raced_in_flight, 0) << "the threads never overlapped the stop: the test tested nothing";
 }
 
 TEST_F(InjectTrace, AForkedChildRecordsNothingIntoTheParentsTrace) {

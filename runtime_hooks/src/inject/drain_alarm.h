@@ -41,6 +41,7 @@ class DrainAlarm {
     stopped_.store(true);
     ring();
   }
+  bool stopped() const noexcept { return stopped_.load(std::memory_order_relaxed); }
   // Producers, once per chunk: one relaxed load unless the drain thread dozes.
   void ring_if_dozing() noexcept {
     if (dozing_.load(std::memory_order_relaxed)) [[unlikely]] {

@@ -113,15 +113,17 @@ class ThreadBuffer {
   void retire() noexcept { retired_.store(true, std::memory_order_release); }  // the thread exits
 
   // ---- consumer (the drain thread) ----
-  // Calls f(tag, first_slot) for each published entry in order; returns the number consumed.
+  // Calls f(tag, first_slot) for each published entry in order, at most `limit` of them; returns the
+  // number consumed.
   template <class F>
-  std::uint64_t consume(F&& f) {
+  std::uint64_t consume(F&& f, std::uint64_t limit = UINT64_MAX) {
     if (rchunk_ == nullptr && (rchunk_ = first_.load(std::memory_order_acquire)) == nullptr) return 0;
     std::uint64_t count = 0;
     for (;;) {
       Chunk* next = rchunk_->next.load(std::memory_order_acquire);  // before `published`: see the Note
       const std::uint32_t end = rchunk_->published.load(std::memory_order_acquire);
       while (rpos_ < end) {
+        if (count == limit) return count;
         const Slot* s = &rchunk_->slots[rpos_];
         Tag tag;
         std::memcpy(&tag, s, 1);

@@ -23,6 +23,9 @@ constexpr auto kStoreDrain = std::chrono::microseconds(50);
 // For a hook call to finish at stop: a tensor capture of a large tensor may take a while.
 constexpr auto kHookWaitLimit = std::chrono::seconds(1);
 constexpr std::size_t kWarmChunks = 32;  // 2 MiB of pre-faulted chunks ready for producers
+// While recording, a thread's buffer is drained in slices of this many entries, so that a stop is
+// seen between two of them (Note [A stop is not held up by fast producers]).
+constexpr std::uint64_t kDrainSlice = kSlotsPerChunk;
 
 std::atomic<std::uint64_t> g_next_generation{1};  // 0: no session (t_slot's initial value)
 
@@ -214,9 +217,19 @@ std::vector<ThreadState*> Session::thread_states() {
 
 std::uint64_t Session::drain_round(RowBuilder& rows) {
   std::uint64_t consumed = 0;
+  const auto add = [&rows](Tag tag, const Slot* s) { rows.add(tag, s); };
+  const bool to_the_end = state_.load(std::memory_order_relaxed) != State::kRecording;
   for (ThreadState* t : thread_states()) {
     const bool retired = t->queue.retired();  // read first: everything it pushed before is visible
-    consumed += t->queue.consume([&rows](Tag tag, const Slot* s) { rows.add(tag, s); });
+    if (retired || to_the_end) {
+      consumed += t->queue.consume(add);  // its producer is done: this ends
+    } else {
+      std::uint64_t slice = 0;
+      do {
+        slice = t->queue.consume(add, kDrainSlice);
+        consumed += slice;
+      } while (slice == kDrainSlice && !alarm_.stopped());
+    }
     if (!retired) continue;
     for (int k = 0; k < kNumTags; ++k) retired_dropped_[k] += t->queue.dropped(static_cast<Tag>(k));
     std::unique_ptr<ThreadState> dead;

@@ -57,6 +57,15 @@ class RowBuilder;
 // the drain thread's snapshot, so it sees `flushing`. The hook side costs two plain stores and a
 // load.
 
+// Note [A stop is not held up by fast producers]
+// A drain round reads each buffer until it has caught up with its producer. Producers that record
+// faster than the drain thread writes (four threads in a tight loop, or any thread while the drain
+// thread is starved of CPU) keep it from ever catching up, and on_shutdown, which waits for the
+// drain thread to switch to flushing, waited with them: for seconds, until they stopped by
+// themselves, and their records were all kept where the stop should have counted them as dropped.
+// So while recording, a round drains each buffer in slices and looks for the stop between two; the
+// final round, after the switch, drains to the end (the producers have stopped storing).
+
 // What one producer thread owns in a session.
 struct ThreadState {
   explicit ThreadState(ChunkPool& pool) : queue(pool) {}
