@@ -72,7 +72,7 @@ class MsprobeExportTest : public ExportTest {
       row.numel = 2;
       row.max = stat;
       row.l2norm = stat;
-      row.address = with_addresses ? buffer : 0;
+      row.address = with_addresses ? static_cast<std::int64_t>(buffer) : 0;
       w->add_tensor(row);
     };
     const auto launch = [&](std::int64_t api, std::int64_t at, std::vector<std::pair<Buffer, double>> in,
@@ -91,8 +91,7 @@ class MsprobeExportTest : public ExportTest {
       const double v = s;  // each step's weights and data differ
       markers.push_back({.start_ns = t0, .end_ns = t0 + 999, .name_id = 0, .thread_id = 0, .kind = 1, .step = s});
       op(base, 0, t0 + 0, t0 + 100, "Module.fc.Linear.forward.0", kModule, kFwd, "Module.fc.Linear.forward.0", -1, 0);
-      const std::int64_t linear =
-          op(base, 1, t0 + 10, t0 + 60, "aten::linear", kAten, kFwd, "Module.fc.Linear.forward.0", seq, 0);
+      op(base, 1, t0 + 10, t0 + 60, "aten::linear", kAten, kFwd, "Module.fc.Linear.forward.0", seq, 0);
       const std::int64_t addmm =
           op(base, 2, t0 + 20, t0 + 50, "aten::addmm", kAten, kFwd, "Module.fc.Linear.forward.0", seq, 0);
       const std::int64_t relu = op(base, 0, t0 + 70, t0 + 80, "aten::relu", kAten, kFwd, nullptr, seq + 1, 0);
