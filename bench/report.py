@@ -275,8 +275,9 @@ def torch_profile_section(out_dir):
     median, ratio, targets = data["median_step_s"], data["ratio"], data["targets"]
     out = ["", "## PyTorch profiling", "",
            "What `npuscope run` costs a training step of %s: each variant a whole process, the step timed by the "
-           "script itself (median of %d steps after a warm-up step, over rounds in rotated order), so the "
-           "interpreter's start and the trace's conversion after exit are not in it." % (
+           "script itself (median of %d steps after a warm-up step, over rounds in rotated order; `--check-ops`, "
+           "only reported, in the first round), so the interpreter's start and the trace's conversion after exit "
+           "are not in it." % (
                data["workload"], data["steps_per_variant"]), "",
            "| variant | step | vs unprofiled | target |", "|---|---:|---:|---|",
            "| unprofiled | %.0f ms | 1.00x | |" % (1e3 * median["unprofiled"])]
