@@ -39,7 +39,8 @@ struct CommonOptions {
 inline void add_common_options(po::options_description& desc, CommonOptions& o) {
   desc.add_options()("help,h", "show this help")("device", po::value(&o.device)->default_value(o.device),
                                                  "npu, npu:N or cpu (the golden backend)")(
-      "spec", po::value(&o.spec), "device preset (ascend910b, ascend910, ascend310p, tiny) or JSON spec file")(
+      "spec", po::value(&o.spec),
+      "device preset (ascend910b, ascend910b1..b4, ascend910, ascend310p, tiny) or JSON spec file")(
       "precision-mode", po::value(&o.precision_mode),
       "force_fp16 | allow_fp32_to_fp16 | allow_mix_precision | must_keep_origin_dtype")(
       "overflow-mode", po::value(&o.overflow_mode), "inf_nan | saturation")(

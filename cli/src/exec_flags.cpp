@@ -40,7 +40,7 @@ const ExecFlag kExecFlags[] = {
      Applies::kExecOnly},
     {"output-dir", "where output_<i>.npy go (default: exec_<model name>)",
      NPUSCOPE_EXEC_MEMBER(std::string, output_dir), Applies::kExecOnly},
-    {"spec", "device preset (ascend910b, ascend910, ascend310p, tiny) or a JSON spec file",
+    {"spec", "device preset (ascend910b, ascend910b1..b4, ascend910, ascend310p, tiny) or a JSON spec file",
      NPUSCOPE_EXEC_MEMBER(std::string, device.spec), Applies::kNpuOnly},
     {"precision-mode",
      "force_fp16 | allow_fp32_to_fp16 | allow_mix_precision | must_keep_origin_dtype (default: the device's)",

@@ -54,6 +54,32 @@ DeviceSpec ascend910b() {
   return s;
 }
 
+// The 910B SKUs (shared/CALIBRATION.md "Hardware facts"; all approximate): B1 and B2 have 24 AI
+// cores (48 vector), B3 and B4 20 (40); the cube clock is 1.8-1.85 GHz, ~1.5 GHz on B4, so that
+// 16x16x16 f16 per cycle per core gives B2 ~354, B3 ~295, B4 ~246 TFLOP/s. HBM is 64 GiB at a
+// specified 1.6 TB/s with a 192 MiB L2 on B2 (and, unconfirmed, B1 and B3); B4 has 32 GiB at 0.8 TB/s
+// and a 96 MiB L2.
+DeviceSpec ascend910b_sku(const char* name, const char* sku, int cube_cores, double clock_hz) {
+  DeviceSpec s = ascend910b();
+  s.name = name;
+  s.description = std::string("Ascend ") + sku + "-like (approximate public figures)";
+  s.cube_cores = cube_cores;
+  s.vector_cores = 2 * cube_cores;
+  s.clock_hz = clock_hz;
+  return s;
+}
+
+DeviceSpec ascend910b1() { return ascend910b_sku("ascend910b1", "910B1", 24, 1.85e9); }  // top of 1.8-1.85 GHz
+DeviceSpec ascend910b2() { return ascend910b_sku("ascend910b2", "910B2", 24, 1.8e9); }   // ~354 TFLOP/s f16
+DeviceSpec ascend910b3() { return ascend910b_sku("ascend910b3", "910B3", 20, 1.8e9); }   // ~295 TFLOP/s f16
+DeviceSpec ascend910b4() {
+  DeviceSpec s = ascend910b_sku("ascend910b4", "910B4", 20, 1.5e9);  // ~246 TFLOP/s f16
+  s.memory_bytes = 32 * kGiB;
+  s.memory_bandwidth = 0.8e12;
+  s.l2_bytes = 96 * kMiB;
+  return s;
+}
+
 DeviceSpec ascend910() {
   DeviceSpec s = ascend910b();
   s.name = "ascend910";
@@ -240,15 +266,39 @@ void set_field(DeviceSpec& spec, const Field& field, const nlohmann::json& value
 
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"ascend910b", "ascend910", "ascend310p", "tiny"}; }
+namespace {
+
+// Every preset, in the order help texts list them. ascend910b is the 910B2 it always modelled, under
+// the name earlier traces and spec files use.
+struct Preset {
+  const char* name;
+  DeviceSpec (*make)();
+};
+constexpr Preset kPresets[] = {{"ascend910b", ascend910b},   {"ascend910b1", ascend910b1},
+                               {"ascend910b2", ascend910b2}, {"ascend910b3", ascend910b3},
+                               {"ascend910b4", ascend910b4}, {"ascend910", ascend910},
+                               {"ascend310p", ascend310p},   {"tiny", tiny}};
+
+std::string preset_list() {
+  std::string out;
+  for (const Preset& p : kPresets) out += (out.empty() ? "" : ", ") + std::string(p.name);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.emplace_back(p.name);
+  return names;
+}
 
 DeviceSpec preset_spec(std::string_view name) {
-  if (name == "ascend910b") return ascend910b();
-  if (name == "ascend910") return ascend910();
-  if (name == "ascend310p") return ascend310p();
-  if (name == "tiny") return tiny();
-  throw SpecError("unknown device preset '" + std::string(name) +
-                  "': use ascend910b, ascend910, ascend310p or tiny, or the path of a JSON spec file");
+  for (const Preset& p : kPresets) {
+    if (name == p.name) return p.make();
+  }
+  throw SpecError("unknown device preset '" + std::string(name) + "': use one of " + preset_list() +
+                  ", or the path of a JSON spec file");
 }
 
 void validate_spec(const DeviceSpec& s) {
@@ -284,8 +334,8 @@ DeviceSpec load_spec(std::string_view preset_or_path) {
   const std::string file(preset_or_path);
   std::ifstream in(file);
   if (!in) {
-    throw SpecError("cannot open device spec '" + file +
-                    "': not a preset (ascend910b, ascend910, ascend310p, tiny) and not a readable file");
+    throw SpecError("cannot open device spec '" + file + "': not a preset (" + preset_list() +
+                    ") and not a readable file");
   }
   nlohmann::json doc;
   try {

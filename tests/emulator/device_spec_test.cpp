@@ -69,6 +69,35 @@ TEST(DeviceSpec, Ascend910bFigures) {
   EXPECT_NO_THROW(validate_spec(s));
 }
 
+// shared/CALIBRATION.md "Hardware facts": cube cores and clocks give B2 ~354, B3 ~295, B4 ~246
+// TFLOP/s f16; B4 has half the HBM, bandwidth and L2. ascend910b stays the B2 under its old name.
+TEST(DeviceSpec, The910bSkusCarryTheirCoresClocksAndMemory) {
+  const DeviceSpec b1 = preset_spec("ascend910b1"), b2 = preset_spec("ascend910b2");
+  const DeviceSpec b3 = preset_spec("ascend910b3"), b4 = preset_spec("ascend910b4");
+  EXPECT_EQ(b1.name, "ascend910b1");
+  EXPECT_EQ(b4.name, "ascend910b4");
+  EXPECT_EQ(b1.cube_cores, 24);
+  EXPECT_EQ(b3.cube_cores, 20);
+  EXPECT_EQ(b4.vector_cores, 40);
+  EXPECT_NEAR(b1.cube_peak_f16(), 363.7e12, 0.1e12);
+  EXPECT_NEAR(b2.cube_peak_f16(), 353.9e12, 0.1e12);
+  EXPECT_NEAR(b3.cube_peak_f16(), 294.9e12, 0.1e12);
+  EXPECT_NEAR(b4.cube_peak_f16(), 245.8e12, 0.1e12);
+  EXPECT_EQ(b3.memory_bytes, 64 * kGiB);
+  EXPECT_EQ(b4.memory_bytes, 32 * kGiB);
+  EXPECT_DOUBLE_EQ(b4.memory_bandwidth, 0.8e12);
+  EXPECT_EQ(b4.l2_bytes, 96ull << 20);
+  EXPECT_EQ(b2.l2_bytes, 192ull << 20);
+  const DeviceSpec legacy = preset_spec("ascend910b");
+  EXPECT_EQ(legacy.name, "ascend910b");
+  EXPECT_EQ(legacy.cube_peak_f16(), b2.cube_peak_f16());
+  EXPECT_EQ(legacy.memory_bandwidth, b2.memory_bandwidth);
+  for (const DeviceSpec& s : {b1, b2, b3, b4}) {
+    EXPECT_NO_THROW(validate_spec(s)) << s.name;
+    EXPECT_EQ(load_spec(s.name).name, s.name);
+  }
+}
+
 TEST(DeviceSpec, OlderChips) {
   const DeviceSpec s910 = preset_spec("ascend910");
   EXPECT_EQ(s910.cube_cores, 32);

@@ -54,7 +54,8 @@ struct DeviceSpec {
   double vector_peak_f16() const;
 };
 
-// Names of the built-in presets: ascend910b, ascend910, ascend310p, tiny.
+// Names of the built-in presets: ascend910b (the 910B2), ascend910b1..ascend910b4, ascend910,
+// ascend310p, tiny.
 std::vector<std::string> preset_names();
 
 // A built-in preset. Throws SpecError listing the presets for an unknown name.
