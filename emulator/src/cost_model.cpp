@@ -9,12 +9,6 @@ namespace {
 
 // Bytes one vector block streams before another block is worth launching (UB-sized chunks).
 constexpr double kVectorBytesPerBlock = 64.0 * 1024;
-// Output tile one cube core computes at a time (MatMul's base block: 128 x 256 f32 fills L0C's
-// 128 KiB), and the K-loop's fill and drain per tile, in K elements: a tile of depth K costs
-// K + kCubeKFill. Tiles run in waves over the cores; the last wave may leave cores idle.
-// (Issue 18 work in progress: fitted by hand to CALIBRATION.md G2/G3, to be refitted.)
-constexpr std::int64_t kCubeBaseM = 128, kCubeBaseN = 256;
-constexpr double kCubeKFill = 512;
 // AI CPU reads device memory far below HBM speed.
 constexpr double kAiCpuBandwidth = 10e9;
 
@@ -68,14 +62,15 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
       const std::int64_t k = std::max<std::int64_t>(cost.k, 1), batch = std::max<std::int64_t>(cost.batch, 1);
       e.padded_flops =
           2.0 * static_cast<double>(batch) * padded(m, spec.cube_m) * padded(n, spec.cube_n) * padded(k, spec.cube_k);
-      const double tiles = static_cast<double>(batch) * std::ceil(static_cast<double>(m) / kCubeBaseM) *
-                           std::ceil(static_cast<double>(n) / kCubeBaseN);
+      const double tiles = static_cast<double>(batch) * std::ceil(static_cast<double>(m) / spec.cube_base_m) *
+                           std::ceil(static_cast<double>(n) / spec.cube_base_n);
       e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::min<double>(tiles, cores));
       const double used_cores = std::min<double>(e.block_dim, cores);
       const double waves = std::ceil(tiles / used_cores);
       const double kp = padded(k, spec.cube_k);
-      // used / cores is applied below; here what the waves and the K-loop lose on the cores used.
-      efficiency = spec.cube_efficiency * (tiles / (waves * used_cores)) * (kp / (kp + kCubeKFill));
+      // Tiles run in waves over the cores, the last of which may leave some idle; each tile pays the
+      // K-loop's fill (spec.cube_k_fill). used / cores is applied below.
+      efficiency = spec.cube_efficiency * (tiles / (waves * used_cores)) * (kp / (kp + spec.cube_k_fill));
     } else {
       e.padded_flops = cost.flops;
       const double blocks = std::ceil(cost.bytes / kVectorBytesPerBlock);

@@ -27,7 +27,11 @@ struct DeviceSpec {
   bool bf16 = false;                          // bf16 support
   double vector_flops_per_cycle_f16 = 128;    // per vector core; f32 is half
   double cube_efficiency = 0.85;              // achievable fraction of the cube peak on large aligned shapes
-  double vector_efficiency = 0.70;            // likewise for the vector unit
+  // Cube tiling (cost_model.cpp): the output tile one core computes at a time (MatMul's base block),
+  // and the K-loop's fill and drain per tile in K elements (a tile of depth K costs K + fill).
+  int cube_base_m = 128, cube_base_n = 256;
+  double cube_k_fill = 512;
+  double vector_efficiency = 0.70;  // likewise for the vector unit
 
   // Memory.
   std::uint64_t memory_bytes = 0;  // device (HBM / LPDDR) capacity
