@@ -103,10 +103,12 @@ class Builder {
   // node's own range where the engine's evaluate_function range around it lacks them.
   std::vector<PytorchApiRow> node_info_;
   std::vector<std::pair<std::int64_t, std::int64_t>> steps_;  // (start_ns, step), by start
-  // Who writes each buffer: (task, whether it is the optimizer updating the buffer in place), by task.
-  std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>> writers_;
-  // Who reads each buffer: (task, whether the task ran in the backward pass), by task.
-  std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>> readers_;
+  // Tasks touching each buffer, by address: (task, a flag), sorted by task.
+  using AccessIndex = std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>>;
+  // The flag of the first task after `task` in address's list (false if none).
+  static bool next_flag(const AccessIndex& index, std::int64_t address, std::int64_t task);
+  AccessIndex writers_;  // flag: the optimizer updating the buffer in place
+  AccessIndex readers_;  // flag: the task ran in the backward pass
   std::unordered_map<std::int64_t, std::pair<std::size_t, std::size_t>> tensors_of_task_;
   // Groups, and the group of each op (roots: forward API; roots and nodes: backward API; modules).
   std::vector<Group> groups_;
@@ -338,19 +340,18 @@ bool Builder::saved_by(const AddressIndex& forward, std::size_t tensor) const {
 // tensor kept for the gradients (BatchNorm's saved mean, max pooling's indices), not a result the
 // forward pass goes on with.
 bool Builder::next_read_in_backward(const TensorRow& written) const {
-  const auto list = readers_.find(written.address);
-  if (list == readers_.end()) return false;
-  const auto next = std::upper_bound(list->second.begin(), list->second.end(), std::pair{written.task_id, true});
-  return next != list->second.end() && next->second;
+  return next_flag(readers_, written.address, written.task_id);
 }
 
 // Whether the next write to the buffer `read` was read from is the optimizer updating it in place: a
 // parameter. Not any buffer the optimizer ever wrote: after the backward pass an activation's freed
 // buffer may be reused by one of the optimizer's temporaries.
-bool Builder::is_parameter(const TensorRow& read) const {
-  const auto list = writers_.find(read.address);
-  if (list == writers_.end()) return false;
-  const auto next = std::upper_bound(list->second.begin(), list->second.end(), std::pair{read.task_id, true});
+bool Builder::is_parameter(const TensorRow& read) const { return next_flag(writers_, read.address, read.task_id); }
+
+bool Builder::next_flag(const AccessIndex& index, std::int64_t address, std::int64_t task) {
+  const auto list = index.find(address);
+  if (list == index.end()) return false;
+  const auto next = std::upper_bound(list->second.begin(), list->second.end(), std::pair{task, true});
   return next != list->second.end() && next->second;
 }
 

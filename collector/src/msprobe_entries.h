@@ -24,10 +24,9 @@
 // wrote (an in-place ReLU). For a backward group, an input that is a tensor its forward group already
 // had (same address, same statistics) is a tensor autograd saved, not a gradient: left out, as
 // msprobe's backward input holds the incoming gradients only. For a module's forward group, an input
-// whose buffer the optimizer updates in place next (an optimizer-pass task reading and writing it) is a
-// parameter: listed apart, as
-// msprobe's "parameters". A trace without addresses (schema 6 and older) has no data flow: every
-// tensor read is an input and every tensor written an output.
+// whose buffer the optimizer updates in place next (an optimizer-pass task reading and writing it)
+// is a parameter: listed apart, as msprobe's "parameters". A trace without addresses (schema 6 and
+// older) has no data flow: every tensor read is an input and every tensor written an output.
 #pragma once
 
 #include <cstdint>
