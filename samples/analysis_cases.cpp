@@ -11,9 +11,9 @@
 //                                      then Mul of the result: Exp is the first overflow and the origin
 //   analysis_cases --case leak         64 tensors of 1 MiB kept alive past the end of the program
 //   analysis_cases --case misaligned   MatMuls of 100x100x100: not multiples of 16
-//   analysis_cases --case blockdim     4 decode-step MatMuls [16, 32768] x [32768, 128]: two 64x64
-//                                      output tiles, so 2 blocks on 24 cube cores (910B), ~35 us each;
-//                                      then one [16, 32768] x [32768, 512] on 8 blocks
+//   analysis_cases --case blockdim     4 decode-step MatMuls [16, 8192] x [8192, 512]: two 128x256
+//                                      output tiles, so 2 blocks on 24 cube cores (910B), ~30 us each;
+//                                      then one [16, 8192] x [8192, 2048] on 8 blocks
 //   analysis_cases --case memcpy       8 tensors of 1 KiB uploaded one by one and summed on the
 //                                      device: 10 copies of 1 KiB with the zeros and the result (the
 //                                      rule's threshold), plus one 64 KiB upload, which is not small
@@ -84,15 +84,15 @@ emu::Tensor run_case(const std::string& name, const CommonOptions& o) {
     return c;
   }
   if (name == "blockdim") {
-    // A decode step of 16 sequences: the 16 x 128 output is two 64x64 cube tiles, so two blocks
-    // however large K is; streaming the 8 MiB weight on 2 of 24 cores takes ~35 us.
-    const auto x = emu::Tensor::uniform({16, 32768}, f16, npu, o.seed, -1, 1);
-    const auto w = emu::Tensor::uniform({32768, 128}, f16, npu, o.seed + 1, -1, 1);
+    // A decode step of 16 sequences: the 16 x 512 output is two 128x256 base blocks, so two blocks
+    // however large K is; streaming the 8 MiB weight on 2 of 24 cores takes ~30 us.
+    const auto x = emu::Tensor::uniform({16, 8192}, f16, npu, o.seed, -1, 1);
+    const auto w = emu::Tensor::uniform({8192, 512}, f16, npu, o.seed + 1, -1, 1);
     emu::Tensor y;
     for (int i = 0; i < 4; ++i) y = ops::matmul(x, w, {.name = "decode/MatMul"});
     // A wider projection of the same type: 8 tiles, 8 blocks. The advice must name the block dim
     // that idles the most core time (2), not whichever call came last.
-    const auto wide = emu::Tensor::uniform({32768, 512}, f16, npu, o.seed + 2, -1, 1);
+    const auto wide = emu::Tensor::uniform({8192, 2048}, f16, npu, o.seed + 2, -1, 1);
     ops::matmul(x, wide, {.name = "decode/WideMatMul"});
     return y;
   }

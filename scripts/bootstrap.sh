@@ -15,6 +15,7 @@ PACKAGES=(
   libboost-program-options-dev # CLI parsing
   nlohmann-json3-dev           # device spec files, JSON reports
   libyaml-cpp-dev              # compare --mapping files in YAML
+  libeigen3-dev                # npuscope calibrate --fit: Levenberg-Marquardt (header-only)
   libzstd-dev                  # compressed tensor dumps
   libgtest-dev libgmock-dev googletest  # tests
   libbenchmark-dev             # bench/

@@ -76,6 +76,7 @@ bool parse_flags(int argc, char** argv, const po::options_description& desc, con
 void write_text_file(const std::string& path, const std::string& text);
 
 int analyze_command(int argc, char** argv);
+int calibrate_command(int argc, char** argv);
 int compare_command(int argc, char** argv);
 int exec_command(int argc, char** argv);
 int export_command(int argc, char** argv);

@@ -32,16 +32,22 @@ double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType dtype) {
   switch (unit) {
     case ComputeUnit::kCube:
       if (dtype == DType::kI8 || dtype == DType::kU8) return spec.cube_peak(true);
-      if (dtype == DType::kF32) return spec.cube_peak_f16() / 4;  // f32 cube path: quarter rate (approx.)
+      if (dtype == DType::kF32) return spec.cube_peak_f16() * spec.cube_f32_rate;  // HF32 on 910B
       return spec.cube_peak_f16();
     case ComputeUnit::kVector:
-      if (dtype == DType::kF32 || dtype == DType::kI32 || dtype == DType::kI64 || dtype == DType::kF64) {
-        return spec.vector_peak_f16() / 2;
-      }
-      return spec.vector_peak_f16();
+      // The vector unit processes a fixed width of bytes per cycle: half the elements of f32 as of
+      // f16, twice as many of int8.
+      return spec.vector_peak_f16() * 2.0 / static_cast<double>(dtype_size(dtype));
     case ComputeUnit::kAiCpu: return spec.aicpu_flops;
   }
   return 1;
+}
+
+double memory_seconds(const DeviceSpec& spec, double bytes) {
+  const double hbm = spec.memory_bandwidth * spec.memory_efficiency;
+  if (spec.l2_bandwidth <= 0 || spec.l2_bytes == 0) return bytes / hbm;
+  const double in_l2 = std::min(bytes, static_cast<double>(spec.l2_bytes));
+  return in_l2 / spec.l2_bandwidth + (bytes - in_l2) / hbm;
 }
 
 CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DType dtype) {
@@ -68,9 +74,12 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
       const double used_cores = std::min<double>(e.block_dim, cores);
       const double waves = std::ceil(tiles / used_cores);
       const double kp = padded(k, spec.cube_k);
-      // Tiles run in waves over the cores, the last of which may leave some idle; each tile pays the
-      // K-loop's fill (spec.cube_k_fill). used / cores is applied below.
+      // Note [Calibrated cost model]: the last wave of tiles may leave cores idle, each tile pays the
+      // K-loop's fill, and operands beyond the L2 are re-read from HBM. used / cores is applied below.
       efficiency = spec.cube_efficiency * (tiles / (waves * used_cores)) * (kp / (kp + spec.cube_k_fill));
+      if (spec.l2_bytes > 0 && cost.bytes > static_cast<double>(spec.l2_bytes)) {
+        efficiency /= 1 + spec.cube_l2_miss_penalty * (cost.bytes / static_cast<double>(spec.l2_bytes) - 1);
+      }
     } else {
       e.padded_flops = cost.flops;
       const double blocks = std::ceil(cost.bytes / kVectorBytesPerBlock);
@@ -78,11 +87,11 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
       efficiency = spec.vector_efficiency;
     }
     const double used = std::min<double>(e.block_dim, cores) / cores;
-    e.overhead_ns = spec.kernel_overhead_ns;
+    e.overhead_ns = spec.kernel_overhead_ns + (e.block_dim > 1 ? spec.multi_core_launch_ns : 0);
     e.compute_ns = e.padded_flops / (e.peak_flops * efficiency * used) * 1e9;
     // Half the cores are enough to saturate device memory.
     const double bandwidth_share = std::min(1.0, 2.0 * std::min<double>(e.block_dim, cores) / cores);
-    e.memory_ns = cost.bytes / (spec.memory_bandwidth * bandwidth_share) * 1e9;
+    e.memory_ns = memory_seconds(spec, cost.bytes) / bandwidth_share * 1e9;
   }
   e.memory_bound = e.memory_ns > e.compute_ns;
   e.duration_ns = std::min(kMaxTaskNs, e.overhead_ns + saturated_ns(std::max(e.compute_ns, e.memory_ns)));
@@ -90,8 +99,9 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
 }
 
 std::uint64_t estimate_copy_ns(const DeviceSpec& spec, std::uint64_t bytes, bool device_to_device) {
-  const double bandwidth = device_to_device ? spec.memory_bandwidth / 2 : spec.host_link_bandwidth;
-  return std::min(kMaxTaskNs, spec.copy_overhead_ns + saturated_ns(static_cast<double>(bytes) / bandwidth * 1e9));
+  const double b = static_cast<double>(bytes);
+  const double seconds = device_to_device ? memory_seconds(spec, 2 * b) : b / spec.host_link_bandwidth;  // read + write
+  return std::min(kMaxTaskNs, spec.copy_overhead_ns + saturated_ns(seconds * 1e9));
 }
 
 }  // namespace npuscope::emulator

@@ -117,7 +117,7 @@ void Event::synchronize() const {
   if (!state_) return;
   ApiScope api("aclrtSynchronizeEvent", ApiKind::kSynchronize);
   state_->device->wait_for(state_->stream, state_->seq);
-  vclock::advance_to(time_ns());
+  state_->device->resume_host_at(time_ns());
   state_->device->raise_fault();
 }
 
@@ -230,7 +230,7 @@ void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Strea
   wait_for(stream.id, enqueue(std::move(task)));
   {
     std::lock_guard lock(mutex_);
-    vclock::advance_to(streams_[stream.id].last_end_ns);
+    resume_host_at(streams_[stream.id].last_end_ns);
   }
   raise_fault();
 }
@@ -439,7 +439,7 @@ void Device::synchronize_stream(std::uint32_t stream_id) {
   wait_for(stream_id, seq);
   {
     std::lock_guard lock(mutex_);
-    vclock::advance_to(streams_[stream_id].last_end_ns);
+    resume_host_at(streams_[stream_id].last_end_ns);
   }
   raise_fault();
 }
@@ -457,8 +457,14 @@ void Device::synchronize() {
     std::lock_guard lock(mutex_);
     for (const auto& st : streams_) latest = std::max(latest, st.last_end_ns);
   }
-  vclock::advance_to(latest);
+  resume_host_at(latest);
   raise_fault();
+}
+
+void Device::resume_host_at(std::uint64_t device_done_ns) const {
+  // The host learns of the completion a round trip later (Note [Calibrated cost model]).
+  vclock::advance_to(device_done_ns);
+  vclock::advance_by(spec_.sync_latency_ns);
 }
 
 void Device::raise_fault() {

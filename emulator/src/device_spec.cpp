@@ -2,6 +2,7 @@
 // (CANN platform config files quoted publicly, vendor datasheets) and noted beside each value.
 #include "npuscope/emulator/device_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -34,18 +35,35 @@ DeviceSpec ascend910b() {
   s.cube_fp32 = true;   // 910B cube: f32 x f32 -> f32 (and HF32)
   s.bf16 = true;
   s.memory_bytes = 64 * kGiB;    // HBM
-  s.memory_bandwidth = 1.6e12;   // unconfirmed
-  s.host_link_bandwidth = 25e9;  // PCIe 4.0 x16, practical
+  s.memory_bandwidth = 1.6e12;   // specified (CALIBRATION.md hardware facts)
+  s.host_link_bandwidth = 25e9;  // PCIe 4.0 x16: 24.9 GB/s host->device measured (C3)
   s.ub_bytes = 192 * kKiB;
   s.l0a_bytes = 64 * kKiB;
   s.l0b_bytes = 64 * kKiB;
   s.l0c_bytes = 128 * kKiB;
   s.l1_bytes = 512 * kKiB;
   s.l2_bytes = 192 * kMiB;
+  // Calibrated against shared/CALIBRATION.md (docs/calibration.md has the table these give).
+  s.cube_efficiency = 0.97;       // with tiling and K fill: 2048^3 251 TF (G2), 4096^3 315 TF (G3)
+  s.cube_k_fill = 384;            // likewise: fitted to G1-G3's rise of efficiency with size
+  s.cube_f32_rate = 0.25;         // HF32: 84.5 vs 315 TF at 4096^3 (G5)
+  s.cube_l2_miss_penalty = 0.09;  // 8192^3 305 TF, 10240^3 275 TF once operands leave the L2 (G4)
+  s.memory_efficiency = 0.85;     // 1.43 TB/s best read (E1), 1.21 TB/s read+write (E3)
+  s.l2_bandwidth = 1.75e12;       // a 135 MB working set under the L2 measured at ~1.75 TB/s
   s.launch_latency_ns = 3000;
-  s.kernel_overhead_ns = 1500;
+  s.kernel_overhead_ns = 1200;    // smallest device kernels 1.18-1.28 us (S1)
+  s.multi_core_launch_ns = 1500;  // small kernels on many cores 2.5-4 us (E4)
   s.copy_overhead_ns = 2000;
-  s.host_launch_ns = 8000;  // HTA: typical CPU launch cost 5-20 us
+  s.host_launch_ns = 8000;    // HTA: typical CPU launch cost 5-20 us
+  s.op_issue_ns = 12000;      // with host_launch_ns: ~20 us per eager op under torch_npu (H8)
+  s.sync_latency_ns = 10000;  // eager add + synchronize 69-74 us (E6)
+  // Links (C1-C3): all_gather algbw 36 / 73 / 147 GiB/s on 2 / 4 / 8 ranks grows with the ranks, as a
+  // full mesh with ~18.4 GiB/s per pair gives; one RoCE port of 200 Gb/s per NPU across servers.
+  s.ranks_per_node = 8;
+  s.intra_node_link_bandwidth = 19.7e9;
+  s.inter_node_bandwidth = 25e9;
+  s.p2p_bandwidth = 54.7e9;  // P2P copy between two cards (C3)
+  s.collective_latency_ns = 20000;
   s.aicpu_overhead_ns = 20000;
   s.aicpu_flops = 4e9;
   s.default_overflow_mode = OverflowMode::kInfNan;  // INF_NAN is the 910B default
@@ -113,6 +131,7 @@ DeviceSpec ascend310p() {
   s.host_link_bandwidth = 12e9;  // PCIe 4.0 x8 (unconfirmed)
   s.ub_bytes = 256 * kKiB;       // unconfirmed
   s.l2_bytes = 0;
+  s.l2_bandwidth = 0;
   return s;
 }
 
@@ -127,6 +146,7 @@ DeviceSpec tiny() {
   s.memory_bandwidth = 100e9;
   s.host_link_bandwidth = 10e9;
   s.l2_bytes = 4 * kMiB;
+  s.l2_bandwidth = 0;  // hand-computed test figures need no L2 term
   return s;
 }
 
@@ -166,7 +186,12 @@ const Field kFields[] = {
     {"cube_base_m", &DeviceSpec::cube_base_m, 1, 4096, "elements"},
     {"cube_base_n", &DeviceSpec::cube_base_n, 1, 4096, "elements"},
     {"cube_k_fill", &DeviceSpec::cube_k_fill, 0, 1e6, "elements"},
+    {"cube_f32_rate", &DeviceSpec::cube_f32_rate, 0.01, 1, "fraction"},
+    {"cube_l2_miss_penalty", &DeviceSpec::cube_l2_miss_penalty, 0, 100, "fraction"},
     {"vector_efficiency", &DeviceSpec::vector_efficiency, 0.01, 1, "fraction"},
+    {"memory_efficiency", &DeviceSpec::memory_efficiency, 0.01, 1, "fraction"},
+    {"l2_bandwidth", &DeviceSpec::l2_bandwidth, 0, kMaxRate, "bytes/s"},
+    {"multi_core_launch_ns", &DeviceSpec::multi_core_launch_ns, 0, kMaxNs, "ns"},
     {"memory_bytes", &DeviceSpec::memory_bytes, 4096, kMaxBytes, "bytes"},
     {"memory_bandwidth", &DeviceSpec::memory_bandwidth, 1e6, kMaxRate, "bytes/s"},
     {"host_link_bandwidth", &DeviceSpec::host_link_bandwidth, 1e6, kMaxRate, "bytes/s"},
@@ -180,8 +205,15 @@ const Field kFields[] = {
     {"kernel_overhead_ns", &DeviceSpec::kernel_overhead_ns, 0, kMaxNs, "ns"},
     {"copy_overhead_ns", &DeviceSpec::copy_overhead_ns, 0, kMaxNs, "ns"},
     {"host_launch_ns", &DeviceSpec::host_launch_ns, 0, kMaxNs, "ns"},
+    {"op_issue_ns", &DeviceSpec::op_issue_ns, 0, kMaxNs, "ns"},
+    {"sync_latency_ns", &DeviceSpec::sync_latency_ns, 0, kMaxNs, "ns"},
     {"aicpu_overhead_ns", &DeviceSpec::aicpu_overhead_ns, 0, kMaxNs, "ns"},
     {"aicpu_flops", &DeviceSpec::aicpu_flops, 1e6, kMaxRate, "flop/s"},
+    {"ranks_per_node", &DeviceSpec::ranks_per_node, 1, 65536, "devices"},
+    {"intra_node_link_bandwidth", &DeviceSpec::intra_node_link_bandwidth, 1e6, kMaxRate, "bytes/s"},
+    {"inter_node_bandwidth", &DeviceSpec::inter_node_bandwidth, 1e6, kMaxRate, "bytes/s"},
+    {"p2p_bandwidth", &DeviceSpec::p2p_bandwidth, 1e6, kMaxRate, "bytes/s"},
+    {"collective_latency_ns", &DeviceSpec::collective_latency_ns, 0, kMaxNs, "ns"},
     {"default_overflow_mode", &DeviceSpec::default_overflow_mode},
     {"supports_inf_nan", &DeviceSpec::supports_inf_nan},
     {"default_precision_mode", &DeviceSpec::default_precision_mode},
@@ -318,6 +350,45 @@ void validate_spec(const DeviceSpec& s) {
   if (!s.supports_inf_nan && s.default_overflow_mode == OverflowMode::kInfNan) {
     throw SpecError("device spec '" + s.name + "': default_overflow_mode is inf_nan but supports_inf_nan is false");
   }
+}
+
+namespace {
+
+const Field& numeric_field(std::string_view name) {
+  for (const Field& f : kFields) {
+    if (name == f.name && is_numeric(f)) return f;
+  }
+  throw SpecError("'" + std::string(name) + "' is not a numeric device spec field (fields: " + field_names() + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> spec_numeric_fields() {
+  std::vector<std::string> names;
+  for (const Field& f : kFields) {
+    if (is_numeric(f)) names.emplace_back(f.name);
+  }
+  return names;
+}
+
+double spec_field(const DeviceSpec& spec, std::string_view field) { return numeric_value(spec, numeric_field(field)); }
+
+void set_spec_field(DeviceSpec& spec, std::string_view field, double value) {
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(spec.*member)>;
+        if constexpr (std::is_floating_point_v<T>) {
+          spec.*member = value;
+        } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+          spec.*member = static_cast<T>(std::llround(std::max(0.0, value)));
+        }
+      },
+      numeric_field(field).ref);
+}
+
+std::pair<double, double> spec_field_range(std::string_view field) {
+  const Field& f = numeric_field(field);
+  return {f.min, f.max};
 }
 
 std::string spec_ranges_markdown() {

@@ -397,6 +397,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   launch.outputs = outputs;
   const Stream stream = options.stream != nullptr ? *options.stream : dev.default_stream();
   if (stream.device != &dev) throw InvalidArgument(std::string(schema.type) + ": the stream belongs to another device");
+  vclock::advance_by(dev.spec().op_issue_ns);  // preparing the op on the host (workspace, tiling)
   dev.launch(std::move(launch), stream, api.connection_id());
   return outputs;
 }

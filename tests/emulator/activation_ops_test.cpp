@@ -152,3 +152,29 @@ TEST_F(ActivationOpsTest, CategoriesCostsAndBadDtypes) {
     EXPECT_THROW(ops::silu(in), InvalidArgument);
   }
 }
+
+TEST_F(ActivationOpsTest, SwiGluGatesTheSecondHalfWithSiluOfTheFirst) {
+  // x = [a | b] along the last dim: out = a / (1 + e^-a) · b.
+  const std::vector<float> values{1, -2, 3,  4,  //
+                                  0, 5,  -1, 2};
+  const Tensor x = Tensor::from_floats(values, {2, 4}, DType::kF32);
+  const Tensor y = call_op1("SwiGlu", {x});
+  EXPECT_EQ(y.shape(), (Shape{2, 2}));
+  const auto silu = [](double a) { return a / (1 + std::exp(-a)); };
+  EXPECT_TRUE(all_close(to_vec(y), {silu(1) * 3, silu(-2) * 4, silu(0) * -1, silu(5) * 2}, 1e-6, 1e-6));
+  // dim = 0 splits the rows instead.
+  const Tensor rows = call_op1("SwiGlu", {x}, {{"dim", std::int64_t{0}}});
+  EXPECT_EQ(rows.shape(), (Shape{1, 4}));
+  EXPECT_TRUE(all_close(to_vec(rows), {silu(1) * 0, silu(-2) * 5, silu(3) * -1, silu(4) * 2}, 1e-6, 1e-6));
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const auto tol = default_tolerance(dt);
+    const Tensor r = Tensor::uniform({3, 2, 64}, dt, DeviceRef::cpu(), 7, -8, 8);
+    EXPECT_TRUE(all_close(to_vec(call_op1("SwiGlu", on_npu({r}))), to_vec(call_op1("SwiGlu", {r})), tol.rtol, tol.atol))
+        << dtype_name(dt);
+  }
+  EXPECT_THROW(call_op1("SwiGlu", {cpu_tensor({1, 2, 3})}), InvalidArgument);  // odd size
+  const KernelCost c =
+      OpRegistry::instance().schema("SwiGlu").cost({{{{4, 32}, DType::kF16}}}, {{{{4, 16}, DType::kF16}}}, {});
+  EXPECT_EQ(c.unit, ComputeUnit::kVector);
+  EXPECT_DOUBLE_EQ(c.bytes, (128 + 64) * 2);
+}

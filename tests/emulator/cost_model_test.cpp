@@ -1,6 +1,8 @@
-// The cost model (cost_model.h) against durations worked out by hand on the ascend910b preset:
-// 24 cube cores, 48 vector cores, 1.8 GHz, 1.6e12 B/s HBM, 25e9 B/s host link, efficiencies
-// cube 0.85 / vector 0.70, overheads kernel 1500 ns, copy 2000 ns, AI CPU 20000 ns at 4e9 flop/s.
+// The cost model (cost_model.h, Note [Calibrated cost model]) against durations worked out by hand
+// on the ascend910b preset: 24 cube cores, 48 vector cores, 1.8 GHz (cube peak f16 353.8944 TFLOP/s),
+// base block 128x256, K fill 384, cube efficiency 0.97, f32 rate 0.25, L2 miss penalty 0.09, L2
+// 192 MiB at 1.75e12 B/s, HBM 1.6e12 B/s at 0.85 (1.36e12), vector efficiency 0.70, kernel floor
+// 1200 ns + 1500 ns on more than one core, copy 2000 ns, host link 25e9 B/s, AI CPU 20000 ns at 4e9.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +20,9 @@ const DeviceSpec& b910() {
   return spec;
 }
 
+constexpr double kPeak = 24.0 * 4096 * 2 * 1.8e9;
+constexpr double kL2 = 192.0 * 1024 * 1024;
+
 KernelCost cube(std::int64_t m, std::int64_t n, std::int64_t k, double bytes = 0) {
   KernelCost c;
   c.unit = ComputeUnit::kCube;
@@ -29,40 +34,85 @@ KernelCost cube(std::int64_t m, std::int64_t n, std::int64_t k, double bytes = 0
   return c;
 }
 
+KernelCost vector(double flops, double bytes) {
+  KernelCost c;
+  c.unit = ComputeUnit::kVector;
+  c.flops = flops;
+  c.bytes = bytes;
+  return c;
+}
+
 }  // namespace
 
 TEST(CostModel, UnitPeaks) {
-  // Cube f16: 24 cores x 16·16·16 MACs x 2 x 1.8e9 = 353.89 TFLOP/s; int8 twice that; f32 a quarter.
-  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kF16), 24.0 * 4096 * 2 * 1.8e9);
-  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kBF16), 24.0 * 4096 * 2 * 1.8e9);
-  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kI8), 2 * 24.0 * 4096 * 2 * 1.8e9);
-  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kF32), 24.0 * 4096 * 2 * 1.8e9 / 4);
-  // Vector f16: 48 cores x 128 flop/cycle x 1.8e9 = 11.06 TFLOP/s; f32 half.
-  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kVector, DType::kF16), 48.0 * 128 * 1.8e9);
-  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kVector, DType::kF32), 48.0 * 128 * 1.8e9 / 2);
+  // Cube f16: 24 cores x 16·16·16 MACs x 2 x 1.8e9 = 353.89 TFLOP/s; int8 twice that; f32 (HF32) a quarter.
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kF16), kPeak);
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kBF16), kPeak);
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kI8), 2 * kPeak);
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kCube, DType::kF32), kPeak / 4);
+  // Vector f16: 48 cores x 128 flop/cycle x 1.8e9 = 11.06 TFLOP/s; per dtype by element size.
+  const double vec = 48.0 * 128 * 1.8e9;
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kVector, DType::kF16), vec);
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kVector, DType::kF32), vec / 2);
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kVector, DType::kI8), vec * 2);
+  EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kVector, DType::kF64), vec / 4);
   EXPECT_DOUBLE_EQ(unit_peak_flops(b910(), ComputeUnit::kAiCpu, DType::kF32), 4e9);
 }
 
-TEST(CostModel, CubeMatMul1024F16) {
-  // flops 2·1024³ = 2147483648; tiles (1024/64)² = 256 > 24 cores -> block_dim 24, all cores used.
-  // compute = 2147483648 / (353894400000000 · 0.85) s = 7139.00 ns.
-  // bytes 3 · 1024² · 2 = 6291456 -> memory = 6291456 / 1.6e12 s = 3932.16 ns: compute-bound.
-  // duration = 1500 + ceil(7139.00) = 8639 ns.
+TEST(CostModel, CubeMatMul1024F16RunsInTwoWaves) {
+  // Tiles ceil(1024/128)·ceil(1024/256) = 32 on 24 cores: 2 waves, the second a third full (32/48).
+  // K fill: 1024 / (1024 + 384). Efficiency 0.97 · (32/48) · (1024/1408) = 0.470303.
+  // compute = 2147483648 / (353.8944e12 · 0.470303) s = 12902.63 ns; memory: 6 MiB in the L2 at
+  // 1.75e12 = 3595.12 ns. duration = 1200 + 1500 (24 cores) + 12903 = 15603 ns.
   const CostEstimate e = estimate_kernel(b910(), cube(1024, 1024, 1024, 6291456), DType::kF16);
   EXPECT_EQ(e.block_dim, 24u);
   EXPECT_DOUBLE_EQ(e.padded_flops, 2147483648.0);
-  EXPECT_NEAR(e.compute_ns, 7139.00, 0.01);
-  EXPECT_NEAR(e.memory_ns, 3932.16, 1e-6);
+  EXPECT_NEAR(e.compute_ns, 12902.63, 0.01);
+  EXPECT_NEAR(e.memory_ns, 3595.12, 0.01);
   EXPECT_FALSE(e.memory_bound);
-  EXPECT_EQ(e.overhead_ns, 1500u);
-  EXPECT_EQ(e.duration_ns, 8639u);
+  EXPECT_EQ(e.overhead_ns, 2700u);
+  EXPECT_EQ(e.duration_ns, 15603u);
 }
 
-TEST(CostModel, CubeF32RunsAtQuarterRate) {
-  // Same shape in f32: compute 4 x 7139.00 = 28555.99 ns -> 1500 + 28556 = 30056 ns.
-  const CostEstimate e = estimate_kernel(b910(), cube(1024, 1024, 1024), DType::kF32);
-  EXPECT_NEAR(e.compute_ns, 28555.99, 0.01);
-  EXPECT_EQ(e.duration_ns, 30056u);
+TEST(CostModel, OneTileMoreThanTheCoresTakesASecondWave) {
+  // 768 x 1024: 6·4 = 24 tiles, one full wave. 896 x 1024: 7·4 = 28 tiles, two waves (28/48 busy):
+  // 16.7% more work in twice the time.
+  const CostEstimate one = estimate_kernel(b910(), cube(768, 1024, 1024), DType::kF16);
+  const CostEstimate two = estimate_kernel(b910(), cube(896, 1024, 1024), DType::kF16);
+  EXPECT_NEAR(one.compute_ns, 2.0 * 768 * 1024 * 1024 / (kPeak * 0.97 * (1024.0 / 1408)) * 1e9, 1e-6);
+  EXPECT_NEAR(two.compute_ns / one.compute_ns, 2.0, 1e-9);
+}
+
+TEST(CostModel, F32RunsAtTheHf32RateOfF16) {
+  const CostEstimate f16 = estimate_kernel(b910(), cube(1024, 1024, 1024), DType::kF16);
+  const CostEstimate f32 = estimate_kernel(b910(), cube(1024, 1024, 1024), DType::kF32);
+  EXPECT_NEAR(f32.compute_ns / f16.compute_ns, 4.0, 1e-9);
+  DeviceSpec half_rate = b910();
+  half_rate.cube_f32_rate = 0.5;
+  EXPECT_NEAR(estimate_kernel(half_rate, cube(1024, 1024, 1024), DType::kF32).compute_ns / f16.compute_ns, 2.0, 1e-9);
+}
+
+TEST(CostModel, OperandsBeyondTheL2CostTheMissPenalty) {
+  // Operands that fit the L2 pay nothing; at 3 L2 sizes, 1 + 0.09 · (3 - 1) = 1.18 times the compute.
+  const CostEstimate fits = estimate_kernel(b910(), cube(4096, 4096, 4096, kL2), DType::kF16);
+  const CostEstimate beyond = estimate_kernel(b910(), cube(4096, 4096, 4096, 3 * kL2), DType::kF16);
+  const CostEstimate small = estimate_kernel(b910(), cube(4096, 4096, 4096, 1e6), DType::kF16);
+  EXPECT_DOUBLE_EQ(fits.compute_ns, small.compute_ns);
+  EXPECT_NEAR(beyond.compute_ns / fits.compute_ns, 1.18, 1e-9);
+  // Without an L2 there is no such term.
+  DeviceSpec no_l2 = b910();
+  no_l2.l2_bytes = 0;
+  EXPECT_DOUBLE_EQ(estimate_kernel(no_l2, cube(4096, 4096, 4096, 3 * kL2), DType::kF16).compute_ns, small.compute_ns);
+}
+
+TEST(CostModel, WorkingSetsUnderTheL2MoveFasterThanHbm) {
+  // Exactly the L2: 201326592 / 1.75e12 s = 115043.77 ns. 1.36 MB more goes at the effective HBM
+  // bandwidth 1.6e12 · 0.85 = 1.36e12: +1000 ns.
+  EXPECT_NEAR(memory_seconds(b910(), kL2) * 1e9, 115043.77, 0.01);
+  EXPECT_NEAR(memory_seconds(b910(), kL2 + 1.36e6) * 1e9, 116043.77, 0.01);
+  DeviceSpec no_l2 = b910();
+  no_l2.l2_bandwidth = 0;
+  EXPECT_NEAR(memory_seconds(no_l2, 1.36e6) * 1e9, 1000, 1e-6);
 }
 
 TEST(CostModel, CubePaddingToTheFractal) {
@@ -79,56 +129,49 @@ TEST(CostModel, CubePaddingToTheFractal) {
 }
 
 TEST(CostModel, FewerBlocksThanCoresTakesLonger) {
-  // 64 x 64 output = one 64x64 tile -> block_dim 1: 1/24 of the cube is busy.
-  // flops 2·64·64·24576 = 201326592; compute = 201326592 / (353.8944e12 · 0.85 / 24) s = 16062.75 ns.
+  // 64 x 64 output = one tile -> block_dim 1: 1/24 of the cube is busy, and one core pays no
+  // multi-core launch. compute = 2·64·64·24576 / (353.8944e12 · 0.97 · 24576/24960 / 24) s.
   const CostEstimate narrow = estimate_kernel(b910(), cube(64, 64, 24576), DType::kF16);
   EXPECT_EQ(narrow.block_dim, 1u);
-  EXPECT_NEAR(narrow.compute_ns, 201326592.0 / (353.8944e12 * 0.85 / 24) * 1e9, 1e-6);
-  // The same flops spread over 24 tiles (64 x 1536 output) use every core: 24 times faster.
-  const CostEstimate wide = estimate_kernel(b910(), cube(64, 1536, 1024), DType::kF16);
-  EXPECT_EQ(wide.block_dim, 24u);
-  EXPECT_NEAR(narrow.compute_ns / wide.compute_ns, 24.0, 1e-9);
-  EXPECT_GT(narrow.duration_ns, wide.duration_ns);
-  // An explicit block_dim overrides the derivation.
+  EXPECT_EQ(narrow.overhead_ns, 1200u);
+  EXPECT_NEAR(narrow.compute_ns, 14295.53, 0.01);
+  // An explicit block_dim overrides the derivation: 32 tiles on 12 cores take 3 waves of 12 where 24
+  // cores take 2 waves of 24: 3/2 the time.
   KernelCost forced = cube(1024, 1024, 1024);
   forced.block_dim = 12;
   const CostEstimate half = estimate_kernel(b910(), forced, DType::kF16);
   EXPECT_EQ(half.block_dim, 12u);
-  EXPECT_NEAR(half.compute_ns, 2 * 7139.00, 0.02);
+  EXPECT_NEAR(half.compute_ns, 1.5 * 12902.63, 0.02);
 }
 
 TEST(CostModel, MemoryBoundVectorOp) {
-  // f32 Add of 1 Mi elements: flops 1048576, bytes 3 · 4 MiB = 12582912.
+  // f32 Add of 1 Mi elements: flops 1048576, bytes 3 · 4 MiB = 12582912, all under the L2.
   // blocks = ceil(12582912 / 65536) = 192 -> clamped to 48 cores; full bandwidth.
-  // memory = 12582912 / 1.6e12 s = 7864.32 ns; compute = 1048576 / (5.5296e12 · 0.7) s = 270.9 ns.
-  // duration = 1500 + ceil(7864.32) = 9365 ns.
-  KernelCost c;
-  c.unit = ComputeUnit::kVector;
-  c.flops = 1048576;
-  c.bytes = 12582912;
-  const CostEstimate e = estimate_kernel(b910(), c, DType::kF32);
+  // memory = 12582912 / 1.75e12 s = 7190.24 ns; compute = 1048576 / (5.5296e12 · 0.7) s = 270.9 ns.
+  // duration = 1200 + 1500 + ceil(7190.24) = 9891 ns.
+  const CostEstimate e = estimate_kernel(b910(), vector(1048576, 12582912), DType::kF32);
   EXPECT_EQ(e.block_dim, 48u);
   EXPECT_TRUE(e.memory_bound);
-  EXPECT_NEAR(e.memory_ns, 7864.32, 1e-6);
+  EXPECT_NEAR(e.memory_ns, 7190.24, 0.01);
   EXPECT_NEAR(e.compute_ns, 1048576 / (5.5296e12 * 0.7) * 1e9, 1e-6);
-  EXPECT_EQ(e.duration_ns, 9365u);
+  EXPECT_EQ(e.duration_ns, 9891u);
 }
 
-TEST(CostModel, SmallVectorOpUsesFewBlocksAndLessBandwidth) {
-  // 128 KiB moved -> 2 blocks of 48; 2 blocks get 2·2/48 of the bandwidth (half the cores saturate it).
-  // memory = 131072 / (1.6e12 · 4/48) s = 983.04 ns -> duration 1500 + 984 = 2484 ns.
-  KernelCost c;
-  c.unit = ComputeUnit::kVector;
-  c.flops = 1024;
-  c.bytes = 131072;
-  const CostEstimate e = estimate_kernel(b910(), c, DType::kF16);
+TEST(CostModel, TheFloorsOfSmallKernels) {
+  // 128 KiB moved -> 2 blocks of 48, which get 2·2/48 of the bandwidth (half the cores saturate it).
+  // memory = 131072 / (1.75e12 · 4/48) s = 898.78 ns -> duration 1200 + 1500 + 899 = 3599 ns.
+  const CostEstimate e = estimate_kernel(b910(), vector(1024, 131072), DType::kF16);
   EXPECT_EQ(e.block_dim, 2u);
-  EXPECT_NEAR(e.memory_ns, 983.04, 1e-6);
-  EXPECT_EQ(e.duration_ns, 2484u);
-  // Nothing to move still costs the launch overhead and one block.
+  EXPECT_NEAR(e.memory_ns, 898.78, 0.01);
+  EXPECT_EQ(e.duration_ns, 3599u);
+  // Nothing to move still costs the one-core floor (the smallest kernels measure 1.18-1.28 us).
   const CostEstimate empty = estimate_kernel(b910(), KernelCost{}, DType::kF32);
   EXPECT_EQ(empty.block_dim, 1u);
-  EXPECT_EQ(empty.duration_ns, 1500u);
+  EXPECT_EQ(empty.duration_ns, 1200u);
+  // A 16x16x16 matmul: one tile on one core.
+  const CostEstimate tiny = estimate_kernel(b910(), cube(16, 16, 16, 1536), DType::kF16);
+  EXPECT_EQ(tiny.block_dim, 1u);
+  EXPECT_EQ(tiny.overhead_ns, 1200u);
 }
 
 TEST(CostModel, AiCpu) {
@@ -150,8 +193,8 @@ TEST(CostModel, AiCpu) {
 TEST(CostModel, CopyTimes) {
   // Host link: 2000 + ceil(1 MiB / 25e9 s) = 2000 + ceil(41943.04) = 43944 ns.
   EXPECT_EQ(estimate_copy_ns(b910(), 1 << 20, false), 43944u);
-  // Device to device reads and writes HBM: half of 1.6e12 -> 2000 + ceil(1310.72) = 3311 ns.
-  EXPECT_EQ(estimate_copy_ns(b910(), 1 << 20, true), 3311u);
+  // Device to device reads and writes 2 MiB, under the L2: 2000 + ceil(2097152 / 1.75e12 s) = 3199 ns.
+  EXPECT_EQ(estimate_copy_ns(b910(), 1 << 20, true), 3199u);
   EXPECT_EQ(estimate_copy_ns(b910(), 0, false), 2000u);
 }
 
@@ -171,6 +214,8 @@ TEST(CostModel, SaturatesAtTheLongestTask) {
   slow.cube_efficiency = slow.vector_efficiency = 0.01;
   slow.memory_bandwidth = slow.host_link_bandwidth = slow.aicpu_flops = 1e6;
   slow.kernel_overhead_ns = slow.copy_overhead_ns = slow.aicpu_overhead_ns = 1'000'000'000;
+  slow.multi_core_launch_ns = 1'000'000'000;
+  slow.memory_efficiency = 0.01;
   ASSERT_NO_THROW(validate_spec(slow));
   const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
   EXPECT_EQ(estimate_kernel(slow, cube(huge, huge, huge, 1e300), DType::kF32).duration_ns, kMaxTaskNs);

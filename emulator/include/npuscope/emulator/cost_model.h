@@ -1,10 +1,25 @@
 // The cost model: how long a task takes on the emulated NPU (see DESIGN.md "Cost model").
 //
-//   duration = overhead + max(flops / (peak(unit, dtype) · utilisation), bytes / bandwidth)
+//   duration = overhead + max(flops / (peak(unit, dtype) · efficiency · utilisation), memory time)
 //
-// Cube shapes are padded up to the fractal (16×16×16), so misaligned shapes cost more; work split
-// over fewer blocks than cores leaves the rest idle (utilisation = block_dim / cores), and a single
-// core cannot saturate HBM (bandwidth scales with blocks until half the cores are busy).
+// Note [Calibrated cost model]
+// The terms are the ones published 910B measurements show (shared/CALIBRATION.md; the table of
+// modelled against measured is docs/calibration.md, made by `npuscope calibrate`), and each
+// constant is a DeviceSpec field, so a spec file can refit them:
+// - Cube: shapes are padded to the fractal (16x16x16). The output is cut into base blocks
+//   (cube_base_m x cube_base_n) that run in waves over the cores; the last wave may leave cores idle,
+//   so 32 tiles on 24 cores take two waves at 67%. Each tile pays the K-loop's fill (a depth K costs
+//   K + cube_k_fill), so small K loses. Operands beyond the L2 cost 1 + cube_l2_miss_penalty per L2
+//   size beyond it (panels re-read from HBM). f32 runs at cube_f32_rate of f16 (HF32 on 910B).
+//   cube_efficiency is what is left on a large aligned shape: the achievable ceiling.
+// - Vector: throughput per dtype from the unit's width (f32 half of f16, int8 twice), times
+//   vector_efficiency; work over fewer blocks than cores leaves the rest idle.
+// - Memory: the part of a working set the L2 holds moves at l2_bandwidth, the rest at the effective
+//   HBM bandwidth (memory_bandwidth · memory_efficiency); one core cannot saturate HBM (bandwidth
+//   scales with blocks until half the cores are busy).
+// - Fixed costs: a device floor per kernel (kernel_overhead_ns), plus multi_core_launch_ns when it
+//   runs on more than one core. On the host (device.cpp, dispatch.cpp): op_issue_ns to prepare an op,
+//   host_launch_ns per launch, sync_latency_ns per synchronize, copies at host_link_bandwidth.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +62,11 @@ double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType compute_d
 
 CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DType compute_dtype);
 
-// Host <-> device or device <-> device copy.
+// Seconds to move `bytes` through device memory: what the L2 holds at l2_bandwidth, the rest at the
+// effective HBM bandwidth (one block's share aside).
+double memory_seconds(const DeviceSpec& spec, double bytes);
+
+// Host <-> device or device <-> device copy (the latter reads and writes device memory).
 std::uint64_t estimate_copy_ns(const DeviceSpec& spec, std::uint64_t bytes, bool device_to_device);
 
 // Rounds v up to a multiple of `to`.

@@ -150,6 +150,8 @@ class Device : public std::enable_shared_from_this<Device> {
   void wait_for(std::uint32_t stream_id, std::uint64_t seq);  // host side, counts as blocked
   void collect_retired();
   void raise_fault();  // host side: throws the pending kernel fault, if any, and clears it
+  // Host side, after a wait: its clock moves to when the device finished plus spec.sync_latency_ns.
+  void resume_host_at(std::uint64_t device_done_ns) const;
   void check_stream(std::uint32_t stream_id) const;
   void check_own_stream(const Stream& stream) const;  // a copy on another device's stream is an error
   static void on_memory_event(void* user, const MemoryEvent& event, const MemoryStats& stats);

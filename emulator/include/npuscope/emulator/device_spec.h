@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "npuscope/emulator/numerics.h"
@@ -25,27 +26,43 @@ struct DeviceSpec {
   int cube_m = 16, cube_n = 16, cube_k = 16;  // cube fractal
   bool cube_fp32 = false;                     // f32 cube path (910B); without it f32 matmul runs in f16
   bool bf16 = false;                          // bf16 support
-  double vector_flops_per_cycle_f16 = 128;    // per vector core; f32 is half
-  double cube_efficiency = 0.85;              // achievable fraction of the cube peak on large aligned shapes
-  // Cube tiling (cost_model.cpp): the output tile one core computes at a time (MatMul's base block),
-  // and the K-loop's fill and drain per tile in K elements (a tile of depth K costs K + fill).
+  double vector_flops_per_cycle_f16 = 128;    // per vector core; per dtype in proportion to its size (f32 half)
+  // Calibration constants (Note [Calibrated cost model] in cost_model.h; the fitted values and their
+  // sources are in device_spec.cpp and docs/calibration.md). A spec file may refit any of them.
+  double cube_efficiency = 1.0;  // fraction of the cube peak that tiling and K fill leave (the ceiling)
+  // Cube tiling: the output tile one core computes at a time (MatMul's base block), and the K-loop's
+  // fill and drain per tile in K elements (a tile of depth K costs K + fill).
   int cube_base_m = 128, cube_base_n = 256;
   double cube_k_fill = 512;
-  double vector_efficiency = 0.70;  // likewise for the vector unit
+  double cube_f32_rate = 0.25;             // f32 cube throughput (HF32 on 910B) as a fraction of f16's
+  double cube_l2_miss_penalty = 0.1;       // extra cube time per L2 size of operands beyond the L2
+  double vector_efficiency = 0.70;         // achievable fraction of the vector peak
+  double memory_efficiency = 0.85;         // effective HBM bandwidth as a fraction of the specified one
+  double l2_bandwidth = 0;                 // bytes/s for the part of a working set the L2 holds (0: no L2 term)
+  std::uint64_t multi_core_launch_ns = 0;  // extra fixed cost of a kernel that runs on more than one core
 
   // Memory.
   std::uint64_t memory_bytes = 0;  // device (HBM / LPDDR) capacity
-  double memory_bandwidth = 0;     // bytes per second
+  double memory_bandwidth = 0;     // bytes per second, as specified
   double host_link_bandwidth = 0;  // host <-> device copies, bytes per second (PCIe)
   std::uint64_t ub_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, l1_bytes = 0, l2_bytes = 0;
 
   // Latencies and the AI CPU (for ops with no NPU kernel).
   std::uint64_t launch_latency_ns = 0;   // host launch -> earliest device start
-  std::uint64_t kernel_overhead_ns = 0;  // fixed cost of any AI core / vector task
+  std::uint64_t kernel_overhead_ns = 0;  // fixed cost of any AI core / vector task (the device floor)
   std::uint64_t copy_overhead_ns = 0;    // fixed cost of a memcpy task
   std::uint64_t host_launch_ns = 0;      // host-side cost of one launch call, added to host time
+  std::uint64_t op_issue_ns = 0;         // host-side cost of preparing one op (workspace, tiling) on an NPU
+  std::uint64_t sync_latency_ns = 0;     // a synchronize returns this long after the device finished
   std::uint64_t aicpu_overhead_ns = 0;   // fixed cost of an AI CPU task
   double aicpu_flops = 0;                // AI CPU throughput, flop/s
+
+  // Links between devices, for collectives (shared/CALIBRATION.md C1-C3; used by the multi-rank model).
+  int ranks_per_node = 8;                   // devices on one server's HCCS mesh
+  double intra_node_link_bandwidth = 0;     // bytes/s between two devices of a server, per pair (HCCS)
+  double inter_node_bandwidth = 0;          // bytes/s per device across servers (RoCE)
+  double p2p_bandwidth = 0;                 // bytes/s of one device-to-device copy inside a server
+  std::uint64_t collective_latency_ns = 0;  // fixed cost of one collective step
 
   // Numerics defaults.
   OverflowMode default_overflow_mode = OverflowMode::kInfNan;
@@ -73,6 +90,14 @@ DeviceSpec load_spec(std::string_view preset_or_path);
 // device_spec.cpp) and the overflow mode against the chip; throws SpecError naming the spec (its
 // file for a spec file), the field, the value and the range.
 void validate_spec(const DeviceSpec& spec);
+
+// The numeric fields by their spec-file names, for refitting a spec (npuscope calibrate --fit):
+// their names in table order, a field's value and inclusive range, and setting one (integral fields
+// are rounded; the caller keeps values in range). SpecError for a name that is not a numeric field.
+std::vector<std::string> spec_numeric_fields();
+double spec_field(const DeviceSpec& spec, std::string_view field);
+void set_spec_field(DeviceSpec& spec, std::string_view field, double value);
+std::pair<double, double> spec_field_range(std::string_view field);
 
 // The ranges as the Markdown table docs/emulator.md carries (a test keeps the two equal).
 std::string spec_ranges_markdown();

@@ -1,0 +1,167 @@
+// See fit.h.
+//
+// Note [Fitting in log space]
+// Times span five decades (1 us kernels to 8 ms matmuls), so the residual of a point is
+// ln(modelled) - ln(measured): a 10% miss weighs the same on either. The constants span as much (a
+// fraction, nanoseconds, bytes per second) and must stay positive, so the solver moves x = ln(value),
+// and the model sees the value clamped into the field's spec range. A constant no point depends on
+// (cube_f32_rate without an f32 matmul) would make the problem singular: it is found by moving it 10%
+// and seeing no residual change, and kept as it was. Eigen's Levenberg-Marquardt with forward
+// differences does the rest; the model is piecewise smooth in every constant it fits (waves and tiles
+// depend on shapes only).
+#include "npuscope/calibration/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <unsupported/Eigen/NonLinearOptimization>
+#include <unsupported/Eigen/NumericalDiff>
+
+#include "npuscope/calibration/errors.h"
+#include "npuscope/calibration/model.h"
+
+namespace npuscope::calibration {
+namespace {
+
+using emulator::DeviceSpec;
+
+struct Problem {
+  DeviceSpec base;
+  const std::vector<DataPoint>* points;
+  std::vector<std::string> fields;
+
+  DeviceSpec with(const Eigen::VectorXd& x) const {
+    DeviceSpec s = base;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const auto [lo, hi] = emulator::spec_field_range(fields[i]);
+      emulator::set_spec_field(s, fields[i], std::clamp(std::exp(x[static_cast<Eigen::Index>(i)]), lo, hi));
+    }
+    return s;
+  }
+  void residuals(const DeviceSpec& s, Eigen::VectorXd& r) const {
+    for (std::size_t i = 0; i < points->size(); ++i) {
+      const DataPoint& p = (*points)[i];
+      r[static_cast<Eigen::Index>(i)] = std::log(std::max(modelled_us(s, p), 1e-9)) - std::log(p.measured_us);
+    }
+  }
+};
+
+// The functor Eigen's solver asks for: n unknowns, m residuals.
+struct LogResiduals {
+  using Scalar = double;
+  enum { InputsAtCompileTime = Eigen::Dynamic, ValuesAtCompileTime = Eigen::Dynamic };
+  using InputType = Eigen::VectorXd;
+  using ValueType = Eigen::VectorXd;
+  using JacobianType = Eigen::MatrixXd;
+
+  const Problem* problem;
+  int* evaluations;
+  int inputs() const { return static_cast<int>(problem->fields.size()); }
+  int values() const { return static_cast<int>(problem->points->size()); }
+  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& r) const {
+    ++*evaluations;
+    problem->residuals(problem->with(x), r);
+    return 0;
+  }
+};
+
+double rms(const Eigen::VectorXd& r) {
+  return r.size() ? std::sqrt(r.squaredNorm() / static_cast<double>(r.size())) : 0;
+}
+
+// Where the search starts for a field at 0 (ln 0 is no start): a small value of its kind.
+double start_value(const std::string& field, double value) {
+  if (value > 0) return value;
+  if (field.ends_with("_ns")) return 100;
+  if (field.ends_with("bandwidth")) return 1e9;
+  return 0.01;
+}
+
+bool is_integral(const DeviceSpec& spec, const std::string& field) {
+  DeviceSpec probe = spec;
+  emulator::set_spec_field(probe, field, 0.5);
+  return emulator::spec_field(probe, field) != 0.5;
+}
+
+}  // namespace
+
+std::vector<std::string> default_fit_fields() {
+  return {"cube_efficiency",      "cube_k_fill",       "cube_f32_rate",   "cube_l2_miss_penalty",
+          "vector_efficiency",    "memory_efficiency", "l2_bandwidth",    "kernel_overhead_ns",
+          "multi_core_launch_ns", "op_issue_ns",       "sync_latency_ns", "host_link_bandwidth"};
+}
+
+FitResult fit_spec(const DeviceSpec& base, const std::vector<DataPoint>& points,
+                   const std::vector<std::string>& fields) {
+  for (const DataPoint& p : points) {
+    if (!(p.measured_us > 0)) throw CalibrationError("point " + p.id + ": the measured time must be positive");
+  }
+  FitResult result;
+  result.spec = base;
+  Problem problem{base, &points, {}};
+  const auto m = static_cast<Eigen::Index>(points.size());
+  Eigen::VectorXd before(m), moved(m);
+  problem.residuals(base, before);
+  result.rms_log_error_before = result.rms_log_error_after = rms(before);
+
+  // Which requested fields the points depend on (Note [Fitting in log space]).
+  for (const std::string& field : fields) {
+    emulator::spec_field(base, field);  // SpecError for a name that is not a numeric field
+    DeviceSpec probe = base;
+    const auto [lo, hi] = emulator::spec_field_range(field);
+    const double v = start_value(field, emulator::spec_field(base, field));
+    emulator::set_spec_field(probe, field, std::clamp(v * 1.1, lo, hi));
+    problem.residuals(probe, moved);
+    DeviceSpec probe_down = base;
+    emulator::set_spec_field(probe_down, field, std::clamp(v / 1.1, lo, hi));
+    Eigen::VectorXd moved_down(m);
+    problem.residuals(probe_down, moved_down);
+    const bool matters =
+        (moved - before).cwiseAbs().maxCoeff() > 1e-9 || (moved_down - before).cwiseAbs().maxCoeff() > 1e-9;
+    (matters ? problem.fields : result.unused).push_back(field);
+  }
+  if (problem.fields.empty()) return result;
+  if (points.size() < problem.fields.size()) {
+    throw CalibrationError(std::to_string(points.size()) + " points cannot fit " +
+                           std::to_string(problem.fields.size()) +
+                           " constants: measure more ops or name fewer constants (--fit-fields)");
+  }
+
+  Eigen::VectorXd x(static_cast<Eigen::Index>(problem.fields.size()));
+  for (std::size_t i = 0; i < problem.fields.size(); ++i) {
+    x[static_cast<Eigen::Index>(i)] =
+        std::log(start_value(problem.fields[i], emulator::spec_field(base, problem.fields[i])));
+  }
+  LogResiduals functor{&problem, &result.evaluations};
+  // Steps of ~0.3% of ln(value): large enough to move an integral field of nanoseconds.
+  Eigen::NumericalDiff<LogResiduals> diff(functor, 1e-5);
+  Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogResiduals>> solver(diff);
+  solver.parameters.maxfev = 4000;
+  solver.parameters.xtol = 1e-10;
+  solver.parameters.ftol = 1e-12;
+  solver.minimize(x);
+
+  result.spec = problem.with(x);
+  result.fitted = problem.fields;
+  Eigen::VectorXd after(m);
+  problem.residuals(result.spec, after);
+  result.rms_log_error_after = rms(after);
+  return result;
+}
+
+std::string fitted_spec_json(const FitResult& fit, const std::string& base_preset) {
+  nlohmann::ordered_json doc;
+  doc["base"] = base_preset;
+  doc["description"] = "refit by npuscope calibrate from " + base_preset;
+  for (const std::string& field : fit.fitted) {
+    const double v = emulator::spec_field(fit.spec, field);
+    if (is_integral(fit.spec, field)) {
+      doc[field] = static_cast<std::uint64_t>(std::llround(v));
+    } else {
+      doc[field] = v;
+    }
+  }
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace npuscope::calibration
