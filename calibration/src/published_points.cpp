@@ -36,13 +36,13 @@ constexpr char kSwiGluPr[] = "flagos-ai/FlagGems PR 6324";
 // Microseconds of one m×n×k matmul at `tflops`.
 double mm_us(double m, double n, double k, double tflops) { return 2 * m * n * k / (tflops * 1e12) * 1e6; }
 
-DataPoint matmul(std::string id, std::string preset, Shape a, Shape b, DType dtype, Method method, int repeats,
-                 double measured_us, std::string what, std::string source) {
+DataPoint point(std::string id, std::string preset, std::string op, std::vector<TensorMeta> inputs, Method method,
+                int repeats, double measured_us, std::string what, std::string source) {
   DataPoint p;
   p.id = std::move(id);
   p.preset = std::move(preset);
-  p.op = "MatMul";
-  p.inputs = {TensorMeta{std::move(a), dtype}, TensorMeta{std::move(b), dtype}};
+  p.op = std::move(op);
+  p.inputs = std::move(inputs);
   p.method = method;
   p.repeats = repeats;
   p.measured_us = measured_us;
@@ -51,18 +51,17 @@ DataPoint matmul(std::string id, std::string preset, Shape a, Shape b, DType dty
   return p;
 }
 
+DataPoint matmul(std::string id, std::string preset, Shape a, Shape b, DType dtype, Method method, int repeats,
+                 double measured_us, std::string what, std::string source) {
+  return point(std::move(id), std::move(preset), "MatMul",
+               {TensorMeta{std::move(a), dtype}, TensorMeta{std::move(b), dtype}}, method, repeats, measured_us,
+               std::move(what), std::move(source));
+}
+
 DataPoint unary(std::string id, std::string preset, std::string op, Shape shape, DType dtype, Method method,
                 double measured_us, std::string what, std::string source) {
-  DataPoint p;
-  p.id = std::move(id);
-  p.preset = std::move(preset);
-  p.op = std::move(op);
-  p.inputs = {TensorMeta{std::move(shape), dtype}};
-  p.method = method;
-  p.measured_us = measured_us;
-  p.what = std::move(what);
-  p.source = std::move(source);
-  return p;
+  return point(std::move(id), std::move(preset), std::move(op), {TensorMeta{std::move(shape), dtype}}, method, 1,
+               measured_us, std::move(what), std::move(source));
 }
 
 std::vector<DataPoint> make_points() {
