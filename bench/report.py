@@ -127,6 +127,35 @@ def gemm_section(runs):
             "**ratio = %.2f** (%s the target of >= 0.5)." % (ratio, verdict(ratio >= 0.5))]
 
 
+COST_MODEL_RATIO_TARGET = 2.0
+
+
+def cost_model_section(runs):
+    pairs = (("cube (MatMul)", "BM_CostModelCube", "BM_RooflineBaselineCube"),
+             ("vector", "BM_CostModelVector", "BM_RooflineBaselineVector"))
+    rows = []
+    for label, model, baseline in pairs:
+        m, b = find(runs, model), find(runs, baseline)
+        if m and b and m["unit"] == b["unit"] == "ns":
+            rows.append((label, m["ms"], b["ms"]))
+    if not rows:
+        return []
+    out = ["", "## Cost model per task", "",
+           "Nanoseconds per `estimate_kernel` call (it runs once per task launched, on the launch path): the "
+           "calibrated model (waves of base blocks, K fill, L2, floors; Note [Calibrated cost model]) against the "
+           "plain roofline it replaced, measured side by side. Target: at most %gx the roofline's time "
+           "(lower is better)." % COST_MODEL_RATIO_TARGET, "",
+           "| kernel | calibrated ns | roofline ns | ratio |", "|---|---:|---:|---|"]
+    for label, model_ns, base_ns in rows:
+        ratio = model_ns / base_ns if base_ns > 0 else float("inf")
+        ok = ratio <= COST_MODEL_RATIO_TARGET
+        if not ok:
+            warn("cost model: %s takes %.2fx the roofline's time" % (label, ratio))
+        out.append("| %s | %.1f | %.1f | **%.2fx** (%s) |" % (label, model_ns, base_ns, ratio, verdict(ok, "ABOVE")))
+    out += ["", "Command: `BUILD/bench/cost_model_bench`."]
+    return out
+
+
 # cpu <= 3x and npu <= 4x PyTorch's time on the same model, weights and machine.
 RESNET18_TARGETS = (("OnnxResnet18Cpu", "emulator `cpu` (golden)", 3.0),
                     ("OnnxResnet18Npu", "emulator `npu:0` (incl. logits to host)", 4.0))
@@ -682,6 +711,7 @@ def main(argv):
     runs, context = load_runs(out_dir)
     lines = [] if update else header_section(runs)
     lines += gemm_section(runs)
+    lines += cost_model_section(runs)
     lines += resnet18_section(runs, out_dir)
     lines += torch_device_section(out_dir)
     lines += torch_profile_section(out_dir)

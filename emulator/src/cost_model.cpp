@@ -43,13 +43,27 @@ double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType dtype) {
   return 1;
 }
 
-double memory_seconds(const DeviceSpec& spec, double bytes) {
+namespace {
+
+// memory_seconds · 1e9 / share, as one division (it runs per task: Note [One division per term]).
+double memory_ns(const DeviceSpec& spec, double bytes, double share) {
   const double hbm = spec.memory_bandwidth * spec.memory_efficiency;
-  if (spec.l2_bandwidth <= 0 || spec.l2_bytes == 0) return bytes / hbm;
+  if (spec.l2_bandwidth <= 0 || spec.l2_bytes == 0) return bytes * 1e9 / (hbm * share);
   const double in_l2 = std::min(bytes, static_cast<double>(spec.l2_bytes));
-  return in_l2 / spec.l2_bandwidth + (bytes - in_l2) / hbm;
+  return (in_l2 * hbm + (bytes - in_l2) * spec.l2_bandwidth) * 1e9 / (spec.l2_bandwidth * hbm * share);
 }
 
+}  // namespace
+
+double memory_seconds(const DeviceSpec& spec, double bytes) { return memory_ns(spec, bytes, 1.0) * 1e-9; }
+
+// Note [One division per term]
+// estimate_kernel runs on the launch path of every task. Written as the factors of Note [Calibrated
+// cost model] it took 13 divisions; the factors multiply out so that the compute and the memory
+// term each take one (used cores cancel from the wave utilisation and the core share):
+//   efficiency · used = cube_efficiency · tiles/(waves·used_cores) · kp/(kp+fill) · used_cores/cores
+//                     = cube_efficiency · tiles · kp / (waves · (kp+fill) · cores)
+// bench/cost_model_bench.cpp holds it against the plain roofline it replaced.
 CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DType dtype) {
   CostEstimate e;
   e.peak_flops = unit_peak_flops(spec, cost.unit, dtype);
@@ -61,37 +75,36 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
     e.compute_ns = cost.flops / spec.aicpu_flops * 1e9;
     e.memory_ns = cost.bytes / kAiCpuBandwidth * 1e9;
   } else {
-    const std::uint32_t cores = cores_of(spec, cost.unit);
-    double efficiency;
+    const double cores = cores_of(spec, cost.unit);
+    double used_cores;
     if (cost.unit == ComputeUnit::kCube) {
       const std::int64_t m = std::max<std::int64_t>(cost.m, 1), n = std::max<std::int64_t>(cost.n, 1);
       const std::int64_t k = std::max<std::int64_t>(cost.k, 1), batch = std::max<std::int64_t>(cost.batch, 1);
-      e.padded_flops =
-          2.0 * static_cast<double>(batch) * padded(m, spec.cube_m) * padded(n, spec.cube_n) * padded(k, spec.cube_k);
+      const double kp = padded(k, spec.cube_k);
+      e.padded_flops = 2.0 * static_cast<double>(batch) * padded(m, spec.cube_m) * padded(n, spec.cube_n) * kp;
       const double tiles = static_cast<double>(batch) * std::ceil(static_cast<double>(m) / spec.cube_base_m) *
                            std::ceil(static_cast<double>(n) / spec.cube_base_n);
-      e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::min<double>(tiles, cores));
-      const double used_cores = std::min<double>(e.block_dim, cores);
+      e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::min(tiles, cores));
+      used_cores = std::min<double>(e.block_dim, cores);
       const double waves = std::ceil(tiles / used_cores);
-      const double kp = padded(k, spec.cube_k);
       // Note [Calibrated cost model]: the last wave of tiles may leave cores idle, each tile pays the
-      // K-loop's fill, and operands beyond the L2 are re-read from HBM. used / cores is applied below.
-      efficiency = spec.cube_efficiency * (tiles / (waves * used_cores)) * (kp / (kp + spec.cube_k_fill));
+      // K-loop's fill, and operands beyond the L2 are re-read from HBM.
+      double work = e.padded_flops * waves * (kp + spec.cube_k_fill) * cores;
       if (spec.l2_bytes > 0 && cost.bytes > static_cast<double>(spec.l2_bytes)) {
-        efficiency /= 1 + spec.cube_l2_miss_penalty * (cost.bytes / static_cast<double>(spec.l2_bytes) - 1);
+        const double l2 = static_cast<double>(spec.l2_bytes);
+        work *= (l2 + spec.cube_l2_miss_penalty * (cost.bytes - l2)) / l2;
       }
+      e.compute_ns = work * 1e9 / (e.peak_flops * spec.cube_efficiency * tiles * kp);
     } else {
       e.padded_flops = cost.flops;
       const double blocks = std::ceil(cost.bytes / kVectorBytesPerBlock);
-      e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::clamp<double>(blocks, 1, cores));
-      efficiency = spec.vector_efficiency;
+      e.block_dim = cost.block_dim ? cost.block_dim : static_cast<std::uint32_t>(std::clamp(blocks, 1.0, cores));
+      used_cores = std::min<double>(e.block_dim, cores);
+      e.compute_ns = e.padded_flops * cores * 1e9 / (e.peak_flops * spec.vector_efficiency * used_cores);
     }
-    const double used = std::min<double>(e.block_dim, cores) / cores;
     e.overhead_ns = spec.kernel_overhead_ns + (e.block_dim > 1 ? spec.multi_core_launch_ns : 0);
-    e.compute_ns = e.padded_flops / (e.peak_flops * efficiency * used) * 1e9;
     // Half the cores are enough to saturate device memory.
-    const double bandwidth_share = std::min(1.0, 2.0 * std::min<double>(e.block_dim, cores) / cores);
-    e.memory_ns = memory_seconds(spec, cost.bytes) / bandwidth_share * 1e9;
+    e.memory_ns = memory_ns(spec, cost.bytes, std::min(1.0, 2.0 * used_cores / cores));
   }
   e.memory_bound = e.memory_ns > e.compute_ns;
   e.duration_ns = std::min(kMaxTaskNs, e.overhead_ns + saturated_ns(std::max(e.compute_ns, e.memory_ns)));
