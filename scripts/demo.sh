@@ -59,6 +59,8 @@ PYTHONPATH="$BUILD_DIR/python" "$NPUSCOPE" run --force -o "$DEMO/torch_fp16.db" 
 "$NPUSCOPE" analyze "$DEMO/torch_fp16.db" --rules overflows,loss_scale --top 3
 section "PyTorch inference: torchvision's ResNet-50 on the device in force_fp16 vs CPU PyTorch"
 PYTHONPATH="$BUILD_DIR/python" /usr/bin/python3 "$ROOT/samples/pytorch/infer.py" --model resnet50 --precision-mode force_fp16
+section "The cost model against published Ascend 910B timings (npuscope calibrate; docs/calibration.md)"
+"$NPUSCOPE" calibrate
 section "The timeline viewer (npuscope view): the LLaMA trace"
 if [ -n "${DISPLAY:-}" ]; then
   "$NPUSCOPE" view "$DEMO/llama.db"

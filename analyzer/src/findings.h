@@ -46,8 +46,9 @@ struct TaskPerf {
   std::int32_t device_id = 0, stream_id = 0, block_dim = 0;
   std::int64_t start_ns = 0, duration_ns = 0, flops = 0, bytes = 0;
   Bound bound = Bound::kLatency;
-  double flops_per_s = 0, bytes_per_s = 0;  // achieved
-  double compute_pct = 0, memory_pct = 0;   // achieved / the device's peak (FLOP/s, bandwidth)
+  double flops_per_s = 0, bytes_per_s = 0;           // achieved
+  double compute_pct = 0, memory_pct = 0;            // achieved / the device's ceiling (FLOP/s, bandwidth)
+  double compute_peak_pct = 0, memory_peak_pct = 0;  // achieved / its paper peak
 };
 
 struct BoundShare {

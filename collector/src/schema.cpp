@@ -80,6 +80,14 @@ constexpr Column<DeviceInfoRow> kDeviceColumns[] = {
     {"precision_mode", &DeviceInfoRow::precision_mode,
      "Precision mode in force (`force_fp16`, `allow_mix_precision`, ...); `golden` in a golden run (META `golden`)."},
     {"overflow_mode", &DeviceInfoRow::overflow_mode, "Overflow mode in force: `inf_nan` or `saturation`."},
+    {"cube_ceiling_flops", &DeviceInfoRow::cube_ceiling_flops,
+     "Achievable f16 cube throughput (FLOP/s): the peak times the calibrated cube efficiency; 0 before schema 8."},
+    {"vector_ceiling_flops", &DeviceInfoRow::vector_ceiling_flops,
+     "Achievable f16 vector throughput (FLOP/s): the peak times the vector efficiency; 0 before schema 8."},
+    {"memory_ceiling_bandwidth", &DeviceInfoRow::memory_ceiling_bandwidth,
+     "Effective HBM bandwidth (bytes/s): the specified one times the measured efficiency; 0 before schema 8."},
+    {"cube_f32_rate", &DeviceInfoRow::cube_f32_rate,
+     "f32 cube throughput as a fraction of f16's (HF32 on 910B); 0 before schema 8 (read as 0.25)."},
 };
 static_assert(covers_each_member_once(kDeviceColumns));
 

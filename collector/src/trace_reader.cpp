@@ -294,6 +294,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_4();
   void adapt_schema_5();
   void adapt_schema_6();
+  void adapt_schema_7();
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
   void view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added);
   void load_kernels();
@@ -427,6 +428,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 5) adapt_schema_4();
   if (schema_version_ < 6) adapt_schema_5();
   if (schema_version_ < 7) adapt_schema_6();
+  if (schema_version_ < 8) adapt_schema_7();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -437,6 +439,13 @@ void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::ini
   }
   db_.exec("CREATE TEMP VIEW " + std::string(table.name) + " AS SELECT " + columns + "rowid AS rowid FROM main." +
            std::string(table.name));
+}
+
+// Schema 8 added DEVICE_INFO's calibrated ceilings: an older trace's read as 0, and the analyzer
+// judges its tasks against the peaks, as it did then.
+void SqliteTraceReader::adapt_schema_7() {
+  view_with_zeros(schema::table_for<DeviceInfoRow>().info,
+                  {"cube_ceiling_flops", "vector_ceiling_flops", "memory_ceiling_bandwidth", "cube_f32_rate"});
 }
 
 // Schema 7 added TENSOR.address: an older trace's tensors read as 0, not recorded.

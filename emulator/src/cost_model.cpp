@@ -90,11 +90,13 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
       // Note [Calibrated cost model]: the last wave of tiles may leave cores idle, each tile pays the
       // K-loop's fill, and operands beyond the L2 are re-read from HBM.
       double work = e.padded_flops * waves * (kp + spec.cube_k_fill) * cores;
+      double rate = e.peak_flops * spec.cube_efficiency * tiles * kp;
       if (spec.l2_bytes > 0 && cost.bytes > static_cast<double>(spec.l2_bytes)) {
         const double l2 = static_cast<double>(spec.l2_bytes);
-        work *= (l2 + spec.cube_l2_miss_penalty * (cost.bytes - l2)) / l2;
+        work *= l2 + spec.cube_l2_miss_penalty * (cost.bytes - l2);  // · 1/l2, folded into the rate
+        rate *= l2;
       }
-      e.compute_ns = work * 1e9 / (e.peak_flops * spec.cube_efficiency * tiles * kp);
+      e.compute_ns = work * 1e9 / rate;
     } else {
       e.padded_flops = cost.flops;
       const double blocks = std::ceil(cost.bytes / kVectorBytesPerBlock);

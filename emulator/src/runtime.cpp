@@ -150,7 +150,11 @@ void Runtime::announce_devices() const {
                   .memory_bytes = spec.memory_bytes,
                   .precision_mode = golden ? "golden" : intern(precision_mode_name(d->precision_mode())),
                   .overflow_mode = intern(overflow_mode_name(golden ? OverflowMode::kInfNan : d->overflow_mode())),
-                  .golden = golden ? std::uint8_t{1} : std::uint8_t{0}});
+                  .golden = golden ? std::uint8_t{1} : std::uint8_t{0},
+                  .cube_ceiling_flops = spec.cube_peak_f16() * spec.cube_efficiency,
+                  .vector_ceiling_flops = spec.vector_peak_f16() * spec.vector_efficiency,
+                  .memory_ceiling_bandwidth = spec.memory_bandwidth * spec.memory_efficiency,
+                  .cube_f32_rate = spec.cube_f32_rate});
   }
 }
 

@@ -43,6 +43,34 @@ TEST(Roofline, AStreamingVectorOpIsMemoryBound) {
   EXPECT_NEAR(r.memory_pct, 60, 1e-9);
 }
 
+TEST(Roofline, PercentagesAreOfTheCalibratedCeilingsAndOfThePaperPeaks) {
+  auto d = device();  // a trace of schema 8: the ceilings of a 910B-like calibration
+  d.cube_ceiling_flops = 97e12;
+  d.vector_ceiling_flops = 7e12;
+  d.memory_ceiling_bandwidth = 0.85e12;
+  d.cube_f32_rate = 0.25;
+  // 86.3 TFLOP/s (a 4096^3 f16 MatMul on 910B reaches ~86% of its paper peak): 88.97% of the ceiling.
+  const Roofline r = roofline(kCube, kF16, 86'300'000, 0, 1'000, &d);
+  EXPECT_NEAR(r.compute_pct, 100 * 86.3 / 97, 1e-9);
+  EXPECT_NEAR(r.compute_peak_pct, 86.3, 1e-9);
+  // f32 at cube_f32_rate of the f16 ceiling; HBM against the effective bandwidth.
+  EXPECT_NEAR(roofline(kCube, kF32, 20'000'000, 0, 1'000, &d).compute_pct, 100 * 20 / (97 * 0.25), 1e-9);
+  d.cube_f32_rate = 0.5;
+  EXPECT_NEAR(roofline(kCube, kF32, 20'000'000, 0, 1'000, &d).compute_pct, 100 * 20 / (97 * 0.5), 1e-9);
+  const Roofline m = roofline(kVector, kF16, 1'000'000, 680'000, 1'000, &d);
+  EXPECT_NEAR(m.memory_pct, 80, 1e-9);
+  EXPECT_NEAR(m.memory_peak_pct, 68, 1e-9);
+  // The vector unit by element size: f32 half of f16, int8 twice.
+  EXPECT_NEAR(roofline(kVector, kF32, 3'500'000, 0, 1'000, &d).compute_pct, 100, 1e-9);
+  EXPECT_NEAR(roofline(kVector, static_cast<std::int32_t>(DType::kI8), 14'000'000, 0, 1'000, &d).compute_pct, 100,
+              1e-9);
+  // A trace before schema 8 has no ceilings (read as 0): the peaks stand in, f32 at a quarter.
+  const auto old = device();
+  const Roofline o = roofline(kCube, kF16, 86'300'000, 0, 1'000, &old);
+  EXPECT_NEAR(o.compute_pct, 86.3, 1e-9);
+  EXPECT_NEAR(o.compute_peak_pct, 86.3, 1e-9);
+}
+
 TEST(Roofline, SmallTasksAiCpuAndUnknownDevicesAreLatencyBound) {
   const auto d = device();
   EXPECT_EQ(roofline(kVector, kF16, 1'000, 1'000, 1'000, &d).bound, Bound::kLatency);      // far below both

@@ -205,12 +205,17 @@ void RowBuilder::on_device(const hooks::DeviceRecord& r) {
   row.vector_peak_flops = r.vector_peak_flops;
   row.memory_bandwidth = r.memory_bandwidth;
   row.memory_bytes = static_cast<std::int64_t>(r.memory_bytes);
+  row.cube_ceiling_flops = r.cube_ceiling_flops;
+  row.vector_ceiling_flops = r.vector_ceiling_flops;
+  row.memory_ceiling_bandwidth = r.memory_ceiling_bandwidth;
+  row.cube_f32_rate = r.cube_f32_rate;
   row.precision_mode = r.precision_mode != nullptr ? r.precision_mode : "";
   row.overflow_mode = r.overflow_mode != nullptr ? r.overflow_mode : "";
   // The emulator announces its devices again when the runtime is reconfigured: one row per change.
   const auto key = [](const collector::DeviceInfoRow& d) {
     return std::tie(d.device_id, d.name, d.cube_cores, d.vector_cores, d.clock_hz, d.cube_peak_flops,
-                    d.vector_peak_flops, d.memory_bandwidth, d.memory_bytes, d.precision_mode, d.overflow_mode);
+                    d.vector_peak_flops, d.memory_bandwidth, d.memory_bytes, d.precision_mode, d.overflow_mode,
+                    d.cube_ceiling_flops, d.vector_ceiling_flops, d.memory_ceiling_bandwidth, d.cube_f32_rate);
   };
   for (const auto& d : devices_) {
     if (key(d) == key(row)) return;

@@ -104,9 +104,9 @@ class DetailsPanel final : public Panel {
       if (d.device_id != t.device_id) continue;
       const analyzer::Roofline r =
           analyzer::roofline(t.task_type, t.compute_dtype, t.flops, t.bytes, t.end_ns - t.start_ns, &d);
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%s (%.1f%% of peak FLOP/s, %.1f%% of bandwidth)", analyzer::bound_name(r.bound),
-                    r.compute_pct, r.memory_pct);
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%s (%.1f%% of the FLOP/s ceiling, %.1f%% of effective bandwidth)",
+                    analyzer::bound_name(r.bound), r.compute_pct, r.memory_pct);
       return buf;
     }
     return "n/a (device unknown)";

@@ -1,4 +1,4 @@
-// The roofline of one task: achieved FLOP/s and bytes/s against the peaks of the device it ran on,
+// The roofline of one task: achieved FLOP/s and bytes/s against the ceilings of the device it ran on,
 // and the bound that follows (Note [Roofline bound] in analyzer/src/roofline.cpp). One definition,
 // used by `npuscope analyze` (top ops, time by bound) and by the viewer's details panel.
 #pragma once
@@ -14,7 +14,10 @@ const char* bound_name(Bound b);  // "compute", "memory", "latency"
 
 struct Roofline {
   double flops_per_s = 0, bytes_per_s = 0;  // achieved
-  double compute_pct = 0, memory_pct = 0;   // achieved / the device's peak (0 without a device)
+  // Achieved / the device's achievable ceiling (its peak in a trace before schema 8), which the bound
+  // is judged by; and achieved / the paper peak. 0 without a device.
+  double compute_pct = 0, memory_pct = 0;
+  double compute_peak_pct = 0, memory_peak_pct = 0;
   Bound bound = Bound::kLatency;
 };
 

@@ -22,10 +22,11 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 7: TENSOR.address; 6: PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL,
-// MEMORY_OP clustered (API and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
+// 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6: PYTORCH_API,
+// TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
+// MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -148,6 +149,8 @@ struct DeviceInfoRow {
   double clock_hz = 0, cube_peak_flops = 0, vector_peak_flops = 0, memory_bandwidth = 0;
   std::int64_t memory_bytes = 0;
   std::string precision_mode, overflow_mode;
+  // Calibrated ceilings (0 in a trace of schema 7 or older: the analyzer then uses the peaks).
+  double cube_ceiling_flops = 0, vector_ceiling_flops = 0, memory_ceiling_bandwidth = 0, cube_f32_rate = 0;
 };
 
 // One tensor's verdict from `npuscope compare`, kept with the NPU trace (COMPARE_RESULT) so that

@@ -28,10 +28,10 @@
 
 namespace npuscope::hooks {
 
-// 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord,
-// TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*,
-// ApiRecord::start_ns, TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 6;
+// 7: DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
+// OpCheckRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2:
+// wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 7;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -192,6 +192,9 @@ struct DeviceRecord {
   const char* precision_mode;  // e.g. "must_keep_origin_dtype"; "golden" in a golden run
   const char* overflow_mode;   // "inf_nan" or "saturation"
   std::uint8_t golden;         // 1: a golden run's device (NPUSCOPE_GOLDEN=1, Note [Golden run] in runtime.h)
+  // What large, aligned work achieves (Note [Calibrated cost model] in cost_model.h): the f16 cube and
+  // vector peaks times their efficiencies, the effective HBM bandwidth, and f32 cube work's rate.
+  double cube_ceiling_flops, vector_ceiling_flops, memory_ceiling_bandwidth, cube_f32_rate;
 };
 
 // Delivered on the thread that produced the data, right after the kernel ran. `data` stays valid
