@@ -33,8 +33,8 @@ struct Problem {
   DeviceSpec with(const Eigen::VectorXd& x) const {
     DeviceSpec s = base;
     for (std::size_t i = 0; i < fields.size(); ++i) {
-      const auto [lo, hi] = emulator::spec_field_range(fields[i]);
-      emulator::set_spec_field(s, fields[i], std::clamp(std::exp(x[static_cast<Eigen::Index>(i)]), lo, hi));
+      const emulator::SpecFieldInfo info = emulator::spec_field_info(fields[i]);
+      emulator::set_spec_field(s, fields[i], std::clamp(std::exp(x[static_cast<Eigen::Index>(i)]), info.min, info.max));
     }
     return s;
   }
@@ -77,12 +77,6 @@ double start_value(const std::string& field, double value) {
   return 0.01;
 }
 
-bool is_integral(const DeviceSpec& spec, const std::string& field) {
-  DeviceSpec probe = spec;
-  emulator::set_spec_field(probe, field, 0.5);
-  return emulator::spec_field(probe, field) != 0.5;
-}
-
 }  // namespace
 
 std::vector<std::string> default_fit_fields() {
@@ -104,21 +98,18 @@ FitResult fit_spec(const DeviceSpec& base, const std::vector<DataPoint>& points,
   problem.residuals(base, before);
   result.rms_log_error_before = result.rms_log_error_after = rms(before);
 
-  // Which requested fields the points depend on (Note [Fitting in log space]).
+  // Which requested fields the points depend on (Note [Fitting in log space]): does moving the
+  // field 10% up or down change any residual?
   for (const std::string& field : fields) {
-    emulator::spec_field(base, field);  // SpecError for a name that is not a numeric field
-    DeviceSpec probe = base;
-    const auto [lo, hi] = emulator::spec_field_range(field);
+    const emulator::SpecFieldInfo info = emulator::spec_field_info(field);  // SpecError for a bad name
     const double v = start_value(field, emulator::spec_field(base, field));
-    emulator::set_spec_field(probe, field, std::clamp(v * 1.1, lo, hi));
-    problem.residuals(probe, moved);
-    DeviceSpec probe_down = base;
-    emulator::set_spec_field(probe_down, field, std::clamp(v / 1.1, lo, hi));
-    Eigen::VectorXd moved_down(m);
-    problem.residuals(probe_down, moved_down);
-    const bool matters =
-        (moved - before).cwiseAbs().maxCoeff() > 1e-9 || (moved_down - before).cwiseAbs().maxCoeff() > 1e-9;
-    (matters ? problem.fields : result.unused).push_back(field);
+    const auto moves = [&](double value) {
+      DeviceSpec probe = base;
+      emulator::set_spec_field(probe, field, std::clamp(value, info.min, info.max));
+      problem.residuals(probe, moved);
+      return (moved - before).cwiseAbs().maxCoeff() > 1e-9;
+    };
+    (moves(v * 1.1) || moves(v / 1.1) ? problem.fields : result.unused).push_back(field);
   }
   if (problem.fields.empty()) return result;
   if (points.size() < problem.fields.size()) {
@@ -155,7 +146,7 @@ std::string fitted_spec_json(const FitResult& fit, const std::string& base_prese
   doc["description"] = "refit by npuscope calibrate from " + base_preset;
   for (const std::string& field : fit.fitted) {
     const double v = emulator::spec_field(fit.spec, field);
-    if (is_integral(fit.spec, field)) {
+    if (emulator::spec_field_info(field).integral) {
       doc[field] = static_cast<std::uint64_t>(std::llround(v));
     } else {
       doc[field] = v;

@@ -6,12 +6,12 @@
 
 #include "npuscope/calibration/errors.h"
 #include "npuscope/emulator/cost_model.h"
+#include "npuscope/emulator/dispatch.h"
 #include "npuscope/emulator/errors.h"
 
 namespace npuscope::calibration {
 namespace {
 
-using emulator::Backend;
 using emulator::OpRegistry;
 
 // The kernel's device time in ns, as the cost model charges it, before rounding to whole ns.
@@ -19,31 +19,19 @@ double device_ns(const emulator::DeviceSpec& spec, const DataPoint& point) {
   const OpRegistry& registry = OpRegistry::instance();
   const emulator::OpSchema* schema = registry.find_schema(point.op);
   if (schema == nullptr) throw CalibrationError("point " + point.id + ": the emulator has no op '" + point.op + "'");
-  const int n = static_cast<int>(point.inputs.size());
-  if (n < schema->min_inputs || (schema->max_inputs >= 0 && n > schema->max_inputs)) {
-    throw CalibrationError("point " + point.id + ": " + point.op + " takes " + std::to_string(schema->min_inputs) +
-                           (schema->max_inputs == schema->min_inputs ? "" : " or more") + " inputs, got " +
-                           std::to_string(n));
-  }
-  std::vector<emulator::TensorMeta> outputs;
-  emulator::KernelCost cost;
+  // The op as call_op would run it on this device in its default precision mode (fallbacks included).
+  emulator::LaunchPlan plan;
   try {
-    outputs = schema->infer(point.inputs, point.attrs);
-    cost = schema->cost(point.inputs, outputs, point.attrs);
+    emulator::check_input_count(*schema, point.inputs.size());
+    const std::vector<emulator::TensorMeta> outputs = schema->infer(point.inputs, point.attrs);
+    emulator::KernelCost cost = schema->cost(point.inputs, outputs, point.attrs);
+    if (point.block_dim != 0) cost.block_dim = point.block_dim;
+    plan =
+        emulator::plan_npu_launch(*schema, point.inputs, outputs, point.attrs, cost, spec.default_precision_mode, spec);
   } catch (const emulator::EmulatorError& e) {
     throw CalibrationError("point " + point.id + ": " + e.what());
   }
-  if (point.block_dim != 0) cost.block_dim = point.block_dim;
-  // The dispatcher's rule: no NPU kernel for these inputs -> the CPU kernel as an AI CPU task.
-  const emulator::KernelEntry* npu = registry.kernel(point.op, Backend::kNpu);
-  if (npu == nullptr || (npu->supports != nullptr && !npu->supports(point.inputs, point.attrs))) {
-    cost.unit = emulator::ComputeUnit::kAiCpu;
-  }
-  emulator::DType dtype = point.inputs.empty() ? emulator::DType::kF32 : point.inputs[0].dtype;
-  if (dtype == emulator::DType::kF32 && cost.unit == emulator::ComputeUnit::kCube && !spec.cube_fp32) {
-    dtype = emulator::DType::kF16;  // no f32 cube path: f32 matmul runs in f16
-  }
-  const emulator::CostEstimate e = emulator::estimate_kernel(spec, cost, dtype);
+  const emulator::CostEstimate e = emulator::estimate_kernel(spec, plan.cost, plan.compute_dtype);
   return static_cast<double>(e.overhead_ns) + std::max(e.compute_ns, e.memory_ns);
 }
 

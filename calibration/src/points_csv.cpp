@@ -1,5 +1,5 @@
-// See points_csv.h. The CSV is simple (no quoted fields: shapes and attrs use ';' and ',' inside
-// their own syntax only where the column is last or the separators differ), so a split suffices.
+// See points_csv.h. The CSV is simple (no quoted fields: shapes separate with ';' and 'x', and attrs,
+// whose lists use ',', takes the rest of the line when it is the last column), so a split suffices.
 #include "npuscope/calibration/points_csv.h"
 
 #include <algorithm>
@@ -62,21 +62,14 @@ std::vector<DataPoint> read_points_csv(const std::string& path) {
       }
       continue;
     }
-    // attrs may hold ',' (axes=0,1): the columns after it are not allowed, so it takes the rest.
-    const auto attrs_at = std::find(header.begin(), header.end(), "attrs");
-    if (attrs_at != header.end() && static_cast<std::size_t>(attrs_at - header.begin()) + 1 < cells.size()) {
-      const auto first = static_cast<std::size_t>(attrs_at - header.begin());
-      if (first + 1 == header.size()) {
-        std::string rest = cells[first];
-        for (std::size_t i = first + 1; i < cells.size(); ++i) rest += "," + cells[i];
-        cells.resize(first + 1);
-        cells[first] = rest;
-      }
+    // An attrs value may hold ',' (axes=0,1): as the last column, attrs takes the rest of the line.
+    if (header.back() == "attrs" && cells.size() > header.size()) {
+      for (std::size_t i = header.size(); i < cells.size(); ++i) cells[header.size() - 1] += "," + cells[i];
+      cells.resize(header.size());
     }
     if (cells.size() > header.size()) throw CalibrationError(where + ": more cells than the header has columns");
     DataPoint p;
     p.id = "line " + std::to_string(line_no);
-    p.preset = "";
     std::string shapes, dtype_name;
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const std::string& col = header[i];
@@ -110,17 +103,17 @@ std::vector<DataPoint> read_points_csv(const std::string& path) {
           const auto eq = pair.find('=');
           if (eq == std::string::npos) throw bad("'" + pair + "' is not name=value");
           const std::string name = trim(pair.substr(0, eq)), value = trim(pair.substr(eq + 1));
-          std::int64_t i = 0;
-          double d = 0;
-          if (parse_number(value, i)) {
-            p.attrs.set(name, i);
-          } else if (parse_number(value, d)) {
-            p.attrs.set(name, d);
+          std::int64_t integer = 0;
+          double real = 0;
+          if (parse_number(value, integer)) {
+            p.attrs.set(name, integer);
+          } else if (parse_number(value, real)) {
+            p.attrs.set(name, real);
           } else if (value.find(',') != std::string::npos) {
             std::vector<std::int64_t> ints;
             for (const std::string& item : split(value, ',')) {
-              if (!parse_number(trim(item), i)) throw bad("'" + value + "' is not a list of integers");
-              ints.push_back(i);
+              if (!parse_number(trim(item), integer)) throw bad("'" + value + "' is not a list of integers");
+              ints.push_back(integer);
             }
             p.attrs.set(name, ints);
           } else {

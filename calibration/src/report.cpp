@@ -26,10 +26,16 @@ std::string shapes_text(const DataPoint& p) {
   for (const auto& in : p.inputs) {
     if (!out.empty()) out += " · ";
     std::string dims;
-    for (auto d : in.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    for (auto d : in.shape) {
+      if (!dims.empty()) dims += 'x';
+      dims += std::to_string(d);
+    }
     out += dims.empty() ? "scalar" : dims;
   }
-  if (!p.inputs.empty()) out += " " + std::string(emulator::dtype_name(p.inputs[0].dtype));
+  if (!p.inputs.empty()) {
+    out += ' ';
+    out += emulator::dtype_name(p.inputs[0].dtype);
+  }
   return out;
 }
 

@@ -33,18 +33,6 @@ struct AnalyzeFlags {
   bool describe = false;
 };
 
-// "a,b" and repeated flags alike.
-std::vector<std::string> split_rules(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const std::string& v : values) {
-    std::stringstream in(v);
-    for (std::string rule; std::getline(in, rule, ',');) {
-      if (!rule.empty()) out.push_back(rule);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int analyze_command(int argc, char** argv) {
@@ -77,7 +65,7 @@ int analyze_command(int argc, char** argv) {
 
   analyzer::AnalyzeOptions options;
   options.top = f.top;
-  options.rules = split_rules(f.rules);
+  options.rules = split_commas(f.rules);
   // No quick_check: analyze reads every row anyway, and damage met then is a TraceError (a third of
   // the time of a big trace otherwise).
   const auto reader = open_trace(f.trace, {.verify = false});

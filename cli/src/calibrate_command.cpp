@@ -10,8 +10,8 @@
 //
 // Exit status 0 whatever the errors are (they are the report); --check makes a missed target exit 1.
 #include <cstdio>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include "command.h"
 #include "npuscope/calibration/fit.h"
@@ -29,19 +29,10 @@ constexpr const char* kUsage =
     "[--markdown FILE.md] [--check]";
 
 struct CalibrateFlags {
-  std::string spec, points, fit_fields, out, markdown;
+  std::string spec, points, out, markdown;
+  std::vector<std::string> fit_fields;
   bool fit = false, check = false;
 };
-
-std::vector<std::string> split_fields(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 void print_fit(const cal::FitResult& fit, const emulator::DeviceSpec& base) {
   std::printf("\nfit (least squares on log time): rms log error %.4f -> %.4f after %d evaluations\n",
@@ -65,9 +56,9 @@ int calibrate_command(int argc, char** argv) {
       "model every point on this preset or spec file (default: each published point on its chip's preset; "
       "ascend910b for --points)")("points", po::value(&f.points),
                                   "your measurements: CSV with op,shapes,dtype,measured_us[,method][,repeats]"
-                                  "[,block_dim][,attrs][,id] (see README, \"Calibrating the cost model\")")(
+                                  "[,block_dim][,id][,attrs] (see README, \"Calibrating the cost model\")")(
       "fit", po::bool_switch(&f.fit), "refit the spec's calibration constants to the points")(
-      "fit-fields", po::value(&f.fit_fields),
+      "fit-fields", po::value(&f.fit_fields)->composing(),
       "the constants to refit, separated by ',' (default: the calibration constants of docs/calibration.md)")(
       "out", po::value(&f.out), "with --fit: write the fitted spec file here (use it as --spec / NPUSCOPE_SPEC)")(
       "markdown", po::value(&f.markdown), "also write the table as Markdown (docs/calibration.md is made this way)")(
@@ -89,7 +80,7 @@ int calibrate_command(int argc, char** argv) {
 
   if (f.fit) {
     const std::vector<std::string> fields =
-        f.fit_fields.empty() ? cal::default_fit_fields() : split_fields(f.fit_fields);
+        f.fit_fields.empty() ? cal::default_fit_fields() : split_commas(f.fit_fields);
     const cal::FitResult fit = cal::fit_spec(spec, points, fields);
     print_fit(fit, spec);
     rows = cal::model_rows(points, &fit.spec);

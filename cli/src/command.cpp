@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "npuscope/emulator/runtime.h"
 
@@ -37,6 +38,17 @@ bool parse_flags(int argc, char** argv, const po::options_description& desc, con
     throw UsageError(std::string(e.what()) + "\nusage: " + usage);
   }
   return true;
+}
+
+std::vector<std::string> split_commas(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    std::stringstream in(v);
+    for (std::string item; std::getline(in, item, ',');) {
+      if (!item.empty()) out.push_back(item);
+    }
+  }
+  return out;
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -72,6 +72,9 @@ RangedValue<T>* ranged_value(T* store, std::string flag, T min, T max) {
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,
                  po::positional_options_description* positional = nullptr, po::variables_map* out = nullptr);
 
+// The items of a list flag given as "a,b" and as repeated flags alike (declare it ->composing()).
+std::vector<std::string> split_commas(const std::vector<std::string>& values);
+
 // Writes `text` to `path`; std::runtime_error naming the file when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
 

@@ -386,9 +386,9 @@ void set_spec_field(DeviceSpec& spec, std::string_view field, double value) {
       numeric_field(field).ref);
 }
 
-std::pair<double, double> spec_field_range(std::string_view field) {
+SpecFieldInfo spec_field_info(std::string_view field) {
   const Field& f = numeric_field(field);
-  return {f.min, f.max};
+  return {f.min, f.max, !std::holds_alternative<double DeviceSpec::*>(f.ref)};
 }
 
 std::string spec_ranges_markdown() {

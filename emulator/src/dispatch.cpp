@@ -119,7 +119,7 @@ std::vector<TensorMeta> metas_of(const std::vector<Tensor>& tensors) {
 }
 
 // The storage dtype that decides the compute precision: the first floating input, else the first.
-DType storage_dtype(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out) {
+DType storage_dtype(std::span<const TensorMeta> in, std::span<const TensorMeta> out) {
   for (const auto& m : in) {
     if (m.present && is_floating(m.dtype)) return m.dtype;
   }
@@ -286,6 +286,35 @@ void record_host_task(std::string_view op_type, const std::vector<Tensor>& input
   dev.launch(std::move(launch), stream, api.connection_id());
 }
 
+void check_input_count(const OpSchema& schema, std::size_t count) {
+  const auto n = static_cast<std::int64_t>(count);
+  if (n < schema.min_inputs || (schema.max_inputs >= 0 && n > schema.max_inputs)) {
+    throw InvalidArgument(std::string(schema.type) + ": expected " + std::to_string(schema.min_inputs) +
+                          (schema.max_inputs == schema.min_inputs ? ""
+                           : schema.max_inputs < 0                ? " or more"
+                                                                  : " to " + std::to_string(schema.max_inputs)) +
+                          " inputs, got " + std::to_string(n));
+  }
+}
+
+LaunchPlan plan_npu_launch(const OpSchema& schema, std::span<const TensorMeta> inputs,
+                           std::span<const TensorMeta> outputs, const Attrs& attrs, const KernelCost& cost,
+                           PrecisionMode mode, const DeviceSpec& spec) {
+  const OpRegistry& registry = OpRegistry::instance();
+  const DType storage = storage_dtype(inputs, outputs);
+  const ComputeChoice choice = choose_compute_dtype(schema.category, storage, mode, spec);
+  const KernelEntry* npu = registry.kernel(schema.type, Backend::kNpu);
+  if (npu != nullptr && choice.npu_capable && (npu->supports == nullptr || npu->supports(inputs, attrs))) {
+    return {npu, false, choice.dtype, cost};
+  }
+  // Note: the one generic fallback rule: no NPU kernel for this op/dtype -> the CPU kernel as AI CPU.
+  const KernelEntry* cpu = registry.kernel(schema.type, Backend::kCpu);
+  if (cpu == nullptr) throw OpRegistrationError(std::string(schema.type) + " has neither an npu nor a cpu kernel");
+  LaunchPlan plan{cpu, true, storage, cost};
+  plan.cost.unit = ComputeUnit::kAiCpu;
+  return plan;
+}
+
 ComputeChoice choose_compute_dtype(OpCategory category, DType storage, PrecisionMode mode, const DeviceSpec& spec) {
   if (category == OpCategory::kDataMovement || !is_floating(storage)) return {storage, true};
   if (storage == DType::kF64) return {DType::kF64, false};  // no f64 on the NPU: AI CPU
@@ -315,14 +344,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
                             const CallOptions& options) {
   const OpRegistry& registry = OpRegistry::instance();
   const OpSchema& schema = registry.schema(op_type);
-  const int n = static_cast<int>(inputs.size());
-  if (n < schema.min_inputs || (schema.max_inputs >= 0 && n > schema.max_inputs)) {
-    throw InvalidArgument(std::string(schema.type) + ": expected " + std::to_string(schema.min_inputs) +
-                          (schema.max_inputs == schema.min_inputs ? ""
-                           : schema.max_inputs < 0                ? " or more"
-                                                                  : " to " + std::to_string(schema.max_inputs)) +
-                          " inputs, got " + std::to_string(n));
-  }
+  check_input_count(schema, inputs.size());
   const DeviceRef device = common_device(schema.type, inputs);
   // On an NPU the emulator's own host-side work (inference, allocation, queueing) is not what a real
   // launch costs: it is excluded from host time and replaced by the spec's host_launch_ns
@@ -360,37 +382,24 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   }
 
   Device& dev = Runtime::get().device(device.index);
-  const DType storage = storage_dtype(in_meta, out_meta);
-  const ComputeChoice choice = choose_compute_dtype(schema.category, storage, dev.precision_mode(), dev.spec());
-  const KernelEntry* npu = registry.kernel(schema.type, Backend::kNpu);
-  const bool use_npu =
-      npu != nullptr && choice.npu_capable && (npu->supports == nullptr || npu->supports(in_meta, attrs));
+  const LaunchPlan plan = plan_npu_launch(schema, in_meta, out_meta, attrs, cost, dev.precision_mode(), dev.spec());
 
   KernelLaunch launch;
   launch.name = name;
   launch.op_type = schema.type;
   launch.call_index = call_index;
-  launch.cost = cost;
+  launch.cost = plan.cost;
   launch.attrs = attrs;
   launch.overflow_mode = dev.overflow_mode();
   if (hooks::subscriber() != nullptr) [[unlikely]]
     launch.input_signature = input_signature(in_meta);
-  if (use_npu) {
-    launch.fn = npu->fn;
-    launch.backend = Backend::kNpu;
-    launch.compute_dtype = choice.dtype;
-    launch.task_type = cost.unit == ComputeUnit::kCube ? TaskType::kAiCore : TaskType::kAiVectorCore;
-  } else {
-    // Note: the one generic fallback rule: no NPU kernel for this op/dtype -> the CPU kernel as AI CPU.
-    const KernelEntry* cpu = registry.kernel(schema.type, Backend::kCpu);
-    if (cpu == nullptr) throw OpRegistrationError(std::string(schema.type) + " has neither an npu nor a cpu kernel");
-    launch.fn = cpu->fn;
-    launch.backend = Backend::kCpu;
-    launch.compute_dtype = storage;
-    launch.fallback = true;
-    launch.task_type = TaskType::kAiCpu;
-    launch.cost.unit = ComputeUnit::kAiCpu;
-  }
+  launch.fn = plan.kernel->fn;
+  launch.compute_dtype = plan.compute_dtype;
+  launch.fallback = plan.fallback;
+  launch.backend = plan.fallback ? Backend::kCpu : Backend::kNpu;
+  launch.task_type = plan.fallback                          ? TaskType::kAiCpu
+                     : plan.cost.unit == ComputeUnit::kCube ? TaskType::kAiCore
+                                                            : TaskType::kAiVectorCore;
   if (dev.golden()) [[unlikely]]
     make_golden(launch, schema, outputs);
   launch.inputs = std::move(inputs);

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "npuscope/emulator/numerics.h"
@@ -92,12 +91,17 @@ DeviceSpec load_spec(std::string_view preset_or_path);
 void validate_spec(const DeviceSpec& spec);
 
 // The numeric fields by their spec-file names, for refitting a spec (npuscope calibrate --fit):
-// their names in table order, a field's value and inclusive range, and setting one (integral fields
-// are rounded; the caller keeps values in range). SpecError for a name that is not a numeric field.
+// their names in table order, a field's value, its inclusive range and whether it holds integers,
+// and setting one (integral fields are rounded; the caller keeps values in range). SpecError for a
+// name that is not a numeric field.
 std::vector<std::string> spec_numeric_fields();
 double spec_field(const DeviceSpec& spec, std::string_view field);
 void set_spec_field(DeviceSpec& spec, std::string_view field, double value);
-std::pair<double, double> spec_field_range(std::string_view field);
+struct SpecFieldInfo {
+  double min = 0, max = 0;
+  bool integral = false;
+};
+SpecFieldInfo spec_field_info(std::string_view field);
 
 // The ranges as the Markdown table docs/emulator.md carries (a test keeps the two equal).
 std::string spec_ranges_markdown();

@@ -50,6 +50,23 @@ struct ComputeChoice {
 };
 ComputeChoice choose_compute_dtype(OpCategory category, DType storage, PrecisionMode mode, const DeviceSpec& spec);
 
+// InvalidArgument ("Add: expected 2 inputs, got 1") unless the op takes `count` inputs.
+void check_input_count(const OpSchema& schema, std::size_t count);
+
+// How call_op runs an op on an NPU of `spec` in `mode`: its NPU kernel in the chosen compute dtype,
+// or (the one generic fallback rule) its CPU kernel as an AI CPU task in the storage dtype, with the
+// cost's unit then kAiCpu. `npuscope calibrate` plans its points the same way. Throws
+// OpRegistrationError when the op has neither kernel.
+struct LaunchPlan {
+  const KernelEntry* kernel = nullptr;
+  bool fallback = false;
+  DType compute_dtype = DType::kF32;
+  KernelCost cost;
+};
+LaunchPlan plan_npu_launch(const OpSchema& schema, std::span<const TensorMeta> inputs,
+                           std::span<const TensorMeta> outputs, const Attrs& attrs, const KernelCost& cost,
+                           PrecisionMode mode, const DeviceSpec& spec);
+
 // Names ops by the model structure: within a scope "layer0/attn", a MatMul is "layer0/attn/MatMul".
 class NameScope {
  public:
