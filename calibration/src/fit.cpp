@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <unsupported/Eigen/NonLinearOptimization>
 #include <unsupported/Eigen/NumericalDiff>
@@ -140,10 +141,19 @@ FitResult fit_spec(const DeviceSpec& base, const std::vector<DataPoint>& points,
   return result;
 }
 
-std::string fitted_spec_json(const FitResult& fit, const std::string& base_preset) {
+std::string fitted_spec_json(const FitResult& fit, const std::string& spec) {
   nlohmann::ordered_json doc;
-  doc["base"] = base_preset;
-  doc["description"] = "refit by npuscope calibrate from " + base_preset;
+  if (emulator::is_preset(spec)) {
+    doc["base"] = spec;
+  } else {
+    std::ifstream in(spec);
+    try {
+      doc = nlohmann::ordered_json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw CalibrationError("cannot read the spec file '" + spec + "' again to refit it: " + e.what());
+    }
+  }
+  if (!doc.contains("description")) doc["description"] = "refit by npuscope calibrate from " + spec;
   for (const std::string& field : fit.fitted) {
     const double v = emulator::spec_field(fit.spec, field);
     if (emulator::spec_field_info(field).integral) {

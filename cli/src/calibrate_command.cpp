@@ -87,18 +87,8 @@ int calibrate_command(int argc, char** argv) {
     summary = cal::summarize(rows);
     std::printf("\nwith the fitted constants:\n%s", cal::rows_text(rows, summary).c_str());
     if (!f.out.empty()) {
-      // A spec file's base must be a preset: a file given as --spec is refit from its own base.
-      const bool is_preset = [&] {
-        for (const auto& p : emulator::preset_names())
-          if (p == spec_name) return true;
-        return false;
-      }();
-      write_text_file(f.out, cal::fitted_spec_json(fit, is_preset ? spec_name : "ascend910b"));
+      write_text_file(f.out, cal::fitted_spec_json(fit, spec_name));
       std::printf("wrote %s (use it as --spec %s)\n", f.out.c_str(), f.out.c_str());
-      if (!is_preset) {
-        std::printf("note: %s is not a preset; the fitted file is based on ascend910b plus the fitted constants\n",
-                    spec_name.c_str());
-      }
     }
   }
   if (!f.markdown.empty()) {

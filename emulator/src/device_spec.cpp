@@ -328,6 +328,10 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
+bool is_preset(std::string_view name) {
+  return std::any_of(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return name == p.name; });
+}
+
 DeviceSpec preset_spec(std::string_view name) {
   for (const Preset& p : kPresets) {
     if (name == p.name) return p.make();
@@ -402,9 +406,7 @@ std::string spec_ranges_markdown() {
 }
 
 DeviceSpec load_spec(std::string_view preset_or_path) {
-  for (const auto& preset : preset_names()) {
-    if (preset == preset_or_path) return preset_spec(preset_or_path);
-  }
+  if (is_preset(preset_or_path)) return preset_spec(preset_or_path);
   const std::string file(preset_or_path);
   std::ifstream in(file);
   if (!in) {

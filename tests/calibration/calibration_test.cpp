@@ -205,6 +205,20 @@ TEST(Calibration, ARefitFromCsvRecoversKnownConstants) {
   EXPECT_EQ(loaded.kernel_overhead_ns, fit.spec.kernel_overhead_ns);
 }
 
+TEST(Calibration, ARefitOfASpecFileKeepsWhatTheFileSet) {
+  const std::string file =
+      temp_file("mine.json", R"({"base": "ascend910b3", "memory_bytes": 17179869184, "cube_efficiency": 0.9})");
+  const em::DeviceSpec base = em::load_spec(file);
+  std::vector<cal::DataPoint> points = {matmul_point(4096, 4096, 4096, cal::Method::kDevice, 1)};
+  points[0].measured_us = cal::modelled_us(base, points[0]) * 0.9 / 0.8;  // a chip at 0.8, not 0.9
+  const cal::FitResult fit = cal::fit_spec(base, points, {"cube_efficiency"});
+  const em::DeviceSpec refit = em::load_spec(temp_file("refit.json", cal::fitted_spec_json(fit, file)));
+  EXPECT_NEAR(refit.cube_efficiency, 0.8, 0.008);
+  EXPECT_EQ(refit.cube_cores, 20);              // from the file's base, ascend910b3
+  EXPECT_EQ(refit.memory_bytes, 17179869184u);  // the file's own override
+  EXPECT_THROW(cal::fitted_spec_json(fit, "/nonexistent/spec.json"), cal::CalibrationError);
+}
+
 TEST(Calibration, AFitNeedsAsManyPointsAsConstants) {
   const std::vector<cal::DataPoint> one = {matmul_point(1024, 1024, 1024, cal::Method::kDevice, 1)};
   EXPECT_THROW(cal::fit_spec(em::preset_spec("ascend910b"), one, {"cube_efficiency", "cube_k_fill"}),

@@ -26,7 +26,9 @@ struct FitResult {
 FitResult fit_spec(const emulator::DeviceSpec& base, const std::vector<DataPoint>& points,
                    const std::vector<std::string>& fields);
 
-// The fitted fields as a spec file ({"base": <preset>, field: value, ...}), to pass as --spec.
-std::string fitted_spec_json(const FitResult& fit, const std::string& base_preset);
+// The fitted spec as a spec file to pass as --spec: for a preset, {"base": <preset>, field: value...}
+// of the fitted fields; for a spec file, that file's own fields with the fitted ones set over them,
+// so nothing it overrode is lost. CalibrationError when the file cannot be read again.
+std::string fitted_spec_json(const FitResult& fit, const std::string& spec);
 
 }  // namespace npuscope::calibration

@@ -78,6 +78,9 @@ struct DeviceSpec {
 // ascend310p, tiny.
 std::vector<std::string> preset_names();
 
+// Whether `name` is a built-in preset (else load_spec takes it for a spec file's path).
+bool is_preset(std::string_view name);
+
 // A built-in preset. Throws SpecError listing the presets for an unknown name.
 DeviceSpec preset_spec(std::string_view name);
 
