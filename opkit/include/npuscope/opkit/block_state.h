@@ -1,0 +1,149 @@
+// What one block of a running kernel owns: its local memories, its pipes' clocks, the instructions
+// it issued and the sanitizer's view of it. The kernel's API (tensor.h, pipe.h, data_copy.h,
+// vector_ops.h, cube_ops.h) reaches it through current_block(): a kernel function takes only its
+// GM_ADDR arguments, as on the device, and GetBlockIdx() is a free function.
+//
+// Note [Pipe timing]
+// Each pipe (types.h) runs its instructions in the order the scalar unit issues them, one at a time:
+//   start = max(the pipe's clock, the scalar unit's issue time), end = start + cycles.
+// Issuing costs the scalar unit one cycle per instruction, so a loop of tiny instructions is bound
+// by the scalar unit, as on the device. Pipes share no clock: an MTE2 copy runs while the vector
+// unit computes, unless a flag orders them. The queues insert those flags (queue.h):
+//   EnQue   sets a flag when the producer pipe has finished what it issued so far,
+//   DeQue   makes the consumer pipe wait for it (read after write),
+//   FreeTensor sets a flag when the consumer pipe is done with the buffer, and
+//   AllocTensor makes the producer pipe wait for it before reusing the buffer (write after read).
+// With two buffers per queue the copy of tile i+1 goes into the buffer that tile i-1 freed, so MTE2
+// and Vector overlap; with one buffer every copy waits for the previous tile's compute.
+// The block lasts until its last pipe finishes (the critical path); the kernel until its slowest
+// core finishes, a core running the blocks given to it one after another (launch.h).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "npuscope/emulator/numerics.h"
+#include "npuscope/opkit/pipe_costs.h"
+#include "npuscope/opkit/sanitizer.h"
+#include "npuscope/opkit/types.h"
+
+namespace npuscope::opkit {
+
+// One instruction as the pipe view shows it. Names and files are static strings (literals and
+// std::source_location), so recording one allocates nothing beyond the vector's growth.
+struct InstructionRecord {
+  const char* name = nullptr;
+  const char* file = nullptr;
+  std::uint32_t line = 0;
+  Pipe pipe = Pipe::kScalar;
+  std::uint64_t start_cycle = 0;
+  std::uint64_t end_cycle = 0;
+  std::uint64_t bytes = 0;  // moved (copies) or read by the instruction (compute)
+};
+
+namespace detail {
+
+struct LaunchState;
+
+// A buffer the pipe gave to a queue or a TBuf (queue.h), and where it is in its life.
+struct BufferSlot {
+  enum class State : std::uint8_t { kFree, kAllocated, kEnqueued, kDequeued };
+  TPosition position = TPosition::VECCALC;
+  std::uint32_t offset = 0;  // bytes from the start of its memory
+  std::uint32_t bytes = 0;
+  State state = State::kFree;
+  std::uint64_t ready_cycle = 0;     // EnQue's flag: the producer pipe finished writing it
+  std::uint64_t freed_cycle = 0;     // FreeTensor's flag: the consumer pipe finished reading it
+  const char* alloc_file = nullptr;  // where AllocTensor last handed it out (for a leak's report)
+  std::uint32_t alloc_line = 0;
+};
+
+// Marks thrown through a kernel to stop it at its first finding; launch() catches it.
+struct KernelAbort {};
+
+class BlockState {
+ public:
+  BlockState(const LaunchState& launch, std::int32_t block_idx);
+
+  const LaunchState& launch() const { return launch_; }
+  std::int32_t block_idx() const { return block_idx_; }
+  std::int32_t block_dim() const;
+  const PipeCosts& costs() const;
+
+  // Local memories: backing bytes (grown past the capacity when the pipe oversubscribes it, which
+  // is a finding, so that a keep-going run goes on) and a byte-wise "written" shadow.
+  std::byte* memory(Memory m) { return memory_[static_cast<int>(m)].data(); }
+  std::uint64_t capacity(Memory m) const;
+  std::uint32_t reserve(Memory m, std::uint32_t bytes, const char* instruction, const std::source_location& loc);
+  void mark_written(Memory m, std::uint64_t offset, std::uint64_t bytes);
+  bool is_written(Memory m, std::uint64_t offset, std::uint64_t bytes) const;
+
+  std::vector<BufferSlot>& slots() { return slots_; }
+
+  // Issues an instruction on a pipe (Note [Pipe timing]); returns its end cycle.
+  std::uint64_t issue(Pipe pipe, const char* name, std::uint64_t cycles, std::uint64_t bytes,
+                      const std::source_location& loc);
+  // A flag wait: the pipe starts nothing before `cycle`.
+  void wait_pipe(Pipe pipe, std::uint64_t cycle) {
+    auto& c = pipe_clock_[static_cast<int>(pipe)];
+    if (cycle > c) c = cycle;
+  }
+  std::uint64_t pipe_clock(Pipe pipe) const { return pipe_clock_[static_cast<int>(pipe)]; }
+  // PipeBarrier<PIPE_ALL>: every pipe and the scalar unit wait for all of them.
+  void barrier_all();
+  // The critical path so far: the last pipe's end.
+  std::uint64_t cycles() const;
+  const std::array<std::uint64_t, kNumPipes>& busy_cycles() const { return busy_; }
+  std::vector<InstructionRecord>& instructions() { return instructions_; }
+
+  // The sanitizer: records a finding; without keep_going, stops the kernel (throws KernelAbort).
+  // Returns false so that a caller can write `if (!ok) return fail(...)` and skip the instruction.
+  bool fail(Check check, const char* instruction, const std::source_location& loc, std::string message);
+  std::vector<Finding>& findings() { return findings_; }
+
+  // Global memory: whether [p, p + bytes) lies inside one tensor of the launch that allows it.
+  bool gm_ok(const void* p, std::uint64_t bytes, bool write) const;
+  void record_gm_write(const void* p, std::uint64_t bytes);
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& gm_writes() { return gm_writes_; }
+
+  emulator::OverflowMode overflow_mode() const;
+  void note_overflow(bool saturated) {
+    overflow_ = true;
+    saturated_ = saturated_ || saturated;
+  }
+  bool overflow() const { return overflow_; }
+  bool saturated() const { return saturated_; }
+
+ private:
+  const LaunchState& launch_;
+  std::int32_t block_idx_;
+  std::array<std::vector<std::byte>, kNumLocalMemories> memory_;
+  std::array<std::vector<std::uint8_t>, kNumLocalMemories> written_;
+  std::array<std::uint32_t, kNumLocalMemories> reserved_{};
+  std::array<bool, kNumLocalMemories> overflow_reported_{};
+  std::vector<BufferSlot> slots_;
+  std::array<std::uint64_t, kNumPipes> pipe_clock_{};
+  std::array<std::uint64_t, kNumPipes> busy_{};
+  std::uint64_t issue_clock_ = 0;
+  std::vector<InstructionRecord> instructions_;
+  std::vector<Finding> findings_;
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> gm_writes_;
+  bool overflow_ = false, saturated_ = false;
+};
+
+// The block the calling thread is running (set by launch()); a kernel API call outside a launch
+// throws LaunchError.
+BlockState& current_block();
+void set_current_block(BlockState* block);
+
+}  // namespace detail
+
+// Ascend C's block index and count.
+std::int64_t GetBlockIdx();
+std::int64_t GetBlockNum();
+
+}  // namespace npuscope::opkit

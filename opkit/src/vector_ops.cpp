@@ -1,0 +1,284 @@
+// The vector unit: each instruction checks its operands, computes in f32 (integers in 64 bits), rounds
+// to the tensor's dtype and costs its cycles on the Vector pipe (Note [Pipe costs]). Floating results
+// go through float buffers of kChunk elements, converted in bulk (F16C for f16).
+#include "npuscope/opkit/vector_ops.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace npuscope::opkit::detail {
+
+namespace {
+
+constexpr std::size_t kChunk = 1024;
+
+std::string dtype_str(DType t) { return std::string(dtype_name(t)); }
+
+bool operand_ok(BlockState& b, const LocalRef& t, std::uint64_t bytes, bool reads, const char* name,
+                const std::source_location& loc, const char* role) {
+  if (t.block == nullptr) return b.fail(Check::kBadArgument, name, loc, std::string(role) + " was never allocated");
+  if (t.memory() != Memory::kUB) {
+    return b.fail(Check::kBadArgument, name, loc,
+                  std::string(role) + " is in " + std::string(memory_name(t.memory())) +
+                      ": vector instructions read and write UB only");
+  }
+  if (t.offset + bytes > t.end) {
+    return b.fail(Check::kLocalOutOfRange, name, loc,
+                  std::string(role) + ": " + std::to_string(bytes) + " bytes from UB+" + std::to_string(t.offset) +
+                      " run past the tensor's end (" + std::to_string(t.end - t.offset) + " bytes)");
+  }
+  if (reads && !b.is_written(Memory::kUB, t.offset, bytes)) {
+    return b.fail(Check::kUninitializedRead, name, loc,
+                  std::string(role) + ": read of " + std::to_string(bytes) + " bytes at UB+" +
+                      std::to_string(t.offset) + ", not all of them written");
+  }
+  return true;
+}
+
+bool count_ok(BlockState& b, std::uint32_t count, const char* name, const std::source_location& loc) {
+  if (count > 0) return true;
+  return b.fail(Check::kBadArgument, name, loc, "count must be at least 1");
+}
+
+void finish(BlockState& b, const LocalRef& dst, std::uint64_t dst_bytes, std::uint64_t operand_bytes,
+            bool transcendental, const char* name, const std::source_location& loc) {
+  b.mark_written(Memory::kUB, dst.offset, dst_bytes);
+  b.issue(Pipe::kVector, name, vector_cycles(operand_bytes, transcendental), operand_bytes, loc);
+}
+
+// ---- f32 views of floating tensors --------------------------------------------------------------
+
+template <class T>
+const float* load(const T* src, float* buf, std::size_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return src;
+  } else if constexpr (std::is_same_v<T, half>) {
+    emulator::half_to_float_n(reinterpret_cast<const std::uint16_t*>(src), buf, n);
+    return buf;
+  } else {
+    emulator::bf16_to_float_n(reinterpret_cast<const std::uint16_t*>(src), buf, n);
+    return buf;
+  }
+}
+
+template <class T>
+float max_finite() {
+  if constexpr (std::is_same_v<T, half>)
+    return 65504.0f;
+  else if constexpr (std::is_same_v<T, bfloat16_t>)
+    return 3.3895313892515355e38f;
+  else
+    return FLT_MAX;
+}
+
+// Stores f32 results as T; an overflow (a non-finite result) is clamped in saturation mode.
+template <class T>
+void store(BlockState& b, float* r, T* dst, std::size_t n) {
+  const float limit = max_finite<T>();
+  bool suspect = false;
+  for (std::size_t i = 0; i < n; ++i) suspect |= !(std::fabs(r[i]) <= limit);
+  if (suspect) [[unlikely]] {
+    const bool saturate = b.overflow_mode() == emulator::OverflowMode::kSaturation;
+    for (std::size_t i = 0; i < n; ++i) {
+      const float rounded = static_cast<float>(T(r[i]));
+      if (std::isfinite(rounded)) continue;
+      b.note_overflow(saturate);
+      if (saturate) r[i] = std::isnan(rounded) ? 0.0f : std::copysign(limit, rounded);
+    }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    std::memcpy(dst, r, n * sizeof(float));
+  } else if constexpr (std::is_same_v<T, half>) {
+    emulator::float_to_half_n(r, reinterpret_cast<std::uint16_t*>(dst), n);
+  } else {
+    emulator::float_to_bf16_n(r, reinterpret_cast<std::uint16_t*>(dst), n);
+  }
+}
+
+template <class T, class F>
+void map1(BlockState& b, T* dst, const T* src, std::size_t n, F f) {
+  float in[kChunk], out[kChunk];
+  for (std::size_t i = 0; i < n; i += kChunk) {
+    const std::size_t m = std::min(kChunk, n - i);
+    const float* x = load(src + i, in, m);
+    for (std::size_t j = 0; j < m; ++j) out[j] = f(x[j]);
+    store(b, out, dst + i, m);
+  }
+}
+
+template <class T, class F>
+void map2(BlockState& b, T* dst, const T* a, const T* c, std::size_t n, F f) {
+  float ina[kChunk], inc[kChunk], out[kChunk];
+  for (std::size_t i = 0; i < n; i += kChunk) {
+    const std::size_t m = std::min(kChunk, n - i);
+    const float* x = load(a + i, ina, m);
+    const float* y = load(c + i, inc, m);
+    for (std::size_t j = 0; j < m; ++j) out[j] = f(x[j], y[j]);
+    store(b, out, dst + i, m);
+  }
+}
+
+template <class T>
+void int_map1(T* dst, const T* src, std::size_t n, auto f) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(f(static_cast<std::int64_t>(src[i])));
+}
+template <class T>
+void int_map2(T* dst, const T* a, const T* c, std::size_t n, auto f) {
+  for (std::size_t i = 0; i < n; ++i)
+    dst[i] = static_cast<T>(f(static_cast<std::int64_t>(a[i]), static_cast<std::int64_t>(c[i])));
+}
+
+// Calls fn(T{}) for the dtype, or reports it unsupported. `ints` allows int32.
+template <class Fn>
+bool by_dtype(BlockState& b, DType t, bool ints, const char* name, const std::source_location& loc, Fn&& fn) {
+  switch (t) {
+    case DType::kF16: fn(half{}); return true;
+    case DType::kBF16: fn(bfloat16_t{}); return true;
+    case DType::kF32: fn(float{}); return true;
+    case DType::kI32:
+      if (ints) {
+        fn(std::int32_t{});
+        return true;
+      }
+      break;
+    default: break;
+  }
+  return b.fail(Check::kBadArgument, name, loc, "the vector unit has no " + dtype_str(t) + " form of this instruction");
+}
+
+template <class T>
+constexpr bool kIsInt = std::is_integral_v<T>;
+
+const char* binary_name(BinaryOp op) {
+  static constexpr const char* kNames[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+  return kNames[static_cast<int>(op)];
+}
+const char* scalar_name(ScalarOp op) {
+  static constexpr const char* kNames[] = {"Adds", "Muls", "Maxs", "Mins"};
+  return kNames[static_cast<int>(op)];
+}
+const char* unary_name(UnaryOp op) {
+  static constexpr const char* kNames[] = {"Exp", "Ln", "Abs", "Sqrt", "Relu", "Reciprocal", "Rsqrt", "Tanh"};
+  return kNames[static_cast<int>(op)];
+}
+
+}  // namespace
+
+void vec_binary(BinaryOp op, DType t, const LocalRef& dst, const LocalRef& a, const LocalRef& b2, std::uint32_t count,
+                const std::source_location& loc) {
+  const char* name = binary_name(op);
+  BlockState& b = dst.block != nullptr ? *dst.block : current_block();
+  const std::uint64_t bytes = std::uint64_t{count} * dtype_size(t);
+  if (!count_ok(b, count, name, loc) || !operand_ok(b, a, bytes, true, name, loc, "src0") ||
+      !operand_ok(b, b2, bytes, true, name, loc, "src1") || !operand_ok(b, dst, bytes, false, name, loc, "dst"))
+    return;
+  by_dtype(b, t, op != BinaryOp::kDiv, name, loc, [&](auto tag) {
+    using T = decltype(tag);
+    auto* d = reinterpret_cast<T*>(dst.bytes());
+    const auto* x = reinterpret_cast<const T*>(a.bytes());
+    const auto* y = reinterpret_cast<const T*>(b2.bytes());
+    auto run = [&](auto f) {
+      if constexpr (kIsInt<T>)
+        int_map2(d, x, y, count, f);
+      else
+        map2(b, d, x, y, count, f);
+    };
+    switch (op) {
+      case BinaryOp::kAdd: run([](auto p, auto q) { return p + q; }); break;
+      case BinaryOp::kSub: run([](auto p, auto q) { return p - q; }); break;
+      case BinaryOp::kMul: run([](auto p, auto q) { return p * q; }); break;
+      case BinaryOp::kDiv: run([](auto p, auto q) { return p / q; }); break;
+      case BinaryOp::kMax: run([](auto p, auto q) { return p > q ? p : q; }); break;
+      case BinaryOp::kMin: run([](auto p, auto q) { return p < q ? p : q; }); break;
+    }
+  });
+  finish(b, dst, bytes, bytes, op == BinaryOp::kDiv, name, loc);
+}
+
+void vec_scalar(ScalarOp op, DType t, const LocalRef& dst, const LocalRef& src, double scalar, std::uint32_t count,
+                const std::source_location& loc) {
+  const char* name = scalar_name(op);
+  BlockState& b = dst.block != nullptr ? *dst.block : current_block();
+  const std::uint64_t bytes = std::uint64_t{count} * dtype_size(t);
+  if (!count_ok(b, count, name, loc) || !operand_ok(b, src, bytes, true, name, loc, "src") ||
+      !operand_ok(b, dst, bytes, false, name, loc, "dst"))
+    return;
+  by_dtype(b, t, true, name, loc, [&](auto tag) {
+    using T = decltype(tag);
+    auto* d = reinterpret_cast<T*>(dst.bytes());
+    const auto* x = reinterpret_cast<const T*>(src.bytes());
+    // The scalar is held in the tensor's dtype, as the instruction's scalar register holds it.
+    using C = std::conditional_t<kIsInt<T>, std::int64_t, float>;
+    const C s = kIsInt<T> ? static_cast<C>(scalar) : static_cast<C>(static_cast<float>(T(static_cast<float>(scalar))));
+    auto run = [&](auto f) {
+      if constexpr (kIsInt<T>)
+        int_map1(d, x, count, f);
+      else
+        map1(b, d, x, count, f);
+    };
+    switch (op) {
+      case ScalarOp::kAdds: run([s](auto p) { return p + s; }); break;
+      case ScalarOp::kMuls: run([s](auto p) { return p * s; }); break;
+      case ScalarOp::kMaxs: run([s](auto p) { return p > s ? p : s; }); break;
+      case ScalarOp::kMins: run([s](auto p) { return p < s ? p : s; }); break;
+    }
+  });
+  finish(b, dst, bytes, bytes, false, name, loc);
+}
+
+void vec_unary(UnaryOp op, DType t, const LocalRef& dst, const LocalRef& src, std::uint32_t count,
+               const std::source_location& loc) {
+  const char* name = unary_name(op);
+  BlockState& b = dst.block != nullptr ? *dst.block : current_block();
+  const std::uint64_t bytes = std::uint64_t{count} * dtype_size(t);
+  if (!count_ok(b, count, name, loc) || !operand_ok(b, src, bytes, true, name, loc, "src") ||
+      !operand_ok(b, dst, bytes, false, name, loc, "dst"))
+    return;
+  const bool ints = op == UnaryOp::kAbs || op == UnaryOp::kRelu;
+  by_dtype(b, t, ints, name, loc, [&](auto tag) {
+    using T = decltype(tag);
+    auto* d = reinterpret_cast<T*>(dst.bytes());
+    const auto* x = reinterpret_cast<const T*>(src.bytes());
+    if constexpr (kIsInt<T>) {
+      if (op == UnaryOp::kAbs)
+        int_map1(d, x, count, [](std::int64_t p) { return p < 0 ? -p : p; });
+      else
+        int_map1(d, x, count, [](std::int64_t p) { return p > 0 ? p : 0; });
+    } else {
+      switch (op) {
+        case UnaryOp::kExp: map1(b, d, x, count, [](float p) { return std::exp(p); }); break;
+        case UnaryOp::kLn: map1(b, d, x, count, [](float p) { return std::log(p); }); break;
+        case UnaryOp::kAbs: map1(b, d, x, count, [](float p) { return std::fabs(p); }); break;
+        case UnaryOp::kSqrt: map1(b, d, x, count, [](float p) { return std::sqrt(p); }); break;
+        case UnaryOp::kRelu: map1(b, d, x, count, [](float p) { return p > 0.0f ? p : 0.0f; }); break;
+        case UnaryOp::kReciprocal: map1(b, d, x, count, [](float p) { return 1.0f / p; }); break;
+        case UnaryOp::kRsqrt: map1(b, d, x, count, [](float p) { return 1.0f / std::sqrt(p); }); break;
+        case UnaryOp::kTanh: map1(b, d, x, count, [](float p) { return std::tanh(p); }); break;
+      }
+    }
+  });
+  const bool transcendental = !(op == UnaryOp::kAbs || op == UnaryOp::kRelu);
+  finish(b, dst, bytes, bytes, transcendental, name, loc);
+}
+
+void vec_duplicate(DType t, const LocalRef& dst, double value, std::uint32_t count, const std::source_location& loc) {
+  constexpr const char* kName = "Duplicate";
+  BlockState& b = dst.block != nullptr ? *dst.block : current_block();
+  const std::uint64_t bytes = std::uint64_t{count} * dtype_size(t);
+  if (!count_ok(b, count, kName, loc) || !operand_ok(b, dst, bytes, false, kName, loc, "dst")) return;
+  by_dtype(b, t, true, kName, loc, [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    if constexpr (kIsInt<T>)
+      v = static_cast<T>(value);
+    else
+      v = T(static_cast<float>(value));
+    std::fill_n(reinterpret_cast<T*>(dst.bytes()), count, v);
+  });
+  finish(b, dst, bytes, bytes, false, kName, loc);
+}
+
+}  // namespace npuscope::opkit::detail
