@@ -341,7 +341,7 @@ void Device::execute(Task& task) {
     }
     start = std::max({task.queued_ns + spec_.launch_latency_ns, st.last_end_ns, st.wait_until_ns});
   }
-  const std::uint64_t end = start + task.duration_ns;
+  std::uint64_t end = start + task.duration_ns;
   const auto* sub = hooks::subscriber();
 
   if (task.kind == Task::Kind::kMemcpy) {
@@ -367,6 +367,7 @@ void Device::execute(Task& task) {
       out[i] = {t.raw_data(), t.dtype(), &t.shape(), t.numel()};
     }
     KernelContext ctx{in, out, k.attrs, k.backend, k.compute_dtype, k.overflow_mode};
+    ctx.spec = &spec_;
     std::unique_ptr<OpCheck> check;  // Note [Online op check]
     if (sub != nullptr && sub->wants_op_checks && sub->on_op_check != nullptr) [[unlikely]]
       check = OpCheck::before(k);
@@ -375,6 +376,10 @@ void Device::execute(Task& task) {
       std::memcpy(k.outputs[i].raw_data(), k.sources[i].raw_data(), k.outputs[i].nbytes());
     k.fn(ctx);
     const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
+    if (ctx.device_ns != 0) {  // the kernel modelled its own time (KernelContext::device_ns)
+      task.duration_ns = std::min(ctx.device_ns, kMaxTaskNs);
+      end = start + task.duration_ns;
+    }
     if (!ctx.fault.empty()) [[unlikely]] {
       std::lock_guard lock(mutex_);
       if (fault_.empty()) {

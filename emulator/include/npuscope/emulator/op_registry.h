@@ -71,6 +71,11 @@ struct KernelContext {
   bool saturated = false;  // saturation mode clamped at least one value
   // Bad data met by the kernel (an index out of range), first one only; see Note [Kernel faults].
   std::string fault;
+  // The device the kernel runs on (null on the cpu device).
+  const DeviceSpec* spec = nullptr;
+  // Set by a kernel that models its own device time (an opkit kernel: the critical path of its
+  // pipes); the task then lasts this long instead of the cost model's estimate.
+  std::uint64_t device_ns = 0;
 };
 
 using KernelFn = void (*)(KernelContext& ctx);

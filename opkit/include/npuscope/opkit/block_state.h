@@ -30,6 +30,7 @@
 #include "npuscope/opkit/pipe_costs.h"
 #include "npuscope/opkit/sanitizer.h"
 #include "npuscope/opkit/types.h"
+#include "npuscope/opkit/written_ranges.h"
 
 namespace npuscope::opkit {
 
@@ -75,8 +76,8 @@ class BlockState {
   const PipeCosts& costs() const;
 
   // Local memories: backing bytes (grown past the capacity when the pipe oversubscribes it, which
-  // is a finding, so that a keep-going run goes on) and a byte-wise "written" shadow.
-  std::byte* memory(Memory m) { return memory_[static_cast<int>(m)].data(); }
+  // is a finding, so that a keep-going run goes on) and what of them has been written.
+  std::byte* memory(Memory m) { return memory_[static_cast<int>(m)]; }
   std::uint64_t capacity(Memory m) const;
   std::uint32_t reserve(Memory m, std::uint32_t bytes, const char* instruction, const std::source_location& loc);
   void mark_written(Memory m, std::uint64_t offset, std::uint64_t bytes);
@@ -121,8 +122,9 @@ class BlockState {
  private:
   const LaunchState& launch_;
   std::int32_t block_idx_;
-  std::array<std::vector<std::byte>, kNumLocalMemories> memory_;
-  std::array<std::vector<std::uint8_t>, kNumLocalMemories> written_;
+  std::array<std::byte*, kNumLocalMemories> memory_{};     // from the thread's pool (block_state.cpp)
+  std::array<std::uint64_t, kNumLocalMemories> backed_{};  // bytes behind memory_
+  std::array<WrittenRanges, kNumLocalMemories> written_;
   std::array<std::uint32_t, kNumLocalMemories> reserved_{};
   std::array<bool, kNumLocalMemories> overflow_reported_{};
   std::vector<BufferSlot> slots_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "npuscope/opkit/block_state.h"
+#include "npuscope/opkit/cube_ops.h"
 #include "npuscope/opkit/data_copy.h"
 #include "npuscope/opkit/queue.h"
 #include "npuscope/opkit/tensor.h"
