@@ -6,31 +6,11 @@
 #include <limits>
 
 #include "npuscope/opkit/vector_ops.h"
+#include "vector_checks.h"
 
 namespace npuscope::opkit::detail {
 
 namespace {
-
-bool operand_ok(BlockState& b, const LocalRef& t, std::uint64_t bytes, bool reads, const char* name,
-                const std::source_location& loc, const char* role) {
-  if (t.block == nullptr) return b.fail(Check::kBadArgument, name, loc, std::string(role) + " was never allocated");
-  if (t.memory() != Memory::kUB) {
-    return b.fail(Check::kBadArgument, name, loc,
-                  std::string(role) + " is in " + std::string(memory_name(t.memory())) +
-                      ": vector instructions read and write UB only");
-  }
-  if (t.offset + bytes > t.end) {
-    return b.fail(Check::kLocalOutOfRange, name, loc,
-                  std::string(role) + ": " + std::to_string(bytes) + " bytes from UB+" + std::to_string(t.offset) +
-                      " run past the tensor's end (" + std::to_string(t.end - t.offset) + " bytes)");
-  }
-  if (reads && !b.is_written(Memory::kUB, t.offset, bytes)) {
-    return b.fail(Check::kUninitializedRead, name, loc,
-                  std::string(role) + ": read of " + std::to_string(bytes) + " bytes at UB+" +
-                      std::to_string(t.offset) + ", not all of them written");
-  }
-  return true;
-}
 
 double read_as_double(DType t, const std::byte* p, std::size_t i) {
   switch (t) {
@@ -152,10 +132,7 @@ void vec_cast(DType dst_t, DType src_t, const LocalRef& dst, const LocalRef& src
            "no Cast from " + std::string(dtype_name(src_t)) + " to " + std::string(dtype_name(dst_t)));
     return;
   }
-  if (count == 0) {
-    b.fail(Check::kBadArgument, kName, loc, "count must be at least 1");
-    return;
-  }
+  if (!count_ok(b, count, kName, loc)) return;
   const std::uint64_t in_bytes = std::uint64_t{count} * dtype_size(src_t);
   const std::uint64_t out_bytes = std::uint64_t{count} * dtype_size(dst_t);
   if (!operand_ok(b, src, in_bytes, true, kName, loc, "src") ||
@@ -189,10 +166,7 @@ void vec_reduce(ReduceOp op, DType t, const LocalRef& dst, const LocalRef& src, 
   const char* name = kNames[static_cast<int>(op)];
   BlockState& b = dst.block != nullptr ? *dst.block : current_block();
   if (!float_dtype(b, t, true, name, loc)) return;
-  if (count == 0) {
-    b.fail(Check::kBadArgument, name, loc, "count must be at least 1");
-    return;
-  }
+  if (!count_ok(b, count, name, loc)) return;
   const std::uint64_t size = dtype_size(t);
   const std::uint64_t bytes = count * size;
   if (!operand_ok(b, src, bytes, true, name, loc, "src") || !operand_ok(b, work, bytes, false, name, loc, "work") ||
@@ -241,10 +215,7 @@ void vec_compare(DType t, const LocalRef& dst, const LocalRef& a, const LocalRef
   constexpr const char* kName = "Compare";
   BlockState& b = dst.block != nullptr ? *dst.block : current_block();
   if (!float_dtype(b, t, true, kName, loc)) return;
-  if (count == 0) {
-    b.fail(Check::kBadArgument, kName, loc, "count must be at least 1");
-    return;
-  }
+  if (!count_ok(b, count, kName, loc)) return;
   const std::uint64_t bytes = count * std::uint64_t{dtype_size(t)};
   const std::uint64_t mask_bytes = (count + 7) / 8;
   if (!operand_ok(b, a, bytes, true, kName, loc, "src0") || !operand_ok(b, c, bytes, true, kName, loc, "src1") ||
@@ -274,10 +245,7 @@ void vec_select(DType t, const LocalRef& dst, const LocalRef& mask, const LocalR
   constexpr const char* kName = "Select";
   BlockState& b = dst.block != nullptr ? *dst.block : current_block();
   if (!float_dtype(b, t, true, kName, loc)) return;
-  if (count == 0) {
-    b.fail(Check::kBadArgument, kName, loc, "count must be at least 1");
-    return;
-  }
+  if (!count_ok(b, count, kName, loc)) return;
   const std::uint64_t size = dtype_size(t);
   const std::uint64_t bytes = count * size;
   if (!operand_ok(b, mask, (count + 7) / 8, true, kName, loc, "selMask") ||
