@@ -61,6 +61,9 @@ section "PyTorch inference: torchvision's ResNet-50 on the device in force_fp16 
 PYTHONPATH="$BUILD_DIR/python" /usr/bin/python3 "$ROOT/samples/pytorch/infer.py" --model resnet50 --precision-mode force_fp16
 section "The cost model against published Ascend 910B timings (npuscope calibrate; docs/calibration.md)"
 "$NPUSCOPE" calibrate
+section "A custom kernel (opkit, docs/opkit.md): the GELU sample against its golden, then its planted bug"
+"$BUILD_DIR/samples/opkit/opkit_samples" --kernel gelu --n 1048576
+"$BUILD_DIR/samples/opkit/opkit_samples" --kernel gelu --bug || echo "(the sanitizer's report above is the expected result)"
 section "The timeline viewer (npuscope view): the LLaMA trace"
 if [ -n "${DISPLAY:-}" ]; then
   "$NPUSCOPE" view "$DEMO/llama.db"
