@@ -1,9 +1,12 @@
 #include "npuscope/opkit/block_state.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
+#include "npuscope/emulator/dtype.h"
 #include "npuscope/opkit/launch.h"
 
 namespace npuscope::opkit::detail {
@@ -125,10 +128,23 @@ std::uint64_t BlockState::cycles() const {
 }
 
 bool BlockState::fail(Check check, const char* instruction, const std::source_location& loc, std::string message) {
-  findings_.push_back({check, launch_.options->kernel_name, block_idx_, instruction, loc.file_name(),
-                       static_cast<std::uint32_t>(loc.line()), std::move(message)});
+  return fail_at(check, instruction, loc.file_name(), static_cast<std::uint32_t>(loc.line()), std::move(message));
+}
+
+bool BlockState::fail_at(Check check, const char* instruction, const char* file, std::uint32_t line,
+                         std::string message) {
+  findings_.push_back({check, launch_.options->kernel_name, block_idx_, instruction, file != nullptr ? file : "", line,
+                       std::move(message)});
   if (!launch_.options->keep_going) throw KernelAbort{};
   return false;
+}
+
+float BlockState::overflowed(float stored, DType t) {
+  const bool saturate = overflow_mode() == emulator::OverflowMode::kSaturation;
+  overflow_ = true;
+  saturated_ = saturated_ || saturate;
+  if (!saturate) return stored;
+  return std::isnan(stored) ? 0.0f : std::copysign(static_cast<float>(emulator::dtype_max(t)), stored);
 }
 
 bool BlockState::gm_ok(const void* p, std::uint64_t bytes, bool write) const {
@@ -138,6 +154,17 @@ bool BlockState::gm_ok(const void* p, std::uint64_t bytes, bool write) const {
     if (a >= b && a + bytes <= b + r.bytes) return !write || r.writable;
   }
   return false;
+}
+
+bool BlockState::check_gm(const void* p, std::uint64_t bytes, bool write, const char* instruction,
+                          const std::source_location& loc) {
+  if (gm_ok(p, bytes, write)) return true;
+  char address[32];
+  std::snprintf(address, sizeof address, "0x%llx",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+  return fail(write ? Check::kGmWriteOutOfRange : Check::kGmReadOutOfRange, instruction, loc,
+              std::string(write ? "write" : "read") + " of " + std::to_string(bytes) + " bytes at GM " + address +
+                  " is outside every " + (write ? "output" : "tensor") + " of the launch");
 }
 
 void BlockState::record_gm_write(const void* p, std::uint64_t bytes) {

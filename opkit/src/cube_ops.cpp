@@ -65,11 +65,7 @@ void copy_nd2nz(const LocalRef& dst, DType t, const void* src, const Nd2NzParams
     return;
   }
   if (!fits(b, Check::kLocalOutOfRange, dst, 0, bytes, kName, "the NZ matrix", loc)) return;
-  if (!b.gm_ok(src, gm_bytes, false)) {
-    b.fail(Check::kGmReadOutOfRange, kName, loc,
-           "read of " + std::to_string(gm_bytes) + " bytes is outside every tensor of the launch");
-    return;
-  }
+  if (!b.check_gm(src, gm_bytes, false, kName, loc)) return;
   const auto* s = static_cast<const std::uint16_t*>(src);
   auto* d = reinterpret_cast<std::uint16_t*>(dst.bytes());
   for (std::uint64_t cb = 0; cb < blocks16(cols); ++cb) {
@@ -213,14 +209,8 @@ void fixpipe(void* dst, DType t, const LocalRef& src, const FixpipeParams& p, co
     return;
   }
   const std::uint64_t gm_bytes = ((p.mSize - 1) * std::uint64_t{p.dstStride} + p.nSize) * size;
-  if (!b.gm_ok(dst, gm_bytes, true)) {
-    b.fail(Check::kGmWriteOutOfRange, kName, loc,
-           "write of " + std::to_string(gm_bytes) + " bytes is outside every output of the launch");
-    return;
-  }
+  if (!b.check_gm(dst, gm_bytes, true, kName, loc)) return;
   const auto* cs = reinterpret_cast<const float*>(src.bytes());
-  const bool saturate = b.overflow_mode() == emulator::OverflowMode::kSaturation;
-  const float limit = t == DType::kF16 ? 65504.0f : 3.4028234663852886e38f;
   for (std::uint64_t i = 0; i < p.mSize; ++i) {
     auto* row = static_cast<std::byte*>(dst) + i * p.dstStride * size;
     for (std::uint64_t j = 0; j < p.nSize; ++j) {
@@ -230,12 +220,9 @@ void fixpipe(void* dst, DType t, const LocalRef& src, const FixpipeParams& p, co
       if (t == DType::kBF16) bits = emulator::float_to_bf16_bits(v);
       const float stored = t == DType::kF32 ? v : read16(t, bits);
       if (!std::isfinite(stored)) {
-        b.note_overflow(saturate);
-        if (saturate) {
-          v = std::isnan(stored) ? 0.0f : std::copysign(limit, stored);
-          if (t == DType::kF16) bits = emulator::float_to_half_bits(v);
-          if (t == DType::kBF16) bits = emulator::float_to_bf16_bits(v);
-        }
+        v = b.overflowed(stored, t);
+        if (t == DType::kF16) bits = emulator::float_to_half_bits(v);
+        if (t == DType::kBF16) bits = emulator::float_to_bf16_bits(v);
       }
       if (t == DType::kF32)
         std::memcpy(row + j * 4, &v, 4);

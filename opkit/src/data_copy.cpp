@@ -35,21 +35,6 @@ bool local_ok(BlockState& b, const LocalRef& t, std::uint64_t bytes, bool reads,
   return true;
 }
 
-bool gm_range_ok(BlockState& b, const void* gm, std::uint64_t bytes, bool write, const char* name,
-                 const std::source_location& loc) {
-  if (b.gm_ok(gm, bytes, write)) return true;
-  return b.fail(
-      write ? Check::kGmWriteOutOfRange : Check::kGmReadOutOfRange, name, loc,
-      std::string(write ? "write" : "read") + " of " + std::to_string(bytes) + " bytes at GM 0x" +
-          [&] {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%llx",
-                          static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(gm)));
-            return std::string(buf);
-          }() +
-          " is outside every " + (write ? "output" : "tensor") + " of the launch");
-}
-
 bool valid(const LocalRef& t, const char* name, const std::source_location& loc) {
   if (t.block != nullptr) return true;
   return current_block().fail(Check::kBadArgument, name, loc, "the local tensor was never allocated");
@@ -63,7 +48,7 @@ void copy_gm_to_local(const LocalRef& dst, const void* src, std::uint64_t bytes,
   constexpr const char* kName = "DataCopy";
   if (!valid(dst, kName, loc)) return;
   BlockState& b = *dst.block;
-  if (!local_ok(b, dst, bytes, false, true, kName, loc) || !gm_range_ok(b, src, bytes, false, kName, loc)) return;
+  if (!local_ok(b, dst, bytes, false, true, kName, loc) || !b.check_gm(src, bytes, false, kName, loc)) return;
   std::memcpy(dst.bytes(), src, bytes);
   b.mark_written(dst.memory(), dst.offset, bytes);
   b.issue(Pipe::kMte2, kName, gm_copy_cycles(b.costs(), bytes), bytes, loc);
@@ -73,7 +58,7 @@ void copy_local_to_gm(void* dst, const LocalRef& src, std::uint64_t bytes, const
   constexpr const char* kName = "DataCopy";
   if (!valid(src, kName, loc)) return;
   BlockState& b = *src.block;
-  if (!local_ok(b, src, bytes, true, true, kName, loc) || !gm_range_ok(b, dst, bytes, true, kName, loc)) return;
+  if (!local_ok(b, src, bytes, true, true, kName, loc) || !b.check_gm(dst, bytes, true, kName, loc)) return;
   std::memcpy(dst, src.bytes(), bytes);
   b.record_gm_write(dst, bytes);
   b.issue(out_pipe(src), kName, gm_copy_cycles(b.costs(), bytes), bytes, loc);
@@ -104,8 +89,7 @@ void copy_pad_gm_to_local(const LocalRef& dst, const void* src, const DataCopyEx
   }
   const std::uint64_t local_span = (p.blockCount - 1) * local_block + round_up(p.blockLen);
   const std::uint64_t gm_span = (p.blockCount - 1) * gm_block + p.blockLen;
-  if (!local_ok(b, dst, local_span, false, false, kName, loc) || !gm_range_ok(b, src, gm_span, false, kName, loc))
-    return;
+  if (!local_ok(b, dst, local_span, false, false, kName, loc) || !b.check_gm(src, gm_span, false, kName, loc)) return;
   for (std::uint64_t i = 0; i < p.blockCount; ++i) {
     std::byte* d = dst.bytes() + i * local_block;
     std::memcpy(d, static_cast<const std::byte*>(src) + i * gm_block, p.blockLen);
@@ -132,8 +116,7 @@ void copy_pad_local_to_gm(void* dst, const LocalRef& src, const DataCopyExtParam
   const std::uint64_t gm_block = std::uint64_t{p.blockLen} + p.dstStride;
   const std::uint64_t local_span = (p.blockCount - 1) * local_block + p.blockLen;
   const std::uint64_t gm_span = (p.blockCount - 1) * gm_block + p.blockLen;
-  if (!local_ok(b, src, local_span, false, false, kName, loc) || !gm_range_ok(b, dst, gm_span, true, kName, loc))
-    return;
+  if (!local_ok(b, src, local_span, false, false, kName, loc) || !b.check_gm(dst, gm_span, true, kName, loc)) return;
   for (std::uint64_t i = 0; i < p.blockCount; ++i) {
     if (!b.is_written(src.memory(), src.offset + i * local_block, p.blockLen)) {
       b.fail(Check::kUninitializedRead, kName, loc,

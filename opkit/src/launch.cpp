@@ -15,12 +15,8 @@ void check_leaks(BlockState& b) {
   for (const BufferSlot& s : b.slots()) {
     if (s.state == BufferSlot::State::kFree) continue;
     const std::string what = s.state == BufferSlot::State::kEnqueued ? "still enqueued" : "never freed";
-    b.fail(Check::kLeak, "AllocTensor", std::source_location::current(),
-           "a " + std::string(position_name(s.position)) + " tensor is " + what + " when the kernel ends");
-    // The report names the AllocTensor call, not this line.
-    Finding& f = b.findings().back();
-    f.file = s.alloc_file != nullptr ? s.alloc_file : "";
-    f.line = s.alloc_line;
+    b.fail_at(Check::kLeak, "AllocTensor", s.alloc_file, s.alloc_line,
+              "a " + std::string(position_name(s.position)) + " tensor is " + what + " when the kernel ends");
   }
 }
 

@@ -38,13 +38,7 @@ void scalar_write(BlockState& b, Memory m, std::uint64_t offset, const void* in,
 void gm_scalar(BlockState& b, void* gm, void* value, std::uint32_t bytes, bool write, const std::source_location& loc) {
   const char* name = write ? "SetValue" : "GetValue";
   b.issue(Pipe::kScalar, name, kGmLatencyCycles, bytes, loc);
-  if (!b.gm_ok(gm, bytes, write)) {
-    b.fail(write ? Check::kGmWriteOutOfRange : Check::kGmReadOutOfRange, name, loc,
-           std::string(write ? "write" : "read") + " of " + std::to_string(bytes) + " bytes at GM " +
-               std::to_string(reinterpret_cast<std::uintptr_t>(gm)) + ", outside every " +
-               (write ? "output" : "tensor") + " of the launch");
-    return;
-  }
+  if (!b.check_gm(gm, bytes, write, name, loc)) return;
   if (write) {
     std::memcpy(gm, value, bytes);
     b.record_gm_write(gm, bytes);

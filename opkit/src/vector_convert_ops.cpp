@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "npuscope/emulator/dtype.h"
 #include "npuscope/opkit/vector_ops.h"
 #include "vector_checks.h"
 
@@ -85,25 +86,20 @@ I saturate_int(double v) {
 }
 
 void write_cast(BlockState& b, DType t, std::byte* p, std::size_t i, double x, RoundMode mode) {
-  const bool saturate = b.overflow_mode() == emulator::OverflowMode::kSaturation;
-  // As store() in vector_ops.cpp: a non-finite result is an overflow, clamped in saturation mode.
-  auto overflow_float = [&](float v, float limit) {
-    if (std::isfinite(v)) return v;
-    b.note_overflow(saturate);
-    return saturate ? (std::isnan(v) ? 0.0f : std::copysign(limit, v)) : v;
-  };
+  // As store() in vector_ops.cpp: a non-finite result is an overflow (BlockState::overflowed).
+  auto overflow_float = [&](float v) { return std::isfinite(v) ? v : b.overflowed(v, t); };
   switch (t) {
     case DType::kF16: {
       float v = round_16<std::uint16_t>(static_cast<float>(x), mode, emulator::float_to_half_bits,
                                         emulator::half_bits_to_float);
-      v = overflow_float(v, 65504.0f);
+      v = overflow_float(v);
       reinterpret_cast<std::uint16_t*>(p)[i] = emulator::float_to_half_bits(v);
       break;
     }
     case DType::kBF16: {
       float v = round_16<std::uint16_t>(static_cast<float>(x), mode, emulator::float_to_bf16_bits,
                                         emulator::bf16_bits_to_float);
-      v = overflow_float(v, 3.3895313892515355e38f);
+      v = overflow_float(v);
       reinterpret_cast<std::uint16_t*>(p)[i] = emulator::float_to_bf16_bits(v);
       break;
     }
@@ -145,8 +141,9 @@ void vec_cast(DType dst_t, DType src_t, const LocalRef& dst, const LocalRef& src
   } else if (dst_t == DType::kF16 && src_t == DType::kF32 &&
              (mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT)) {
     const auto* f = reinterpret_cast<const float*>(s);
+    const auto f16_max = static_cast<float>(emulator::dtype_max(DType::kF16));
     bool suspect = false;
-    for (std::uint32_t i = 0; i < count; ++i) suspect |= !(std::fabs(f[i]) <= 65504.0f);
+    for (std::uint32_t i = 0; i < count; ++i) suspect |= !(std::fabs(f[i]) <= f16_max);
     if (suspect) {
       for (std::uint32_t i = 0; i < count; ++i) write_cast(b, dst_t, d, i, f[i], mode);
     } else {

@@ -2,11 +2,11 @@
 // to the tensor's dtype and costs its cycles on the Vector pipe (Note [Pipe costs]). Floating results
 // go through float buffers of kChunk elements, converted in bulk (F16C for f16).
 #include "npuscope/opkit/vector_ops.h"
+#include "npuscope/emulator/dtype.h"
 
 #include "vector_checks.h"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -71,12 +71,7 @@ const float* load(const T* src, float* buf, std::size_t n) {
 
 template <class T>
 float max_finite() {
-  if constexpr (std::is_same_v<T, half>)
-    return 65504.0f;
-  else if constexpr (std::is_same_v<T, bfloat16_t>)
-    return 3.3895313892515355e38f;
-  else
-    return FLT_MAX;
+  return static_cast<float>(emulator::dtype_max(dtype_of<T>()));
 }
 
 // Stores f32 results as T; `suspect` says some result is beyond T's range or NaN (the compute loops
@@ -84,13 +79,9 @@ float max_finite() {
 template <class T>
 void store(BlockState& b, float* r, T* dst, std::size_t n, bool suspect) {
   if (suspect) [[unlikely]] {
-    const float limit = max_finite<T>();
-    const bool saturate = b.overflow_mode() == emulator::OverflowMode::kSaturation;
     for (std::size_t i = 0; i < n; ++i) {
       const float rounded = static_cast<float>(T(r[i]));
-      if (std::isfinite(rounded)) continue;
-      b.note_overflow(saturate);
-      if (saturate) r[i] = std::isnan(rounded) ? 0.0f : std::copysign(limit, rounded);
+      if (!std::isfinite(rounded)) r[i] = b.overflowed(rounded, dtype_of<T>());
     }
   }
   if constexpr (std::is_same_v<T, float>) {

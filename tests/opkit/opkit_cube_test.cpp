@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/emulator/dtype.h"
 #include "npuscope/emulator/float16.h"
 #include "npuscope/opkit/kernel_operator.h"
 #include "npuscope/opkit/launch.h"
@@ -102,6 +103,43 @@ TEST(OpkitCube, MmadCostsAFractalPerCycle) {
     return;
   }
   FAIL() << "no Mmad";
+}
+
+TEST(OpkitCube, FixpipeSaturatesToTheLargestValueOfTheOutputDtype) {
+  // 16 products of 2^64 x 2^64 overflow f32 in L0C; in saturation mode a bf16 result is bf16's max.
+  std::vector<ok::bfloat16_t> a(16 * 16, ok::bfloat16_t(0x1p64f)), b(16 * 16, ok::bfloat16_t(0x1p64f)), c(16 * 16);
+  const ok::GmRegion gm[] = {ok::gm_input("a", a), ok::gm_input("b", b), ok::gm_output("c", c)};
+  ok::LaunchOptions opts{.kernel_name = "cube",
+                         .block_dim = 1,
+                         .core = ok::CoreType::kCube,
+                         .overflow_mode = em::OverflowMode::kSaturation};
+  const ok::LaunchResult r = ok::launch_blocks(opts, gm, [&] {
+    TPipe pipe;
+    TBuf<TPosition::A1> a1;
+    TBuf<TPosition::B1> b1;
+    TBuf<TPosition::A2> a2;
+    TBuf<TPosition::B2> b2;
+    TBuf<TPosition::CO1> co1;
+    pipe.InitBuffer(a1, 512);
+    pipe.InitBuffer(b1, 512);
+    pipe.InitBuffer(a2, 512);
+    pipe.InitBuffer(b2, 512);
+    pipe.InitBuffer(co1, 1024);
+    GlobalTensor<bfloat16_t> ag, bg, cg;
+    ag.SetGlobalBuffer(a.data(), a.size());
+    bg.SetGlobalBuffer(b.data(), b.size());
+    cg.SetGlobalBuffer(c.data(), c.size());
+    DataCopy(a1.Get<bfloat16_t>(), ag, Nd2NzParams{1, 16, 16, 0, 16, 16, 1, 0});
+    DataCopy(b1.Get<bfloat16_t>(), bg, Nd2NzParams{1, 16, 16, 0, 16, 16, 1, 0});
+    LoadData(a2.Get<bfloat16_t>(), a1.Get<bfloat16_t>(), LoadData2DParams{});
+    LoadData(b2.Get<bfloat16_t>(), b1.Get<bfloat16_t>(), LoadData2DParams{0, 1, 1, 0, 0, true, 0});
+    Mmad(co1.Get<float>(), a2.Get<bfloat16_t>(), b2.Get<bfloat16_t>(), MmadParams{16, 16, 16});
+    Fixpipe(cg, co1.Get<float>(), FixpipeParams{16, 16, 16, 16});
+  });
+  ASSERT_TRUE(r.findings.empty()) << ok::format_finding(r.findings[0]);
+  EXPECT_TRUE(r.overflow);
+  EXPECT_TRUE(r.saturated);
+  EXPECT_EQ(static_cast<float>(c[0]), static_cast<float>(em::dtype_max(em::DType::kBF16)));
 }
 
 TEST(OpkitCube, MmadParametersAreChecked) {

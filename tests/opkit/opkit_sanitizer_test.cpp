@@ -241,6 +241,28 @@ TEST(OpkitSanitizer, ATensorStillAllocatedAtTheEnd) {
   expect_one(r, ok::Check::kLeak, "AllocTensor");  // reported where it was allocated
 }
 
+TEST(OpkitSanitizer, ALeakStopsTheLaunchAtTheAllocationToo) {
+  try {
+    run(
+        1,
+        [] {
+          TPipe pipe;
+          TQue<TPosition::VECOUT, 1> out;
+          pipe.InitBuffer(out, 1, 64);
+          g_line = __LINE__ + 1;
+          LocalTensor<half> c = out.AllocTensor<half>();
+          Duplicate(c, 0.0f, 32);
+        },
+        /*keep_going=*/false);
+    FAIL() << "no KernelFault";
+  } catch (const ok::KernelFault& e) {
+    ASSERT_EQ(e.findings().size(), 1u);
+    EXPECT_EQ(e.findings()[0].check, ok::Check::kLeak);
+    EXPECT_NE(e.findings()[0].file.find("opkit_sanitizer_test.cpp"), std::string::npos) << e.what();
+    EXPECT_EQ(e.findings()[0].line, static_cast<std::uint32_t>(g_line)) << e.what();
+  }
+}
+
 TEST(OpkitSanitizer, TwoBlocksWritingTheSameBytes) {
   Plan p;
   p.gm_offset_out = 0;  // every block writes the first slice

@@ -31,6 +31,7 @@
 #include "npuscope/opkit/sanitizer.h"
 #include "npuscope/opkit/types.h"
 #include "npuscope/opkit/written_ranges.h"
+#include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::opkit {
 
@@ -104,18 +105,22 @@ class BlockState {
   // The sanitizer: records a finding; without keep_going, stops the kernel (throws KernelAbort).
   // Returns false so that a caller can write `if (!ok) return fail(...)` and skip the instruction.
   bool fail(Check check, const char* instruction, const std::source_location& loc, std::string message);
+  // The same, at a place other than the caller's (a leak is reported where the tensor was allocated).
+  bool fail_at(Check check, const char* instruction, const char* file, std::uint32_t line, std::string message);
   std::vector<Finding>& findings() { return findings_; }
 
   // Global memory: whether [p, p + bytes) lies inside one tensor of the launch that allows it.
   bool gm_ok(const void* p, std::uint64_t bytes, bool write) const;
+  // gm_ok, or the out-of-range finding (false) every instruction that touches GM reports.
+  bool check_gm(const void* p, std::uint64_t bytes, bool write, const char* instruction,
+                const std::source_location& loc);
   void record_gm_write(const void* p, std::uint64_t bytes);
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& gm_writes() { return gm_writes_; }
 
   emulator::OverflowMode overflow_mode() const;
-  void note_overflow(bool saturated) {
-    overflow_ = true;
-    saturated_ = saturated_ || saturated;
-  }
+  // A result that is not finite once rounded to `t` (`stored`): recorded as an overflow, and what is
+  // stored instead: in saturation mode +-dtype_max(t) (NaN -> 0), as the emulator's kernels store it.
+  float overflowed(float stored, npuscope::DType t);
   bool overflow() const { return overflow_; }
   bool saturated() const { return saturated_; }
 
