@@ -229,31 +229,24 @@ TEST(OpkitSanitizer, FreeTensorTwice) {
   expect_one(run(1, [&] { copy_through(p); }), ok::Check::kDoubleFree, "FreeTensor");
 }
 
+// A kernel that never frees the tensor it allocates.
+void leaking_kernel() {
+  TPipe pipe;
+  TQue<TPosition::VECOUT, 1> out;
+  pipe.InitBuffer(out, 1, 64);
+  g_line = __LINE__ + 1;
+  LocalTensor<half> c = out.AllocTensor<half>();
+  Duplicate(c, 0.0f, 32);
+}
+
 TEST(OpkitSanitizer, ATensorStillAllocatedAtTheEnd) {
-  const ok::LaunchResult r = run(1, [] {
-    TPipe pipe;
-    TQue<TPosition::VECOUT, 1> out;
-    pipe.InitBuffer(out, 1, 64);
-    g_line = __LINE__ + 1;
-    LocalTensor<half> c = out.AllocTensor<half>();
-    Duplicate(c, 0.0f, 32);
-  });
+  const ok::LaunchResult r = run(1, leaking_kernel);
   expect_one(r, ok::Check::kLeak, "AllocTensor");  // reported where it was allocated
 }
 
 TEST(OpkitSanitizer, ALeakStopsTheLaunchAtTheAllocationToo) {
   try {
-    run(
-        1,
-        [] {
-          TPipe pipe;
-          TQue<TPosition::VECOUT, 1> out;
-          pipe.InitBuffer(out, 1, 64);
-          g_line = __LINE__ + 1;
-          LocalTensor<half> c = out.AllocTensor<half>();
-          Duplicate(c, 0.0f, 32);
-        },
-        /*keep_going=*/false);
+    run(1, leaking_kernel, /*keep_going=*/false);
     FAIL() << "no KernelFault";
   } catch (const ok::KernelFault& e) {
     ASSERT_EQ(e.findings().size(), 1u);
