@@ -379,6 +379,7 @@ void Device::execute(Task& task) {
     if (ctx.device_ns != 0) {  // the kernel modelled its own time (KernelContext::device_ns)
       task.duration_ns = std::min(ctx.device_ns, kMaxTaskNs);
       end = start + task.duration_ns;
+      if (ctx.device_block_dim != 0) task.block_dim = ctx.device_block_dim;
     }
     if (!ctx.fault.empty()) [[unlikely]] {
       std::lock_guard lock(mutex_);

@@ -77,6 +77,7 @@ void run_custom_op(const CustomOpDef& def, int arity, KernelCall call, emulator:
     opts.overflow_mode = ctx.overflow_mode;
     const LaunchResult r = launch_blocks(opts, regions, [&] { call(args); });
     ctx.device_ns = r.duration_ns;
+    ctx.device_block_dim = t.block_dim;
     if (r.overflow) ctx.overflow = true;
     if (r.saturated) ctx.saturated = true;
   } catch (const KernelFault& e) {

@@ -74,8 +74,10 @@ struct KernelContext {
   // The device the kernel runs on (null on the cpu device).
   const DeviceSpec* spec = nullptr;
   // Set by a kernel that models its own device time (an opkit kernel: the critical path of its
-  // pipes); the task then lasts this long instead of the cost model's estimate.
+  // pipes); the task then lasts this long instead of the cost model's estimate, on device_block_dim
+  // blocks when that is set (the tiling's, on the device's own spec).
   std::uint64_t device_ns = 0;
+  std::uint32_t device_block_dim = 0;
 };
 
 using KernelFn = void (*)(KernelContext& ctx);
