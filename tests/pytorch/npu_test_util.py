@@ -63,3 +63,4 @@ def run_command(args, env=None):
     if p.returncode != 0:
         raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
     return p.stdout
+

@@ -1,8 +1,6 @@
-""
-    "`npuscope run --check-ops` (msprobe's API accuracy checker, online): every NPU kernel re-run on its CPU
-    golden in f64 with the same inputs,
-    judged by msprobe's API precision standards. A clean float32 run passes;
-a planted error(a perturbation) is caught, with its worst element; the script's results do
+"""`npuscope run --check-ops` (msprobe's API accuracy checker, online): every NPU kernel re-run on its CPU
+golden in f64 with the same inputs, judged by msprobe's API precision standards. A clean float32 run
+passes; a planted error (a perturbation) is caught, with its worst element; the script's results do
 not change."""
 import json
 import os
@@ -24,8 +22,8 @@ class MLP(torch.nn.Module):
     def forward(self, x):
         return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
 model = MLP().to(dev)
-#A learning rate exact in float32 : p - lr* buf cancels where p ~lr* buf, and there the kernel's
-#float32 lr and the golden 's float64 one differ by more than msprobe' s float32 rtol(2 ^ -20).
+# A learning rate exact in float32: p - lr * buf cancels where p ~ lr * buf, and there the kernel's
+# float32 lr and the golden's float64 one differ by more than msprobe's float32 rtol (2^-20).
 opt = torch.optim.SGD(model.parameters(), lr=0.125, momentum=0.5)
 x, y = torch.randn(16, 32).to(dev), torch.randint(0, 10, (16,)).to(dev)
 for _ in range(2):
@@ -60,8 +58,7 @@ class CheckOpsTest(unittest.TestCase):
         checked, tasks = con.execute("SELECT count(*), count(DISTINCT task_id) FROM OP_CHECK").fetchone()
         kernels = con.execute("SELECT count(*) FROM TASK WHERE task_type IN (0, 1)").fetchone()[0]
         self.assertGreater(tasks, kernels // 2)  # the NPU kernels (AI CPU fallbacks are CPU kernels already)
-        standards = {
-  s for (s, ) in con.execute("SELECT DISTINCT standard FROM OP_CHECK")}
+        standards = {s for (s,) in con.execute("SELECT DISTINCT standard FROM OP_CHECK")}
         self.assertTrue({0, 1, 2, 4} <= standards, standards)  # binary, absolute threshold, ULP, benchmark
         failing = con.execute("SELECT s.value, c.standard, c.failing_ratio, c.max_rel_err FROM OP_CHECK c "
                               "JOIN TASK t ON t.task_id = c.task_id JOIN STRING_IDS s ON s.id = t.name_id "
@@ -71,7 +68,7 @@ class CheckOpsTest(unittest.TestCase):
         self.assertEqual(report["op_check"]["errors"], 0)
         self.assertEqual(report["op_check"]["outputs"], checked)
         self.assertEqual(report["op_check_failures"], [])
-#NPU kernels the check could not judge are counted, not dropped silently.
+        # NPU kernels the check could not judge are counted, not dropped silently.
         unchecked = con.execute("SELECT count(*) FROM TASK WHERE task_type IN (0, 1) AND device_id >= 0 AND "
                                 "fallback = 0 AND task_id NOT IN (SELECT task_id FROM OP_CHECK)").fetchone()[0]
         self.assertEqual(report["op_check"]["unchecked_tasks"], unchecked)

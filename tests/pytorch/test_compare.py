@@ -1,9 +1,5 @@
-""
-    "`npuscope compare -- /usr/bin/python3 script.py` (docs/compare.md): a training script recorded as a golden
-    run(NPUSCOPE_GOLDEN = 1
-        : every device op on its CPU golden kernel) and
-    as an NPU run,
-    compared op by op; a
+"""`npuscope compare -- /usr/bin/python3 script.py` (docs/compare.md): a training script recorded as a golden
+run (NPUSCOPE_GOLDEN=1: every device op on its CPU golden kernel) and as an NPU run, compared op by op; a
 perturbation planted in one module's backward (or forward) is found there, with its pass."""
 import json
 import os
@@ -13,7 +9,7 @@ import unittest
 
 CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
 
-#A 3 - layer MLP with dropout(the device's Bernoulli: the same mask in both runs), two SGD steps, float32.
+# A 3-layer MLP with dropout (the device's Bernoulli: the same mask in both runs), two SGD steps, float32.
 SCRIPT = """
 import torch, npuscope.torch as npu
 torch.manual_seed(0)
@@ -83,8 +79,8 @@ class CompareScriptTest(unittest.TestCase):
         self.assertIn("Module.fc2.Linear.forward.0/aten::addmm", names)
         self.assertIn("Module.fc2.Linear.backward.0/aten::mm", names)
         self.assertTrue(any(n.endswith("aten::bernoulli_") for n in names), names)  # dropout's mask matched
-#The autograd engine 's own ops (the sum reducing a bias' s gradient to its shape, inside the engine's
-#range around a node, after the node) are backward too, in the node's module.
+        # The autograd engine's own ops (the sum reducing a bias's gradient to its shape, inside the engine's
+        # range around a node, after the node) are backward too, in the node's module.
         sums = {r["pass"] for r in result["rows"] if r["op_name"].endswith("aten::sum")}
         self.assertEqual(sums, {"backward"})
         self.assertIn("Module.fc2.Linear.backward.0/aten::sum", names)
@@ -119,7 +115,7 @@ class CompareScriptTest(unittest.TestCase):
     def test_steps_and_ops_filters_narrow_what_is_compared(self):
         result, _ = self.compare("--steps", "1", "--ops", "Module.fc*")
         names = {(r["op_name"], r["call_index"]) for r in result["rows"]}
-# 3 Linear forwards; in backward 5 mm and the 3 sums reducing the biases' gradients
+        # 3 Linear forwards; in backward 5 mm and the 3 sums reducing the biases' gradients
         self.assertEqual(result["summary"]["ops_compared"], 11, names)
         self.assertTrue(all(n.startswith("Module.fc") for n, _ in names), names)
         self.assertIn(("Module.fc1.Linear.forward.0/aten::addmm", 1), names)  # the second step's call

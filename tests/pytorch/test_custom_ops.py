@@ -79,7 +79,7 @@ class CustomOps(DeviceTestCase):
             path, db = os.path.join(d, "gelu.py"), os.path.join(d, "gelu.db")
             with open(path, "w") as f:
                 f.write(script)
-#The tiling gives one block per vector core of the device's preset: 48 on the 910B2, 40 on the B3.
+            # The tiling gives one block per vector core of the device's preset: 48 on the 910B2, 40 on the B3.
             for spec, cores in (("ascend910b", 48), ("ascend910b3", 40)):
                 os.path.exists(db) and os.remove(db)
                 p = subprocess.run([os.environ.get("NPUSCOPE_CLI", "npuscope"), "run", "-o", db, "--",

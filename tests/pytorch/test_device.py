@@ -44,7 +44,7 @@ class DeviceTest(unittest.TestCase):
         for v, r in zip(views, refs):
             self.assertTrue(torch.equal(v.contiguous().cpu(), r))
             self.assertTrue(torch.equal(v.cpu(), r))
-#Writing through a strided view writes the base tensor.
+        # Writing through a strided view writes the base tensor.
         d[:, 1:4, ::2] = 7.0
         x[:, 1:4, ::2] = 7.0
         self.assertTrue(torch.equal(d.cpu(), x))
@@ -110,18 +110,27 @@ class DeviceTest(unittest.TestCase):
                                                  "must_keep_origin_dtype"))
         old_mode, old_overflow = npu.get_precision_mode(), npu.get_overflow_mode()
         try:
-            npu
-.set_overflow_mode("saturation") npu.clear_float_status() x = torch.full((4, ), 60000.0, dtype = torch.float16,
-                                                                         device = DEV) y =
-    (x * 2).cpu() self.assertTrue(npu.get_float_status())
-        self.assertTrue(torch.equal(y, torch.full((4, ), 65504.0, dtype = torch.float16))) npu.clear_float_status()
-            self.assertFalse(npu.get_float_status()) npu.set_overflow_mode("inf_nan")
-                self.assertTrue(torch.isinf((x * 2).cpu()).all()) npu.set_precision_mode("force_fp16") a =
-        torch.randn(64, 64) r = (a.to(DEV) @a.to(DEV))
-                                    .cpu() self.assertGreater((r - a @a).abs().max().item(), 1e-5) #computed in f16 self
-                                    .assertLess((r - a @a).abs().max().item(),
-                                                0.5) with self.assertRaisesRegex(RuntimeError, "precision mode")
-    : npu.set_precision_mode("fast") finally
-    : npu.set_precision_mode(old_mode) npu.set_overflow_mode(old_overflow)
+            npu.set_overflow_mode("saturation")
+            npu.clear_float_status()
+            x = torch.full((4,), 60000.0, dtype=torch.float16, device=DEV)
+            y = (x * 2).cpu()
+            self.assertTrue(npu.get_float_status())
+            self.assertTrue(torch.equal(y, torch.full((4,), 65504.0, dtype=torch.float16)))
+            npu.clear_float_status()
+            self.assertFalse(npu.get_float_status())
+            npu.set_overflow_mode("inf_nan")
+            self.assertTrue(torch.isinf((x * 2).cpu()).all())
+            npu.set_precision_mode("force_fp16")
+            a = torch.randn(64, 64)
+            r = (a.to(DEV) @ a.to(DEV)).cpu()
+            self.assertGreater((r - a @ a).abs().max().item(), 1e-5)  # computed in f16
+            self.assertLess((r - a @ a).abs().max().item(), 0.5)
+            with self.assertRaisesRegex(RuntimeError, "precision mode"):
+                npu.set_precision_mode("fast")
+        finally:
+            npu.set_precision_mode(old_mode)
+            npu.set_overflow_mode(old_overflow)
 
-          if __name__ == "__main__" : unittest.main()
+
+if __name__ == "__main__":
+    unittest.main()

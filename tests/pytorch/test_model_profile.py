@@ -1,7 +1,5 @@
-""
-    "A PyTorch training script under `npuscope run`, as the profiler sees it (Note [PyTorch observers]):
-    aten ops and module calls as host
-    ranges(PYTORCH_API) linked to the device tasks they launched, tasks
+"""A PyTorch training script under `npuscope run`, as the profiler sees it (Note [PyTorch observers]):
+aten ops and module calls as host ranges (PYTORCH_API) linked to the device tasks they launched, tasks
 named after module and aten op in the pass they ran in, input shapes on every task, steps from
 optimizer.step() or npuscope.torch.step(), and the analyzer's steps, passes, modules and aten ops."""
 import json
@@ -12,7 +10,7 @@ import unittest
 
 from npu_test_util import CLI, run_command
 
-#A ResNet - 18(torchvision's) on small images: three SGD steps, then one more forward in eval.
+# A ResNet-18 (torchvision's) on small images: three SGD steps, then one more forward in eval.
 RESNET = """
 import sys, torch, torchvision, npuscope.torch as npu
 torch.manual_seed(0)
@@ -29,7 +27,7 @@ print("OBSERVING", npu.observing(), "STEP", npu.current_step())
 print("RESULT", loss.item(), float(model.fc.weight.sum().cpu()))
 """
 
-#Steps the script marks itself : two per optimizer step here, so the boundaries cannot be the optimizer's.
+# Steps the script marks itself: two per optimizer step here, so the boundaries cannot be the optimizer's.
 MANUAL_STEPS = """
 import torch, npuscope.torch as npu
 dev = npu.device()
@@ -95,7 +93,7 @@ class ModelProfileTest(unittest.TestCase):
                      "Module.fc.Linear.forward.0", "aten::convolution", "aten::addmm", "Optimizer.step#SGD.step",
                      "Optimizer.zero_grad#SGD.zero_grad"):
             self.assertIn(name, names)
-#BasicBlock calls its relu twice : two calls of one module, numbered.
+        # BasicBlock calls its relu twice: two calls of one module, numbered.
         self.assertIn("Module.layer1.0.relu.ReLU.forward.1", names)
         convs = [r for r in rows if r[0] == "aten::conv2d" and r[3] == "Module.conv1.Conv2d.forward.0"]
         self.assertEqual(len(convs), 3)  # one per step: the calls are numbered per step
@@ -110,8 +108,8 @@ class ModelProfileTest(unittest.TestCase):
         self.assertEqual([(r[1], r[2]) for r in optimizer], [(3, 2)] * 3)
 
     def test_host_ranges_nest_in_time(self):
-#Every op lies within its parent, on the caller 's thread and on the autograd engine' s(whose clock
-#takes over the caller's time: Note [Hand-offs between host threads]).
+        # Every op lies within its parent, on the caller's thread and on the autograd engine's (whose clock
+        # takes over the caller's time: Note [Hand-offs between host threads]).
         bad = self.query("SELECT count(*) FROM PYTORCH_API c JOIN PYTORCH_API p ON p.id = c.parent_id "
                          "WHERE c.start_ns < p.start_ns OR c.end_ns > p.end_ns OR c.end_ns < c.start_ns")
         self.assertEqual(bad, [(0,)])
@@ -126,7 +124,7 @@ class ModelProfileTest(unittest.TestCase):
         self.assertIn("Module.fc.Linear.forward.0/aten::addmm", names)
         self.assertTrue(any(n.startswith("backward/") for n in names), "the loss's backward, outside any module")
         self.assertTrue(any(n.startswith("Optimizer.step#SGD.step/") for n in names))
-#Each kernel task points at the aten op that launched it, and carries its input shapes.
+        # Each kernel task points at the aten op that launched it, and carries its input shapes.
         rows = self.query("SELECT s.value, op.value, sh.value, dt.value FROM TASK t "
                           "JOIN STRING_IDS s ON s.id = t.name_id JOIN PYTORCH_API p ON p.id = t.pytorch_api_id "
                           "JOIN STRING_IDS op ON op.id = p.name_id JOIN STRING_IDS sh ON sh.id = t.input_shapes_id "
@@ -145,7 +143,7 @@ class ModelProfileTest(unittest.TestCase):
         self.assertEqual(self.task_names(db), self.task_names())
 
     def test_optimizer_steps_are_step_boundaries(self):
-#Three training steps, and the work after the last optimizer step(the prints' reads) in a fourth.
+        # Three training steps, and the work after the last optimizer step (the prints' reads) in a fourth.
         steps = self.query("SELECT step FROM MARKER WHERE kind = 1 ORDER BY start_ns")
         self.assertEqual(steps, [(0,), (1,), (2,), (3,)])
         self.assertEqual(self.query("SELECT value FROM META WHERE key = 'stat.unpaired_markers'"), [("0",)])

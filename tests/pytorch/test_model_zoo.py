@@ -1,17 +1,15 @@
-""
-    "More architectures than the issue's three, one training step each against CPU PyTorch: the native
-    kernels cover what they
-    use(depthwise and grouped convolutions, ReLU6, hardswish, SiLU, squeeze - and-excitation, adaptive pooling,
-        multi - head attention, LSTM cells, BCE with logits, MSE) with no
+"""More architectures than the issue's three, one training step each against CPU PyTorch: the native
+kernels cover what they use (depthwise and grouped convolutions, ReLU6, hardswish, SiLU, squeeze-and-
+excitation, adaptive pooling, multi-head attention, LSTM cells, BCE with logits, MSE) with no
 fallback op, and the losses and gradients agree."""
 import copy
 import os
 import unittest
 
-#One BLAS and OpenMP thread on both sides, set before torch loads : how two threads split a float32 sum
-#differs with the machine 's BLAS kernels, and MobileNet' s ReLU6 kinks then route gradient elements
-#differently(Note[Training tolerances] in test_training.py) : with 2 threads on a Haswell - kernel
-#OpenBLAS its gradients differed by 1.1e-2; with one, the comparison is the same on every machine.
+# One BLAS and OpenMP thread on both sides, set before torch loads: how two threads split a float32 sum
+# differs with the machine's BLAS kernels, and MobileNet's ReLU6 kinks then route gradient elements
+# differently (Note [Training tolerances] in test_training.py): with 2 threads on a Haswell-kernel
+# OpenBLAS its gradients differed by 1.1e-2; with one, the comparison is the same on every machine.
 os.environ["OMP_NUM_THREADS"] = "1"
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
@@ -84,9 +82,9 @@ class ModelZooTest(DeviceTestCase):
                 for p, q in zip(model.parameters(), dev_model.parameters()):
                     num += (p.grad - q.grad.cpu()).double().pow(2).sum().item()
                     den += p.grad.double().pow(2).sum().item()
-#All gradients as one vector : ReLU6 's and max pooling' s kinks route a gradient
-#element differently where two f32 sums differ in the last bit(Note[Training
-#tolerances] in test_training.py).
+                # All gradients as one vector: ReLU6's and max pooling's kinks route a gradient
+                # element differently where two f32 sums differ in the last bit (Note [Training
+                # tolerances] in test_training.py).
                 self.assertLess((num / den) ** 0.5, 1e-3)
                 self.assertEqual(npu.fallback_ops(), {})
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from npu_test_util import CLI, run_command
 
-#Two linear layers, two SGD steps.The script saves, per step, the model 's input, fc1' s output(a
-#forward hook) and fc1.weight's gradient, as the CPU sees them.
+# Two linear layers, two SGD steps. The script saves, per step, the model's input, fc1's output (a
+# forward hook) and fc1.weight's gradient, as the CPU sees them.
 SCRIPT = """
 import sys, numpy as np, torch, npuscope.torch as npu
 torch.manual_seed(0)
@@ -113,8 +113,8 @@ class MsprobeDumpTest(unittest.TestCase):
             self.assertIn(construct["Module.fc1.Linear.forward.0"], (None, "Module.Sequential.forward.0"))
 
     def test_forward_outputs_are_what_the_call_returned(self):
-#BatchNorm also updates its running statistics in place and saves its batch mean and inverse
-#std for backward : msprobe lists the normalized tensor only.
+        # BatchNorm also updates its running statistics in place and saves its batch mean and inverse
+        # std for backward: msprobe lists the normalized tensor only.
         dump, _ = self.dump("tensor", 0)
         bn = dump["data"]["Module.bn.BatchNorm1d.forward.0"]
         self.assertEqual([t["shape"] for t in bn["input_args"]], [[4, 5]])
@@ -144,7 +144,7 @@ class MsprobeDumpTest(unittest.TestCase):
         exp = self.expected["tensor"]
         dump, _ = self.dump("tensor", 0)
         fc1 = dump["data"]["Module.fc1.Linear.backward.0"]
-#Input : the gradient of fc1's output, not the saved input or weight.
+        # Input: the gradient of fc1's output, not the saved input or weight.
         self.assertEqual([t["shape"] for t in fc1["input"]], [[4, 5]])
         wgrad = [self.data(dump, t) for t in fc1["output"] if t["shape"] == [5, 6]]
         self.assertEqual(len(wgrad), 1, fc1["output"])

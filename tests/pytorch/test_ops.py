@@ -7,7 +7,7 @@ import torch.nn.functional as F
 import npuscope.torch as npu
 from npu_test_util import DEV, DeviceTestCase, forward_backward, relative_error
 
-#(name, function, input shapes or tensors) : each runs on CPU and on the device.
+# (name, function, input shapes or tensors): each runs on CPU and on the device.
 CASES = [
     ("add_alpha", lambda a, b: torch.add(a, b, alpha=0.5), [(4, 5), (5,)]),
     ("sub_scalar", lambda a: 2.0 - a * 3, [(4, 5)]),

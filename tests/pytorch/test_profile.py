@@ -18,8 +18,7 @@ opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
 x, y = torch.randn(4, 3, 16, 16).to(dev), torch.randint(0, 10, (4,)).to(dev)
 for _ in range(3):
     loss = torch.nn.functional.cross_entropy(m(x), y)
-    opt.zero_grad();
-loss.backward(); opt.step()
+    opt.zero_grad(); loss.backward(); opt.step()
 c = torch.lgamma(x.abs() + 1)  # no native kernel: the CPU fallback
 print("RESULT %.9f %.9f" % (loss.item(), c.sum().item()))
 """
@@ -49,7 +48,7 @@ class ProfileTest(unittest.TestCase):
         con = sqlite3.connect(db)
         tasks = con.execute("SELECT s.value, o.value, t.end_ns - t.start_ns, t.fallback FROM TASK t "
                             "JOIN STRING_IDS s ON s.id = t.name_id JOIN STRING_IDS o ON o.id = t.op_type_id").fetchall()
-#Tasks are named "{module call}/{aten op}"(test_model_profile.py) : the aten op is the last part.
+        # Tasks are named "{module call}/{aten op}" (test_model_profile.py): the aten op is the last part.
         tasks = [(name.rsplit("/", 1)[-1], op_type, duration, fallback) for name, op_type, duration, fallback in tasks]
         names = {name for name, _, _, _ in tasks}
         for op in ("aten::convolution", "aten::convolution_backward", "aten::native_batch_norm",

@@ -48,7 +48,7 @@ class TrainingTest(DeviceTestCase):
             self.assertLess(diff, 1e-4, name)
             worst = max(worst, diff)
             moved = max(moved, (p.detach() - s).abs().max().item())
-#The steps did train : the weights moved far more than the two runs disagree.
+        # The steps did train: the weights moved far more than the two runs disagree.
         self.assertGreater(moved, max(1e-4, 10 * worst))
         self.assertEqual(npu.fallback_ops(), {}, "a training step runs no op through the CPU fallback")
         return cpu_losses, dev_losses
@@ -76,9 +76,9 @@ class TrainingTest(DeviceTestCase):
         self.assertLess(losses[-1], losses[0])
         self.assertEqual(npu.fallback_ops(), {})
 
-#SGD : under force_fp16 every f32 vector op computes in f16, the optimizer 's too, and AdamW' s eps
-#(1e-8) is 0 in f16, so its first step divides 0 by 0 for parameters without gradient, as an NPU
-#would in that mode(keep the optimizer's dtype with must_keep_origin_dtype).
+    # SGD: under force_fp16 every f32 vector op computes in f16, the optimizer's too, and AdamW's eps
+    # (1e-8) is 0 in f16, so its first step divides 0 by 0 for parameters without gradient, as an NPU
+    # would in that mode (keep the optimizer's dtype with must_keep_origin_dtype).
     def test_force_fp16_training_stays_close_to_f32(self):
         torch.manual_seed(0)
         model = GPT(dropout=0.0)

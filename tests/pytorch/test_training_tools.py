@@ -13,9 +13,9 @@ import npuscope.torch as npu
 
 from npu_test_util import CLI, run_command
 
-#A GPT - style decoder(samples / pytorch / gpt.py) trained in force_fp16 with torch's default loss scale,
-# 65536 : more than f16 holds(65504), so the first op of the backward pass, which starts the gradient
-#at the scale(amp._ScaledLoss), overflows; the scaler skips the step and backs off.
+# A GPT-style decoder (samples/pytorch/gpt.py) trained in force_fp16 with torch's default loss scale,
+# 65536: more than f16 holds (65504), so the first op of the backward pass, which starts the gradient
+# at the scale (amp._ScaledLoss), overflows; the scaler skips the step and backs off.
 GPT_FP16 = """
 import sys, torch, npuscope.torch as npu
 from gpt import GPT
@@ -38,7 +38,7 @@ for _ in range(int(sys.argv[3])):
 print("RESULT", loss.item(), float(model.head.weight.float().sum().cpu()) if hasattr(model, "head") else 0)
 """
 
-# 12 Linear + Sigmoid layers : the gradients shrink ~4x per layer on their way to the input.
+# 12 Linear + Sigmoid layers: the gradients shrink ~4x per layer on their way to the input.
 SIGMOID_STACK = """
 import torch, npuscope.torch as npu
 torch.manual_seed(0)
@@ -160,7 +160,7 @@ class GradientOverflowTest(unittest.TestCase):
                 self.assertEqual(len(rows), 3)
                 self.assertEqual(rows[0], (0, 2.0 ** 16, 2.0 ** 15, 1))
                 self.assertEqual(rows[1][3], 0)  # 32768 fits: the next step runs
-#A skipped step still ends the step : one step marker per scaler decision(and the prints' tail).
+                # A skipped step still ends the step: one step marker per scaler decision (and the prints' tail).
                 steps = [s for (s,) in con.execute("SELECT step FROM MARKER WHERE kind = 1 ORDER BY start_ns")]
                 self.assertEqual(steps[:3], [0, 1, 2])
                 text = run([CLI, "analyze", db])
@@ -196,7 +196,7 @@ class GradProbeTest(unittest.TestCase):
         self.assertEqual(rows[0][1], "24.bias")  # backward order: the output layer first
         self.assertIn(("0.weight", 256), {(r[1], r[2]) for r in rows})
         self.assertTrue(all(r[3] > 0 and r[4] == 1.0 for r in rows))
-#The probe reads what PyTorch computed : the same norm as the gradient left on the parameter.
+        # The probe reads what PyTorch computed: the same norm as the gradient left on the parameter.
         norms = {r[1]: r[3] for r in rows if r[0] == 1}
         self.assertGreater(norms["24.weight"], 1000 * norms["0.weight"])
 
