@@ -34,15 +34,6 @@ std::string_view position_name(TPosition p) {
   return kNames[static_cast<int>(p)];
 }
 
-std::string_view pipe_name(Pipe p) {
-  static constexpr std::string_view kNames[] = {
-#define NPUSCOPE_OPKIT_PIPE_NAME(e, n) n,
-      NPUSCOPE_OPKIT_PIPES(NPUSCOPE_OPKIT_PIPE_NAME)
-#undef NPUSCOPE_OPKIT_PIPE_NAME
-  };
-  return kNames[static_cast<int>(p)];
-}
-
 Pipe producer_pipe(TPosition p) {
   switch (p) {
     case TPosition::VECIN:

@@ -70,6 +70,14 @@ class TraceReader {
   virtual void for_each_gradient(const std::function<void(const GradientRow&)>& f) const = 0;
   virtual void for_each_loss_scale(const std::function<void(const LossScaleRow&)>& f) const = 0;
   virtual void for_each_op_check(const std::function<void(const OpCheckRow&)>& f) const = 0;
+  // The opkit kernels' detail (Note [Kernel detail records] in hook_api.h), empty in a trace without
+  // custom kernels or older than schema 9. KERNEL_BLOCK and KERNEL_FINDING by task, block;
+  // PIPE_INSTRUCTION of one task (through its index) by block, pipe, start: what the viewer's pipe
+  // lanes draw.
+  virtual void for_each_kernel_block(const std::function<void(const KernelBlockRow&)>& f) const = 0;
+  virtual void for_each_kernel_finding(const std::function<void(const KernelFindingRow&)>& f) const = 0;
+  virtual void for_each_pipe_instruction_of(std::int64_t task_id,
+                                            const std::function<void(const PipeInstructionRow&)>& f) const = 0;
   // with_data: also load (and decompress) dumped tensor bytes into TensorRow::data.
   virtual void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const = 0;
 
@@ -82,6 +90,9 @@ class TraceReader {
   std::vector<GradientRow> gradients() const;
   std::vector<LossScaleRow> loss_scales() const;
   std::vector<OpCheckRow> op_checks() const;
+  std::vector<KernelBlockRow> kernel_blocks() const;
+  std::vector<KernelFindingRow> kernel_findings() const;
+  std::vector<PipeInstructionRow> pipe_instructions_of(std::int64_t task_id) const;
   std::vector<TensorRow> tensors(bool with_data) const;
 
   virtual std::int64_t count(const std::string& table) const = 0;  // rows in a table (TaskRow: "TASK")

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <string>
+#include <iterator>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "npuscope/runtime_hooks/vocabulary.h"
@@ -22,11 +24,11 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6: PYTORCH_API,
+// 9: KERNEL_BLOCK, PIPE_INSTRUCTION, KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6: PYTORCH_API,
 // TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
 // MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -196,6 +198,53 @@ struct OpCheckRow {
          ulp_err_ratio = 0, failing_ratio = 0;
   std::int64_t worst_index = -1;
   double npu_value = 0, golden_value = 0;
+};
+
+// One block of an opkit kernel's launch (the op simulator's per-core summary): where and when it ran
+// and how many cycles each pipe was busy (Note [Pipe timing] in opkit/block_state.h): KERNEL_BLOCK.
+struct KernelBlockRow {
+  std::int64_t task_id = 0;
+  std::int32_t block = 0, core = 0;
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int64_t cycles = 0;  // the block's critical path
+  // Busy cycles per pipe (busy() indexes them by Pipe).
+  std::int64_t scalar_cycles = 0, vector_cycles = 0, cube_cycles = 0, mte1_cycles = 0, mte2_cycles = 0,
+               mte3_cycles = 0, fixp_cycles = 0;
+  std::int64_t mte2_vector_overlap_cycles = 0;  // cycles MTE2 and Vector both ran
+  std::int64_t instructions = 0;
+  std::int64_t gm_copies = 0, unaligned_gm_copies = 0;  // transfers to/from GM; those not 32-byte aligned there
+  std::int64_t ub_bytes = 0, ub_capacity = 0;           // UB the pipe's buffers took; the core's UB
+
+  std::int64_t busy(Pipe p) const {
+    const std::int64_t KernelBlockRow::*members[] = {&KernelBlockRow::scalar_cycles, &KernelBlockRow::vector_cycles,
+                                                     &KernelBlockRow::cube_cycles,   &KernelBlockRow::mte1_cycles,
+                                                     &KernelBlockRow::mte2_cycles,   &KernelBlockRow::mte3_cycles,
+                                                     &KernelBlockRow::fixp_cycles};
+    static_assert(std::size(members) == kNumPipes);
+    return this->*members[static_cast<int>(p)];
+  }
+  std::int64_t& busy(Pipe p) { return const_cast<std::int64_t&>(std::as_const(*this).busy(p)); }
+};
+
+// One instruction of an opkit kernel on its pipe (the op simulator's instruction trace): PIPE_INSTRUCTION.
+struct PipeInstructionRow {
+  std::int64_t task_id = 0;
+  std::int32_t block = 0, pipe = 0;  // pipe: a Pipe value
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int64_t start_cycle = 0, end_cycle = 0;  // from the block's start
+  std::int64_t bytes = 0;
+  StringId name_id = 0, file_id = 0;
+  std::int32_t line = 0;
+};
+
+// One finding of the opkit sanitizer: KERNEL_FINDING.
+struct KernelFindingRow {
+  std::int64_t task_id = 0;
+  std::int32_t check_kind = 0;  // a KernelCheck value
+  std::int32_t block = 0;       // -1: the launch as a whole
+  StringId kernel_id = 0, instruction_id = 0, file_id = 0;
+  std::int32_t line = 0;
+  StringId message_id = 0;
 };
 
 // A counter kept in META as a "stats" entry (Perfetto's stats table idea): dropped records, etc.

@@ -14,38 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "npuscope/runtime_hooks/vocabulary.h"
+
 namespace npuscope::opkit {
 
-// X(enumerator, name, what it means)
-#define NPUSCOPE_OPKIT_CHECKS(X)                                                                             \
-  X(kGmReadOutOfRange, "gm_read_out_of_range", "a read of global memory outside every tensor of the launch") \
-  X(kGmWriteOutOfRange, "gm_write_out_of_range", "a write to global memory outside every output")            \
-  X(kBufferOverflow, "buffer_overflow", "the pipe's buffers need more of a memory (UB, L1, L0) than it has") \
-  X(kLocalOutOfRange, "local_out_of_range", "an access past the end of a local tensor")                      \
-  X(kMisalignedCopy, "misaligned_copy",                                                                      \
-    "a DataCopy whose length or local address is not a multiple of 32 bytes (use DataCopyPad)")              \
-  X(kUninitializedRead, "uninitialized_read", "a read of local memory nothing wrote")                        \
-  X(kDeQueEmpty, "deque_without_enque", "DeQue on a queue with nothing enqueued")                            \
-  X(kQueueFull, "enque_full_queue", "EnQue on a queue already holding its depth of tensors")                 \
-  X(kAllocExhausted, "alloc_without_free_buffer", "AllocTensor with every buffer of the queue in use")       \
-  X(kDoubleFree, "double_free", "FreeTensor of a tensor already freed (or never allocated)")                 \
-  X(kLeak, "tensor_leak", "a tensor still allocated or enqueued when the kernel ends")                       \
-  X(kGmWriteOverlap, "gm_write_overlap", "two blocks wrote the same global memory bytes (not atomic add)")   \
-  X(kMmadParams, "mmad_params", "Mmad parameters or buffer addresses out of range")                          \
-  X(kBadArgument, "bad_argument", "an instruction's argument out of its range (count, repeat, dtype)")
-
-enum class Check : std::uint8_t {
-#define NPUSCOPE_OPKIT_CHECK_ENUM(e, n, d) e,
-  NPUSCOPE_OPKIT_CHECKS(NPUSCOPE_OPKIT_CHECK_ENUM)
-#undef NPUSCOPE_OPKIT_CHECK_ENUM
-};
-inline constexpr int kNumChecks = 0
-#define NPUSCOPE_OPKIT_CHECK_COUNT(e, n, d) +1
-    NPUSCOPE_OPKIT_CHECKS(NPUSCOPE_OPKIT_CHECK_COUNT)
-#undef NPUSCOPE_OPKIT_CHECK_COUNT
-    ;
-std::string_view check_name(Check c);
-std::string_view check_doc(Check c);
+// The checks are the trace vocabulary's KernelCheck (runtime_hooks/vocabulary.h), so that the
+// trace's KERNEL_FINDING rows and the tools name them as the sanitizer does.
+using Check = KernelCheck;
+inline constexpr int kNumChecks = kNumKernelChecks;
+inline std::string_view check_name(Check c) { return enum_name(c); }
 
 struct Finding {
   Check check = Check::kBadArgument;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "npuscope/emulator/float16.h"
+#include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::opkit {
 
@@ -50,27 +51,9 @@ Memory memory_of(TPosition p);
 std::string_view memory_name(Memory m);
 std::string_view position_name(TPosition p);
 
-// The AI Core's pipes: each runs its instructions in order; pipes run concurrently.
-// X(enumerator, name as the op simulator's lanes show it)
-#define NPUSCOPE_OPKIT_PIPES(X) \
-  X(kScalar, "SCALAR")          \
-  X(kVector, "VECTOR")          \
-  X(kCube, "CUBE")              \
-  X(kMte1, "MTE1")              \
-  X(kMte2, "MTE2")              \
-  X(kMte3, "MTE3")              \
-  X(kFix, "FIXP")
-enum class Pipe : std::uint8_t {
-#define NPUSCOPE_OPKIT_PIPE_ENUM(e, n) e,
-  NPUSCOPE_OPKIT_PIPES(NPUSCOPE_OPKIT_PIPE_ENUM)
-#undef NPUSCOPE_OPKIT_PIPE_ENUM
-};
-inline constexpr int kNumPipes = 0
-#define NPUSCOPE_OPKIT_PIPE_COUNT(e, n) +1
-    NPUSCOPE_OPKIT_PIPES(NPUSCOPE_OPKIT_PIPE_COUNT)
-#undef NPUSCOPE_OPKIT_PIPE_COUNT
-    ;
-std::string_view pipe_name(Pipe p);
+// The AI Core's pipes (Pipe, kNumPipes) are the trace vocabulary's (runtime_hooks/vocabulary.h):
+// the pipe view in the trace names them as opkit does.
+inline std::string_view pipe_name(Pipe p) { return enum_name(p); }
 
 // The pipe that fills a position (EnQue's side) and the one that reads it (DeQue's side).
 Pipe producer_pipe(TPosition p);

@@ -28,10 +28,11 @@
 
 namespace npuscope::hooks {
 
-// 7: DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
+// 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions; 7: DeviceRecord's
+// calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
 // OpCheckRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2:
 // wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 7;
+inline constexpr std::uint32_t kHookApiVersion = 8;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -141,6 +142,48 @@ struct OpCheckRecord {
   CheckStatus status;
 };
 
+// Note [Kernel detail records]
+// A kernel that models its own pipes (an opkit kernel, Note [Pipe timing] in opkit/block_state.h)
+// sends, after it ran and before its task's kEnd record: one KernelBlockRecord per block (where it
+// ran and how busy each pipe was: what the analyzer's pipe ratios need), one PipeInstructionRecord
+// per instruction when the listener wants_pipe_instructions (the op simulator's instruction trace:
+// the viewer's pipe lanes), and one KernelFindingRecord per sanitizer finding. Times are the
+// device's virtual clock: the task's start plus the block's place on its core plus cycles / clock.
+struct KernelBlockRecord {
+  std::uint64_t task_id;
+  std::uint64_t start_ns, end_ns;
+  std::uint64_t cycles;                        // the block's critical path
+  std::uint64_t busy_cycles[kNumPipes];        // per Pipe: cycles it ran instructions
+  std::uint64_t mte2_vector_overlap_cycles;    // cycles MTE2 and Vector both ran (double buffering)
+  std::uint32_t block, core;                   // block index; the core it ran on
+  std::uint32_t instructions;                  // issued (including ones not recorded)
+  std::uint32_t gm_copies, unaligned_gm_copies;  // MTE2/MTE3/FIXP transfers; those not 32-byte aligned in GM
+  std::uint32_t ub_bytes, ub_capacity;         // UB the pipe's buffers took; what the core has
+};
+
+struct PipeInstructionRecord {
+  std::uint64_t task_id;
+  std::uint64_t start_ns, end_ns;
+  std::uint64_t start_cycle, end_cycle;  // from the block's start
+  std::uint64_t bytes;                   // moved (copies) or read (compute)
+  const char* name;                      // "DataCopy", "Add", ... (interned)
+  const char* file;                      // the call in the kernel's source (interned)
+  std::uint32_t line;
+  std::uint32_t block;
+  Pipe pipe;
+};
+
+struct KernelFindingRecord {
+  std::uint64_t task_id;
+  const char* kernel;       // interned, as the other strings
+  const char* instruction;  // "DataCopy", "AllocTensor", ...; "" for the launch as a whole
+  const char* file;         // "" when the finding has no source line
+  const char* message;
+  std::uint32_t line;
+  std::int32_t block;  // -1: about the launch as a whole (blocks writing the same bytes)
+  KernelCheck check;
+};
+
 struct MemoryRecord {
   std::uint64_t ts_ns;
   std::uint64_t address;  // device virtual address of the block/segment
@@ -224,6 +267,9 @@ static_assert(std::is_trivially_copyable_v<HostOpRecord> && sizeof(HostOpRecord)
 static_assert(std::is_trivially_copyable_v<GradientRecord> && sizeof(GradientRecord) <= 120);
 static_assert(std::is_trivially_copyable_v<LossScaleRecord> && sizeof(LossScaleRecord) <= 56);
 static_assert(std::is_trivially_copyable_v<OpCheckRecord> && sizeof(OpCheckRecord) <= 120);
+static_assert(std::is_trivially_copyable_v<KernelBlockRecord> && sizeof(KernelBlockRecord) <= 184);
+static_assert(std::is_trivially_copyable_v<PipeInstructionRecord> && sizeof(PipeInstructionRecord) <= 120);
+static_assert(std::is_trivially_copyable_v<KernelFindingRecord> && sizeof(KernelFindingRecord) <= 56);
 
 // What a listener gives the emulator. Any callback may be null. Callbacks run on the thread that
 // produced the event (host threads for API/memory/markers, the device worker for tasks) and must
@@ -237,6 +283,7 @@ struct SubscriberTable {
   bool wants_task_begin = true;   // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
   bool wants_gradients = false;   // frameworks: compute and send GradientRecords (`npuscope run --grad-probe`)
   bool wants_op_checks = false;   // run each NPU kernel's golden in f64 and send OpCheckRecords (--check-ops)
+  bool wants_pipe_instructions = false;  // opkit kernels: send a PipeInstructionRecord per instruction
   void (*on_api)(void* user, const ApiRecord&) = nullptr;
   void (*on_task)(void* user, const TaskRecord&) = nullptr;
   void (*on_memory)(void* user, const MemoryRecord&) = nullptr;
@@ -249,6 +296,9 @@ struct SubscriberTable {
   void (*on_gradient)(void* user, const GradientRecord&) = nullptr;
   void (*on_loss_scale)(void* user, const LossScaleRecord&) = nullptr;
   void (*on_op_check)(void* user, const OpCheckRecord&) = nullptr;
+  void (*on_kernel_block)(void* user, const KernelBlockRecord&) = nullptr;
+  void (*on_pipe_instruction)(void* user, const PipeInstructionRecord&) = nullptr;
+  void (*on_kernel_finding)(void* user, const KernelFindingRecord&) = nullptr;
   void (*on_shutdown)(void* user) = nullptr;  // process exit: flush and finalize
 };
 

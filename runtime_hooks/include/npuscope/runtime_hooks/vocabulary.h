@@ -175,6 +175,37 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kWarning, 1, "warning", "Within the error bound but past the warning bound.") \
   X(kError, 2, "error", "Beyond the standard's error bound.")
 
+// The AI Core's pipes an opkit kernel's instructions run on (Note [Pipe timing] in opkit/block_state.h),
+// named as the op simulator's lanes. Each runs its instructions in order; pipes run concurrently.
+// PIPE_INSTRUCTION.pipe; KERNEL_BLOCK has one busy column per pipe.
+#define NPUSCOPE_PIPES(X)                                                                         \
+  X(kScalar, 0, "SCALAR", "The scalar unit: issues every instruction (1 cycle each), GetValue/SetValue.") \
+  X(kVector, 1, "VECTOR", "The vector unit: element-wise, reductions, Cast, Duplicate (UB to UB).")       \
+  X(kCube, 2, "CUBE", "The cube unit: Mmad (L0A x L0B into L0C).")                                        \
+  X(kMte1, 3, "MTE1", "Memory transfer engine 1: L1 to L0A/L0B (LoadData).")                              \
+  X(kMte2, 4, "MTE2", "Memory transfer engine 2: global memory to UB or L1 (DataCopy in).")               \
+  X(kMte3, 5, "MTE3", "Memory transfer engine 3: UB to global memory (DataCopy out).")                    \
+  X(kFix, 6, "FIXP", "The fixpipe: L0C to global memory (Fixpipe).")
+
+// The sanitizer's checks on an opkit kernel (msSanitizer's memcheck / racecheck and the CPU twin's
+// checks, shared/REFERENCE.md "Ascend C"). KERNEL_FINDING.check_kind.
+#define NPUSCOPE_KERNEL_CHECKS(X)                                                                                    \
+  X(kGmReadOutOfRange, 0, "gm_read_out_of_range", "A read of global memory outside every tensor of the launch.")    \
+  X(kGmWriteOutOfRange, 1, "gm_write_out_of_range", "A write to global memory outside every output.")               \
+  X(kBufferOverflow, 2, "buffer_overflow", "The pipe's buffers need more of a memory (UB, L1, L0) than it has.")    \
+  X(kLocalOutOfRange, 3, "local_out_of_range", "An access past the end of a local tensor.")                         \
+  X(kMisalignedCopy, 4, "misaligned_copy",                                                                          \
+    "A DataCopy whose length or local address is not a multiple of 32 bytes (use DataCopyPad).")                    \
+  X(kUninitializedRead, 5, "uninitialized_read", "A read of local memory nothing wrote.")                           \
+  X(kDeQueEmpty, 6, "deque_without_enque", "DeQue on a queue with nothing enqueued.")                               \
+  X(kQueueFull, 7, "enque_full_queue", "EnQue on a queue already holding its depth of tensors.")                    \
+  X(kAllocExhausted, 8, "alloc_without_free_buffer", "AllocTensor with every buffer of the queue in use.")          \
+  X(kDoubleFree, 9, "double_free", "FreeTensor of a tensor already freed (or never allocated).")                    \
+  X(kLeak, 10, "tensor_leak", "A tensor still allocated or enqueued when the kernel ends.")                         \
+  X(kGmWriteOverlap, 11, "gm_write_overlap", "Two blocks wrote the same global memory bytes (not atomic add).")     \
+  X(kMmadParams, 12, "mmad_params", "Mmad parameters or buffer addresses out of range.")                            \
+  X(kBadArgument, 13, "bad_argument", "An instruction's argument out of its range (count, repeat, dtype).")
+
 // Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
 #define NPUSCOPE_DEVICE_KINDS(X)               \
   X(kCpu, 0, "cpu", "The CPU golden backend.") \
@@ -192,6 +223,8 @@ enum class HostOpKind : std::uint8_t { NPUSCOPE_HOST_OP_KINDS(NPUSCOPE_ENUM_VALU
 enum class ModelPass : std::uint8_t { NPUSCOPE_MODEL_PASSES(NPUSCOPE_ENUM_VALUE) };
 enum class OpCheckStandard : std::uint8_t { NPUSCOPE_OP_CHECK_STANDARDS(NPUSCOPE_ENUM_VALUE) };
 enum class CheckStatus : std::uint8_t { NPUSCOPE_CHECK_STATUSES(NPUSCOPE_ENUM_VALUE) };
+enum class Pipe : std::uint8_t { NPUSCOPE_PIPES(NPUSCOPE_ENUM_VALUE) };
+enum class KernelCheck : std::uint8_t { NPUSCOPE_KERNEL_CHECKS(NPUSCOPE_ENUM_VALUE) };
 #undef NPUSCOPE_ENUM_VALUE
 
 // One value of an enumeration, for names and docs.
@@ -227,6 +260,8 @@ NPUSCOPE_DECLARE_ENUM_TRAITS(HostOpKind, NPUSCOPE_HOST_OP_KINDS, "host_op_kind",
 NPUSCOPE_DECLARE_ENUM_TRAITS(ModelPass, NPUSCOPE_MODEL_PASSES, "pass", "PYTORCH_API.pass")
 NPUSCOPE_DECLARE_ENUM_TRAITS(OpCheckStandard, NPUSCOPE_OP_CHECK_STANDARDS, "op_check_standard", "OP_CHECK.standard")
 NPUSCOPE_DECLARE_ENUM_TRAITS(CheckStatus, NPUSCOPE_CHECK_STATUSES, "check_status", "OP_CHECK.status")
+NPUSCOPE_DECLARE_ENUM_TRAITS(Pipe, NPUSCOPE_PIPES, "pipe", "PIPE_INSTRUCTION.pipe")
+NPUSCOPE_DECLARE_ENUM_TRAITS(KernelCheck, NPUSCOPE_KERNEL_CHECKS, "kernel_check", "KERNEL_FINDING.check_kind")
 #undef NPUSCOPE_DECLARE_ENUM_TRAITS
 #undef NPUSCOPE_ENUM_ENTRY
 
@@ -276,6 +311,10 @@ constexpr bool is_device_kernel(std::int64_t task_type) {
 constexpr bool is_op(std::int64_t task_type) {
   return is_device_kernel(task_type) || is(task_type, TaskType::kHostCpu);
 }
+
+// The pipes, and the sanitizer's checks, as many as there are (values are 0, 1, ... in order).
+inline constexpr int kNumPipes = static_cast<int>(std::size(EnumTraits<Pipe>::kValues));
+inline constexpr int kNumKernelChecks = static_cast<int>(std::size(EnumTraits<KernelCheck>::kValues));
 
 // The calls that make the host wait for the device: the idle-time analysis's "sync wait".
 constexpr bool blocks_host(ApiKind k) { return k == ApiKind::kSynchronize || k == ApiKind::kMemcpy; }
