@@ -57,7 +57,8 @@ constexpr int kProfilingNotStarted = 125;
 struct RunFlags {
   std::string output, dump = "none", steps, max_dump_bytes;
   std::vector<std::string> ops;
-  bool overflow_only = false, force = false, grad_probe = false, check_ops = false;
+  bool overflow_only = false, force = false, grad_probe = false, check_ops = false, no_pipe_trace = false,
+       keep_going = false;
 };
 
 volatile sig_atomic_t g_child = 0;
@@ -108,6 +109,8 @@ inject::InjectConfig inject_config(const RunFlags& f) {
     c.overflow_only = f.overflow_only;
     c.grad_probe = f.grad_probe;
     c.check_ops = f.check_ops;
+    c.pipe_trace = !f.no_pipe_trace;
+    c.keep_going = f.keep_going;
     inject::validate(c, kFlag);
     return c;
   } catch (const inject::ConfigError& e) {
@@ -182,6 +185,10 @@ void print_summary(const std::string& path, const std::optional<collector::TaskS
   std::printf("npuscope: %lld tasks over %.3f ms of device time, %lld overflowing task%s\n",
               static_cast<long long>(tasks), tasks ? static_cast<double>(last - first) / 1e6 : 0.0,
               static_cast<long long>(overflows), overflows == 1 ? "" : "s");
+  if (const std::int64_t findings = reader->count("KERNEL_FINDING"); findings > 0) {
+    std::printf("npuscope: %lld sanitizer finding%s in custom kernels (npuscope analyze %s lists them)\n",
+                static_cast<long long>(findings), findings == 1 ? "" : "s", path.c_str());
+  }
   if (reader->meta(std::string(collector::kMetaGolden)) == "1")
     std::printf("npuscope: a golden run (NPUSCOPE_GOLDEN=1): every NPU op ran its CPU golden kernel\n");
   // Every data-loss counter that is not zero (Note [Trace stats]): what the trace is missing.
@@ -215,7 +222,12 @@ int run_command(int argc, char** argv) {
       "PyTorch scripts: record every parameter's gradient statistics each step (msprobe's grad_probe)")(
       "check-ops", po::bool_switch(&f.check_ops),
       "check every NPU kernel against its CPU golden kernel in f64 on the same inputs (msprobe's API precision "
-      "standards)")("force", po::bool_switch(&f.force), "overwrite an existing trace file");
+      "standards)")("no-pipe-trace", po::bool_switch(&f.no_pipe_trace),
+                    "custom (opkit) kernels: do not record every instruction (PIPE_INSTRUCTION); the per-block pipe "
+                    "summary (KERNEL_BLOCK) stays")(
+      "keep-going", po::bool_switch(&f.keep_going),
+      "custom (opkit) kernels: on a sanitizer finding, skip the instruction and run on, so that every finding is "
+      "listed (default: the first one fails the kernel)")("force", po::bool_switch(&f.force), "overwrite an existing trace file");
   if (!parse_flags(split, argv, desc, kUsage)) return 0;
   if (split + 1 >= argc) throw UsageError("no command to run: put it after '--'");
   const inject::InjectConfig config = inject_config(f);

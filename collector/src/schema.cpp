@@ -330,6 +330,61 @@ constexpr Column<OpCheckRow> kOpCheckColumns[] = {
 };
 static_assert(covers_each_member_once(kOpCheckColumns));
 
+constexpr Column<KernelBlockRow> kKernelBlockColumns[] = {
+    {"task_id", &KernelBlockRow::task_id, "The custom kernel's task (TASK.task_id)."},
+    {"block", &KernelBlockRow::block, "Block index (GetBlockIdx()), from 0."},
+    {"core", &KernelBlockRow::core, "The core it ran on: blocks go to the cores in turn (block mod cores)."},
+    {"start_ns", &KernelBlockRow::start_ns,
+     "Device start (ns): the task's start plus the blocks before it on its core."},
+    {"end_ns", &KernelBlockRow::end_ns, "Device end (ns)."},
+    {"cycles", &KernelBlockRow::cycles, "The block's critical path in core clock cycles (Note [Pipe timing])."},
+    {"scalar_cycles", &KernelBlockRow::scalar_cycles, "Cycles the SCALAR pipe was busy (issuing, GetValue/SetValue)."},
+    {"vector_cycles", &KernelBlockRow::vector_cycles, "Cycles the VECTOR pipe was busy."},
+    {"cube_cycles", &KernelBlockRow::cube_cycles, "Cycles the CUBE pipe was busy."},
+    {"mte1_cycles", &KernelBlockRow::mte1_cycles, "Cycles MTE1 (L1 to L0A/L0B) was busy."},
+    {"mte2_cycles", &KernelBlockRow::mte2_cycles, "Cycles MTE2 (GM to UB/L1) was busy."},
+    {"mte3_cycles", &KernelBlockRow::mte3_cycles, "Cycles MTE3 (UB to GM) was busy."},
+    {"fixp_cycles", &KernelBlockRow::fixp_cycles, "Cycles the fixpipe (L0C to GM) was busy."},
+    {"mte2_vector_overlap_cycles", &KernelBlockRow::mte2_vector_overlap_cycles,
+     "Cycles MTE2 and VECTOR were busy at once: 0 when copy-in and compute are serialised (no double buffering)."},
+    {"instructions", &KernelBlockRow::instructions, "Instructions issued."},
+    {"gm_copies", &KernelBlockRow::gm_copies, "Transfers between global memory and the core (MTE2, MTE3, FIXP)."},
+    {"unaligned_gm_copies", &KernelBlockRow::unaligned_gm_copies,
+     "Of those, the ones whose global address or length is not a multiple of 32 bytes."},
+    {"ub_bytes", &KernelBlockRow::ub_bytes, "Unified Buffer bytes the pipe's buffers took (TPipe::InitBuffer)."},
+    {"ub_capacity", &KernelBlockRow::ub_capacity, "The core's Unified Buffer (device spec)."},
+};
+static_assert(covers_each_member_once(kKernelBlockColumns));
+
+constexpr Column<PipeInstructionRow> kPipeInstructionColumns[] = {
+    {"task_id", &PipeInstructionRow::task_id, "The custom kernel's task (TASK.task_id)."},
+    {"block", &PipeInstructionRow::block, "Block index (KERNEL_BLOCK.block)."},
+    {"pipe", &PipeInstructionRow::pipe, "The pipe it ran on: see Enumerations: pipe."},
+    {"start_ns", &PipeInstructionRow::start_ns, "Device start (ns)."},
+    {"end_ns", &PipeInstructionRow::end_ns, "Device end (ns)."},
+    {"start_cycle", &PipeInstructionRow::start_cycle, "Start in core cycles from the block's start."},
+    {"end_cycle", &PipeInstructionRow::end_cycle, "End in core cycles from the block's start."},
+    {"bytes", &PipeInstructionRow::bytes, "Bytes moved (copies) or read (compute)."},
+    {"name_id", &PipeInstructionRow::name_id, "The instruction (STRING_IDS.id): `DataCopy`, `Add`, `Mmad`, ..."},
+    {"file_id", &PipeInstructionRow::file_id, "The kernel source file of the call (STRING_IDS.id)."},
+    {"line", &PipeInstructionRow::line, "Its line."},
+};
+static_assert(covers_each_member_once(kPipeInstructionColumns));
+
+constexpr Column<KernelFindingRow> kKernelFindingColumns[] = {
+    {"task_id", &KernelFindingRow::task_id, "The custom kernel's task (TASK.task_id)."},
+    {"check_kind", &KernelFindingRow::check_kind, "What failed: see Enumerations: kernel_check."},
+    {"block", &KernelFindingRow::block, "Block index; -1 for the launch as a whole (blocks writing the same bytes)."},
+    {"kernel_id", &KernelFindingRow::kernel_id, "The kernel (STRING_IDS.id)."},
+    {"instruction_id", &KernelFindingRow::instruction_id, "The instruction (STRING_IDS.id): `DataCopy`, ..."},
+    {"file_id", &KernelFindingRow::file_id, "The kernel source file of the call (STRING_IDS.id); 0 if none."},
+    {"line", &KernelFindingRow::line, "Its line; 0 if none."},
+    {"message_id", &KernelFindingRow::message_id,
+     "What went wrong, with the sizes and addresses involved (STRING_IDS.id)."},
+};
+static_assert(covers_each_member_once(kKernelFindingColumns));
+
+
 }  // namespace
 
 // The descriptors are never destroyed (`*new`): the injection library's drain thread writes rows
@@ -524,6 +579,43 @@ const Table<OpCheckRow>& table_for<OpCheckRow>() {
   return table;
 }
 
+template <>
+const Table<KernelBlockRow>& table_for<KernelBlockRow>() {
+  static const Table<KernelBlockRow>& table = *new Table<KernelBlockRow>(make_table<KernelBlockRow>(
+      {.name = "KERNEL_BLOCK",
+       .doc = "One row per block of each custom (opkit) kernel's launch, the op simulator's per-core summary: where "
+              "and when the block ran and how many cycles each pipe was busy (`npuscope analyze`'s kernel_pipes "
+              "rule turns them into vec_ratio, mte2_ratio, ...).",
+       .indexes = {{{"task_id"}}},
+       .order_by = "task_id, block"},
+      kKernelBlockColumns));
+  return table;
+}
+
+template <>
+const Table<PipeInstructionRow>& table_for<PipeInstructionRow>() {
+  static const Table<PipeInstructionRow>& table = *new Table<PipeInstructionRow>(make_table<PipeInstructionRow>(
+      {.name = "PIPE_INSTRUCTION",
+       .doc = "Every instruction of each custom (opkit) kernel on its pipe, per block (the op simulator's "
+              "instruction trace; the viewer's pipe lanes). Recorded unless `npuscope run --no-pipe-trace`.",
+       .indexes = {{{"task_id"}}},
+       .order_by = "task_id, block, pipe, start_cycle"},
+      kPipeInstructionColumns));
+  return table;
+}
+
+template <>
+const Table<KernelFindingRow>& table_for<KernelFindingRow>() {
+  static const Table<KernelFindingRow>& table = *new Table<KernelFindingRow>(make_table<KernelFindingRow>(
+      {.name = "KERNEL_FINDING",
+       .doc = "The sanitizer's findings in custom (opkit) kernels (msSanitizer's memcheck and racecheck): the "
+              "check, the block, the instruction and its source line.",
+       .indexes = {{{"task_id"}}},
+       .order_by = "task_id, block"},
+      kKernelFindingColumns));
+  return table;
+}
+
 namespace {
 
 // The view users query of a clustered table: its documented columns, without `rowid`. Never
@@ -576,6 +668,9 @@ const std::vector<const TableInfo*>& all_tables() {
       &table_for<GradientRow>().info,
       &table_for<LossScaleRow>().info,
       &table_for<OpCheckRow>().info,
+      &table_for<KernelBlockRow>().info,
+      &table_for<PipeInstructionRow>().info,
+      &table_for<KernelFindingRow>().info,
   };
   return tables;
 }

@@ -166,6 +166,12 @@ template <>
 const Table<LossScaleRow>& table_for<LossScaleRow>();
 template <>
 const Table<OpCheckRow>& table_for<OpCheckRow>();
+template <>
+const Table<KernelBlockRow>& table_for<KernelBlockRow>();
+template <>
+const Table<PipeInstructionRow>& table_for<PipeInstructionRow>();
+template <>
+const Table<KernelFindingRow>& table_for<KernelFindingRow>();
 
 // Every table, in creation (and documentation) order.
 const std::vector<const TableInfo*>& all_tables();

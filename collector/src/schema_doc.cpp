@@ -56,6 +56,8 @@ const std::vector<EnumInfo>& enums() {
                                             vocabulary_enum<ModelPass>(),
                                             vocabulary_enum<OpCheckStandard>(),
                                             vocabulary_enum<CheckStatus>(),
+                                            vocabulary_enum<Pipe>(),
+                                            vocabulary_enum<KernelCheck>(),
                                             verdicts(),
                                             origins()};
   return all;

@@ -30,6 +30,9 @@ enum class FrameKind : std::uint32_t {
   kGradients = 14,
   kLossScales = 15,
   kOpChecks = 16,
+  kKernelBlocks = 17,
+  kPipeInstructions = 18,
+  kKernelFindings = 19,
 };
 
 // Rows with only numbers are stored as their struct, bytes as in memory (one memcpy each way): the
@@ -40,7 +43,9 @@ inline constexpr bool kStoredAsStruct = std::is_trivially_copyable_v<Row>;
 struct Layout {
   std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow), memcpy = sizeof(MemcpyRow),
                 marker = sizeof(MarkerRow), pytorch_api = sizeof(PytorchApiRow), gradient = sizeof(GradientRow),
-                loss_scale = sizeof(LossScaleRow), op_check = sizeof(OpCheckRow);
+                loss_scale = sizeof(LossScaleRow), op_check = sizeof(OpCheckRow),
+                kernel_block = sizeof(KernelBlockRow), pipe_instruction = sizeof(PipeInstructionRow),
+                kernel_finding = sizeof(KernelFindingRow);
   bool operator==(const Layout&) const = default;
 };
 

@@ -109,6 +109,9 @@ class Replayer {
       case FrameKind::kGradients: out_.add_gradients(rows<GradientRow>(d)); break;
       case FrameKind::kLossScales: out_.add_loss_scales(rows<LossScaleRow>(d)); break;
       case FrameKind::kOpChecks: out_.add_op_checks(rows<OpCheckRow>(d)); break;
+      case FrameKind::kKernelBlocks: out_.add_kernel_blocks(rows<KernelBlockRow>(d)); break;
+      case FrameKind::kPipeInstructions: out_.add_pipe_instructions(rows<PipeInstructionRow>(d)); break;
+      case FrameKind::kKernelFindings: out_.add_kernel_findings(rows<KernelFindingRow>(d)); break;
       case FrameKind::kTensor: {
         d.row(tensor_);
         if (d.ok()) out_.add_tensor(tensor_);
@@ -172,7 +175,8 @@ class Replayer {
   // Row frames decode into these, reused frame after frame.
   std::tuple<std::vector<TaskRow>, std::vector<ApiRow>, std::vector<MemoryRow>, std::vector<MemcpyRow>,
              std::vector<MarkerRow>, std::vector<DeviceInfoRow>, std::vector<PytorchApiRow>, std::vector<GradientRow>,
-             std::vector<LossScaleRow>, std::vector<OpCheckRow>>
+             std::vector<LossScaleRow>, std::vector<OpCheckRow>, std::vector<KernelBlockRow>,
+             std::vector<PipeInstructionRow>, std::vector<KernelFindingRow>>
       buffers_;
   TensorRow tensor_;
 };

@@ -86,6 +86,13 @@ class SpoolWriter final : public TraceWriter {
   void add_gradients(std::span<const GradientRow> rows) override { add_rows(FrameKind::kGradients, rows); }
   void add_loss_scales(std::span<const LossScaleRow> rows) override { add_rows(FrameKind::kLossScales, rows); }
   void add_op_checks(std::span<const OpCheckRow> rows) override { add_rows(FrameKind::kOpChecks, rows); }
+  void add_kernel_blocks(std::span<const KernelBlockRow> rows) override { add_rows(FrameKind::kKernelBlocks, rows); }
+  void add_pipe_instructions(std::span<const PipeInstructionRow> rows) override {
+    add_rows(FrameKind::kPipeInstructions, rows);
+  }
+  void add_kernel_findings(std::span<const KernelFindingRow> rows) override {
+    add_rows(FrameKind::kKernelFindings, rows);
+  }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();

@@ -143,6 +143,16 @@ class SqliteTraceReader final : public TraceReader {
   void for_each_op_check(const std::function<void(const OpCheckRow&)>& f) const override {
     for_each<OpCheckRow>(false, f);
   }
+  void for_each_kernel_block(const std::function<void(const KernelBlockRow&)>& f) const override {
+    for_each<KernelBlockRow>(false, f);
+  }
+  void for_each_kernel_finding(const std::function<void(const KernelFindingRow&)>& f) const override {
+    for_each<KernelFindingRow>(false, f);
+  }
+  void for_each_pipe_instruction_of(std::int64_t task_id,
+                                    const std::function<void(const PipeInstructionRow&)>& f) const override {
+    for_each<PipeInstructionRow>(false, f, "task_id = ?1", {task_id});
+  }
 
   void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
     if (with_data) map_for_blobs();
@@ -295,6 +305,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_5();
   void adapt_schema_6();
   void adapt_schema_7();
+  void adapt_schema_8();
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
   void view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added);
   void load_kernels();
@@ -429,6 +440,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 6) adapt_schema_5();
   if (schema_version_ < 7) adapt_schema_6();
   if (schema_version_ < 8) adapt_schema_7();
+  if (schema_version_ < 9) adapt_schema_8();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -439,6 +451,15 @@ void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::ini
   }
   db_.exec("CREATE TEMP VIEW " + std::string(table.name) + " AS SELECT " + columns + "rowid AS rowid FROM main." +
            std::string(table.name));
+}
+
+// Schema 9 added the custom kernels' detail: an older trace has none, read from empty tables.
+void SqliteTraceReader::adapt_schema_8() {
+  for (const schema::TableInfo* added : {&schema::table_for<KernelBlockRow>().info,
+                                         &schema::table_for<PipeInstructionRow>().info,
+                                         &schema::table_for<KernelFindingRow>().info}) {
+    db_.exec(schema::create_table_sql(*added).insert(std::string_view("CREATE ").size(), "TEMP "));
+  }
 }
 
 // Schema 8 added DEVICE_INFO's calibrated ceilings: an older trace's read as 0, and the analyzer
@@ -584,6 +605,17 @@ std::vector<PytorchApiRow> TraceReader::pytorch_apis() const {
 std::vector<GradientRow> TraceReader::gradients() const { return collect(*this, &TraceReader::for_each_gradient); }
 std::vector<LossScaleRow> TraceReader::loss_scales() const { return collect(*this, &TraceReader::for_each_loss_scale); }
 std::vector<OpCheckRow> TraceReader::op_checks() const { return collect(*this, &TraceReader::for_each_op_check); }
+std::vector<KernelBlockRow> TraceReader::kernel_blocks() const {
+  return collect(*this, &TraceReader::for_each_kernel_block);
+}
+std::vector<KernelFindingRow> TraceReader::kernel_findings() const {
+  return collect(*this, &TraceReader::for_each_kernel_finding);
+}
+std::vector<PipeInstructionRow> TraceReader::pipe_instructions_of(std::int64_t task_id) const {
+  std::vector<PipeInstructionRow> out;
+  for_each_pipe_instruction_of(task_id, [&](const PipeInstructionRow& r) { out.push_back(r); });
+  return out;
+}
 
 std::vector<TensorRow> TraceReader::tensors(bool with_data) const {
   std::vector<TensorRow> out;

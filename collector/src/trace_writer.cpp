@@ -91,7 +91,10 @@ struct TableWriters {
         pytorch_apis(db),
         gradients(db),
         loss_scales(db),
-        op_checks(db) {}
+        op_checks(db),
+        kernel_blocks(db),
+        pipe_instructions(db),
+        kernel_findings(db) {}
 
   // Everything pending goes in before a commit: a committed row's strings are committed with it.
   void flush() {
@@ -108,6 +111,9 @@ struct TableWriters {
     gradients.flush();
     loss_scales.flush();
     op_checks.flush();
+    kernel_blocks.flush();
+    pipe_instructions.flush();
+    kernel_findings.flush();
     tensors.flush();
   }
 
@@ -125,6 +131,9 @@ struct TableWriters {
   TableWriter<GradientRow> gradients;
   TableWriter<LossScaleRow> loss_scales;
   TableWriter<OpCheckRow> op_checks;
+  TableWriter<KernelBlockRow> kernel_blocks;
+  TableWriter<PipeInstructionRow> pipe_instructions;
+  TableWriter<KernelFindingRow> kernel_findings;
 };
 
 std::string utc_now_iso8601() {
@@ -197,6 +206,13 @@ class SqliteTraceWriter final : public TraceWriter {
   void add_gradients(std::span<const GradientRow> rows) override { add_rows(writers_->gradients, rows); }
   void add_loss_scales(std::span<const LossScaleRow> rows) override { add_rows(writers_->loss_scales, rows); }
   void add_op_checks(std::span<const OpCheckRow> rows) override { add_rows(writers_->op_checks, rows); }
+  void add_kernel_blocks(std::span<const KernelBlockRow> rows) override { add_rows(writers_->kernel_blocks, rows); }
+  void add_pipe_instructions(std::span<const PipeInstructionRow> rows) override {
+    add_rows(writers_->pipe_instructions, rows);
+  }
+  void add_kernel_findings(std::span<const KernelFindingRow> rows) override {
+    add_rows(writers_->kernel_findings, rows);
+  }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();
@@ -265,7 +281,8 @@ void SqliteTraceWriter::create_schema() {
         &schema::batch_source<TensorRow>(), &schema::batch_source<MemoryRow>(), &schema::batch_source<MemcpyRow>(),
         &schema::batch_source<MarkerRow>(), &schema::batch_source<PytorchApiRow>(),
         &schema::batch_source<GradientRow>(), &schema::batch_source<LossScaleRow>(),
-        &schema::batch_source<OpCheckRow>()}) {
+        &schema::batch_source<OpCheckRow>(), &schema::batch_source<KernelBlockRow>(),
+        &schema::batch_source<PipeInstructionRow>(), &schema::batch_source<KernelFindingRow>()}) {
     schema::register_batch_module(db_, *source);
   }
   db_.exec("BEGIN");

@@ -368,6 +368,8 @@ void Device::execute(Task& task) {
     }
     KernelContext ctx{in, out, k.attrs, k.backend, k.compute_dtype, k.overflow_mode};
     ctx.spec = &spec_;
+    ctx.task_id = task.task_id;
+    ctx.start_ns = start;
     std::unique_ptr<OpCheck> check;  // Note [Online op check]
     if (sub != nullptr && sub->wants_op_checks && sub->on_op_check != nullptr) [[unlikely]]
       check = OpCheck::before(k);

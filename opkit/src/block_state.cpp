@@ -109,6 +109,7 @@ std::uint64_t BlockState::issue(Pipe pipe, const char* name, std::uint64_t cycle
     start = std::max(pipe_clock_[p], issue_clock_);
   }
   const std::uint64_t end = start + cycles;
+  ++issued_;
   pipe_clock_[p] = end;
   busy_[p] += cycles;
   if (launch_.options->record_instructions) {

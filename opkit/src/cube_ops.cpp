@@ -78,6 +78,7 @@ void copy_nd2nz(const LocalRef& dst, DType t, const void* src, const Nd2NzParams
     }
   }
   b.mark_written(Memory::kL1, dst.offset, bytes);
+  b.count_gm_copy(src, rows > 1 ? p.srcDValue * 2 : cols * 2);
   b.issue(Pipe::kMte2, kName, gm_copy_cycles(b.costs(), rows * cols * 2), rows * cols * 2, loc);
 }
 
@@ -231,6 +232,7 @@ void fixpipe(void* dst, DType t, const LocalRef& src, const FixpipeParams& p, co
     }
     b.record_gm_write(row, p.nSize * size);
   }
+  b.count_gm_copy(dst, p.mSize > 1 ? std::uint64_t{p.dstStride} * size : std::uint64_t{p.nSize} * size);
   b.issue(Pipe::kFix, kName, gm_copy_cycles(b.costs(), std::uint64_t{p.mSize} * p.nSize * size),
           std::uint64_t{p.mSize} * p.nSize * size, loc);
 }

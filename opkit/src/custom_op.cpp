@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <span>
+#include <string_view>
 
+#include "kernel_records.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/opkit/launch.h"
 
@@ -37,11 +40,37 @@ const emulator::DeviceSpec& default_spec() {
   return spec;
 }
 
+// Note [Keep going]
+// By default a kernel's first sanitizer finding stops it and fails the task at the next
+// synchronisation, as an AI Core exception does. `npuscope run --keep-going` (the listener's
+// kernels_keep_going) or NPUSCOPE_OPKIT_KEEP_GOING=1 runs every kernel on past its findings (the
+// faulty instruction skipped), prints them and records them all in the trace (KERNEL_FINDING):
+// msSanitizer's way, one run lists every bug.
+bool keep_going(const hooks::SubscriberTable* sub) {
+  if (sub != nullptr && sub->kernels_keep_going) return true;
+  static const bool from_env = [] {
+    const char* v = std::getenv("NPUSCOPE_OPKIT_KEEP_GOING");
+    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+  }();
+  return from_env;
+}
+
+void print_findings(std::span<const Finding> findings) {
+  constexpr std::size_t kMaxPrinted = 20;  // per launch; all of them are in the trace
+  for (std::size_t i = 0; i < findings.size() && i < kMaxPrinted; ++i)
+    std::fprintf(stderr, "npuscope: sanitizer: %s\n", format_finding(findings[i]).c_str());
+  if (findings.size() > kMaxPrinted)
+    std::fprintf(stderr, "npuscope: sanitizer: ... and %zu more findings (KERNEL_FINDING in the trace)\n",
+                 findings.size() - kMaxPrinted);
+}
+
 }  // namespace
 
 void run_custom_op(const CustomOpDef& def, int arity, KernelCall call, emulator::KernelContext& ctx) {
   const emulator::DeviceSpec& spec = ctx.spec != nullptr ? *ctx.spec : default_spec();
   const std::vector<emulator::TensorMeta> in = metas(ctx.inputs), out = metas(ctx.outputs);
+  const hooks::SubscriberTable* sub = hooks::subscriber();
+  const TaskClock clock{ctx.task_id, ctx.start_ns, 1e9 / spec.clock_hz};
   try {
     TilingContext t = tile(def, in, out, ctx.attrs, spec);
     std::vector<std::byte> workspace(t.workspace_bytes);
@@ -75,12 +104,19 @@ void run_custom_op(const CustomOpDef& def, int arity, KernelCall call, emulator:
     opts.spec = spec;
     opts.core = def.core;
     opts.overflow_mode = ctx.overflow_mode;
+    opts.keep_going = keep_going(sub);
     const LaunchResult r = launch_blocks(opts, regions, [&] { call(args); });
+    if (sub != nullptr) [[unlikely]] {
+      send_launch(*sub, clock, r);
+      send_findings(*sub, clock, r.findings);
+    }
+    print_findings(r.findings);
     ctx.device_ns = r.duration_ns;
     ctx.device_block_dim = t.block_dim;
     if (r.overflow) ctx.overflow = true;
     if (r.saturated) ctx.saturated = true;
   } catch (const KernelFault& e) {
+    if (sub != nullptr) send_findings(*sub, clock, e.findings());
     if (ctx.fault.empty()) ctx.fault = e.what();
   } catch (const std::exception& e) {
     if (ctx.fault.empty()) ctx.fault = std::string(def.type) + ": " + e.what();

@@ -51,6 +51,7 @@ void copy_gm_to_local(const LocalRef& dst, const void* src, std::uint64_t bytes,
   if (!local_ok(b, dst, bytes, false, true, kName, loc) || !b.check_gm(src, bytes, false, kName, loc)) return;
   std::memcpy(dst.bytes(), src, bytes);
   b.mark_written(dst.memory(), dst.offset, bytes);
+  b.count_gm_copy(src, bytes);
   b.issue(Pipe::kMte2, kName, gm_copy_cycles(b.costs(), bytes), bytes, loc);
 }
 
@@ -61,6 +62,7 @@ void copy_local_to_gm(void* dst, const LocalRef& src, std::uint64_t bytes, const
   if (!local_ok(b, src, bytes, true, true, kName, loc) || !b.check_gm(dst, bytes, true, kName, loc)) return;
   std::memcpy(dst, src.bytes(), bytes);
   b.record_gm_write(dst, bytes);
+  b.count_gm_copy(dst, bytes);
   b.issue(out_pipe(src), kName, gm_copy_cycles(b.costs(), bytes), bytes, loc);
 }
 
@@ -101,6 +103,7 @@ void copy_pad_gm_to_local(const LocalRef& dst, const void* src, const DataCopyEx
     }
     b.mark_written(dst.memory(), dst.offset + i * local_block, written);
   }
+  b.count_gm_copy(src, p.blockCount > 1 ? gm_block : p.blockLen);
   b.issue(Pipe::kMte2, kName, gm_copy_cycles(b.costs(), std::uint64_t{p.blockCount} * p.blockLen), gm_span, loc);
 }
 
@@ -130,6 +133,7 @@ void copy_pad_local_to_gm(void* dst, const LocalRef& src, const DataCopyExtParam
     std::memcpy(d, src.bytes() + i * local_block, p.blockLen);
     b.record_gm_write(d, p.blockLen);
   }
+  b.count_gm_copy(dst, p.blockCount > 1 ? gm_block : p.blockLen);
   b.issue(out_pipe(src), kName, gm_copy_cycles(b.costs(), std::uint64_t{p.blockCount} * p.blockLen), gm_span, loc);
 }
 

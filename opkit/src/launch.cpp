@@ -20,6 +20,23 @@ void check_leaks(BlockState& b) {
   }
 }
 
+// Cycles both pipes were busy: each pipe's instructions are in order and never overlap each other,
+// so one merge of the two interval lists.
+std::uint64_t overlap_cycles(const std::vector<InstructionRecord>& ins, Pipe a, Pipe b) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> x, y;
+  for (const InstructionRecord& r : ins) {
+    if (r.pipe == a) x.emplace_back(r.start_cycle, r.end_cycle);
+    if (r.pipe == b) y.emplace_back(r.start_cycle, r.end_cycle);
+  }
+  std::uint64_t total = 0;
+  for (std::size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+    const std::uint64_t lo = std::max(x[i].first, y[j].first), hi = std::min(x[i].second, y[j].second);
+    if (hi > lo) total += hi - lo;
+    (x[i].second < y[j].second ? i : j)++;
+  }
+  return total;
+}
+
 struct Write {
   std::uintptr_t begin, end;
   std::int32_t block;
@@ -77,6 +94,11 @@ LaunchResult launch_blocks(const LaunchOptions& options, std::span<const GmRegio
     BlockProfile& p = result.blocks[i];
     p.cycles = block.cycles();
     p.busy_cycles = block.busy_cycles();
+    p.mte2_vector_overlap_cycles = overlap_cycles(block.instructions(), Pipe::kMte2, Pipe::kVector);
+    p.issued = block.issued();
+    p.gm_copies = block.gm_copies();
+    p.unaligned_gm_copies = block.unaligned_gm_copies();
+    p.ub_bytes = block.reserved(Memory::kUB);
     p.instructions = std::move(block.instructions());
     result.overflow = result.overflow || block.overflow();
     result.saturated = result.saturated || block.saturated();
@@ -90,7 +112,13 @@ LaunchResult launch_blocks(const LaunchOptions& options, std::span<const GmRegio
   // Blocks go to cores in turn; a core runs its blocks one after another.
   const std::uint32_t cores = core_count(options.spec, options.core);
   std::vector<std::uint64_t> core_cycles(std::min(cores, options.block_dim), 0);
-  for (std::uint32_t i = 0; i < options.block_dim; ++i) core_cycles[i % core_cycles.size()] += result.blocks[i].cycles;
+  for (std::uint32_t i = 0; i < options.block_dim; ++i) {
+    BlockProfile& p = result.blocks[i];
+    p.core = static_cast<std::uint32_t>(i % core_cycles.size());
+    p.start_cycle = core_cycles[p.core];
+    core_cycles[p.core] += p.cycles;
+  }
+  result.ub_capacity = options.spec.ub_bytes;
   result.cycles = *std::max_element(core_cycles.begin(), core_cycles.end());
   const double ns = static_cast<double>(result.cycles) / options.spec.clock_hz * 1e9;
   result.duration_ns = static_cast<std::uint64_t>(ns + 0.5) + options.spec.kernel_overhead_ns +

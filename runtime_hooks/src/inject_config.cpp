@@ -27,8 +27,10 @@ constexpr std::array kSettings = {
     SettingNames{Setting::kBufferBytes, "buffer_bytes", nullptr},
     SettingNames{Setting::kGradProbe, "grad_probe", "--grad-probe"},
     SettingNames{Setting::kCheckOps, "check_ops", "--check-ops"},
+    SettingNames{Setting::kPipeTrace, "pipe_trace", "--no-pipe-trace"},
+    SettingNames{Setting::kKeepGoing, "keep_going", "--keep-going"},
 };
-static_assert(kSettings.size() == static_cast<std::size_t>(Setting::kCheckOps) + 1);
+static_assert(kSettings.size() == static_cast<std::size_t>(Setting::kKeepGoing) + 1);
 constexpr bool in_enum_order() {
   for (std::size_t i = 0; i < kSettings.size(); ++i) {
     if (static_cast<std::size_t>(kSettings[i].setting) != i) return false;
@@ -98,6 +100,10 @@ void set_from_json(InjectConfig& c, const std::string& key, const json& value) {
     c.grad_probe = bool_from_json(value, Setting::kGradProbe);
   } else if (key == "check_ops") {
     c.check_ops = bool_from_json(value, Setting::kCheckOps);
+  } else if (key == "pipe_trace") {
+    c.pipe_trace = bool_from_json(value, Setting::kPipeTrace);
+  } else if (key == "keep_going") {
+    c.keep_going = bool_from_json(value, Setting::kKeepGoing);
   } else {
     std::string known;
     for (const SettingNames& n : kSettings) known += (known.empty() ? "" : ", ") + std::string(n.key);
@@ -210,7 +216,9 @@ std::string InjectConfig::to_json() const {
             {"overflow_only", overflow_only},
             {"buffer_bytes", buffer_bytes},
             {"grad_probe", grad_probe},
-            {"check_ops", check_ops}};
+            {"check_ops", check_ops},
+            {"pipe_trace", pipe_trace},
+            {"keep_going", keep_going}};
   if (has_steps) j["steps"] = std::to_string(step_first) + "-" + std::to_string(step_last);
   return j.dump();
 }

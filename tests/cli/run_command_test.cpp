@@ -139,6 +139,9 @@ class KernelTaskCounter final : public collector::TraceWriter {
   void add_gradients(std::span<const collector::GradientRow>) override {}
   void add_loss_scales(std::span<const collector::LossScaleRow>) override {}
   void add_op_checks(std::span<const collector::OpCheckRow>) override {}
+  void add_kernel_blocks(std::span<const collector::KernelBlockRow>) override {}
+  void add_pipe_instructions(std::span<const collector::PipeInstructionRow>) override {}
+  void add_kernel_findings(std::span<const collector::KernelFindingRow>) override {}
   using collector::TraceWriter::set_stat;
   void set_stat(std::string_view, std::int64_t) override {}
   void commit() override {}

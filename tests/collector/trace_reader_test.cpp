@@ -570,3 +570,53 @@ TEST_F(TraceReaderTest, ReadsAnIncompleteTraceWhileItIsWritten) {
 }
 
 }  // namespace
+
+// Schema 9 added the custom kernels' detail. The rows come back as written (blocks and findings by
+// task and block, one task's instructions by block, pipe and start); a schema 8 trace has none and
+// reads as empty.
+TEST_F(TraceReaderTest, KernelDetailRoundTripsAndSchema8TracesHaveNone) {
+  {
+    auto writer = TraceWriter::create(path());
+    const StringId add = writer->intern("Add"), file = writer->intern("k.cpp"), msg = writer->intern("bad");
+    KernelBlockRow b1{.task_id = 7, .block = 1, .core = 1, .start_ns = 100, .end_ns = 200, .cycles = 180};
+    b1.busy(npuscope::Pipe::kMte2) = 40;
+    b1.busy(npuscope::Pipe::kFix) = 3;
+    KernelBlockRow b0 = b1;
+    b0.block = 0;
+    b0.core = 0;
+    writer->add_kernel_blocks(std::vector{b1, b0});
+    writer->add_pipe_instructions(std::vector<PipeInstructionRow>{
+        {.task_id = 7, .block = 0, .pipe = 1, .start_cycle = 9, .end_cycle = 12, .name_id = add, .line = 4},
+        {.task_id = 8, .block = 0, .pipe = 4, .start_cycle = 0, .end_cycle = 5, .name_id = add},
+        {.task_id = 7, .block = 0, .pipe = 1, .start_cycle = 2, .end_cycle = 6, .name_id = add, .file_id = file}});
+    writer->add_kernel_findings(std::vector<KernelFindingRow>{
+        {.task_id = 7, .check_kind = 6, .block = -1, .kernel_id = add, .file_id = file, .line = 9, .message_id = msg}});
+    writer->finalize();
+  }
+  {
+    const auto reader = TraceReader::open(path());
+    const std::vector<KernelBlockRow> blocks = reader->kernel_blocks();
+    ASSERT_EQ(blocks.size(), 2u);
+    EXPECT_EQ(blocks[0].block, 0);
+    EXPECT_EQ(blocks[1].busy(npuscope::Pipe::kMte2), 40);
+    EXPECT_EQ(blocks[1].fixp_cycles, 3);
+    const std::vector<PipeInstructionRow> ins = reader->pipe_instructions_of(7);
+    ASSERT_EQ(ins.size(), 2u);
+    EXPECT_EQ(ins[0].start_cycle, 2);
+    EXPECT_EQ(reader->string(ins[0].file_id), "k.cpp");
+    EXPECT_EQ(ins[1].line, 4);
+    const std::vector<KernelFindingRow> findings = reader->kernel_findings();
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_EQ(findings[0].block, -1);
+    EXPECT_EQ(reader->string(findings[0].message_id), "bad");
+  }
+  sql_exec(path(),
+           "DROP TABLE KERNEL_BLOCK; DROP TABLE PIPE_INSTRUCTION; DROP TABLE KERNEL_FINDING; "
+           "UPDATE META SET value = '8' WHERE key = 'schema_version'");
+  const auto old = TraceReader::open(path());
+  EXPECT_EQ(old->schema_version(), 8);
+  EXPECT_TRUE(old->kernel_blocks().empty());
+  EXPECT_TRUE(old->kernel_findings().empty());
+  EXPECT_TRUE(old->pipe_instructions_of(7).empty());
+  EXPECT_EQ(old->count("PIPE_INSTRUCTION"), 0);
+}

@@ -83,6 +83,13 @@ TEST(ViewOptions, RefusesBadValuesNamingTheFlag) {
   EXPECT_NE(message({"t.db", "--bogus"}).find("unknown option '--bogus'"), std::string::npos);
   EXPECT_NE(message({"t.db", "--screenshot"}).find("--screenshot needs a value"), std::string::npos);
   EXPECT_TRUE(parse({"--help"}).help);
+  // --block: a custom kernel's block, with the --select that names the kernel.
+  EXPECT_EQ(parse({"t.db", "--select", "GeluCustom", "--block", "3"}).block, 3);
+  EXPECT_FALSE(parse({"t.db", "--select", "GeluCustom"}).block);
+  EXPECT_NE(message({"t.db", "--block", "1"}).find("--block needs --select"), std::string::npos);
+  EXPECT_NE(message({"t.db", "--select", "k", "--block", "-1"}).find("--block: N must be 0 or more"),
+            std::string::npos);
+  EXPECT_NE(message({"t.db", "--select", "k", "--block", "x"}).find("not an integer"), std::string::npos);
 }
 
 class ViewerModelTest : public ExportTest {};
@@ -170,6 +177,8 @@ TEST(FrameStatsJson, CountsFoldedRunsAndTheirItems) {
   EXPECT_EQ(doc["items_in_folds"], 3);
   EXPECT_EQ(doc["items_in_view"], 5);
   EXPECT_EQ(doc["lanes"][0]["kind"], "stream");
+  EXPECT_EQ(doc["pipe_block"], -1) << "no pipe lanes drawn";
+  EXPECT_STREQ(lane_kind_name(LaneKind::kPipe), "pipe");
 }
 
 TEST(LodAtMidZoom, AFoldedRunStopsAtTheViewsEnd) {

@@ -12,6 +12,7 @@
 
 #include "cli_test_util.h"
 #include "collector/export_test_util.h"
+#include "npuscope/viewer/pipe_lanes.h"
 #include "npuscope/viewer/timeline_model.h"
 
 using namespace npuscope::testing;
@@ -169,6 +170,65 @@ TEST_F(ViewerXvfbTest, OpensAProfiledSample) {
   const auto doc = expect_stats_match(path("p.db"), path("p.json"));
   EXPECT_GE(doc["items_in_view"].get<int>(), 600);  // 2 threads x 300 ops, at least
   EXPECT_GT(doc["lanes_drawn"].get<int>(), 2);
+}
+
+// Issue 19: a profiled custom kernel (the GELU sample) selected with --block shows that block's pipe
+// lanes under its stream, in the op simulator's order, only the pipes it used, and (zoomed to the
+// block) every instruction of the block drawn or folded.
+TEST_F(ViewerXvfbTest, PipeLanesOfAProfiledCustomKernel) {
+  const CommandResult run =
+      run_command(npuscope_cmd("run --force -o " + path("k.db") + " -- " + std::string(NPUSCOPE_SAMPLES_DIR) +
+                               "/opkit/opkit_samples --kernel gelu --n 100000"));
+  ASSERT_EQ(run.status, 0) << run.output;
+  const auto reader = TraceReader::open(path("k.db"));
+  const TimelineModel model(*reader);
+  std::int64_t task = 0;
+  std::string name;
+  for (const Lane& lane : model.lanes()) {
+    if (lane.kind != LaneKind::kStream) continue;
+    for (const TimelineItem& item : lane.rows[0]) {
+      if (!(item.flags & kKernel)) continue;
+      task = item.id;
+      name = model.str(item.label_id);
+    }
+  }
+  ASSERT_NE(task, 0) << "the trace has no KERNEL_BLOCK rows";
+  const auto blocks = model.kernels().blocks_of(task);
+  ASSERT_GT(blocks.size(), 1u);
+
+  const CommandResult r = view(path("k.db") + " --select '" + name + "' --block 1 --screenshot " + path("k.png") +
+                               " --frame-stats " + path("k.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_picture(path("k.png"), 1280, 800);
+  const auto doc = nlohmann::json::parse(read_file(path("k.json")));
+  EXPECT_EQ(doc["selected_task"], task);
+  EXPECT_EQ(doc["pipe_block"], 1);
+  const TaskPipes pipes = load_task_pipes(*reader, task, blocks, model.kernels().clock_hz(0));
+  ASSERT_NE(pipes.block(1), nullptr);
+  const BlockPipes& block = *pipes.block(1);
+  std::vector<std::string> expected, drawn;
+  for (const Lane& lane : block.lanes) expected.push_back(lane.title);
+  std::size_t lane = 0;
+  for (const auto& l : doc["lanes"]) {
+    if (l["kind"] != "pipe") continue;
+    drawn.push_back(l["title"]);
+    if (lane < block.lanes.size()) {
+      std::size_t items = 0;
+      for (const auto& row : block.lanes[lane].rows) items += row.size();
+      EXPECT_EQ(l["items"].get<std::size_t>(), items) << l["title"] << ": the whole block is in view";
+    }
+    ++lane;
+  }
+  EXPECT_EQ(drawn, expected);
+  ASSERT_FALSE(drawn.empty());
+  EXPECT_EQ(drawn.front(), "MTE2");  // GELU copies in on MTE2, computes on VECTOR, copies out on MTE3
+  EXPECT_NE(std::find(drawn.begin(), drawn.end(), "VECTOR"), drawn.end());
+  EXPECT_EQ(std::find(drawn.begin(), drawn.end(), "CUBE"), drawn.end()) << "only the pipes the block used";
+
+  const CommandResult no_block = view(path("k.db") + " --select '" + name + "' --block " +
+                                      std::to_string(blocks.back().block + 1) + " --screenshot " + path("x.png"));
+  EXPECT_EQ(no_block.status, 1) << no_block.output;
+  EXPECT_NE(no_block.output.find("--block: '" + name + "' has blocks 0 to"), std::string::npos) << no_block.output;
 }
 
 TEST_F(ViewerXvfbTest, AFileThatIsNotATraceIsAClearError) {

@@ -12,6 +12,7 @@ const char* lane_kind_name(LaneKind kind) {
     case LaneKind::kMemory: return "memory";
     case LaneKind::kMarkers: return "markers";
     case LaneKind::kPytorch: return "pytorch";
+    case LaneKind::kPipe: return "pipe";
   }
   return "?";
 }
@@ -57,6 +58,7 @@ std::string FrameStats::to_json() const {
   doc["items_in_view"] = items();
   doc["selected_task"] = selected_task;
   doc["flow_line"] = flow_line;
+  doc["pipe_block"] = pipe_block;
   auto& out = doc["lanes"] = nlohmann::json::array();
   for (const auto& l : lanes) {
     out.push_back({{"title", l.title},

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <thread>
+#include <unordered_map>
 
 namespace npuscope::viewer {
 namespace {
@@ -18,17 +19,17 @@ void add_to_row(Lane& lane, std::size_t row, const TimelineItem& item) {
   lane.rows[row].push_back(item);
 }
 
+}  // namespace
+
 // Items that may overlap, arriving in start order (copies on several streams, nested API calls and
-// markers): each goes to the first row free at its start. For properly nested ranges that row is
-// the nesting depth; ranges that overlap without nesting still never share a row.
+// markers, a trace's overlapping instructions of one pipe): each goes to the first row free at its
+// start. For properly nested ranges that row is the nesting depth.
 void add_without_overlap(Lane& lane, const TimelineItem& item) {
   for (std::size_t r = 0; r < lane.rows.size(); ++r) {
     if (lane.rows[r].empty() || lane.rows[r].back().end_ns() <= item.start_ns) return lane.rows[r].push_back(item);
   }
   add_to_row(lane, lane.rows.size(), item);
 }
-
-}  // namespace
 
 TimelineItem TimelineItem::make(std::int64_t start_ns, std::int64_t end_ns, std::int64_t label_id, std::int64_t id,
                                 std::uint32_t flags) {
@@ -52,6 +53,7 @@ TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace
         host_lanes = load_apis();
         for (Lane& lane : load_pytorch()) host_lanes.push_back(std::move(lane));
         for (Lane& lane : load_markers()) host_lanes.push_back(std::move(lane));
+        kernels_.load(trace_);
       } catch (...) {
         host_error = std::current_exception();
       }
@@ -62,6 +64,7 @@ TimelineModel::TimelineModel(const collector::TraceReader& trace) : trace_(trace
   load_copies_and_memory();
   for (Lane& lane : host_lanes) lanes_.push_back(std::move(lane));
   load_compare_results();
+  flag_kernels();
   finish();
 }
 
@@ -213,6 +216,21 @@ void TimelineModel::load_compare_results() {
   }
 }
 
+void TimelineModel::flag_kernels() {
+  if (kernels_.empty()) return;
+  std::unordered_map<std::uint32_t, std::uint32_t> flags_of;  // by the tasks' low 32 bits, as items keep them
+  for (const std::int64_t id : kernels_.kernel_tasks()) flags_of[static_cast<std::uint32_t>(id)] |= kKernel;
+  for (const std::int64_t id : kernels_.tasks_with_findings())
+    flags_of[static_cast<std::uint32_t>(id)] |= kKernelFinding;
+  for (Lane& lane : lanes_) {
+    if (lane.kind != LaneKind::kStream) continue;
+    for (TimelineItem& item : lane.rows[0]) {
+      const auto it = flags_of.find(item.id);
+      if (it != flags_of.end()) item.flags |= it->second;
+    }
+  }
+}
+
 void TimelineModel::finish() {
   for (Lane& lane : lanes_) {  // growth slack would be up to half of it: one row at a time, exact
     for (auto& row : lane.rows) row.shrink_to_fit();
@@ -235,7 +253,7 @@ void TimelineModel::finish() {
 }
 
 std::size_t TimelineModel::memory_bytes() const {
-  std::size_t bytes = lanes_.capacity() * sizeof(Lane);
+  std::size_t bytes = lanes_.capacity() * sizeof(Lane) + kernels_.memory_bytes();
   for (const Lane& lane : lanes_) {
     for (const auto& row : lane.rows) bytes += row.capacity() * sizeof(TimelineItem);
     bytes += lane.rows.capacity() * sizeof(std::vector<TimelineItem>) + lane.samples.capacity() * sizeof(CounterSample);

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <limits>
 
 namespace npuscope::viewer {
 namespace {
@@ -67,6 +68,10 @@ ViewerOptions parse_view_args(int argc, char** argv) {
       if (o.view->second <= o.view->first) throw ViewUsageError("--view: END_NS must be after START_NS");
     } else if (arg == "--select") {
       o.select = v();
+    } else if (arg == "--block") {
+      const std::int64_t b = parse_int(v(), arg);
+      if (b < 0 || b > std::numeric_limits<std::int32_t>::max()) throw ViewUsageError("--block: N must be 0 or more");
+      o.block = static_cast<std::int32_t>(b);
     } else if (arg == "--panel") {
       o.panel = v();
       if (o.panel != "details" && o.panel != "ops" && o.panel != "findings" && o.panel != "compare" &&
@@ -82,6 +87,8 @@ ViewerOptions parse_view_args(int argc, char** argv) {
     }
   }
   if (!o.help && o.trace.empty()) throw ViewUsageError("no trace given");
+  if (o.block && o.select.empty())
+    throw ViewUsageError("--block needs --select (the custom kernel whose block to show)");
   return o;
 }
 

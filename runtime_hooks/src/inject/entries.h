@@ -32,8 +32,11 @@ enum class Tag : std::uint8_t {
   kGradient = 9,
   kLossScale = 10,
   kOpCheck = 11,
+  kKernelBlock = 12,
+  kPipeInstruction = 13,
+  kKernelFinding = 14,
 };
-inline constexpr int kNumTags = 12;
+inline constexpr int kNumTags = 15;
 
 inline constexpr std::size_t kSlotBytes = 64;
 struct alignas(kSlotBytes) Slot {
@@ -95,6 +98,21 @@ struct OpCheckEntry {
   hooks::OpCheckRecord r;
 };
 
+struct KernelBlockEntry {
+  Tag tag = Tag::kKernelBlock;
+  hooks::KernelBlockRecord r;
+};
+
+struct PipeInstructionEntry {
+  Tag tag = Tag::kPipeInstruction;
+  hooks::PipeInstructionRecord r;
+};
+
+struct KernelFindingEntry {
+  Tag tag = Tag::kKernelFinding;
+  hooks::KernelFindingRecord r;
+};
+
 struct TensorEntry {
   Tag tag = Tag::kTensor;
   std::uint8_t dtype = 0;
@@ -127,6 +145,9 @@ constexpr std::uint32_t slots_of(Tag tag) {
     case Tag::kGradient: return kSlotsFor<GradientEntry>;
     case Tag::kLossScale: return kSlotsFor<LossScaleEntry>;
     case Tag::kOpCheck: return kSlotsFor<OpCheckEntry>;
+    case Tag::kKernelBlock: return kSlotsFor<KernelBlockEntry>;
+    case Tag::kPipeInstruction: return kSlotsFor<PipeInstructionEntry>;
+    case Tag::kKernelFinding: return kSlotsFor<KernelFindingEntry>;
   }
   return 1;
 }
@@ -139,7 +160,10 @@ constexpr bool entry_ok() {
 static_assert(entry_ok<ApiEntry>() && entry_ok<TaskEndEntry>() && entry_ok<MemoryEntry>() && entry_ok<MemcpyEntry>() &&
               entry_ok<MarkerEntry>() && entry_ok<OverflowEntry>() && entry_ok<DeviceEntry>() &&
               entry_ok<TensorEntry>() && entry_ok<HostOpEntry>() && entry_ok<GradientEntry>() &&
-              entry_ok<LossScaleEntry>() && entry_ok<OpCheckEntry>());
+              entry_ok<LossScaleEntry>() && entry_ok<OpCheckEntry>() && entry_ok<KernelBlockEntry>() &&
+              entry_ok<PipeInstructionEntry>() && entry_ok<KernelFindingEntry>());
+// A custom kernel sends an instruction record per instruction: two lines each.
+static_assert(kSlotsFor<PipeInstructionEntry> == 2 && kSlotsFor<KernelFindingEntry> == 1);
 // The hot events fill one cache line.
 static_assert(kSlotsFor<ApiEntry> == 1 && kSlotsFor<MemoryEntry> == 1 && kSlotsFor<MarkerEntry> == 1);
 // A task end fills three: the record grew past two lines with the input signature and the host op

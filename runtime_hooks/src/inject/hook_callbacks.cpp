@@ -159,6 +159,8 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.wants_task_begin = false;  // on_task ignores it: kEnd says it all
   table.wants_gradients = session.config().grad_probe;
   table.wants_op_checks = session.config().check_ops;
+  table.wants_pipe_instructions = session.config().pipe_trace;
+  table.kernels_keep_going = session.config().keep_going;
   // kQueued only feeds the dump filters (the step a task was launched in, Note [Launch table]).
   table.wants_task_queued = table.wants_tensors;
   table.on_api = on_api;
@@ -173,6 +175,9 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.on_gradient = store_record<GradientEntry, hooks::GradientRecord>;
   table.on_loss_scale = store_record<LossScaleEntry, hooks::LossScaleRecord>;
   table.on_op_check = store_record<OpCheckEntry, hooks::OpCheckRecord>;
+  table.on_kernel_block = store_record<KernelBlockEntry, hooks::KernelBlockRecord>;
+  table.on_pipe_instruction = store_record<PipeInstructionEntry, hooks::PipeInstructionRecord>;
+  table.on_kernel_finding = store_record<KernelFindingEntry, hooks::KernelFindingRecord>;
   table.on_shutdown = on_shutdown;
 }
 

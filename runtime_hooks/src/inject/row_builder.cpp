@@ -55,6 +55,9 @@ void RowBuilder::add(Tag tag, const Slot* s) {
     case Tag::kGradient: return on_gradient(entry_at<GradientEntry>(s).r);
     case Tag::kLossScale: return on_loss_scale(entry_at<LossScaleEntry>(s).r);
     case Tag::kOpCheck: return on_op_check(entry_at<OpCheckEntry>(s).r);
+    case Tag::kKernelBlock: return on_kernel_block(entry_at<KernelBlockEntry>(s).r);
+    case Tag::kPipeInstruction: return on_pipe_instruction(entry_at<PipeInstructionEntry>(s).r);
+    case Tag::kKernelFinding: return on_kernel_finding(entry_at<KernelFindingEntry>(s).r);
   }
 }
 
@@ -355,6 +358,55 @@ void RowBuilder::on_op_check(const hooks::OpCheckRecord& r) {
   if (op_checks_.size() >= kBatchRows) flush_rows(op_checks_, &collector::TraceWriter::add_op_checks, writer_);
 }
 
+// ---- custom kernels (Note [Kernel detail records]) -------------------------------------------------
+
+void RowBuilder::on_kernel_block(const hooks::KernelBlockRecord& r) {
+  collector::KernelBlockRow& row = kernel_blocks_.emplace_back();
+  row.task_id = static_cast<std::int64_t>(r.task_id);
+  row.block = static_cast<std::int32_t>(r.block);
+  row.core = static_cast<std::int32_t>(r.core);
+  row.start_ns = static_cast<std::int64_t>(r.start_ns);
+  row.end_ns = static_cast<std::int64_t>(r.end_ns);
+  row.cycles = static_cast<std::int64_t>(r.cycles);
+  for (int p = 0; p < kNumPipes; ++p) row.busy(static_cast<Pipe>(p)) = static_cast<std::int64_t>(r.busy_cycles[p]);
+  row.mte2_vector_overlap_cycles = static_cast<std::int64_t>(r.mte2_vector_overlap_cycles);
+  row.instructions = r.instructions;
+  row.gm_copies = r.gm_copies;
+  row.unaligned_gm_copies = r.unaligned_gm_copies;
+  row.ub_bytes = r.ub_bytes;
+  row.ub_capacity = r.ub_capacity;
+  if (kernel_blocks_.size() >= kBatchRows) flush_rows(kernel_blocks_, &collector::TraceWriter::add_kernel_blocks, writer_);
+}
+
+void RowBuilder::on_pipe_instruction(const hooks::PipeInstructionRecord& r) {
+  collector::PipeInstructionRow& row = pipe_instructions_.emplace_back();
+  row.task_id = static_cast<std::int64_t>(r.task_id);
+  row.block = static_cast<std::int32_t>(r.block);
+  row.pipe = static_cast<std::int32_t>(r.pipe);
+  row.start_ns = static_cast<std::int64_t>(r.start_ns);
+  row.end_ns = static_cast<std::int64_t>(r.end_ns);
+  row.start_cycle = static_cast<std::int64_t>(r.start_cycle);
+  row.end_cycle = static_cast<std::int64_t>(r.end_cycle);
+  row.bytes = static_cast<std::int64_t>(r.bytes);
+  row.name_id = strings_.id(r.name);
+  row.file_id = strings_.id(r.file);
+  row.line = static_cast<std::int32_t>(r.line);
+  if (pipe_instructions_.size() >= kBatchRows)
+    flush_rows(pipe_instructions_, &collector::TraceWriter::add_pipe_instructions, writer_);
+}
+
+void RowBuilder::on_kernel_finding(const hooks::KernelFindingRecord& r) {
+  collector::KernelFindingRow& row = kernel_findings_.emplace_back();
+  row.task_id = static_cast<std::int64_t>(r.task_id);
+  row.check_kind = static_cast<std::int32_t>(r.check);
+  row.block = r.block;
+  row.kernel_id = strings_.id(r.kernel);
+  row.instruction_id = strings_.id(r.instruction);
+  row.file_id = strings_.id(r.file);
+  row.line = static_cast<std::int32_t>(r.line);
+  row.message_id = strings_.id(r.message);
+}
+
 // ---- tensors --------------------------------------------------------------------------------------
 
 void RowBuilder::on_tensor(const TensorEntry& e) {
@@ -394,7 +446,8 @@ void RowBuilder::on_tensor(const TensorEntry& e) {
 
 void RowBuilder::flush() {
   const bool any = !tasks_.empty() || !apis_.empty() || !memory_.empty() || !memcpys_.empty() || !markers_.empty() ||
-                   !host_ops_.empty() || !gradients_.empty() || !loss_scales_.empty() || !op_checks_.empty();
+                   !host_ops_.empty() || !gradients_.empty() || !loss_scales_.empty() || !op_checks_.empty() ||
+                   !kernel_blocks_.empty() || !pipe_instructions_.empty() || !kernel_findings_.empty();
   flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
   flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
   flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
@@ -404,6 +457,9 @@ void RowBuilder::flush() {
   flush_rows(gradients_, &collector::TraceWriter::add_gradients, writer_);
   flush_rows(loss_scales_, &collector::TraceWriter::add_loss_scales, writer_);
   flush_rows(op_checks_, &collector::TraceWriter::add_op_checks, writer_);
+  flush_rows(kernel_blocks_, &collector::TraceWriter::add_kernel_blocks, writer_);
+  flush_rows(pipe_instructions_, &collector::TraceWriter::add_pipe_instructions, writer_);
+  flush_rows(kernel_findings_, &collector::TraceWriter::add_kernel_findings, writer_);
   if (any) wrote_ = true;
 }
 

@@ -80,6 +80,9 @@ class RowBuilder {
   void on_gradient(const hooks::GradientRecord& r);
   void on_loss_scale(const hooks::LossScaleRecord& r);
   void on_op_check(const hooks::OpCheckRecord& r);
+  void on_kernel_block(const hooks::KernelBlockRecord& r);
+  void on_pipe_instruction(const hooks::PipeInstructionRecord& r);
+  void on_kernel_finding(const hooks::KernelFindingRecord& r);
   void add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_range_row(const OpenRange& open, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id);
@@ -102,6 +105,9 @@ class RowBuilder {
   std::vector<collector::GradientRow> gradients_;
   std::vector<collector::LossScaleRow> loss_scales_;
   std::vector<collector::OpCheckRow> op_checks_;
+  std::vector<collector::KernelBlockRow> kernel_blocks_;
+  std::vector<collector::PipeInstructionRow> pipe_instructions_;
+  std::vector<collector::KernelFindingRow> kernel_findings_;
   std::vector<collector::DeviceInfoRow> devices_;                   // written so far
   std::vector<std::pair<std::int32_t, std::int64_t>> memory_seqs_;  // by device: the highest seq so far
   collector::TensorRow tensor_;                                     // reused: its buffers keep their capacity

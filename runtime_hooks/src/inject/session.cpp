@@ -255,7 +255,9 @@ using collector::StatId;
 constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,      StatId::kDroppedTask,      StatId::kDroppedMemory,
                                     StatId::kDroppedMemcpy,   StatId::kDroppedMarker,    StatId::kDroppedOverflow,
                                     StatId::kDroppedDevice,   StatId::kDroppedTensor,    StatId::kDroppedHostOp,
-                                    StatId::kDroppedGradient, StatId::kDroppedLossScale, StatId::kDroppedOpCheck};
+                                    StatId::kDroppedGradient, StatId::kDroppedLossScale, StatId::kDroppedOpCheck,
+                                    StatId::kDroppedKernelBlock, StatId::kDroppedPipeInstruction,
+                                    StatId::kDroppedKernelFinding};
 static_assert(std::size(kDroppedByTag) == kNumTags, "one dropped_records counter per record kind");
 
 }  // namespace

@@ -175,6 +175,7 @@ ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : imp
       throw ViewerError("--select: no task named '" + options.select + "'");
     s.select(at, true);
   }
+  if (options.block) select_block(*options.block);
   if (options.view) {
     // Offsets within +-2^62 (kMaxViewOffsetNs) from a trace timestamp: saturate rather than wrap.
     const auto at = [&](std::int64_t offset) {
@@ -184,6 +185,22 @@ ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : imp
     };
     set_view(at(options.view->first), at(options.view->second));
   }
+}
+
+// --block: the selected custom kernel's block whose pipe lanes show, zoomed to (--view, applied
+// after, still sets the range).
+void ViewerSession::select_block(std::int32_t block) {
+  ViewerState& s = *impl_->state;
+  const auto blocks = s.selected_blocks();
+  if (blocks.empty()) {
+    throw ViewerError("--block: '" + impl_->options.select +
+                      "' is not a custom (opkit) kernel: the trace has no KERNEL_BLOCK rows for it");
+  }
+  if (!s.select_block(block, false)) {
+    throw ViewerError("--block: '" + impl_->options.select + "' has blocks " + std::to_string(blocks.front().block) +
+                      " to " + std::to_string(blocks.back().block) + ", not " + std::to_string(block));
+  }
+  s.zoom_to_block();
 }
 
 ViewerSession::~ViewerSession() = default;

@@ -12,6 +12,7 @@ inline constexpr ImU32 kFailColour = IM_COL32(215, 80, 60, 255);
 inline constexpr ImU32 kIntroducedColour = IM_COL32(170, 20, 120, 255);
 inline constexpr ImU32 kUncomparedColour = IM_COL32(120, 120, 130, 255);
 inline constexpr ImU32 kOverflowColour = IM_COL32(255, 40, 40, 255);
+inline constexpr ImU32 kFindingColour = IM_COL32(255, 150, 40, 255);  // a custom kernel's sanitizer findings
 inline constexpr ImU32 kSelectionColour = IM_COL32(255, 230, 80, 255);
 inline constexpr ImU32 kTextColour = IM_COL32(15, 15, 20, 255);
 

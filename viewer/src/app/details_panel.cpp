@@ -1,9 +1,11 @@
 // The selected task: its row, its tensors (shapes, dtypes, statistics), its compare metrics and its
-// roofline bound, read from the trace once per selection.
+// roofline bound, read from the trace once per selection; for a custom kernel also its blocks, the
+// block picker of its pipe lanes and its sanitizer findings (kernel_details.cpp).
 #include <imgui.h>
 
 #include <cmath>
 
+#include "kernel_details.h"
 #include "npuscope/analyzer/roofline.h"
 #include "npuscope/collector/export_npy.h"
 #include "npuscope/viewer/time_format.h"
@@ -47,6 +49,7 @@ class DetailsPanel final : public Panel {
       }
       ImGui::EndTable();
     }
+    draw_kernel_details(state_);
     draw_tensors();
     draw_compare();
   }

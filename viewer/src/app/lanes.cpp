@@ -116,6 +116,7 @@ std::vector<std::unique_ptr<LaneView>> make_lane_views(const TimelineModel& mode
       case LaneKind::kMarkers: views.push_back(make_marker_lane(lane, i)); break;
       case LaneKind::kMemory: views.push_back(make_memory_lane(lane, i)); break;
       case LaneKind::kPytorch: views.push_back(std::make_unique<PytorchLaneView>(lane, i)); break;
+      case LaneKind::kPipe: break;  // never a lane of the model: see PipeGroup
     }
   }
   return views;

@@ -23,27 +23,32 @@ void RangeLaneView::tooltip(const ViewerState& state, const TimelineItem& item) 
   ImGui::Text("duration %s", format_duration(item.end_ns() - item.start_ns).c_str());
 }
 
+void RangeLaneView::fold_tooltip(const DrawItem& run) const {
+  ImGui::Text("%u items, %s", run.count, format_duration(run.end_ns - run.start_ns).c_str());
+}
+
 void RangeLaneView::draw(LaneDrawContext& ctx) {
   ViewerState& state = *ctx.state;
   model_ = &state.model();
   std::vector<DrawItem>& drawn = *ctx.scratch;
   ctx.stats->rows = lane_.rows.size();
+  const ViewRange view = row_view(state.view);
   for (std::size_t r = 0; r < lane_.rows.size(); ++r) {
     const auto& row = lane_.rows[r];
     drawn.clear();
-    visible_items(row, state.view, drawn);
+    visible_items(row, view, drawn);
     FrameStats::add_row(*ctx.stats, drawn);
-    const float ya = row_y(ctx.y, r) + 1, yb = ya + kRowHeight - 2;
+    const float ya = row_top(ctx.y, r) + 1, yb = ya + kRowHeight - 2;
     for (const DrawItem& d : drawn) {
-      const float xa = std::max(ctx.x_of(d.start_ns), ctx.x0 - 1);
-      const float xb = std::min(std::max(ctx.x_of(d.end_ns), xa + 1), ctx.x1 + 1);
+      const float xa = std::max(x_at(ctx, d.start_ns), ctx.x0 - 1);
+      const float xb = std::min(std::max(x_at(ctx, d.end_ns), xa + 1), ctx.x1 + 1);
       const bool hovered = ctx.hovering(xa, ya, std::max(xb, xa + 2), yb);
       if (d.count > 1) {
         ctx.draw_list->AddRectFilled(ImVec2(xa, ya), ImVec2(xb, yb), darker(colour(*d.item)));
         draw_clipped_text(ctx.draw_list, xa, ya, xb, yb, std::to_string(d.count));
         if (hovered) {
           ImGui::BeginTooltip();
-          ImGui::Text("%u items, %s", d.count, format_duration(d.end_ns - d.start_ns).c_str());
+          fold_tooltip(d);
           ImGui::TextUnformatted("zoom in to see them one by one");
           ImGui::EndTooltip();
         }

@@ -11,6 +11,8 @@ namespace {
 
 constexpr float kGutter = 170;  // lane titles
 constexpr float kRulerHeight = 22;
+constexpr float kSubLaneIndent = 10;  // pipe lanes under their task's stream
+constexpr ImU32 kSubLaneColour = IM_COL32(34, 40, 56, 255);
 
 }  // namespace
 
@@ -26,7 +28,8 @@ void Timeline::draw(float height, FrameStats& stats) {
 
   ImGui::BeginChild("lanes", ImVec2(0, std::max(40.0f, height - kRulerHeight)), false,
                     ImGuiWindowFlags_NoScrollWithMouse);
-  float total = 0;
+  pipes_.update(state_);
+  float total = pipes_.height();
   for (const auto& lane : lanes_) total += lane->height();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("canvas", ImVec2(std::max(1.0f, width), std::max(1.0f, total)));
@@ -50,21 +53,9 @@ void Timeline::draw(float height, FrameStats& stats) {
   lane_y_.assign(state_.model().lanes().size(), -1);
   float y = top.y;
   for (const auto& lane : lanes_) {
-    const float h = lane->height();
-    if (y + h >= clip_a.y && y <= clip_b.y) {
-      lane_y_[lane->index()] = y;
-      dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(x1, y + kLaneHeaderHeight), IM_COL32(40, 42, 50, 255));
-      dl->AddText(ImVec2(origin.x + 4, y + 1), IM_COL32(220, 220, 230, 255), lane->lane().title.c_str());
-      auto& ls = stats.lanes.emplace_back();
-      ls.title = lane->lane().title;
-      ls.kind = lane->lane().kind;
-      ctx.y = y;
-      ctx.stats = &ls;
-      dl->PushClipRect(ImVec2(x0, std::max(clip_a.y, y)), ImVec2(x1, clip_b.y), true);
-      lane->draw(ctx);
-      dl->PopClipRect();
-    }
-    y += h;
+    if (y + lane->height() >= clip_a.y && y <= clip_b.y) lane_y_[lane->index()] = y;
+    y = draw_lane(*lane, ctx, origin.x, y, stats);
+    if (pipes_.under() == lane->index()) y = draw_pipes(ctx, origin.x, y, stats);
   }
   dl->PushClipRect(ImVec2(x0, clip_a.y), ImVec2(x1, clip_b.y), true);
   stats.flow_line = draw_flow(dl, ctx);
@@ -72,6 +63,45 @@ void Timeline::draw(float height, FrameStats& stats) {
   if (state_.selection()) stats.selected_task = state_.selection()->task_id;
   dl->PopClipRect();
   ImGui::EndChild();
+}
+
+// A lane at `y` (when on screen: its header, or its title in the gutter for a sub-lane, then its
+// body); returns the y below it.
+float Timeline::draw_lane(LaneView& lane, LaneDrawContext& ctx, float gutter_x, float y, FrameStats& stats) {
+  ImDrawList* dl = ctx.draw_list;
+  const ImVec2 clip_a = dl->GetClipRectMin(), clip_b = dl->GetClipRectMax();
+  const float h = lane.height();
+  if (y + h < clip_a.y || y > clip_b.y) return y + h;
+  if (lane.header_height() > 0) {
+    dl->AddRectFilled(ImVec2(gutter_x, y), ImVec2(ctx.x1, y + kLaneHeaderHeight), IM_COL32(40, 42, 50, 255));
+    dl->AddText(ImVec2(gutter_x + 4, y + 1), IM_COL32(220, 220, 230, 255), lane.lane().title.c_str());
+  } else {
+    dl->AddRectFilled(ImVec2(gutter_x + kSubLaneIndent, y), ImVec2(ctx.x0 - 2, y + h), kSubLaneColour);
+    dl->AddRectFilled(ImVec2(ctx.x0, y), ImVec2(ctx.x1, y + h), IM_COL32(120, 150, 220, 14));
+    dl->AddText(ImVec2(gutter_x + kSubLaneIndent + 6, y + 2), IM_COL32(200, 210, 230, 255), lane.lane().title.c_str());
+  }
+  auto& ls = stats.lanes.emplace_back();
+  ls.title = lane.lane().title;
+  ls.kind = lane.lane().kind;
+  ctx.y = y;
+  ctx.stats = &ls;
+  dl->PushClipRect(ImVec2(ctx.x0, std::max(clip_a.y, y)), ImVec2(ctx.x1, clip_b.y), true);
+  lane.draw(ctx);
+  dl->PopClipRect();
+  return y + h;
+}
+
+// The selected kernel's pipe lanes (pipe_group.h): a header naming the block, then the lanes.
+float Timeline::draw_pipes(LaneDrawContext& ctx, float gutter_x, float y, FrameStats& stats) {
+  ImDrawList* dl = ctx.draw_list;
+  if (y + kLaneHeaderHeight >= dl->GetClipRectMin().y && y <= dl->GetClipRectMax().y) {
+    dl->AddRectFilled(ImVec2(gutter_x + kSubLaneIndent, y), ImVec2(ctx.x1, y + kLaneHeaderHeight), kSubLaneColour);
+    dl->AddText(ImVec2(gutter_x + kSubLaneIndent + 6, y + 1), IM_COL32(160, 200, 255, 255), pipes_.header().c_str());
+  }
+  y += kLaneHeaderHeight;
+  for (const auto& lane : pipes_.lanes()) y = draw_lane(*lane, ctx, gutter_x, y, stats);
+  stats.pipe_block = pipes_.block();
+  return y;
 }
 
 void Timeline::handle_input(float x0, float x1, bool hovered, bool active) {

@@ -70,7 +70,32 @@ void ViewerState::select(const TimelineModel::Location& at, bool reveal_it) {
   if (model_.find_launch(s.row.connection_id, launch)) s.launch = launch;
   selection_ = std::move(s);
   ++selection_serial_;
-  if (reveal_it) reveal(item(at));
+  const auto blocks = selected_blocks();
+  pipe_block_ = blocks.empty() ? 0 : blocks.front().block;
+  if (reveal_it) reveal(it.start_ns, it.end_ns());
+}
+
+std::span<const collector::KernelBlockRow> ViewerState::selected_blocks() const {
+  if (!selection_) return {};
+  return model_.kernels().blocks_of(selection_->task_id);
+}
+
+bool ViewerState::select_block(std::int32_t block, bool reveal_it) {
+  for (const collector::KernelBlockRow& b : selected_blocks()) {
+    if (b.block != block) continue;
+    pipe_block_ = block;
+    if (reveal_it) reveal(b.start_ns, b.end_ns);
+    return true;
+  }
+  return false;
+}
+
+void ViewerState::zoom_to_block() {
+  for (const collector::KernelBlockRow& b : selected_blocks()) {
+    if (b.block != pipe_block_) continue;
+    const std::int64_t d = std::max<std::int64_t>(b.end_ns - b.start_ns, kMinSpanNs);
+    zoom_to(b.start_ns - d / 20, b.end_ns + d / 20);
+  }
 }
 
 void ViewerState::zoom_to_selection() {
@@ -80,15 +105,17 @@ void ViewerState::zoom_to_selection() {
   zoom_to(it.start_ns - d / 2, it.end_ns() + d / 2);  // the task takes the middle half
 }
 
-void ViewerState::reveal(const TimelineItem& it) {
+void ViewerState::reveal(std::int64_t start_ns, std::int64_t end_ns) {
   const std::int64_t span = view.end_ns - view.start_ns;
-  const std::int64_t d = it.end_ns() - it.start_ns;
+  const std::int64_t d = end_ns - start_ns;
   if (d > span || static_cast<double>(d) < view.ns_per_px() * 2) {
-    zoom_to_selection();  // too wide to see or too narrow to click: frame it
+    // Too wide to see or too narrow to click: frame it, in the middle half.
+    const std::int64_t margin = std::max<std::int64_t>(d, kMinSpanNs) / 2;
+    zoom_to(start_ns - margin, end_ns + margin);
     return;
   }
-  if (it.start_ns >= view.start_ns && it.end_ns() <= view.end_ns) return;
-  const std::int64_t mid = it.start_ns + d / 2;
+  if (start_ns >= view.start_ns && end_ns <= view.end_ns) return;
+  const std::int64_t mid = start_ns + d / 2;
   view.start_ns = mid - span / 2;
   view.end_ns = view.start_ns + span;
 }

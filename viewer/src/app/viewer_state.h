@@ -8,6 +8,7 @@
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/viewer/lod.h"
 #include "npuscope/viewer/op_search.h"
+#include "npuscope/viewer/pipe_lanes.h"
 #include "npuscope/viewer/timeline_model.h"
 
 namespace npuscope::viewer {
@@ -21,7 +22,8 @@ struct Selection {
 
 class ViewerState {
  public:
-  ViewerState(const TimelineModel& model, const collector::TraceReader& reader) : model_(model), reader_(reader) {
+  ViewerState(const TimelineModel& model, const collector::TraceReader& reader)
+      : pipe_cache(model), model_(model), reader_(reader) {
     fit_all();
   }
 
@@ -48,6 +50,19 @@ class ViewerState {
   // Bumped on every change of selection, so that panels reload what they show of it.
   int selection_serial() const { return selection_serial_; }
 
+  // A selected custom kernel shows the pipe lanes of one of its blocks under its stream (Note [Pipe
+  // lanes] in npuscope/viewer/pipe_lanes.h), unless show_pipes is off. A selection starts at its
+  // first block (0).
+  PipeCache pipe_cache;
+  bool show_pipes = true;
+  std::int32_t pipe_block() const { return pipe_block_; }
+  // The selection's KERNEL_BLOCK rows (empty unless it is a custom kernel).
+  std::span<const collector::KernelBlockRow> selected_blocks() const;
+  // Picks the block whose lanes show; with `reveal`, brings it into view (zooming if it is too small
+  // or too large to see). False if the selection has no block `block`.
+  bool select_block(std::int32_t block, bool reveal);
+  void zoom_to_block();  // the picked block, nearly filling the view
+
   // The op search (search panel) and next / previous in it (also the N / P keys).
   SearchCursor search;
   void step_search(int dir) {
@@ -60,12 +75,13 @@ class ViewerState {
   bool single_frame = false;
 
  private:
-  void reveal(const TimelineItem& item);
+  void reveal(std::int64_t start_ns, std::int64_t end_ns);
 
   const TimelineModel& model_;
   const collector::TraceReader& reader_;
   std::optional<Selection> selection_;
   int selection_serial_ = 0;
+  std::int32_t pipe_block_ = 0;
 };
 
 }  // namespace npuscope::viewer

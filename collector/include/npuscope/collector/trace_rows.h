@@ -9,7 +9,6 @@
 #include <string>
 #include <iterator>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "npuscope/runtime_hooks/vocabulary.h"
@@ -215,15 +214,16 @@ struct KernelBlockRow {
   std::int64_t gm_copies = 0, unaligned_gm_copies = 0;  // transfers to/from GM; those not 32-byte aligned there
   std::int64_t ub_bytes = 0, ub_capacity = 0;           // UB the pipe's buffers took; the core's UB
 
-  std::int64_t busy(Pipe p) const {
-    const std::int64_t KernelBlockRow::*members[] = {&KernelBlockRow::scalar_cycles, &KernelBlockRow::vector_cycles,
-                                                     &KernelBlockRow::cube_cycles,   &KernelBlockRow::mte1_cycles,
-                                                     &KernelBlockRow::mte2_cycles,   &KernelBlockRow::mte3_cycles,
-                                                     &KernelBlockRow::fixp_cycles};
-    static_assert(std::size(members) == kNumPipes);
-    return this->*members[static_cast<int>(p)];
+  static std::int64_t KernelBlockRow::*busy_member(Pipe p) {
+    static constexpr std::int64_t KernelBlockRow::*kMembers[] = {
+        &KernelBlockRow::scalar_cycles, &KernelBlockRow::vector_cycles, &KernelBlockRow::cube_cycles,
+        &KernelBlockRow::mte1_cycles,   &KernelBlockRow::mte2_cycles,   &KernelBlockRow::mte3_cycles,
+        &KernelBlockRow::fixp_cycles};
+    static_assert(std::size(kMembers) == kNumPipes);
+    return kMembers[static_cast<int>(p)];
   }
-  std::int64_t& busy(Pipe p) { return const_cast<std::int64_t&>(std::as_const(*this).busy(p)); }
+  std::int64_t busy(Pipe p) const { return this->*busy_member(p); }
+  std::int64_t& busy(Pipe p) { return this->*busy_member(p); }
 };
 
 // One instruction of an opkit kernel on its pipe (the op simulator's instruction trace): PIPE_INSTRUCTION.

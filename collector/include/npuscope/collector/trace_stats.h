@@ -42,6 +42,12 @@ std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_los
   X(kDroppedGradient, "dropped_records.gradient", kDataLoss, "Gradient statistics lost (GRADIENT rows missing).")   \
   X(kDroppedLossScale, "dropped_records.loss_scale", kDataLoss, "Loss-scale decisions lost (LOSS_SCALE rows).")     \
   X(kDroppedOpCheck, "dropped_records.op_check", kDataLoss, "Online op checks lost (OP_CHECK rows missing).")       \
+  X(kDroppedKernelBlock, "dropped_records.kernel_block", kDataLoss,                                                 \
+    "Custom kernels' block summaries lost (KERNEL_BLOCK rows missing).")                                            \
+  X(kDroppedPipeInstruction, "dropped_records.pipe_instruction", kDataLoss,                                         \
+    "Custom kernels' instructions lost (PIPE_INSTRUCTION rows missing).")                                           \
+  X(kDroppedKernelFinding, "dropped_records.kernel_finding", kDataLoss,                                             \
+    "Sanitizer findings lost (KERNEL_FINDING rows missing).")                                                       \
   X(kDroppedAfterStop, "dropped_records.after_stop", kDataLoss,                                                     \
     "Records that arrived after the profiler stopped (threads still running at exit).")                             \
   X(kDroppedUnfinishedAtStop, "dropped_records.unfinished_at_stop", kDataLoss,                                      \

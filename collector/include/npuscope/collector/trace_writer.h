@@ -53,6 +53,9 @@ class TraceWriter {
   virtual void add_gradients(std::span<const GradientRow> rows) = 0;
   virtual void add_loss_scales(std::span<const LossScaleRow> rows) = 0;
   virtual void add_op_checks(std::span<const OpCheckRow> rows) = 0;
+  virtual void add_kernel_blocks(std::span<const KernelBlockRow> rows) = 0;
+  virtual void add_pipe_instructions(std::span<const PipeInstructionRow> rows) = 0;
+  virtual void add_kernel_findings(std::span<const KernelFindingRow> rows) = 0;
   // Counters reported in META (key "stat.<name>"), e.g. dropped records. Later values replace.
   // Producers name a declared counter (Note [Trace stats]); the name form carries counters through
   // a spool as they were written.

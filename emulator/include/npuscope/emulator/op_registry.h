@@ -78,6 +78,10 @@ struct KernelContext {
   // blocks when that is set (the tiling's, on the device's own spec).
   std::uint64_t device_ns = 0;
   std::uint32_t device_block_dim = 0;
+  // The task the kernel runs as and its device start (NPU only): what a kernel that sends its own
+  // detail to the hook listener puts in the records (Note [Kernel detail records] in hook_api.h).
+  std::uint64_t task_id = 0;
+  std::uint64_t start_ns = 0;
 };
 
 using KernelFn = void (*)(KernelContext& ctx);

@@ -101,6 +101,18 @@ class BlockState {
   std::uint64_t cycles() const;
   const std::array<std::uint64_t, kNumPipes>& busy_cycles() const { return busy_; }
   std::vector<InstructionRecord>& instructions() { return instructions_; }
+  std::uint64_t issued() const { return issued_; }
+  std::uint32_t reserved(Memory m) const { return reserved_[static_cast<int>(m)]; }
+
+  // A transfer between global memory and the core, `row_bytes` at a time from `gm`: counted, and
+  // counted as unaligned when the address or the row length is not a multiple of 32 bytes (the
+  // analyzer's misaligned-copy advice: the MTEs move whole 32-byte blocks).
+  void count_gm_copy(const void* gm, std::uint64_t row_bytes) {
+    ++gm_copies_;
+    if (reinterpret_cast<std::uintptr_t>(gm) % 32 != 0 || row_bytes % 32 != 0) ++unaligned_gm_copies_;
+  }
+  std::uint64_t gm_copies() const { return gm_copies_; }
+  std::uint64_t unaligned_gm_copies() const { return unaligned_gm_copies_; }
 
   // The sanitizer: records a finding; without keep_going, stops the kernel (throws KernelAbort).
   // Returns false so that a caller can write `if (!ok) return fail(...)` and skip the instruction.
@@ -136,6 +148,8 @@ class BlockState {
   std::array<std::uint64_t, kNumPipes> pipe_clock_{};
   std::array<std::uint64_t, kNumPipes> busy_{};
   std::uint64_t issue_clock_ = 0;
+  std::uint64_t issued_ = 0;
+  std::uint64_t gm_copies_ = 0, unaligned_gm_copies_ = 0;
   std::vector<InstructionRecord> instructions_;
   std::vector<Finding> findings_;
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> gm_writes_;

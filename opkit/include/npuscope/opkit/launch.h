@@ -53,13 +53,20 @@ struct LaunchOptions {
 };
 
 struct BlockProfile {
-  std::uint64_t cycles = 0;  // the block's critical path
+  std::uint32_t core = 0;          // blocks go to the cores in turn
+  std::uint64_t start_cycle = 0;   // on its core: after the blocks before it there
+  std::uint64_t cycles = 0;        // the block's critical path
   std::array<std::uint64_t, kNumPipes> busy_cycles{};
+  std::uint64_t mte2_vector_overlap_cycles = 0;  // MTE2 and Vector both busy (from the instructions)
+  std::uint64_t issued = 0;                      // instructions, recorded or not
+  std::uint64_t gm_copies = 0, unaligned_gm_copies = 0;
+  std::uint64_t ub_bytes = 0;  // UB the pipe's buffers took
   std::vector<InstructionRecord> instructions;
 };
 
 struct LaunchResult {
   std::vector<BlockProfile> blocks;
+  std::uint64_t ub_capacity = 0;  // of a core (the spec's)
   std::uint64_t cycles = 0;       // the slowest core's blocks, one after another
   std::uint64_t duration_ns = 0;  // cycles at the clock, plus the spec's kernel floors
   std::vector<Finding> findings;  // in block order, then issue order

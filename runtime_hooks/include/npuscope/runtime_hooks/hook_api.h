@@ -28,7 +28,7 @@
 
 namespace npuscope::hooks {
 
-// 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions; 7: DeviceRecord's
+// 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7: DeviceRecord's
 // calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
 // OpCheckRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2:
 // wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
@@ -284,6 +284,7 @@ struct SubscriberTable {
   bool wants_gradients = false;   // frameworks: compute and send GradientRecords (`npuscope run --grad-probe`)
   bool wants_op_checks = false;   // run each NPU kernel's golden in f64 and send OpCheckRecords (--check-ops)
   bool wants_pipe_instructions = false;  // opkit kernels: send a PipeInstructionRecord per instruction
+  bool kernels_keep_going = false;  // opkit kernels: on a sanitizer finding, skip the instruction and run on
   void (*on_api)(void* user, const ApiRecord&) = nullptr;
   void (*on_task)(void* user, const TaskRecord&) = nullptr;
   void (*on_memory)(void* user, const MemoryRecord&) = nullptr;

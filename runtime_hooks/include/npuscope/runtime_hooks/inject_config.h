@@ -10,7 +10,9 @@
 //    "overflow_only": true,                // raw bytes only for tasks that overflowed (needs "tensor")
 //    "buffer_bytes": N,                    // cap on buffered records + pending dumps (default 256 MiB)
 //    "grad_probe": true,                   // every parameter's gradient statistics (GRADIENT; PyTorch scripts)
-//    "check_ops": true}                    // check every NPU kernel against its f64 golden (OP_CHECK)
+//    "check_ops": true,                    // check every NPU kernel against its f64 golden (OP_CHECK)
+//    "pipe_trace": false,                  // custom kernels: no PIPE_INSTRUCTION rows (KERNEL_BLOCK stays)
+//    "keep_going": true}                   // custom kernels: list every sanitizer finding and run on
 //
 // Every key is optional; an unknown key or a wrong type is an error (a typo must not silently
 // profile something else).
@@ -36,6 +38,8 @@ struct InjectConfig {
   std::uint64_t buffer_bytes = std::uint64_t{256} << 20;
   bool grad_probe = false;
   bool check_ops = false;
+  bool pipe_trace = true;
+  bool keep_going = false;
 
   // The effective settings as JSON (defaults filled in): META.config, and what `npuscope run`
   // hands the library. parse_config(to_json()) gives the same settings.
@@ -69,7 +73,9 @@ enum class Setting : std::uint8_t {
   kOverflowOnly,
   kBufferBytes,
   kGradProbe,
-  kCheckOps
+  kCheckOps,
+  kPipeTrace,
+  kKeepGoing
 };
 enum class Spelling : std::uint8_t { kJsonKey, kFlag };
 std::string setting_name(Setting setting, Spelling spelling);

@@ -28,6 +28,7 @@ struct FrameStats {
   std::vector<LaneFrameStats> lanes;  // the lanes drawn (on screen), in screen order
   std::int64_t selected_task = 0;     // TASK.task_id of the selection, 0 if none
   bool flow_line = false;             // the flow line from its API call was drawn
+  std::int32_t pipe_block = -1;       // the block whose pipe lanes (kPipe) were drawn, -1 if none
 
   // Counts one row's draw list into `lane`.
   static void add_row(LaneFrameStats& lane, const std::vector<DrawItem>& drawn);
@@ -35,10 +36,11 @@ struct FrameStats {
   std::size_t folded() const;
   std::size_t items() const;
   // {"view": {...}, "lanes_drawn": N, "items_drawn": N, "folded_items": N (drawn items that are folded
-  //  runs), "items_in_folds": N, "items_in_view": N, "lanes": [{... the same per lane ...}]}
+  //  runs), "items_in_folds": N, "items_in_view": N, "selected_task": N, "flow_line": B, "pipe_block": N,
+  //  "lanes": [{... the same per lane ...}]}
   std::string to_json() const;
 };
 
-const char* lane_kind_name(LaneKind kind);  // "host_thread", "stream", "memcpy", "memory", "markers"
+const char* lane_kind_name(LaneKind kind);  // "host_thread", "stream", "memcpy", "memory", "markers", "pytorch", "pipe"
 
 }  // namespace npuscope::viewer

@@ -15,6 +15,8 @@
 // finds its item by a scan, ~10 ms for 10M tasks, once per click. The two big tables load at once:
 // TASK on the constructing thread through a connection of its own, API (and MARKER) on a second
 // thread through the given reader; 10M tasks with an API call each load in ~3.8 s instead of ~5.8.
+// The custom kernels' blocks and findings are read on the second thread too; their instructions
+// only when a kernel is selected (Note [Pipe lanes] in pipe_lanes.h).
 #pragma once
 
 #include <cstdint>
@@ -23,22 +25,27 @@
 #include <vector>
 
 #include "npuscope/collector/trace_reader.h"
+#include "npuscope/viewer/kernel_index.h"
 
 namespace npuscope::viewer {
 
-enum class LaneKind : std::uint8_t { kHostThread, kStream, kMemcpy, kMemory, kMarkers, kPytorch };
+// kPipe: a custom kernel's pipe, shown under its task while it is selected (Note [Pipe lanes] in
+// pipe_lanes.h); never among the model's lanes.
+enum class LaneKind : std::uint8_t { kHostThread, kStream, kMemcpy, kMemory, kMarkers, kPytorch, kPipe };
 
 // Item flags.
-inline constexpr std::uint32_t kOverflow = 1u << 0;     // TASK.overflow
-inline constexpr std::uint32_t kVerdictPass = 1u << 1;  // COMPARE_RESULT of an output: pass
-inline constexpr std::uint32_t kVerdictFail = 1u << 2;  // ... fail
-inline constexpr std::uint32_t kIntroduced = 1u << 3;   // ... the op introduced the error
-inline constexpr std::uint32_t kStep = 1u << 4;         // a step marker (MARKER.kind = 1)
-inline constexpr std::uint32_t kMicros = 1u << 5;       // `duration` counts microseconds
-inline constexpr int kCopyKindShift = 8;                // copies: MEMCPY.copy_kind in bits 8-15
-inline constexpr int kTaskTypeShift = 8;                // tasks: TASK.task_type in bits 8-15
-inline constexpr int kHostOpKindShift = 8;              // PyTorch ops: PYTORCH_API.kind in bits 8-15
-inline constexpr int kPassShift = 16;                   // ... and PYTORCH_API.pass in bits 16-23
+inline constexpr std::uint32_t kOverflow = 1u << 0;       // TASK.overflow
+inline constexpr std::uint32_t kVerdictPass = 1u << 1;    // COMPARE_RESULT of an output: pass
+inline constexpr std::uint32_t kVerdictFail = 1u << 2;    // ... fail
+inline constexpr std::uint32_t kIntroduced = 1u << 3;     // ... the op introduced the error
+inline constexpr std::uint32_t kStep = 1u << 4;           // a step marker (MARKER.kind = 1)
+inline constexpr std::uint32_t kMicros = 1u << 5;         // `duration` counts microseconds
+inline constexpr std::uint32_t kKernel = 1u << 6;         // a custom kernel's task: it has KERNEL_BLOCK rows
+inline constexpr std::uint32_t kKernelFinding = 1u << 7;  // ... and KERNEL_FINDING rows (sanitizer findings)
+inline constexpr int kCopyKindShift = 8;                  // copies: MEMCPY.copy_kind in bits 8-15
+inline constexpr int kTaskTypeShift = 8;                  // tasks: TASK.task_type in bits 8-15
+inline constexpr int kHostOpKindShift = 8;                // PyTorch ops: PYTORCH_API.kind in bits 8-15
+inline constexpr int kPassShift = 16;                     // ... and PYTORCH_API.pass in bits 16-23
 
 struct TimelineItem {
   std::int64_t start_ns = 0;
@@ -76,6 +83,10 @@ struct Lane {
   std::int64_t peak_reserved = 0;               // kMemory: the counter's scale
 };
 
+// Appends `item` to the first row of `lane` free at its start (items arriving in start order): the
+// nesting depth for nested ranges; ranges that overlap without nesting never share a row.
+void add_without_overlap(Lane& lane, const TimelineItem& item);
+
 class TimelineModel {
  public:
   // Reads every lane of `trace`. Throws collector::TraceError (unreadable trace).
@@ -91,7 +102,9 @@ class TimelineModel {
   std::int64_t last_ns() const { return last_ns_; }
   std::int64_t tasks() const { return tasks_; }
   bool has_compare_results() const { return has_compare_; }
-  // Bytes held by the lanes (capacity, not size: what the process pays).
+  // The custom kernels' blocks and findings (their tasks are flagged kKernel, kKernelFinding).
+  const KernelIndex& kernels() const { return kernels_; }
+  // Bytes held by the lanes and the kernels' blocks (capacity, not size: what the process pays).
   std::size_t memory_bytes() const;
 
   // The lane and row of a task, and its index there; false if the task is not in a stream lane.
@@ -109,6 +122,7 @@ class TimelineModel {
   std::vector<Lane> load_markers() const;
   std::vector<Lane> load_pytorch() const;  // on the second thread too
   void load_compare_results();
+  void flag_kernels();
   void finish();
 
   const collector::TraceReader& trace_;
@@ -116,6 +130,7 @@ class TimelineModel {
   std::vector<std::int32_t> type_of_name_;  // by op name id: its op type id
   std::int64_t first_ns_ = 0, last_ns_ = 0, tasks_ = 0;
   bool has_compare_ = false;
+  KernelIndex kernels_;  // read on the second thread
 };
 
 }  // namespace npuscope::viewer

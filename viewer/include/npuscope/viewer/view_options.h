@@ -12,7 +12,7 @@ namespace npuscope::viewer {
 
 inline constexpr const char* kViewUsage =
     "npuscope view TRACE.db [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]\n"
-    "                       [--panel details|ops|findings|compare|search] [--frame-stats FILE.json]";
+    "                       [--block N] [--panel details|ops|findings|compare|search] [--frame-stats FILE.json]";
 
 inline constexpr const char* kViewHelp =
     "  --screenshot FILE.png   render one frame offscreen, write it as PNG and exit (no window shown)\n"
@@ -21,6 +21,8 @@ inline constexpr const char* kViewHelp =
     "                          integers within +-2^62, START < END; a range wider than 4x the trace's span\n"
     "                          is cut to 4x from START (as far as zooming out goes)\n"
     "  --select OP             select the first task whose op name is OP (details panel, flow line)\n"
+    "  --block N               with --select of a custom (opkit) kernel: show the pipe lanes of its block N\n"
+    "                          (default 0) and zoom to that block (--view still sets the range)\n"
     "  --panel NAME            the panel shown first: details, ops, findings, compare or search\n"
     "  --frame-stats FILE.json write what the (last) frame drew: lanes, items, folded runs\n"
     "  -h, --help              show this help\n"
@@ -44,6 +46,7 @@ struct ViewerOptions {
   int width = 1280, height = 800;
   std::optional<std::pair<std::int64_t, std::int64_t>> view;  // relative to the trace's first event
   std::string select;                                         // op name
+  std::optional<std::int32_t> block;                          // --block: the pipe lanes' block
   std::string panel;                                          // "" = details
   bool help = false;
 };

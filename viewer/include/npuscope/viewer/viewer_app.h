@@ -31,6 +31,9 @@ class ViewerSession {
   const TimelineModel& model() const;
   // The range shown, absolute ns on the trace's clock.
   void set_view(std::int64_t start_ns, std::int64_t end_ns);
+  // Shows the pipe lanes of this block of the selected custom kernel and zooms to it (ViewerError if
+  // the selection is not a custom kernel or has no such block).
+  void select_block(std::int32_t block);
   // Renders one frame into the offscreen target and waits for the GPU (glFinish); returns what the
   // timeline drew.
   FrameStats render_offscreen();
