@@ -7,6 +7,7 @@
 #include "npuscope/emulator/runtime.h"
 #include "npuscope/opkit/kernel_operator.h"
 #include "npuscope/opkit/launch.h"
+#include "npuscope/runtime_hooks/hook_api.h"
 #include "sample_kernels.h"
 
 namespace {
@@ -55,7 +56,31 @@ void run_op(benchmark::State& state, const char* op) {
 }
 void BM_GeluCustom(benchmark::State& state) { run_op(state, "GeluCustom"); }
 void BM_BuiltinGelu(benchmark::State& state) { run_op(state, "Gelu"); }
+
+// The same with a listener that wants every instruction (Note [Kernel detail records]): what
+// building and sending the pipe timeline adds to a kernel, without the injection library's own
+// per-record cost (measured by the hook benchmarks).
+struct Counts {
+  std::uint64_t blocks = 0, instructions = 0;
+};
+void BM_GeluCustomRecorded(benchmark::State& state) {
+  static Counts counts;
+  npuscope::hooks::SubscriberTable table;
+  table.user = &counts;
+  table.wants_task_queued = table.wants_task_begin = table.wants_api_enter = false;
+  table.wants_pipe_instructions = true;
+  table.on_kernel_block = [](void* u, const npuscope::hooks::KernelBlockRecord&) { ++static_cast<Counts*>(u)->blocks; };
+  table.on_pipe_instruction = [](void* u, const npuscope::hooks::PipeInstructionRecord& r) {
+    static_cast<Counts*>(u)->instructions += r.line != 0;
+  };
+  npuscope::hooks::subscribe(&table);
+  run_op(state, "GeluCustom");
+  npuscope::hooks::subscribe(nullptr);
+  state.counters["instructions/launch"] =
+      static_cast<double>(counts.instructions) / static_cast<double>(std::max<std::int64_t>(state.iterations(), 1));
+}
 BENCHMARK(BM_GeluCustom)->Arg(std::int64_t{1} << 24)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GeluCustomRecorded)->Arg(std::int64_t{1} << 24)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_BuiltinGelu)->Arg(std::int64_t{1} << 24)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

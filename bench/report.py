@@ -166,7 +166,7 @@ def opkit_section(runs):
               ("Add f32, 128 elements", "BM_VectorAdd<float>/128")]
     rows = [(label, find(runs, name)) for label, name in vector]
     rows = [(label, r) for label, r in rows if r]
-    gelu, builtin = find(runs, "BM_GeluCustom"), find(runs, "BM_BuiltinGelu")
+    gelu, builtin = find(runs, "BM_GeluCustom/"), find(runs, "BM_BuiltinGelu")
     if not rows and not gelu:
         return []
     out = ["", "## Custom kernels (opkit) simulation speed", "",
@@ -185,6 +185,12 @@ def opkit_section(runs):
         out += ["", "The GELU sample (samples/opkit/gelu_custom.cpp, 12 vector instructions per tile, double "
                 "buffered) on 16M f16 elements through the dispatcher, synchronised: **%.0fM elements/s** "
                 "(%.0f ms; %s the target of >= 100M)." % (rate / 1e6, gelu["ms"], verdict(ok))]
+        recorded = find(runs, "BM_GeluCustomRecorded")
+        if recorded and gelu["ms"] > 0:
+            out.append("Recorded (a listener that takes every block and instruction record, as `npuscope run` does, "
+                       "%.0f instructions per launch): %.0f ms, %.2fx the unrecorded run."
+                       % (recorded["counters"].get("instructions/launch", 0), recorded["ms"],
+                          recorded["ms"] / gelu["ms"]))
         if builtin:
             out.append("The emulator's built-in Gelu op (one fused kernel, no simulation) on the same tensor: "
                        "%.0f ms, so simulating the kernel instruction by instruction costs %.1fx."

@@ -25,6 +25,9 @@ IdleReport idle_time(const TraceData& data, int top);
 std::vector<FallbackOp> fallback_ops(const TraceData& data);
 OverflowReport overflows(const TraceData& data);
 MemoryReport memory_usage(const TraceData& data, int top);
+// Custom kernels' pipe use per op type, most time first (kernel_pipes.cpp); `unmatched` counts the
+// launches with KERNEL_BLOCK rows but no kernel task (a trace cut short).
+std::vector<KernelPipes> kernel_pipes(const TraceData& data, std::int64_t& unmatched);
 
 // "a -> b -> c" (advice.cpp): op names in an advice's text.
 std::string join(const std::vector<std::string>& parts, const char* sep);

@@ -24,6 +24,7 @@ std::size_t cell_type(Unit u) {
     case Unit::kPercent:
     case Unit::kFactor:
     case Unit::kNumber:
+    case Unit::kRatio:
     case Unit::kFlopsPerS:
     case Unit::kBytesPerS: return 2;
     case Unit::kFlag: return 4;
@@ -122,6 +123,11 @@ std::string format_cell(const Column& column, const Value& v) {
       case Unit::kNumber: {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.4g", *d);
+        return buf;
+      }
+      case Unit::kRatio: {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3f", *d);
         return buf;
       }
       default: {

@@ -2,6 +2,7 @@
 // [Finding tables]). Times are integer nanoseconds on the trace's clock.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "npuscope/analyzer/roofline.h"
 #include "npuscope/collector/trace_stats.h"
+#include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::analyzer {
 
@@ -36,6 +38,7 @@ struct Summary {
   std::int64_t api_calls = 0, host_api_ns = 0;  // host time inside runtime API calls, all threads
   std::int64_t dropped_records = 0;             // META stat.dropped_records (records the profiler lost)
   std::vector<collector::StatValue> data_loss;  // every non-zero data-loss counter (Note [Trace stats])
+  std::optional<std::int64_t> kernel_findings;  // KERNEL_FINDING rows; none when no custom kernel ran
 };
 
 // ---- roofline (npuscope/analyzer/roofline.h) ----
@@ -127,6 +130,43 @@ struct DeviceMemory {
 struct MemoryReport {
   std::int64_t peak_allocated_bytes = 0, peak_reserved_bytes = 0, leaked_bytes = 0;  // largest device / sum
   std::vector<DeviceMemory> devices;
+};
+
+// ---- custom (opkit) kernels' pipes (kernel_pipes.cpp, Note [Kernel pipe ratios]) ----
+
+// A launch's block that ran far longer than its median block.
+struct TailBlock {
+  std::int64_t task_id = 0;
+  std::string op_name;
+  std::int32_t block = 0, core = 0;
+  std::int64_t cycles = 0;
+  double median_cycles = 0;
+  std::int64_t excess_ns = 0;                // the block's time beyond the median block's
+  std::int64_t long_blocks = 0, blocks = 0;  // the launch's blocks over the tail threshold; all of them
+};
+
+// One op type's launches that have KERNEL_BLOCK rows, summed over their blocks.
+struct KernelPipes {
+  std::string op_type;
+  std::int64_t calls = 0, blocks = 0, total_ns = 0;
+  std::int64_t slowest_task_id = 0, slowest_ns = -1;
+  std::int64_t cycles = 0;                         // the blocks' critical paths
+  std::array<std::int64_t, kNumPipes> busy{};      // by Pipe
+  std::int64_t overlap = 0, overlap_possible = 0;  // MTE2 and Vector both busy; the smaller busy time, per block
+  std::int64_t instructions = 0, gm_copies = 0, unaligned_gm_copies = 0;
+  std::int64_t ub_bytes = 0, ub_capacity = 0;  // of the block using the largest share of its UB
+  std::int64_t tail_calls = 0, tail_excess_ns = 0;
+  std::optional<TailBlock> worst_tail;  // the launch whose tail block cost the most
+
+  // busy(p) / cycles: the op simulator's vec_ratio, mte2_ratio, ...; nullopt without cycles.
+  std::optional<double> ratio(Pipe p) const {
+    if (cycles <= 0) return std::nullopt;
+    return static_cast<double>(busy[static_cast<std::size_t>(p)]) / static_cast<double>(cycles);
+  }
+  Pipe bound() const;  // the pipe with the highest ratio (the first in Pipe order on a tie)
+  double ub_share() const {
+    return ub_capacity > 0 ? static_cast<double>(ub_bytes) / static_cast<double>(ub_capacity) : 0;
+  }
 };
 
 // ---- advice ----

@@ -35,8 +35,8 @@ std::string findings_markdown() {
        "table is one object, or null), a file `<table>.csv` of `--format csv` (the header is the column names), a "
        "section of the text report and of the viewer's Findings panel. A table is there when one of the rules that "
        "write it ran (`--rules`). Cells are integers for the units ns, bytes, count, id, task id and address; "
-       "numbers for %, x, FLOP/s and B/s; strings for text and op name; booleans for flag; lists of strings for "
-       "list; null when there is no value.\n\n"
+       "numbers for %, x, number, ratio (a share from 0 to 1), FLOP/s and B/s; strings for text and op name; "
+       "booleans for flag; lists of strings for list; null when there is no value.\n\n"
     << "| rule | what it finds |\n|---|---|\n";
   for (const Rule* r : registered_rules()) o << "| `" << r->name << "` | " << r->doc << " |\n";
   for (const TableSpec* t : all_table_specs()) {

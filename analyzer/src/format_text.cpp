@@ -53,10 +53,15 @@ void rows(TextReport& w, const Table& t) {
   if (n < t.rows.size()) w.line("... and " + std::to_string(t.rows.size() - n) + " more (all of them in JSON and CSV)");
 }
 
-// A paragraph per row: "[first] second", then the other cells indented.
+// A paragraph per row: "[first] second", then the other cells indented: a text cell bare, unless
+// its column has a label ("label: text"), others "label: value".
 void items(TextReport& w, const Table& t) {
   const auto& cols = t.spec->columns;
-  for (const Row& row : t.rows) {
+  const std::size_t n = t.spec->text_rows > 0
+                            ? std::min<std::size_t>(t.rows.size(), static_cast<std::size_t>(t.spec->text_rows))
+                            : t.rows.size();
+  for (std::size_t r = 0; r < n; ++r) {
+    const Row& row = t.rows[r];
     std::string tag = format_cell(cols[0], row[0]);
     tag.insert(tag.begin(), '[');
     tag.append("] ");
@@ -65,9 +70,11 @@ void items(TextReport& w, const Table& t) {
       if (cols[i].detail || std::holds_alternative<std::monostate>(row[i])) continue;
       const std::string text = format_cell(cols[i], row[i]);
       if (text.empty()) continue;
-      w.line(cols[i].unit == Unit::kText ? text : column_label(cols[i]) + ": " + text, "      ");
+      const bool bare = cols[i].unit == Unit::kText && cols[i].label.empty();
+      w.line(bare ? text : column_label(cols[i]) + ": " + text, "      ");
     }
   }
+  if (n < t.rows.size()) w.line("... and " + std::to_string(t.rows.size() - n) + " more (all of them in JSON and CSV)");
 }
 
 }  // namespace

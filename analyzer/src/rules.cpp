@@ -20,6 +20,7 @@ namespace npuscope::analyzer {
   X(kLossScaleRule)       \
   X(kGradientsRule)       \
   X(kOpChecksRule)        \
+  X(kKernelSanitizerRule) \
   X(kMemoryRule)          \
   X(kOpStatisticsRule)    \
   X(kFusionRule)          \
@@ -28,7 +29,8 @@ namespace npuscope::analyzer {
   X(kSynchronizationRule) \
   X(kSmallMemcpyRule)     \
   X(kDynamicShapesRule)   \
-  X(kLongTailOpsRule)
+  X(kLongTailOpsRule)     \
+  X(kKernelPipesRule)
 
 #define NPUSCOPE_DECLARE_RULE(r) extern const Rule r;
 NPUSCOPE_RULES(NPUSCOPE_DECLARE_RULE)

@@ -1,4 +1,4 @@
-// Summary: span, device busy %, per-stream utilisation, host API time.
+// Summary: span, device busy %, per-stream utilisation, host API time, sanitizer findings.
 #include <algorithm>
 #include <map>
 
@@ -89,6 +89,9 @@ Summary summarize(const TraceData& data) {
   for (const collector::StatValue& stat : s.data_loss) {
     if (stat.name == collector::stat_name(collector::StatId::kDroppedRecords)) s.dropped_records = stat.value;
   }
+  // Custom kernels are checked by the opkit sanitizer: 0 findings says something only when one ran.
+  const std::int64_t findings = data.reader.count("KERNEL_FINDING");
+  if (findings > 0 || data.reader.count("KERNEL_BLOCK") > 0) s.kernel_findings = findings;
   return s;
 }
 
@@ -103,6 +106,10 @@ constexpr Column kSummaryColumns[] = {
     {"host_api_ns", Unit::kNs, "host time inside runtime API calls (nested calls once, summed over threads)",
      "host time in API calls"},
     {"dropped_records", Unit::kCount, "records the profiler lost (META stat.dropped_records): figures undercount"},
+    {"kernel_findings", Unit::kCount,
+     "the opkit sanitizer's findings in custom kernels (KERNEL_FINDING rows; kernel_sanitizer lists them); null "
+     "when no custom kernel ran",
+     "sanitizer findings"},
 };
 constexpr Column kDeviceColumns[] = {
     {"device_id", Unit::kId, "the NPU device", "device"},
@@ -155,7 +162,8 @@ void run_summary(RuleContext& c) {
           {lost.name, lost.value,
            lost.doc.empty() ? std::string("a counter this build does not know") : std::string(lost.doc)});
   }
-  c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, s.dropped_records});
+  c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, s.dropped_records,
+                        s.kernel_findings ? Value(*s.kernel_findings) : Value()});
   for (const DeviceUse& d : s.devices) {
     c.add(kDevicesTable, {std::int64_t{d.device_id}, d.name, d.tasks, d.first_ns, d.last_ns, d.last_ns - d.first_ns,
                           d.busy_ns, d.busy_pct});

@@ -227,7 +227,8 @@ int run_command(int argc, char** argv) {
                     "summary (KERNEL_BLOCK) stays")(
       "keep-going", po::bool_switch(&f.keep_going),
       "custom (opkit) kernels: on a sanitizer finding, skip the instruction and run on, so that every finding is "
-      "listed (default: the first one fails the kernel)")("force", po::bool_switch(&f.force), "overwrite an existing trace file");
+      "listed (default: the first one fails the kernel)")("force", po::bool_switch(&f.force),
+                                                          "overwrite an existing trace file");
   if (!parse_flags(split, argv, desc, kUsage)) return 0;
   if (split + 1 >= argc) throw UsageError("no command to run: put it after '--'");
   const inject::InjectConfig config = inject_config(f);

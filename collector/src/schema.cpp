@@ -367,7 +367,7 @@ constexpr Column<PipeInstructionRow> kPipeInstructionColumns[] = {
     {"bytes", &PipeInstructionRow::bytes, "Bytes moved (copies) or read (compute)."},
     {"name_id", &PipeInstructionRow::name_id, "The instruction (STRING_IDS.id): `DataCopy`, `Add`, `Mmad`, ..."},
     {"file_id", &PipeInstructionRow::file_id, "The kernel source file of the call (STRING_IDS.id)."},
-    {"line", &PipeInstructionRow::line, "Its line."},
+    {"line", &PipeInstructionRow::line, "Its line in that file."},
 };
 static_assert(covers_each_member_once(kPipeInstructionColumns));
 
@@ -383,7 +383,6 @@ constexpr Column<KernelFindingRow> kKernelFindingColumns[] = {
      "What went wrong, with the sizes and addresses involved (STRING_IDS.id)."},
 };
 static_assert(covers_each_member_once(kKernelFindingColumns));
-
 
 }  // namespace
 

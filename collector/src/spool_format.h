@@ -43,9 +43,8 @@ inline constexpr bool kStoredAsStruct = std::is_trivially_copyable_v<Row>;
 struct Layout {
   std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow), memcpy = sizeof(MemcpyRow),
                 marker = sizeof(MarkerRow), pytorch_api = sizeof(PytorchApiRow), gradient = sizeof(GradientRow),
-                loss_scale = sizeof(LossScaleRow), op_check = sizeof(OpCheckRow),
-                kernel_block = sizeof(KernelBlockRow), pipe_instruction = sizeof(PipeInstructionRow),
-                kernel_finding = sizeof(KernelFindingRow);
+                loss_scale = sizeof(LossScaleRow), op_check = sizeof(OpCheckRow), kernel_block = sizeof(KernelBlockRow),
+                pipe_instruction = sizeof(PipeInstructionRow), kernel_finding = sizeof(KernelFindingRow);
   bool operator==(const Layout&) const = default;
 };
 

@@ -455,9 +455,9 @@ void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::ini
 
 // Schema 9 added the custom kernels' detail: an older trace has none, read from empty tables.
 void SqliteTraceReader::adapt_schema_8() {
-  for (const schema::TableInfo* added : {&schema::table_for<KernelBlockRow>().info,
-                                         &schema::table_for<PipeInstructionRow>().info,
-                                         &schema::table_for<KernelFindingRow>().info}) {
+  for (const schema::TableInfo* added :
+       {&schema::table_for<KernelBlockRow>().info, &schema::table_for<PipeInstructionRow>().info,
+        &schema::table_for<KernelFindingRow>().info}) {
     db_.exec(schema::create_table_sql(*added).insert(std::string_view("CREATE ").size(), "TEMP "));
   }
 }

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "kernel_records.h"

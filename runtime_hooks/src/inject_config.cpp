@@ -210,14 +210,10 @@ InjectConfig parse_config(std::string_view text) {
 }
 
 std::string InjectConfig::to_json() const {
-  json j = {{"dump", dump_mode_name(dump)},
-            {"ops", ops},
-            {"max_dump_bytes", max_dump_bytes},
-            {"overflow_only", overflow_only},
-            {"buffer_bytes", buffer_bytes},
-            {"grad_probe", grad_probe},
-            {"check_ops", check_ops},
-            {"pipe_trace", pipe_trace},
+  json j = {{"dump", dump_mode_name(dump)},     {"ops", ops},
+            {"max_dump_bytes", max_dump_bytes}, {"overflow_only", overflow_only},
+            {"buffer_bytes", buffer_bytes},     {"grad_probe", grad_probe},
+            {"check_ops", check_ops},           {"pipe_trace", pipe_trace},
             {"keep_going", keep_going}};
   if (has_steps) j["steps"] = std::to_string(step_first) + "-" + std::to_string(step_last);
   return j.dump();

@@ -42,11 +42,11 @@ struct Profiled {
 };
 
 Profiled profile(const std::string& name, const std::string& run_flags, const std::string& sample_args,
-            const std::string& op_type) {
+                 const std::string& op_type) {
   const fs::path db = scratch() / (name + ".db");
   Profiled r;
-  r.result = run_command(npuscope_cmd("run --force -o " + db.string() + " " + run_flags + " -- " + kSamples + " " +
-                                      sample_args));
+  r.result = run_command(
+      npuscope_cmd("run --force -o " + db.string() + " " + run_flags + " -- " + kSamples + " " + sample_args));
   r.reader = collector::TraceReader::open(db.string());
   int found = 0;
   r.reader->for_each_task([&](const collector::TaskRow& t) {

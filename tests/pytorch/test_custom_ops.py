@@ -87,13 +87,20 @@ class CustomOps(DeviceTestCase):
                                    env={**os.environ, "NPUSCOPE_SPEC": spec})
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                 con = sqlite3.connect(db)
-                rows = con.execute("SELECT t.end_ns - t.start_ns, t.block_dim FROM TASK t JOIN STRING_IDS o "
+                rows = con.execute("SELECT t.task_id, t.end_ns - t.start_ns, t.block_dim FROM TASK t JOIN STRING_IDS o "
                                    "ON o.id = t.op_type_id WHERE o.value = 'GeluCustom'").fetchall()
-                con.close()
                 self.assertEqual(len(rows), 1, spec)
-                duration, block_dim = rows[0]
+                task_id, duration, block_dim = rows[0]
                 self.assertEqual(block_dim, cores, spec)
                 self.assertGreater(duration, 1000, spec)  # the kernel's modelled time plus the floor
+                # Its blocks and their instructions are in the trace (the viewer's pipe lanes).
+                blocks = con.execute("SELECT count(*), max(core) FROM KERNEL_BLOCK WHERE task_id = ?",
+                                     (task_id,)).fetchone()
+                self.assertEqual(blocks, (cores, cores - 1), spec)
+                vector = con.execute("SELECT count(*) FROM PIPE_INSTRUCTION WHERE task_id = ? AND pipe = 1",
+                                     (task_id,)).fetchone()[0]
+                self.assertGreater(vector, cores, spec)
+                con.close()
 
 
 if __name__ == "__main__":

@@ -375,7 +375,8 @@ void RowBuilder::on_kernel_block(const hooks::KernelBlockRecord& r) {
   row.unaligned_gm_copies = r.unaligned_gm_copies;
   row.ub_bytes = r.ub_bytes;
   row.ub_capacity = r.ub_capacity;
-  if (kernel_blocks_.size() >= kBatchRows) flush_rows(kernel_blocks_, &collector::TraceWriter::add_kernel_blocks, writer_);
+  if (kernel_blocks_.size() >= kBatchRows)
+    flush_rows(kernel_blocks_, &collector::TraceWriter::add_kernel_blocks, writer_);
 }
 
 void RowBuilder::on_pipe_instruction(const hooks::PipeInstructionRecord& r) {

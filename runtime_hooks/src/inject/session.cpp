@@ -252,11 +252,13 @@ namespace {
 
 // The data-loss counter of each record kind, by Tag value (Note [Trace stats]).
 using collector::StatId;
-constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,      StatId::kDroppedTask,      StatId::kDroppedMemory,
-                                    StatId::kDroppedMemcpy,   StatId::kDroppedMarker,    StatId::kDroppedOverflow,
-                                    StatId::kDroppedDevice,   StatId::kDroppedTensor,    StatId::kDroppedHostOp,
-                                    StatId::kDroppedGradient, StatId::kDroppedLossScale, StatId::kDroppedOpCheck,
-                                    StatId::kDroppedKernelBlock, StatId::kDroppedPipeInstruction,
+constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,          StatId::kDroppedTask,
+                                    StatId::kDroppedMemory,       StatId::kDroppedMemcpy,
+                                    StatId::kDroppedMarker,       StatId::kDroppedOverflow,
+                                    StatId::kDroppedDevice,       StatId::kDroppedTensor,
+                                    StatId::kDroppedHostOp,       StatId::kDroppedGradient,
+                                    StatId::kDroppedLossScale,    StatId::kDroppedOpCheck,
+                                    StatId::kDroppedKernelBlock,  StatId::kDroppedPipeInstruction,
                                     StatId::kDroppedKernelFinding};
 static_assert(std::size(kDroppedByTag) == kNumTags, "one dropped_records counter per record kind");
 

@@ -27,7 +27,14 @@ class DetailsPanel final : public Panel {
       return;
     }
     if (loaded_serial_ != state_.selection_serial()) load(sel->task_id);
-    const collector::TaskRow& t = sel->row;
+    ImGui::BeginChild("details");  // scrolls: a kernel's blocks and findings, or many tensors, run long
+    draw_task(*sel);
+    ImGui::EndChild();
+  }
+
+ private:
+  void draw_task(const Selection& sel) {
+    const collector::TaskRow& t = sel.row;
     const auto& m = state_.model();
     ImGui::Text("%s", m.str(t.name_id).c_str());
     ImGui::Separator();
@@ -39,7 +46,7 @@ class DetailsPanel final : public Panel {
       row("FLOPs", std::to_string(t.flops), "bytes", std::to_string(t.bytes));
       row("bound", bound_, "block dim", std::to_string(t.block_dim));
       row("task id", std::to_string(t.task_id), "launched by",
-          sel->launch ? m.str(state_.item(*sel->launch).label_id) + " (flow line)" : "(no API call recorded)");
+          sel.launch ? m.str(state_.item(*sel.launch).label_id) + " (flow line)" : "(no API call recorded)");
       row("overflow", t.overflow ? "YES" : "no", "fallback", t.fallback ? "AI CPU fallback" : "no");
       if (t.input_shapes_id != 0)
         row("input shapes", m.str(t.input_shapes_id), "input dtypes", m.str(t.input_dtypes_id));
@@ -54,7 +61,6 @@ class DetailsPanel final : public Panel {
     draw_compare();
   }
 
- private:
   static void row(const char* k1, const std::string& v1, const char* k2, const std::string& v2) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();

@@ -1,6 +1,6 @@
 // The details panel's part for a custom (opkit) kernel: the block picker of its pipe lanes (Note
-// [Pipe lanes] in npuscope/viewer/pipe_lanes.h), its blocks (core, time, cycles, how busy each pipe
-// was) and the sanitizer's findings. A click on a block, or on a finding of a block, shows that
+// [Pipe lanes] in npuscope/viewer/pipe_lanes.h), the sanitizer's findings and its blocks (core, time,
+// cycles, how busy each pipe was). A click on a block, or on a finding of a block, shows that
 // block's pipes.
 #include <imgui.h>
 
@@ -19,7 +19,7 @@ namespace {
 using collector::KernelBlockRow;
 using collector::KernelFindingRow;
 
-constexpr int kVisibleRows = 8;  // the tables scroll beyond this many rows
+constexpr int kVisibleRows = 6;  // the tables scroll beyond this many rows
 
 std::string percent(std::int64_t part, std::int64_t whole) {
   if (whole <= 0) return "-";
@@ -139,11 +139,9 @@ void draw_kernel_details(ViewerState& state) {
   const std::span<const KernelFindingRow> findings = state.model().kernels().findings_of(sel->task_id);
   if (blocks.empty() && findings.empty()) return;
   ImGui::Separator();
-  if (!blocks.empty()) {
-    draw_picker(state, blocks);
-    draw_blocks(state, blocks);
-  }
+  if (!blocks.empty()) draw_picker(state, blocks);
   if (!findings.empty()) draw_findings(state, findings);
+  if (!blocks.empty()) draw_blocks(state, blocks);
 }
 
 }  // namespace npuscope::viewer

@@ -89,6 +89,8 @@ class RangeLaneView : public LaneView {
   // for pipe lanes (cycles of a block: Note [Pipe lanes] in npuscope/viewer/pipe_lanes.h).
   virtual ViewRange row_view(const ViewRange& view) const { return view; }
   virtual float x_at(const LaneDrawContext& ctx, std::int64_t t) const { return ctx.x_of(t); }
+  // Whether items wide enough get a darker outline (back-to-back items of one colour stay apart).
+  virtual bool outlined() const { return false; }
   // Outlines (selection, the launching call) drawn over a row's items.
   virtual void draw_overlay(LaneDrawContext&) const {}
 

@@ -14,6 +14,7 @@ class PipeLaneView final : public RangeLaneView {
   float header_height() const override { return 0; }
 
  protected:
+  bool outlined() const override { return true; }  // DataCopy after DataCopy: two copies, not one
   ViewRange row_view(const ViewRange& view) const override { return block_.cycle_view(view); }
   float x_at(const LaneDrawContext& ctx, std::int64_t cycle) const override {
     return ctx.x_of_ns(block_.ns_at(static_cast<double>(cycle)));

@@ -55,6 +55,7 @@ void RangeLaneView::draw(LaneDrawContext& ctx) {
         continue;
       }
       ctx.draw_list->AddRectFilled(ImVec2(xa, ya), ImVec2(xb, yb), colour(*d.item));
+      if (outlined() && xb - xa > 4) ctx.draw_list->AddRect(ImVec2(xa, ya), ImVec2(xb, yb), darker(colour(*d.item)));
       if (xb - xa > 30) draw_clipped_text(ctx.draw_list, xa, ya, xb, yb, label(*d.item));
       if (hovered) {
         ImGui::BeginTooltip();

@@ -8,11 +8,13 @@
 //   TableSpecs beside its code and fills them; nothing else names a finding.
 // - The unit of a column decides the type of its cells and how each format writes them: ns, bytes,
 //   count, id, task id and address cells are integers, written raw in JSON and CSV and formatted
-//   in text (format_ns, format_bytes, ...); %, FLOP/s, B/s and x cells are doubles; text and op
-//   name cells strings; flag cells booleans; list cells lists of strings. A cell may be null (no
-//   value: JSON null, an empty CSV field, "-" in text). Table::add checks all of it.
+//   in text (format_ns, format_bytes, ...); %, x, number, ratio, FLOP/s and B/s cells are doubles;
+//   text and op name cells strings; flag cells booleans; list cells lists of strings. A cell may be
+//   null (no value: JSON null, an empty CSV field, "-" in text). Table::add checks all of it.
 // - Layout: kRows is a table; kRecord holds one row, written as a JSON object and in text as
-//   "label: value" lines; kItems is a table that text writes as paragraphs (advice).
+//   "label: value" lines; kItems is a table that text writes as paragraphs (advice, sanitizer
+//   errors): "[first cell] second cell", then a line per other cell, a text cell bare unless its
+//   column has a label. text_rows caps the rows text shows, in both kRows and kItems.
 // - Section orders the text report and the viewer: the summary first, then alerts (overflows),
 //   then advice tables by time at stake (their impact column's largest value), then the details in
 //   rule order. JSON and CSV keep rule order.
@@ -41,6 +43,7 @@ namespace npuscope::analyzer {
   X(kPercent, "%")                                                             \
   X(kFactor, "x")                                                              \
   X(kNumber, "number") /* a measured value: errors, norms, tensor elements */  \
+  X(kRatio, "ratio")   /* a share from 0 to 1, as msprof's *_ratio columns */  \
   X(kFlopsPerS, "FLOP/s")                                                      \
   X(kBytesPerS, "B/s")                                                         \
   X(kFlag, "flag")                                                             \

@@ -6,8 +6,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <iterator>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,9 +23,9 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 9: KERNEL_BLOCK, PIPE_INSTRUCTION, KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6: PYTORCH_API,
-// TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
-// MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
+// 9: KERNEL_BLOCK, PIPE_INSTRUCTION, KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7:
+// TENSOR.address; 6: PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL,
+// MEMORY_OP clustered (API and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
 inline constexpr int kSchemaVersion = 9;
 
@@ -207,8 +207,8 @@ struct KernelBlockRow {
   std::int64_t start_ns = 0, end_ns = 0;
   std::int64_t cycles = 0;  // the block's critical path
   // Busy cycles per pipe (busy() indexes them by Pipe).
-  std::int64_t scalar_cycles = 0, vector_cycles = 0, cube_cycles = 0, mte1_cycles = 0, mte2_cycles = 0,
-               mte3_cycles = 0, fixp_cycles = 0;
+  std::int64_t scalar_cycles = 0, vector_cycles = 0, cube_cycles = 0, mte1_cycles = 0, mte2_cycles = 0, mte3_cycles = 0,
+               fixp_cycles = 0;
   std::int64_t mte2_vector_overlap_cycles = 0;  // cycles MTE2 and Vector both ran
   std::int64_t instructions = 0;
   std::int64_t gm_copies = 0, unaligned_gm_copies = 0;  // transfers to/from GM; those not 32-byte aligned there

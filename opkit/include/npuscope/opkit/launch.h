@@ -53,9 +53,9 @@ struct LaunchOptions {
 };
 
 struct BlockProfile {
-  std::uint32_t core = 0;          // blocks go to the cores in turn
-  std::uint64_t start_cycle = 0;   // on its core: after the blocks before it there
-  std::uint64_t cycles = 0;        // the block's critical path
+  std::uint32_t core = 0;         // blocks go to the cores in turn
+  std::uint64_t start_cycle = 0;  // on its core: after the blocks before it there
+  std::uint64_t cycles = 0;       // the block's critical path
   std::array<std::uint64_t, kNumPipes> busy_cycles{};
   std::uint64_t mte2_vector_overlap_cycles = 0;  // MTE2 and Vector both busy (from the instructions)
   std::uint64_t issued = 0;                      // instructions, recorded or not

@@ -53,6 +53,8 @@ std::string_view position_name(TPosition p);
 
 // The AI Core's pipes (Pipe, kNumPipes) are the trace vocabulary's (runtime_hooks/vocabulary.h):
 // the pipe view in the trace names them as opkit does.
+using npuscope::kNumPipes;
+using npuscope::Pipe;
 inline std::string_view pipe_name(Pipe p) { return enum_name(p); }
 
 // The pipe that fills a position (EnQue's side) and the one that reads it (DeQue's side).

@@ -28,8 +28,8 @@
 
 namespace npuscope::hooks {
 
-// 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7: DeviceRecord's
-// calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
+// 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7:
+// DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
 // OpCheckRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2:
 // wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
 inline constexpr std::uint32_t kHookApiVersion = 8;
@@ -152,13 +152,13 @@ struct OpCheckRecord {
 struct KernelBlockRecord {
   std::uint64_t task_id;
   std::uint64_t start_ns, end_ns;
-  std::uint64_t cycles;                        // the block's critical path
-  std::uint64_t busy_cycles[kNumPipes];        // per Pipe: cycles it ran instructions
-  std::uint64_t mte2_vector_overlap_cycles;    // cycles MTE2 and Vector both ran (double buffering)
-  std::uint32_t block, core;                   // block index; the core it ran on
-  std::uint32_t instructions;                  // issued (including ones not recorded)
+  std::uint64_t cycles;                          // the block's critical path
+  std::uint64_t busy_cycles[kNumPipes];          // per Pipe: cycles it ran instructions
+  std::uint64_t mte2_vector_overlap_cycles;      // cycles MTE2 and Vector both ran (double buffering)
+  std::uint32_t block, core;                     // block index; the core it ran on
+  std::uint32_t instructions;                    // issued (including ones not recorded)
   std::uint32_t gm_copies, unaligned_gm_copies;  // MTE2/MTE3/FIXP transfers; those not 32-byte aligned in GM
-  std::uint32_t ub_bytes, ub_capacity;         // UB the pipe's buffers took; what the core has
+  std::uint32_t ub_bytes, ub_capacity;           // UB the pipe's buffers took; what the core has
 };
 
 struct PipeInstructionRecord {
@@ -277,14 +277,14 @@ static_assert(std::is_trivially_copyable_v<KernelFindingRecord> && sizeof(Kernel
 struct SubscriberTable {
   std::uint32_t api_version = kHookApiVersion;
   void* user = nullptr;
-  bool wants_tensors = false;     // deliver TensorRecords (costs a callback per tensor)
-  bool wants_api_enter = true;    // deliver on_api's enter records (the exit carries the start too)
-  bool wants_task_queued = true;  // deliver on_task's kQueued (on the launching thread)
-  bool wants_task_begin = true;   // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
-  bool wants_gradients = false;   // frameworks: compute and send GradientRecords (`npuscope run --grad-probe`)
-  bool wants_op_checks = false;   // run each NPU kernel's golden in f64 and send OpCheckRecords (--check-ops)
+  bool wants_tensors = false;            // deliver TensorRecords (costs a callback per tensor)
+  bool wants_api_enter = true;           // deliver on_api's enter records (the exit carries the start too)
+  bool wants_task_queued = true;         // deliver on_task's kQueued (on the launching thread)
+  bool wants_task_begin = true;          // deliver on_task's kBegin (kEnd repeats all it says, plus the end)
+  bool wants_gradients = false;          // frameworks: compute and send GradientRecords (`npuscope run --grad-probe`)
+  bool wants_op_checks = false;          // run each NPU kernel's golden in f64 and send OpCheckRecords (--check-ops)
   bool wants_pipe_instructions = false;  // opkit kernels: send a PipeInstructionRecord per instruction
-  bool kernels_keep_going = false;  // opkit kernels: on a sanitizer finding, skip the instruction and run on
+  bool kernels_keep_going = false;       // opkit kernels: on a sanitizer finding, skip the instruction and run on
   void (*on_api)(void* user, const ApiRecord&) = nullptr;
   void (*on_task)(void* user, const TaskRecord&) = nullptr;
   void (*on_memory)(void* user, const MemoryRecord&) = nullptr;

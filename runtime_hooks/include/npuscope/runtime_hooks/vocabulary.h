@@ -178,7 +178,7 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
 // The AI Core's pipes an opkit kernel's instructions run on (Note [Pipe timing] in opkit/block_state.h),
 // named as the op simulator's lanes. Each runs its instructions in order; pipes run concurrently.
 // PIPE_INSTRUCTION.pipe; KERNEL_BLOCK has one busy column per pipe.
-#define NPUSCOPE_PIPES(X)                                                                         \
+#define NPUSCOPE_PIPES(X)                                                                                 \
   X(kScalar, 0, "SCALAR", "The scalar unit: issues every instruction (1 cycle each), GetValue/SetValue.") \
   X(kVector, 1, "VECTOR", "The vector unit: element-wise, reductions, Cast, Duplicate (UB to UB).")       \
   X(kCube, 2, "CUBE", "The cube unit: Mmad (L0A x L0B into L0C).")                                        \
@@ -189,21 +189,21 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
 
 // The sanitizer's checks on an opkit kernel (msSanitizer's memcheck / racecheck and the CPU twin's
 // checks, shared/REFERENCE.md "Ascend C"). KERNEL_FINDING.check_kind.
-#define NPUSCOPE_KERNEL_CHECKS(X)                                                                                    \
-  X(kGmReadOutOfRange, 0, "gm_read_out_of_range", "A read of global memory outside every tensor of the launch.")    \
-  X(kGmWriteOutOfRange, 1, "gm_write_out_of_range", "A write to global memory outside every output.")               \
-  X(kBufferOverflow, 2, "buffer_overflow", "The pipe's buffers need more of a memory (UB, L1, L0) than it has.")    \
-  X(kLocalOutOfRange, 3, "local_out_of_range", "An access past the end of a local tensor.")                         \
-  X(kMisalignedCopy, 4, "misaligned_copy",                                                                          \
-    "A DataCopy whose length or local address is not a multiple of 32 bytes (use DataCopyPad).")                    \
-  X(kUninitializedRead, 5, "uninitialized_read", "A read of local memory nothing wrote.")                           \
-  X(kDeQueEmpty, 6, "deque_without_enque", "DeQue on a queue with nothing enqueued.")                               \
-  X(kQueueFull, 7, "enque_full_queue", "EnQue on a queue already holding its depth of tensors.")                    \
-  X(kAllocExhausted, 8, "alloc_without_free_buffer", "AllocTensor with every buffer of the queue in use.")          \
-  X(kDoubleFree, 9, "double_free", "FreeTensor of a tensor already freed (or never allocated).")                    \
-  X(kLeak, 10, "tensor_leak", "A tensor still allocated or enqueued when the kernel ends.")                         \
-  X(kGmWriteOverlap, 11, "gm_write_overlap", "Two blocks wrote the same global memory bytes (not atomic add).")     \
-  X(kMmadParams, 12, "mmad_params", "Mmad parameters or buffer addresses out of range.")                            \
+#define NPUSCOPE_KERNEL_CHECKS(X)                                                                                \
+  X(kGmReadOutOfRange, 0, "gm_read_out_of_range", "A read of global memory outside every tensor of the launch.") \
+  X(kGmWriteOutOfRange, 1, "gm_write_out_of_range", "A write to global memory outside every output.")            \
+  X(kBufferOverflow, 2, "buffer_overflow", "The pipe's buffers need more of a memory (UB, L1, L0) than it has.") \
+  X(kLocalOutOfRange, 3, "local_out_of_range", "An access past the end of a local tensor.")                      \
+  X(kMisalignedCopy, 4, "misaligned_copy",                                                                       \
+    "A DataCopy whose length or local address is not a multiple of 32 bytes (use DataCopyPad).")                 \
+  X(kUninitializedRead, 5, "uninitialized_read", "A read of local memory nothing wrote.")                        \
+  X(kDeQueEmpty, 6, "deque_without_enque", "DeQue on a queue with nothing enqueued.")                            \
+  X(kQueueFull, 7, "enque_full_queue", "EnQue on a queue already holding its depth of tensors.")                 \
+  X(kAllocExhausted, 8, "alloc_without_free_buffer", "AllocTensor with every buffer of the queue in use.")       \
+  X(kDoubleFree, 9, "double_free", "FreeTensor of a tensor already freed (or never allocated).")                 \
+  X(kLeak, 10, "tensor_leak", "A tensor still allocated or enqueued when the kernel ends.")                      \
+  X(kGmWriteOverlap, 11, "gm_write_overlap", "Two blocks wrote the same global memory bytes (not atomic add).")  \
+  X(kMmadParams, 12, "mmad_params", "Mmad parameters or buffer addresses out of range.")                         \
   X(kBadArgument, 13, "bad_argument", "An instruction's argument out of its range (count, repeat, dtype).")
 
 // Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
