@@ -16,12 +16,6 @@ using analyzer::Value;
 
 namespace {
 
-const Table& table(const Report& r, std::string_view name) {
-  const Table* t = r.find(name);
-  EXPECT_NE(t, nullptr) << name;
-  return *t;
-}
-
 // The kernel_pipes row of `op_type`; -1 if none.
 int row_of(const Report& r, const std::string& op_type) {
   const Table& t = table(r, "kernel_pipes");

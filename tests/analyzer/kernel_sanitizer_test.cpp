@@ -19,12 +19,6 @@ namespace {
 constexpr const char* kDeQueMessage =
     "the VECIN queue is empty: nothing was enqueued (EnQue missing after the copy or compute that fills it)";
 
-const Table& table(const Report& r, std::string_view name) {
-  const Table* t = r.find(name);
-  EXPECT_NE(t, nullptr) << name;
-  return *t;
-}
-
 std::string text(const Table& t, std::size_t row, std::string_view column) {
   const Value* v = t.cell(row, column);
   return v != nullptr && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : "<not text>";

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/export_test_util.h"
 #include "npuscope/analyzer/analyze.h"
 #include "npuscope/analyzer/format.h"
 #include "npuscope/collector/trace_reader.h"
@@ -24,23 +25,14 @@ using collector::KernelBlockRow;
 using collector::KernelFindingRow;
 
 // A fixture with a private temporary directory, removed afterwards.
-class KernelTraceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() / ("npuscope_kernel_" + std::string(info->name()) + "_" +
-                                                     std::to_string(getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+using KernelTraceTest = collector::testing::ExportTest;
 
-  std::filesystem::path dir_;
-};
+// The table `name` of a report (a test failure if it is missing).
+inline const analyzer::Table& table(const analyzer::Report& r, std::string_view name) {
+  const analyzer::Table* t = r.find(name);
+  EXPECT_NE(t, nullptr) << name;
+  return *t;
+}
 
 // Busy cycles per pipe of one block.
 struct Busy {
