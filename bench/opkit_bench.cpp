@@ -65,6 +65,7 @@ struct Counts {
 };
 void BM_GeluCustomRecorded(benchmark::State& state) {
   static Counts counts;
+  counts = {};  // the function runs once per repetition (and to find the iteration count)
   npuscope::hooks::SubscriberTable table;
   table.user = &counts;
   table.wants_task_queued = table.wants_task_begin = table.wants_api_enter = false;
