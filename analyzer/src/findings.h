@@ -146,18 +146,17 @@ struct TailBlock {
 };
 
 // One op type's launches that have KERNEL_BLOCK rows, summed over their blocks.
-struct KernelPipes {
-  std::string op_type;
-  std::int64_t calls = 0, blocks = 0, total_ns = 0;
-  std::int64_t slowest_task_id = 0, slowest_ns = -1;
+// What custom-kernel blocks (KERNEL_BLOCK rows) add up to: one block's, a launch's, a kernel's
+// over its launches. Sums saturate.
+struct PipeTotals {
+  std::int64_t blocks = 0;
   std::int64_t cycles = 0;                         // the blocks' critical paths
   std::array<std::int64_t, kNumPipes> busy{};      // by Pipe
   std::int64_t overlap = 0, overlap_possible = 0;  // MTE2 and Vector both busy; the smaller busy time, per block
   std::int64_t instructions = 0, gm_copies = 0, unaligned_gm_copies = 0;
   std::int64_t ub_bytes = 0, ub_capacity = 0;  // of the block using the largest share of its UB
-  std::int64_t tail_calls = 0, tail_excess_ns = 0;
-  std::optional<TailBlock> worst_tail;  // the launch whose tail block cost the most
 
+  void add(const PipeTotals& o);
   // busy(p) / cycles: the op simulator's vec_ratio, mte2_ratio, ...; nullopt without cycles.
   std::optional<double> ratio(Pipe p) const {
     if (cycles <= 0) return std::nullopt;
@@ -167,6 +166,14 @@ struct KernelPipes {
   double ub_share() const {
     return ub_capacity > 0 ? static_cast<double>(ub_bytes) / static_cast<double>(ub_capacity) : 0;
   }
+};
+
+struct KernelPipes : PipeTotals {
+  std::string op_type;
+  std::int64_t calls = 0, total_ns = 0;
+  std::int64_t slowest_task_id = 0, slowest_ns = -1;
+  std::int64_t tail_calls = 0, tail_excess_ns = 0;
+  std::optional<TailBlock> worst_tail;  // the launch whose tail block cost the most
 };
 
 // ---- advice ----

@@ -51,37 +51,31 @@ constexpr Pipe kRatioPipes[] = {Pipe::kVector, Pipe::kCube, Pipe::kScalar, Pipe:
 static_assert(std::size(kRatioPipes) == kNumPipes, "a ratio column per pipe");
 
 // One launch's blocks.
-struct Launch {
-  std::int64_t task_id = 0, blocks = 0, cycles = 0;
-  std::array<std::int64_t, kNumPipes> busy{};
-  std::int64_t overlap = 0, overlap_possible = 0, instructions = 0, gm_copies = 0, unaligned_gm_copies = 0;
-  std::int64_t ub_bytes = 0, ub_capacity = 0;
+struct Launch : PipeTotals {
+  std::int64_t task_id = 0;
   std::int32_t longest_block = 0, longest_core = 0;
   std::int64_t longest_cycles = -1, longest_ns = 0;
   double median_cycles = 0;
   std::int64_t long_blocks = 0;  // over kTailFactor x the median
 };
 
-bool larger_share(std::int64_t bytes, std::int64_t capacity, std::int64_t than_bytes, std::int64_t than_capacity) {
-  if (capacity <= 0) return false;
-  if (than_capacity <= 0) return true;
-  return static_cast<double>(bytes) / static_cast<double>(capacity) >
-         static_cast<double>(than_bytes) / static_cast<double>(than_capacity);
+PipeTotals totals_of(const KernelBlockRow& b) {
+  PipeTotals t;
+  t.blocks = 1;
+  t.cycles = b.cycles;
+  for (int p = 0; p < kNumPipes; ++p) t.busy[static_cast<std::size_t>(p)] = b.busy(static_cast<Pipe>(p));
+  t.overlap = b.mte2_vector_overlap_cycles;
+  t.overlap_possible = std::min(b.mte2_cycles, b.vector_cycles);
+  t.instructions = b.instructions;
+  t.gm_copies = b.gm_copies;
+  t.unaligned_gm_copies = b.unaligned_gm_copies;
+  t.ub_bytes = b.ub_bytes;
+  t.ub_capacity = b.ub_capacity;
+  return t;
 }
 
 void add_block(Launch& l, const KernelBlockRow& b) {
-  ++l.blocks;
-  l.cycles = add_ns(l.cycles, b.cycles);
-  for (int p = 0; p < kNumPipes; ++p) l.busy[p] = add_ns(l.busy[p], b.busy(static_cast<Pipe>(p)));
-  l.overlap = add_ns(l.overlap, b.mte2_vector_overlap_cycles);
-  l.overlap_possible = add_ns(l.overlap_possible, std::min(b.mte2_cycles, b.vector_cycles));
-  l.instructions = add_ns(l.instructions, b.instructions);
-  l.gm_copies = add_ns(l.gm_copies, b.gm_copies);
-  l.unaligned_gm_copies = add_ns(l.unaligned_gm_copies, b.unaligned_gm_copies);
-  if (larger_share(b.ub_bytes, b.ub_capacity, l.ub_bytes, l.ub_capacity)) {
-    l.ub_bytes = b.ub_bytes;
-    l.ub_capacity = b.ub_capacity;
-  }
+  l.add(totals_of(b));
   if (b.cycles > l.longest_cycles) {
     l.longest_block = b.block;
     l.longest_core = b.core;
@@ -139,22 +133,11 @@ std::optional<TailBlock> tail_of(const Launch& l) {
 
 void add_launch(KernelPipes& k, const Launch& l, const Task& t, const TraceData& data) {
   ++k.calls;
-  k.blocks += l.blocks;
+  k.add(l);
   k.total_ns = add_ns(k.total_ns, duration(t));
   if (duration(t) > k.slowest_ns) {
     k.slowest_ns = duration(t);
     k.slowest_task_id = t.task_id;
-  }
-  k.cycles = add_ns(k.cycles, l.cycles);
-  for (std::size_t p = 0; p < k.busy.size(); ++p) k.busy[p] = add_ns(k.busy[p], l.busy[p]);
-  k.overlap = add_ns(k.overlap, l.overlap);
-  k.overlap_possible = add_ns(k.overlap_possible, l.overlap_possible);
-  k.instructions = add_ns(k.instructions, l.instructions);
-  k.gm_copies = add_ns(k.gm_copies, l.gm_copies);
-  k.unaligned_gm_copies = add_ns(k.unaligned_gm_copies, l.unaligned_gm_copies);
-  if (larger_share(l.ub_bytes, l.ub_capacity, k.ub_bytes, k.ub_capacity)) {
-    k.ub_bytes = l.ub_bytes;
-    k.ub_capacity = l.ub_capacity;
   }
   if (std::optional<TailBlock> tail = tail_of(l)) {
     ++k.tail_calls;
@@ -168,7 +151,22 @@ void add_launch(KernelPipes& k, const Launch& l, const Task& t, const TraceData&
 
 }  // namespace
 
-Pipe KernelPipes::bound() const {
+void PipeTotals::add(const PipeTotals& o) {
+  blocks = add_ns(blocks, o.blocks);
+  cycles = add_ns(cycles, o.cycles);
+  for (std::size_t p = 0; p < busy.size(); ++p) busy[p] = add_ns(busy[p], o.busy[p]);
+  overlap = add_ns(overlap, o.overlap);
+  overlap_possible = add_ns(overlap_possible, o.overlap_possible);
+  instructions = add_ns(instructions, o.instructions);
+  gm_copies = add_ns(gm_copies, o.gm_copies);
+  unaligned_gm_copies = add_ns(unaligned_gm_copies, o.unaligned_gm_copies);
+  if (o.ub_capacity > 0 && (ub_capacity <= 0 || o.ub_share() > ub_share())) {  // the larger share of its UB
+    ub_bytes = o.ub_bytes;
+    ub_capacity = o.ub_capacity;
+  }
+}
+
+Pipe PipeTotals::bound() const {
   Pipe best = Pipe::kScalar;
   for (int p = 1; p < kNumPipes; ++p) {
     if (busy[static_cast<std::size_t>(p)] > busy[static_cast<std::size_t>(best)]) best = static_cast<Pipe>(p);
