@@ -384,6 +384,49 @@ constexpr Column<KernelFindingRow> kKernelFindingColumns[] = {
 };
 static_assert(covers_each_member_once(kKernelFindingColumns));
 
+constexpr Column<CommunicatorRow> kCommunicatorColumns[] = {
+    {"communicator_id", &CommunicatorRow::communicator_id, "Id of the communicator in this trace."},
+    {"name_id", &CommunicatorRow::name_id,
+     "Its name (STRING_IDS.id), the same in every member's trace: `hccl_world_group`, `group_0_2`, ..."},
+    {"rank", &CommunicatorRow::rank, "This trace's rank in the communicator."},
+    {"size", &CommunicatorRow::size, "How many ranks it has."},
+    {"members_id", &CommunicatorRow::members_id,
+     "The members' world ranks in communicator order (STRING_IDS.id of a text such as `0,2,4,6`)."},
+    {"nodes_id", &CommunicatorRow::nodes_id, "Their nodes (emulated servers), likewise (`0,0,1,1`)."},
+};
+static_assert(covers_each_member_once(kCommunicatorColumns));
+
+constexpr Column<CommunicationRow> kCommunicationColumns[] = {
+    {"task_id", &CommunicationRow::task_id, "The collective's task (TASK.task_id, task type HCCL)."},
+    {"communicator_id", &CommunicationRow::communicator_id, "Its communicator (COMMUNICATOR.communicator_id)."},
+    {"sequence", &CommunicationRow::sequence,
+     "Its index on the communicator: the same collective has the same one in every member's trace."},
+    {"kind", &CommunicationRow::kind, "See Enumerations: collective_kind."},
+    {"algorithm", &CommunicationRow::algorithm, "See Enumerations: collective_algorithm."},
+    {"reduce_op", &CommunicationRow::reduce_op, "See Enumerations: reduce_op."},
+    {"dtype", &CommunicationRow::dtype, "Element type: see Enumerations: dtype."},
+    {"bytes", &CommunicationRow::bytes,
+     "Size n of the link model: the buffer (allreduce, broadcast, send, recv), the whole output (allgather), the "
+     "whole input (reduce_scatter, all_to_all); 0 for a barrier."},
+    {"root_or_peer", &CommunicationRow::root_or_peer,
+     "World rank of broadcast's root, send's destination or recv's source; -1 otherwise."},
+    {"last_rank", &CommunicationRow::last_rank, "World rank of the member that arrived last."},
+    {"arrival_ns", &CommunicationRow::arrival_ns, "When this rank reached the collective (= TASK.start_ns)."},
+    {"start_ns", &CommunicationRow::start_ns,
+     "When the last member arrived and the data began to move: wait = start_ns - arrival_ns (msprof's Wait Time)."},
+    {"end_ns", &CommunicationRow::end_ns, "When it ended (= TASK.end_ns): transit = end_ns - start_ns."},
+};
+static_assert(covers_each_member_once(kCommunicationColumns));
+
+constexpr Column<CommunicationLinkRow> kCommunicationLinkColumns[] = {
+    {"task_id", &CommunicationLinkRow::task_id, "The collective's task (COMMUNICATION.task_id)."},
+    {"peer_rank", &CommunicationLinkRow::peer_rank, "World rank that received the bytes (the sender is META rank)."},
+    {"transport", &CommunicationLinkRow::transport, "The link: see Enumerations: link_transport."},
+    {"bytes", &CommunicationLinkRow::bytes, "Bytes sent to that peer."},
+    {"time_ns", &CommunicationLinkRow::time_ns, "The link's busy time (its steps' latency and bytes / bandwidth)."},
+};
+static_assert(covers_each_member_once(kCommunicationLinkColumns));
+
 }  // namespace
 
 // The descriptors are never destroyed (`*new`): the injection library's drain thread writes rows
@@ -615,6 +658,41 @@ const Table<KernelFindingRow>& table_for<KernelFindingRow>() {
   return table;
 }
 
+template <>
+const Table<CommunicatorRow>& table_for<CommunicatorRow>() {
+  static const Table<CommunicatorRow>& table = *new Table<CommunicatorRow>(make_table<CommunicatorRow>(
+      {.name = "COMMUNICATOR",
+       .doc = "The communicators (the world and sub-groups) this rank belonged to, with their members.",
+       .order_by = "communicator_id"},
+      kCommunicatorColumns));
+  return table;
+}
+
+template <>
+const Table<CommunicationRow>& table_for<CommunicationRow>() {
+  static const Table<CommunicationRow>& table = *new Table<CommunicationRow>(make_table<CommunicationRow>(
+      {.name = "COMMUNICATION",
+       .doc = "Each collective and send/recv of this rank (Note [Collectives in virtual time] in "
+              "emulator/collectives.h): its communicator and index there, size, algorithm, and its arrival, start "
+              "and end, which split its time into wait and transit as msprof does.",
+       .indexes = {{{"task_id"}}},
+       .order_by = "start_ns"},
+      kCommunicationColumns));
+  return table;
+}
+
+template <>
+const Table<CommunicationLinkRow>& table_for<CommunicationLinkRow>() {
+  static const Table<CommunicationLinkRow>& table = *new Table<CommunicationLinkRow>(make_table<CommunicationLinkRow>(
+      {.name = "COMMUNICATION_LINK",
+       .doc = "What this rank sent to each peer during each collective, over which link (msprof's communication "
+              "matrix, one sender's rows).",
+       .indexes = {{{"task_id"}}},
+       .order_by = "task_id, peer_rank"},
+      kCommunicationLinkColumns));
+  return table;
+}
+
 namespace {
 
 // The view users query of a clustered table: its documented columns, without `rowid`. Never
@@ -670,6 +748,9 @@ const std::vector<const TableInfo*>& all_tables() {
       &table_for<KernelBlockRow>().info,
       &table_for<PipeInstructionRow>().info,
       &table_for<KernelFindingRow>().info,
+      &table_for<CommunicatorRow>().info,
+      &table_for<CommunicationRow>().info,
+      &table_for<CommunicationLinkRow>().info,
   };
   return tables;
 }

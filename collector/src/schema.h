@@ -172,6 +172,12 @@ template <>
 const Table<PipeInstructionRow>& table_for<PipeInstructionRow>();
 template <>
 const Table<KernelFindingRow>& table_for<KernelFindingRow>();
+template <>
+const Table<CommunicatorRow>& table_for<CommunicatorRow>();
+template <>
+const Table<CommunicationRow>& table_for<CommunicationRow>();
+template <>
+const Table<CommunicationLinkRow>& table_for<CommunicationLinkRow>();
 
 // Every table, in creation (and documentation) order.
 const std::vector<const TableInfo*>& all_tables();

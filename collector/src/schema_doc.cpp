@@ -58,6 +58,10 @@ const std::vector<EnumInfo>& enums() {
                                             vocabulary_enum<CheckStatus>(),
                                             vocabulary_enum<Pipe>(),
                                             vocabulary_enum<KernelCheck>(),
+                                            vocabulary_enum<CollectiveKind>(),
+                                            vocabulary_enum<CollectiveAlgorithm>(),
+                                            vocabulary_enum<ReduceOp>(),
+                                            vocabulary_enum<LinkTransport>(),
                                             verdicts(),
                                             origins()};
   return all;
@@ -78,6 +82,10 @@ const std::vector<MetaKeyInfo>& meta_keys() {
        "`1` in the trace of a golden run (`NPUSCOPE_GOLDEN=1`, as `npuscope compare -- CMD` records one): every op "
        "on an NPU device ran its CPU golden kernel, as the same task (name, call index, op type, task type) it is in "
        "an NPU run; DEVICE_INFO.precision_mode says `golden`. Absent otherwise."},
+      {kMetaRank,
+       "A rank of a multi-rank job: its world rank (from the launcher: `mpirun`, `torchrun`). The keys `world_size`, "
+       "`node` (the emulated server: rank / ranks_per_node), `local_rank` (on that node), `hostname` (the real "
+       "machine) and `launcher` come with it. Absent in a single-process trace."},
       {"stat.<name>",
        "A counter about the recording itself, in decimal: every one is listed under [Stats](#stats). "
        "Data loss is always counted here, never silent."},

@@ -33,6 +33,9 @@ enum class FrameKind : std::uint32_t {
   kKernelBlocks = 17,
   kPipeInstructions = 18,
   kKernelFindings = 19,
+  kCommunicators = 20,
+  kCommunications = 21,
+  kCommunicationLinks = 22,
 };
 
 // Rows with only numbers are stored as their struct, bytes as in memory (one memcpy each way): the
@@ -44,7 +47,9 @@ struct Layout {
   std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow), memcpy = sizeof(MemcpyRow),
                 marker = sizeof(MarkerRow), pytorch_api = sizeof(PytorchApiRow), gradient = sizeof(GradientRow),
                 loss_scale = sizeof(LossScaleRow), op_check = sizeof(OpCheckRow), kernel_block = sizeof(KernelBlockRow),
-                pipe_instruction = sizeof(PipeInstructionRow), kernel_finding = sizeof(KernelFindingRow);
+                pipe_instruction = sizeof(PipeInstructionRow), kernel_finding = sizeof(KernelFindingRow),
+                communicator = sizeof(CommunicatorRow), communication = sizeof(CommunicationRow),
+                communication_link = sizeof(CommunicationLinkRow);
   bool operator==(const Layout&) const = default;
 };
 

@@ -112,6 +112,9 @@ class Replayer {
       case FrameKind::kKernelBlocks: out_.add_kernel_blocks(rows<KernelBlockRow>(d)); break;
       case FrameKind::kPipeInstructions: out_.add_pipe_instructions(rows<PipeInstructionRow>(d)); break;
       case FrameKind::kKernelFindings: out_.add_kernel_findings(rows<KernelFindingRow>(d)); break;
+      case FrameKind::kCommunicators: out_.add_communicators(rows<CommunicatorRow>(d)); break;
+      case FrameKind::kCommunications: out_.add_communications(rows<CommunicationRow>(d)); break;
+      case FrameKind::kCommunicationLinks: out_.add_communication_links(rows<CommunicationLinkRow>(d)); break;
       case FrameKind::kTensor: {
         d.row(tensor_);
         if (d.ok()) out_.add_tensor(tensor_);
@@ -176,7 +179,8 @@ class Replayer {
   std::tuple<std::vector<TaskRow>, std::vector<ApiRow>, std::vector<MemoryRow>, std::vector<MemcpyRow>,
              std::vector<MarkerRow>, std::vector<DeviceInfoRow>, std::vector<PytorchApiRow>, std::vector<GradientRow>,
              std::vector<LossScaleRow>, std::vector<OpCheckRow>, std::vector<KernelBlockRow>,
-             std::vector<PipeInstructionRow>, std::vector<KernelFindingRow>>
+             std::vector<PipeInstructionRow>, std::vector<KernelFindingRow>, std::vector<CommunicatorRow>,
+             std::vector<CommunicationRow>, std::vector<CommunicationLinkRow>>
       buffers_;
   TensorRow tensor_;
 };

@@ -93,6 +93,13 @@ class SpoolWriter final : public TraceWriter {
   void add_kernel_findings(std::span<const KernelFindingRow> rows) override {
     add_rows(FrameKind::kKernelFindings, rows);
   }
+  void add_communicators(std::span<const CommunicatorRow> rows) override { add_rows(FrameKind::kCommunicators, rows); }
+  void add_communications(std::span<const CommunicationRow> rows) override {
+    add_rows(FrameKind::kCommunications, rows);
+  }
+  void add_communication_links(std::span<const CommunicationLinkRow> rows) override {
+    add_rows(FrameKind::kCommunicationLinks, rows);
+  }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();

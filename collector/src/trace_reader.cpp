@@ -153,6 +153,15 @@ class SqliteTraceReader final : public TraceReader {
                                     const std::function<void(const PipeInstructionRow&)>& f) const override {
     for_each<PipeInstructionRow>(false, f, "task_id = ?1", {task_id});
   }
+  void for_each_communicator(const std::function<void(const CommunicatorRow&)>& f) const override {
+    for_each<CommunicatorRow>(false, f);
+  }
+  void for_each_communication(const std::function<void(const CommunicationRow&)>& f) const override {
+    for_each<CommunicationRow>(false, f);
+  }
+  void for_each_communication_link(const std::function<void(const CommunicationLinkRow&)>& f) const override {
+    for_each<CommunicationLinkRow>(false, f);
+  }
 
   void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
     if (with_data) map_for_blobs();
@@ -306,6 +315,9 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_6();
   void adapt_schema_7();
   void adapt_schema_8();
+  void adapt_schema_9();
+  // Creates TEMP tables, empty, for tables an older trace lacks.
+  void empty_tables(std::initializer_list<const schema::TableInfo*> added);
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
   void view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added);
   void load_kernels();
@@ -441,6 +453,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 7) adapt_schema_6();
   if (schema_version_ < 8) adapt_schema_7();
   if (schema_version_ < 9) adapt_schema_8();
+  if (schema_version_ < 10) adapt_schema_9();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -453,13 +466,21 @@ void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::ini
            std::string(table.name));
 }
 
+void SqliteTraceReader::empty_tables(std::initializer_list<const schema::TableInfo*> added) {
+  for (const schema::TableInfo* table : added)
+    db_.exec(schema::create_table_sql(*table).insert(std::string_view("CREATE ").size(), "TEMP "));
+}
+
+// Schema 10 added the ranks' communication: an older trace has none, read from empty tables.
+void SqliteTraceReader::adapt_schema_9() {
+  empty_tables({&schema::table_for<CommunicatorRow>().info, &schema::table_for<CommunicationRow>().info,
+                &schema::table_for<CommunicationLinkRow>().info});
+}
+
 // Schema 9 added the custom kernels' detail: an older trace has none, read from empty tables.
 void SqliteTraceReader::adapt_schema_8() {
-  for (const schema::TableInfo* added :
-       {&schema::table_for<KernelBlockRow>().info, &schema::table_for<PipeInstructionRow>().info,
-        &schema::table_for<KernelFindingRow>().info}) {
-    db_.exec(schema::create_table_sql(*added).insert(std::string_view("CREATE ").size(), "TEMP "));
-  }
+  empty_tables({&schema::table_for<KernelBlockRow>().info, &schema::table_for<PipeInstructionRow>().info,
+                &schema::table_for<KernelFindingRow>().info});
 }
 
 // Schema 8 added DEVICE_INFO's calibrated ceilings: an older trace's read as 0, and the analyzer
@@ -480,11 +501,8 @@ void SqliteTraceReader::adapt_schema_5() {
     view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id"});
     view_with_zeros(schema::table_for<schema::KernelRow>().info, {"input_shapes_id", "input_dtypes_id"});
   }
-  for (const schema::TableInfo* added :
-       {&schema::table_for<PytorchApiRow>().info, &schema::table_for<GradientRow>().info,
-        &schema::table_for<LossScaleRow>().info, &schema::table_for<OpCheckRow>().info}) {
-    db_.exec(schema::create_table_sql(*added).insert(std::string_view("CREATE ").size(), "TEMP "));
-  }
+  empty_tables({&schema::table_for<PytorchApiRow>().info, &schema::table_for<GradientRow>().info,
+                &schema::table_for<LossScaleRow>().info, &schema::table_for<OpCheckRow>().info});
 }
 
 // Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
@@ -610,6 +628,15 @@ std::vector<KernelBlockRow> TraceReader::kernel_blocks() const {
 }
 std::vector<KernelFindingRow> TraceReader::kernel_findings() const {
   return collect(*this, &TraceReader::for_each_kernel_finding);
+}
+std::vector<CommunicatorRow> TraceReader::communicators() const {
+  return collect(*this, &TraceReader::for_each_communicator);
+}
+std::vector<CommunicationRow> TraceReader::communications() const {
+  return collect(*this, &TraceReader::for_each_communication);
+}
+std::vector<CommunicationLinkRow> TraceReader::communication_links() const {
+  return collect(*this, &TraceReader::for_each_communication_link);
 }
 std::vector<PipeInstructionRow> TraceReader::pipe_instructions_of(std::int64_t task_id) const {
   std::vector<PipeInstructionRow> out;

@@ -94,7 +94,10 @@ struct TableWriters {
         op_checks(db),
         kernel_blocks(db),
         pipe_instructions(db),
-        kernel_findings(db) {}
+        kernel_findings(db),
+        communicators(db),
+        communications(db),
+        communication_links(db) {}
 
   // Everything pending goes in before a commit: a committed row's strings are committed with it.
   void flush() {
@@ -114,6 +117,9 @@ struct TableWriters {
     kernel_blocks.flush();
     pipe_instructions.flush();
     kernel_findings.flush();
+    communicators.flush();
+    communications.flush();
+    communication_links.flush();
     tensors.flush();
   }
 
@@ -134,6 +140,9 @@ struct TableWriters {
   TableWriter<KernelBlockRow> kernel_blocks;
   TableWriter<PipeInstructionRow> pipe_instructions;
   TableWriter<KernelFindingRow> kernel_findings;
+  TableWriter<CommunicatorRow> communicators;
+  TableWriter<CommunicationRow> communications;
+  TableWriter<CommunicationLinkRow> communication_links;
 };
 
 std::string utc_now_iso8601() {
@@ -213,6 +222,11 @@ class SqliteTraceWriter final : public TraceWriter {
   void add_kernel_findings(std::span<const KernelFindingRow> rows) override {
     add_rows(writers_->kernel_findings, rows);
   }
+  void add_communicators(std::span<const CommunicatorRow> rows) override { add_rows(writers_->communicators, rows); }
+  void add_communications(std::span<const CommunicationRow> rows) override { add_rows(writers_->communications, rows); }
+  void add_communication_links(std::span<const CommunicationLinkRow> rows) override {
+    add_rows(writers_->communication_links, rows);
+  }
 
   void add_tensor(const TensorRow& row) override {
     check_writable();
@@ -275,14 +289,16 @@ void SqliteTraceWriter::create_schema() {
   }
   db_.exec("PRAGMA cache_size = -16384");  // KiB: the writer lives inside the profiled process
   for (const schema::BatchSource* source :
-       {&schema::batch_source<schema::MetaRow>(), &schema::batch_source<schema::StringRow>(),
-        &schema::batch_source<DeviceInfoRow>(), &schema::batch_source<ApiRow>(),
+       {&schema::batch_source<schema::MetaRow>(),     &schema::batch_source<schema::StringRow>(),
+        &schema::batch_source<DeviceInfoRow>(),       &schema::batch_source<ApiRow>(),
         &schema::batch_source<schema::TaskExecRow>(), &schema::batch_source<schema::KernelRow>(),
-        &schema::batch_source<TensorRow>(), &schema::batch_source<MemoryRow>(), &schema::batch_source<MemcpyRow>(),
-        &schema::batch_source<MarkerRow>(), &schema::batch_source<PytorchApiRow>(),
-        &schema::batch_source<GradientRow>(), &schema::batch_source<LossScaleRow>(),
-        &schema::batch_source<OpCheckRow>(), &schema::batch_source<KernelBlockRow>(),
-        &schema::batch_source<PipeInstructionRow>(), &schema::batch_source<KernelFindingRow>()}) {
+        &schema::batch_source<TensorRow>(),           &schema::batch_source<MemoryRow>(),
+        &schema::batch_source<MemcpyRow>(),           &schema::batch_source<MarkerRow>(),
+        &schema::batch_source<PytorchApiRow>(),       &schema::batch_source<GradientRow>(),
+        &schema::batch_source<LossScaleRow>(),        &schema::batch_source<OpCheckRow>(),
+        &schema::batch_source<KernelBlockRow>(),      &schema::batch_source<PipeInstructionRow>(),
+        &schema::batch_source<KernelFindingRow>(),    &schema::batch_source<CommunicatorRow>(),
+        &schema::batch_source<CommunicationRow>(),    &schema::batch_source<CommunicationLinkRow>()}) {
     schema::register_batch_module(db_, *source);
   }
   db_.exec("BEGIN");

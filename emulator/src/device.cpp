@@ -371,12 +371,15 @@ void Device::execute(Task& task) {
     ctx.task_id = task.task_id;
     ctx.start_ns = start;
     std::unique_ptr<OpCheck> check;  // Note [Online op check]
-    if (sub != nullptr && sub->wants_op_checks && sub->on_op_check != nullptr) [[unlikely]]
+    if (sub != nullptr && sub->wants_op_checks && sub->on_op_check != nullptr && !k.body) [[unlikely]]
       check = OpCheck::before(k);
     const std::uint64_t real_start = vclock::real_now_ns();
     for (std::size_t i = 0; i < k.sources.size(); ++i)
       std::memcpy(k.outputs[i].raw_data(), k.sources[i].raw_data(), k.outputs[i].nbytes());
-    k.fn(ctx);
+    if (k.body) [[unlikely]]
+      k.body(ctx);
+    else
+      k.fn(ctx);
     const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
     if (ctx.device_ns != 0) {  // the kernel modelled its own time (KernelContext::device_ns)
       task.duration_ns = std::min(ctx.device_ns, kMaxTaskNs);

@@ -8,7 +8,8 @@
 #          (instrumented) static libraries with a plain compiler.
 # thread:  TSan on the tests of what runs threads: the injection library (hooks, drain thread, spool),
 #          the trace writer and reader, npuscope run's converter, the emulator's device and stream
-#          threads and dispatcher, the viewer's model (its loader thread).
+#          threads and dispatcher, collectives between rank threads, the viewer's model (its loader
+#          thread).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$1 kind=$2
@@ -36,7 +37,7 @@ case "$kind" in
     # OpenBLAS's OpenMP threads are not instrumented: one thread keeps TSan from guessing about them.
     export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
     exec ctest --output-on-failure -j "$(nproc)" \
-      -R '^(Inject|TraceWriter|TraceSpool|TraceReader|TraceRecovery|RunCommand|DispatchThreads|VirtualTime|TimelineModel|ViewerModel|FrameStatsJson|LodAtMidZoom)' "$@"
+      -R '^(Inject|TraceWriter|TraceSpool|TraceReader|TraceRecovery|RunCommand|DispatchThreads|VirtualTime|CollectivesTest|TimelineModel|ViewerModel|FrameStatsJson|LodAtMidZoom)' "$@"
     ;;
   *) echo "run_tests.sh: unknown sanitizer '$kind' (address or thread)" >&2; exit 2 ;;
 esac

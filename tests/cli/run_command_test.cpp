@@ -142,6 +142,9 @@ class KernelTaskCounter final : public collector::TraceWriter {
   void add_kernel_blocks(std::span<const collector::KernelBlockRow>) override {}
   void add_pipe_instructions(std::span<const collector::PipeInstructionRow>) override {}
   void add_kernel_findings(std::span<const collector::KernelFindingRow>) override {}
+  void add_communicators(std::span<const collector::CommunicatorRow>) override {}
+  void add_communications(std::span<const collector::CommunicationRow>) override {}
+  void add_communication_links(std::span<const collector::CommunicationLinkRow>) override {}
   using collector::TraceWriter::set_stat;
   void set_stat(std::string_view, std::int64_t) override {}
   void commit() override {}

@@ -620,3 +620,63 @@ TEST_F(TraceReaderTest, KernelDetailRoundTripsAndSchema8TracesHaveNone) {
   EXPECT_TRUE(old->pipe_instructions_of(7).empty());
   EXPECT_EQ(old->count("PIPE_INSTRUCTION"), 0);
 }
+
+TEST_F(TraceReaderTest, CommunicationRoundTripsAndSchema9TracesHaveNone) {
+  {
+    auto writer = TraceWriter::create(path());
+    writer->set_meta(kMetaRank, "3");
+    writer->add_communicators(std::vector<CommunicatorRow>{{.communicator_id = 1,
+                                                            .name_id = writer->intern("hccl_world_group"),
+                                                            .rank = 3,
+                                                            .size = 4,
+                                                            .members_id = writer->intern("0,1,2,3"),
+                                                            .nodes_id = writer->intern("0,0,1,1")}});
+    writer->add_communications(std::vector<CommunicationRow>{{.task_id = 9,
+                                                              .communicator_id = 1,
+                                                              .sequence = 1,
+                                                              .kind = 0,
+                                                              .bytes = 4096,
+                                                              .last_rank = 0,
+                                                              .arrival_ns = 500,
+                                                              .start_ns = 900,
+                                                              .end_ns = 1500},
+                                                             {.task_id = 5,
+                                                              .communicator_id = 1,
+                                                              .sequence = 0,
+                                                              .kind = 3,
+                                                              .bytes = 64,
+                                                              .root_or_peer = 0,
+                                                              .arrival_ns = 100,
+                                                              .start_ns = 100,
+                                                              .end_ns = 300}});
+    writer->add_communication_links(std::vector<CommunicationLinkRow>{
+        {.task_id = 9, .peer_rank = 0, .transport = 3, .bytes = 2048, .time_ns = 600},
+        {.task_id = 9, .peer_rank = 2, .transport = 1, .bytes = 1024, .time_ns = 300}});
+    writer->finalize();
+  }
+  {
+    const auto reader = TraceReader::open(path());
+    EXPECT_EQ(reader->meta(std::string(kMetaRank)), "3");
+    const auto comms = reader->communicators();
+    ASSERT_EQ(comms.size(), 1u);
+    EXPECT_EQ(reader->string(comms[0].members_id), "0,1,2,3");
+    EXPECT_EQ(reader->string(comms[0].nodes_id), "0,0,1,1");
+    const auto calls = reader->communications();
+    ASSERT_EQ(calls.size(), 2u);
+    EXPECT_EQ(calls[0].task_id, 5);  // by start
+    EXPECT_EQ(calls[0].root_or_peer, 0);
+    EXPECT_EQ(calls[1].start_ns - calls[1].arrival_ns, 400);
+    const auto links = reader->communication_links();
+    ASSERT_EQ(links.size(), 2u);
+    EXPECT_EQ(links[0].peer_rank, 0);
+    EXPECT_EQ(links[1].bytes, 1024);
+  }
+  sql_exec(path(),
+           "DROP TABLE COMMUNICATOR; DROP TABLE COMMUNICATION; DROP TABLE COMMUNICATION_LINK; "
+           "UPDATE META SET value = '9' WHERE key = 'schema_version'");
+  const auto old = TraceReader::open(path());
+  EXPECT_EQ(old->schema_version(), 9);
+  EXPECT_TRUE(old->communicators().empty());
+  EXPECT_TRUE(old->communications().empty());
+  EXPECT_EQ(old->count("COMMUNICATION_LINK"), 0);
+}

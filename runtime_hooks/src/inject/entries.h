@@ -35,8 +35,12 @@ enum class Tag : std::uint8_t {
   kKernelBlock = 12,
   kPipeInstruction = 13,
   kKernelFinding = 14,
+  kCollective = 15,
+  kCommLink = 16,
+  kCommunicator = 17,
+  kRank = 18,
 };
-inline constexpr int kNumTags = 15;
+inline constexpr int kNumTags = 19;
 
 inline constexpr std::size_t kSlotBytes = 64;
 struct alignas(kSlotBytes) Slot {
@@ -113,6 +117,27 @@ struct KernelFindingEntry {
   hooks::KernelFindingRecord r;
 };
 
+struct CollectiveEntry {  // its links follow as CommLinkEntries; r.links is not kept
+  Tag tag = Tag::kCollective;
+  hooks::CollectiveRecord r;
+};
+
+struct CommLinkEntry {
+  Tag tag = Tag::kCommLink;
+  std::uint64_t task_id;
+  hooks::LinkRecord r;
+};
+
+struct CommunicatorEntry {
+  Tag tag = Tag::kCommunicator;
+  hooks::CommunicatorRecord r;
+};
+
+struct RankEntry {
+  Tag tag = Tag::kRank;
+  hooks::RankRecord r;
+};
+
 struct TensorEntry {
   Tag tag = Tag::kTensor;
   std::uint8_t dtype = 0;
@@ -148,6 +173,10 @@ constexpr std::uint32_t slots_of(Tag tag) {
     case Tag::kKernelBlock: return kSlotsFor<KernelBlockEntry>;
     case Tag::kPipeInstruction: return kSlotsFor<PipeInstructionEntry>;
     case Tag::kKernelFinding: return kSlotsFor<KernelFindingEntry>;
+    case Tag::kCollective: return kSlotsFor<CollectiveEntry>;
+    case Tag::kCommLink: return kSlotsFor<CommLinkEntry>;
+    case Tag::kCommunicator: return kSlotsFor<CommunicatorEntry>;
+    case Tag::kRank: return kSlotsFor<RankEntry>;
   }
   return 1;
 }
@@ -161,7 +190,8 @@ static_assert(entry_ok<ApiEntry>() && entry_ok<TaskEndEntry>() && entry_ok<Memor
               entry_ok<MarkerEntry>() && entry_ok<OverflowEntry>() && entry_ok<DeviceEntry>() &&
               entry_ok<TensorEntry>() && entry_ok<HostOpEntry>() && entry_ok<GradientEntry>() &&
               entry_ok<LossScaleEntry>() && entry_ok<OpCheckEntry>() && entry_ok<KernelBlockEntry>() &&
-              entry_ok<PipeInstructionEntry>() && entry_ok<KernelFindingEntry>());
+              entry_ok<PipeInstructionEntry>() && entry_ok<KernelFindingEntry>() && entry_ok<CollectiveEntry>() &&
+              entry_ok<CommLinkEntry>() && entry_ok<CommunicatorEntry>() && entry_ok<RankEntry>());
 // A custom kernel sends an instruction record per instruction: two lines each.
 static_assert(kSlotsFor<PipeInstructionEntry> == 2 && kSlotsFor<KernelFindingEntry> == 1);
 // The hot events fill one cache line.

@@ -147,6 +147,27 @@ void store_record(void* user, const R& r) noexcept {
     store<E>(t->queue, r);
 }
 
+// A collective and its links: one entry each, so that the links need no memory of their own.
+void on_collective(void* user, const hooks::CollectiveRecord& r) noexcept {
+  auto& s = *static_cast<Session*>(user);
+  const HookCall call(s);
+  ThreadState* t = call.thread();
+  if (t == nullptr) [[unlikely]]
+    return;
+  if (CollectiveEntry* e = t->queue.begin_push<CollectiveEntry>()) [[likely]] {
+    e->r = r;
+    e->r.links = nullptr;
+    t->queue.end_push<CollectiveEntry>();
+  }
+  for (std::uint32_t i = 0; i < r.num_links; ++i) {
+    if (CommLinkEntry* e = t->queue.begin_push<CommLinkEntry>()) [[likely]] {
+      e->task_id = r.task_id;
+      e->r = r.links[i];
+      t->queue.end_push<CommLinkEntry>();
+    }
+  }
+}
+
 void on_shutdown(void* user) noexcept { static_cast<Session*>(user)->shutdown(); }
 
 }  // namespace
@@ -178,6 +199,9 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.on_kernel_block = store_record<KernelBlockEntry, hooks::KernelBlockRecord>;
   table.on_pipe_instruction = store_record<PipeInstructionEntry, hooks::PipeInstructionRecord>;
   table.on_kernel_finding = store_record<KernelFindingEntry, hooks::KernelFindingRecord>;
+  table.on_collective = on_collective;
+  table.on_communicator = store_record<CommunicatorEntry, hooks::CommunicatorRecord>;
+  table.on_rank = store_record<RankEntry, hooks::RankRecord>;
   table.on_shutdown = on_shutdown;
 }
 

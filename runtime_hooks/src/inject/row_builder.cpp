@@ -58,6 +58,10 @@ void RowBuilder::add(Tag tag, const Slot* s) {
     case Tag::kKernelBlock: return on_kernel_block(entry_at<KernelBlockEntry>(s).r);
     case Tag::kPipeInstruction: return on_pipe_instruction(entry_at<PipeInstructionEntry>(s).r);
     case Tag::kKernelFinding: return on_kernel_finding(entry_at<KernelFindingEntry>(s).r);
+    case Tag::kCollective: return on_collective(entry_at<CollectiveEntry>(s).r);
+    case Tag::kCommLink: return on_comm_link(entry_at<CommLinkEntry>(s));
+    case Tag::kCommunicator: return on_communicator(entry_at<CommunicatorEntry>(s).r);
+    case Tag::kRank: return on_rank(entry_at<RankEntry>(s).r);
   }
 }
 
@@ -408,6 +412,58 @@ void RowBuilder::on_kernel_finding(const hooks::KernelFindingRecord& r) {
   row.message_id = strings_.id(r.message);
 }
 
+// ---- many ranks (Note [Collective records] in hook_api.h) ----------------------------------------
+
+void RowBuilder::on_collective(const hooks::CollectiveRecord& r) {
+  collector::CommunicationRow& row = communications_.emplace_back();
+  row.task_id = static_cast<std::int64_t>(r.task_id);
+  row.communicator_id = static_cast<std::int64_t>(r.communicator_id);
+  row.sequence = static_cast<std::int32_t>(r.sequence);
+  row.kind = static_cast<std::int32_t>(r.kind);
+  row.algorithm = static_cast<std::int32_t>(r.algorithm);
+  row.reduce_op = static_cast<std::int32_t>(r.reduce_op);
+  row.dtype = static_cast<std::int32_t>(r.dtype);
+  row.bytes = static_cast<std::int64_t>(r.bytes);
+  row.root_or_peer = r.root_or_peer;
+  row.last_rank = r.last_rank;
+  row.arrival_ns = static_cast<std::int64_t>(r.arrival_ns);
+  row.start_ns = static_cast<std::int64_t>(r.start_ns);
+  row.end_ns = static_cast<std::int64_t>(r.end_ns);
+  if (communications_.size() >= kBatchRows)
+    flush_rows(communications_, &collector::TraceWriter::add_communications, writer_);
+}
+
+void RowBuilder::on_comm_link(const CommLinkEntry& e) {
+  collector::CommunicationLinkRow& row = communication_links_.emplace_back();
+  row.task_id = static_cast<std::int64_t>(e.task_id);
+  row.peer_rank = e.r.peer_rank;
+  row.transport = static_cast<std::int32_t>(e.r.transport);
+  row.bytes = static_cast<std::int64_t>(e.r.bytes);
+  row.time_ns = static_cast<std::int64_t>(e.r.time_ns);
+  if (communication_links_.size() >= kBatchRows)
+    flush_rows(communication_links_, &collector::TraceWriter::add_communication_links, writer_);
+}
+
+void RowBuilder::on_communicator(const hooks::CommunicatorRecord& r) {
+  collector::CommunicatorRow& row = communicators_.emplace_back();
+  row.communicator_id = static_cast<std::int64_t>(r.communicator_id);
+  row.name_id = strings_.id(r.name);
+  row.rank = r.rank;
+  row.size = r.size;
+  row.members_id = strings_.id(r.members);
+  row.nodes_id = strings_.id(r.nodes);
+}
+
+void RowBuilder::on_rank(const hooks::RankRecord& r) {
+  writer_.set_meta(collector::kMetaRank, std::to_string(r.rank));
+  writer_.set_meta(collector::kMetaWorldSize, std::to_string(r.world_size));
+  writer_.set_meta(collector::kMetaNode, std::to_string(r.node));
+  writer_.set_meta(collector::kMetaLocalRank, std::to_string(r.local_rank));
+  if (r.hostname != nullptr) writer_.set_meta(collector::kMetaHostname, r.hostname);
+  if (r.launcher != nullptr) writer_.set_meta(collector::kMetaLauncher, r.launcher);
+  wrote_ = true;
+}
+
 // ---- tensors --------------------------------------------------------------------------------------
 
 void RowBuilder::on_tensor(const TensorEntry& e) {
@@ -448,7 +504,8 @@ void RowBuilder::on_tensor(const TensorEntry& e) {
 void RowBuilder::flush() {
   const bool any = !tasks_.empty() || !apis_.empty() || !memory_.empty() || !memcpys_.empty() || !markers_.empty() ||
                    !host_ops_.empty() || !gradients_.empty() || !loss_scales_.empty() || !op_checks_.empty() ||
-                   !kernel_blocks_.empty() || !pipe_instructions_.empty() || !kernel_findings_.empty();
+                   !kernel_blocks_.empty() || !pipe_instructions_.empty() || !kernel_findings_.empty() ||
+                   !communicators_.empty() || !communications_.empty() || !communication_links_.empty();
   flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
   flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
   flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
@@ -461,6 +518,9 @@ void RowBuilder::flush() {
   flush_rows(kernel_blocks_, &collector::TraceWriter::add_kernel_blocks, writer_);
   flush_rows(pipe_instructions_, &collector::TraceWriter::add_pipe_instructions, writer_);
   flush_rows(kernel_findings_, &collector::TraceWriter::add_kernel_findings, writer_);
+  flush_rows(communicators_, &collector::TraceWriter::add_communicators, writer_);
+  flush_rows(communications_, &collector::TraceWriter::add_communications, writer_);
+  flush_rows(communication_links_, &collector::TraceWriter::add_communication_links, writer_);
   if (any) wrote_ = true;
 }
 

@@ -83,6 +83,10 @@ class RowBuilder {
   void on_kernel_block(const hooks::KernelBlockRecord& r);
   void on_pipe_instruction(const hooks::PipeInstructionRecord& r);
   void on_kernel_finding(const hooks::KernelFindingRecord& r);
+  void on_collective(const hooks::CollectiveRecord& r);
+  void on_comm_link(const CommLinkEntry& e);
+  void on_communicator(const hooks::CommunicatorRecord& r);
+  void on_rank(const hooks::RankRecord& r);
   void add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_range_row(const OpenRange& open, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id);
@@ -108,6 +112,9 @@ class RowBuilder {
   std::vector<collector::KernelBlockRow> kernel_blocks_;
   std::vector<collector::PipeInstructionRow> pipe_instructions_;
   std::vector<collector::KernelFindingRow> kernel_findings_;
+  std::vector<collector::CommunicatorRow> communicators_;
+  std::vector<collector::CommunicationRow> communications_;
+  std::vector<collector::CommunicationLinkRow> communication_links_;
   std::vector<collector::DeviceInfoRow> devices_;                   // written so far
   std::vector<std::pair<std::int32_t, std::int64_t>> memory_seqs_;  // by device: the highest seq so far
   collector::TensorRow tensor_;                                     // reused: its buffers keep their capacity

@@ -252,14 +252,16 @@ namespace {
 
 // The data-loss counter of each record kind, by Tag value (Note [Trace stats]).
 using collector::StatId;
-constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,          StatId::kDroppedTask,
-                                    StatId::kDroppedMemory,       StatId::kDroppedMemcpy,
-                                    StatId::kDroppedMarker,       StatId::kDroppedOverflow,
-                                    StatId::kDroppedDevice,       StatId::kDroppedTensor,
-                                    StatId::kDroppedHostOp,       StatId::kDroppedGradient,
-                                    StatId::kDroppedLossScale,    StatId::kDroppedOpCheck,
-                                    StatId::kDroppedKernelBlock,  StatId::kDroppedPipeInstruction,
-                                    StatId::kDroppedKernelFinding};
+constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,           StatId::kDroppedTask,
+                                    StatId::kDroppedMemory,        StatId::kDroppedMemcpy,
+                                    StatId::kDroppedMarker,        StatId::kDroppedOverflow,
+                                    StatId::kDroppedDevice,        StatId::kDroppedTensor,
+                                    StatId::kDroppedHostOp,        StatId::kDroppedGradient,
+                                    StatId::kDroppedLossScale,     StatId::kDroppedOpCheck,
+                                    StatId::kDroppedKernelBlock,   StatId::kDroppedPipeInstruction,
+                                    StatId::kDroppedKernelFinding, StatId::kDroppedCommunication,
+                                    StatId::kDroppedCommunication, StatId::kDroppedCommunication,
+                                    StatId::kDroppedCommunication};
 static_assert(std::size(kDroppedByTag) == kNumTags, "one dropped_records counter per record kind");
 
 }  // namespace
@@ -278,7 +280,10 @@ void Session::report_stats(RowBuilder& rows, bool all) {
   std::vector<std::pair<StatId, std::int64_t>> stats;
   for (int k = 0; k < kNumTags; ++k) {
     total += static_cast<std::int64_t>(dropped[k]);
-    stats.emplace_back(kDroppedByTag[k], static_cast<std::int64_t>(dropped[k]));
+    if (!stats.empty() && stats.back().first == kDroppedByTag[k])  // kinds that share a counter add up
+      stats.back().second += static_cast<std::int64_t>(dropped[k]);
+    else
+      stats.emplace_back(kDroppedByTag[k], static_cast<std::int64_t>(dropped[k]));
   }
   const RowCounters& c = rows.counters();
   stats.insert(stats.end(), {{StatId::kDroppedRecords, total},

@@ -78,6 +78,11 @@ class TraceReader {
   virtual void for_each_kernel_finding(const std::function<void(const KernelFindingRow&)>& f) const = 0;
   virtual void for_each_pipe_instruction_of(std::int64_t task_id,
                                             const std::function<void(const PipeInstructionRow&)>& f) const = 0;
+  // A rank's communication (Note [Collective records] in hook_api.h), empty in a single-process trace
+  // or one older than schema 10: communicators by id, collectives by start, links by task and peer.
+  virtual void for_each_communicator(const std::function<void(const CommunicatorRow&)>& f) const = 0;
+  virtual void for_each_communication(const std::function<void(const CommunicationRow&)>& f) const = 0;
+  virtual void for_each_communication_link(const std::function<void(const CommunicationLinkRow&)>& f) const = 0;
   // with_data: also load (and decompress) dumped tensor bytes into TensorRow::data.
   virtual void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const = 0;
 
@@ -93,6 +98,9 @@ class TraceReader {
   std::vector<KernelBlockRow> kernel_blocks() const;
   std::vector<KernelFindingRow> kernel_findings() const;
   std::vector<PipeInstructionRow> pipe_instructions_of(std::int64_t task_id) const;
+  std::vector<CommunicatorRow> communicators() const;
+  std::vector<CommunicationRow> communications() const;
+  std::vector<CommunicationLinkRow> communication_links() const;
   std::vector<TensorRow> tensors(bool with_data) const;
 
   virtual std::int64_t count(const std::string& table) const = 0;  // rows in a table (TaskRow: "TASK")

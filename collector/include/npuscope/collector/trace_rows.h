@@ -23,15 +23,26 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 9: KERNEL_BLOCK, PIPE_INSTRUCTION, KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7:
-// TENSOR.address; 6: PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL,
-// MEMORY_OP clustered (API and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
+// 10: COMMUNICATOR, COMMUNICATION, COMMUNICATION_LINK, META rank keys (many ranks); 9: KERNEL_BLOCK, PIPE_INSTRUCTION,
+// KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6: PYTORCH_API,
+// TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
+// MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
 inline constexpr std::string_view kMetaGolden = "golden";
+
+// META keys of a rank of a multi-rank job (Note [Collective records] in hook_api.h), absent in a
+// single-process trace: the world rank, the world size, the emulated server (node) and the rank on
+// it, the real machine and the launcher that started the job.
+inline constexpr std::string_view kMetaRank = "rank";
+inline constexpr std::string_view kMetaWorldSize = "world_size";
+inline constexpr std::string_view kMetaNode = "node";
+inline constexpr std::string_view kMetaLocalRank = "local_rank";
+inline constexpr std::string_view kMetaHostname = "hostname";
+inline constexpr std::string_view kMetaLauncher = "launcher";
 
 // The rows store the trace vocabulary's values (Note [One vocabulary] in vocabulary.h) as plain
 // integers: a trace may hold a value this build does not know. Read them through these.
@@ -245,6 +256,36 @@ struct KernelFindingRow {
   StringId kernel_id = 0, instruction_id = 0, file_id = 0;
   std::int32_t line = 0;
   StringId message_id = 0;
+};
+
+// A communicator this rank belonged to: COMMUNICATOR.
+struct CommunicatorRow {
+  std::int64_t communicator_id = 0;  // unique in this trace
+  StringId name_id = 0;              // the same on every member: "hccl_world_group", ...
+  std::int32_t rank = 0, size = 0;   // this rank in it, and its members
+  StringId members_id = 0;           // world ranks of the members, in communicator order: "0,2,4,6"
+  StringId nodes_id = 0;             // their nodes, likewise: "0,0,1,1"
+};
+
+// One collective or send/recv of this rank: COMMUNICATION (its task is the TASK row of the same task_id).
+struct CommunicationRow {
+  std::int64_t task_id = 0;
+  std::int64_t communicator_id = 0;
+  std::int32_t sequence = 0;  // its index on the communicator: the same collective on every member
+  std::int32_t kind = 0, algorithm = 0, reduce_op = 0,
+               dtype = 0;  // CollectiveKind, CollectiveAlgorithm, ReduceOp, DType
+  std::int64_t bytes = 0;
+  std::int32_t root_or_peer = -1, last_rank = 0;  // world ranks
+  std::int64_t arrival_ns = 0, start_ns = 0, end_ns = 0;
+};
+
+// What this rank sent to one peer during a collective: COMMUNICATION_LINK (the communication matrix).
+struct CommunicationLinkRow {
+  std::int64_t task_id = 0;
+  std::int32_t peer_rank = 0;  // world rank of the receiver
+  std::int32_t transport = 0;  // a LinkTransport value
+  std::int64_t bytes = 0;
+  std::int64_t time_ns = 0;
 };
 
 // A counter kept in META as a "stats" entry (Perfetto's stats table idea): dropped records, etc.

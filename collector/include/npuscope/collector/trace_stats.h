@@ -48,6 +48,8 @@ std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_los
     "Custom kernels' instructions lost (PIPE_INSTRUCTION rows missing).")                                           \
   X(kDroppedKernelFinding, "dropped_records.kernel_finding", kDataLoss,                                             \
     "Sanitizer findings lost (KERNEL_FINDING rows missing).")                                                       \
+  X(kDroppedCommunication, "dropped_records.communication", kDataLoss,                                              \
+    "Collectives, their links or communicators lost (COMMUNICATION, COMMUNICATION_LINK, COMMUNICATOR rows).")       \
   X(kDroppedAfterStop, "dropped_records.after_stop", kDataLoss,                                                     \
     "Records that arrived after the profiler stopped (threads still running at exit).")                             \
   X(kDroppedUnfinishedAtStop, "dropped_records.unfinished_at_stop", kDataLoss,                                      \

@@ -56,6 +56,9 @@ class TraceWriter {
   virtual void add_kernel_blocks(std::span<const KernelBlockRow> rows) = 0;
   virtual void add_pipe_instructions(std::span<const PipeInstructionRow> rows) = 0;
   virtual void add_kernel_findings(std::span<const KernelFindingRow> rows) = 0;
+  virtual void add_communicators(std::span<const CommunicatorRow> rows) = 0;
+  virtual void add_communications(std::span<const CommunicationRow> rows) = 0;
+  virtual void add_communication_links(std::span<const CommunicationLinkRow> rows) = 0;
   // Counters reported in META (key "stat.<name>"), e.g. dropped records. Later values replace.
   // Producers name a declared counter (Note [Trace stats]); the name form carries counters through
   // a spool as they were written.

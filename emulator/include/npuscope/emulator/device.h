@@ -74,6 +74,9 @@ struct KernelLaunch {
   // Results computed on the host (record_host_task), copied into `outputs` before `fn` runs.
   std::vector<Tensor> sources;
   KernelFn fn = nullptr;
+  // Run instead of `fn` when set: work that carries its own state, a collective's exchange between
+  // ranks (Note [Collectives in virtual time] in collectives.h).
+  std::function<void(KernelContext&)> body;
   Backend backend = Backend::kNpu;  // kCpu for an AI CPU fallback
   Attrs attrs;
   OverflowMode overflow_mode = OverflowMode::kInfNan;  // the device's mode at launch

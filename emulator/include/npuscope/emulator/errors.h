@@ -54,4 +54,11 @@ class SpecError : public EmulatorError {
   using EmulatorError::EmulatorError;
 };
 
+// A transport between ranks failed (a peer died, the engine reported an error, sizes disagreed):
+// Transport implementations throw it (collectives.h); a collective reports it as a kernel fault.
+class CommError : public EmulatorError {
+ public:
+  using EmulatorError::EmulatorError;
+};
+
 }  // namespace npuscope::emulator

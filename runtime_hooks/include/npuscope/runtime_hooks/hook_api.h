@@ -28,11 +28,12 @@
 
 namespace npuscope::hooks {
 
-// 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7:
-// DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
-// OpCheckRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2:
-// wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 8;
+// 9: CollectiveRecord, LinkRecord, CommunicatorRecord, RankRecord; 8: KernelBlockRecord, PipeInstructionRecord,
+// KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7: DeviceRecord's calibrated ceilings; 6:
+// DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord, TaskRecord::input_signature
+// and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns,
+// TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 9;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -184,6 +185,58 @@ struct KernelFindingRecord {
   KernelCheck check;
 };
 
+// Note [Collective records]
+// A collective (Note [Collectives in virtual time] in emulator/collectives.h) is an ordinary task
+// (task type HCCL) plus one CollectiveRecord, sent by the device's worker when it ran: the
+// communicator and the collective's index on it (the same on every member, which is how a trace
+// per rank pairs up), the arrival, start and end (wait = start - arrival, transit = end - start),
+// the member that arrived last, and what this rank sent over which link (LinkRecords: the array is
+// valid during the call only, a listener copies it). A CommunicatorRecord announces each
+// communicator when it is created, with its members' world ranks and nodes; a RankRecord says which
+// rank of which job the process is.
+struct LinkRecord {
+  std::int32_t peer_rank;  // world rank of the receiver
+  LinkTransport transport;
+  std::uint64_t bytes;
+  std::uint64_t time_ns;  // the link's busy time
+};
+
+struct CollectiveRecord {
+  std::uint64_t task_id;
+  std::uint64_t communicator_id;  // CommunicatorRecord::communicator_id
+  std::uint32_t sequence;         // the collective's index on its communicator
+  CollectiveKind kind;
+  CollectiveAlgorithm algorithm;
+  ReduceOp reduce_op;
+  DType dtype;
+  std::uint64_t bytes;        // n of the link model (collectives.h)
+  std::int32_t root_or_peer;  // world rank: broadcast's root, send's destination, recv's source; -1
+  std::int32_t last_rank;     // world rank of the member that arrived last
+  std::uint64_t arrival_ns;   // this rank reached the collective
+  std::uint64_t start_ns;     // the last member arrived
+  std::uint64_t end_ns;
+  const LinkRecord* links;  // this rank's sends
+  std::uint32_t num_links;
+};
+
+struct CommunicatorRecord {
+  std::uint64_t communicator_id;  // process-unique
+  const char* name;               // interned; the same on every member
+  std::int32_t rank;              // this process's rank in it
+  std::int32_t size;
+  const char* members;  // interned: the members' world ranks in communicator order, "0,2,4,6"
+  const char* nodes;    // interned: their nodes, "0,0,1,1"
+};
+
+struct RankRecord {
+  std::int32_t rank;  // world rank
+  std::int32_t world_size;
+  std::int32_t node;        // emulated server: rank / ranks_per_node
+  std::int32_t local_rank;  // on the node
+  const char* hostname;     // interned: the real machine
+  const char* launcher;     // interned: "mpirun", "torchrun", ...
+};
+
 struct MemoryRecord {
   std::uint64_t ts_ns;
   std::uint64_t address;  // device virtual address of the block/segment
@@ -270,6 +323,9 @@ static_assert(std::is_trivially_copyable_v<OpCheckRecord> && sizeof(OpCheckRecor
 static_assert(std::is_trivially_copyable_v<KernelBlockRecord> && sizeof(KernelBlockRecord) <= 184);
 static_assert(std::is_trivially_copyable_v<PipeInstructionRecord> && sizeof(PipeInstructionRecord) <= 120);
 static_assert(std::is_trivially_copyable_v<KernelFindingRecord> && sizeof(KernelFindingRecord) <= 56);
+static_assert(std::is_trivially_copyable_v<CollectiveRecord> && sizeof(CollectiveRecord) <= 120);
+static_assert(std::is_trivially_copyable_v<CommunicatorRecord> && sizeof(CommunicatorRecord) <= 56);
+static_assert(std::is_trivially_copyable_v<RankRecord> && sizeof(RankRecord) <= 56);
 
 // What a listener gives the emulator. Any callback may be null. Callbacks run on the thread that
 // produced the event (host threads for API/memory/markers, the device worker for tasks) and must
@@ -300,6 +356,9 @@ struct SubscriberTable {
   void (*on_kernel_block)(void* user, const KernelBlockRecord&) = nullptr;
   void (*on_pipe_instruction)(void* user, const PipeInstructionRecord&) = nullptr;
   void (*on_kernel_finding)(void* user, const KernelFindingRecord&) = nullptr;
+  void (*on_collective)(void* user, const CollectiveRecord&) = nullptr;
+  void (*on_communicator)(void* user, const CommunicatorRecord&) = nullptr;
+  void (*on_rank)(void* user, const RankRecord&) = nullptr;
   void (*on_shutdown)(void* user) = nullptr;  // process exit: flush and finalize
 };
 

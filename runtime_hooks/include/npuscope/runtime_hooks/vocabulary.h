@@ -104,7 +104,8 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kMemcpy, 3, "MEMCPY", "A copy on a stream (copies are recorded in MEMCPY, with their direction and size).")   \
   X(kEventRecord, 4, "EVENT_RECORD", "An event recorded on a stream.")                                            \
   X(kEventWait, 5, "EVENT_WAIT", "A stream waiting for an event.")                                                \
-  X(kHostCpu, 6, "HOST_CPU", "An op run on the `cpu` device (the golden backend), `device_id` = -1.")
+  X(kHostCpu, 6, "HOST_CPU", "An op run on the `cpu` device (the golden backend), `device_id` = -1.")             \
+  X(kCommunication, 7, "HCCL", "A collective or send/recv between ranks (COMMUNICATION has its detail).")
 
 // Nsight Systems' copyKind values. MEMCPY.copy_kind.
 #define NPUSCOPE_COPY_KINDS(X)                   \
@@ -206,6 +207,40 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kMmadParams, 12, "mmad_params", "Mmad parameters or buffer addresses out of range.")                         \
   X(kBadArgument, 13, "bad_argument", "An instruction's argument out of its range (count, repeat, dtype).")
 
+// Collectives (Note [Link model] in emulator/link_model.h), named as HCCL names them. COMMUNICATION.kind.
+#define NPUSCOPE_COLLECTIVE_KINDS(X)                                                                                 \
+  X(kAllReduce, 0, "allreduce", "Every rank gets the reduction of every rank's buffer (HcomAllReduce).")             \
+  X(kAllGather, 1, "allgather", "Every rank gets every rank's buffer, in rank order (HcomAllGather).")               \
+  X(kReduceScatter, 2, "reduce_scatter", "Rank r gets chunk r of the reduction (HcomReduceScatter).")                \
+  X(kBroadcast, 3, "broadcast", "Every rank gets the root's buffer (HcomBroadcast).")                                \
+  X(kAllToAll, 4, "all_to_all", "Rank r sends its chunk d to rank d and gets chunk r of every rank (HcomAllToAll).") \
+  X(kSend, 5, "send", "Sends a buffer to one peer (HcomSend).")                                                      \
+  X(kRecv, 6, "recv", "Receives a buffer from one peer (HcomReceive).")                                              \
+  X(kBarrier, 7, "barrier", "Every rank waits for the last one to arrive.")
+
+// The algorithm a collective ran with (HCCL_ALGO's names). COMMUNICATION.algorithm.
+#define NPUSCOPE_COLLECTIVE_ALGORITHMS(X)                                                                    \
+  X(kFullMesh, 0, "fullmesh", "Inside a server's HCCS full mesh: every rank talks to every peer at once.")   \
+  X(kRing, 1, "ring", "Ring: p - 1 steps per phase, each rank sends to the next one.")                       \
+  X(kHalvingDoubling, 2, "H-D_R", "Recursive halving-doubling: log2(p) steps; extra ranks folded in first.") \
+  X(kPairwise, 3, "pairwise", "All-to-all in p - 1 pairwise exchanges.")                                     \
+  X(kPointToPoint, 4, "p2p", "One transfer to one peer (send / recv), or none (barrier of one rank).")
+
+// Reduction of a reducing collective (HcclReduceOp). COMMUNICATION.reduce_op.
+#define NPUSCOPE_REDUCE_OPS(X)                 \
+  X(kSum, 0, "sum", "Element-wise sum.")       \
+  X(kProd, 1, "prod", "Element-wise product.") \
+  X(kMax, 2, "max", "Element-wise maximum.")   \
+  X(kMin, 3, "min", "Element-wise minimum.")   \
+  X(kNone, 4, "none", "Not a reducing collective.")
+
+// The link a transfer took, as msprof's communication matrix names it. COMMUNICATION_LINK.transport.
+#define NPUSCOPE_LINK_TRANSPORTS(X)                                                  \
+  X(kLocal, 0, "LOCAL", "A rank to itself (a copy in device memory).")               \
+  X(kHccs, 1, "HCCS", "Between two devices of one server (HCCS mesh).")              \
+  X(kPcie, 2, "PCIE", "Between two devices of one server over PCIe (not modelled).") \
+  X(kRdma, 3, "RDMA", "Between servers (RoCE).")
+
 // Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
 #define NPUSCOPE_DEVICE_KINDS(X)               \
   X(kCpu, 0, "cpu", "The CPU golden backend.") \
@@ -225,6 +260,10 @@ enum class OpCheckStandard : std::uint8_t { NPUSCOPE_OP_CHECK_STANDARDS(NPUSCOPE
 enum class CheckStatus : std::uint8_t { NPUSCOPE_CHECK_STATUSES(NPUSCOPE_ENUM_VALUE) };
 enum class Pipe : std::uint8_t { NPUSCOPE_PIPES(NPUSCOPE_ENUM_VALUE) };
 enum class KernelCheck : std::uint8_t { NPUSCOPE_KERNEL_CHECKS(NPUSCOPE_ENUM_VALUE) };
+enum class CollectiveKind : std::uint8_t { NPUSCOPE_COLLECTIVE_KINDS(NPUSCOPE_ENUM_VALUE) };
+enum class CollectiveAlgorithm : std::uint8_t { NPUSCOPE_COLLECTIVE_ALGORITHMS(NPUSCOPE_ENUM_VALUE) };
+enum class ReduceOp : std::uint8_t { NPUSCOPE_REDUCE_OPS(NPUSCOPE_ENUM_VALUE) };
+enum class LinkTransport : std::uint8_t { NPUSCOPE_LINK_TRANSPORTS(NPUSCOPE_ENUM_VALUE) };
 #undef NPUSCOPE_ENUM_VALUE
 
 // One value of an enumeration, for names and docs.
@@ -262,6 +301,11 @@ NPUSCOPE_DECLARE_ENUM_TRAITS(OpCheckStandard, NPUSCOPE_OP_CHECK_STANDARDS, "op_c
 NPUSCOPE_DECLARE_ENUM_TRAITS(CheckStatus, NPUSCOPE_CHECK_STATUSES, "check_status", "OP_CHECK.status")
 NPUSCOPE_DECLARE_ENUM_TRAITS(Pipe, NPUSCOPE_PIPES, "pipe", "PIPE_INSTRUCTION.pipe")
 NPUSCOPE_DECLARE_ENUM_TRAITS(KernelCheck, NPUSCOPE_KERNEL_CHECKS, "kernel_check", "KERNEL_FINDING.check_kind")
+NPUSCOPE_DECLARE_ENUM_TRAITS(CollectiveKind, NPUSCOPE_COLLECTIVE_KINDS, "collective_kind", "COMMUNICATION.kind")
+NPUSCOPE_DECLARE_ENUM_TRAITS(CollectiveAlgorithm, NPUSCOPE_COLLECTIVE_ALGORITHMS, "collective_algorithm",
+                             "COMMUNICATION.algorithm")
+NPUSCOPE_DECLARE_ENUM_TRAITS(ReduceOp, NPUSCOPE_REDUCE_OPS, "reduce_op", "COMMUNICATION.reduce_op")
+NPUSCOPE_DECLARE_ENUM_TRAITS(LinkTransport, NPUSCOPE_LINK_TRANSPORTS, "link_transport", "COMMUNICATION_LINK.transport")
 #undef NPUSCOPE_DECLARE_ENUM_TRAITS
 #undef NPUSCOPE_ENUM_ENTRY
 
