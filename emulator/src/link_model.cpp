@@ -72,11 +72,7 @@ PhaseTime flat_time(Kind kind, Algo algo, double n, int p, const Level& l) {
       switch (kind) {
         case Kind::kAllGather: return {ks * a + fb * n * b, s};
         case Kind::kReduceScatter: return {ks * a + fb * n * b + fb * n * g, s};
-        default: {
-          const double fg = pp == p ? frac : static_cast<double>(pp - 1) / pp + 1;
-          const double fb2 = pp == p ? 2 * frac : 2 * static_cast<double>(pp - 1) / pp + 2;
-          return {2 * ks * a + fb2 * n * b + fg * n * g, 2 * s};
-        }
+        default: return {2 * ks * a + 2 * fb * n * b + fb * n * g, 2 * s};
       }
     }
     default:  // ring
