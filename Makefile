@@ -54,7 +54,7 @@ fuzz:
 
 # Formats every C++ source with the tree's .clang-format (the format_check test fails until it is run).
 format: bootstrap
-	find analyzer bench cli collector comparator emulator fuzz runtime_hooks samples tests viewer \
+	find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests viewer \
 	  -name '*.cpp' -o -name '*.h' | xargs clang-format -i
 
 clean:
