@@ -2,23 +2,17 @@
 // and merge] in cluster.h): the directory's *.db files summarized on a pool of threads, then merged.
 #include <algorithm>
 #include <atomic>
-#include <optional>
 #include <thread>
 
 #include "npuscope/analyzer/cluster.h"
-#include "npuscope/collector/trace_error.h"
 
 namespace npuscope::analyzer {
-namespace {
-
 namespace fs = std::filesystem;
 
-std::vector<fs::path> trace_files(const fs::path& dir) {
+std::vector<fs::path> cluster_trace_files(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw ClusterError(dir.string() +
-                       " is not a directory: give the directory holding one trace per rank "
-                       "(npuscope run -o DIR/rank_%r.db)");
+    throw ClusterError(dir.string() + " is not a directory: give the directory holding the job's traces, one per rank");
   }
   std::vector<fs::path> files;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
@@ -29,57 +23,36 @@ std::vector<fs::path> trace_files(const fs::path& dir) {
   return files;
 }
 
-// One slot per file, each written by the one worker that took its index: no lock.
-struct Slot {
-  std::optional<RankSummary> summary;
-  std::string error;
-};
-
-void summarize_all(const std::vector<fs::path>& files, int threads, std::vector<Slot>& slots) {
+// Each slot is written by the one worker that took its index: no lock.
+std::vector<RankSummary> summarize_ranks(const std::vector<fs::path>& files, int threads) {
+  std::vector<RankSummary> out(files.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++) {
       try {
-        slots[i].summary = summarize_rank(files[i]);
-      } catch (const collector::TraceError& e) {
-        slots[i].error = e.what();
-      } catch (const std::exception& e) {  // e.g. out of memory on one huge file: the others go on
-        slots[i].error = e.what();
+        out[i] = summarize_rank(files[i]);
+      } catch (const std::exception& e) {  // not a trace, or damaged: reported, the others go on
+        out[i] = RankSummary{.path = files[i].string(), .error = e.what()};
       }
     }
   };
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int n = std::clamp(threads > 0 ? threads : hardware, 1, std::max(1, static_cast<int>(files.size())));
   std::vector<std::jthread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
   work();
+  return out;
 }
 
-}  // namespace
-
 ClusterReport analyze_cluster(const fs::path& dir, const ClusterOptions& options) {
-  const std::vector<fs::path> files = trace_files(dir);
-  std::vector<Slot> slots(files.size());
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int threads =
-      std::clamp(options.threads > 0 ? options.threads : hardware, 1, std::max(1, static_cast<int>(files.size())));
-  summarize_all(files, threads, slots);
-
-  std::vector<RankSummary> summaries;
-  std::vector<ClusterProblem> problems;
-  bool any_rank = false;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (slots[i].summary) {
-      any_rank = any_rank || slots[i].summary->rank >= 0;
-      summaries.push_back(std::move(*slots[i].summary));
-    } else {
-      problems.push_back({"not a trace", -1, files[i].string(), slots[i].error});
-    }
-  }
-  if (!any_rank) {
+  const std::vector<fs::path> files = cluster_trace_files(dir);
+  std::vector<RankSummary> summaries = summarize_ranks(files, options.threads);
+  if (std::none_of(summaries.begin(), summaries.end(), [](const RankSummary& s) { return s.rank >= 0; })) {
     throw ClusterError("no rank trace in " + dir.string() + " (" + std::to_string(files.size()) +
-                       " .db files): write one trace per rank with npuscope run -o DIR/rank_%r.db under mpirun or "
-                       "torchrun");
+                       " .db files): it needs the traces of a multi-rank job, one per rank, each with its rank in "
+                       "META (npuscope run under mpirun or torchrun)");
   }
-  return merge(std::move(summaries), options, std::move(problems));
+  return merge(std::move(summaries), options);
 }
 
 }  // namespace npuscope::analyzer

@@ -113,9 +113,13 @@ std::vector<int> expected_members(const Communicators& comms, const Key& k, cons
 void report_mismatches(const std::vector<RankSummary>& ranks, const Communicators& comms,
                        const std::unordered_map<Key, Aggregate, KeyHash>& all, const ClusterOptions& options,
                        ClusterReport& report) {
+  std::vector<std::size_t> members_of(comms.all.size());  // per communicator, its members analysed
+  for (std::size_t c = 0; c < comms.all.size(); ++c)
+    members_of[c] = expected_members(comms, {.communicator = static_cast<std::int32_t>(c)}, report.ranks).size();
   std::vector<Key> listed;
   for (const auto& [k, a] : all) {
-    const std::size_t expected = expected_members(comms, k, report.ranks).size();
+    const std::size_t expected = k.src >= 0 || k.dst >= 0 ? expected_members(comms, k, report.ranks).size()
+                                                          : members_of[static_cast<std::size_t>(k.communicator)];
     if (!a.disagreement.empty() || static_cast<std::size_t>(a.ranks) < expected) listed.push_back(k);
   }
   report.mismatched_collectives = static_cast<std::int64_t>(listed.size());

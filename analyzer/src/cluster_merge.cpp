@@ -24,7 +24,9 @@ std::vector<RankSummary> ranked(std::vector<RankSummary> summaries, ClusterRepor
   });
   std::vector<RankSummary> kept;
   for (RankSummary& s : summaries) {
-    if (s.rank < 0) {
+    if (!s.error.empty()) {
+      report.problems.push_back({"not a trace", -1, s.path, s.error});
+    } else if (s.rank < 0) {
       report.problems.push_back(
           {"no rank", -1, s.path, "a trace without a rank in META: not a rank of a multi-rank job"});
     } else if (!kept.empty() && kept.back().rank == s.rank) {
@@ -72,10 +74,8 @@ void world(const std::vector<RankSummary>& ranks, ClusterReport& report) {
 
 }  // namespace
 
-ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& options,
-                    std::vector<ClusterProblem> problems) {
+ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& options) {
   ClusterReport report;
-  report.problems = std::move(problems);
   const std::vector<RankSummary> ranks = ranked(std::move(summaries), report);
   world(ranks, report);
   for (const RankSummary& s : ranks) {

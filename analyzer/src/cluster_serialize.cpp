@@ -78,6 +78,7 @@ std::string serialize(const RankSummary& s) {
   w.out().append(kMagic);
   w.u8(kVersion);
   w.str(s.path);
+  w.str(s.error);
   w.i32(s.rank);
   w.i32(s.world_size);
   w.i32(s.node);
@@ -116,6 +117,7 @@ RankSummary deserialize(std::string_view bytes) {
   }
   RankSummary s;
   s.path = r.str();
+  s.error = r.str();
   s.rank = r.i32();
   s.world_size = r.i32();
   s.node = r.i32();

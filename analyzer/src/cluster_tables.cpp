@@ -50,8 +50,35 @@ constexpr Column kStepColumns[] = {
     {"Free", Unit::kNs, "The step's span less computing and communication, ns."},
     {"Overlap(%)", Unit::kPercent, "Overlapped / Communication."},
 };
-constexpr TableSpec kStepTable{"cluster_step_trace_time", "Step trace time",
-                               "Per rank and step, msprof-analyze's step trace columns.", kStepColumns};
+constexpr TableSpec kStepTable{"cluster_step_trace_time",
+                               "Step trace time",
+                               "Per rank and step, msprof-analyze's step trace columns.",
+                               kStepColumns,
+                               Layout::kRows,
+                               Section::kDetail,
+                               {},
+                               {},
+                               24};
+
+constexpr Column kRankTimeColumns[] = {
+    {"Index", Unit::kId, "The rank."},
+    {"Steps", Unit::kCount, "Its steps."},
+    {"Computing", Unit::kNs, "Mean per step, ns."},
+    {"Communication(Not Overlapped)", Unit::kNs, "Mean per step, ns."},
+    {"Overlapped", Unit::kNs, "Mean per step, ns."},
+    {"Communication", Unit::kNs, "Mean per step, ns."},
+    {"Free", Unit::kNs, "Mean per step, ns."},
+    {"Overlap(%)", Unit::kPercent, "Overlapped / Communication over all its steps."},
+};
+constexpr TableSpec kRankTimeTable{"cluster_rank_step_time",
+                                   "Step time per rank",
+                                   "Per rank, the step trace columns' mean over its steps.",
+                                   kRankTimeColumns,
+                                   Layout::kRows,
+                                   Section::kDetail,
+                                   {},
+                                   {},
+                                   64};
 
 constexpr Column kSlowColumns[] = {
     {"Part", Unit::kText, "Computing, Communication Wait, Communication Transit or Free, summed over the steps."},
@@ -84,17 +111,24 @@ constexpr Column kMatrixColumns[] = {
     {"Transit Bytes", Unit::kBytes, "Bytes sent, exactly.", {}, true},
     {"Transit Time(ns)", Unit::kNs, "Time sending, exactly.", {}, true},
 };
-constexpr TableSpec kMatrixTable{"cluster_communication_matrix", "Communication matrix",
-                                 "What each rank sent to each peer, per transport.", kMatrixColumns};
+constexpr TableSpec kMatrixTable{"cluster_communication_matrix",
+                                 "Communication matrix",
+                                 "What each rank sent to each peer, per transport.",
+                                 kMatrixColumns,
+                                 Layout::kRows,
+                                 Section::kDetail,
+                                 {},
+                                 {},
+                                 64};
 
 constexpr Column kLinkColumns[] = {
     {"Transport Type", Unit::kText, "LOCAL, HCCS, PCIE or RDMA."},
     {"Links", Unit::kCount, "Sender-receiver pairs on it (a rank to itself left out)."},
-    {"Min Bandwidth(GB/s)", Unit::kNumber, "The slowest link's bandwidth."},
+    {"Min Bandwidth(GB/s)", Unit::kNumber, "The slowest link's bandwidth.", "Min GB/s"},
     {"Min Link", Unit::kText, "The slowest link, Src-Dst."},
-    {"Max Bandwidth(GB/s)", Unit::kNumber, "The fastest link's bandwidth."},
+    {"Max Bandwidth(GB/s)", Unit::kNumber, "The fastest link's bandwidth.", "Max GB/s"},
     {"Max Link", Unit::kText, "The fastest link, Src-Dst."},
-    {"Mean Bandwidth(GB/s)", Unit::kNumber, "Over the links."},
+    {"Mean Bandwidth(GB/s)", Unit::kNumber, "Over the links.", "Mean GB/s"},
     {"Spread(%)", Unit::kPercent, "(Max - Min) / Mean."},
     {"Slow", Unit::kFlag, "Spread above 5 %: the Min Link is slow."},
 };
@@ -106,13 +140,13 @@ constexpr Column kTopColumns[] = {
     {"Kind", Unit::kText, "allreduce, allgather, ..."},
     {"Size", Unit::kBytes, "Bytes of the collective (as the first rank recorded it)."},
     {"Count", Unit::kCount, "Ranks that recorded it."},
-    {"TotalDuration", Unit::kNs, "Elapse (arrival to end) summed over the ranks, ns."},
-    {"MaxDuration", Unit::kNs, "The longest elapse of a rank, ns."},
-    {"MaxRank", Unit::kId, "Its rank."},
-    {"MinDuration", Unit::kNs, "The shortest elapse of a rank, ns."},
-    {"MinRank", Unit::kId, "Its rank."},
-    {"MaxWait", Unit::kNs, "The longest wait of a rank, ns."},
-    {"MaxWaitRank", Unit::kId, "Its rank."},
+    {"TotalDuration", Unit::kNs, "Elapse (arrival to end) summed over the ranks, ns.", "Total"},
+    {"MaxDuration", Unit::kNs, "The longest elapse of a rank, ns.", "Max"},
+    {"MaxRank", Unit::kId, "Its rank.", "Max Rank"},
+    {"MinDuration", Unit::kNs, "The shortest elapse of a rank (the last to arrive), ns.", "Min"},
+    {"MinRank", Unit::kId, "Its rank.", "Min Rank"},
+    {"MaxWait", Unit::kNs, "The longest wait of a rank, ns.", {}, true},
+    {"MaxWaitRank", Unit::kId, "Its rank (one waiting for the others, not a slow one).", {}, true},
 };
 constexpr TableSpec kTopTable{"cluster_top_collectives", "Top collectives",
                               "The collectives with the most elapse over the ranks (hccl_sum's HcclTopOpStats).",
@@ -165,6 +199,7 @@ Row summary_row(const ClusterReport& r, const ClusterOptions& o) {
 Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   Report report;
   report.rules = {"cluster"};
+  report.tables.reserve(10);  // each table is filled through a reference before the next is added
   const auto table = [&](const TableSpec& spec) -> Table& { return report.tables.emplace_back(Table{&spec, {}}); };
   table(kSummaryTable).add(summary_row(r, o));
   Table& problems = table(kProblemTable);
@@ -172,6 +207,21 @@ Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   if (r.mismatched_collectives > o.max_mismatch_rows) {
     report.notes.push_back(std::to_string(r.mismatched_collectives) + " mismatched collectives, the first " +
                            std::to_string(o.max_mismatch_rows) + " listed");
+  }
+  Table& per_rank = table(kRankTimeTable);
+  for (std::size_t i = 0; i < r.step_trace.size();) {
+    const int rank = r.step_trace[i].rank;
+    StepTimes sum;
+    std::int64_t n = 0;
+    for (; i < r.step_trace.size() && r.step_trace[i].rank == rank; ++i, ++n) {
+      const StepTimes& t = r.step_trace[i].times;
+      sum.computing_ns += t.computing_ns;
+      sum.communication_ns += t.communication_ns;
+      sum.overlapped_ns += t.overlapped_ns;
+      sum.free_ns += t.free_ns;
+    }
+    per_rank.add({std::int64_t{rank}, n, sum.computing_ns / n, sum.not_overlapped_ns() / n, sum.overlapped_ns / n,
+                  sum.communication_ns / n, sum.free_ns / n, sum.overlap_pct()});
   }
   Table& steps = table(kStepTable);
   for (const RankStep& s : r.step_trace) {

@@ -205,6 +205,9 @@ TEST_F(ClusterTest, SummaryRoundTripsThroughItsSerializedForm) {
   const std::string bytes = serialize(s);
   EXPECT_EQ(deserialize(bytes), s);
 
+  const RankSummary unreadable{.path = "x.db", .error = "not an npuscope trace"};
+  EXPECT_EQ(deserialize(serialize(unreadable)), unreadable);
+
   EXPECT_THROW(deserialize("garbage"), SummaryFormatError);
   EXPECT_THROW(deserialize(bytes.substr(0, bytes.size() - 3)), SummaryFormatError);
   std::string newer = bytes;
@@ -243,4 +246,26 @@ TEST_F(ClusterTest, TablesUseMsprofAnalyzeNames) {
   std::ostringstream text;
   write_text(report, text);
   EXPECT_NE(text.str().find("Step trace time"), std::string::npos);
+}
+
+TEST_F(ClusterTest, ACollectiveOfAnotherKindOrSizeIsAMismatch) {
+  // merge() on summaries built by hand: what an MPI scale-out would hand it.
+  const auto rank = [](int r, std::int32_t kind, std::int64_t bytes) {
+    RankSummary s{.path = "r" + std::to_string(r), .rank = r, .world_size = 2};
+    s.communicators.push_back({"g", {0, 1}});
+    s.collectives.push_back({.communicator = 0, .sequence = 0, .kind = kind, .bytes = bytes, .end_ns = 10});
+    s.collectives.push_back({.communicator = 0, .sequence = 1, .kind = 0, .bytes = 8, .end_ns = 20});
+    return s;
+  };
+  const int allreduce = static_cast<int>(npuscope::CollectiveKind::kAllReduce);
+  const int allgather = static_cast<int>(npuscope::CollectiveKind::kAllGather);
+  ClusterReport r = merge({rank(0, allreduce, 100), rank(1, allgather, 100)});
+  ASSERT_EQ(r.mismatched_collectives, 1);
+  EXPECT_NE(r.problems.back().detail.find("g #0: rank 0: allreduce of 100 B, rank 1: allgather of 100 B"),
+            std::string::npos)
+      << r.problems.back().detail;
+  r = merge({rank(0, allreduce, 100), rank(1, allreduce, 64)});
+  ASSERT_EQ(r.mismatched_collectives, 1);
+  EXPECT_NE(r.problems.back().detail.find("rank 1: allreduce of 64 B"), std::string::npos) << r.problems.back().detail;
+  EXPECT_EQ(merge({rank(0, allreduce, 100), rank(1, allreduce, 100)}).mismatched_collectives, 0);
 }

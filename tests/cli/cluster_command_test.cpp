@@ -65,8 +65,9 @@ TEST_F(ClusterCommandTest, CsvWritesOneFilePerTable) {
   const std::string steps = read_file(dir_ / "csv" / "cluster_step_trace_time.csv");
   EXPECT_EQ(steps.substr(0, steps.find('\n')),
             "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Overlap(%)");
-  for (const char* file : {"cluster_communication_matrix.csv", "cluster_slow_rank.csv", "cluster_top_collectives.csv",
-                           "cluster_communication.csv", "cluster_problems.csv", "cluster_slow_link.csv"}) {
+  for (const char* file :
+       {"cluster_communication_matrix.csv", "cluster_slow_rank.csv", "cluster_rank_step_time.csv",
+        "cluster_top_collectives.csv", "cluster_communication.csv", "cluster_problems.csv", "cluster_slow_link.csv"}) {
     EXPECT_TRUE(fs::exists(dir_ / "csv" / file)) << file;
   }
 }

@@ -100,7 +100,8 @@ struct LinkTotal {
 // The map step's result: what merge() needs of one rank trace (Note [Cluster analysis as map and merge]).
 struct RankSummary {
   std::string path;    // the trace
-  int rank = -1;       // META rank; -1: the trace is not a rank's (no rank in META)
+  std::string error;   // not empty: the file could not be read as a trace (why); nothing else is set
+  int rank = -1;       // META rank; -1: the trace is not a rank's (no rank in META), or an error
   int world_size = 0;  // META world_size; 0 unknown
   int node = -1;       // META node; -1 unknown
   std::string hostname;
@@ -114,6 +115,15 @@ struct RankSummary {
 // Streams one trace (never holds its tasks). Throws collector::TraceError when it is not a
 // readable trace. A trace without META rank gives a summary with rank -1 and nothing else.
 RankSummary summarize_rank(const std::filesystem::path& trace);
+
+// The candidate rank traces of `dir`: its *.db files, sorted. Throws ClusterError when `dir` is not
+// a directory.
+std::vector<std::filesystem::path> cluster_trace_files(const std::filesystem::path& dir);
+
+// summarize_rank() of each file on a pool of `threads` threads (0: min(hardware_concurrency,
+// files)), in the order of `files`; a file that cannot be read gives a summary with its `error`
+// (merge() reports it as "not a trace"). What one process of a scale-out runs on its share.
+std::vector<RankSummary> summarize_ranks(const std::vector<std::filesystem::path>& files, int threads = 0);
 
 // A compact binary form (a magic, a version byte, little-endian fields); deserialize(serialize(s))
 // == s. deserialize throws SummaryFormatError for anything else.
@@ -209,13 +219,13 @@ struct ClusterReport {
   std::int64_t mismatched_collectives = 0;  // all of them (problems lists at most max_mismatch_rows)
 };
 
-// The reduce step. `problems` found before (unreadable files) are carried into the report.
-ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& options = {},
-                    std::vector<ClusterProblem> problems = {});
+// The reduce step, over the summaries of every file (in any order): unreadable files, traces
+// without a rank and duplicated ranks are reported. Without any rank summary the report has no
+// ranks (analyze_cluster throws then; a scale-out driver should too).
+ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& options = {});
 
-// The rank traces of `dir` (its *.db files; others and traces without a rank reported), summarized
-// on min(hardware_concurrency, N) threads and merged. Throws ClusterError when `dir` holds no rank
-// trace at all.
+// cluster_trace_files, summarize_ranks (options.threads), merge. Throws ClusterError when `dir`
+// holds no rank trace at all.
 ClusterReport analyze_cluster(const std::filesystem::path& dir, const ClusterOptions& options = {});
 
 // The report as finding tables (finding_table.h), for write_text / to_json / write_csv: tables
