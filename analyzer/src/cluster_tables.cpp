@@ -137,7 +137,7 @@ constexpr TableSpec kLinkTable{"cluster_slow_link", "Slow links", "Per transport
 
 constexpr Column kTopColumns[] = {
     {"OpName", Unit::kText, "Communicator #sequence (send/recv: and the pair)."},
-    {"Kind", Unit::kText, "allreduce, allgather, ..."},
+    {"Kind", Unit::kText, "allreduce, allgather, ..., send/recv (a send and its recv)."},
     {"Size", Unit::kBytes, "Bytes of the collective (as the first rank recorded it)."},
     {"Count", Unit::kCount, "Ranks that recorded it."},
     {"TotalDuration", Unit::kNs, "Elapse (arrival to end) summed over the ranks, ns.", "Total"},
@@ -249,8 +249,9 @@ Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   for (const TopCollective& c : r.top_collectives) {
     std::string name = c.communicator + " #" + std::to_string(c.sequence);
     if (c.src >= 0 || c.dst >= 0) name += " (" + link(c.src, c.dst) + ")";
-    top.add({name, kind_name(c.kind), c.bytes, std::int64_t{c.ranks}, c.total_elapse_ns, c.max_elapse_ns,
-             rank_or_null(c.max_rank), c.min_elapse_ns, rank_or_null(c.min_rank),
+    const bool pair = c.src >= 0 || c.dst >= 0;  // a send and its recv, one row
+    top.add({name, pair ? std::string("send/recv") : kind_name(c.kind), c.bytes, std::int64_t{c.ranks},
+             c.total_elapse_ns, c.max_elapse_ns, rank_or_null(c.max_rank), c.min_elapse_ns, rank_or_null(c.min_rank),
              std::max<std::int64_t>(0, c.max_wait_ns), rank_or_null(c.max_wait_rank)});
   }
   Table& comm = table(kCommTable);
