@@ -4,6 +4,9 @@
 // through, and summarises the trace (Note [Data flow] in DESIGN.md: the workload is not rebuilt
 // and pays nothing when not profiled).
 //
+// Under a launcher, -o takes %r for the rank, one trace per rank: mpirun -np 4 npuscope run -o
+// traces/rank_%r.db -- CMD (Note [Launcher environment] in npuscope/runtime_hooks/launcher_env.h).
+//
 //   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A]
 //                [--max-dump-bytes N] [--overflow-only] [--grad-probe] [--check-ops] [--force] -- CMD [ARGS...]
 //
@@ -35,6 +38,7 @@
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/runtime_hooks/hook_api.h"
 #include "npuscope/runtime_hooks/inject_config.h"
+#include "npuscope/runtime_hooks/launcher_env.h"
 #include "spool_converter.h"
 
 namespace npuscope::cli {
@@ -65,6 +69,26 @@ volatile sig_atomic_t g_child = 0;
 
 void forward_signal(int sig) {
   if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+}
+
+// -o with %r: this rank's trace (Note [Launcher environment] in npuscope/runtime_hooks/launcher_env.h).
+// `mpirun -np 4 npuscope run -o traces/rank_%r.db -- CMD` gives traces/rank_0.db .. rank_3.db.
+std::string expand_rank(std::string output) {
+  if (output.find("%r") == std::string::npos) return output;
+  const auto launched = launcher::rank_from_environment();
+  if (!launched) {
+    throw UsageError("-o " + output +
+                     ": %r stands for the rank, but no launcher said which rank this is (none of "
+                     "OMPI_COMM_WORLD_RANK, RANK, SLURM_PROCID, PMI_RANK is set); run npuscope under the launcher, "
+                     "e.g. mpirun -np 4 npuscope run -o traces/rank_%r.db -- CMD, or torchrun --nproc_per_node 4 "
+                     "--no_python npuscope run -o traces/rank_%r.db -- python3 train.py");
+  }
+  for (std::size_t at = output.find("%r"); at != std::string::npos; at = output.find("%r", at))
+    output.replace(at, 2, std::to_string(launched->rank));
+  // The ranks start together: whichever comes first makes the directory (the others find it made).
+  std::error_code ec;
+  if (const fs::path dir = fs::absolute(output).parent_path(); !dir.empty()) fs::create_directories(dir, ec);
+  return output;
 }
 
 std::string default_output(const std::string& cmd) {
@@ -209,8 +233,9 @@ int run_command(int argc, char** argv) {
   }
   RunFlags f;
   po::options_description desc("npuscope run options");
-  desc.add_options()("help,h", "show this help")("output,o", po::value(&f.output),
-                                                 "the trace file (default npuscope_<cmd>_<time>.db)")(
+  desc.add_options()("help,h", "show this help")(
+      "output,o", po::value(&f.output),
+      "the trace file (default npuscope_<cmd>_<time>.db); %r: the rank, under mpirun/torchrun/srun")(
       "dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor")(
       "ops", po::value(&f.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")(
       "steps", po::value(&f.steps),
@@ -233,7 +258,8 @@ int run_command(int argc, char** argv) {
   if (split + 1 >= argc) throw UsageError("no command to run: put it after '--'");
   const inject::InjectConfig config = inject_config(f);
   const std::vector<std::string> command(argv + split + 1, argv + argc);
-  const std::string output = fs::absolute(f.output.empty() ? default_output(command[0]) : f.output).string();
+  const std::string output =
+      fs::absolute(f.output.empty() ? default_output(command[0]) : expand_rank(f.output)).string();
   const std::string spool = output + ".spool";
   for (const std::string& path : {output, spool, output + ".part"}) {
     if (!fs::exists(path)) continue;

@@ -11,6 +11,7 @@
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/float16.h"
 #include "npuscope/emulator/markers.h"
+#include "npuscope/emulator/runtime.h"
 #include "npuscope/emulator/virtual_clock.h"
 
 namespace npuscope::emulator {
@@ -279,6 +280,7 @@ Communicator::Communicator(std::shared_ptr<Transport> transport, CommunicatorInf
     shared_->transport->all_gather(&now, clocks.data(), sizeof now);
   }
   vclock::advance_to(*std::max_element(clocks.begin(), clocks.end()));
+  load_injection_from_environment();  // a communicator may be created before the runtime exists
   if (const auto* s = hooks::subscriber(); s != nullptr && s->on_communicator != nullptr) [[unlikely]] {
     hooks::CommunicatorRecord r{};
     r.communicator_id = shared_->id;

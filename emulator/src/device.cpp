@@ -21,6 +21,13 @@ namespace {
 std::atomic<std::uint64_t> g_next_task_id{1};
 std::atomic<std::uint64_t> g_next_connection_id{1};
 
+// A compute task's time on a slowed device (DeviceSpec::compute_slowdown), saturating.
+std::uint64_t slowed(const DeviceSpec& spec, std::uint64_t ns) {
+  if (spec.compute_slowdown == 1.0) return ns;
+  const double t = static_cast<double>(ns) * spec.compute_slowdown;
+  return t >= static_cast<double>(kMaxTaskNs) ? kMaxTaskNs : static_cast<std::uint64_t>(t);
+}
+
 hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase phase) {
   hooks::TaskRecord r{};
   r.task_id = t.task_id;
@@ -260,7 +267,7 @@ void Device::launch(KernelLaunch launch, Stream stream, std::uint64_t connection
   task->stream = stream.id;
   task->connection_id = connection_id;
   const CostEstimate estimate = estimate_kernel(spec_, launch.cost, launch.compute_dtype);
-  task->duration_ns = estimate.duration_ns;
+  task->duration_ns = launch.body ? estimate.duration_ns : slowed(spec_, estimate.duration_ns);
   task->block_dim = estimate.block_dim;
   task->kernel = std::move(launch);
   vclock::advance_by(spec_.host_launch_ns);  // the host-side cost of a launch on a real NPU
@@ -382,7 +389,7 @@ void Device::execute(Task& task) {
       k.fn(ctx);
     const std::uint64_t emulation_ns = vclock::real_now_ns() - real_start;
     if (ctx.device_ns != 0) {  // the kernel modelled its own time (KernelContext::device_ns)
-      task.duration_ns = std::min(ctx.device_ns, kMaxTaskNs);
+      task.duration_ns = std::min(k.body ? ctx.device_ns : slowed(spec_, ctx.device_ns), kMaxTaskNs);
       end = start + task.duration_ns;
       if (ctx.device_block_dim != 0) task.block_dim = ctx.device_block_dim;
     }

@@ -192,6 +192,7 @@ const Field kFields[] = {
     {"memory_efficiency", &DeviceSpec::memory_efficiency, 0.01, 1, "fraction"},
     {"l2_bandwidth", &DeviceSpec::l2_bandwidth, 0, kMaxRate, "bytes/s"},
     {"multi_core_launch_ns", &DeviceSpec::multi_core_launch_ns, 0, kMaxNs, "ns"},
+    {"compute_slowdown", &DeviceSpec::compute_slowdown, 1, 1000, "factor"},
     {"memory_bytes", &DeviceSpec::memory_bytes, 4096, kMaxBytes, "bytes"},
     {"memory_bandwidth", &DeviceSpec::memory_bandwidth, 1e6, kMaxRate, "bytes/s"},
     {"host_link_bandwidth", &DeviceSpec::host_link_bandwidth, 1e6, kMaxRate, "bytes/s"},

@@ -55,6 +55,16 @@ RuntimeOptions RuntimeOptions::from_environment() {
     }
     o.golden = text == "1";
   }
+  if (const char* v = env("NPUSCOPE_COMPUTE_SLOWDOWN")) {
+    const std::string_view text(v);
+    double f = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), f);
+    if (ec != std::errc() || end != text.data() + text.size() || !(f >= 1 && f <= 1000)) {
+      throw InvalidArgument("NPUSCOPE_COMPUTE_SLOWDOWN='" + std::string(text) +
+                            "': give the factor by which this process's device computes slower, from 1 to 1000");
+    }
+    o.compute_slowdown = f;
+  }
   return o;
 }
 
@@ -63,7 +73,11 @@ Runtime::Runtime(const RuntimeOptions& options) : options_(options) {
     throw InvalidArgument("a runtime has 1 to " + std::to_string(kMaxDevices) + " devices, not " +
                           std::to_string(options.num_devices));
   }
-  const DeviceSpec spec = load_spec(options.spec);
+  DeviceSpec spec = load_spec(options.spec);
+  if (options.compute_slowdown) {
+    spec.compute_slowdown = *options.compute_slowdown;
+    validate_spec(spec);
+  }
   for (int i = 0; i < options.num_devices; ++i) {
     auto device = std::make_shared<Device>(i, spec);
     if (options.precision_mode) device->set_precision_mode(*options.precision_mode);
@@ -186,6 +200,10 @@ bool load_injection_from_environment() {
   std::call_once(once, [] {
     const char* path = env("NPUSCOPE_INJECTION");
     if (path == nullptr) return;
+    // A rank and its communicators are announced before the first device exists (comm::MpiWorld):
+    // the runtime's slot must be constructed before shutdown_injection is registered, so that it is
+    // destroyed after shutdown_injection ran (exit runs them in reverse order).
+    (void)runtime_slot();
     // Note [Why profiling did not start] in hook_api.h.
     const auto not_started = [](const std::string& reason) {
       std::fprintf(stderr, "npuscope: warning: %s; profiling is off\n", reason.c_str());

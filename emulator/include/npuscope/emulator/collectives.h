@@ -56,6 +56,22 @@ class Transport {
   virtual void recv(void* data, std::size_t bytes, int peer) = 0;
 };
 
+// Which rank of which job this process is. announce_rank() sends it to the profiler (a RankRecord:
+// META rank, world_size, node, local_rank, hostname, launcher), which makes the trace this rank's;
+// the transports' set-up (comm::MpiWorld, the PyTorch "hccl" process group) calls it once.
+struct RankInfo {
+  int rank = 0;
+  int world_size = 1;
+  int node = 0;          // the emulated server: rank / ranks_per_node
+  int local_rank = 0;    // on that server
+  std::string launcher;  // "mpirun", "torchrun", ...
+};
+void announce_rank(const RankInfo& info);
+
+// The ranks per emulated server: NPUSCOPE_RANKS_PER_NODE when set (InvalidArgument when it is not a
+// positive number), else `spec_default` (the device spec's ranks_per_node).
+int ranks_per_node_from_environment(int spec_default);
+
 // Threads of one process as ranks: n connected transports, rank i for the i-th thread.
 std::vector<std::shared_ptr<Transport>> local_transport_group(int ranks);
 

@@ -39,6 +39,9 @@ struct DeviceSpec {
   double memory_efficiency = 0.85;         // effective HBM bandwidth as a fraction of the specified one
   double l2_bandwidth = 0;                 // bytes/s for the part of a working set the L2 holds (0: no L2 term)
   std::uint64_t multi_core_launch_ns = 0;  // extra fixed cost of a kernel that runs on more than one core
+  // Multiplies every compute task's device time (not copies or collectives): a throttled or degraded
+  // chip, the straggler of a multi-rank job (the samples' --slow-rank). 1: as the model says.
+  double compute_slowdown = 1.0;
 
   // Memory.
   std::uint64_t memory_bytes = 0;  // device (HBM / LPDDR) capacity

@@ -1,8 +1,8 @@
 // The process-wide emulator runtime: the devices, the numerics settings, the injection library.
 //
 // Created on first use from the environment (NPUSCOPE_SPEC, NPUSCOPE_PRECISION_MODE,
-// NPUSCOPE_OVERFLOW_MODE, NPUSCOPE_NUM_DEVICES, NPUSCOPE_GOLDEN, NPUSCOPE_INJECTION,
-// NPUSCOPE_PERTURB), or explicitly with configure(). Programs that set things from their own flags
+// NPUSCOPE_OVERFLOW_MODE, NPUSCOPE_NUM_DEVICES, NPUSCOPE_GOLDEN, NPUSCOPE_COMPUTE_SLOWDOWN,
+// NPUSCOPE_INJECTION, NPUSCOPE_PERTURB), or explicitly with configure(). Programs that set things from their own flags
 // call configure() before their first op.
 //
 // Note [Golden run]
@@ -41,9 +41,11 @@ struct RuntimeOptions {
   std::optional<PrecisionMode> precision_mode;  // default: the spec's
   std::optional<OverflowMode> overflow_mode;    // default: the spec's
   bool golden = false;                          // NPUSCOPE_GOLDEN=1: Note [Golden run]
+  std::optional<double> compute_slowdown;       // NPUSCOPE_COMPUTE_SLOWDOWN: over the spec's (DeviceSpec)
 
   // Reads NPUSCOPE_SPEC / NPUSCOPE_PRECISION_MODE / NPUSCOPE_OVERFLOW_MODE / NPUSCOPE_NUM_DEVICES /
-  // NPUSCOPE_GOLDEN over the defaults. Throws InvalidArgument naming the variable and its value.
+  // NPUSCOPE_GOLDEN / NPUSCOPE_COMPUTE_SLOWDOWN over the defaults. Throws InvalidArgument naming the variable and its
+  // value.
   static RuntimeOptions from_environment();
 };
 
