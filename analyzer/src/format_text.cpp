@@ -19,13 +19,14 @@ std::string heading_of(const TextReport& w, const TableSpec& spec) {
   return title;
 }
 
-// "label: value" per non-null cell.
+// "label: value" per cell with a value (not null, not an empty text or list).
 void record(TextReport& w, const Table& t) {
   for (std::size_t i = 0; i < t.spec->columns.size(); ++i) {
     const Column& c = t.spec->columns[i];
     const Value& v = t.rows[0][i];
     if (std::holds_alternative<std::monostate>(v) ||
-        (std::holds_alternative<std::string>(v) && std::get<std::string>(v).empty()))
+        (std::holds_alternative<std::string>(v) && std::get<std::string>(v).empty()) ||
+        (std::holds_alternative<std::vector<std::string>>(v) && std::get<std::vector<std::string>>(v).empty()))
       continue;
     w.line(column_label(c) + ": " + format_cell(c, v));
   }

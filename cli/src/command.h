@@ -80,6 +80,7 @@ void write_text_file(const std::string& path, const std::string& text);
 
 int analyze_command(int argc, char** argv);
 int calibrate_command(int argc, char** argv);
+int cluster_command(int argc, char** argv);
 int compare_command(int argc, char** argv);
 int exec_command(int argc, char** argv);
 int export_command(int argc, char** argv);

@@ -1,0 +1,236 @@
+// `npuscope cluster`: the analysis of a multi-rank job from its rank traces (one per rank), as
+// msprof-analyze's cluster analysis: step trace time per rank and step, the slow rank, the
+// communication matrix and slow links, the top collectives and each rank's wait time ratio.
+//
+// Note [Cluster analysis as map and merge]
+// The work is split so that it scales out: summarize_rank() (the map) streams one trace and keeps
+// only what the merge needs, a RankSummary whose size grows with the steps, collectives and links
+// of the rank, never with its tasks; serialize() / deserialize() carry a summary between processes
+// (an MPI scale-out gathers them on one process); merge() (the reduce) compares the ranks.
+// analyze_cluster() is the one-machine driver: it lists the rank traces of a directory, maps them
+// on a pool of threads and merges. A trace that cannot be read, a missing or duplicated rank, and
+// a collective that the members of its communicator do not all agree on are reported in the
+// ClusterReport's problems, never fatal: the ranks that could be read are analysed.
+//
+// Note [Which rank is slow]
+// Ranks meet at every collective: it starts when the last member has arrived. When one rank
+// computes more (a slower device, more data), it arrives last and waits least, and every OTHER
+// rank waits for it inside the collective: their Communication (which includes the wait, as in
+// msprof) grows by about what the slow rank's Computing grew. A rule that names the rank with the
+// most communication would blame every healthy rank. So the slow-rank rule tests each part on its
+// own and names the rank that causes the spread, not the ones that suffer it:
+// - Computing: the rank with the most (it computes slower);
+// - Communication wait: the rank with the LEAST wait (the others wait for it: it arrives last);
+// - Communication transit (time moving data, after the last arrival): the rank with the most (a
+//   slow link or a slow peer);
+// - Free (device idle in the step): the rank with the most (its host launches late).
+// A part is slow when (max - min) / mean over ranks > 5 % (msprof-analyze's advisor threshold)
+// and max - min is at least 1 % of the mean step time (so that a part of a few microseconds, where
+// any jitter is a large ratio, names nobody). A rank slowed in compute is thus named by Computing
+// and by wait (the same rank, arriving last), and no other rank is named.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "npuscope/analyzer/report.h"
+
+namespace npuscope::analyzer {
+
+// A summary that cannot be read back (not one, a version this build does not know, cut short).
+class SummaryFormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// No rank trace at all in the directory (or it does not exist): nothing to analyse.
+class ClusterError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One step of one rank: msprof-analyze's step trace time columns (ns). Computing is the union of
+// the compute tasks' time (AI_CORE, AI_VECTOR_CORE, AI_CPU), communication the union of the HCCL
+// tasks' time (arrival to end: wait included), overlapped their intersection, free the step's span
+// less the union of both.
+struct StepTimes {
+  std::int64_t step = -1;  // MARKER.step; -1: the trace has no step markers, the whole trace is one
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int64_t computing_ns = 0, communication_ns = 0, overlapped_ns = 0, free_ns = 0;
+
+  std::int64_t not_overlapped_ns() const { return communication_ns - overlapped_ns; }
+  double overlap_pct() const { return communication_ns > 0 ? 100.0 * overlapped_ns / communication_ns : 0; }
+  bool operator==(const StepTimes&) const = default;
+};
+
+// A communicator the rank is a member of.
+struct CommunicatorInfo {
+  std::string name;          // the same on every member
+  std::vector<int> members;  // world ranks, in communicator order
+  bool operator==(const CommunicatorInfo&) const = default;
+};
+
+// One collective (or send / recv) of one rank.
+struct CollectiveRecord {
+  std::int32_t communicator = 0;  // index into RankSummary::communicators
+  std::int32_t sequence = 0;      // its index on the communicator (send/recv: per pair of ranks)
+  std::int32_t kind = 0;          // CollectiveKind
+  std::int32_t peer = -1;         // root (broadcast) or peer (send, recv): a world rank; -1 none
+  std::int64_t bytes = 0;
+  std::int64_t arrival_ns = 0, start_ns = 0, end_ns = 0;
+
+  std::int64_t wait_ns() const { return start_ns - arrival_ns; }
+  std::int64_t transit_ns() const { return end_ns - start_ns; }
+  std::int64_t elapse_ns() const { return end_ns - arrival_ns; }
+  bool operator==(const CollectiveRecord&) const = default;
+};
+
+// What this rank sent to one peer over one transport, summed over its collectives.
+struct LinkTotal {
+  std::int32_t src = 0, dst = 0;  // world ranks
+  std::int32_t transport = 0;     // LinkTransport
+  std::int64_t bytes = 0, time_ns = 0;
+  bool operator==(const LinkTotal&) const = default;
+};
+
+// The map step's result: what merge() needs of one rank trace (Note [Cluster analysis as map and merge]).
+struct RankSummary {
+  std::string path;    // the trace
+  std::string error;   // not empty: the file could not be read as a trace (why); nothing else is set
+  int rank = -1;       // META rank; -1: the trace is not a rank's (no rank in META), or an error
+  int world_size = 0;  // META world_size; 0 unknown
+  int node = -1;       // META node; -1 unknown
+  std::string hostname;
+  std::vector<StepTimes> steps;                 // in step order
+  std::vector<CommunicatorInfo> communicators;  // by first use
+  std::vector<CollectiveRecord> collectives;    // in start order
+  std::vector<LinkTotal> links;                 // by (dst, transport)
+  bool operator==(const RankSummary&) const = default;
+};
+
+// Streams one trace (never holds its tasks). Throws collector::TraceError when it is not a
+// readable trace. A trace without META rank gives a summary with rank -1 and nothing else.
+RankSummary summarize_rank(const std::filesystem::path& trace);
+
+// The candidate rank traces of `dir`: its *.db files, sorted. Throws ClusterError when `dir` is not
+// a directory.
+std::vector<std::filesystem::path> cluster_trace_files(const std::filesystem::path& dir);
+
+// summarize_rank() of each file on a pool of `threads` threads (0: min(hardware_concurrency,
+// files)), in the order of `files`; a file that cannot be read gives a summary with its `error`
+// (merge() reports it as "not a trace"). What one process of a scale-out runs on its share.
+std::vector<RankSummary> summarize_ranks(const std::vector<std::filesystem::path>& files, int threads = 0);
+
+// A compact binary form (a magic, a version byte, little-endian fields); deserialize(serialize(s))
+// == s. deserialize throws SummaryFormatError for anything else.
+std::string serialize(const RankSummary& summary);
+RankSummary deserialize(std::string_view bytes);
+
+// A problem with the inputs, reported, not fatal.
+struct ClusterProblem {
+  std::string kind;  // "missing rank", "duplicate rank", "not a trace", "no rank", "world size",
+                     // "communicator", "mismatched collective"
+  int rank = -1;     // the rank concerned; -1 none
+  std::string file;  // the file concerned; empty none
+  std::string detail;
+};
+
+struct RankStep {
+  int rank = 0;
+  StepTimes times;
+};
+
+// One part of the step time tested across ranks (Note [Which rank is slow]).
+struct PartSpread {
+  std::string part;  // "Computing", "Communication Wait", "Communication Transit", "Free"
+  std::int64_t min_ns = 0, max_ns = 0;
+  int min_rank = -1, max_rank = -1;
+  double mean_ns = 0;
+  double spread_pct = 0;  // (max - min) / mean
+  int slow_rank = -1;     // the rank that causes the spread; -1 when the part is not slow
+};
+
+struct SlowRank {
+  int rank = 0;
+  std::vector<std::string> parts;  // the parts that name it
+};
+
+struct RankCommunication {
+  int rank = 0;
+  std::int64_t collectives = 0;
+  std::int64_t elapse_ns = 0, transit_ns = 0, wait_ns = 0;
+  double wait_ratio() const {
+    return wait_ns + transit_ns > 0 ? static_cast<double>(wait_ns) / static_cast<double>(wait_ns + transit_ns) : 0;
+  }
+};
+
+struct MatrixEntry {
+  int src = 0, dst = 0;
+  std::int32_t transport = 0;  // LinkTransport
+  std::int64_t bytes = 0, time_ns = 0;
+  double bandwidth_gbps() const { return time_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(time_ns) : 0; }
+};
+
+// The spread of link bandwidth over the links of one transport; the slowest link named when > 5 %.
+struct LinkSpread {
+  std::int32_t transport = 0;
+  int links = 0;
+  double min_gbps = 0, max_gbps = 0, mean_gbps = 0, spread_pct = 0;
+  int min_src = -1, min_dst = -1, max_src = -1, max_dst = -1;
+  bool slow = false;
+};
+
+struct TopCollective {
+  std::string communicator;
+  int sequence = 0;
+  std::int32_t kind = 0;
+  int src = -1, dst = -1;  // send/recv: the pair; -1 otherwise
+  std::int64_t bytes = 0;
+  int ranks = 0;
+  std::int64_t total_elapse_ns = 0;
+  std::int64_t min_elapse_ns = 0, max_elapse_ns = 0, max_wait_ns = 0;
+  int min_rank = -1, max_rank = -1, max_wait_rank = -1;
+};
+
+struct ClusterOptions {
+  int top = 15;                       // top collectives (hccl_sum's HcclTopOpStats: 15)
+  double slow_threshold = 0.05;       // (max - min) / mean
+  double min_spread_of_step = 0.01;   // max - min >= this share of the mean step time
+  double wait_ratio_threshold = 0.2;  // MindStudio Insight's guidance
+  int max_mismatch_rows = 50;         // mismatched collectives listed (all are counted)
+  int threads = 0;                    // 0: min(hardware_concurrency, traces)
+};
+
+struct ClusterReport {
+  int world_size = 0;                            // the largest META world_size seen
+  std::vector<int> ranks;                        // analysed, ascending
+  std::vector<RankStep> step_trace;              // by rank, step
+  std::vector<PartSpread> parts;                 // Computing, Communication Wait, Communication Transit, Free
+  std::vector<SlowRank> slow_ranks;              // by rank
+  std::vector<MatrixEntry> matrix;               // by src, dst, transport
+  std::vector<LinkSpread> link_spreads;          // by transport
+  std::vector<TopCollective> top_collectives;    // by total elapse, most first
+  std::vector<RankCommunication> communication;  // by rank
+  std::vector<ClusterProblem> problems;
+  std::int64_t mismatched_collectives = 0;  // all of them (problems lists at most max_mismatch_rows)
+};
+
+// The reduce step, over the summaries of every file (in any order): unreadable files, traces
+// without a rank and duplicated ranks are reported. Without any rank summary the report has no
+// ranks (analyze_cluster throws then; a scale-out driver should too).
+ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& options = {});
+
+// cluster_trace_files, summarize_ranks (options.threads), merge. Throws ClusterError when `dir`
+// holds no rank trace at all.
+ClusterReport analyze_cluster(const std::filesystem::path& dir, const ClusterOptions& options = {});
+
+// The report as finding tables (finding_table.h), for write_text / to_json / write_csv: tables
+// cluster_step_trace_time, cluster_slow_rank, cluster_communication_matrix, cluster_slow_link,
+// cluster_top_collectives, cluster_communication, cluster_problems.
+Report cluster_tables(const ClusterReport& report, const ClusterOptions& options = {});
+
+}  // namespace npuscope::analyzer

@@ -1,0 +1,58 @@
+// analyze_cluster(): the one-machine driver of the cluster analysis (Note [Cluster analysis as map
+// and merge] in cluster.h): the directory's *.db files summarized on a pool of threads, then merged.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "npuscope/analyzer/cluster.h"
+
+namespace npuscope::analyzer {
+namespace fs = std::filesystem;
+
+std::vector<fs::path> cluster_trace_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw ClusterError(dir.string() + " is not a directory: give the directory holding the job's traces, one per rank");
+  }
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".db" && e.is_regular_file(ec)) files.push_back(e.path());
+  }
+  if (ec) throw ClusterError("cannot list " + dir.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Each slot is written by the one worker that took its index: no lock.
+std::vector<RankSummary> summarize_ranks(const std::vector<fs::path>& files, int threads) {
+  std::vector<RankSummary> out(files.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      try {
+        out[i] = summarize_rank(files[i]);
+      } catch (const std::exception& e) {  // not a trace, or damaged: reported, the others go on
+        out[i] = RankSummary{.path = files[i].string(), .error = e.what()};
+      }
+    }
+  };
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int n = std::clamp(threads > 0 ? threads : hardware, 1, std::max(1, static_cast<int>(files.size())));
+  std::vector<std::jthread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  return out;
+}
+
+ClusterReport analyze_cluster(const fs::path& dir, const ClusterOptions& options) {
+  const std::vector<fs::path> files = cluster_trace_files(dir);
+  std::vector<RankSummary> summaries = summarize_ranks(files, options.threads);
+  if (std::none_of(summaries.begin(), summaries.end(), [](const RankSummary& s) { return s.rank >= 0; })) {
+    throw ClusterError("no rank trace in " + dir.string() + " (" + std::to_string(files.size()) +
+                       " .db files): it needs the traces of a multi-rank job, one per rank, each with its rank in "
+                       "META (npuscope run under mpirun or torchrun)");
+  }
+  return merge(std::move(summaries), options);
+}
+
+}  // namespace npuscope::analyzer

@@ -1,0 +1,84 @@
+// npuscope cluster: the analysis of a multi-rank job from its rank traces (analyzer/cluster.h).
+//
+//   npuscope cluster DIR [--format text|json|csv] [--top N] [--threads N] [-o FILE|DIR]
+//
+// DIR holds one trace per rank (*.db with a rank in META). text goes to stdout (colour on a
+// terminal) or FILE; json likewise; csv writes one file per table into the directory -o names
+// (cluster_step_trace_time.csv, cluster_communication_matrix.csv, ...). Missing, duplicated or
+// unreadable rank traces and mismatched collectives are in the report (exit 0); a DIR without any
+// rank trace is an error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "command.h"
+#include "npuscope/analyzer/cluster.h"
+#include "npuscope/analyzer/format.h"
+
+namespace npuscope::cli {
+namespace {
+
+constexpr const char* kUsage = "npuscope cluster DIR [--format text|json|csv] [--top N] [--threads N] [-o FILE|DIR]";
+
+struct ClusterFlags {
+  std::string dir, format = "text", output;
+  int top = 15;
+  int threads = 0;
+};
+
+}  // namespace
+
+int cluster_command(int argc, char** argv) {
+  ClusterFlags f;
+  po::options_description desc("options");
+  desc.add_options()("help,h", "show this help")("dir", po::value(&f.dir),
+                                                 "the directory of rank traces, one *.db per rank (positional)")(
+      "format", po::value(&f.format)->default_value(f.format), "text | json | csv")(
+      "top", ranged_value(&f.top, "top", 1, 1'000'000)->default_value(f.top), "how many top collectives: 1 to 1000000")(
+      "threads", ranged_value(&f.threads, "threads", 0, 4096)->default_value(f.threads),
+      "threads reading traces: 0 to 4096 (0: one per core, at most one per trace)")(
+      "output,o", po::value(&f.output),
+      "write to FILE (text, json) or into DIR (csv: cluster_step_trace_time.csv, ...) instead of stdout");
+  po::positional_options_description positional;
+  positional.add("dir", 1);
+  if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
+  if (f.dir.empty()) throw UsageError(std::string("no directory given\nusage: ") + kUsage);
+  if (f.format != "text" && f.format != "json" && f.format != "csv") {
+    throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
+  }
+  if (f.format == "csv" && f.output.empty())
+    throw UsageError("--format csv writes files: give the directory with -o DIR");
+
+  const analyzer::ClusterOptions options{.top = f.top, .threads = f.threads};
+  analyzer::ClusterReport cluster;
+  try {
+    cluster = analyzer::analyze_cluster(f.dir, options);
+  } catch (const analyzer::ClusterError& e) {
+    throw InputError(e.what());
+  }
+  const analyzer::Report report = analyzer::cluster_tables(cluster, options);
+  if (f.format == "csv") {
+    analyzer::write_csv(report, f.output);
+    std::printf("wrote the cluster analysis of %zu ranks into %s\n", cluster.ranks.size(), f.output.c_str());
+  } else if (f.format == "json") {
+    const std::string json = analyzer::to_json(report);
+    if (f.output.empty()) {
+      std::fwrite(json.data(), 1, json.size(), stdout);
+    } else {
+      write_text_file(f.output, json);
+    }
+  } else if (f.output.empty()) {
+    analyzer::write_text(report, std::cout,
+                         {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
+  } else {
+    std::ostringstream text;
+    analyzer::write_text(report, text);
+    write_text_file(f.output, text.str());
+  }
+  return 0;
+}
+
+}  // namespace npuscope::cli

@@ -1,0 +1,86 @@
+// `npuscope cluster`, called as a user would: the real binary on rank traces written by the collector.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analyzer/cluster_trace_util.h"
+#include "cli_test_util.h"
+
+using namespace npuscope::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+class ClusterCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("npuscope_cluster_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+            "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    traces_ = dir_ / "traces";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  CommandResult cluster(const std::string& args) { return run_command(npuscope_cmd("cluster " + args)); }
+
+  fs::path dir_, traces_;
+};
+
+}  // namespace
+
+TEST_F(ClusterCommandTest, TextNamesTheSlowRankAndTheMissingOne) {
+  write_cluster_traces(traces_, {.compute_factor = {1, 1, 2, 1}, .ring = true, .skip = {3}});
+  const CommandResult r = cluster(traces_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* text :
+       {"Cluster", "Slow Ranks: 2 (Computing, Communication Wait)", "Missing Ranks: 3", "Missing and mismatched ranks",
+        "missing rank", "Step trace time", "Communication matrix", "Top collectives", "Wait Time Ratio"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+}
+
+TEST_F(ClusterCommandTest, JsonHasMsprofAnalyzeKeys) {
+  write_cluster_traces(traces_, {.allreduce = false, .ring = true});
+  const CommandResult r = cluster(traces_.string() + " --format json -o " + (dir_ / "c.json").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto doc = nlohmann::json::parse(read_file(dir_ / "c.json"));
+  ASSERT_EQ(doc["cluster_communication_matrix"].size(), 4u);
+  const auto& link = doc["cluster_communication_matrix"][0];
+  EXPECT_EQ(link["Src-Dst"], "0-1");
+  EXPECT_EQ(link["Transport Type"], "HCCS");
+  EXPECT_EQ(link["Transit Bytes"], 3 << 20);
+  EXPECT_DOUBLE_EQ(link["Transit Size(MB)"].get<double>(), 3.0);
+  EXPECT_TRUE(link.contains("Bandwidth(GB/s)"));
+  EXPECT_EQ(doc["cluster_communication"].size(), 4u);
+  EXPECT_TRUE(doc["cluster_communication"][0].contains("Wait Time Ratio"));
+  EXPECT_EQ(doc["cluster_step_trace_time"].size(), 12u);
+  EXPECT_EQ(doc["cluster_summary"]["World Size"], 4);
+}
+
+TEST_F(ClusterCommandTest, CsvWritesOneFilePerTable) {
+  write_cluster_traces(traces_, {.compute_factor = {1, 2}});
+  const CommandResult r = cluster(traces_.string() + " --format csv -o " + (dir_ / "csv").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string steps = read_file(dir_ / "csv" / "cluster_step_trace_time.csv");
+  EXPECT_EQ(steps.substr(0, steps.find('\n')),
+            "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Overlap(%)");
+  for (const char* file :
+       {"cluster_communication_matrix.csv", "cluster_slow_rank.csv", "cluster_rank_step_time.csv",
+        "cluster_top_collectives.csv", "cluster_communication.csv", "cluster_problems.csv", "cluster_slow_link.csv"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "csv" / file)) << file;
+  }
+}
+
+TEST_F(ClusterCommandTest, NoRankTraceIsAnError) {
+  fs::create_directories(traces_);
+  std::ofstream(traces_ / "x.db") << "not a database";
+  const CommandResult r = cluster(traces_.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: no rank trace in " + traces_.string()), std::string::npos) << r.output;
+  const CommandResult usage = cluster("");
+  EXPECT_EQ(usage.status, 2) << usage.output;
+  const CommandResult help = cluster("--help");
+  EXPECT_EQ(help.status, 0) << help.output;
+  EXPECT_NE(help.output.find("--threads"), std::string::npos) << help.output;
+}
