@@ -22,6 +22,11 @@ ClusterView::ClusterView(const RankSet& ranks, bool single_frame) : ranks_(ranks
   collective_panel_ = make_collective_panel(*this);
 }
 
+void ClusterView::adopt_view(std::size_t rank) {
+  const ViewRange& v = states_[rank]->view;
+  if (v.start_ns != view_.start_ns || v.end_ns != view_.end_ns) view_ = v;
+}
+
 void ClusterView::sync_views() {
   for (const auto& s : states_) {
     if (s->view.start_ns != view_.start_ns || s->view.end_ns != view_.end_ns) {
@@ -70,14 +75,17 @@ void ClusterView::draw_timeline(float height, FrameStats& stats) {
     ImGui::PushID(static_cast<int>(r));
     if (ImGui::CollapsingHeader(title.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
       const std::size_t first_lane = stats.lanes.size();
+      states_[r]->view = view_;  // as a rank above may have moved it this frame
       timelines_[r]->draw_lanes(origin_x, width, stats);
       for (std::size_t l = first_lane; l < stats.lanes.size(); ++l) stats.lanes[l].group = title;
-      sync_views();
+      adopt_view(r);
     }
     ImGui::PopID();
   }
   ImGui::EndChild();
+  active().view = view_;
   timelines_[active_]->handle_keys();
+  adopt_view(active_);
   sync_views();
   follow_selection();  // a click this frame outlines the collective from the next frame on
   stats.view_start_ns = view_.start_ns;

@@ -44,6 +44,8 @@ class ClusterView {
  private:
   // The view range one rank changed (input, a panel) becomes every rank's.
   void sync_views();
+  // The same for one rank, after its lanes were drawn (O(1): the others get it before theirs).
+  void adopt_view(std::size_t rank);
   // A new selection on some rank: the others lose theirs, and the collective is outlined everywhere.
   void follow_selection();
   std::vector<std::unique_ptr<Panel>>& panels_of(std::size_t rank);
