@@ -21,7 +21,7 @@ case "$kind" in
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
     status=0
-    ctest --output-on-failure -j "$(nproc)" -E '^(sdk_install|deb_package|format_check|ViewerXvfbTest\..*)$' "$@" ||
+    ctest --output-on-failure -j "$(nproc)" -E '^(sdk_install|deb_package|format_check|(Cluster)?ViewerXvfbTest\..*)$' "$@" ||
       status=$?
     # The viewer under Xvfb keeps two callocs of the uninstrumented GLFW/Mesa stack at exit; LSan's fast
     # unwinder stops at a bogus frame that lands in libubsan (suppressed in lsan.supp) or, with another
@@ -29,7 +29,7 @@ case "$kind" in
     # These tests run with ASan and UBSan but without the leak check; the viewer's own code is
     # leak-checked by the headless viewer and timeline model tests above.
     ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
-      ctest --output-on-failure -j "$(nproc)" -R '^ViewerXvfbTest\.' "$@" || status=$?
+      ctest --output-on-failure -j "$(nproc)" -R '^(Cluster)?ViewerXvfbTest\.' "$@" || status=$?
     exit "$status"
     ;;
   thread)

@@ -90,6 +90,12 @@ TEST(ViewOptions, RefusesBadValuesNamingTheFlag) {
   EXPECT_NE(message({"t.db", "--select", "k", "--block", "-1"}).find("--block: N must be 0 or more"),
             std::string::npos);
   EXPECT_NE(message({"t.db", "--select", "k", "--block", "x"}).find("not an integer"), std::string::npos);
+  // A directory of rank traces: --rank says where --select looks; the Collective panel.
+  EXPECT_EQ(parse({"traces/", "--select", "hcom_allReduce_x", "--rank", "2"}).rank, 2);
+  EXPECT_EQ(parse({"traces/", "--panel", "collective"}).panel, "collective");
+  EXPECT_NE(message({"traces/", "--rank", "1"}).find("--rank needs --select"), std::string::npos);
+  EXPECT_NE(message({"traces/", "--select", "k", "--rank", "-1"}).find("--rank: R must be 0 or more"),
+            std::string::npos);
 }
 
 class ViewerModelTest : public ExportTest {};

@@ -59,6 +59,10 @@ std::string FrameStats::to_json() const {
   doc["selected_task"] = selected_task;
   doc["flow_line"] = flow_line;
   doc["pipe_block"] = pipe_block;
+  std::size_t highlighted = 0;
+  for (const auto& l : lanes) highlighted += l.highlighted;
+  doc["collective_highlights"] = highlighted;
+  if (!groups.empty()) doc["groups"] = groups;
   auto& out = doc["lanes"] = nlohmann::json::array();
   for (const auto& l : lanes) {
     out.push_back({{"title", l.title},
@@ -68,7 +72,9 @@ std::string FrameStats::to_json() const {
                    {"folded_items", l.folded},
                    {"items_in_folds", l.folded_items},
                    {"items", l.items},
-                   {"samples", l.samples}});
+                   {"samples", l.samples},
+                   {"collective_highlights", l.highlighted}});
+    if (!l.group.empty()) out.back()["group"] = l.group;
   }
   return doc.dump(2) + "\n";
 }

@@ -75,20 +75,27 @@ ViewerOptions parse_view_args(int argc, char** argv) {
     } else if (arg == "--panel") {
       o.panel = v();
       if (o.panel != "details" && o.panel != "ops" && o.panel != "findings" && o.panel != "compare" &&
-          o.panel != "search") {
-        throw ViewUsageError("--panel must be details, ops, findings, compare or search, got '" + o.panel + "'");
+          o.panel != "search" && o.panel != "collective") {
+        throw ViewUsageError("--panel must be details, ops, findings, compare, search or collective, got '" + o.panel +
+                             "'");
       }
+    } else if (arg == "--rank") {
+      const std::int64_t r = parse_int(v(), arg);
+      if (r < 0 || r > std::numeric_limits<std::int32_t>::max()) throw ViewUsageError("--rank: R must be 0 or more");
+      o.rank = static_cast<std::int32_t>(r);
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw ViewUsageError("unknown option '" + arg + "'");
     } else if (o.trace.empty()) {
       o.trace = arg;
     } else {
-      throw ViewUsageError("one trace at a time: got '" + o.trace + "' and '" + arg + "'");
+      throw ViewUsageError("one trace (or directory of rank traces) at a time: got '" + o.trace + "' and '" + arg +
+                           "'");
     }
   }
   if (!o.help && o.trace.empty()) throw ViewUsageError("no trace given");
   if (o.block && o.select.empty())
     throw ViewUsageError("--block needs --select (the custom kernel whose block to show)");
+  if (o.rank && o.select.empty()) throw ViewUsageError("--rank needs --select (the rank to select the op on)");
   return o;
 }
 

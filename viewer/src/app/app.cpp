@@ -11,7 +11,9 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <thread>
 
+#include "cluster_view.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/time_format.h"
 #include "npuscope/viewer/viewer_app.h"
@@ -53,11 +55,15 @@ GLFWwindow* open_window(int width, int height, bool visible, const char** glsl) 
 struct ViewerSession::Impl {
   ViewerOptions options;
   bool offscreen = false;
+  // One trace ...
   std::unique_ptr<collector::TraceReader> reader;
   std::optional<TimelineModel> model;
   std::optional<ViewerState> state;
   std::optional<Timeline> timeline;
   std::vector<std::unique_ptr<Panel>> panels;
+  // ... or a directory of rank traces (Note [Rank set]).
+  std::optional<RankSet> ranks;
+  std::optional<ClusterView> cluster;
   GLFWwindow* window = nullptr;
   bool imgui_ready = false;
   std::optional<OffscreenTarget> target;
@@ -73,7 +79,18 @@ struct ViewerSession::Impl {
     glfwTerminate();
   }
 
+  // The state selections and --view go through: the single trace's, or the rank holding the selection.
+  ViewerState& current() { return cluster ? cluster->active() : *state; }
+  std::int64_t axis_first_ns() { return current().axis_first_ns(); }
+
   void open_trace() {
+    if (RankSet::is_directory(options.trace)) return open_ranks();
+    if (options.panel == "collective" || options.rank) {
+      throw ViewerError(std::string(options.rank ? "--rank" : "--panel collective") +
+                        " needs a directory of rank "
+                        "traces, and " +
+                        options.trace + " is a single trace");
+    }
     reader = collector::TraceReader::open(options.trace, {.verify = false});
     model.emplace(*reader);
     state.emplace(*model, *reader);
@@ -84,6 +101,12 @@ struct ViewerSession::Impl {
     panels.push_back(make_findings_panel(*state));
     panels.push_back(make_compare_panel(*state));
     panels.push_back(make_search_panel(*state));
+  }
+
+  void open_ranks() {
+    ranks.emplace(options.trace, std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+    for (const std::string& p : ranks->problems()) std::fprintf(stderr, "%s: %s\n", options.trace.c_str(), p.c_str());
+    cluster.emplace(*ranks, offscreen);
   }
 
   void open_window_and_ui() {
@@ -114,18 +137,41 @@ struct ViewerSession::Impl {
     draw_toolbar();
     const float avail = ImGui::GetContentRegionAvail().y;
     const float panels_h = std::max(160.0f, avail * 0.36f);
-    timeline->draw(avail - panels_h, stats);
-    draw_panels();
+    if (cluster) {
+      cluster->draw_timeline(avail - panels_h, stats);
+      cluster->draw_panels();
+    } else {
+      timeline->draw(avail - panels_h, stats);
+      draw_panels();
+    }
     ImGui::End();
   }
 
   void draw_toolbar() {
+    if (cluster) return draw_cluster_toolbar();
     ImGui::Text("%s   %lld tasks, %zu lanes%s", options.trace.c_str(), static_cast<long long>(model->tasks()),
                 model->lanes().size(), model->has_compare_results() ? ", coloured by compare verdict" : "");
     ImGui::SameLine();
     if (ImGui::SmallButton("fit all (F)")) state->fit_all();
     ImGui::SameLine();
     if (ImGui::SmallButton("zoom to selection (Z)")) state->zoom_to_selection();
+  }
+
+  void draw_cluster_toolbar() {
+    std::size_t lanes = 0;
+    for (const RankTrace& r : ranks->ranks()) lanes += r.model->lanes().size();
+    ImGui::Text("%s   %zu ranks, %lld tasks, %zu lanes", options.trace.c_str(), ranks->ranks().size(),
+                static_cast<long long>(ranks->tasks()), lanes);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("fit all (F)")) cluster->active().fit_all();
+    ImGui::SameLine();
+    if (ImGui::SmallButton("zoom to selection (Z)")) cluster->active().zoom_to_selection();
+    // What was skipped: a few lines, the rest on stderr.
+    const auto& problems = ranks->problems();
+    for (std::size_t i = 0; i < problems.size() && i < 3; ++i)
+      ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", problems[i].c_str());
+    if (problems.size() > 3)
+      ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "... %zu more (stderr)", problems.size() - 3);
   }
 
   void draw_panels() {
@@ -167,20 +213,24 @@ ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : imp
   impl_->offscreen = offscreen;
   impl_->open_trace();  // first: a file that is not a trace is refused before any window opens
   impl_->open_window_and_ui();
-  ViewerState& s = *impl_->state;
-  s.focus_panel = options.panel.empty() ? "details" : options.panel;
-  if (!options.select.empty()) {
+  impl_->current().focus_panel = options.panel.empty() ? "details" : options.panel;
+  if (!options.select.empty() && impl_->cluster) {
+    if (!impl_->cluster->select_op(options.select, options.rank)) {
+      throw ViewerError("--select: no task named '" + options.select + "'" +
+                        (options.rank ? " on rank " + std::to_string(*options.rank) : " on any rank"));
+    }
+  } else if (!options.select.empty()) {
     TimelineModel::Location at;
     if (!find_op(*impl_->model, options.select, at))
       throw ViewerError("--select: no task named '" + options.select + "'");
-    s.select(at, true);
+    impl_->state->select(at, true);
   }
   if (options.block) select_block(*options.block);
   if (options.view) {
     // Offsets within +-2^62 (kMaxViewOffsetNs) from a trace timestamp: saturate rather than wrap.
     const auto at = [&](std::int64_t offset) {
       std::int64_t ns = 0;
-      if (!__builtin_add_overflow(impl_->model->first_ns(), offset, &ns)) return ns;
+      if (!__builtin_add_overflow(impl_->axis_first_ns(), offset, &ns)) return ns;
       return offset > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
     };
     set_view(at(options.view->first), at(options.view->second));
@@ -190,7 +240,7 @@ ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : imp
 // --block: the selected custom kernel's block whose pipe lanes show, zoomed to (--view, applied
 // after, still sets the range).
 void ViewerSession::select_block(std::int32_t block) {
-  ViewerState& s = *impl_->state;
+  ViewerState& s = impl_->current();
   const auto blocks = s.selected_blocks();
   if (blocks.empty()) {
     throw ViewerError("--block: '" + impl_->options.select +
@@ -205,9 +255,14 @@ void ViewerSession::select_block(std::int32_t block) {
 
 ViewerSession::~ViewerSession() = default;
 
-const TimelineModel& ViewerSession::model() const { return *impl_->model; }
+const TimelineModel& ViewerSession::model() const {
+  return impl_->cluster ? *impl_->ranks->ranks()[impl_->cluster->active_rank()].model : *impl_->model;
+}
 
-void ViewerSession::set_view(std::int64_t start_ns, std::int64_t end_ns) { impl_->state->zoom_to(start_ns, end_ns); }
+void ViewerSession::set_view(std::int64_t start_ns, std::int64_t end_ns) {
+  if (impl_->cluster) return impl_->cluster->set_view(start_ns, end_ns);
+  impl_->state->zoom_to(start_ns, end_ns);
+}
 
 FrameStats ViewerSession::render_offscreen() {
   glfwPollEvents();

@@ -14,6 +14,7 @@ inline constexpr ImU32 kUncomparedColour = IM_COL32(120, 120, 130, 255);
 inline constexpr ImU32 kOverflowColour = IM_COL32(255, 40, 40, 255);
 inline constexpr ImU32 kFindingColour = IM_COL32(255, 150, 40, 255);  // a custom kernel's sanitizer findings
 inline constexpr ImU32 kSelectionColour = IM_COL32(255, 230, 80, 255);
+inline constexpr ImU32 kCollectiveColour = IM_COL32(80, 220, 255, 255);  // the selected collective on every rank
 inline constexpr ImU32 kTextColour = IM_COL32(15, 15, 20, 255);
 
 // A hue from the key (golden-ratio steps), fixed saturation and value: neighbours differ.

@@ -42,7 +42,8 @@ class DetailsPanel final : public Panel {
       row("type", m.str(t.op_type_id) + " (" + collector::task_type_name(t.task_type) + ")", "stream",
           t.device_id >= 0 ? "npu:" + std::to_string(t.device_id) + " stream " + std::to_string(t.stream_id)
                            : "cpu thread " + std::to_string(t.thread_id));
-      row("start", format_duration(t.start_ns - m.first_ns()), "duration", format_duration(t.end_ns - t.start_ns));
+      row("start", format_duration(t.start_ns - state_.axis_first_ns()), "duration",
+          format_duration(t.end_ns - t.start_ns));
       row("FLOPs", std::to_string(t.flops), "bytes", std::to_string(t.bytes));
       row("bound", bound_, "block dim", std::to_string(t.block_dim));
       row("task id", std::to_string(t.task_id), "launched by",

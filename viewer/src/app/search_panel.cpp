@@ -32,7 +32,7 @@ class SearchPanel final : public Panel {
     if (search.current() >= 0) {
       const TimelineItem& it = state_.item(search.matches()[static_cast<std::size_t>(search.current())]);
       ImGui::Text("%s at %s, %s", state_.model().str(it.label_id).c_str(),
-                  format_duration(it.start_ns - state_.model().first_ns()).c_str(),
+                  format_duration(it.start_ns - state_.axis_first_ns()).c_str(),
                   format_duration(it.end_ns() - it.start_ns).c_str());
     }
   }

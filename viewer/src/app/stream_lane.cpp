@@ -32,7 +32,7 @@ class StreamLaneView final : public RangeLaneView {
     ImGui::Text("%s   %s", state.model().str(state.model().colour_key(lane_, item)).c_str(),
                 format_duration(item.end_ns() - item.start_ns).c_str());
     ImGui::Text("task %lld, start %s", static_cast<long long>(item.id),
-                format_duration(item.start_ns - state.model().first_ns()).c_str());
+                format_duration(item.start_ns - state.axis_first_ns()).c_str());
     if (item.flags & kOverflow) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "overflow");
     if (item.flags & kKernelFinding) ImGui::TextColored(ImVec4(1, 0.6f, 0.2f, 1), "sanitizer findings (Details)");
     if (item.flags & kKernel) ImGui::TextUnformatted("custom kernel: click for its pipe lanes");
@@ -69,6 +69,25 @@ class StreamLaneView final : public RangeLaneView {
       const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns()), xa + 2);
       ctx.draw_list->AddRect(ImVec2(xa - 1, top), ImVec2(xb + 1, top + kRowHeight), kSelectionColour, 0, 0, 2.5f);
     }
+    if (const auto& c = ctx.state->collective; c && c->where.lane == index_) draw_collective(ctx, *c, top);
+  }
+
+  // The selected collective's task on this rank (Note [Rank set]): outlined, its wait (arrival to
+  // the last rank's arrival) shaded, and a tick where the transfer starts, the same time on every
+  // rank.
+  void draw_collective(LaneDrawContext& ctx, const CollectiveMember& c, float top) const {
+    const TimelineItem& item = lane_.rows[0][c.where.index];
+    const float xa = ctx.x_of(item.start_ns), xb = std::max(ctx.x_of(item.end_ns()), xa + 3);
+    const float bottom = top + kRowHeight;
+    if (c.start_ns > c.arrival_ns) {
+      ctx.draw_list->AddRectFilled(ImVec2(ctx.x_of(c.arrival_ns), top + 3), ImVec2(ctx.x_of(c.start_ns), bottom - 3),
+                                   IM_COL32(80, 220, 255, 70));
+    }
+    const float xs = ctx.x_of(c.start_ns);
+    ctx.draw_list->AddLine(ImVec2(xs, top - 3), ImVec2(xs, bottom + 3), kCollectiveColour, 2.0f);
+    ctx.draw_list->AddRect(ImVec2(xa - 2, top - 1), ImVec2(xb + 2, bottom + 1), kCollectiveColour, 0, 0, 2.0f);
+    const ViewRange& v = ctx.state->view;
+    if (item.end_ns() >= v.start_ns && item.start_ns <= v.end_ns) ++ctx.stats->highlighted;
   }
 
  public:

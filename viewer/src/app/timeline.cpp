@@ -19,15 +19,30 @@ constexpr ImU32 kSubLaneColour = IM_COL32(34, 40, 56, 255);
 Timeline::Timeline(ViewerState& state) : state_(state), lanes_(make_lane_views(state.model())) {}
 
 void Timeline::draw(float height, FrameStats& stats) {
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
+  const float origin_x = ImGui::GetCursorScreenPos().x;
+  draw_ruler_row(width);
+  stats = FrameStats{};
+  ImGui::BeginChild("lanes", ImVec2(0, std::max(40.0f, height - kRulerHeight)), false,
+                    ImGuiWindowFlags_NoScrollWithMouse);
+  draw_lanes(origin_x, width, stats);
+  ImGui::EndChild();
+  stats.view_start_ns = state_.view.start_ns;
+  stats.view_end_ns = state_.view.end_ns;
+  stats.width_px = state_.view.width_px;
+}
+
+void Timeline::draw_ruler_row(float width) {
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float x0 = origin.x + kGutter, x1 = origin.x + width;
   state_.view.width_px = std::max(1.0f, x1 - x0);
   draw_ruler(ImGui::GetWindowDrawList(), x0, x1, origin.y);
   ImGui::Dummy(ImVec2(width, kRulerHeight));
+}
 
-  ImGui::BeginChild("lanes", ImVec2(0, std::max(40.0f, height - kRulerHeight)), false,
-                    ImGuiWindowFlags_NoScrollWithMouse);
+void Timeline::draw_lanes(float origin_x, float width, FrameStats& stats) {
+  const float x0 = origin_x + kGutter, x1 = origin_x + width;
+  state_.view.width_px = std::max(1.0f, x1 - x0);
   pipes_.update(state_);
   float total = pipes_.height();
   for (const auto& lane : lanes_) total += lane->height();
@@ -35,10 +50,12 @@ void Timeline::draw(float height, FrameStats& stats) {
   ImGui::InvisibleButton("canvas", ImVec2(std::max(1.0f, width), std::max(1.0f, total)));
   const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
   handle_input(x0, x1, hovered, active);
+  if (alone_) handle_keys();
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 clip_a = dl->GetClipRectMin(), clip_b = dl->GetClipRectMax();
-  draw_grid(dl, x0, x1, clip_a.y, clip_b.y);
+  // Alone, the grid runs to the bottom of the window; in a rank's group, to the end of its lanes.
+  draw_grid(dl, x0, x1, std::max(clip_a.y, top.y), alone_ ? clip_b.y : std::min(clip_b.y, top.y + total));
   const ImGuiIO& io = ImGui::GetIO();
   LaneDrawContext ctx;
   ctx.draw_list = dl;
@@ -49,20 +66,18 @@ void Timeline::draw(float height, FrameStats& stats) {
   ctx.mouse_in_timeline = hovered && io.MousePos.x >= x0 && !active;
   ctx.clicked = hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[0] < 9;
   ctx.scratch = &scratch_;
-  stats = FrameStats{state_.view.start_ns, state_.view.end_ns, state_.view.width_px, {}};
   lane_y_.assign(state_.model().lanes().size(), -1);
   float y = top.y;
   for (const auto& lane : lanes_) {
     if (y + lane->height() >= clip_a.y && y <= clip_b.y) lane_y_[lane->index()] = y;
-    y = draw_lane(*lane, ctx, origin.x, y, stats);
-    if (pipes_.under() == lane->index()) y = draw_pipes(ctx, origin.x, y, stats);
+    y = draw_lane(*lane, ctx, origin_x, y, stats);
+    if (pipes_.under() == lane->index()) y = draw_pipes(ctx, origin_x, y, stats);
   }
   dl->PushClipRect(ImVec2(x0, clip_a.y), ImVec2(x1, clip_b.y), true);
-  stats.flow_line = draw_flow(dl, ctx);
+  if (draw_flow(dl, ctx)) stats.flow_line = true;
   draw_range(dl, x0, top.y, y);
   if (state_.selection()) stats.selected_task = state_.selection()->task_id;
   dl->PopClipRect();
-  ImGui::EndChild();
 }
 
 // A lane at `y` (when on screen: its header, or its title in the gutter for a sub-lane, then its
@@ -107,6 +122,7 @@ float Timeline::draw_pipes(LaneDrawContext& ctx, float gutter_x, float y, FrameS
 void Timeline::handle_input(float x0, float x1, bool hovered, bool active) {
   const ImGuiIO& io = ImGui::GetIO();
   const double mouse_px = std::clamp(static_cast<double>(io.MousePos.x - x0), 0.0, static_cast<double>(x1 - x0));
+  key_centre_px_ = hovered ? mouse_px : (x1 - x0) / 2;
   if (hovered && io.MouseWheel != 0) state_.zoom_around(std::pow(0.8, io.MouseWheel), mouse_px);
   if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2)) state_.pan_px(io.MouseDelta.x);
   // Right-drag a range, release to zoom into it.
@@ -120,8 +136,11 @@ void Timeline::handle_input(float x0, float x1, bool hovered, bool active) {
     }
     range_from_px_.reset();
   }
-  if (io.WantTextInput) return;
-  const double centre = hovered ? mouse_px : (x1 - x0) / 2;
+}
+
+void Timeline::handle_keys() {
+  if (ImGui::GetIO().WantTextInput) return;
+  const double centre = key_centre_px_;
   if (ImGui::IsKeyDown('W')) state_.zoom_around(0.93, centre);
   if (ImGui::IsKeyDown('S')) state_.zoom_around(1 / 0.93, centre);
   if (ImGui::IsKeyDown('A')) state_.pan_px(12);
@@ -145,7 +164,7 @@ void Timeline::draw_ruler(ImDrawList* dl, float x0, float x1, float y) const {
   const ViewRange& v = state_.view;
   dl->AddRectFilled(ImVec2(x0 - kGutter, y), ImVec2(x1, y + kRulerHeight), IM_COL32(30, 32, 38, 255));
   const std::int64_t step = ruler_step(v.ns_per_px());
-  const std::int64_t base = state_.model().first_ns();
+  const std::int64_t base = state_.axis_first_ns();
   // The first tick at or after the view's start, on a multiple of the step from the trace's start.
   std::int64_t rel = v.start_ns - base;
   std::int64_t t = (rel >= 0 ? (rel + step - 1) / step : -((-rel) / step)) * step;
@@ -164,7 +183,7 @@ void Timeline::draw_ruler(ImDrawList* dl, float x0, float x1, float y) const {
 void Timeline::draw_grid(ImDrawList* dl, float x0, float x1, float ya, float yb) const {
   const ViewRange& v = state_.view;
   const std::int64_t step = ruler_step(v.ns_per_px());
-  const std::int64_t base = state_.model().first_ns();
+  const std::int64_t base = state_.axis_first_ns();
   const std::int64_t rel = v.start_ns - base;
   std::int64_t t = (rel >= 0 ? (rel + step - 1) / step : -((-rel) / step)) * step;
   for (; base + t <= v.end_ns; t += step) {

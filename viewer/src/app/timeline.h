@@ -21,6 +21,19 @@ class Timeline {
   // Draws into the current ImGui window, filling `height` pixels; fills `stats` with what was drawn.
   void draw(float height, FrameStats& stats);
 
+  // The pieces of draw(), for several timelines on one axis (a lane group per rank: cluster_view.h).
+  // The ruler, `width` pixels wide, setting the view's width.
+  void draw_ruler_row(float width);
+  // The lanes at the cursor (in the caller's scrolling child) from column `origin_x`; appends to
+  // `stats`. Mouse input over them zooms, pans and selects.
+  void draw_lanes(float origin_x, float width, FrameStats& stats);
+  // The keys (W/S/A/D, F, Z, N/P, Esc): once a frame, for one timeline; draw_lanes() handles them
+  // itself unless the timeline is one of a group.
+  void handle_keys();
+  // One of a group: keys are the group's, and the grid stops below the last lane instead of filling
+  // the window.
+  void set_in_group() { alone_ = false; }
+
  private:
   float draw_lane(LaneView& lane, LaneDrawContext& ctx, float gutter_x, float y, FrameStats& stats);
   float draw_pipes(LaneDrawContext& ctx, float gutter_x, float y, FrameStats& stats);
@@ -38,6 +51,8 @@ class Timeline {
   std::vector<float> lane_y_;  // this frame's top of each lane; < 0 when not on screen
   std::vector<DrawItem> scratch_;
   std::optional<double> range_from_px_;
+  double key_centre_px_ = 0;  // where W/S zoom around: the mouse over the lanes, else the middle
+  bool alone_ = true;
 };
 
 }  // namespace npuscope::viewer

@@ -11,15 +11,21 @@ constexpr std::int64_t kMinSpanNs = 20;  // zoomed in as far as 20 ns across the
 
 }  // namespace
 
+void ViewerState::set_axis(std::int64_t first_ns, std::int64_t last_ns) {
+  axis_first_ns_ = first_ns;
+  axis_last_ns_ = last_ns;
+  fit_all();
+}
+
 void ViewerState::fit_all() {
-  const std::int64_t span = std::max<std::int64_t>(model_.last_ns() - model_.first_ns(), 1000);
-  view.start_ns = model_.first_ns() - span / 50;
-  view.end_ns = model_.first_ns() + span + span / 50;
+  const std::int64_t span = std::max<std::int64_t>(axis_last_ns_ - axis_first_ns_, 1000);
+  view.start_ns = axis_first_ns_ - span / 50;
+  view.end_ns = axis_first_ns_ + span + span / 50;
 }
 
 void ViewerState::zoom_to(std::int64_t start_ns, std::int64_t end_ns) {
   // No wider than zoom_around goes (4x the trace): a span of 2^62 ns has no pixel for any task.
-  const std::int64_t max_span = 4 * std::max<std::int64_t>(model_.last_ns() - model_.first_ns(), 1000);
+  const std::int64_t max_span = 4 * std::max<std::int64_t>(axis_last_ns_ - axis_first_ns_, 1000);
   if (static_cast<double>(end_ns) - static_cast<double>(start_ns) > static_cast<double>(max_span)) {
     start_ns = std::min(start_ns, std::numeric_limits<std::int64_t>::max() - max_span);
     end_ns = start_ns + max_span;
@@ -36,7 +42,7 @@ void ViewerState::zoom_to(std::int64_t start_ns, std::int64_t end_ns) {
 void ViewerState::zoom_around(double factor, double x_px) {
   const double span = static_cast<double>(view.end_ns - view.start_ns);
   const double at = static_cast<double>(view.start_ns) + span * std::clamp(x_px / view.width_px, 0.0, 1.0);
-  const double max_span = 4.0 * static_cast<double>(std::max<std::int64_t>(model_.last_ns() - model_.first_ns(), 1000));
+  const double max_span = 4.0 * static_cast<double>(std::max<std::int64_t>(axis_last_ns_ - axis_first_ns_, 1000));
   const double new_span = std::clamp(span * factor, static_cast<double>(kMinSpanNs), max_span);
   const double start = at - (at - static_cast<double>(view.start_ns)) * new_span / span;
   view.start_ns = static_cast<std::int64_t>(std::llround(start));

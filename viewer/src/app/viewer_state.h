@@ -9,6 +9,7 @@
 #include "npuscope/viewer/lod.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/pipe_lanes.h"
+#include "npuscope/viewer/rank_set.h"
 #include "npuscope/viewer/timeline_model.h"
 
 namespace npuscope::viewer {
@@ -23,7 +24,11 @@ struct Selection {
 class ViewerState {
  public:
   ViewerState(const TimelineModel& model, const collector::TraceReader& reader)
-      : pipe_cache(model), model_(model), reader_(reader) {
+      : pipe_cache(model),
+        model_(model),
+        reader_(reader),
+        axis_first_ns_(model.first_ns()),
+        axis_last_ns_(model.last_ns()) {
     fit_all();
   }
 
@@ -32,6 +37,13 @@ class ViewerState {
   const TimelineItem& item(const TimelineModel::Location& at) const {
     return model_.lanes()[at.lane].rows[at.row][at.index];
   }
+
+  // The time axis: the trace's first and last event, or those of all ranks in a multi-rank view
+  // (Note [Rank set] in npuscope/viewer/rank_set.h). The ruler counts from its first; fit-all and
+  // the widest zoom follow it.
+  std::int64_t axis_first_ns() const { return axis_first_ns_; }
+  std::int64_t axis_last_ns() const { return axis_last_ns_; }
+  void set_axis(std::int64_t first_ns, std::int64_t last_ns);  // and fits all
 
   // The range shown (width_px is the timeline's, set by it each frame).
   ViewRange view;
@@ -69,6 +81,10 @@ class ViewerState {
     if (const TimelineModel::Location* at = search.step(dir)) select(*at, true);
   }
 
+  // In a multi-rank view: this rank's part of the collective selected on any rank, outlined by its
+  // stream lane (set when the selection changes, not per frame).
+  std::optional<CollectiveMember> collective;
+
   // A panel to bring to the front on the next frame ("" none).
   std::string focus_panel;
   // One frame to be written (--screenshot): work a panel does in the background is waited for.
@@ -82,6 +98,7 @@ class ViewerState {
   std::optional<Selection> selection_;
   int selection_serial_ = 0;
   std::int32_t pipe_block_ = 0;
+  std::int64_t axis_first_ns_ = 0, axis_last_ns_ = 0;
 };
 
 }  // namespace npuscope::viewer

@@ -20,6 +20,8 @@ struct LaneFrameStats {
   std::size_t folded_items = 0;  // items inside those runs
   std::size_t items = 0;         // items in view: single items + folded_items
   std::size_t samples = 0;       // kMemory: counter samples drawn
+  std::size_t highlighted = 0;   // outlined tasks of the selected collective (a multi-rank view)
+  std::string group;             // its rank's group, "rank 3 (node 0)" (a multi-rank view), else ""
 };
 
 struct FrameStats {
@@ -29,6 +31,7 @@ struct FrameStats {
   std::int64_t selected_task = 0;     // TASK.task_id of the selection, 0 if none
   bool flow_line = false;             // the flow line from its API call was drawn
   std::int32_t pipe_block = -1;       // the block whose pipe lanes (kPipe) were drawn, -1 if none
+  std::vector<std::string> groups;    // a multi-rank view: its rank groups' titles, open or not, in order
 
   // Counts one row's draw list into `lane`.
   static void add_row(LaneFrameStats& lane, const std::vector<DrawItem>& drawn);
@@ -37,7 +40,8 @@ struct FrameStats {
   std::size_t items() const;
   // {"view": {...}, "lanes_drawn": N, "items_drawn": N, "folded_items": N (drawn items that are folded
   //  runs), "items_in_folds": N, "items_in_view": N, "selected_task": N, "flow_line": B, "pipe_block": N,
-  //  "lanes": [{... the same per lane ...}]}
+  //  "collective_highlights": N, "groups": [...] (a multi-rank view only), "lanes": [{... the same per
+  //  lane ..., "group": "rank 3 (node 0)" (a multi-rank view only)}]}
   std::string to_json() const;
 };
 

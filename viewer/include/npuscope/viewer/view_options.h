@@ -11,19 +11,25 @@
 namespace npuscope::viewer {
 
 inline constexpr const char* kViewUsage =
-    "npuscope view TRACE.db [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]\n"
-    "                       [--block N] [--panel details|ops|findings|compare|search] [--frame-stats FILE.json]";
+    "npuscope view TRACE.db|DIR [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]\n"
+    "                       [--rank R] [--block N] [--panel details|ops|findings|compare|search|collective]\n"
+    "                       [--frame-stats FILE.json]";
 
 inline constexpr const char* kViewHelp =
+    "  DIR                     a directory of rank traces (one *.db per rank, with META rank): every rank on\n"
+    "                          one time axis, a lane group per rank; other files are skipped and reported\n"
     "  --screenshot FILE.png   render one frame offscreen, write it as PNG and exit (no window shown)\n"
     "  --size WxH              the window or screenshot size, W and H from 64 to 16384 (default 1280x800)\n"
     "  --view START_NS:END_NS  the time range shown, in ns from the trace's first event (the ruler's 0);\n"
     "                          integers within +-2^62, START < END; a range wider than 4x the trace's span\n"
     "                          is cut to 4x from START (as far as zooming out goes)\n"
-    "  --select OP             select the first task whose op name is OP (details panel, flow line)\n"
+    "  --select OP             select the first task whose op name is OP (details panel, flow line); in a\n"
+    "                          directory, on the first rank that has one: a collective shows on every rank\n"
+    "  --rank R                with --select in a directory: select on rank R\n"
     "  --block N               with --select of a custom (opkit) kernel: show the pipe lanes of its block N\n"
     "                          (default 0) and zoom to that block (--view still sets the range)\n"
-    "  --panel NAME            the panel shown first: details, ops, findings, compare or search\n"
+    "  --panel NAME            the panel shown first: details, ops, findings, compare, search or (a\n"
+    "                          directory) collective\n"
     "  --frame-stats FILE.json write what the (last) frame drew: lanes, items, folded runs\n"
     "  -h, --help              show this help\n"
     "keys: wheel or W/S zoom around the cursor, drag or A/D pan, F fit all, Z zoom to the selection,\n"
@@ -40,7 +46,7 @@ class ViewUsageError : public std::runtime_error {
 };
 
 struct ViewerOptions {
-  std::string trace;
+  std::string trace;        // a trace, or a directory of rank traces (Note [Rank set] in rank_set.h)
   std::string screenshot;   // non-empty: render one frame to this PNG and exit
   std::string frame_stats;  // non-empty: write the last frame's FrameStats as JSON
   int width = 1280, height = 800;
@@ -48,6 +54,7 @@ struct ViewerOptions {
   std::string select;                                         // op name
   std::optional<std::int32_t> block;                          // --block: the pipe lanes' block
   std::string panel;                                          // "" = details
+  std::optional<std::int32_t> rank;                           // --rank: where --select looks (a directory)
   bool help = false;
 };
 

@@ -21,15 +21,17 @@ class ViewerError : public std::runtime_error {
 // A window (hidden for screenshots), the trace's model and the UI on top of it.
 class ViewerSession {
  public:
-  // Opens the trace (collector::TraceError if it is not one) and the window (ViewerError); with
-  // `offscreen` the window stays hidden and frames go to an offscreen target of the options' size.
+  // Opens the trace (collector::TraceError if it is not one), or every rank trace of a directory
+  // (Note [Rank set] in rank_set.h), and the window (ViewerError); with `offscreen` the window stays
+  // hidden and frames go to an offscreen target of the options' size.
   ViewerSession(const ViewerOptions& options, bool offscreen);
   ~ViewerSession();
   ViewerSession(const ViewerSession&) = delete;
   ViewerSession& operator=(const ViewerSession&) = delete;
 
+  // The trace's model; of a directory, the model of the rank holding the selection (else the first).
   const TimelineModel& model() const;
-  // The range shown, absolute ns on the trace's clock.
+  // The range shown, absolute ns on the trace's clock (a directory: on every rank).
   void set_view(std::int64_t start_ns, std::int64_t end_ns);
   // Shows the pipe lanes of this block of the selected custom kernel and zooms to it (ViewerError if
   // the selection is not a custom kernel or has no such block).

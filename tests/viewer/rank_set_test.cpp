@@ -1,0 +1,183 @@
+// The multi-rank viewer's model (Note [Rank set] in npuscope/viewer/rank_set.h), headless, on the
+// traces of a real 4-rank run of the emulator's collectives (rank_traces_util.h): one model per rank
+// in rank order on one time axis; a collective of rank 0 found on every rank, with each rank's own
+// COMMUNICATION times; files that are not rank traces, duplicates and missing ranks reported.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "npuscope/viewer/rank_set.h"
+#include "rank_traces_util.h"
+
+using namespace npuscope;
+using namespace npuscope::viewer;
+namespace fs = std::filesystem;
+
+namespace {
+
+class RankSetTest : public ::testing::Test {
+ protected:
+  // One run of the job for the suite; each test works on its own copy of the traces.
+  static void SetUpTestSuite() {
+    job_dir() = fs::temp_directory_path() / ("npuscope_rank_set_" + std::to_string(getpid()));
+    fs::create_directories(job_dir());
+    npuscope::viewer::testing::write_rank_traces(job_dir().string(), {});
+    // NPUSCOPE_KEEP_RANK_TRACES=DIR keeps a copy, to look at (`npuscope view DIR`; docs/cluster.md's picture).
+    if (const char* keep = std::getenv("NPUSCOPE_KEEP_RANK_TRACES"); keep != nullptr && *keep != '\0') {
+      fs::create_directories(keep);
+      for (const auto& f : fs::directory_iterator(job_dir()))
+        fs::copy_file(f.path(), fs::path(keep) / f.path().filename(), fs::copy_options::overwrite_existing);
+    }
+  }
+  static void TearDownTestSuite() { fs::remove_all(job_dir()); }
+  static fs::path& job_dir() {
+    static fs::path dir;
+    return dir;
+  }
+
+  void SetUp() override {
+    dir_ = job_dir().string() + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(dir_);
+    for (const auto& f : fs::directory_iterator(job_dir())) {
+      if (f.path().extension() == ".db") fs::copy_file(f.path(), dir_ / f.path().filename());
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write_text(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+
+  fs::path dir_;
+};
+
+bool has_problem(const RankSet& set, const std::string& start) {
+  for (const std::string& p : set.problems()) {
+    if (p.rfind(start, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_F(RankSetTest, OneGroupPerRankInRankOrderOnOneAxis) {
+  const RankSet set(dir_.string());
+  ASSERT_EQ(set.ranks().size(), 4u);
+  EXPECT_TRUE(set.problems().empty()) << set.problems().front();
+  const char* titles[] = {"rank 0 (node 0)", "rank 1 (node 0)", "rank 2 (node 1)", "rank 3 (node 1)"};
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+  std::int64_t tasks = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const RankTrace& r = set.ranks()[i];
+    EXPECT_EQ(r.rank, static_cast<int>(i));
+    EXPECT_EQ(r.world_size, 4);
+    EXPECT_EQ(r.title, titles[i]);
+    // The same model as the rank's trace opened on its own.
+    const auto reader = collector::TraceReader::open(r.path);
+    const TimelineModel alone(*reader);
+    ASSERT_EQ(r.model->lanes().size(), alone.lanes().size());
+    EXPECT_EQ(r.model->tasks(), alone.tasks());
+    EXPECT_GT(alone.tasks(), 0);
+    first = std::min(first, alone.first_ns());
+    last = std::max(last, alone.last_ns());
+    tasks += alone.tasks();
+  }
+  EXPECT_EQ(set.first_ns(), first);
+  EXPECT_EQ(set.last_ns(), last);
+  EXPECT_EQ(set.tasks(), tasks);
+  // The late rank ends last: the shared axis is not rank 0's.
+  EXPECT_GT(set.last_ns(), set.ranks()[0].model->first_ns());
+}
+
+TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
+  const RankSet set(dir_.string());
+  ASSERT_EQ(set.ranks().size(), 4u);
+  EXPECT_EQ(set.collectives().size(), 4u);  // 2 steps of an all_reduce and an all_gather
+  const TimelineModel& rank0 = *set.ranks()[0].model;
+  int seen = 0;
+  for (const Lane& lane : rank0.lanes()) {
+    if (lane.kind != LaneKind::kStream) continue;
+    for (const TimelineItem& item : lane.rows[0]) {
+      if (!is(item.task_type(), TaskType::kCommunication)) continue;
+      ++seen;
+      const Collective* c = set.collective_of(0, item.id);
+      ASSERT_NE(c, nullptr) << rank0.str(item.label_id);
+      EXPECT_EQ(set.communicator_name(c->communicator), "hccl_world_group");
+      // The late rank arrives last at each all_reduce; the all_gather right after it finds every rank
+      // there at once (the all_reduce's common end).
+      const bool all_reduce = is(c->kind, CollectiveKind::kAllReduce);
+      if (all_reduce) EXPECT_EQ(c->last_rank, 2);
+      const auto members = set.members(*c);
+      ASSERT_EQ(members.size(), 4u);
+      for (std::size_t m = 0; m < 4; ++m) {
+        const CollectiveMember& mem = members[m];
+        EXPECT_EQ(mem.rank_index, m);
+        // The member's item is that rank's task of the same op, and its times are that rank's
+        // COMMUNICATION row.
+        const TimelineModel& model = *set.ranks()[m].model;
+        const TimelineItem& its = model.lanes()[mem.where.lane].rows[mem.where.row][mem.where.index];
+        EXPECT_TRUE(its.has_id(mem.task_id));
+        EXPECT_EQ(model.str(its.label_id), rank0.str(item.label_id));
+        bool found = false;
+        for (const collector::CommunicationRow& row : set.ranks()[m].reader->communications()) {
+          if (row.task_id != mem.task_id) continue;
+          found = true;
+          EXPECT_EQ(row.sequence, c->sequence);
+          EXPECT_EQ(row.arrival_ns, mem.arrival_ns);
+          EXPECT_EQ(row.start_ns, mem.start_ns);
+          EXPECT_EQ(row.end_ns, mem.end_ns);
+        }
+        EXPECT_TRUE(found) << "rank " << m;
+        EXPECT_EQ(mem.start_ns, members[0].start_ns);  // the last rank's arrival, on every rank
+        EXPECT_EQ(mem.end_ns, members[0].end_ns);
+        // The last to arrive waits for nobody, the others for it.
+        if (static_cast<int>(m) == c->last_rank) EXPECT_EQ(mem.arrival_ns, mem.start_ns);
+        if (all_reduce && m != 2) EXPECT_LT(mem.arrival_ns, mem.start_ns);
+        if (!all_reduce) EXPECT_EQ(mem.arrival_ns, mem.start_ns);
+        // Selecting the member on its own rank finds the same collective.
+        EXPECT_EQ(set.collective_of(m, mem.task_id), c);
+      }
+    }
+  }
+  EXPECT_EQ(seen, 4);
+  EXPECT_EQ(set.collective_of(0, 1), nullptr);  // rank 0's first task: a matmul
+}
+
+TEST_F(RankSetTest, NonTracesAndDuplicatesAreSkippedAndReported) {
+  write_text("notes.db", "not a database\n");
+  write_text("README.txt", "ignored: not *.db\n");
+  fs::copy_file(dir_ / "rank_1.db", dir_ / "rank_1_copy.db");
+  const RankSet set(dir_.string());
+  ASSERT_EQ(set.ranks().size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(set.ranks()[i].rank, static_cast<int>(i));
+  EXPECT_EQ(fs::path(set.ranks()[1].path).filename(), "rank_1.db");
+  ASSERT_EQ(set.problems().size(), 2u);
+  EXPECT_TRUE(has_problem(set, "notes.db: skipped: ")) << set.problems()[0];
+  EXPECT_TRUE(has_problem(set, "rank_1_copy.db: skipped: a second trace of rank 1 (the first is rank_1.db)"))
+      << set.problems()[1];
+}
+
+TEST_F(RankSetTest, AMissingRankIsReportedAndTheOthersShown) {
+  fs::remove(dir_ / "rank_3.db");
+  const RankSet set(dir_.string());
+  ASSERT_EQ(set.ranks().size(), 3u);
+  ASSERT_EQ(set.problems().size(), 1u);
+  EXPECT_EQ(set.problems()[0], "missing rank 3 of a world of 4");
+  // A collective has the members the directory holds.
+  ASSERT_FALSE(set.collectives().empty());
+  EXPECT_EQ(set.members(set.collectives().front()).size(), 3u);
+}
+
+TEST_F(RankSetTest, ADirectoryWithoutRankTracesIsAnErrorNamingWhatWasSkipped) {
+  for (const auto& f : fs::directory_iterator(dir_)) fs::remove(f.path());
+  write_text("notes.db", "not a database\n");
+  try {
+    const RankSet set(dir_.string());
+    FAIL() << "no error";
+  } catch (const collector::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("no rank traces"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("notes.db: skipped"), std::string::npos) << e.what();
+  }
+}
