@@ -5,9 +5,7 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,8 +13,7 @@
 #include "gloo_transport.h"
 #include "npu_device.h"
 #include "npuscope/emulator/collectives.h"
-#include "npuscope/emulator/markers.h"
-#include "npuscope/runtime_hooks/hook_api.h"
+#include "npuscope/runtime_hooks/launcher_env.h"
 #include "tensor_bridge.h"
 
 namespace npuscope::pytorch {
@@ -126,37 +123,24 @@ void write_back(const at::Tensor& dst, const emulator::Tensor& src, std::size_t 
 }
 
 int ranks_per_node() {
-  if (const char* v = std::getenv("NPUSCOPE_RANKS_PER_NODE"); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    TORCH_CHECK(*end == '\0' && n >= 1 && n <= 65536, "NPUSCOPE_RANKS_PER_NODE='", v,
-                "' is not a number of devices per server in [1, 65536]");
-    return static_cast<int>(n);
-  }
-  return emulator_device(current_device()).spec().ranks_per_node;
+  const int spec_default = emulator_device(current_device()).spec().ranks_per_node;
+  NPUSCOPE_TORCH_TRY
+  return emulator::ranks_per_node_from_environment(spec_default);
+  NPUSCOPE_TORCH_CATCH("ProcessGroupHCCL")
 }
 
-std::string hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
-
-// Which rank of which job this process is, for the trace's META (hooks::RankRecord).
+// Which rank of which job this process is, for the trace (a RankRecord): the world group's.
 void announce_rank(int rank, int world_size, int per_node) {
-  hooks::RankRecord r{};
-  r.rank = rank;
-  r.world_size = world_size;
-  r.node = rank / per_node;
-  r.local_rank = rank % per_node;
-  r.hostname = emulator::intern(hostname());
-  // torchrun's agent sets TORCHELASTIC_RUN_ID for its workers; other launchers (mp.spawn, by hand)
-  // use torch.distributed's env:// directly.
-  r.launcher = emulator::intern(std::getenv("TORCHELASTIC_RUN_ID") != nullptr ? "torchrun" : "torch.distributed");
-  // TODO(issue 20, integrator): deliver the record once the emulator has the call, i.e.
-  //   emulator::announce_rank(r);
-  // (absent at 67e2849; the MPI transport announces its ranks the same way).
-  (void)r;
+  emulator::RankInfo info;
+  info.rank = rank;
+  info.world_size = world_size;
+  info.node = rank / per_node;
+  info.local_rank = rank % per_node;
+  // torchrun's RANK (and any env:// launch); a world made by hand (a store given to
+  // init_process_group) has no launcher to name.
+  const auto launched = launcher::rank_from_environment();
+  info.launcher = launched ? launched->launcher : "torch.distributed";
+  emulator::announce_rank(info);
 }
 
 }  // namespace

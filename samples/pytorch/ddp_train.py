@@ -73,8 +73,11 @@ def main():
     rank, world = (0, 1) if args.single else (int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]))
     if args.global_batch % world != 0:
         sys.exit("ddp_train.py: error: --global-batch %d does not divide into %d ranks" % (args.global_batch, world))
+    if not 1 <= args.slow_factor <= 1000:
+        sys.exit("ddp_train.py: error: --slow-factor %g is not in [1, 1000]" % args.slow_factor)
     if rank == args.slow_rank and args.slow_factor != 1.0:
         slow_down(args.slow_factor)  # before the process group: it reads the spec's ranks_per_node
+        print("rank %d: the device computes %gx slower" % (rank, args.slow_factor), flush=True)
     dev = npu.device(int(os.environ.get("LOCAL_RANK", 0)) % npu.device_count())
     npu.set_device(dev)
     if not args.single:
