@@ -419,3 +419,7 @@ if _os.environ.get("NPUSCOPE_INJECTION") and _os.environ.get("NPUSCOPE_TORCH_OBS
 
 from npuscope import _amp as amp  # noqa: E402  (npuscope.torch.amp.GradScaler, torch_npu's place for it)
 _sys.modules[__name__ + ".amp"] = amp
+
+# torch_npu registers torch.distributed's "hccl" backend when it is imported: so does the device.
+if _torch.distributed.is_available():
+    from npuscope import distributed as _distributed  # noqa: E402,F401
