@@ -6,7 +6,8 @@
 // terminal) or FILE; json likewise; csv writes one file per table into the directory -o names
 // (cluster_step_trace_time.csv, cluster_communication_matrix.csv, ...). Missing, duplicated or
 // unreadable rank traces and mismatched collectives are in the report (exit 0); a DIR without any
-// rank trace is an error.
+// rank trace is an error. Under mpirun the processes share the traces (Note [npuscope cluster over MPI]
+// in cluster_over_mpi.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "cluster_over_mpi.h"
 #include "command.h"
 #include "npuscope/analyzer/cluster.h"
 #include "npuscope/analyzer/format.h"
@@ -55,7 +57,14 @@ int cluster_command(int argc, char** argv) {
   const analyzer::ClusterOptions options{.top = f.top, .threads = f.threads};
   analyzer::ClusterReport cluster;
   try {
-    cluster = analyzer::analyze_cluster(f.dir, options);
+    // Under mpirun the processes share the traces (Note [npuscope cluster over MPI]); alone, threads.
+    if (const auto mpi = comm::MpiProcesses::join_if_launched(&argc, &argv)) {
+      std::optional<analyzer::ClusterReport> merged = analyze_cluster_over_mpi(*mpi, f.dir, options);
+      if (!merged) return 0;  // rank 0 reports
+      cluster = std::move(*merged);
+    } else {
+      cluster = analyzer::analyze_cluster(f.dir, options);
+    }
   } catch (const analyzer::ClusterError& e) {
     throw InputError(e.what());
   }

@@ -1,0 +1,47 @@
+#include "cluster_over_mpi.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace npuscope::cli {
+
+std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(comm::MpiProcesses& mpi, const std::string& dir,
+                                                                const analyzer::ClusterOptions& options) {
+  const std::vector<std::filesystem::path> files = analyzer::cluster_trace_files(dir);
+  std::vector<std::filesystem::path> share;
+  for (std::size_t i = static_cast<std::size_t>(mpi.rank()); i < files.size();
+       i += static_cast<std::size_t>(mpi.size()))
+    share.push_back(files[i]);
+  std::string mine;
+  for (const analyzer::RankSummary& s : analyzer::summarize_ranks(share, options.threads)) {
+    const std::string bytes = analyzer::serialize(s);
+    const std::uint64_t n = bytes.size();
+    mine.append(reinterpret_cast<const char*>(&n), sizeof n);
+    mine += bytes;
+  }
+  const std::vector<std::string> all = mpi.gather(mine);
+  if (mpi.rank() != 0) return std::nullopt;
+  std::vector<analyzer::RankSummary> summaries;
+  for (const std::string& blob : all) {
+    std::string_view rest = blob;
+    while (rest.size() >= sizeof(std::uint64_t)) {
+      std::uint64_t n = 0;
+      std::memcpy(&n, rest.data(), sizeof n);
+      rest.remove_prefix(sizeof n);
+      if (n > rest.size()) throw analyzer::SummaryFormatError("a process sent a summary cut short");
+      summaries.push_back(analyzer::deserialize(rest.substr(0, n)));
+      rest.remove_prefix(n);
+    }
+  }
+  if (std::none_of(summaries.begin(), summaries.end(), [](const analyzer::RankSummary& s) { return s.rank >= 0; })) {
+    throw analyzer::ClusterError("no rank trace in " + dir + " (" + std::to_string(files.size()) +
+                                 " .db files): it needs the traces of a multi-rank job, one per rank, each with its "
+                                 "rank in META (npuscope run under mpirun or torchrun)");
+  }
+  return analyzer::merge(std::move(summaries), options);
+}
+
+}  // namespace npuscope::cli
