@@ -50,7 +50,7 @@ ClusterReport analyze_cluster(const fs::path& dir, const ClusterOptions& options
   if (std::none_of(summaries.begin(), summaries.end(), [](const RankSummary& s) { return s.rank >= 0; })) {
     throw ClusterError("no rank trace in " + dir.string() + " (" + std::to_string(files.size()) +
                        " .db files): it needs the traces of a multi-rank job, one per rank, each with its rank in "
-                       "META (npuscope run under mpirun or torchrun)");
+                       "META (mpirun -np N npuscope run -o DIR/rank_%r.db -- PROGRAM)");
   }
   return merge(std::move(summaries), options);
 }

@@ -105,6 +105,7 @@ std::string serialize(const RankSummary& s) {
     for (const std::int32_t v : {l.src, l.dst, l.transport}) w.i32(v);
     w.i64(l.bytes);
     w.i64(l.time_ns);
+    w.i64(l.transfers);
   }
   return std::move(w.out());
 }
@@ -143,11 +144,12 @@ RankSummary deserialize(std::string_view bytes) {
                    std::to_string(s.communicators.size()));
     }
   }
-  s.links.resize(r.length(3 * 4 + 2 * 8));
+  s.links.resize(r.length(3 * 4 + 3 * 8));
   for (LinkTotal& l : s.links) {
     for (std::int32_t* v : {&l.src, &l.dst, &l.transport}) *v = r.i32();
     l.bytes = r.i64();
     l.time_ns = r.i64();
+    l.transfers = r.i64();
   }
   if (!r.done()) Reader::fail("bytes after the end");
   return s;

@@ -67,6 +67,17 @@ void slow_ranks(const std::vector<RankSummary>& ranks, const ClusterOptions& opt
       spread("Communication Transit", totals, &RankTotals::transit, Culprit::kMost, min_spread_ns, options),
       spread("Free", totals, &RankTotals::free, Culprit::kMost, min_spread_ns, options),
   };
+  // A rank that waits at the collectives more than the one waiting least is not holding the job
+  // back, whatever it spends more on: the time would be waited anyway (Note [Which rank is slow]).
+  std::int64_t least_wait = 0;
+  for (std::size_t i = 0; i < totals.size(); ++i)
+    least_wait = i == 0 ? totals[i].wait : std::min(least_wait, totals[i].wait);
+  for (PartSpread& p : report.parts) {
+    if (p.slow_rank < 0 || p.part == "Communication Wait") continue;
+    const auto it =
+        std::find_if(totals.begin(), totals.end(), [&](const RankTotals& t) { return t.rank == p.slow_rank; });
+    if (static_cast<double>(it->wait - least_wait) > min_spread_ns) p.slow_rank = -1;
+  }
   std::map<int, std::vector<std::string>> slow;
   for (const PartSpread& p : report.parts) {
     if (p.slow_rank >= 0) slow[p.slow_rank].push_back(p.part);

@@ -161,6 +161,7 @@ void read_communication(const TraceReader& reader, RankSummary& s) {
     t.transport = l.transport;
     t.bytes += l.bytes;
     t.time_ns += l.time_ns;
+    ++t.transfers;
   });
   for (const auto& [key, total] : links) s.links.push_back(total);
 }

@@ -110,6 +110,7 @@ constexpr Column kMatrixColumns[] = {
     {"Bandwidth(GB/s)", Unit::kNumber, "Transit Size / Transit Time, in 10^9 bytes per second."},
     {"Transit Bytes", Unit::kBytes, "Bytes sent, exactly.", {}, true},
     {"Transit Time(ns)", Unit::kNs, "Time sending, exactly.", {}, true},
+    {"Transfers", Unit::kCount, "Sends over the link (COMMUNICATION_LINK rows).", {}, true},
 };
 constexpr TableSpec kMatrixTable{"cluster_communication_matrix",
                                  "Communication matrix",
@@ -123,7 +124,9 @@ constexpr TableSpec kMatrixTable{"cluster_communication_matrix",
 
 constexpr Column kLinkColumns[] = {
     {"Transport Type", Unit::kText, "LOCAL, HCCS, PCIE or RDMA."},
-    {"Links", Unit::kCount, "Sender-receiver pairs on it (a rank to itself left out)."},
+    {"Links", Unit::kCount, "Sender-receiver pairs judged (a rank to itself left out)."},
+    {"Small Links", Unit::kCount,
+     "Pairs whose mean transfer is a small packet (RDMA < 1 MB, SDMA < 16 MB): latency-bound, not judged."},
     {"Min Bandwidth(GB/s)", Unit::kNumber, "The slowest link's bandwidth.", "Min GB/s"},
     {"Min Link", Unit::kText, "The slowest link, Src-Dst."},
     {"Max Bandwidth(GB/s)", Unit::kNumber, "The fastest link's bandwidth.", "Max GB/s"},
@@ -237,13 +240,18 @@ Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   Table& matrix = table(kMatrixTable);
   for (const MatrixEntry& e : r.matrix) {
     matrix.add({link(e.src, e.dst), std::int64_t{e.src}, std::int64_t{e.dst}, transport_name(e.transport),
-                static_cast<double>(e.bytes) / (1024.0 * 1024.0), ms(e.time_ns), e.bandwidth_gbps(), e.bytes,
-                e.time_ns});
+                static_cast<double>(e.bytes) / (1024.0 * 1024.0), ms(e.time_ns), e.bandwidth_gbps(), e.bytes, e.time_ns,
+                e.transfers});
   }
   Table& links = table(kLinkTable);
   for (const LinkSpread& l : r.link_spreads) {
-    links.add({transport_name(l.transport), std::int64_t{l.links}, l.min_gbps, link(l.min_src, l.min_dst), l.max_gbps,
-               link(l.max_src, l.max_dst), l.mean_gbps, l.spread_pct, l.slow});
+    if (l.links == 0) {
+      links.add({transport_name(l.transport), std::int64_t{0}, std::int64_t{l.small_links}, Value(), std::string(),
+                 Value(), std::string(), Value(), Value(), false});
+      continue;
+    }
+    links.add({transport_name(l.transport), std::int64_t{l.links}, std::int64_t{l.small_links}, l.min_gbps,
+               link(l.min_src, l.min_dst), l.max_gbps, link(l.max_src, l.max_dst), l.mean_gbps, l.spread_pct, l.slow});
   }
   Table& top = table(kTopTable);
   for (const TopCollective& c : r.top_collectives) {

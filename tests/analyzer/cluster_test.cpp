@@ -136,6 +136,27 @@ TEST_F(ClusterTest, CommunicationMatrixOfASendRecvRing) {
   EXPECT_EQ(r.mismatched_collectives, 0);  // every send met its recv
 }
 
+TEST_F(ClusterTest, ASlowLinkIsNamedPerTransportAndSmallPacketsAreNotJudged) {
+  write_cluster_traces(dir_, {.allreduce = false, .ring = true, .ring_bytes = 32 << 20, .slow_link_from = 2});
+  ClusterReport r = analyze_cluster(dir_);
+  ASSERT_EQ(r.link_spreads.size(), 2u);
+  const LinkSpread& hccs = r.link_spreads[0];  // 0-1 and 2-3
+  EXPECT_EQ(hccs.transport, static_cast<int>(npuscope::LinkTransport::kHccs));
+  EXPECT_EQ(hccs.links, 2);
+  EXPECT_TRUE(hccs.slow);
+  EXPECT_EQ(hccs.min_src, 2);
+  EXPECT_EQ(hccs.min_dst, 3);
+  EXPECT_FALSE(r.link_spreads[1].slow);  // RDMA: 1-2 and 3-0, as fast as each other
+
+  // The same with 1 MiB sends: small packets over HCCS (< 16 MB), latency-bound, not judged.
+  fs::remove_all(dir_);
+  write_cluster_traces(dir_, {.allreduce = false, .ring = true, .slow_link_from = 2});
+  r = analyze_cluster(dir_);
+  EXPECT_EQ(r.link_spreads[0].links, 0);
+  EXPECT_EQ(r.link_spreads[0].small_links, 2);
+  EXPECT_FALSE(r.link_spreads[0].slow);
+}
+
 TEST_F(ClusterTest, AMissingRankIsReportedAndTheOthersAnalysed) {
   write_cluster_traces(dir_, {.ring = true, .skip = {3}});
   const ClusterReport r = analyze_cluster(dir_);
@@ -268,4 +289,29 @@ TEST_F(ClusterTest, ACollectiveOfAnotherKindOrSizeIsAMismatch) {
   ASSERT_EQ(r.mismatched_collectives, 1);
   EXPECT_NE(r.problems.back().detail.find("rank 1: allreduce of 64 B"), std::string::npos) << r.problems.back().detail;
   EXPECT_EQ(merge({rank(0, allreduce, 100), rank(1, allreduce, 100)}).mismatched_collectives, 0);
+}
+
+TEST_F(ClusterTest, ARankThatWaitsIsNotNamedForItsFreeTime) {
+  // Rank 1's host launched late (more Free), but rank 0 computed longer still: rank 1 waited for it
+  // at the collective anyway, and only rank 0 holds the job back.
+  const auto rank = [](int r, std::int64_t computing, std::int64_t free, std::int64_t wait) {
+    RankSummary s{.path = "r" + std::to_string(r), .rank = r, .world_size = 3};
+    s.steps.push_back({.step = 0, .start_ns = 0, .end_ns = 1'000'000, .computing_ns = computing, .free_ns = free});
+    s.communicators.push_back({"g", {0, 1, 2}});
+    s.collectives.push_back({.communicator = 0,
+                             .sequence = 0,
+                             .kind = 0,
+                             .bytes = 8,
+                             .arrival_ns = 0,
+                             .start_ns = wait,
+                             .end_ns = wait + 10});
+    return s;
+  };
+  const ClusterReport r =
+      merge({rank(0, 600'000, 0, 0), rank(1, 300'000, 200'000, 100'000), rank(2, 300'000, 0, 300'000)});
+  ASSERT_EQ(r.slow_ranks.size(), 1u);
+  EXPECT_EQ(r.slow_ranks[0].rank, 0);
+  EXPECT_EQ(r.parts[3].part, "Free");
+  EXPECT_EQ(r.parts[3].max_rank, 1);
+  EXPECT_EQ(r.parts[3].slow_rank, -1);
 }

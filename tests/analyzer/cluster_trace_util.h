@@ -27,9 +27,10 @@ struct ClusterScenario {
   std::int64_t overlap_ns = 100'000;  // the vector task beside the allreduce
   bool ring = false;
   std::int64_t ring_bytes = 1 << 20, ring_ns = 100'000;
-  std::vector<int> skip;   // ranks whose trace is not written
-  int drop_rank = -1;      // this rank has no record of the allreduce of step 1
-  int ranks_per_node = 2;  // node = rank / ranks_per_node: HCCS inside, RDMA between
+  std::vector<int> skip;    // ranks whose trace is not written
+  int drop_rank = -1;       // this rank has no record of the allreduce of step 1
+  int ranks_per_node = 2;   // node = rank / ranks_per_node: HCCS inside, RDMA between
+  int slow_link_from = -1;  // this rank's ring sends take twice as long
 };
 
 inline std::string cluster_rank_file(int rank) { return "rank_" + std::to_string(rank) + ".db"; }
@@ -127,7 +128,7 @@ inline void write_cluster_traces(const std::filesystem::path& dir, const Cluster
         const int next = (r + 1) % s.world, prev = (r + s.world - 1) % s.world;
         const std::int64_t send = task(r, step_start, start, end, TaskType::kCommunication, 2);
         comm(r, send, step, CollectiveKind::kSend, s.ring_bytes, next, start, start, end);
-        send_link(r, send, next, s.ring_bytes, s.ring_ns);
+        send_link(r, send, next, s.ring_bytes, r == s.slow_link_from ? 2 * s.ring_ns : s.ring_ns);
         const std::int64_t recv = task(r, step_start, start, end, TaskType::kCommunication, 3);
         comm(r, recv, step, CollectiveKind::kRecv, s.ring_bytes, prev, start, start, end);
       }

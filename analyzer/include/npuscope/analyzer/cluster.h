@@ -26,8 +26,12 @@
 // - Free (device idle in the step): the rank with the most (its host launches late).
 // A part is slow when (max - min) / mean over ranks > 5 % (msprof-analyze's advisor threshold)
 // and max - min is at least 1 % of the mean step time (so that a part of a few microseconds, where
-// any jitter is a large ratio, names nobody). A rank slowed in compute is thus named by Computing
-// and by wait (the same rank, arriving last), and no other rank is named.
+// any jitter is a large ratio, names nobody). And a rank that waits at the collectives longer (by
+// that 1 %) than the rank waiting least is not named for its Computing, Transit or Free: what it
+// spends more there it would have waited anyway, it does not hold the job back (seen on real
+// traces: a healthy rank whose host launched late, while the slow rank was still computing). A rank
+// slowed in compute is thus named by Computing and by wait (the same rank, arriving last), and no
+// other rank is named.
 #pragma once
 
 #include <cstdint>
@@ -94,6 +98,7 @@ struct LinkTotal {
   std::int32_t src = 0, dst = 0;  // world ranks
   std::int32_t transport = 0;     // LinkTransport
   std::int64_t bytes = 0, time_ns = 0;
+  std::int64_t transfers = 0;  // COMMUNICATION_LINK rows
   bool operator==(const LinkTotal&) const = default;
 };
 
@@ -171,14 +176,17 @@ struct RankCommunication {
 struct MatrixEntry {
   int src = 0, dst = 0;
   std::int32_t transport = 0;  // LinkTransport
-  std::int64_t bytes = 0, time_ns = 0;
+  std::int64_t bytes = 0, time_ns = 0, transfers = 0;
   double bandwidth_gbps() const { return time_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(time_ns) : 0; }
 };
 
 // The spread of link bandwidth over the links of one transport; the slowest link named when > 5 %.
+// Links whose mean transfer is a small packet (msprof-analyze's advisor: RDMA < 1 MB, SDMA < 16 MB)
+// are latency-bound: their bandwidth says nothing of the link, so they are counted, not judged.
 struct LinkSpread {
   std::int32_t transport = 0;
-  int links = 0;
+  int links = 0;        // judged
+  int small_links = 0;  // not judged
   double min_gbps = 0, max_gbps = 0, mean_gbps = 0, spread_pct = 0;
   int min_src = -1, min_dst = -1, max_src = -1, max_dst = -1;
   bool slow = false;
@@ -201,8 +209,9 @@ struct ClusterOptions {
   double slow_threshold = 0.05;       // (max - min) / mean
   double min_spread_of_step = 0.01;   // max - min >= this share of the mean step time
   double wait_ratio_threshold = 0.2;  // MindStudio Insight's guidance
-  int max_mismatch_rows = 50;         // mismatched collectives listed (all are counted)
-  int threads = 0;                    // 0: min(hardware_concurrency, traces)
+  std::int64_t small_rdma_bytes = 1 << 20, small_sdma_bytes = 16 << 20;  // small packets (LinkSpread)
+  int max_mismatch_rows = 50;  // mismatched collectives listed (all are counted)
+  int threads = 0;             // 0: min(hardware_concurrency, traces)
 };
 
 struct ClusterReport {
