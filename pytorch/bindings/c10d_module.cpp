@@ -23,4 +23,5 @@ PYBIND11_MODULE(_c10d, m) {
       .def_property_readonly("name", &ProcessGroupHCCL::name)
       .def_property_readonly("global_ranks", &ProcessGroupHCCL::global_ranks)
       .def_property_readonly("nodes", &ProcessGroupHCCL::nodes);
+  m.attr("WORLD_GROUP_NAME") = ProcessGroupHCCL::kWorldGroupName;
 }

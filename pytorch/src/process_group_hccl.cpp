@@ -108,7 +108,7 @@ npuscope::ReduceOp reduce_op(const c10d::ReduceOp& op, const char* what) {
   return npuscope::ReduceOp::kNone;  // not reached
 }
 
-// Writes `bytes` of `src` from `offset` into `dst` (any strides), a device copy queued on `stream`.
+// Fills `dst` (any strides) from `src`'s bytes at `offset`: a device copy queued on `stream`.
 void write_back(const at::Tensor& dst, const emulator::Tensor& src, std::size_t offset, emulator::Stream stream,
                 const char* op) {
   if (dst.numel() == 0) return;
@@ -158,7 +158,7 @@ ProcessGroupHCCL::ProcessGroupHCCL(c10::intrusive_ptr<c10d::ProcessGroup> inner,
   state_->name = std::move(name);
   state_->global_ranks = std::move(global_ranks);
   for (int g : state_->global_ranks) state_->nodes.push_back(g / per_node);
-  if (state_->name == "hccl_world_group") announce_rank(rank, size, per_node);
+  if (state_->name == kWorldGroupName) announce_rank(rank, size, per_node);
   NPUSCOPE_TORCH_TRY
   state_->comm = std::make_unique<emulator::Communicator>(
       gloo_transport(std::move(inner)),

@@ -20,7 +20,7 @@ import npuscope.torch  # noqa: F401  (loads the device's library before the modu
 from npuscope import _c10d
 
 BACKEND = "hccl"
-WORLD_GROUP_NAME = "hccl_world_group"
+WORLD_GROUP_NAME = _c10d.WORLD_GROUP_NAME  # "hccl_world_group"
 
 __all__ = ["BACKEND", "WORLD_GROUP_NAME", "is_available", "communicator_name"]
 

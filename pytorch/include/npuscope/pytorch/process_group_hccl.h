@@ -29,6 +29,9 @@ namespace npuscope::pytorch {
 
 class ProcessGroupHCCL : public c10d::ProcessGroup {
  public:
+  // The world's communicator, as HCCL names it (a sub-group's name comes from its ranks).
+  static constexpr const char* kWorldGroupName = "hccl_world_group";
+
   // `inner` carries the bytes (a ProcessGroupGloo of the same ranks). `name` is the communicator's
   // name, the same on every member ("hccl_world_group", "group_0_2"); `global_ranks` the members'
   // world ranks in group rank order. Collective over the members (the emulator's communicator meets
