@@ -366,6 +366,46 @@ def torch_profile_section(out_dir):
     return out
 
 
+CLUSTER_TARGET_S = 30.0
+CLUSTER_TARGET_MIB = 4096.0
+
+
+def cluster_section(out_dir):
+    data = load_json_tail(os.path.join(out_dir, "cluster_bench.json"))
+    if data is None:
+        return []
+    ranks, tasks = data["ranks"], data["tasks_per_rank"]
+    out = ["", "## Cluster analysis", "",
+           "`npuscope cluster` on %d synthetic rank traces of %d tasks each (%.0f MiB in all; written through the "
+           "real `TraceWriter` by `bench/write_rank_traces` in %.1f s: a data-parallel job, 10 AllReduces per "
+           "step of 1000 tasks, rank 7 computing 1.2x slower). Time of the whole process; peak RSS of the largest "
+           "process (`wait4`)." % (ranks, tasks, data["trace_mib"], data["write_s"]), "",
+           "| run | time | target | peak RSS | target | slow ranks named |", "|---|---:|---|---:|---|---|"]
+    for key, label in (("threads", "`npuscope cluster DIR` (threads)"),
+                       ("mpi2", "`mpirun -np 2 npuscope cluster DIR`")):
+        if key + "_s" not in data:
+            continue
+        s, rss = data[key + "_s"], data[key + "_rss_mib"]
+        ok_s, ok_m = s <= CLUSTER_TARGET_S, rss <= CLUSTER_TARGET_MIB
+        if not (ok_s and ok_m):
+            warn("cluster: %s took %.1f s and %.0f MiB (targets %g s, %g MiB)" % (key, s, rss, CLUSTER_TARGET_S,
+                                                                             CLUSTER_TARGET_MIB))
+        out.append("| %s | %.1f s | <= %g s (%s) | %.0f MiB | <= %g MiB (%s) | %s |" % (
+            label, s, CLUSTER_TARGET_S, verdict(ok_s, "ABOVE"), rss, CLUSTER_TARGET_MIB, verdict(ok_m, "ABOVE"),
+            ", ".join(str(r) for r in data.get(key + "_slow_ranks", [])) or "none"))
+    if "real_run_s" in data:
+        named = data.get("real_slow_ranks", [])
+        out += ["", "%d real ranks of `samples/mpi_data_parallel` (10 steps, rank %d slowed 1.5x, the device-bound "
+                "spec) under `mpirun --oversubscribe -np %d npuscope run -o rank_%%r.db` on %d cores: %.1f s end to "
+                "end; `npuscope cluster` on their traces %.2f s, %.0f MiB, named %s (%s)." % (
+                    data["real_ranks"], data["real_slowed_rank"], data["real_ranks"], data["cores"],
+                    data["real_run_s"], data["real_cluster_s"], data["real_cluster_rss_mib"],
+                    ", ".join("rank %d" % r for r in named) or "no rank",
+                    verdict(named == [data["real_slowed_rank"]], "WRONG"))]
+    out += ["", "Command: `/usr/bin/python3 bench/cluster_bench.py BUILD` (JSON on stdout)."]
+    return out
+
+
 HOT_PATH_TARGET_NS = 25.0
 HOT_PATH_BENCHES = (("BM_ApiEvent/", "API enter or exit (`on_api`)", True),
                     ("BM_TaskEvents/", "task event (`on_task`: queued, begin, end), per call", True),
@@ -766,6 +806,7 @@ def main(argv):
     lines += viewer_section(runs)
     lines += comparator_section(runs)
     lines += overhead_section(out_dir)
+    lines += cluster_section(out_dir)
     if update:
         lines = update_report(report, lines)
     else:

@@ -74,4 +74,11 @@ else
   echo "run_bench.sh: warning: $BUILD_DIR lacks cli/npuscope or samples/; no profiling overhead section" >&2
 fi
 
+# npuscope cluster on 256 synthetic rank traces (threads, then 2 MPI processes), and 16 real MPI ranks.
+if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/bench/write_rank_traces" ]; then
+  echo "== cluster_bench.py"
+  /usr/bin/python3 "$ROOT/bench/cluster_bench.py" "$BUILD_DIR" >"$OUT_DIR/cluster_bench.json" ||
+    echo "run_bench.sh: warning: bench/cluster_bench.py failed; its section is left out" >&2
+fi
+
 /usr/bin/python3 "$ROOT/bench/report.py" "$OUT_DIR" "$ROOT/docs/PERFORMANCE.md" "bash bench/run_bench.sh ${1:-build}"

@@ -89,6 +89,9 @@ int train(const Options& o, npuscope::comm::MpiWorld& world) {
   npuscope::emulator::Communicator& comm = world.world();
   Model model = init_model(o, device);
   for (Tensor* p : model.parameters()) *p = comm.broadcast(*p, 0, stream);
+  // As DDP's constructor: wait for the broadcasts, so that every rank's host starts step 0 at their
+  // common end, not after its own start-up (device creation takes each process its own real time).
+  emu::Runtime::get().device(0).synchronize();
 
   const float grad_scale = 2.0f / static_cast<float>(o.global_batch * o.outputs);
   const Tensor lr = scalar(o.learning_rate, device), scale = scalar(grad_scale, device), one = scalar(1.0f, device);

@@ -64,6 +64,14 @@ section "The cost model against published Ascend 910B timings (npuscope calibrat
 section "A custom kernel (opkit, docs/opkit.md): the GELU sample against its golden, then its planted bug"
 "$BUILD_DIR/samples/opkit/opkit_samples" --kernel gelu --n 1048576
 "$BUILD_DIR/samples/opkit/opkit_samples" --kernel gelu --bug || echo "(the sanitizer's report above is the expected result)"
+section "Many ranks (docs/cluster.md): 4 MPI ranks train an MLP data-parallel, rank 2's device 1.5x slower"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+rm -rf "$DEMO/ranks"
+mpirun --oversubscribe -np 4 "$NPUSCOPE" run -o "$DEMO/ranks/rank_%r.db" -- "$BUILD_DIR/samples/mpi_data_parallel" \
+  --spec "$ROOT/samples/specs/ascend910b_device_bound.json" --steps 5 --slow-rank 2 --slow-factor 1.5
+section "The cluster analysis of the 4 rank traces (npuscope cluster): the slow rank, the matrix, the waits"
+"$NPUSCOPE" cluster "$DEMO/ranks" -o "$DEMO/cluster.txt"
+sed -n 1,60p "$DEMO/cluster.txt"
 section "The timeline viewer (npuscope view): the LLaMA trace"
 if [ -n "${DISPLAY:-}" ]; then
   "$NPUSCOPE" view "$DEMO/llama.db"
