@@ -3,7 +3,7 @@
 "hccl" backend, launched by torchrun (one process, one emulated device per rank).
 
     PYTHONPATH=build/python /usr/bin/python3 -m torch.distributed.run --standalone --nproc_per_node=4 \\
-        samples/pytorch/ddp_train.py --steps 5 --slow-rank 2 --slow-factor 3
+        --redirects=1 --tee=1 samples/pytorch/ddp_train.py --steps 5 --slow-rank 2 --slow-factor 3
     PYTHONPATH=build/python /usr/bin/python3 samples/pytorch/ddp_train.py --single   # the same, one process
 
 Every step draws one global batch from a fixed seed; rank r trains on its contiguous share of it
@@ -12,6 +12,7 @@ whole batch (--single). Printed per step: the global loss (the ranks' mean, all-
 same on every rank) and the step's modelled device time. --slow-rank R --slow-factor F makes rank R's
 emulated device F times slower at computing: the others then wait for it in every all-reduce.
 --check DIR writes each rank's losses and final parameters to DIR/rank_<r>.pt (DIR/single.pt).
+(--redirects/--tee: Debian 12's torchrun cannot read their default on Python 3.11, docs/cluster.md.)
 """
 import argparse
 import json

@@ -14,6 +14,7 @@ test allows, while the 5 steps move the parameters by 2e-2 to 9e-2.
 """
 import os
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import unittest
@@ -34,8 +35,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def torchrun(nproc, script, *args):
-    """Runs `script` on `nproc` ranks with torchrun on one machine; the CompletedProcess. The agent's
+def torchrun(nproc, *script_and_args):
+    """Runs a script on `nproc` ranks with torchrun on one machine; the CompletedProcess. The agent's
     store listens on a port that was free a moment before: if another program took it in between,
     the run is repeated on another port (only then)."""
     env = dict(os.environ, GLOO_SOCKET_IFNAME="lo")
@@ -43,8 +44,8 @@ def torchrun(nproc, script, *args):
         # --redirects/--tee: Debian's torchrun 1.13 cannot parse their default "0" on Python 3.11
         # (Std.from_str returns None: 3.11 no longer lists IntFlag's zero member), docs/cluster.md.
         cmd = ["/usr/bin/python3", "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=%d" % nproc,
-               "--redirects=1", "--tee=1", "--master_addr=127.0.0.1", "--master_port=%d" % free_port(), script]
-        cmd += list(args)
+               "--redirects=1", "--tee=1", "--master_addr=127.0.0.1", "--master_port=%d" % free_port()]
+        cmd += list(script_and_args)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
         if p.returncode == 0 or "Address already in use" not in p.stderr:
             return p
@@ -107,6 +108,26 @@ class DdpTest(unittest.TestCase):
                 self.assertEqual(a["losses"], b["losses"])
                 for name, p in a["params"].items():
                     self.assertTrue(torch.equal(p, b["params"][name]), name)
+
+
+class ProfiledTest(unittest.TestCase):
+    def test_each_ranks_trace_says_its_rank_and_communicators(self):
+        cli = os.environ.get("NPUSCOPE_CLI", "npuscope")
+        with tempfile.TemporaryDirectory() as d:
+            p = torchrun(2, "--no_python", cli, "run", "-o", os.path.join(d, "rank_%r.db"), "--", "/usr/bin/python3",
+                         SAMPLE, "--steps", "2")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            for r in range(2):
+                with sqlite3.connect(os.path.join(d, "rank_%d.db" % r)) as db:
+                    meta = dict(db.execute("SELECT key, value FROM META"))
+                    self.assertEqual((meta["rank"], meta["world_size"], meta["launcher"]), (str(r), "2", "torchrun"))
+                    self.assertEqual((meta["node"], meta["local_rank"]), ("0", str(r)))  # 8 ranks per server
+                    comms = db.execute("SELECT s.value, c.rank, c.size, m.value FROM COMMUNICATOR c "
+                                       "JOIN STRING_IDS s ON s.id = c.name_id JOIN STRING_IDS m ON m.id = c.members_id")
+                    self.assertEqual(list(comms), [("hccl_world_group", r, 2, "0,1")])
+                    # DDP's all-reduces and the samples' loss all-reduce, as collectives of the world.
+                    n = db.execute("SELECT COUNT(*) FROM COMMUNICATION").fetchone()[0]
+                    self.assertGreaterEqual(n, 4)
 
 
 class OneProcessTest(unittest.TestCase):
