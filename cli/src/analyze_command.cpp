@@ -5,18 +5,14 @@
 //
 // text goes to stdout (colour on a terminal) or FILE; json likewise; csv writes one file per table
 // into the directory -o names.
-#include <unistd.h>
 
-#include <cstdio>
-#include <iostream>
-#include <sstream>
 #include <string>
 
 #include "command.h"
 #include "npuscope/analyzer/analyze.h"
-#include "npuscope/analyzer/format.h"
 #include "npuscope/collector/trace_reader.h"
 #include "open_trace.h"
+#include "report_output.h"
 
 namespace npuscope::cli {
 namespace {
@@ -57,11 +53,7 @@ int analyze_command(int argc, char** argv) {
     return 0;
   }
   if (f.trace.empty()) throw UsageError(std::string("no trace given\nusage: ") + kUsage);
-  if (f.format != "text" && f.format != "json" && f.format != "csv") {
-    throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
-  }
-  if (f.format == "csv" && f.output.empty())
-    throw UsageError("--format csv writes files: give the directory with -o DIR");
+  check_report_format(f.format, f.output);
 
   analyzer::AnalyzeOptions options;
   options.top = f.top;
@@ -75,24 +67,7 @@ int analyze_command(int argc, char** argv) {
   } catch (const analyzer::AnalyzeError& e) {
     throw UsageError(e.what());
   }
-  if (f.format == "csv") {
-    analyzer::write_csv(report, f.output);
-    std::printf("wrote the analysis of %s into %s\n", reader->path().c_str(), f.output.c_str());
-  } else if (f.format == "json") {
-    const std::string json = analyzer::to_json(report);
-    if (f.output.empty()) {
-      std::fwrite(json.data(), 1, json.size(), stdout);
-    } else {
-      write_text_file(f.output, json);
-    }
-  } else if (f.output.empty()) {
-    analyzer::write_text(report, std::cout,
-                         {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
-  } else {
-    std::ostringstream text;
-    analyzer::write_text(report, text);
-    write_text_file(f.output, text.str());
-  }
+  write_report(report, f.format, f.output, "the analysis of " + reader->path());
   return 0;
 }
 

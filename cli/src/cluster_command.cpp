@@ -8,17 +8,13 @@
 // unreadable rank traces and mismatched collectives are in the report (exit 0); a DIR without any
 // rank trace is an error. Under mpirun the processes share the traces (Note [npuscope cluster over MPI]
 // in cluster_over_mpi.h).
-#include <unistd.h>
 
-#include <cstdio>
-#include <iostream>
-#include <sstream>
 #include <string>
 
 #include "cluster_over_mpi.h"
 #include "command.h"
 #include "npuscope/analyzer/cluster.h"
-#include "npuscope/analyzer/format.h"
+#include "report_output.h"
 
 namespace npuscope::cli {
 namespace {
@@ -48,11 +44,7 @@ int cluster_command(int argc, char** argv) {
   positional.add("dir", 1);
   if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
   if (f.dir.empty()) throw UsageError(std::string("no directory given\nusage: ") + kUsage);
-  if (f.format != "text" && f.format != "json" && f.format != "csv") {
-    throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
-  }
-  if (f.format == "csv" && f.output.empty())
-    throw UsageError("--format csv writes files: give the directory with -o DIR");
+  check_report_format(f.format, f.output);
 
   const analyzer::ClusterOptions options{.top = f.top, .threads = f.threads};
   analyzer::ClusterReport cluster;
@@ -69,24 +61,8 @@ int cluster_command(int argc, char** argv) {
     throw InputError(e.what());
   }
   const analyzer::Report report = analyzer::cluster_tables(cluster, options);
-  if (f.format == "csv") {
-    analyzer::write_csv(report, f.output);
-    std::printf("wrote the cluster analysis of %zu ranks into %s\n", cluster.ranks.size(), f.output.c_str());
-  } else if (f.format == "json") {
-    const std::string json = analyzer::to_json(report);
-    if (f.output.empty()) {
-      std::fwrite(json.data(), 1, json.size(), stdout);
-    } else {
-      write_text_file(f.output, json);
-    }
-  } else if (f.output.empty()) {
-    analyzer::write_text(report, std::cout,
-                         {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
-  } else {
-    std::ostringstream text;
-    analyzer::write_text(report, text);
-    write_text_file(f.output, text.str());
-  }
+  write_report(report, f.format, f.output,
+               "the cluster analysis of " + std::to_string(cluster.ranks.size()) + " ranks");
   return 0;
 }
 

@@ -33,6 +33,7 @@ def parse():
     p.add_argument("--global-batch", type=int, default=32, help="samples per step over all ranks")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--spec", help="the emulated NPU: a preset or a spec file (default: NPUSCOPE_SPEC, else ascend910b)")
     p.add_argument("--slow-rank", type=int, default=-1, help="this rank's device computes --slow-factor times slower")
     p.add_argument("--slow-factor", type=float, default=1.0)
     p.add_argument("--single", action="store_true", help="one process on the whole batch, no torch.distributed")
@@ -76,9 +77,13 @@ def main():
         sys.exit("ddp_train.py: error: --global-batch %d does not divide into %d ranks" % (args.global_batch, world))
     if not 1 <= args.slow_factor <= 1000:
         sys.exit("ddp_train.py: error: --slow-factor %g is not in [1, 1000]" % args.slow_factor)
+    if args.spec:
+        os.environ["NPUSCOPE_SPEC"] = args.spec  # slow_down() starts from it
     if rank == args.slow_rank and args.slow_factor != 1.0:
         slow_down(args.slow_factor)  # before the process group: it reads the spec's ranks_per_node
         print("rank %d: the device computes %gx slower" % (rank, args.slow_factor), flush=True)
+    elif args.spec:
+        npu.set_spec(args.spec)
     dev = npu.device(int(os.environ.get("LOCAL_RANK", 0)) % npu.device_count())
     npu.set_device(dev)
     if not args.single:
@@ -90,6 +95,9 @@ def main():
     if not args.single:
         # No device_ids: PyTorch 1.13's DDP takes them for CUDA devices only.
         model = torch.nn.parallel.DistributedDataParallel(model)
+        # Wait for DDP's broadcast of the weights: every rank's host then starts step 0 at its common end,
+        # not after its own start-up (each process imports and builds in its own real time).
+        npu.synchronize(dev)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     xs, ys = data(args, world, rank)
 

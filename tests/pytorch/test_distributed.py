@@ -12,6 +12,7 @@ share and then by the world here. Both are rounding: after 5 steps of SGD with m
 differ by about 1e-7 relative and the parameters by about 1.5e-8 (measured), against the 1e-6 the
 test allows, while the 5 steps move the parameters by 2e-2 to 9e-2.
 """
+import json
 import os
 import socket
 import sqlite3
@@ -27,6 +28,7 @@ import npuscope.torch as npu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(HERE, "..", "..", "samples", "pytorch", "ddp_train.py")
+DEVICE_BOUND_SPEC = os.path.join(HERE, "..", "..", "samples", "specs", "ascend910b_device_bound.json")
 
 
 def free_port():
@@ -111,12 +113,22 @@ class DdpTest(unittest.TestCase):
 
 
 class ProfiledTest(unittest.TestCase):
-    def test_each_ranks_trace_says_its_rank_and_communicators(self):
+    def test_each_ranks_trace_says_its_rank_and_communicators_and_cluster_names_the_slowed_rank(self):
         cli = os.environ.get("NPUSCOPE_CLI", "npuscope")
         with tempfile.TemporaryDirectory() as d:
+            # The device-bound spec: the sample's small model is host-bound on the emulator otherwise, and
+            # a slowed device then holds nobody back (docs/cluster.md, "A slow rank").
             p = torchrun(2, "--no_python", cli, "run", "-o", os.path.join(d, "rank_%r.db"), "--", "/usr/bin/python3",
-                         SAMPLE, "--steps", "2")
+                         SAMPLE, "--steps", "3", "--spec", DEVICE_BOUND_SPEC, "--slow-rank", "1", "--slow-factor", "2")
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            report = os.path.join(d, "cluster.json")
+            c = subprocess.run([cli, "cluster", d, "--format", "json", "-o", report], capture_output=True, text=True)
+            self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+            with open(report) as f:
+                parts = json.load(f)["cluster_slow_rank"]
+            named = {row["Part"]: row["Slow Rank"] for row in parts if row["Slow Rank"] is not None}
+            self.assertEqual(set(named.values()), {1}, parts)
+            self.assertEqual(named.get("Computing"), 1, parts)
             for r in range(2):
                 with sqlite3.connect(os.path.join(d, "rank_%d.db" % r)) as db:
                     meta = dict(db.execute("SELECT key, value FROM META"))

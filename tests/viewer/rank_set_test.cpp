@@ -105,8 +105,7 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
       const Collective* c = set.collective_of(0, item.id);
       ASSERT_NE(c, nullptr) << rank0.str(item.label_id);
       EXPECT_EQ(set.communicator_name(c->communicator), "hccl_world_group");
-      // The late rank arrives last at each all_reduce; the all_gather right after it finds every rank
-      // there at once (the all_reduce's common end).
+      // The late rank (a virtual second of host work before it) arrives last at each all_reduce.
       const bool all_reduce = is(c->kind, CollectiveKind::kAllReduce);
       if (all_reduce) EXPECT_EQ(c->last_rank, 2);
       const auto members = set.members(*c);
@@ -135,7 +134,10 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
         // The last to arrive waits for nobody, the others for it.
         if (static_cast<int>(m) == c->last_rank) EXPECT_EQ(mem.arrival_ns, mem.start_ns);
         if (all_reduce && m != 2) EXPECT_LT(mem.arrival_ns, mem.start_ns);
-        if (!all_reduce) EXPECT_EQ(mem.arrival_ns, mem.start_ns);
+        // The all_gather: each rank arrives when its stream gets there, after the all_reduce's common
+        // end and its host's launch of the add before it; the host's launch times are real time, so
+        // which rank arrives last there is not the test's to choose.
+        EXPECT_LE(mem.arrival_ns, mem.start_ns);
         // Selecting the member on its own rank finds the same collective.
         EXPECT_EQ(set.collective_of(m, mem.task_id), c);
       }

@@ -1,0 +1,44 @@
+#include "report_output.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "command.h"
+#include "npuscope/analyzer/format.h"
+
+namespace npuscope::cli {
+
+void check_report_format(const std::string& format, const std::string& output) {
+  if (format != "text" && format != "json" && format != "csv") {
+    throw UsageError("--format must be text, json or csv, got '" + format + "'");
+  }
+  if (format == "csv" && output.empty()) throw UsageError("--format csv writes files: give the directory with -o DIR");
+}
+
+void write_report(const analyzer::Report& report, const std::string& format, const std::string& output,
+                  const std::string& what) {
+  if (format == "csv") {
+    analyzer::write_csv(report, output);
+    std::printf("wrote %s into %s\n", what.c_str(), output.c_str());
+  } else if (format == "json") {
+    const std::string json = analyzer::to_json(report);
+    if (output.empty()) {
+      std::fwrite(json.data(), 1, json.size(), stdout);
+    } else {
+      write_text_file(output, json);
+    }
+  } else if (output.empty()) {
+    analyzer::write_text(report, std::cout,
+                         {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
+  } else {
+    std::ostringstream text;
+    analyzer::write_text(report, text);
+    write_text_file(output, text.str());
+  }
+}
+
+}  // namespace npuscope::cli
