@@ -139,6 +139,18 @@ TEST_F(MpiDataParallel, NpuscopeRunWritesOneTracePerRankWithItsRankAndCollective
       EXPECT_EQ(a.last_rank, b.last_rank);
     }
   }
+  // npuscope cluster on two MPI processes (each summarizes two of the traces, rank 0 merges) says
+  // exactly what one process on threads says.
+  const std::string json = " --format json -o ";
+  const auto alone = run_command(npuscope::testing::npuscope_cmd("cluster ") + traces.string() + json +
+                                 (dir_ / "alone.json").string());
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  const auto spread = run_command(mpirun(2) + npuscope::testing::npuscope_cmd("cluster ") + traces.string() + json +
+                                  (dir_ / "mpi.json").string());
+  ASSERT_EQ(spread.status, 0) << spread.output;
+  const std::string expected = read_file(dir_ / "alone.json");
+  EXPECT_NE(expected.find("\"Ranks Analysed\": 4"), std::string::npos) << expected.substr(0, 2000);
+  EXPECT_EQ(read_file(dir_ / "mpi.json"), expected);
 }
 
 // The acceptance: one rank's device computes twice as slowly; `npuscope cluster` on the four
