@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 
@@ -68,7 +69,7 @@ def main():
         seconds, rss, _ = timed([npuscope, "cluster", traces, "--format", "json", "-o", report])
         result["threads_s"], result["threads_rss_mib"] = seconds, rss
         with open(report) as f:
-            result["synthetic_slow_ranks"] = named_slow_ranks(json.load(f))
+            result["threads_slow_ranks"] = named_slow_ranks(json.load(f))
         if shutil.which("mpirun"):
             seconds, rss, _ = timed(["mpirun", "--oversubscribe", "-np", "2", npuscope, "cluster", traces,
                                      "--format", "json", "-o", report], MPI_ENV)
@@ -81,7 +82,8 @@ def main():
             slow = args.real_ranks // 3
             seconds, _, _ = timed(["mpirun", "--oversubscribe", "-np", str(args.real_ranks), npuscope, "run", "-o",
                                    os.path.join(real, "rank_%r.db"), "--",
-                                   os.path.join(build, "samples", "mpi_data_parallel"), "--steps", "10",
+                                   os.path.join(build, "samples", "mpi_data_parallel"), "--steps", "10", "--spec",
+                                   os.path.join(ROOT, "samples", "specs", "ascend910b_device_bound.json"),
                                    "--global-batch", str(8 * args.real_ranks), "--slow-rank", str(slow),
                                    "--slow-factor", "1.5"], MPI_ENV)
             result["real_run_s"] = seconds

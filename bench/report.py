@@ -371,14 +371,15 @@ CLUSTER_TARGET_MIB = 4096.0
 
 
 def cluster_section(out_dir):
-    data = load_json_tail(os.path.join(out_dir, "cluster_bench.json"))
+    # cluster.json, not *_bench.json: those names are Google Benchmark runs (load_runs).
+    data = load_json_tail(os.path.join(out_dir, "cluster.json"))
     if data is None:
         return []
     ranks, tasks = data["ranks"], data["tasks_per_rank"]
     out = ["", "## Cluster analysis", "",
            "`npuscope cluster` on %d synthetic rank traces of %d tasks each (%.0f MiB in all; written through the "
            "real `TraceWriter` by `bench/write_rank_traces` in %.1f s: a data-parallel job, 10 AllReduces per "
-           "step of 1000 tasks, rank 7 computing 1.2x slower). Time of the whole process; peak RSS of the largest "
+           "step of 1000 tasks, rank 7 computing 1.2x slower), read from the page cache just after. Time of the whole process; peak RSS of the largest "
            "process (`wait4`)." % (ranks, tasks, data["trace_mib"], data["write_s"]), "",
            "| run | time | target | peak RSS | target | slow ranks named |", "|---|---:|---|---:|---|---|"]
     for key, label in (("threads", "`npuscope cluster DIR` (threads)"),

@@ -77,7 +77,7 @@ fi
 # npuscope cluster on 256 synthetic rank traces (threads, then 2 MPI processes), and 16 real MPI ranks.
 if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/bench/write_rank_traces" ]; then
   echo "== cluster_bench.py"
-  /usr/bin/python3 "$ROOT/bench/cluster_bench.py" "$BUILD_DIR" >"$OUT_DIR/cluster_bench.json" ||
+  /usr/bin/python3 "$ROOT/bench/cluster_bench.py" "$BUILD_DIR" >"$OUT_DIR/cluster.json" ||
     echo "run_bench.sh: warning: bench/cluster_bench.py failed; its section is left out" >&2
 fi
 

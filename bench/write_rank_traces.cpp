@@ -49,7 +49,7 @@ Timeline plan(int ranks, int steps, int slow_rank) {
   Timeline t;
   t.arrival.assign(static_cast<std::size_t>(ranks), {});
   const int segment = (kTasksPerStep - kCollectivesPerStep) / kCollectivesPerStep;
-  const std::int64_t transfer_ns = 2 * (ranks - 1) * 20'000 + 2 * kCollectiveBytes * (ranks - 1) / ranks / 25;
+  const std::int64_t transfer_ns = 2 * (ranks - 1) * 2'000 + 2 * kCollectiveBytes * (ranks - 1) / ranks / 25;
   std::int64_t now = 1'000'000'000;
   for (int s = 0; s < steps; ++s) {
     t.step_start.push_back(now);
