@@ -25,6 +25,7 @@
 #include "npuscope/comm/mpi_world.h"
 #include "npuscope/emulator/collectives.h"
 #include "npuscope/emulator/markers.h"
+#include "npuscope/runtime_hooks/launcher_env.h"
 #include "sample_common.h"
 
 namespace {
@@ -49,12 +50,6 @@ struct Model {
   Tensor w1, b1, w2, b2;
   std::vector<Tensor*> parameters() { return {&w1, &b1, &w2, &b2}; }
 };
-
-std::string with_rank(std::string pattern, int rank) {
-  for (std::size_t at = pattern.find("%r"); at != std::string::npos; at = pattern.find("%r", at))
-    pattern.replace(at, 2, std::to_string(rank));
-  return pattern;
-}
 
 Tensor scalar(float v, emu::DeviceRef device) {
   return Tensor::from_floats(std::vector<float>{v}, {1}, emu::DType::kF32, device);
@@ -118,7 +113,7 @@ int train(const Options& o, npuscope::comm::MpiWorld& world) {
     if (world.rank() == 0) std::printf("step %d loss %.6f\n", step, static_cast<double>(loss));
   }
   if (!o.out.empty()) {
-    const std::string path = with_rank(o.out, world.rank());
+    const std::string path = npuscope::launcher::expand_rank(o.out, world.rank());
     std::ofstream out(path);
     for (std::size_t s = 0; s < losses.size(); ++s) out << "loss " << s << " " << std::hexfloat << losses[s] << "\n";
     const char* names[] = {"w1", "b1", "w2", "b2"};

@@ -44,15 +44,19 @@ std::vector<RankSummary> summarize_ranks(const std::vector<fs::path>& files, int
   return out;
 }
 
-ClusterReport analyze_cluster(const fs::path& dir, const ClusterOptions& options) {
-  const std::vector<fs::path> files = cluster_trace_files(dir);
-  std::vector<RankSummary> summaries = summarize_ranks(files, options.threads);
+ClusterReport merge_directory(const fs::path& dir, std::size_t files, std::vector<RankSummary> summaries,
+                              const ClusterOptions& options) {
   if (std::none_of(summaries.begin(), summaries.end(), [](const RankSummary& s) { return s.rank >= 0; })) {
-    throw ClusterError("no rank trace in " + dir.string() + " (" + std::to_string(files.size()) +
+    throw ClusterError("no rank trace in " + dir.string() + " (" + std::to_string(files) +
                        " .db files): it needs the traces of a multi-rank job, one per rank, each with its rank in "
                        "META (mpirun -np N npuscope run -o DIR/rank_%r.db -- PROGRAM)");
   }
   return merge(std::move(summaries), options);
+}
+
+ClusterReport analyze_cluster(const fs::path& dir, const ClusterOptions& options) {
+  const std::vector<fs::path> files = cluster_trace_files(dir);
+  return merge_directory(dir, files.size(), summarize_ranks(files, options.threads), options);
 }
 
 }  // namespace npuscope::analyzer

@@ -1,6 +1,5 @@
 #include "cluster_over_mpi.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -36,12 +35,7 @@ std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(comm::MpiProcess
       rest.remove_prefix(n);
     }
   }
-  if (std::none_of(summaries.begin(), summaries.end(), [](const analyzer::RankSummary& s) { return s.rank >= 0; })) {
-    throw analyzer::ClusterError("no rank trace in " + dir + " (" + std::to_string(files.size()) +
-                                 " .db files): it needs the traces of a multi-rank job, one per rank, each with its "
-                                 "rank in META (npuscope run under mpirun or torchrun)");
-  }
-  return analyzer::merge(std::move(summaries), options);
+  return analyzer::merge_directory(dir, files.size(), std::move(summaries), options);
 }
 
 }  // namespace npuscope::cli

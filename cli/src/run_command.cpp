@@ -83,8 +83,7 @@ std::string expand_rank(std::string output) {
                      "e.g. mpirun -np 4 npuscope run -o traces/rank_%r.db -- CMD, or torchrun --nproc_per_node 4 "
                      "--no_python npuscope run -o traces/rank_%r.db -- python3 train.py");
   }
-  for (std::size_t at = output.find("%r"); at != std::string::npos; at = output.find("%r", at))
-    output.replace(at, 2, std::to_string(launched->rank));
+  output = launcher::expand_rank(output, launched->rank);
   // The ranks start together: whichever comes first makes the directory (the others find it made).
   std::error_code ec;
   if (const fs::path dir = fs::absolute(output).parent_path(); !dir.empty()) fs::create_directories(dir, ec);

@@ -233,8 +233,14 @@ struct ClusterReport {
 // ranks (analyze_cluster throws then; a scale-out driver should too).
 ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& options = {});
 
-// cluster_trace_files, summarize_ranks (options.threads), merge. Throws ClusterError when `dir`
-// holds no rank trace at all.
+// merge() of the summaries of `files` .db files of `dir` (by this process, or gathered from a
+// scale-out's processes); ClusterError naming `dir` and how to make rank traces when none of them
+// is a rank's.
+ClusterReport merge_directory(const std::filesystem::path& dir, std::size_t files, std::vector<RankSummary> summaries,
+                              const ClusterOptions& options = {});
+
+// cluster_trace_files, summarize_ranks (options.threads), merge_directory. Throws ClusterError when
+// `dir` holds no rank trace at all.
 ClusterReport analyze_cluster(const std::filesystem::path& dir, const ClusterOptions& options = {});
 
 // The report as finding tables (finding_table.h), for write_text / to_json / write_csv: tables

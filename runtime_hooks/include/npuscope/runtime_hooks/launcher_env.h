@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace npuscope::launcher {
@@ -34,6 +35,14 @@ inline std::optional<int> int_variable(const char* name) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 0) return std::nullopt;
   return n;
+}
+
+// `pattern` with every %r replaced by `rank`: traces/rank_%r.db -> traces/rank_3.db.
+inline std::string expand_rank(std::string pattern, int rank) {
+  const std::string r = std::to_string(rank);
+  for (std::size_t at = pattern.find("%r"); at != std::string::npos; at = pattern.find("%r", at + r.size()))
+    pattern.replace(at, 2, r);
+  return pattern;
 }
 
 // The rank as the launcher gives it; nullopt when no known launcher started this process.
