@@ -1,7 +1,11 @@
-// Runs the ONNX backend node test suite (libonnx-testdata) through the importer on the CPU golden
+// Runs the ONNX backend test suites (libonnx-testdata) through the importer on the CPU golden
 // backend and on the emulated NPU, against the expected outputs.
 //
-// Each case is data/node/<name>/{model.onnx, test_data_set_0/{input,output}_<i>.pb}. A case whose
+// The suites are data/node (one op per case), data/pytorch-converted (torch.nn modules exported by
+// PyTorch's ONNX exporter), data/pytorch-operator (torch functions, many of opset < 7) and
+// data/simple (small models). Each case is <suite>/<name>/{model.onnx,
+// test_data_set_0/{input,output}_<i>.pb}; a node case is named <name>, the others <suite>/<name>
+// (in the lists, filters and reports). A case whose
 // model uses an op or a type the emulator does not have is skipped (counted). The CPU must match
 // with the suite's tolerances (rtol 1e-3, atol 1e-7; integers and bools exactly); the NPU runs in
 // must_keep_origin_dtype with the same tolerances and in force_fp16 with f16 tolerances (rtol 1e-3,
@@ -15,7 +19,7 @@
 //   NPUSCOPE_CONFORMANCE_UPDATE=1 build/tests/onnx_node_conformance_test
 // and commit them (explain any case that left a list).
 //
-// Environment: NPUSCOPE_ONNX_NODE_DATA (default /usr/share/libonnx-testdata/data/node),
+// Environment: NPUSCOPE_ONNX_TEST_DATA (the suites' parent, default /usr/share/libonnx-testdata/data),
 // NPUSCOPE_CONFORMANCE_FILTER (substring of case names: only those cases are run and compared; the
 // lists are not rewritten under a filter), NPUSCOPE_CONFORMANCE_UPDATE (1: rewrite the lists),
 // NPUSCOPE_CONFORMANCE_REPORT (a TSV file to write every case's result to, for docs/onnx_ops.md).
@@ -60,15 +64,18 @@ std::string env_or(const char* name, const char* fallback) {
 }
 
 std::vector<Case> discover() {
-  const fs::path root = env_or("NPUSCOPE_ONNX_NODE_DATA", "/usr/share/libonnx-testdata/data/node");
+  const fs::path root = env_or("NPUSCOPE_ONNX_TEST_DATA", "/usr/share/libonnx-testdata/data");
   const std::string filter = env_or("NPUSCOPE_CONFORMANCE_FILTER", "");
   std::vector<Case> cases;
-  if (!fs::is_directory(root)) return cases;
-  for (const auto& e : fs::directory_iterator(root)) {
-    if (!fs::exists(e.path() / "model.onnx") || !fs::is_directory(e.path() / "test_data_set_0")) continue;
-    const std::string name = e.path().filename().string();
-    if (!filter.empty() && name.find(filter) == std::string::npos) continue;
-    cases.push_back({name, e.path()});
+  for (const std::string suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+    if (!fs::is_directory(root / suite)) continue;
+    for (const auto& e : fs::directory_iterator(root / suite)) {
+      if (!fs::exists(e.path() / "model.onnx") || !fs::is_directory(e.path() / "test_data_set_0")) continue;
+      const std::string case_name = e.path().filename().string();
+      const std::string name = suite == "node" ? case_name : suite + "/" + case_name;
+      if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+      cases.push_back({name, e.path()});
+    }
   }
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
   return cases;
@@ -233,7 +240,7 @@ bool have_data() { return !discover().empty(); }
 }  // namespace
 
 TEST(OnnxNodeConformance, CpuGolden) {
-  if (!have_data()) GTEST_SKIP() << "no ONNX node test data (install libonnx-testdata)";
+  if (!have_data()) GTEST_SKIP() << "no ONNX backend test data (install libonnx-testdata)";
   Runtime::configure({});
   const Tally t = run_suite("cpu", DeviceRef::cpu(), 1e-3, 1e-7);
   const int run = t.pass + t.fail;
@@ -242,7 +249,7 @@ TEST(OnnxNodeConformance, CpuGolden) {
 }
 
 TEST(OnnxNodeConformance, NpuMustKeepOriginDtype) {
-  if (!have_data()) GTEST_SKIP() << "no ONNX node test data (install libonnx-testdata)";
+  if (!have_data()) GTEST_SKIP() << "no ONNX backend test data (install libonnx-testdata)";
   Runtime::configure({.precision_mode = PrecisionMode::kMustKeepOriginDtype});
   const Tally t = run_suite("npu_must_keep_origin_dtype", DeviceRef::npu(), 1e-3, 1e-7);
   conformance::check_passing_list("npu_must_keep_origin_dtype", t.passed, t.not_passing(),
@@ -250,7 +257,7 @@ TEST(OnnxNodeConformance, NpuMustKeepOriginDtype) {
 }
 
 TEST(OnnxNodeConformance, NpuForceFp16) {
-  if (!have_data()) GTEST_SKIP() << "no ONNX node test data (install libonnx-testdata)";
+  if (!have_data()) GTEST_SKIP() << "no ONNX backend test data (install libonnx-testdata)";
   Runtime::configure({.precision_mode = PrecisionMode::kForceFp16});
   const Tally t = run_suite("npu_force_fp16", DeviceRef::npu(), 1e-3, 1e-5);
   conformance::check_passing_list("npu_force_fp16", t.passed, t.not_passing(),
