@@ -14,6 +14,7 @@
 #include "npuscope/emulator/op_registry.h"
 #include "npuscope/emulator/runtime.h"
 #include "onnx_adapter.h"
+#include "version_converter.h"
 
 namespace npuscope::emulator {
 
@@ -46,8 +47,8 @@ const std::unordered_map<std::string, Tensor>& OnnxModel::Impl::constants_on(Dev
 
 namespace {
 
-// Opsets 7-18 are what we test against; older models load too (most ops kept their semantics, and
-// the conformance suite checks the ones that did not).
+// Opsets 7-18 run as they are; older models are brought forward to opset 7 first (Note [Bringing old
+// opsets forward]).
 constexpr std::int64_t kMinOpset = 1, kMaxOpset = 18;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
@@ -171,6 +172,10 @@ OnnxModel OnnxModel::load(const std::string& path) {
     throw ModelError(path + ": unsupported op type" + (unsupported.size() > 1 ? "s" : "") + ": " + list +
                      " (see docs/onnx_ops.md for the supported ones)");
   }
+  if (uses_default_domain && impl->opset < onnx_import::kOldestNativeOpset) {
+    onnx_import::bring_forward(impl->proto, impl->opset, path);
+    impl->opset = onnx_import::kOldestNativeOpset;
+  }
 
   for (const auto& init : graph.initializer()) {
     impl->constants.emplace(init.name(), onnx_import::tensor_from_proto(init, path));
@@ -242,12 +247,6 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
     ctx.device = device;
     ctx.model_path = m.path;
     ctx.attrs = convert_attributes(node);
-    // Before opset 7, binary ops broadcast only when told, along an `axis`: not supported.
-    if (ctx.attrs.get_int("broadcast", 0) != 0) {
-      ctx.fail(
-          "uses the pre-opset-7 'broadcast' attribute; convert the model to opset 7 or later "
-          "(onnx.version_converter)");
-    }
     ctx.num_outputs = node.output_size();
     for (const auto& in : node.input()) {
       if (in.empty()) {

@@ -42,13 +42,15 @@ struct OnnxRunOptions {
 class OnnxModel {
  public:
   // Throws ModelError (unreadable / malformed file, opset above 18, unsupported ops listed all
-  // at once).
+  // at once, an old-opset form that cannot be brought forward). A model of opset 1-6 is rewritten
+  // to opset 7 first, as ONNX's version converter would (Note [Bringing old opsets forward]).
   static OnnxModel load(const std::string& path);
   ~OnnxModel();
   OnnxModel(OnnxModel&&) noexcept;
   OnnxModel& operator=(OnnxModel&&) noexcept;
 
   const std::string& path() const;
+  // The default-domain opset the graph runs at (7 for a model brought forward from an older one).
   std::int64_t opset() const;
   // Graph inputs that are not initializers, in declaration order.
   const std::vector<OnnxValueInfo>& inputs() const;
