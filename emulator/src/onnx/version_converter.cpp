@@ -165,9 +165,7 @@ std::vector<std::int64_t> Conversion::constant_ints(const onnx::NodeProto& node,
     }
   }
   if (proto == nullptr) fail(node, "input '" + name + "' must be a constant (an initializer or a Constant)");
-  std::vector<std::int64_t> values;
-  for (const double v : tensor_from_proto(*proto, path_).to_doubles()) values.push_back(static_cast<std::int64_t>(v));
-  return values;
+  return tensor_from_proto(*proto, path_).to_ints();
 }
 
 std::string Conversion::fresh_name(const std::string& base) {
