@@ -193,8 +193,9 @@ void print_report(const emu::OnnxModel& model, const ExecFlags& f, const std::ma
                 std::string(emu::precision_mode_name(d.precision_mode())).c_str(),
                 std::string(emu::overflow_mode_name(d.overflow_mode())).c_str());
   }
-  std::printf(", opset %lld, %zu nodes, %d iteration%s\n", static_cast<long long>(model.opset()), model.node_count(),
-              f.iterations, f.iterations == 1 ? "" : "s");
+  std::printf(", opset %lld", static_cast<long long>(model.declared_opset()));
+  if (model.opset() != model.declared_opset()) std::printf(" (run as %lld)", static_cast<long long>(model.opset()));
+  std::printf(", %zu nodes, %d iteration%s\n", model.node_count(), f.iterations, f.iterations == 1 ? "" : "s");
   for (std::size_t i = 0; i < model.inputs().size(); ++i) {
     const auto& t = inputs.at(model.inputs()[i].name);
     std::printf("  input  %-20s %-5s %-20s %s\n", model.inputs()[i].name.c_str(),

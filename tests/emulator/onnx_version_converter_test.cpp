@@ -94,6 +94,7 @@ TEST_F(OnnxVersionConverterTest, AxisBroadcastBecomesAnUnsqueeze) {
   attr(add, "axis", std::int64_t{1});
   const auto m = load(b, "axis");
   EXPECT_EQ(m.opset(), 7);
+  EXPECT_EQ(m.declared_opset(), 6);
   EXPECT_EQ(m.node_count(), 3u);  // the Unsqueeze of B
   const auto y = run(m, {{"a", iota({2, 3, 2})}, {"b", floats({100, 200, 300}, {3})}});
   EXPECT_EQ(y, (std::vector<double>{100, 101, 202, 203, 304, 305, 106, 107, 208, 209, 310, 311}));

@@ -23,7 +23,7 @@ using onnx_import::NodeContext;
 struct OnnxModel::Impl {
   std::string path;
   onnx::ModelProto proto;
-  std::int64_t opset = 0;
+  std::int64_t opset = 0, declared_opset = 0;
   std::vector<OnnxValueInfo> inputs, outputs;
   std::vector<std::string> node_names;                // instance names, one per node
   std::unordered_map<std::string, Tensor> constants;  // initializers, on the cpu
@@ -172,6 +172,7 @@ OnnxModel OnnxModel::load(const std::string& path) {
     throw ModelError(path + ": unsupported op type" + (unsupported.size() > 1 ? "s" : "") + ": " + list +
                      " (see docs/onnx_ops.md for the supported ones)");
   }
+  impl->declared_opset = impl->opset;
   if (uses_default_domain && impl->opset < onnx_import::kOldestNativeOpset) {
     onnx_import::bring_forward(impl->proto, impl->opset, path);
     impl->opset = onnx_import::kOldestNativeOpset;
@@ -199,6 +200,7 @@ OnnxModel OnnxModel::load(const std::string& path) {
 
 const std::string& OnnxModel::path() const { return impl_->path; }
 std::int64_t OnnxModel::opset() const { return impl_->opset; }
+std::int64_t OnnxModel::declared_opset() const { return impl_->declared_opset; }
 const std::vector<OnnxValueInfo>& OnnxModel::inputs() const { return impl_->inputs; }
 const std::vector<OnnxValueInfo>& OnnxModel::outputs() const { return impl_->outputs; }
 std::size_t OnnxModel::node_count() const { return static_cast<std::size_t>(impl_->proto.graph().node_size()); }

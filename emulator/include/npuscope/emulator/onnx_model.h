@@ -52,6 +52,8 @@ class OnnxModel {
   const std::string& path() const;
   // The default-domain opset the graph runs at (7 for a model brought forward from an older one).
   std::int64_t opset() const;
+  // The default-domain opset the file declares (below opset() for a model brought forward).
+  std::int64_t declared_opset() const;
   // Graph inputs that are not initializers, in declaration order.
   const std::vector<OnnxValueInfo>& inputs() const;
   const std::vector<OnnxValueInfo>& outputs() const;
