@@ -2,6 +2,9 @@
 // an axis, dtypes kept byte for byte, the NPU's AI CPU fallback, and a missing or wrong 'count'.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "emulator/op_test_util.h"
 #include "npuscope/emulator/dispatch.h"
 
@@ -53,6 +56,17 @@ TEST_F(UniqueTest, IntegersKeepTheirDtypeAndValues) {
   const auto out = call_op("Unique", {x}, {{"count", std::int64_t{2}}});
   EXPECT_EQ(out[0].dtype(), DType::kI32);
   EXPECT_EQ(out[0].to_ints(), (I64s{-3, 7}));
+}
+
+TEST_F(UniqueTest, NaNsAreOneValueAfterTheNumbers) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto out = call_op("Unique", {floats({nan, 1, nan, -1}, {4})}, {{"count", std::int64_t{3}}});
+  const auto y = to_vec(out[0]);
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_EQ(y[0], -1);
+  EXPECT_EQ(y[1], 1);
+  EXPECT_TRUE(std::isnan(y[2]));
+  EXPECT_EQ(out[3].to_ints(), (I64s{1, 1, 2}));
 }
 
 TEST_F(UniqueTest, CountIsRequiredAndChecked) {

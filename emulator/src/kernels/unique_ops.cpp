@@ -24,9 +24,17 @@ UniqueGroups unique_groups(const std::vector<double>& v, std::int64_t outer, std
     return v[static_cast<std::size_t>(((j / inner) * n + k) * inner + j % inner)];
   };
   const std::int64_t len = outer * inner;
+  // A total order (NaNs equal to each other, after every number, as numpy.unique's): the sort
+  // needs one, and a NaN in the input is user data.
   auto less = [&](std::int64_t a, std::int64_t b) {
     for (std::int64_t j = 0; j < len; ++j) {
-      if (at(a, j) != at(b, j)) return at(a, j) < at(b, j);
+      const double va = at(a, j), vb = at(b, j);
+      const bool na = std::isnan(va), nb = std::isnan(vb);
+      if (na || nb) {
+        if (na != nb) return nb;
+        continue;
+      }
+      if (va != vb) return va < vb;
     }
     return false;
   };
