@@ -243,6 +243,17 @@ TEST_F(OnnxVersionConverterTest, TrainingModeIsRefusedNamingTheNode) {
   EXPECT_NE(e.find("is_test = 0"), std::string::npos) << e;
 }
 
+// A model older than the step that fails: the message names its opset and the step.
+TEST_F(OnnxVersionConverterTest, TheErrorNamesTheModelsOpsetAndTheStep) {
+  ModelBuilder b(4);
+  b.input("x", TensorProto::FLOAT, {2}).output("y", TensorProto::FLOAT);
+  attr(b.node("BatchNormalization", {"x", "x", "x", "x", "x"}, {"y"}, "bn"), "is_test", std::int64_t{0});
+  const std::string e = load_error(b, "step");
+  EXPECT_NE(e.find("node 'bn' (BatchNormalization, opset 4) cannot be brought forward to opset 7 (at the step 6 -> 7)"),
+            std::string::npos)
+      << e;
+}
+
 TEST_F(OnnxVersionConverterTest, ComputedSplitSizesAreRefusedNamingTheNode) {
   ModelBuilder b(1);
   b.input("x", TensorProto::FLOAT, {4}).input("sizes", TensorProto::INT64, {2});

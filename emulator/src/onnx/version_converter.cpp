@@ -45,7 +45,7 @@ class Conversion {
  public:
   // Infers the ranks of the model as given: the steps ask only for values of the original graph.
   Conversion(onnx::ModelProto& model, std::int64_t opset, const std::string& path)
-      : model_(model), path_(path), step_from_(opset) {
+      : model_(model), path_(path), opset_(opset), step_from_(opset) {
     infer_ranks();
   }
 
@@ -68,6 +68,7 @@ class Conversion {
 
   onnx::ModelProto& model_;
   const std::string& path_;
+  const std::int64_t opset_;  // the model's
   std::int64_t step_from_;
   int node_index_ = 0;
   std::vector<onnx::NodeProto> inserted_;
@@ -100,8 +101,11 @@ void Conversion::apply(std::int64_t from, void (*rule)(Conversion&, onnx::NodePr
 void Conversion::fail(const onnx::NodeProto& node, const std::string& what) const {
   std::string name = node.name();
   if (name.empty()) name.append(node.op_type()).append("_").append(std::to_string(node_index_));
-  throw ModelError(path_ + ": node '" + name + "' (" + node.op_type() + ", opset " + std::to_string(step_from_) +
-                   ") cannot be brought forward to opset " + std::to_string(kOldestNativeOpset) + ": " + what);
+  std::string step;
+  if (step_from_ != opset_)
+    step = " (at the step " + std::to_string(step_from_) + " -> " + std::to_string(step_from_ + 1) + ")";
+  throw ModelError(path_ + ": node '" + name + "' (" + node.op_type() + ", opset " + std::to_string(opset_) +
+                   ") cannot be brought forward to opset " + std::to_string(kOldestNativeOpset) + step + ": " + what);
 }
 
 // Shape inference on a copy without the initializers' data (only their dims and types count; the
