@@ -128,8 +128,8 @@ TEST_F(Conv3dTest, CpuMatchesReferenceOnAttributeMix) {
        .group = 2,
        .bias = true},
       {.x = {1, 4, 5, 5, 5}, .w = {4, 1, 3, 3, 3}, .strides = {2, 2, 2}, .pads = {1, 1, 1, 1, 1, 1}, .group = 4},
-      {.x = {2, 4, 3, 4, 5}, .w = {6, 4, 1, 1, 1}, .bias = true},             // 1x1x1 direct
-      {.x = {1, 4, 3, 4, 5}, .w = {6, 4, 1, 1, 1}, .strides = {1, 2, 2}},     // 1x1x1 strided
+      {.x = {2, 4, 3, 4, 5}, .w = {6, 4, 1, 1, 1}, .bias = true},                // 1x1x1 direct
+      {.x = {1, 4, 3, 4, 5}, .w = {6, 4, 1, 1, 1}, .strides = {1, 2, 2}},        // 1x1x1 strided
       {.x = {1, 2, 2, 3, 3}, .w = {2, 2, 3, 4, 4}, .pads = {2, 3, 3, 2, 3, 3}},  // taps wholly in the padding
       // K = 64·27 = 1728 rows of 32x32 columns: two output depth slices per vol2col chunk, three slices.
       {.x = {1, 64, 5, 34, 34}, .w = {2, 64, 3, 3, 3}, .bias = true},
@@ -193,20 +193,28 @@ TEST_F(Conv3dTest, CostDescribesTheVol2colGemm) {
 TEST_F(Conv3dTest, BadShapesAndAttributesAreInvalidArgument) {
   const auto x = Tensor::zeros({1, 4, 5, 5, 5}, DType::kF32);
   const auto w = Tensor::zeros({6, 4, 3, 3, 3}, DType::kF32);
-  EXPECT_TRUE(mentions(error_of([&] { call_op1("Conv3d", {Tensor::zeros({1, 4, 5, 5}, DType::kF32), w}); }),
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op1("Conv3d", {Tensor::zeros({1, 4, 5, 5}, DType::kF32), w});
+                       }),
                        {"Conv3d", "NCDHW", "[1, 4, 5, 5]"}));
-  EXPECT_TRUE(mentions(error_of([&] { call_op1("Conv3d", {x, Tensor::zeros({6, 3, 3, 3, 3}, DType::kF32)}); }),
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op1("Conv3d", {x, Tensor::zeros({6, 3, 3, 3, 3}, DType::kF32)});
+                       }),
                        {"Conv3d", "group 1 does not fit"}));
   EXPECT_THROW(call_op1("Conv3d", {x, w}, {{"group", std::int64_t{2}}}), InvalidArgument);
-  EXPECT_TRUE(mentions(error_of([&] { call_op1("Conv3d", {x, w, Tensor::zeros({5}, DType::kF32)}); }),
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op1("Conv3d", {x, w, Tensor::zeros({5}, DType::kF32)});
+                       }),
                        {"Conv3d", "bias must be [6]"}));
-  EXPECT_TRUE(mentions(error_of([&] { call_op1("Conv3d", {x, Tensor::zeros({6, 4, 7, 3, 3}, DType::kF32)}); }),
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op1("Conv3d", {x, Tensor::zeros({6, 4, 7, 3, 3}, DType::kF32)});
+                       }),
                        {"Conv3d", "does not fit input"}));
   EXPECT_THROW(call_op1("Conv3d", {x, w}, {{"pads", Ints{0, 0, 0, 0}}}), InvalidArgument);
   EXPECT_THROW(call_op1("Conv3d", {x, w}, {{"strides", Ints{1, 0, 1}}}), InvalidArgument);
   EXPECT_THROW(call_op1("Conv3d", {x, w}, {{"kernel_shape", Ints{3, 3}}}), InvalidArgument);
   EXPECT_THROW(call_op1("Conv3d", {x, Tensor::zeros({6, 4, 3, 3, 3}, DType::kF16)}), InvalidArgument);
-  EXPECT_THROW(call_op1("Conv3d", {Tensor::zeros({1, 4, 5, 5, 5}, DType::kI32), Tensor::zeros({6, 4, 3, 3, 3},
-                                                                                               DType::kI32)}),
-               InvalidArgument);
+  EXPECT_THROW(
+      call_op1("Conv3d", {Tensor::zeros({1, 4, 5, 5, 5}, DType::kI32), Tensor::zeros({6, 4, 3, 3, 3}, DType::kI32)}),
+      InvalidArgument);
 }

@@ -279,7 +279,9 @@ TEST_F(ConvTransposeTest, ThreeDMatchesReferenceOnAttributeMix) {
         .bias = true},
        {2, 6, 6, 4, 5}},
       // output_shape [5, 5, 4]: full scatter 5x5x5 -> total 0, 0, 1 -> begin 0, 0, 1 (NOTSET).
-      {{.x = {1, 2, 2, 2, 2}, .w = {2, 1, 3, 3, 3}, .attrs = {{"strides", Ints{2, 2, 2}}, {"output_shape", Ints{5, 5, 4}}},
+      {{.x = {1, 2, 2, 2, 2},
+        .w = {2, 1, 3, 3, 3},
+        .attrs = {{"strides", Ints{2, 2, 2}}, {"output_shape", Ints{5, 5, 4}}},
         .pad_begin = {0, 0, 1}},
        {1, 1, 5, 5, 4}},
       {{.x = {1, 1, 2, 3, 2},

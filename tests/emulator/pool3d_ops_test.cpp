@@ -41,8 +41,12 @@ struct PoolCase {
   Ints k, s{1, 1, 1}, pads{0, 0, 0, 0, 0, 0}, d{1, 1, 1};
   bool ceil = false, include_pad = false;
   Attrs attrs() const {
-    return {{"kernel_shape", k},         {"strides", s},          {"pads", pads},
-            {"dilations", d},            {"ceil_mode", std::int64_t{ceil}}, {"count_include_pad", std::int64_t{include_pad}}};
+    return {{"kernel_shape", k},
+            {"strides", s},
+            {"pads", pads},
+            {"dilations", d},
+            {"ceil_mode", std::int64_t{ceil}},
+            {"count_include_pad", std::int64_t{include_pad}}};
   }
 };
 
@@ -113,17 +117,19 @@ TEST_F(Pool3dTest, MaxAndAvgHandComputed) {
   expect_values(pool("AvgPool", x8, padded), {1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   Attrs include = padded;
   include.set("count_include_pad", std::int64_t{1});
-  expect_values(pool("AvgPool", x8, include), {1, 1, 2, 2, 2}, {1 / 8., 2 / 8., 3 / 8., 4 / 8., 5 / 8., 6 / 8., 7 / 8., 1});
+  expect_values(pool("AvgPool", x8, include), {1, 1, 2, 2, 2},
+                {1 / 8., 2 / 8., 3 / 8., 4 / 8., 5 / 8., 6 / 8., 7 / 8., 1});
   // auto_pad: SAME_UPPER pads after (every window reaches voxel 8), SAME_LOWER before (each window
   // ends at its own voxel).
   expect_values(pool("MaxPool", x8, {{"kernel_shape", Ints{2, 2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}),
                 {1, 1, 2, 2, 2}, std::vector<double>(8, 8));
   expect_values(pool("MaxPool", x8, {{"kernel_shape", Ints{2, 2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}),
                 {1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
-  EXPECT_EQ(pool("AvgPool", x, {{"kernel_shape", Ints{2, 2, 2}}, {"auto_pad", std::string("VALID")},
-                                {"pads", Ints{1, 1, 1, 1, 1, 1}}})
-                .shape(),
-            (Shape{1, 1, 2, 2, 2}));
+  EXPECT_EQ(
+      pool("AvgPool", x,
+           {{"kernel_shape", Ints{2, 2, 2}}, {"auto_pad", std::string("VALID")}, {"pads", Ints{1, 1, 1, 1, 1, 1}}})
+          .shape(),
+      (Shape{1, 1, 2, 2, 2}));
 }
 
 TEST_F(Pool3dTest, CpuMatchesReferenceOnAttributeMix) {
@@ -131,7 +137,11 @@ TEST_F(Pool3dTest, CpuMatchesReferenceOnAttributeMix) {
       {.x = {2, 3, 5, 6, 7}, .k = {2, 3, 2}},
       {.x = {1, 2, 7, 6, 5}, .k = {3, 2, 3}, .s = {2, 1, 2}, .pads = {1, 0, 1, 1, 1, 0}},
       {.x = {1, 2, 6, 7, 6}, .k = {3, 3, 2}, .s = {2, 2, 3}, .pads = {1, 1, 0, 0, 1, 1}, .ceil = true},
-      {.x = {1, 2, 6, 7, 6}, .k = {3, 3, 2}, .s = {2, 2, 3}, .pads = {1, 1, 0, 0, 1, 1}, .ceil = true,
+      {.x = {1, 2, 6, 7, 6},
+       .k = {3, 3, 2},
+       .s = {2, 2, 3},
+       .pads = {1, 1, 0, 0, 1, 1},
+       .ceil = true,
        .include_pad = true},
       {.x = {1, 1, 7, 7, 7}, .k = {2, 3, 2}, .s = {1, 2, 1}, .pads = {1, 2, 0, 1, 1, 1}, .d = {2, 2, 3}},
   };
@@ -197,14 +207,15 @@ TEST_F(Pool3dTest, NpuMatchesCpuKeptAndForceFp16) {
     const Tensor xn = on_npu({x})[0];
     const auto tol = default_tolerance(dt);
     EXPECT_EQ(bytes_of(pool("MaxPool", xn, p.attrs())), bytes_of(pool("MaxPool", x, p.attrs()))) << "exact";
-    const auto npu = call_op("MaxPoolWithIndices", {xn}, p.attrs()), cpu = call_op("MaxPoolWithIndices", {x}, p.attrs());
+    const auto npu = call_op("MaxPoolWithIndices", {xn}, p.attrs()),
+               cpu = call_op("MaxPoolWithIndices", {x}, p.attrs());
     EXPECT_EQ(bytes_of(npu[0]), bytes_of(cpu[0]));
     EXPECT_EQ(npu[1].to_ints(), cpu[1].to_ints());
     for (bool include : {false, true}) {
       PoolCase q = p;
       q.include_pad = include;
-      EXPECT_TRUE(all_close(to_vec(pool("AvgPool", xn, q.attrs())), to_vec(pool("AvgPool", x, q.attrs())), tol.rtol,
-                            tol.atol))
+      EXPECT_TRUE(
+          all_close(to_vec(pool("AvgPool", xn, q.attrs())), to_vec(pool("AvgPool", x, q.attrs())), tol.rtol, tol.atol))
           << dtype_name(dt);
     }
   }
@@ -232,18 +243,23 @@ TEST_F(Pool3dTest, CostCountsKernelTaps) {
 
 TEST_F(Pool3dTest, BadShapesAndAttributesAreInvalid) {
   const Tensor x = ramp({1, 1, 4, 4, 4});
-  EXPECT_TRUE(mentions(error_of([&] { pool("MaxPool", x, {{"kernel_shape", Ints{2, 2}}}); }),
+  EXPECT_TRUE(mentions(error_of([&] {
+                         pool("MaxPool", x, {{"kernel_shape", Ints{2, 2}}});
+                       }),
                        {"MaxPool", "kernel_shape must be 3 values", "[1, 1, 4, 4, 4]"}));
-  EXPECT_TRUE(mentions(error_of([&] { pool("AvgPool", ramp({1, 1, 2, 2, 2, 2}), {{"kernel_shape", Ints{1, 1, 1, 1}}}); }),
+  EXPECT_TRUE(mentions(error_of([&] {
+                         pool("AvgPool", ramp({1, 1, 2, 2, 2, 2}), {{"kernel_shape", Ints{1, 1, 1, 1}}});
+                       }),
                        {"AvgPool", "NCDHW", "[1, 1, 2, 2, 2, 2]"}));
   EXPECT_THROW(pool("MaxPool", x, {{"kernel_shape", Ints{2, 2, 2}}, {"pads", Ints{1, 1, 1, 1}}}), InvalidArgument);
   EXPECT_THROW(pool("MaxPool", x, {{"kernel_shape", Ints{2, 2, 2}}, {"strides", Ints{1, 0, 1}}}), InvalidArgument);
   EXPECT_THROW(pool("AvgPool", x, {{"kernel_shape", Ints{5, 2, 2}}}), InvalidArgument);  // kernel > input
   EXPECT_THROW(pool("MaxPool", x, {{"kernel_shape", Ints{2, 2, 2}}, {"pads", Ints{2, 0, 0, 0, 0, 0}}}),
                InvalidArgument);  // pad >= kernel
-  EXPECT_TRUE(mentions(error_of([&] {
-                         call_op("MaxPoolWithIndices", {x}, {{"kernel_shape", Ints{2, 2, 2}}, {"storage_order", std::int64_t{2}}});
-                       }),
-                       {"MaxPoolWithIndices", "storage_order", "2"}));
+  EXPECT_TRUE(mentions(
+      error_of([&] {
+        call_op("MaxPoolWithIndices", {x}, {{"kernel_shape", Ints{2, 2, 2}}, {"storage_order", std::int64_t{2}}});
+      }),
+      {"MaxPoolWithIndices", "storage_order", "2"}));
   EXPECT_THROW(call_op("MaxPoolWithIndices", {ramp({1, 4, 4})}, {{"kernel_shape", Ints{2}}}), InvalidArgument);
 }

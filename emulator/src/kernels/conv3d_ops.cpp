@@ -45,8 +45,8 @@ std::int64_t group_attr(const Attrs& attrs, const char* op) {
 
 Conv3dGeom conv3d_geom(const Shape& x, const Shape& w, const Attrs& attrs, const char* op) {
   if (x.size() != 5 || w.size() != 5) {
-    fail(op, "input must be NCDHW and weight [Cout, Cin/group, kD, kH, kW], got " + shape_str(x) + " and " +
-                 shape_str(w));
+    fail(op,
+         "input must be NCDHW and weight [Cout, Cin/group, kD, kH, kW], got " + shape_str(x) + " and " + shape_str(w));
   }
   Conv3dGeom g{.n = x[0], .c = x[1], .d = x[2], .h = x[3], .w = x[4], .cout = w[0], .kd = w[2], .kh = w[3], .kw = w[4]};
   const auto s = dim_ints(attrs, "strides", 3, 1, 1, op);
@@ -112,8 +112,8 @@ std::int64_t slices_per_chunk(const Conv3dGeom& g, std::int64_t elem) {
 
 // y for image i and group gi: the bias (beta = 1 then), then one GEMM per chunk of depth slices.
 template <class T>
-void conv_image_group(const Conv3dGeom& g, const T* x, const T* w, const T* bias, T* y, std::int64_t i,
-                      std::int64_t gi, std::int64_t chunk, T* col) {
+void conv_image_group(const Conv3dGeom& g, const T* x, const T* w, const T* bias, T* y, std::int64_t i, std::int64_t gi,
+                      std::int64_t chunk, T* col) {
   const T* xg = x + (i * g.c + gi * g.cin_g()) * g.in_vol();
   const T* wg = w + gi * g.cout_g() * g.kdim();
   T* yg = y + (i * g.cout + gi * g.cout_g()) * g.out_vol();
@@ -131,8 +131,7 @@ void conv_image_group(const Conv3dGeom& g, const T* x, const T* w, const T* bias
   for (std::int64_t oz0 = 0; oz0 < g.od; oz0 += chunk) {
     const std::int64_t oz1 = std::min(g.od, oz0 + chunk), cols = (oz1 - oz0) * plane;
     vol2col(xg, g, oz0, oz1, col);
-    gemm(false, false, g.cout_g(), cols, g.kdim(), T(1), wg, g.kdim(), col, cols, beta, yg + oz0 * plane,
-         g.out_vol());
+    gemm(false, false, g.cout_g(), cols, g.kdim(), T(1), wg, g.kdim(), col, cols, beta, yg + oz0 * plane, g.out_vol());
   }
 }
 

@@ -41,12 +41,12 @@ inline std::pair<std::int64_t, std::int64_t> vol_valid_range(std::int64_t in, st
   return {lo, hi};
 }
 
-// One vol2col row over the output depth slices [oz0, oz1): for every output voxel, the value of channel plane `x` [D, H, W] under kernel tap
-// (kz, ky, kx), zero where the tap falls in the padding. The valid output columns are found once per
-// row, so the inner loop has no bounds checks.
+// One vol2col row over the output depth slices [oz0, oz1): for every output voxel, the value of channel plane `x` [D,
+// H, W] under kernel tap (kz, ky, kx), zero where the tap falls in the padding. The valid output columns are found once
+// per row, so the inner loop has no bounds checks.
 template <class T>
-void vol2col_row(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1, std::int64_t kz,
-                 std::int64_t ky, std::int64_t kx, T* row) {
+void vol2col_row(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1, std::int64_t kz, std::int64_t ky,
+                 std::int64_t kx, T* row) {
   const std::int64_t xoff = kx * g.dw - g.pl;  // input column of output column 0
   const auto [lo, hi] = vol_valid_range(g.w, g.sw, xoff, g.ow);
   for (std::int64_t oz = oz0; oz < oz1; ++oz) {

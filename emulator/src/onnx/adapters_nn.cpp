@@ -1,8 +1,9 @@
 // Adapters for the NN ops whose emulator op differs from the ONNX node: Conv (-> Conv2d, 1-D via a
 // height-1 reshape, 3-D -> Conv3d, auto_pad computed into pads), AveragePool / MaxPool (-> AvgPool /
-// MaxPool, or MaxPoolWithIndices when Indices is asked for; 1-D the same way), GlobalAveragePool (-> GlobalAvgPool), BatchNormalization (-> BatchNorm, inference
-// only), LayerNormalization (-> LayerNorm, plus Mean / InvStdDev from reduce ops when asked),
-// Softmax / LogSoftmax (opset < 13: the 2-D coercion), Resize (inputs -> attributes) and Upsample
+// MaxPool, or MaxPoolWithIndices when Indices is asked for; 1-D the same way), GlobalAveragePool (-> GlobalAvgPool),
+// BatchNormalization (-> BatchNorm, inference only), LayerNormalization (-> LayerNorm, plus Mean / InvStdDev from
+// reduce ops when asked), Softmax / LogSoftmax (opset < 13: the 2-D coercion), Resize (inputs -> attributes) and
+// Upsample
 // (-> Resize). Gemm, MatMul, ConvTranspose, InstanceNormalization, LRN... run by the default rule.
 // See Note [ONNX adapters].
 #include <onnx/onnx_pb.h>
