@@ -183,15 +183,43 @@ PoolPlan pool_plan(const PoolGeometry& g, bool column_major) {
   return p;
 }
 
-// One window: the maximum (a NaN propagates; with indices, the first maximum's index wins) or
-// the average.
-template <class T, PoolKind kKind>
-T pool_window(const T* x, const PoolPlan& p, const TapSpan& sd, const TapSpan& sh, const TapSpan& sw,
-              bool count_include_pad, std::int64_t* index) {
-  const PoolGeometry& g = p.g;
-  T acc = kKind == PoolKind::kAvg ? T(0) : -std::numeric_limits<T>::infinity();
+// One window: the maximum (a NaN propagates) or the average. The strides and dilations are local
+// copies so that the inner loop keeps them in registers (it is the kernel's whole cost).
+template <class T, bool kMax>
+T pool_window(const T* x, const PoolGeometry& g, const TapSpan& sd, const TapSpan& sh, const TapSpan& sw,
+              bool count_include_pad) {
+  const std::int64_t width = g.w.in, plane = g.h.in * g.w.in;
+  const std::int64_t dd = g.d.dilation, dh = g.h.dilation, dw = g.w.dilation;
+  T acc = kMax ? -std::numeric_limits<T>::infinity() : T(0);
   bool nan = false;  // kept apart so that the max stays branch-free
-  std::int64_t best = -1;
+  for (std::int64_t kd = sd.k0; kd < sd.k1; ++kd) {
+    const T* slice = x + (sd.start + kd * dd) * plane + sw.start;
+    for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
+      const T* row = slice + (sh.start + kh * dh) * width;
+      for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) {
+        const T v = row[kw * dw];
+        if constexpr (kMax) {
+          acc = acc < v ? v : acc;
+          nan |= v != v;
+        } else {
+          acc += v;
+        }
+      }
+    }
+  }
+  if constexpr (kMax) return nan ? std::numeric_limits<T>::quiet_NaN() : acc;
+  const std::int64_t taps = count_include_pad ? sd.padded_taps * sh.padded_taps * sw.padded_taps
+                                              : (sd.k1 - sd.k0) * (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
+  return acc / static_cast<T>(taps);
+}
+
+// One window's maximum and its index within the plane (Note [MaxPool Indices]).
+template <class T>
+T argmax_window(const T* x, const PoolPlan& p, const TapSpan& sd, const TapSpan& sh, const TapSpan& sw,
+                std::int64_t* index) {
+  const PoolGeometry& g = p.g;
+  T best = -std::numeric_limits<T>::infinity();
+  std::int64_t at = -1;
   for (std::int64_t kd = sd.k0; kd < sd.k1; ++kd) {
     const std::int64_t z = sd.start + kd * g.d.dilation;
     for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
@@ -200,31 +228,15 @@ T pool_window(const T* x, const PoolPlan& p, const TapSpan& sd, const TapSpan& s
       for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) {
         const std::int64_t xi = sw.start + kw * g.w.dilation;
         const T v = row[xi];
-        if constexpr (kKind == PoolKind::kMax) {
-          acc = acc < v ? v : acc;
-          nan |= v != v;
-        } else if constexpr (kKind == PoolKind::kMaxIndices) {
-          if (best < 0 || v > acc || (v != v && !nan)) {
-            best = z * p.step_d + y * p.step_h + xi * p.step_w;
-            acc = v;
-            nan = v != v;
-          }
-        } else {
-          acc += v;
+        if (at < 0 || v > best || (v != v && best == best)) {
+          best = v;
+          at = z * p.step_d + y * p.step_h + xi * p.step_w;
         }
       }
     }
   }
-  if constexpr (kKind == PoolKind::kMaxIndices) *index = best;
-  if constexpr (kKind == PoolKind::kMax) {
-    if (nan) acc = std::numeric_limits<T>::quiet_NaN();
-  }
-  if constexpr (kKind == PoolKind::kAvg) {
-    const std::int64_t taps = count_include_pad ? sd.padded_taps * sh.padded_taps * sw.padded_taps
-                                                : (sd.k1 - sd.k0) * (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
-    acc /= static_cast<T>(taps);
-  }
-  return acc;
+  *index = at;
+  return best;
 }
 
 // One [D, H, W] plane -> one [OD, OH, OW] plane (indices, if asked, offset by `base`).
@@ -233,9 +245,13 @@ void pool_plane(const T* x, T* y, std::int64_t* idx, std::int64_t base, const Po
   for (const TapSpan& sd : p.ds) {
     for (const TapSpan& sh : p.hs) {
       for (const TapSpan& sw : p.ws) {
-        std::int64_t at = 0;
-        *y++ = pool_window<T, kKind>(x, p, sd, sh, sw, count_include_pad, &at);
-        if constexpr (kKind == PoolKind::kMaxIndices) *idx++ = base + at;
+        if constexpr (kKind == PoolKind::kMaxIndices) {
+          std::int64_t at = 0;
+          *y++ = argmax_window<T>(x, p, sd, sh, sw, &at);
+          *idx++ = base + at;
+        } else {
+          *y++ = pool_window<T, kKind == PoolKind::kMax>(x, p.g, sd, sh, sw, count_include_pad);
+        }
       }
     }
   }
