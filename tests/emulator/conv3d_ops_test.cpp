@@ -1,6 +1,6 @@
 // Conv3d: CPU golden vs hand-computed values and a direct-loop reference (strides, pads,
-// dilations, groups, bias, depthwise, 1x1x1, depth chunks), NPU vs CPU golden (f32 and f16 kept,
-// f32 under force_fp16), cost, bad shapes and attributes.
+// dilations, groups, bias, depthwise, 1x1x1, depth chunks, several images per GEMM), NPU vs CPU golden (f32 and f16
+// kept, f32 under force_fp16), cost, bad shapes and attributes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -133,6 +133,8 @@ TEST_F(Conv3dTest, CpuMatchesReferenceOnAttributeMix) {
       {.x = {1, 2, 2, 3, 3}, .w = {2, 2, 3, 4, 4}, .pads = {2, 3, 3, 2, 3, 3}},  // taps wholly in the padding
       // K = 64·27 = 1728 rows of 32x32 columns: two output depth slices per vol2col chunk, three slices.
       {.x = {1, 64, 5, 34, 34}, .w = {2, 64, 3, 3, 3}, .bias = true},
+      // (1728 + 8) x 1024 values per image: two images per GEMM, then the third alone.
+      {.x = {3, 64, 4, 16, 16}, .w = {8, 64, 3, 3, 3}, .pads = {1, 1, 1, 1, 1, 1}, .bias = true},
   };
   std::uint64_t seed = 300;
   for (const auto& c : cases) check_against_reference(c, seed += 10);

@@ -8,8 +8,12 @@
 // channels, a 3x3x3 kernel and a 16x56x56 output make 1728 x 50176 values (330 MiB in f32). The
 // kernel fills it a few output depth slices at a time, as many as keep it within kConv3dScratchBytes
 // (at least one slice), and each GEMM writes its columns of y in place (ldc = Do · Ho · Wo). A slice
-// of a 56x56 output is already 3136 columns, enough for the BLAS; every output element still sums
-// its K products in one GEMM, so chunking changes no value.
+// of a 56x56 output is already 3136 columns, enough for the BLAS. The late layers are the opposite:
+// a 2x7x7 output is 98 columns, a skinny GEMM whose threads spin between calls (30% of a
+// [8, 256, 2, 7, 7] layer's time went to libgomp). When a whole image fits, the kernel puts the
+// columns of several images side by side, as Conv2d does (Note [Batched convolution GEMMs] in
+// conv_util.h), and scatters the [Cout/group, nb · Do · Ho · Wo] result back to y. Either way every
+// output element sums its K products in one GEMM, so neither changes a value.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -130,8 +134,36 @@ void conv_image_group(const Conv3dGeom& g, const T* x, const T* w, const T* bias
   const std::int64_t plane = g.oh * g.ow;
   for (std::int64_t oz0 = 0; oz0 < g.od; oz0 += chunk) {
     const std::int64_t oz1 = std::min(g.od, oz0 + chunk), cols = (oz1 - oz0) * plane;
-    vol2col(xg, g, oz0, oz1, col);
+    vol2col(xg, g, oz0, oz1, col, cols);
     gemm(false, false, g.cout_g(), cols, g.kdim(), T(1), wg, g.kdim(), col, cols, beta, yg + oz0 * plane, g.out_vol());
+  }
+}
+
+// Images per GEMM when a whole image's columns fit (chunk == Do), else 1 (Note [Conv3d depth chunks]).
+std::int64_t volumes_per_gemm(const Conv3dGeom& g, std::int64_t chunk, std::int64_t elem) {
+  if (chunk < g.od) return 1;
+  const std::int64_t per_image = std::max<std::int64_t>(1, (g.kdim() + g.cout_g()) * g.out_vol() * elem);
+  return std::clamp<std::int64_t>(kConv3dScratchBytes / per_image, 1, std::max<std::int64_t>(g.n, 1));
+}
+
+// y for images [i0, i0 + nb) and group gi: their columns side by side in one GEMM into tmp
+// [Cout/group, nb · vol], then scattered to the images' planes.
+template <class T>
+void conv_images_group(const Conv3dGeom& g, const T* x, const T* w, const T* bias, T* y, std::int64_t i0,
+                       std::int64_t nb, std::int64_t gi, T* col, T* tmp) {
+  const std::int64_t vol = g.out_vol(), ld = nb * vol;
+  for (std::int64_t i = 0; i < nb; ++i) {
+    vol2col(x + ((i0 + i) * g.c + gi * g.cin_g()) * g.in_vol(), g, 0, g.od, col + i * vol, ld);
+  }
+  for (std::int64_t r = 0; r < g.cout_g() && bias != nullptr; ++r) {
+    std::fill(tmp + r * ld, tmp + (r + 1) * ld, bias[gi * g.cout_g() + r]);
+  }
+  gemm(false, false, g.cout_g(), ld, g.kdim(), T(1), w + gi * g.cout_g() * g.kdim(), g.kdim(), col, ld,
+       bias != nullptr ? T(1) : T(0), tmp, ld);
+  for (std::int64_t r = 0; r < g.cout_g(); ++r) {
+    for (std::int64_t i = 0; i < nb; ++i) {
+      std::copy_n(tmp + r * ld + i * vol, vol, y + ((i0 + i) * g.cout + gi * g.cout_g() + r) * vol);
+    }
   }
 }
 
@@ -145,12 +177,24 @@ void conv3d_kernel(KernelContext& ctx) {
   const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
   std::optional<GemmOperand<T>> bias;
   if (has_bias) bias.emplace(ctx.inputs[2], ctx);
-  const std::int64_t chunk = slices_per_chunk(g, sizeof(T));
-  ScratchBlock col_block;
+  const std::int64_t chunk = slices_per_chunk(g, sizeof(T)), nb = volumes_per_gemm(g, chunk, sizeof(T));
+  ScratchBlock col_block, tmp_block;
+  const T* b = has_bias ? bias->data() : nullptr;
+  if (nb > 1) {
+    T* col = col_block.get<T>(g.kdim() * nb * g.out_vol());
+    T* tmp = tmp_block.get<T>(g.cout_g() * nb * g.out_vol());
+    for (std::int64_t i0 = 0; i0 < g.n; i0 += nb) {
+      for (std::int64_t gi = 0; gi < g.group; ++gi) {
+        conv_images_group(g, x.data(), w.data(), b, y.data(), i0, std::min(nb, g.n - i0), gi, col, tmp);
+      }
+    }
+    y.finish(ctx);
+    return;
+  }
   T* col = g.direct() ? nullptr : col_block.get<T>(g.kdim() * chunk * g.oh * g.ow);
   for (std::int64_t i = 0; i < g.n; ++i) {
     for (std::int64_t gi = 0; gi < g.group; ++gi) {
-      conv_image_group(g, x.data(), w.data(), has_bias ? bias->data() : nullptr, y.data(), i, gi, chunk, col);
+      conv_image_group(g, x.data(), w.data(), b, y.data(), i, gi, chunk, col);
     }
   }
   y.finish(ctx);

@@ -71,16 +71,16 @@ void vol2col_row(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t
 }
 
 // col [Cin/group · kD · kH · kW, (oz1 − oz0) · Ho · Wo] for one image and group (x at its first
-// channel) and the output depth slices [oz0, oz1), rows in the weight's (channel, kz, ky, kx) order.
+// channel) and the output depth slices [oz0, oz1), rows in the weight's (channel, kz, ky, kx) order
+// and `ld` apart (ld >= the row length: the columns of several images side by side).
 template <class T>
-void vol2col(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1, T* col) {
-  const std::int64_t cols = (oz1 - oz0) * g.oh * g.ow;
+void vol2col(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1, T* col, std::int64_t ld) {
   std::int64_t r = 0;
   for (std::int64_t c = 0; c < g.cin_g(); ++c) {
     for (std::int64_t kz = 0; kz < g.kd; ++kz) {
       for (std::int64_t ky = 0; ky < g.kh; ++ky) {
         for (std::int64_t kx = 0; kx < g.kw; ++kx, ++r) {
-          vol2col_row(x + c * g.in_vol(), g, oz0, oz1, kz, ky, kx, col + r * cols);
+          vol2col_row(x + c * g.in_vol(), g, oz0, oz1, kz, ky, kx, col + r * ld);
         }
       }
     }
