@@ -183,34 +183,53 @@ PoolPlan pool_plan(const PoolGeometry& g, bool column_major) {
   return p;
 }
 
-// One window: the maximum (a NaN propagates) or the average. The strides and dilations are local
-// copies so that the inner loop keeps them in registers (it is the kernel's whole cost).
+// The taps of one window inside one depth slice, folded into acc (the maximum, or the sum).
 template <class T, bool kMax>
-T pool_window(const T* x, const PoolGeometry& g, const TapSpan& sd, const TapSpan& sh, const TapSpan& sw,
-              bool count_include_pad) {
+inline void fold_slice(const T* slice, std::int64_t width, std::int64_t dh, std::int64_t dw, const TapSpan& sh,
+                       const TapSpan& sw, T& acc, bool& nan) {
+  for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
+    const T* row = slice + (sh.start + kh * dh) * width;
+    for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) {
+      const T v = row[sw.start + kw * dw];
+      if constexpr (kMax) {
+        acc = acc < v ? v : acc;
+        nan |= v != v;  // kept apart so that the max stays branch-free
+      } else {
+        acc += v;
+      }
+    }
+  }
+}
+
+// One [D, H, W] plane -> one [OD, OH, OW] plane: each window's maximum (a NaN propagates) or
+// average. A 2-D pool (a one-tap depth kernel) folds one slice per window without the depth loop.
+template <class T, bool kMax>
+void pool_plane(const T* x, T* y, const PoolGeometry& g, const PoolPlan& p, bool count_include_pad) {
   const std::int64_t width = g.w.in, plane = g.h.in * g.w.in;
   const std::int64_t dd = g.d.dilation, dh = g.h.dilation, dw = g.w.dilation;
-  T acc = kMax ? -std::numeric_limits<T>::infinity() : T(0);
-  bool nan = false;  // kept apart so that the max stays branch-free
-  for (std::int64_t kd = sd.k0; kd < sd.k1; ++kd) {
-    const T* slice = x + (sd.start + kd * dd) * plane + sw.start;
-    for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
-      const T* row = slice + (sh.start + kh * dh) * width;
-      for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) {
-        const T v = row[kw * dw];
-        if constexpr (kMax) {
-          acc = acc < v ? v : acc;
-          nan |= v != v;
+  const bool flat = g.d.k == 1;
+  for (const TapSpan& sd : p.ds) {
+    for (const TapSpan& sh : p.hs) {
+      for (const TapSpan& sw : p.ws) {
+        T acc = kMax ? -std::numeric_limits<T>::infinity() : T(0);
+        bool nan = false;
+        if (flat) {
+          fold_slice<T, kMax>(x + sd.start * plane, width, dh, dw, sh, sw, acc, nan);
         } else {
-          acc += v;
+          for (std::int64_t kd = sd.k0; kd < sd.k1; ++kd) {
+            fold_slice<T, kMax>(x + (sd.start + kd * dd) * plane, width, dh, dw, sh, sw, acc, nan);
+          }
+        }
+        if constexpr (kMax) {
+          *y++ = nan ? std::numeric_limits<T>::quiet_NaN() : acc;
+        } else {
+          const std::int64_t taps = count_include_pad ? sd.padded_taps * sh.padded_taps * sw.padded_taps
+                                                      : (sd.k1 - sd.k0) * (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
+          *y++ = acc / static_cast<T>(taps);
         }
       }
     }
   }
-  if constexpr (kMax) return nan ? std::numeric_limits<T>::quiet_NaN() : acc;
-  const std::int64_t taps = count_include_pad ? sd.padded_taps * sh.padded_taps * sw.padded_taps
-                                              : (sd.k1 - sd.k0) * (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
-  return acc / static_cast<T>(taps);
 }
 
 // One window's maximum and its index within the plane (Note [MaxPool Indices]).
@@ -239,19 +258,15 @@ T argmax_window(const T* x, const PoolPlan& p, const TapSpan& sd, const TapSpan&
   return best;
 }
 
-// One [D, H, W] plane -> one [OD, OH, OW] plane (indices, if asked, offset by `base`).
-template <class T, PoolKind kKind>
-void pool_plane(const T* x, T* y, std::int64_t* idx, std::int64_t base, const PoolPlan& p, bool count_include_pad) {
+// One plane's maxima and their indices in the input tensor (the plane starts at index `base`).
+template <class T>
+void argmax_plane(const T* x, T* y, std::int64_t* idx, std::int64_t base, const PoolPlan& p) {
   for (const TapSpan& sd : p.ds) {
     for (const TapSpan& sh : p.hs) {
       for (const TapSpan& sw : p.ws) {
-        if constexpr (kKind == PoolKind::kMaxIndices) {
-          std::int64_t at = 0;
-          *y++ = argmax_window<T>(x, p, sd, sh, sw, &at);
-          *idx++ = base + at;
-        } else {
-          *y++ = pool_window<T, kKind == PoolKind::kMax>(x, p.g, sd, sh, sw, count_include_pad);
-        }
+        std::int64_t at = 0;
+        *y++ = argmax_window<T>(x, p, sd, sh, sw, &at);
+        *idx++ = base + at;
       }
     }
   }
@@ -269,8 +284,13 @@ void pool_kernel(KernelContext& ctx) {
   std::vector<std::int64_t> idx(kKind == PoolKind::kMaxIndices ? y.size() : 0);
   const std::int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
   for (std::int64_t p = 0; p < g.n * g.c; ++p) {
-    pool_plane<T, kKind>(x.data() + p * in_plane, y.data() + p * out_plane,
-                         idx.empty() ? nullptr : idx.data() + p * out_plane, p * in_plane, plan, count_include_pad);
+    if constexpr (kKind == PoolKind::kMaxIndices) {
+      argmax_plane<T>(x.data() + p * in_plane, y.data() + p * out_plane, idx.data() + p * out_plane, p * in_plane,
+                      plan);
+    } else {
+      pool_plane<T, kKind == PoolKind::kMax>(x.data() + p * in_plane, y.data() + p * out_plane, g, plan,
+                                             count_include_pad);
+    }
   }
   store<T>(ctx.outputs[0], y.data(), ctx);
   if constexpr (kKind == PoolKind::kMaxIndices) store_i64(ctx.outputs[1], idx.data());
