@@ -217,7 +217,7 @@ std::vector<Tensor> run_cpu(const OpSchema& schema, const std::vector<Tensor>& i
 
 OpCheckStandard op_check_standard(const OpSchema& schema, DType output_dtype) {
   const std::string_view type = schema.type;
-  if (!is_floating(output_dtype) || schema.category == OpCategory::kDataMovement ||
+  if (!is_floating(output_dtype) || schema.category == OpCategory::kDataMovement || type == "MaxPoolWithIndices" ||
       one_of(type, {"Relu",          "Neg",       "Abs",       "Ceil",    "Floor",
                     "Round",         "Sign",      "Max",       "Min",     "MaskedFill",
                     "Fill",          "Pad",       "Trilu",     "TopK",    "OneHot",
@@ -228,7 +228,7 @@ OpCheckStandard op_check_standard(const OpSchema& schema, DType output_dtype) {
   if (one_of(type, {"Add", "Sub", "Mul", "Div", "Adds", "Muls", "Axpy", "Reciprocal", "Rsqrt", "LeakyRelu", "PRelu"}))
     return OpCheckStandard::kAbsoluteThreshold;
   if (one_of(type, {"MatMul", "Gemm", "BatchMatMul"})) return OpCheckStandard::kUlp;
-  if (one_of(type, {"Conv2d", "ConvTranspose", "Conv2DBackpropInput", "Conv2DBackpropFilter"}))
+  if (one_of(type, {"Conv2d", "Conv3d", "ConvTranspose", "Conv2DBackpropInput", "Conv2DBackpropFilter"}))
     return OpCheckStandard::kThousandth;
   return OpCheckStandard::kBenchmark;
 }

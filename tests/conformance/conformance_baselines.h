@@ -13,8 +13,6 @@ inline std::string known_deviation(std::string_view config, std::string_view nam
   if (name.starts_with("test_training_dropout"))
     return "training-mode Dropout is random: out of scope (inference only)";
   if (name.find("_training_mode") != std::string_view::npos) return "BatchNormalization training mode: out of scope";
-  if (name.starts_with("test_maxpool_with_argmax")) return "MaxPool's Indices output is not implemented";
-  if (name.find("pool_3d") != std::string_view::npos) return "3-D pooling is not implemented (1-D and 2-D are)";
   if (fp16 && name.find("softmax_large_number") != std::string_view::npos) {
     return "f16 numerics: the inputs 10000..10003 round to the same f16 value (the f16 step at 1e4 is 8), so the "
            "NPU sees equal logits";

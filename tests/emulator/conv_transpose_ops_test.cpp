@@ -242,3 +242,69 @@ TEST_F(ConvTransposeTest, HugePadsStridesAndDilationsAreErrors) {
                        }),
                        {"ConvTranspose", "too large"}));
 }
+
+// 3-D (NCDHW), as video and volumetric models use it.
+TEST_F(ConvTransposeTest, ThreeDHandComputed) {
+  // x = [1, 2] along depth, a 2x1x1 kernel [1, 10]: y = [1, 12, 20] along depth, plus bias 0.5.
+  auto y = conv_t(f32({1, 2}, {1, 1, 2, 1, 1}), f32({1, 10}, {1, 1, 2, 1, 1}), f32({0.5f}, {1}));
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 3, 1, 1}));
+  EXPECT_EQ(to_vec(y), (std::vector<double>{1.5, 12.5, 20.5}));
+  // One voxel of 3 with a 2x2x2 kernel of ones, stride 2 and output_padding 1 along W: the copy
+  // plus a zero column, 2x2x3.
+  y = conv_t(f32({3}, {1, 1, 1, 1, 1}), f32(std::vector<float>(8, 1.0f), {1, 1, 2, 2, 2}), Tensor(),
+             {{"strides", Ints{2, 2, 2}}, {"output_padding", Ints{0, 0, 1}}});
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2, 3}));
+  EXPECT_EQ(to_vec(y), (std::vector<double>{3, 3, 0, 3, 3, 0, 3, 3, 0, 3, 3, 0}));
+  // Pads {front, top, left, back, bottom, right} crop the full scatter: 1 in front leaves the back slice.
+  y = conv_t(f32({3}, {1, 1, 1, 1, 1}), f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 2, 2}), Tensor(),
+             {{"pads", Ints{1, 0, 0, 0, 0, 0}}});
+  EXPECT_EQ(to_vec(y), (std::vector<double>{15, 18, 21, 24}));
+}
+
+TEST_F(ConvTransposeTest, ThreeDMatchesReferenceOnAttributeMix) {
+  struct Want {
+    CtCase c;
+    Shape out;
+  };
+  const std::vector<Want> cases{
+      {{.x = {2, 4, 3, 2, 3},
+        .w = {4, 3, 2, 3, 2},
+        .attrs = {{"group", std::int64_t{2}},
+                  {"strides", Ints{2, 1, 2}},
+                  {"dilations", Ints{1, 2, 1}},
+                  {"pads", Ints{1, 0, 1, 0, 2, 1}},
+                  {"output_padding", Ints{1, 0, 1}}},
+        .pad_begin = {1, 0, 1},
+        .group = 2,
+        .bias = true},
+       {2, 6, 6, 4, 5}},
+      // output_shape [5, 5, 4]: full scatter 5x5x5 -> total 0, 0, 1 -> begin 0, 0, 1 (NOTSET).
+      {{.x = {1, 2, 2, 2, 2},
+        .w = {2, 1, 3, 3, 3},
+        .attrs = {{"strides", Ints{2, 2, 2}}, {"output_shape", Ints{5, 5, 4}}},
+        .pad_begin = {0, 0, 1}},
+       {1, 1, 5, 5, 4}},
+      {{.x = {1, 1, 2, 3, 2},
+        .w = {1, 2, 3, 2, 3},
+        .attrs = {{"strides", Ints{2, 2, 3}}, {"auto_pad", std::string("SAME_LOWER")}},
+        .pad_begin = {1, 0, 0}},
+       {1, 2, 4, 6, 6}},
+  };
+  std::uint64_t seed = 90;
+  for (const auto& c : cases) check_against_reference(c.c, c.out, seed += 10);
+}
+
+TEST_F(ConvTransposeTest, ThreeDNpuMatchesCpuKeptAndForceFp16) {
+  const Attrs attrs{{"strides", Ints{2, 1, 2}}, {"pads", Ints{1, 0, 1, 0, 1, 0}}, {"group", std::int64_t{2}}};
+  auto x = Tensor::uniform({2, 4, 3, 4, 3}, DType::kF32, DeviceRef::cpu(), 17, -1, 1);
+  auto w = Tensor::uniform({4, 3, 3, 2, 3}, DType::kF32, DeviceRef::cpu(), 18, -1, 1);
+  auto b = Tensor::uniform({6}, DType::kF32, DeviceRef::cpu(), 19, -1, 1);
+  const auto golden = conv_t(x, w, b, attrs);
+  auto npu = on_npu({x, w, b});
+  EXPECT_EQ(bytes_of(conv_t(npu[0], npu[1], npu[2], attrs)), bytes_of(golden)) << "must_keep_origin_dtype";
+  Runtime::configure({.precision_mode = PrecisionMode::kForceFp16});
+  npu = on_npu({x, w, b});
+  const auto out = conv_t(npu[0], npu[1], npu[2], attrs);
+  EXPECT_EQ(out.dtype(), DType::kF32);
+  EXPECT_TRUE(all_close(to_vec(out), to_vec(golden), 2e-3, 2e-3));
+}

@@ -1,5 +1,8 @@
-// MaxPool, AvgPool (2-D, NCHW) and GlobalAvgPool (NC..., any number of spatial dims), ONNX semantics.
-// NPU: computed in f32 (f32 window sums), rounded to the output dtype once; CPU golden: f64.
+// MaxPool, AvgPool, MaxPoolWithIndices (2-D NCHW and 3-D NCDHW) and GlobalAvgPool (NC..., any
+// number of spatial dims), ONNX semantics. Attributes kernel_shape, strides, pads {begins...,
+// ends...}, dilations, auto_pad, ceil_mode, count_include_pad (AvgPool), storage_order
+// (MaxPoolWithIndices). NPU: computed in f32 (f32 window sums), rounded to the output dtype once;
+// CPU golden: f64.
 //
 // Note [Pool windows]
 // Output size per spatial dim (ONNX): (in + pad_begin + pad_end − ((k − 1)·d + 1)) / stride + 1,
@@ -9,8 +12,17 @@
 // divides by the taps inside the input, or with count_include_pad by the taps inside the padded
 // input (a ceil_mode window may run past the right padding; those taps never count).
 //
-// Each output row and column first gets its range of valid kernel taps (one TapSpan per output
-// index), so the window loops do no bounds checks.
+// Each output index of each axis first gets its range of valid kernel taps (one TapSpan per output
+// index), so the window loops do no bounds checks. A 2-D pool is a 3-D one with a depth of one.
+//
+// Note [MaxPool Indices]
+// ONNX MaxPool's second output (MaxPoolWithIndices here) holds, for each output, the index of the
+// maximum in the flattened input tensor: plane·(D·H·W) plus the voxel's index within the plane,
+// row-major (storage_order 0: z·H·W + y·W + x) or column-major (storage_order 1: z + y·D + x·D·H),
+// as the ONNX reference numbers them. The first maximum in scan order wins (a later equal value
+// does not replace it); a NaN wins over numbers and the first NaN is kept. PyTorch's
+// max_pool2d_with_indices counts within the plane instead: MaxPoolWithArgmax
+// (max_pool_argmax_ops.cpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -33,7 +45,9 @@ struct PoolAxis {
 
 struct PoolGeometry {
   std::int64_t n = 0, c = 0;
-  PoolAxis h, w;
+  PoolAxis d, h, w;  // a 4-D (NCHW) input has a depth axis of one voxel and a one-tap kernel
+  std::int64_t in_plane() const { return d.in * h.in * w.in; }
+  std::int64_t out_plane() const { return d.out * h.out * w.out; }
 };
 
 // Applies auto_pad, then the output-size rule of Note [Pool windows].
@@ -62,28 +76,37 @@ void resolve_axis(PoolAxis& a, const std::string& auto_pad, bool ceil_mode, cons
   if (ceil_mode && (a.out - 1) * a.stride >= a.in + a.pad_begin) --a.out;
 }
 
-// Validates x and the attributes (infer) and gives the geometry (infer and the kernels).
+// Validates x (NCHW or NCDHW) and the attributes (infer) and gives the geometry (infer and the kernels).
 PoolGeometry pool_geometry(const Shape& x, const Attrs& attrs, bool dilations, const char* op) {
-  if (x.size() != 4) fail(op, "expects a 4-D NCHW input, got " + shape_str(x));
+  if (x.size() != 4 && x.size() != 5) fail(op, "expects a 4-D NCHW or 5-D NCDHW input, got " + shape_str(x));
+  const std::size_t r = x.size() - 2;
   if (!attrs.has("kernel_shape")) fail(op, "kernel_shape is required");
   const auto kernel = attrs.get_ints("kernel_shape");
   const auto max_k = static_cast<std::int64_t>(kMaxTensorBytes);  // Note [Sizes from user input]
-  if (kernel.size() != 2 || kernel[0] < 1 || kernel[1] < 1 || kernel[0] > max_k || kernel[1] > max_k) {
-    fail(op, "kernel_shape must be 2 values in [1, " + std::to_string(max_k) + "], got " + shape_str(kernel));
+  if (kernel.size() != r || std::any_of(kernel.begin(), kernel.end(), [&](auto k) { return k < 1 || k > max_k; })) {
+    fail(op, "kernel_shape must be " + std::to_string(r) + " values in [1, " + std::to_string(max_k) + "] for input " +
+                 shape_str(x) + ", got " + shape_str(kernel));
   }
-  const auto strides = dim_ints(attrs, "strides", 2, 1, 1, op);
-  const auto pads = dim_ints(attrs, "pads", 4, 0, 0, op);  // {top, left, bottom, right}
-  const auto dil = dilations ? dim_ints(attrs, "dilations", 2, 1, 1, op) : std::vector<std::int64_t>{1, 1};
+  const auto strides = dim_ints(attrs, "strides", r, 1, 1, op);
+  const auto pads = dim_ints(attrs, "pads", 2 * r, 0, 0, op);  // {begins..., ends...}
+  const auto dil = dilations ? dim_ints(attrs, "dilations", r, 1, 1, op) : std::vector<std::int64_t>(r, 1);
   const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
   const bool ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
   PoolGeometry g;
   g.n = x[0];
   g.c = x[1];
-  g.h = {x[2], kernel[0], strides[0], dil[0], pads[0], pads[2], 0};
-  g.w = {x[3], kernel[1], strides[1], dil[1], pads[1], pads[3], 0};
-  resolve_axis(g.h, auto_pad, ceil_mode, op);
-  resolve_axis(g.w, auto_pad, ceil_mode, op);
+  g.d = {1, 1, 1, 1, 0, 0, 1};
+  PoolAxis* axes[3] = {&g.d, &g.h, &g.w};
+  for (std::size_t i = 0; i < r; ++i) {
+    *axes[3 - r + i] = {x[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[r + i], 0};
+    resolve_axis(*axes[3 - r + i], auto_pad, ceil_mode, op);
+  }
   return g;
+}
+
+Shape pool_out_shape(const PoolGeometry& g, std::size_t rank) {
+  if (rank == 4) return {g.n, g.c, g.h.out, g.w.out};
+  return {g.n, g.c, g.d.out, g.h.out, g.w.out};
 }
 
 std::vector<TapSpan> tap_spans(const PoolAxis& a) {
@@ -103,12 +126,24 @@ std::vector<TapSpan> tap_spans(const PoolAxis& a) {
   return spans;
 }
 
-template <bool kMaxPool>
+enum class PoolKind { kMax, kAvg, kMaxIndices };
+
+constexpr const char* pool_op(PoolKind kind) {
+  return kind == PoolKind::kMax ? "MaxPool" : kind == PoolKind::kAvg ? "AvgPool" : "MaxPoolWithIndices";
+}
+
+template <PoolKind kKind>
 std::vector<TensorMeta> infer_pool(std::span<const TensorMeta> in, const Attrs& attrs) {
-  const char* op = kMaxPool ? "MaxPool" : "AvgPool";
-  if constexpr (!kMaxPool) require_floating(in, 0, op);
-  const PoolGeometry g = pool_geometry(in[0].shape, attrs, kMaxPool || attrs.has("dilations"), op);
-  return {{{g.n, g.c, g.h.out, g.w.out}, in[0].dtype}};
+  constexpr const char* op = pool_op(kKind);
+  if constexpr (kKind == PoolKind::kAvg) require_floating(in, 0, op);
+  const PoolGeometry g = pool_geometry(in[0].shape, attrs, kKind != PoolKind::kAvg || attrs.has("dilations"), op);
+  const Shape out = pool_out_shape(g, in[0].shape.size());
+  if constexpr (kKind == PoolKind::kMaxIndices) {
+    const std::int64_t order = attrs.get_int("storage_order", 0);
+    if (order != 0 && order != 1) fail(op, "storage_order must be 0 or 1, got " + std::to_string(order));
+    return {{out, in[0].dtype}, {out, DType::kI64}};
+  }
+  return {{out, in[0].dtype}};
 }
 
 std::vector<TensorMeta> infer_global_avg_pool(std::span<const TensorMeta> in, const Attrs&) {
@@ -123,8 +158,9 @@ std::vector<TensorMeta> infer_global_avg_pool(std::span<const TensorMeta> in, co
 }
 
 KernelCost cost_pool(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
-  const auto k = attrs.get_ints("kernel_shape", {1, 1});
-  return vector_cost(in, out, static_cast<double>(k.size() == 2 ? k[0] * k[1] : 1));  // one op per tap
+  double taps = 1;  // one op per kernel tap and output
+  for (auto k : attrs.get_ints("kernel_shape", {})) taps *= static_cast<double>(k);
+  return vector_cost(in, out, taps);
 }
 
 KernelCost cost_global_avg_pool(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
@@ -132,53 +168,132 @@ KernelCost cost_global_avg_pool(std::span<const TensorMeta> in, std::span<const 
   return vector_cost(in, out, per_out);
 }
 
-// One [H, W] plane -> one [OH, OW] plane.
-template <class T, bool kMaxPool>
-void pool_plane(const T* x, T* y, const PoolGeometry& g, const std::vector<TapSpan>& hs, const std::vector<TapSpan>& ws,
-                [[maybe_unused]] bool count_include_pad) {
-  const std::int64_t width = g.w.in, dh = g.h.dilation, dw = g.w.dilation;
-  for (const TapSpan& sh : hs) {
-    for (const TapSpan& sw : ws) {
-      T acc = kMaxPool ? -std::numeric_limits<T>::infinity() : T(0);
-      bool nan = false;  // max: a NaN in the window propagates (kept apart so the max stays branch-free)
-      for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
-        const T* row = x + (sh.start + kh * dh) * width;
-        for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) {
-          const T v = row[sw.start + kw * dw];
-          if constexpr (kMaxPool) {
-            acc = acc < v ? v : acc;
-            nan |= v != v;
-          } else {
-            acc += v;
-          }
-        }
-      }
-      if constexpr (kMaxPool) {
-        if (nan) acc = std::numeric_limits<T>::quiet_NaN();
+// The valid-tap spans of every axis, and how Indices number an input voxel (Note [MaxPool Indices]).
+struct PoolPlan {
+  PoolGeometry g;
+  std::vector<TapSpan> ds, hs, ws;
+  std::int64_t step_d = 0, step_h = 0, step_w = 0;  // index strides of z, y, x within a plane
+};
+
+PoolPlan pool_plan(const PoolGeometry& g, bool column_major) {
+  PoolPlan p{g, tap_spans(g.d), tap_spans(g.h), tap_spans(g.w)};
+  p.step_d = column_major ? 1 : g.h.in * g.w.in;
+  p.step_h = column_major ? g.d.in : g.w.in;
+  p.step_w = column_major ? g.d.in * g.h.in : 1;
+  return p;
+}
+
+// The taps of one window inside one depth slice, folded into acc (the maximum, or the sum).
+template <class T, bool kMax>
+inline void fold_slice(const T* slice, std::int64_t width, std::int64_t dh, std::int64_t dw, const TapSpan& sh,
+                       const TapSpan& sw, T& acc, bool& nan) {
+  for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
+    const T* row = slice + (sh.start + kh * dh) * width;
+    for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) {
+      const T v = row[sw.start + kw * dw];
+      if constexpr (kMax) {
+        acc = acc < v ? v : acc;
+        nan |= v != v;  // kept apart so that the max stays branch-free
       } else {
-        const std::int64_t taps =
-            count_include_pad ? sh.padded_taps * sw.padded_taps : (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
-        acc /= static_cast<T>(taps);
+        acc += v;
       }
-      *y++ = acc;
     }
   }
 }
 
-template <class T, bool kMaxPool>
+// One [D, H, W] plane -> one [OD, OH, OW] plane: each window's maximum (a NaN propagates) or
+// average. A 2-D pool (a one-tap depth kernel) folds one slice per window without the depth loop.
+template <class T, bool kMax>
+void pool_plane(const T* x, T* y, const PoolGeometry& g, const PoolPlan& p, bool count_include_pad) {
+  const std::int64_t width = g.w.in, plane = g.h.in * g.w.in;
+  const std::int64_t dd = g.d.dilation, dh = g.h.dilation, dw = g.w.dilation;
+  const bool flat = g.d.k == 1;
+  for (const TapSpan& sd : p.ds) {
+    for (const TapSpan& sh : p.hs) {
+      for (const TapSpan& sw : p.ws) {
+        T acc = kMax ? -std::numeric_limits<T>::infinity() : T(0);
+        bool nan = false;
+        if (flat) {
+          fold_slice<T, kMax>(x + sd.start * plane, width, dh, dw, sh, sw, acc, nan);
+        } else {
+          for (std::int64_t kd = sd.k0; kd < sd.k1; ++kd) {
+            fold_slice<T, kMax>(x + (sd.start + kd * dd) * plane, width, dh, dw, sh, sw, acc, nan);
+          }
+        }
+        if constexpr (kMax) {
+          *y++ = nan ? std::numeric_limits<T>::quiet_NaN() : acc;
+        } else {
+          const std::int64_t taps = count_include_pad ? sd.padded_taps * sh.padded_taps * sw.padded_taps
+                                                      : (sd.k1 - sd.k0) * (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
+          *y++ = acc / static_cast<T>(taps);
+        }
+      }
+    }
+  }
+}
+
+// One window's maximum and its index within the plane (Note [MaxPool Indices]).
+template <class T>
+T argmax_window(const T* x, const PoolPlan& p, const TapSpan& sd, const TapSpan& sh, const TapSpan& sw,
+                std::int64_t* index) {
+  const PoolGeometry& g = p.g;
+  T best = -std::numeric_limits<T>::infinity();
+  std::int64_t at = -1;
+  for (std::int64_t kd = sd.k0; kd < sd.k1; ++kd) {
+    const std::int64_t z = sd.start + kd * g.d.dilation;
+    for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
+      const std::int64_t y = sh.start + kh * g.h.dilation;
+      const T* row = x + (z * g.h.in + y) * g.w.in;
+      for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) {
+        const std::int64_t xi = sw.start + kw * g.w.dilation;
+        const T v = row[xi];
+        if (at < 0 || v > best || (v != v && best == best)) {
+          best = v;
+          at = z * p.step_d + y * p.step_h + xi * p.step_w;
+        }
+      }
+    }
+  }
+  *index = at;
+  return best;
+}
+
+// One plane's maxima and their indices in the input tensor (the plane starts at index `base`).
+template <class T>
+void argmax_plane(const T* x, T* y, std::int64_t* idx, std::int64_t base, const PoolPlan& p) {
+  for (const TapSpan& sd : p.ds) {
+    for (const TapSpan& sh : p.hs) {
+      for (const TapSpan& sw : p.ws) {
+        std::int64_t at = 0;
+        *y++ = argmax_window<T>(x, p, sd, sh, sw, &at);
+        *idx++ = base + at;
+      }
+    }
+  }
+}
+
+template <class T, PoolKind kKind>
 void pool_kernel(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
-  const char* op = kMaxPool ? "MaxPool" : "AvgPool";
-  const PoolGeometry g = pool_geometry(*xv.shape, ctx.attrs, kMaxPool || ctx.attrs.has("dilations"), op);
+  const PoolGeometry g =
+      pool_geometry(*xv.shape, ctx.attrs, kKind != PoolKind::kAvg || ctx.attrs.has("dilations"), pool_op(kKind));
   const bool count_include_pad = ctx.attrs.get_int("count_include_pad", 0) != 0;
-  const std::vector<TapSpan> hs = tap_spans(g.h), ws = tap_spans(g.w);
+  const PoolPlan plan = pool_plan(g, ctx.attrs.get_int("storage_order", 0) == 1);
   const std::vector<T> x = load<T>(xv, ctx);
   std::vector<T> y(static_cast<std::size_t>(ctx.outputs[0].numel));
-  const std::int64_t in_plane = g.h.in * g.w.in, out_plane = g.h.out * g.w.out;
+  std::vector<std::int64_t> idx(kKind == PoolKind::kMaxIndices ? y.size() : 0);
+  const std::int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
   for (std::int64_t p = 0; p < g.n * g.c; ++p) {
-    pool_plane<T, kMaxPool>(x.data() + p * in_plane, y.data() + p * out_plane, g, hs, ws, count_include_pad);
+    if constexpr (kKind == PoolKind::kMaxIndices) {
+      argmax_plane<T>(x.data() + p * in_plane, y.data() + p * out_plane, idx.data() + p * out_plane, p * in_plane,
+                      plan);
+    } else {
+      pool_plane<T, kKind == PoolKind::kMax>(x.data() + p * in_plane, y.data() + p * out_plane, g, plan,
+                                             count_include_pad);
+    }
   }
   store<T>(ctx.outputs[0], y.data(), ctx);
+  if constexpr (kKind == PoolKind::kMaxIndices) store_i64(ctx.outputs[1], idx.data());
 }
 
 template <class T>
@@ -207,13 +322,19 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "MaxPool",
                               .category = OpCategory::kVector,
                               .min_inputs = 1,
                               .max_inputs = 1,
-                              .infer = infer_pool<true>,
+                              .infer = infer_pool<PoolKind::kMax>,
                               .cost = cost_pool});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "AvgPool",
                               .category = OpCategory::kVector,
                               .min_inputs = 1,
                               .max_inputs = 1,
-                              .infer = infer_pool<false>,
+                              .infer = infer_pool<PoolKind::kAvg>,
+                              .cost = cost_pool});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "MaxPoolWithIndices",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_pool<PoolKind::kMaxIndices>,
                               .cost = cost_pool});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "GlobalAvgPool",
                               .category = OpCategory::kVector,
@@ -222,10 +343,13 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "GlobalAvgPool",
                               .infer = infer_global_avg_pool,
                               .cost = cost_global_avg_pool});
 
-NPUSCOPE_REGISTER_KERNEL_IF("MaxPool", Backend::kNpu, (pool_kernel<float, true>), max_pool_npu_supports);
-NPUSCOPE_REGISTER_KERNEL("MaxPool", Backend::kCpu, (pool_kernel<double, true>));
-NPUSCOPE_REGISTER_KERNEL("AvgPool", Backend::kNpu, (pool_kernel<float, false>));
-NPUSCOPE_REGISTER_KERNEL("AvgPool", Backend::kCpu, (pool_kernel<double, false>));
+NPUSCOPE_REGISTER_KERNEL_IF("MaxPool", Backend::kNpu, (pool_kernel<float, PoolKind::kMax>), max_pool_npu_supports);
+NPUSCOPE_REGISTER_KERNEL("MaxPool", Backend::kCpu, (pool_kernel<double, PoolKind::kMax>));
+NPUSCOPE_REGISTER_KERNEL_IF("MaxPoolWithIndices", Backend::kNpu, (pool_kernel<float, PoolKind::kMaxIndices>),
+                            max_pool_npu_supports);
+NPUSCOPE_REGISTER_KERNEL("MaxPoolWithIndices", Backend::kCpu, (pool_kernel<double, PoolKind::kMaxIndices>));
+NPUSCOPE_REGISTER_KERNEL("AvgPool", Backend::kNpu, (pool_kernel<float, PoolKind::kAvg>));
+NPUSCOPE_REGISTER_KERNEL("AvgPool", Backend::kCpu, (pool_kernel<double, PoolKind::kAvg>));
 NPUSCOPE_REGISTER_KERNEL("GlobalAvgPool", Backend::kNpu, global_avg_pool_kernel<float>);
 NPUSCOPE_REGISTER_KERNEL("GlobalAvgPool", Backend::kCpu, global_avg_pool_kernel<double>);
 

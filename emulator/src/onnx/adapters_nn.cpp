@@ -1,8 +1,9 @@
 // Adapters for the NN ops whose emulator op differs from the ONNX node: Conv (-> Conv2d, 1-D via a
-// height-1 reshape, auto_pad computed into pads), AveragePool / MaxPool (-> AvgPool / MaxPool, 1-D
-// the same way), GlobalAveragePool (-> GlobalAvgPool), BatchNormalization (-> BatchNorm, inference
-// only), LayerNormalization (-> LayerNorm, plus Mean / InvStdDev from reduce ops when asked),
-// Softmax / LogSoftmax (opset < 13: the 2-D coercion), Resize (inputs -> attributes) and Upsample
+// height-1 reshape, 3-D -> Conv3d, auto_pad computed into pads), AveragePool / MaxPool (-> AvgPool /
+// MaxPool, or MaxPoolWithIndices when Indices is asked for; 1-D the same way), GlobalAveragePool (-> GlobalAvgPool),
+// BatchNormalization (-> BatchNorm, inference only), LayerNormalization (-> LayerNorm, plus Mean / InvStdDev from
+// reduce ops when asked), Softmax / LogSoftmax (opset < 13: the 2-D coercion), Resize (inputs -> attributes) and
+// Upsample
 // (-> Resize). Gemm, MatMul, ConvTranspose, InstanceNormalization, LRN... run by the default rule.
 // See Note [ONNX adapters].
 #include <onnx/onnx_pb.h>
@@ -81,9 +82,9 @@ Ints conv_pads(const NodeContext& ctx, const Shape& in, const Ints& k, const Int
 
 std::vector<Tensor> conv(NodeContext& ctx) {
   const Tensor &x = required(ctx, 0, "X"), &w = required(ctx, 1, "W");
-  if ((x.ndim() != 3 && x.ndim() != 4) || w.ndim() != x.ndim()) {
-    ctx.fail("only 1-D and 2-D convolutions are supported (X " + shape_str(x.shape()) + ", W " + shape_str(w.shape()) +
-             ")");
+  if (x.ndim() < 3 || x.ndim() > 5 || w.ndim() != x.ndim()) {
+    ctx.fail("only 1-D, 2-D and 3-D convolutions are supported, with X and W of the same rank (X " +
+             shape_str(x.shape()) + ", W " + shape_str(w.shape()) + ")");
   }
   const auto r = static_cast<std::size_t>(x.ndim() - 2);
   const Ints k(w.shape().begin() + 2, w.shape().end());
@@ -94,9 +95,9 @@ std::vector<Tensor> conv(NodeContext& ctx) {
   Ints s = spatial_ints(ctx, "strides", r, 1), d = spatial_ints(ctx, "dilations", r, 1);
   Ints pads = conv_pads(ctx, Shape(x.shape().begin() + 2, x.shape().end()), k, s, d);
   const Tensor b = ctx.has_input(2) ? ctx.input(2) : Tensor();
-  if (r == 2) {
+  if (r >= 2) {
     Attrs attrs{{"strides", s}, {"pads", pads}, {"dilations", d}, {"group", ctx.attrs.get_int("group", 1)}};
-    return {call_op1("Conv2d", {x, w, b}, attrs, ctx.call())};
+    return {call_op1(r == 2 ? "Conv2d" : "Conv3d", {x, w, b}, attrs, ctx.call())};
   }
   // 1-D: [N, C, W] as [N, C, 1, W].
   Attrs attrs{{"strides", Ints{1, s[0]}},
@@ -113,11 +114,12 @@ std::vector<Tensor> conv(NodeContext& ctx) {
 
 // ---- pooling ------------------------------------------------------------------------------------
 
-// AveragePool / MaxPool: 1-D as [N, C, 1, W] with height-1 windows; other ranks as they are (the
-// pool ops take 2-D and say so for anything else).
+// AveragePool / MaxPool: 1-D as [N, C, 1, W] with height-1 windows (Indices number the same
+// elements either way: Note [MaxPool Indices]); other ranks as they are (the pool ops take 2-D and
+// 3-D and say so for anything else).
 std::vector<Tensor> pool(NodeContext& ctx, const char* type) {
   const Tensor& x = required(ctx, 0, "X");
-  if (x.ndim() != 3) return {call_op1(type, {x}, ctx.attrs, ctx.call())};
+  if (x.ndim() != 3) return call_op(type, {x}, ctx.attrs, ctx.call());
   Attrs attrs = ctx.attrs;
   if (!ctx.attrs.has("kernel_shape")) ctx.fail("kernel_shape is required");
   attrs.set("kernel_shape", Ints{1, spatial_ints(ctx, "kernel_shape", 1, 1)[0]});
@@ -128,15 +130,16 @@ std::vector<Tensor> pool(NodeContext& ctx, const char* type) {
     attrs.set("pads", Ints{0, p[0], 0, p[1]});
   }
   const Shape& xs = x.shape();
-  Tensor y = call_op1(type, {reshape(x, {xs[0], xs[1], 1, xs[2]}, ctx)}, attrs, ctx.call());
-  return {reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]}, ctx)};
+  std::vector<Tensor> ys = call_op(type, {reshape(x, {xs[0], xs[1], 1, xs[2]}, ctx)}, attrs, ctx.call());
+  for (Tensor& y : ys) y = reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]}, ctx);
+  return ys;
 }
 
 std::vector<Tensor> average_pool(NodeContext& ctx) { return pool(ctx, "AvgPool"); }
 
+// Indices (output 1), when asked for, come from MaxPoolWithIndices (Note [MaxPool Indices]).
 std::vector<Tensor> max_pool(NodeContext& ctx) {
-  only_outputs_below(ctx, 1, "(Indices) is not supported: MaxPool runs without argmax");
-  return pool(ctx, "MaxPool");
+  return pool(ctx, output_requested(ctx, 1) ? "MaxPoolWithIndices" : "MaxPool");
 }
 
 std::vector<Tensor> global_average_pool(NodeContext& ctx) { return run_default(ctx, "GlobalAvgPool"); }
