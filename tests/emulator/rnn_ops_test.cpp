@@ -210,7 +210,8 @@ TEST_F(RnnOpsTest, BadInputsNameTheOpAndTheInput) {
   EXPECT_TRUE(mentions(err({x, w, r}, {{"clip", -1.0}}), {"clip must be > 0"}));
   EXPECT_TRUE(mentions(err({x, floats(std::vector<float>(24, 0.1f), {1, 8, 3}, DType::kF16), r}), {"W has dtype f16"}));
   EXPECT_TRUE(mentions(err({x, w, r, Tensor(), floats({2}, {1})}), {"sequence_lens must be int32 or int64"}));
-  EXPECT_TRUE(mentions(err({x, w, r, Tensor(), Tensor(), floats({0, 0, 0}, {1, 1, 3})}), {"initial_h must be [1, 1, 2]"}));
+  EXPECT_TRUE(
+      mentions(err({x, w, r, Tensor(), Tensor(), floats({0, 0, 0}, {1, 1, 3})}), {"initial_h must be [1, 1, 2]"}));
   EXPECT_TRUE(mentions(err({x, floats(std::vector<float>(18, 0.1f), {1, 6, 3}),
                             floats(std::vector<float>(12, 0.1f), {1, 6, 2}), floats(std::vector<float>(6, 0), {1, 6})},
                            {}, "GRU"),

@@ -14,11 +14,12 @@ import recurrent_models
 
 CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
 
-# (device, precision mode, minimum cosine, maximum absolute error).
+# (device, precision mode, minimum cosine, maximum absolute error). Measured: f32 runs within 1.2e-7
+# of PyTorch, force_fp16 within 2.7e-4 (cosine 0.9999999); the logits and states are below 1.
 RUNS = [
-    ("cpu", None, 0.999999, 2e-5),
-    ("npu", "must_keep_origin_dtype", 0.999999, 2e-5),
-    ("npu", "force_fp16", 0.999, 2e-2),
+    ("cpu", None, 0.999999, 1e-6),
+    ("npu", "must_keep_origin_dtype", 0.999999, 1e-6),
+    ("npu", "force_fp16", 0.9999, 2e-3),
 ]
 
 
