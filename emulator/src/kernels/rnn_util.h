@@ -101,7 +101,7 @@ T activate(const Activation& a, T x) {
     case RnnAct::kRelu: return x > T(0) ? x : T(0);
     case RnnAct::kAffine: return T(a.alpha) * x + T(a.beta);
     case RnnAct::kLeakyRelu: return x >= T(0) ? x : T(a.alpha) * x;
-    case RnnAct::kThresholdedRelu: return x > T(a.alpha) ? x : T(0);
+    case RnnAct::kThresholdedRelu: return x >= T(a.alpha) ? x : T(0);  // the recurrent spec: >=
     case RnnAct::kScaledTanh: return T(a.alpha) * std::tanh(T(a.beta) * x);
     case RnnAct::kHardSigmoid: return std::clamp(T(a.alpha) * x + T(a.beta), T(0), T(1));
     case RnnAct::kElu: return x >= T(0) ? x : T(a.alpha) * (std::exp(x) - T(1));
