@@ -1,8 +1,9 @@
-"""Two recurrent models exported to ONNX for the emulator: an LSTM language model (embedding, 2-layer
-LSTM, linear) and a GRU classifier (bidirectional GRU, linear over the last states). torch.onnx.export
-writes nn.LSTM / nn.GRU as ONNX LSTM / GRU nodes (one per layer); the LSTM model takes its initial
-states as inputs and the GRU classifier its sequence lengths (a packed sequence, which the exporter
-turns into the GRU's sequence_lens).
+"""Recurrent models exported to ONNX for the emulator: an LSTM language model (embedding, 2-layer LSTM,
+linear), a GRU classifier (bidirectional GRU, linear over the last states) and a small ReLU RNN
+tagger. torch.onnx.export (opset 9 and later) writes nn.LSTM / nn.GRU / nn.RNN as ONNX LSTM / GRU /
+RNN nodes (one per layer); the LSTM model takes its initial states as inputs, the GRU classifier its
+sequence lengths (a packed sequence, which the exporter turns into the GRU's sequence_lens), and the
+tagger's RNN node names its activation (activations = ["Relu"]).
 
     /usr/bin/python3 samples/pytorch/recurrent_models.py --out-dir /tmp/rnn
     npuscope exec --model /tmp/rnn/lstm_lm.onnx --input tokens=/tmp/rnn/lstm_lm_tokens.npy \\
@@ -69,7 +70,27 @@ def gru_classifier():
     return model, {"x": x, "lengths": lengths}, ["logits"]
 
 
-MODELS = {"lstm_lm": lstm_lm, "gru_classifier": gru_classifier}
+class RnnTagger(nn.Module):
+    """Per-step tags from a ReLU RNN, batch first: [B, T, F] -> [B, T, CLASSES]."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.RNN(FEATURES, HIDDEN, nonlinearity="relu", batch_first=True)
+        self.head = nn.Linear(HIDDEN, CLASSES)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0])
+
+
+def rnn_tagger():
+    """The model (seed 0) and its example input (seed 3)."""
+    torch.manual_seed(0)
+    model = RnnTagger().eval()
+    x = torch.randn(BATCH, SEQ, FEATURES, generator=torch.Generator().manual_seed(3))
+    return model, {"x": x}, ["tags"]
+
+
+MODELS = {"lstm_lm": lstm_lm, "gru_classifier": gru_classifier, "rnn_tagger": rnn_tagger}
 
 
 def export(name, out_dir, opset=14):
