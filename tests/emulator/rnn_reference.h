@@ -157,7 +157,7 @@ inline void rnn_ref_step(const RnnCase& c, const RnnData& v, const std::vector<R
       const double cc = g(clip(sum(3, j, h)));
       cs[u] = fg * cs[u] + i * cc;
       const double o = f(clip(sum(1, j, h) + peep(1) * cs[u]));
-      nh[u] = o * ha(cs[u]);
+      nh[u] = o * ha(cs[u]);  // clip bounds the gates' inputs, not C' (as ONNX Runtime)
     }
   }
   h = nh;
@@ -185,6 +185,10 @@ inline RnnOut rnn_reference(const RnnCase& c, const RnnData& v) {
         const std::int64_t t = rev ? len - 1 - s : s;
         rnn_ref_step(c, v, act, d, b, t, h, cs);
         std::copy(h.begin(), h.end(), out.y.begin() + static_cast<std::ptrdiff_t>(((t * D + d) * B + b) * H));
+      }
+      if (len == 0) {  // ONNX Runtime's final states for an empty sequence
+        h.assign(h.size(), 0.0);
+        cs.assign(cs.size(), 0.0);
       }
       std::copy(h.begin(), h.end(), out.yh.begin() + static_cast<std::ptrdiff_t>(s0));
       std::copy(cs.begin(), cs.end(), out.yc.begin() + static_cast<std::ptrdiff_t>(s0));

@@ -2,8 +2,9 @@
 //   i = f(X·Wi + H·Ri + Pi ⊙ C + Wbi + Rbi)      f = f(X·Wf + H·Rf + Pf ⊙ C + Wbf + Rbf)
 //   c = g(X·Wc + H·Rc + Wbc + Rbc)               C' = f ⊙ C + i ⊙ c
 //   o = f(X·Wo + H·Ro + Po ⊙ C' + Wbo + Rbo)     H' = o ⊙ h(C')
-// input_forget couples the gates (f = 1 - i); clip bounds every gate's input. See Note [Recurrent
-// ops], Note [Recurrent numerics] and Note [Recurrent cost] in rnn_util.h.
+// input_forget couples the gates (f = 1 - i); clip bounds the gates' inputs, not C' (as ONNX
+// Runtime does). See Note [Recurrent ops], Note [Recurrent numerics] and Note [Recurrent cost] in
+// rnn_util.h.
 #include "rnn_util.h"
 
 namespace npuscope::emulator::kernels {

@@ -118,6 +118,15 @@ void rnn_finish(KernelContext& ctx, RnnState<T>& s, bool with_c) {
     }
     s.y = std::move(y);
   }
+  // A sequence of length 0 ends in zero states, as ONNX Runtime's kernels leave it.
+  for (std::int64_t b = 0; b < g.batch; ++b) {
+    if (s.lens[static_cast<std::size_t>(b)] != 0) continue;
+    for (std::int64_t d = 0; d < g.dirs; ++d) {
+      const std::int64_t at = (d * g.batch + b) * g.hidden;
+      std::fill(s.h.begin() + at, s.h.begin() + at + g.hidden, T(0));
+      if (with_c) std::fill(s.c.begin() + at, s.c.begin() + at + g.hidden, T(0));
+    }
+  }
   store<T>(ctx.outputs[0], s.y.data(), ctx);
   auto store_state = [&](const TensorView& v, std::vector<T>& st) {
     if (!g.batch_major) return store<T>(v, st.data(), ctx);

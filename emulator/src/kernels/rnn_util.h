@@ -11,7 +11,8 @@
 // projection of all steps is one GEMM (X [T·B, I] · W^T, biases pre-filled), then each step is one
 // GEMM H_{t-1} · R^T over the whole batch plus the gate math on the rows still inside their
 // sequence (t < sequence_lens[b]); the other rows keep their state and write zeros to Y, so Y_h/Y_c
-// hold each sequence's last valid step in either direction.
+// hold each sequence's last valid step in either direction (zeros for a sequence of length 0, as
+// ONNX Runtime gives).
 //
 // Note [Recurrent numerics]
 // As the cube ops (Note [Cube numerics]): the NPU reads its inputs rounded to the compute dtype
