@@ -19,7 +19,8 @@
 // (f16 under force_fp16), the GEMMs accumulate in f32 and the gates compute in f32. The hidden state
 // is rounded to the compute dtype after every step, because it is both an output and the next step's
 // cube operand; the LSTM cell state stays f32 inside the kernel (it never leaves the vector unit).
-// The CPU golden computes in f32 (f64 for f64 inputs) with the exact functions.
+// Both sides use the exact activation functions; the CPU golden computes in f32 (f64 for f64
+// inputs).
 //
 // Note [Recurrent cost]
 // The op runs as one task, but its NPU kernel models its own time (KernelContext::device_ns) as the
@@ -89,9 +90,12 @@ struct Activation {
   float alpha = 0, beta = 0;
 };
 // The activations of all directions, per direction in ONNX's order (RNN: f; GRU: f, g; LSTM: f, g,
-// h): the `activations` attribute or, absent, ONNX's defaults (Sigmoid for f, Tanh for g and h); alpha/beta taken in
-// order by the functions that use them, else each function's ONNX default. Throws InvalidArgument for an unknown name
-// or a wrong count.
+// h): the `activations` attribute (names in any case) or, absent, ONNX's defaults (RNN: Tanh; else
+// Sigmoid for f, Tanh for g and h). alpha/beta are taken in order by the functions that use them,
+// as ONNX Runtime takes them; a function left without one gets the default of the ONNX op of its
+// name (LeakyRelu 0.01, HardSigmoid 0.2/0.5, Elu 1, ThresholdedRelu 1, Affine 1/0, ScaledTanh 1/1;
+// ONNX Runtime uses 0 for the last three). Throws InvalidArgument for an unknown name or a count
+// other than the functions per direction times the directions.
 std::vector<Activation> rnn_activations(const Attrs& attrs, const RnnGeom& g);
 
 template <class T>
