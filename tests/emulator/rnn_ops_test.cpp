@@ -233,3 +233,23 @@ TEST_F(RnnOpsTest, EmptySequenceEndsInZeroStates) {
     EXPECT_EQ(out[2], V{0.0});
   }
 }
+
+TEST_F(RnnOpsTest, Bf16InputsRunOnTheCubeInBf16) {
+  const std::int64_t T = 4, B = 2, I = 3, H = 5;
+  std::vector<float> x, w, r;
+  for (int i = 0; i < T * B * I; ++i) x.push_back(static_cast<float>(std::sin(0.45 * i)));
+  for (int i = 0; i < 3 * H * I; ++i) w.push_back(static_cast<float>(0.5 * std::cos(0.8 * i)));
+  for (int i = 0; i < 3 * H * H; ++i) r.push_back(static_cast<float>(0.4 * std::sin(1.3 * i + 0.5)));
+  const std::vector<Tensor> in{floats(x, {T, B, I}, DType::kBF16), floats(w, {1, 3 * H, I}, DType::kBF16),
+                               floats(r, {1, 3 * H, H}, DType::kBF16)};
+  EndRecords rec;
+  const auto npu = call_op("GRU", on_npu(in));
+  const V y = to_vec(npu[0]);
+  hooks::subscribe(nullptr);
+  ASSERT_FALSE(rec.ends.empty());
+  EXPECT_EQ(rec.ends.back().task_type, TaskType::kAiCore);
+  EXPECT_EQ(rec.ends.back().compute_dtype, static_cast<std::uint8_t>(DType::kBF16));
+  EXPECT_EQ(npu[0].dtype(), DType::kBF16);
+  // Within bf16's error of the golden (which computes in f32 and rounds once).
+  EXPECT_TRUE(all_close(y, to_vec(call_op("GRU", in)[0]), 0, 3e-2));
+}
