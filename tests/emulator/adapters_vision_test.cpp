@@ -63,7 +63,7 @@ TEST_F(AdaptersVisionTest, GridSampleAndBitShiftByTheDefaultRule) {
   gs.attr("align_corners", std::int64_t{1});
   EXPECT_EQ(to_vec(gs.run(1, DeviceRef::npu())[0]), (Doubles{2.5, 4}));
   OneNodeModel bs("BitShift", 11);
-  bs.input("x", Tensor::from_ints({3, 5}, {2}, DType::kU8)).input("y", Tensor::from_ints({1, 2}, {2}, DType::kU8));
+  bs.input("x", ints({3, 5}, {2}, DType::kU8)).input("y", ints({1, 2}, {2}, DType::kU8));
   bs.attr("direction", std::string("LEFT"));
   EXPECT_EQ(bs.run()[0].to_ints(), (I64s{6, 20}));
 }

@@ -32,5 +32,5 @@ TEST_F(DetTest, NonSquareIsAnError) {
                          call_op1("Det", {floats({1, 2, 3, 4, 5, 6}, {2, 3})});
                        }),
                        {"Det", "square", "[2, 3]"}));
-  EXPECT_TRUE(mentions(error_of([] { call_op1("Det", {Tensor::from_ints({1}, {1, 1})}); }), {"Det", "i64"}));
+  EXPECT_TRUE(mentions(error_of([] { call_op1("Det", {ints({1}, {1, 1})}); }), {"Det", "i64"}));
 }
