@@ -13,7 +13,9 @@
 // [x_min, x_max] (reflection); then each tap (1 nearest, 2 × 2 bilinear, 4 × 4 bicubic with Keys'
 // a = −0.75) reads the pixel at its integer position, which is 0 outside the image (zeros), clamped
 // (border) or reflected again (reflection). The taps of a grid point are the same for all channels,
-// so they are computed once per point and applied to every channel.
+// so they are computed once per point and applied to every channel. PyTorch differs in one case:
+// bicubic with border or reflection padding at a point outside [x_min, x_max] (it pads each tap,
+// not the position first); tests/pytorch/test_vision_ops_onnx.py checks the rest against torch.
 #include <algorithm>
 #include <cmath>
 #include <string>
