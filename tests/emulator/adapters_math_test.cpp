@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "emulator/adapter_test_util.h"
+#include "npuscope/runtime_hooks/hook_api.h"
 
 using namespace npuscope::emulator;
 using namespace npuscope::emulator::testing;
@@ -40,6 +41,21 @@ const Tensor& a23() {
   return t;
 }
 
+// The (op type, task type) of every device task that ends while it lives.
+struct TaskLog {
+  std::vector<std::pair<std::string, npuscope::TaskType>> tasks;
+  npuscope::hooks::SubscriberTable table;
+  TaskLog() {
+    table.user = this;
+    table.on_task = [](void* u, const npuscope::hooks::TaskRecord& r) {
+      if (r.phase == npuscope::hooks::TaskPhase::kEnd)
+        static_cast<TaskLog*>(u)->tasks.emplace_back(r.op_type, r.task_type);
+    };
+    npuscope::hooks::subscribe(&table);
+  }
+  ~TaskLog() { npuscope::hooks::subscribe(nullptr); }
+};
+
 }  // namespace
 
 TEST_F(EinsumTest, TransposeSumAndImplicitOutput) {
@@ -70,6 +86,24 @@ TEST_F(EinsumTest, ContractionsOnTheCube) {
   expect_einsum("bij,bjk->bik", {x, y}, {2, 2, 2}, {1, 3, 3, 7, 2, 0, 0, 2});
   // Three operands.
   expect_einsum("ij,jk,kl->il", {a23(), b32, f32({1, 1}, {2, 1})}, {2, 1}, {16, 37});
+}
+
+TEST_F(EinsumTest, ContractionIsACubeTaskAndTheDiagonalAVectorCopy) {
+  using npuscope::TaskType;
+  std::vector<std::pair<std::string, TaskType>> tasks;
+  {
+    TaskLog log;
+    const Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), y = f32({1, 0, 0, 1, 1, 1, 1, 1}, {2, 2, 2});
+    einsum("bji,bjk->bik", {x, y}, DeviceRef::npu());  // [b, K, M]: read transposed by the cube
+    einsum("ijb,bjk->bik", {x, y}, DeviceRef::npu());  // [M, K, b]: transposed first
+    einsum("ii->i", {f32({1, 2, 3, 4}, {2, 2})}, DeviceRef::npu());
+    tasks = log.tasks;
+  }
+  const std::vector<std::pair<std::string, TaskType>> want{{"BatchMatMul", TaskType::kAiCore},
+                                                           {"Transpose", TaskType::kAiVectorCore},
+                                                           {"BatchMatMul", TaskType::kAiCore},
+                                                           {"AsStrided", TaskType::kAiVectorCore}};
+  EXPECT_EQ(tasks, want);
 }
 
 TEST_F(EinsumTest, BroadcastAndOuterProducts) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "emulator/ext_op_test_util.h"
+#include "npuscope/runtime_hooks/hook_api.h"
 
 using namespace npuscope::emulator;
 using namespace npuscope::emulator::testing;
@@ -57,6 +58,26 @@ TEST_F(NmsTest, CenterFormatFlippedCornersAndOrder) {
   const std::vector<float> scores{0.9f, 0.8f, 0.7f, 0.1f, 0.2f, 0.3f, 0.9f, 0.8f, 0.7f, 0.1f, 0.2f, 0.3f};
   EXPECT_EQ(select(boxes, scores, {2, 3, 4}, {2, 2, 3}, nms_attrs(1, 0.5, 4), DeviceRef::npu()),
             (I64s{0, 0, 0, 0, 1, 2, 1, 0, 0, 1, 1, 2}));
+}
+
+TEST_F(NmsTest, RunsAsAnAiCpuTaskOnTheNpu) {
+  struct Log {
+    std::vector<npuscope::hooks::TaskRecord> ends;
+    npuscope::hooks::SubscriberTable table;
+  } log;
+  log.table.user = &log;
+  log.table.on_task = [](void* u, const npuscope::hooks::TaskRecord& r) {
+    if (r.phase == npuscope::hooks::TaskPhase::kEnd) static_cast<Log*>(u)->ends.push_back(r);
+  };
+  const Tensor b = floats(kBoxes, {1, 3, 4}).to(DeviceRef::npu()), s = floats(kScores, {1, 1, 3}).to(DeviceRef::npu());
+  npuscope::hooks::subscribe(&log.table);
+  const Tensor y = call_op1("NonMaxSuppression", {b, s}, nms_attrs(3, 0.5, 2));
+  npuscope::hooks::subscribe(nullptr);
+  EXPECT_EQ(y.cpu().to_ints(), (I64s{0, 0, 0, 0, 0, 2}));
+  ASSERT_EQ(log.ends.size(), 1u);
+  EXPECT_EQ(log.ends[0].task_type, npuscope::TaskType::kAiCpu);
+  EXPECT_EQ(log.ends[0].fallback, 1);
+  EXPECT_GT(log.ends[0].flops, 0u);
 }
 
 TEST_F(NmsTest, BadInputsNameTheProblem) {

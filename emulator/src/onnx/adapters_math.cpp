@@ -11,9 +11,10 @@
 //   2. labels that appear in one operand only and not in the output are summed first (ReduceSum);
 //   3. the operands are contracted left to right, two at a time: labels in both and needed later are
 //      batch dims, labels in both and not needed are contracted (K), the rest are M (left) and N
-//      (right). Each operand is transposed to [batch, M, K] / [batch, K, N] and reshaped (a view) so
-//      that one MatMul on the cube does the contraction, batch dims broadcast; with no K it is an
-//      outer product, a broadcasting Mul on the vector unit;
+//      (right). Each operand is transposed to [batch, M, K] / [batch, K, N] (or left as [batch, K, M]
+//      / [batch, N, K], which the cube reads transposed) and reshaped (a view) so that one
+//      BatchMatMul on the cube does the contraction, batch dims broadcast; with no K it is an outer
+//      product, a broadcasting Mul on the vector unit;
 //   4. the last operand is summed over what the output leaves out and transposed to the output order.
 // A label of size 1 in one operand broadcasts against the other's size, as '...' dims do.
 #include <algorithm>
@@ -246,18 +247,23 @@ Operand contract(const NodeContext& ctx, Operand a, Operand b, const std::vector
     x.insert(x.end(), z.begin(), z.end());
     return x;
   };
-  arrange(ctx, a, cat(batch, m, k));
-  arrange(ctx, b, cat(batch, k, n));
+  // An operand already laid out as [batch, K, M] (or [batch, N, K]) is read transposed by the cube
+  // (BatchMatMul's adj_x / adj_y) rather than copied by a Transpose first.
+  const bool adj_a = !k.empty() && a.labels == cat(batch, k, m) && a.labels != cat(batch, m, k);
+  const bool adj_b = !k.empty() && b.labels == cat(batch, n, k) && b.labels != cat(batch, k, n);
+  if (!adj_a) arrange(ctx, a, cat(batch, m, k));
+  if (!adj_b) arrange(ctx, b, cat(batch, k, n));
   const std::int64_t mm = product(a, m), kk = product(a, k), nn = product(b, n);
   Shape out = sizes(a, batch), a_shape = out, b_shape = sizes(b, batch);
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::max(out[i], b_shape[i]);
-  a_shape.insert(a_shape.end(), {mm, kk});
-  b_shape.insert(b_shape.end(), {kk, nn});
+  a_shape.insert(a_shape.end(), {adj_a ? kk : mm, adj_a ? mm : kk});
+  b_shape.insert(b_shape.end(), {adj_b ? nn : kk, adj_b ? kk : nn});
   Operand r;
   if (k.empty()) {  // an outer product: [.., M, 1] x [.., 1, N] on the vector unit
     r.t = op1(ctx, "Mul", {reshape(ctx, a.t, a_shape), reshape(ctx, b.t, b_shape)});
   } else {
-    r.t = op1(ctx, "MatMul", {reshape(ctx, a.t, a_shape), reshape(ctx, b.t, b_shape)});
+    const Attrs adj{{"adj_x", std::int64_t{adj_a}}, {"adj_y", std::int64_t{adj_b}}};
+    r.t = op1(ctx, "BatchMatMul", {reshape(ctx, a.t, a_shape), reshape(ctx, b.t, b_shape)}, adj);
   }
   const Shape ms = sizes(a, m), ns = sizes(b, n);
   out.insert(out.end(), ms.begin(), ms.end());
