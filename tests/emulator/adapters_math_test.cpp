@@ -115,6 +115,16 @@ TEST_F(EinsumTest, BroadcastAndOuterProducts) {
   expect_einsum("...i,...i", {x, y}, {2, 3}, {1, 2, 3, 3, 4, 7});
 }
 
+TEST_F(EinsumTest, ScalarsEmptyDimsAndSizeOneLabels) {
+  expect_einsum(",->", {f32({3}, {}), f32({4}, {})}, {}, {12});
+  expect_einsum("i,->i", {f32({1, 2}, {2}), f32({3}, {})}, {2}, {3, 6});
+  expect_einsum("ij->", {f32({}, {0, 3})}, {}, {0});
+  expect_einsum("ij,jk", {f32({}, {2, 0}), f32({}, {0, 3})}, {2, 3}, {0, 0, 0, 0, 0, 0});
+  // A contracted label of size 1 broadcasts: sum_i a[0] * b[i].
+  expect_einsum("i,i", {f32({2}, {1}), f32({1, 2, 3}, {3})}, {}, {12});
+  expect_einsum("Ab,bC->AC", {f32({1, 2}, {1, 2}), f32({3, 4}, {2, 1})}, {1, 1}, {11});
+}
+
 TEST_F(EinsumTest, BadEquationsNameTheProblem) {
   EXPECT_TRUE(mentions(error_of([&] { einsum("ij,jk->ik", {a23()}); }), {"Einsum", "2 input terms for 1 inputs"}));
   EXPECT_TRUE(mentions(error_of([&] { einsum("ijk->i", {a23()}); }), {"'ijk'", "names 3 dims", "has 2"}));
