@@ -43,3 +43,29 @@ TEST_F(WindowTest, OnnxSizeInputAndOutputDatatype) {
   EXPECT_EQ(y.dtype(), DType::kF64);
   EXPECT_TRUE(all_close(to_vec(y), {4.0 / 46, 1, 4.0 / 46}, 1e-12, 1e-12));
 }
+
+TEST_F(WindowTest, MelWeightMatrixTriangles) {
+  // 2 mel bins up to 8 kHz at 16 kHz with dft_length 16: points at mel 0, 710, 1420, 2130 are the
+  // spectrogram bins 0, 0, 1, 4: a unit spike at bin 0, then a triangle rising at 1 and falling to 4.
+  OneNodeModel m("MelWeightMatrix", 17);
+  m.ints("mels", {2}, {})
+      .ints("dft", {16}, {})
+      .ints("rate", {16000}, {})
+      .floats("lo", {0}, {})
+      .floats("hi", {8000}, {});
+  for (DeviceRef d : {DeviceRef::cpu(), DeviceRef::npu()}) {
+    const Tensor w = m.run(1, d)[0];
+    EXPECT_EQ(w.shape(), (Shape{9, 2}));
+    Doubles want(18, 0.0);
+    want[0] = 1;                                        // [0, 0]
+    want[3] = 1, want[5] = 2.0 / 3, want[7] = 1.0 / 3;  // [1, 1], [2, 1], [3, 1]
+    EXPECT_TRUE(all_close(to_vec(w), want, 1e-6, 1e-7));
+  }
+  EXPECT_TRUE(mentions(
+      error_of([] {
+        call_op1(
+            "MelWeightMatrix", {ints({2}, {})},
+            {{"num_mel_bins", std::int64_t{2}}, {"dft_length", std::int64_t{16}}, {"sample_rate", std::int64_t{0}}});
+      }),
+      {"MelWeightMatrix", "sample_rate", ">= 1"}));
+}

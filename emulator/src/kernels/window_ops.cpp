@@ -5,6 +5,14 @@
 // generalised cosine window w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) with N = size
 // (periodic) or size - 1 (symmetric; N = 1 for a window of length 1): Hann (0.5, 0.5, 0), Hamming
 // (25/46, 21/46, 0), Blackman (0.42, 0.5, 0.08). Vector op; NPU in f32, CPU golden in f64.
+//
+// MelWeightMatrix (opset 17, the mel filter bank of audio front ends): input 0 is num_mel_bins (it
+// places the op); the ONNX adapter copies the five scalar inputs into the attributes num_mel_bins,
+// dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz; 'dtype' as above. Output
+// [dft_length / 2 + 1, num_mel_bins]: triangles between num_mel_bins + 2 points spaced evenly on
+// the mel scale (2595 log10(1 + f / 700)), mapped to spectrogram bins floor((dft_length + 1) · f /
+// sample_rate), as the ONNX reference computes them (a point beyond the last bin writes nothing).
+// Index arithmetic and ratios of small integers: computed once in double for both backends.
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -52,6 +60,54 @@ KernelCost cost_window(std::span<const TensorMeta> in, std::span<const TensorMet
 }
 
 constexpr char kHann[] = "HannWindow", kHamming[] = "HammingWindow", kBlackman[] = "BlackmanWindow";
+constexpr char kMel[] = "MelWeightMatrix";
+
+std::vector<TensorMeta> infer_mel(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const std::int64_t mels = attrs.get_int("num_mel_bins", 0), dft = attrs.get_int("dft_length", 0);
+  const std::int64_t rate = attrs.get_int("sample_rate", 0);
+  if (mels < 1 || dft < 1 || rate < 1) {
+    fail(kMel, "num_mel_bins, dft_length and sample_rate must be >= 1, got " + std::to_string(mels) + ", " +
+                   std::to_string(dft) + ", " + std::to_string(rate));
+  }
+  const double lo = attrs.get_float("lower_edge_hertz", 0), hi = attrs.get_float("upper_edge_hertz", 0);
+  if (!(lo >= 0 && hi >= lo && std::isfinite(hi))) {
+    fail(kMel,
+         "need 0 <= lower_edge_hertz <= upper_edge_hertz, got " + std::to_string(lo) + " and " + std::to_string(hi));
+  }
+  std::vector<TensorMeta> out = infer_window<kMel>(in, Attrs{{"size", mels}, {"dtype", attrs.get_int("dtype", 0)}});
+  out[0].shape = {checked_add(dft / 2, 1, kMel, "dft_length / 2 + 1"), mels};
+  return out;
+}
+
+void mel_kernel(KernelContext& ctx) {
+  const Attrs& a = ctx.attrs;
+  const std::int64_t mels = a.get_int("num_mel_bins", 1), dft = a.get_int("dft_length", 1);
+  const auto rate = static_cast<double>(a.get_int("sample_rate", 1));
+  const std::int64_t bins = dft / 2 + 1;
+  auto mel = [](double f) { return 2595 * std::log10(1 + f / 700); };
+  const double lo = mel(a.get_float("lower_edge_hertz", 0)), hi = mel(a.get_float("upper_edge_hertz", 0));
+  const double step = (hi - lo) / static_cast<double>(mels + 2);
+  std::vector<std::int64_t> point(static_cast<std::size_t>(mels + 2));
+  for (std::int64_t i = 0; i < mels + 2; ++i) {
+    const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + lo) / 2595) - 1);
+    point[static_cast<std::size_t>(i)] =
+        static_cast<std::int64_t>(std::floor(static_cast<double>(dft + 1) * hz / rate));
+  }
+  std::vector<double> w(static_cast<std::size_t>(bins * mels), 0.0);
+  auto set = [&](std::int64_t j, std::int64_t i, double v) {
+    if (j >= 0 && j < bins) w[static_cast<std::size_t>(j * mels + i)] = v;
+  };
+  for (std::int64_t i = 0; i < mels; ++i) {
+    const std::int64_t left = point[static_cast<std::size_t>(i)], centre = point[static_cast<std::size_t>(i + 1)],
+                       right = point[static_cast<std::size_t>(i + 2)];
+    if (centre == left) set(centre, i, 1);
+    for (std::int64_t j = left; centre > left && j <= centre; ++j)
+      set(j, i, static_cast<double>(j - left) / static_cast<double>(centre - left));
+    for (std::int64_t j = centre; j < right; ++j)
+      set(j, i, static_cast<double>(right - j) / static_cast<double>(right - centre));
+  }
+  store<double>(ctx.outputs[0], w.data(), ctx);
+}
 constexpr Coefficients kHannC{0.5, 0.5, 0}, kHammingC{25.0 / 46, 21.0 / 46, 0}, kBlackmanC{0.42, 0.5, 0.08};
 
 }  // namespace
@@ -62,6 +118,9 @@ NPUSCOPE_REGISTER_OP(OpSchema{
     .type = kHamming, .category = OpCategory::kVector, .infer = infer_window<kHamming>, .cost = cost_window});
 NPUSCOPE_REGISTER_OP(OpSchema{
     .type = kBlackman, .category = OpCategory::kVector, .infer = infer_window<kBlackman>, .cost = cost_window});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kMel, .category = OpCategory::kVector, .infer = infer_mel, .cost = cost_window});
+NPUSCOPE_REGISTER_KERNEL(kMel, Backend::kNpu, mel_kernel);
+NPUSCOPE_REGISTER_KERNEL(kMel, Backend::kCpu, mel_kernel);
 NPUSCOPE_REGISTER_KERNEL(kHann, Backend::kNpu, window_kernel<float, kHannC>);
 NPUSCOPE_REGISTER_KERNEL(kHann, Backend::kCpu, window_kernel<double, kHannC>);
 NPUSCOPE_REGISTER_KERNEL(kHamming, Backend::kNpu, window_kernel<float, kHammingC>);

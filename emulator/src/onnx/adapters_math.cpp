@@ -1,7 +1,8 @@
 // ONNX Einsum (opset 12) as emulator ops (Note [ONNX adapters]): any equation the spec allows
 // (explicit or implicit output, '...' batch dims broadcast numpy-style, repeated labels as diagonals
-// and traces, labels summed away, spaces anywhere). Also the window functions' size input and
-// output_datatype (-> attributes of the emulator ops in kernels/window_ops.cpp).
+// and traces, labels summed away, spaces anywhere). Also the window functions' and
+// MelWeightMatrix's scalar inputs and output_datatype (-> attributes of the emulator ops in
+// kernels/window_ops.cpp).
 //
 // Note [Einsum as device ops]
 // The equation is lowered, as torch.einsum and torch_npu lower it, to ops that each run as a device
@@ -314,11 +315,28 @@ std::vector<Tensor> window(NodeContext& ctx) {
 
 constexpr char kHann[] = "HannWindow", kHamming[] = "HammingWindow", kBlackman[] = "BlackmanWindow";
 
+// MelWeightMatrix: its five scalar inputs become attributes; input 0 stays (it places the op).
+std::vector<Tensor> mel_weight_matrix(NodeContext& ctx) {
+  const char* names[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
+  Attrs a;
+  for (std::size_t i = 0; i < 5; ++i) {
+    if (!ctx.has_input(i) || ctx.input(i).numel() != 1) ctx.fail(std::string(names[i]) + " must be one value");
+    if (i < 3) {
+      a.set(names[i], ctx.input_ints(i)[0]);
+    } else {
+      a.set(names[i], ctx.input_floats(i)[0]);
+    }
+  }
+  a.set("dtype", static_cast<std::int64_t>(dtype_from_onnx(onnx_type_attr(ctx, "output_datatype", 1), ctx.name)));
+  return {call_op1("MelWeightMatrix", {ctx.input(0)}, a, ctx.call())};
+}
+
 }  // namespace
 
 NPUSCOPE_REGISTER_ONNX_ADAPTER("Einsum", einsum);
 NPUSCOPE_REGISTER_ONNX_ADAPTER(kHann, window<kHann>);
 NPUSCOPE_REGISTER_ONNX_ADAPTER(kHamming, window<kHamming>);
 NPUSCOPE_REGISTER_ONNX_ADAPTER(kBlackman, window<kBlackman>);
+NPUSCOPE_REGISTER_ONNX_ADAPTER("MelWeightMatrix", mel_weight_matrix);
 
 }  // namespace npuscope::emulator::onnx_import
