@@ -34,7 +34,9 @@ void check_params(std::span<const TensorMeta> in, const Attrs& attrs, const char
                    "), got " + shape_str(s) + " for x " + shape_str(x));
     }
   }
-  if (in.size() > 2 && in[2].present && in[2].shape != s) {
+  const bool per_tensor = shape_numel(s) == 1 && s.size() <= 1;
+  if (in.size() > 2 && in[2].present && in[2].shape != s &&
+      !(per_tensor && in[2].numel() == 1 && in[2].shape.size() <= 1)) {
     fail(op, "the zero point must have the scale's shape " + shape_str(s) + ", got " + shape_str(in[2].shape));
   }
 }
