@@ -22,6 +22,7 @@ namespace npuscope::emulator::onnx_import {
 namespace {
 
 using Ints = std::vector<std::int64_t>;
+constexpr double kMaxMatrix = 1 << 26;  // values of the DFT matrix (256 MiB in f32)
 
 Tensor op1(const NodeContext& ctx, const char* type, std::vector<Tensor> in, const Attrs& attrs = {}) {
   return call_op1(type, std::move(in), attrs, ctx.call());
@@ -35,6 +36,10 @@ Tensor reshape(const NodeContext& ctx, const Tensor& t, Shape shape) {
 // The [n_in · c, m · 2] matrix of Note [DFT as a GEMM]; `window` (size n_in, or empty) scales row n.
 Tensor dft_matrix(const NodeContext& ctx, std::int64_t n_in, std::int64_t c, std::int64_t n, std::int64_t m,
                   bool inverse, const std::vector<double>& window, DType dtype) {
+  if (static_cast<double>(n_in) * static_cast<double>(c * m * 2) > kMaxMatrix) {
+    ctx.fail("a DFT of " + std::to_string(n_in) + " -> " + std::to_string(m) +
+             " points needs a DFT matrix larger than 2^26 values (it runs as a GEMM); use shorter transforms");
+  }
   std::vector<float> w(static_cast<std::size_t>(n_in * c * m * 2), 0.0f);
   const double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0, sign = inverse ? 1.0 : -1.0;
   for (std::int64_t i = 0; i < std::min(n_in, n); ++i) {
