@@ -18,6 +18,13 @@ inline std::string known_deviation(std::string_view config, std::string_view nam
            "NPU sees equal logits";
   }
   if (fp16 && name.starts_with("test_reduce_prod")) return "f16 numerics: products beyond 65504 overflow f16";
+  if (fp16 && name == "test_stft_with_window") {
+    return "f16 numerics: the cube reads the signal and the windowed DFT matrix in f16 (16 products per bin)";
+  }
+  if (fp16 && name.starts_with("test_dynamicquantizelinear")) {
+    return "f16 numerics: x rounded to f16 before quantising moves a value across a rounding boundary of x / scale "
+           "(one quantisation step off)";
+  }
   return "";
 }
 

@@ -1,6 +1,6 @@
 // ONNX adapters for the index and matrix ops whose operands ONNX passes as inputs (Note [ONNX
 // adapters]): TopK's k, Range's start/limit/delta, OneHot's depth, Trilu's k, CumSum's axis; NonZero
-// (its output size is read on the host first), EyeLike's ONNX dtype, Hardmax before opset 13 (over
+// and Compress (their output size is read on the host first), EyeLike's ONNX dtype, Hardmax before opset 13 (over
 // the input flattened to 2-D at 'axis') and Scatter (opsets 9-10: ScatterElements by another name).
 #include <cmath>
 #include <string>
@@ -71,6 +71,27 @@ std::vector<Tensor> nonzero(NodeContext& ctx) {
   return run(ctx, "NonZero", {ctx.input(0)}, a);
 }
 
+// Compress: the output size depends on the condition, counted on the host as for NonZero (the
+// slices the condition reaches along the axis, or over the flattened input without one).
+std::vector<Tensor> compress(NodeContext& ctx) {
+  if (!ctx.has_input(0) || !ctx.has_input(1)) ctx.fail("needs input and condition");
+  const Tensor& x = ctx.input(0);
+  std::int64_t reach = x.numel();
+  if (ctx.attrs.has("axis")) {
+    const std::int64_t axis = ctx.attrs.get_int("axis", 0);
+    if (axis < -x.ndim() || axis >= x.ndim()) {
+      ctx.fail("axis " + std::to_string(axis) + " is out of range for " + shape_str(x.shape()));
+    }
+    reach = x.shape()[static_cast<std::size_t>(axis < 0 ? axis + x.ndim() : axis)];
+  }
+  const auto cond = ctx.input_floats(1);
+  std::int64_t count = 0;
+  for (std::size_t i = 0; i < cond.size() && static_cast<std::int64_t>(i) < reach; ++i) count += cond[i] != 0;
+  Attrs a = ctx.attrs;
+  a.set("count", count);
+  return run(ctx, "Compress", {x, ctx.input(1)}, a);
+}
+
 // EyeLike's 'dtype' is an ONNX TensorProto type; the emulator op takes a DType.
 std::vector<Tensor> eye_like(NodeContext& ctx) {
   Attrs a = ctx.attrs;
@@ -112,6 +133,7 @@ NPUSCOPE_REGISTER_ONNX_ADAPTER("TopK", topk);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("Range", range);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("OneHot", onehot);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("NonZero", nonzero);
+NPUSCOPE_REGISTER_ONNX_ADAPTER("Compress", compress);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("EyeLike", eye_like);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("Trilu", trilu);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("CumSum", cumsum);

@@ -1,0 +1,240 @@
+// GridSample (ONNX opset 16, PyTorch's F.grid_sample): X [N, C, H, W] sampled at the normalised
+// positions of grid [N, H_out, W_out, 2] ((x, y) in [-1, 1]) -> [N, C, H_out, W_out].
+//   mode           bilinear (default) | nearest | bicubic (opset 20's linear / cubic accepted too)
+//   padding_mode   zeros (default) | border | reflection
+//   align_corners  0 (default): -1 and 1 are the outer edges of the corner pixels; 1: their centres
+// Vector op; NPU: interpolated in f32 and rounded to the output dtype once; CPU golden: f64.
+//
+// Note [GridSample taps]
+// The ONNX reference (and onnxruntime's kernel it was ported from) is followed step by step, so that
+// the corner cases agree: the position is denormalised (align_corners: (n + 1) / 2 · (len − 1),
+// else ((n + 1) · len − 1) / 2); nearest rounds it half to even; a position outside [x_min, x_max]
+// ([0, len − 1] or [−0.5, len − 0.5]) is clamped to [0, len − 1] (border) or reflected into
+// [x_min, x_max] (reflection); then each tap (1 nearest, 2 × 2 bilinear, 4 × 4 bicubic with Keys'
+// a = −0.75) reads the pixel at its integer position, which is 0 outside the image (zeros), clamped
+// (border) or reflected again (reflection). The taps of a grid point are the same for all channels,
+// so they are computed once per point and applied to every channel. PyTorch differs in one case:
+// bicubic with border or reflection padding at a point outside [x_min, x_max] (it pads each tap,
+// not the position first); tests/pytorch/test_vision_ops_onnx.py checks the rest against torch.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernel_util.h"
+
+namespace npuscope::emulator::kernels {
+namespace {
+
+constexpr char kOp[] = "GridSample";
+
+enum class Mode { kBilinear, kNearest, kBicubic };
+enum class Padding { kZeros, kBorder, kReflection };
+
+struct Params {
+  Mode mode = Mode::kBilinear;
+  Padding padding = Padding::kZeros;
+  bool align_corners = false;
+};
+
+Params read_params(const Attrs& attrs) {
+  Params p;
+  const std::string mode = attrs.get_string("mode", "bilinear");
+  if (mode == "bilinear" || mode == "linear") {
+    p.mode = Mode::kBilinear;
+  } else if (mode == "nearest") {
+    p.mode = Mode::kNearest;
+  } else if (mode == "bicubic" || mode == "cubic") {
+    p.mode = Mode::kBicubic;
+  } else {
+    fail(kOp, "unknown mode '" + mode + "' (expected bilinear, nearest or bicubic)");
+  }
+  const std::string pad = attrs.get_string("padding_mode", "zeros");
+  if (pad == "zeros") {
+    p.padding = Padding::kZeros;
+  } else if (pad == "border") {
+    p.padding = Padding::kBorder;
+  } else if (pad == "reflection") {
+    p.padding = Padding::kReflection;
+  } else {
+    fail(kOp, "unknown padding_mode '" + pad + "' (expected zeros, border or reflection)");
+  }
+  p.align_corners = attrs.get_int("align_corners", 0) != 0;
+  return p;
+}
+
+std::vector<TensorMeta> infer_grid_sample(std::span<const TensorMeta> in, const Attrs& attrs) {
+  read_params(attrs);
+  require_floating(in, 0, kOp);
+  require_floating(in, 1, kOp);
+  const Shape &x = in[0].shape, &g = in[1].shape;
+  if (x.size() != 4) fail(kOp, "X must be 4-D [N, C, H, W], got " + shape_str(x) + " (only 2-D sampling is supported)");
+  if (g.size() != 4 || g[3] != 2 || g[0] != x[0]) {
+    fail(kOp, "grid must be [N, H_out, W_out, 2] with X's N = " + std::to_string(x[0]) + ", got " + shape_str(g));
+  }
+  return {{{x[0], x[1], g[1], g[2]}, in[0].dtype}};
+}
+
+KernelCost cost_grid_sample(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
+  const std::string mode = attrs.get_string("mode", "bilinear");
+  const double taps = mode == "nearest" ? 1 : (mode == "bicubic" || mode == "cubic") ? 16 : 4;
+  return vector_cost(in, out, 2 * taps);  // a multiply-add per tap
+}
+
+// ---- taps (Note [GridSample taps]) --------------------------------------------------------------
+
+struct Axis {
+  std::int64_t len;
+  double lo, hi;  // x_min, x_max
+};
+
+Axis make_axis(std::int64_t len, bool align_corners) {
+  const auto l = static_cast<double>(len);
+  return align_corners ? Axis{len, 0.0, l - 1} : Axis{len, -0.5, l - 0.5};
+}
+
+double denormalize(double n, const Axis& a, bool align_corners) {
+  const auto l = static_cast<double>(a.len);
+  return align_corners ? (n + 1) / 2 * (l - 1) : ((n + 1) * l - 1) / 2;
+}
+
+// Reflects x by the nearer border until it lies in [lo, hi].
+double reflect(double x, double lo, double hi) {
+  const double range = hi - lo;
+  if (!(range > 0)) return lo;
+  if (x < lo) {
+    const double dx = lo - x, r = dx - std::trunc(dx / range) * range;
+    return std::fmod(std::trunc(dx / range), 2) == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    const double dx = x - hi, r = dx - std::trunc(dx / range) * range;
+    return std::fmod(std::trunc(dx / range), 2) == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+// The pixel index along an axis for integer position i, or -1 (zeros padding outside the image).
+std::int64_t pixel(std::int64_t i, const Axis& a, Padding padding) {
+  switch (padding) {
+    case Padding::kZeros: return i >= 0 && i < a.len ? i : -1;
+    case Padding::kBorder: return std::clamp<std::int64_t>(i, 0, a.len - 1);
+    case Padding::kReflection:
+      return std::clamp<std::int64_t>(static_cast<std::int64_t>(reflect(static_cast<double>(i), a.lo, a.hi)), 0,
+                                      a.len - 1);
+  }
+  return -1;
+}
+
+// The position sampled on an axis after rounding (nearest) and padding; finite and within a few
+// pixels of the image, so that the taps' integer positions cannot overflow.
+double position(double n, const Axis& a, const Params& p) {
+  double x = denormalize(n, a, p.align_corners);
+  if (p.mode == Mode::kNearest) x = std::nearbyint(x);
+  if (!std::isfinite(x)) return a.lo - 4;  // NaN / inf: every tap falls outside (0 with zeros padding)
+  if (x < a.lo || x > a.hi) {
+    if (p.padding == Padding::kBorder) x = std::clamp(x, 0.0, static_cast<double>(a.len - 1));
+    if (p.padding == Padding::kReflection) x = reflect(x, a.lo, a.hi);
+  }
+  return std::clamp(x, a.lo - 4, a.hi + 4);  // beyond 4 pixels out every tap reads padding anyway
+}
+
+// Keys' cubic convolution weights (a = -0.75) of the 4 taps at distance t from the second one.
+void cubic_weights(double t, double w[4]) {
+  constexpr double a = -0.75;
+  const double x0 = t + 1, x1 = t, x2 = 1 - t, x3 = 2 - t;
+  w[0] = ((a * x0 - 5 * a) * x0 + 8 * a) * x0 - 4 * a;
+  w[1] = ((a + 2) * x1 - (a + 3)) * x1 * x1 + 1;
+  w[2] = ((a + 2) * x2 - (a + 3)) * x2 * x2 + 1;
+  w[3] = ((a * x3 - 5 * a) * x3 + 8 * a) * x3 - 4 * a;
+}
+
+// The 1-D taps along an axis: first integer position and weights (1, 2 or 4 of them).
+int axis_taps(double x, Mode mode, std::int64_t& first, double w[4]) {
+  const double f = std::floor(x);
+  switch (mode) {
+    case Mode::kNearest:
+      first = static_cast<std::int64_t>(x);
+      w[0] = 1;
+      return 1;
+    case Mode::kBilinear:
+      first = static_cast<std::int64_t>(f);
+      w[0] = f + 1 - x;
+      w[1] = x - f;
+      return 2;
+    case Mode::kBicubic:
+      first = static_cast<std::int64_t>(f) - 1;
+      cubic_weights(x - f, w);
+      return 4;
+  }
+  return 0;
+}
+
+struct Taps {
+  int per = 0;                    // taps per grid point
+  std::vector<std::int64_t> idx;  // pixel index in one H x W plane, -1: zero
+  std::vector<double> weight;
+};
+
+// The taps of every grid point of one batch item (grid: [points, 2] as (x, y)).
+template <class T>
+Taps point_taps(const T* grid, std::int64_t points, const Axis& ax, const Axis& ay, const Params& p) {
+  Taps t;
+  t.per = p.mode == Mode::kNearest ? 1 : p.mode == Mode::kBilinear ? 4 : 16;
+  t.idx.resize(static_cast<std::size_t>(points * t.per));
+  t.weight.resize(t.idx.size());
+  for (std::int64_t q = 0; q < points; ++q) {
+    std::int64_t fx = 0, fy = 0;
+    double wx[4], wy[4];
+    const int nx = axis_taps(position(static_cast<double>(grid[2 * q]), ax, p), p.mode, fx, wx);
+    const int ny = axis_taps(position(static_cast<double>(grid[2 * q + 1]), ay, p), p.mode, fy, wy);
+    auto k = static_cast<std::size_t>(q * t.per);
+    for (int j = 0; j < ny; ++j) {
+      const std::int64_t row = pixel(fy + j, ay, p.padding);
+      for (int i = 0; i < nx; ++i, ++k) {
+        const std::int64_t col = pixel(fx + i, ax, p.padding);
+        t.idx[k] = row < 0 || col < 0 ? -1 : row * ax.len + col;
+        t.weight[k] = wy[j] * wx[i];
+      }
+    }
+  }
+  return t;
+}
+
+template <class T>
+void grid_sample_kernel(KernelContext& ctx) {
+  const Params p = read_params(ctx.attrs);  // validated by infer
+  const Shape& xs = *ctx.inputs[0].shape;
+  const Shape& ys = *ctx.outputs[0].shape;
+  const std::int64_t n = xs[0], c = xs[1], plane = xs[2] * xs[3], points = ys[2] * ys[3];
+  const std::vector<T> x = load<T>(ctx.inputs[0], ctx), grid = load<T>(ctx.inputs[1], ctx);
+  std::vector<T> y(static_cast<std::size_t>(ctx.outputs[0].numel));
+  const Axis ax = make_axis(xs[3], p.align_corners), ay = make_axis(xs[2], p.align_corners);
+  for (std::int64_t b = 0; b < n && plane > 0; ++b) {
+    const Taps t = point_taps(grid.data() + b * points * 2, points, ax, ay, p);
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      const T* src = x.data() + (b * c + ch) * plane;
+      T* dst = y.data() + (b * c + ch) * points;
+      for (std::int64_t q = 0; q < points; ++q) {
+        T acc = 0;
+        for (int k = 0; k < t.per; ++k) {
+          const auto at = static_cast<std::size_t>(q * t.per + k);
+          if (t.idx[at] >= 0) acc += static_cast<T>(t.weight[at]) * src[t.idx[at]];
+        }
+        dst[q] = acc;
+      }
+    }
+  }
+  store<T>(ctx.outputs[0], y.data(), ctx);
+}
+
+}  // namespace
+
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kOp,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_grid_sample,
+                              .cost = cost_grid_sample});
+NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kNpu, grid_sample_kernel<float>);
+NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kCpu, grid_sample_kernel<double>);
+
+}  // namespace npuscope::emulator::kernels
