@@ -128,6 +128,13 @@ std::vector<Tensor> dropout(NodeContext& ctx) {
   return out;
 }
 
+// ONNX Bernoulli draws each element from its input's probability: random, as training-mode Dropout
+// is, so refused (the emulator's own Bernoulli op is aten's, with one p for every element, and must
+// not run in its place by the default rule).
+std::vector<Tensor> bernoulli(NodeContext& ctx) {
+  ctx.fail("Bernoulli draws random values; only deterministic (inference) graphs are supported");
+}
+
 std::vector<Tensor> identity(NodeContext& ctx) { return run(ctx, "Identity", {ctx.input(0)}, {}); }
 
 }  // namespace
@@ -142,5 +149,6 @@ NPUSCOPE_REGISTER_ONNX_ADAPTER("Tile", tile);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("Pad", pad);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("Dropout", dropout);
 NPUSCOPE_REGISTER_ONNX_ADAPTER("Identity", identity);
+NPUSCOPE_REGISTER_ONNX_ADAPTER("Bernoulli", bernoulli);
 
 }  // namespace npuscope::emulator::onnx_import
