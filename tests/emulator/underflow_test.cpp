@@ -95,9 +95,10 @@ TEST(UnderflowTest, F16AndBf16OutputsCount) {
   }
   {
     TaskLog log;
-    ops::mul(npu_tensor({1e-4f, 1e-25f}, DType::kBF16), npu_tensor({1e-4f, 1e-25f}, DType::kBF16));
+    // 1e-20 * 3e-21 = 3e-41 is an f32 subnormal, below half of bf16's smallest (9.2e-41): 0.
+    ops::mul(npu_tensor({1e-4f, 1e-20f}, DType::kBF16), npu_tensor({1e-4f, 3e-21f}, DType::kBF16));
     const Counts c = log.of("Mul");
-    EXPECT_EQ(c.underflow, 1u);  // 1e-50 flushes; 1e-8 does not
+    EXPECT_EQ(c.underflow, 1u);  // 3e-41 flushes; 1e-8 does not
     EXPECT_EQ(c.subnormal, 0u);
   }
   {
