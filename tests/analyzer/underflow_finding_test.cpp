@@ -32,7 +32,7 @@ class UnderflowFinding : public ExportTest {
       t.name_id = w->intern(name);
       t.op_type_id = w->intern(type);
       t.task_type = 1;
-      t.compute_dtype = 2;  // f16
+      t.compute_dtype = static_cast<std::int32_t>(npuscope::DType::kF16);
       t.underflow = underflow ? flushed : 0;
       t.subnormal = underflow ? subnormal : 0;
       tasks.push_back(t);
