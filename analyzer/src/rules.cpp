@@ -17,6 +17,7 @@ namespace npuscope::analyzer {
   X(kIdleRule)            \
   X(kFallbackRule)        \
   X(kOverflowsRule)       \
+  X(kUnderflowRule)       \
   X(kLossScaleRule)       \
   X(kGradientsRule)       \
   X(kOpChecksRule)        \

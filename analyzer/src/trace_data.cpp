@@ -2,6 +2,7 @@
 
 #include "npuscope/analyzer/analyze.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -15,6 +16,11 @@ std::int8_t narrow_small(std::int32_t v) {
   return v >= std::numeric_limits<std::int8_t>::min() && v <= std::numeric_limits<std::int8_t>::max()
              ? static_cast<std::int8_t>(v)
              : std::int8_t{-1};
+}
+
+// A count from a trace (not negative unless the file was edited), saturated to 32 bits.
+std::uint32_t saturate_u32(std::int64_t v) {
+  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, std::numeric_limits<std::uint32_t>::max()));
 }
 
 std::size_t rows_hint(const collector::TraceReader& reader, const char* table) {
@@ -115,8 +121,9 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
       if (t.device_id < 0 || !is_device_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
       out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, t.pytorch_api_id,
                      collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id), t.device_id,
-                     t.stream_id, t.block_dim, t.thread_id, narrow_small(t.task_type), narrow_small(t.overflow),
-                     narrow_small(t.fallback), narrow_small(t.compute_dtype)});
+                     t.stream_id, t.block_dim, t.thread_id, saturate_u32(t.underflow), saturate_u32(t.subnormal),
+                     narrow_small(t.task_type), narrow_small(t.overflow), narrow_small(t.fallback),
+                     narrow_small(t.compute_dtype)});
     });
   };
   const auto read_rest = [&] {

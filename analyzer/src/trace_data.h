@@ -26,6 +26,7 @@ struct Task {
   std::int64_t task_id = 0, start_ns = 0, end_ns = 0, queued_ns = 0, flops = 0, bytes = 0;
   std::int64_t pytorch_api_id = 0;  // the framework op that launched it (PYTORCH_API.id); 0 none
   std::int32_t name_id = 0, op_type_id = 0, device_id = 0, stream_id = 0, block_dim = 0, thread_id = 0;
+  std::uint32_t underflow = 0, subnormal = 0;  // TASK.underflow, TASK.subnormal (saturated)
   std::int8_t task_type = 0, overflow = 0, fallback = 0, compute_dtype = 0;
 };
 

@@ -50,6 +50,8 @@ void write_chrome(const col::TraceReader& reader, const std::string& path) {
       static_cast<long long>(r.flows), human_size(r.bytes).c_str());
   if (r.pytorch_ops > 0) std::printf("  %lld PyTorch ops and module calls\n", static_cast<long long>(r.pytorch_ops));
   if (r.overflow_tasks > 0) std::printf("  %lld overflowing tasks marked\n", static_cast<long long>(r.overflow_tasks));
+  if (r.underflow_tasks > 0)
+    std::printf("  %lld underflowing tasks marked\n", static_cast<long long>(r.underflow_tasks));
   std::printf("  open it in https://ui.perfetto.dev or chrome://tracing\n");
 }
 

@@ -243,6 +243,16 @@ void ChromeWriter::write_task(const TaskRow& t) {
     close_event();
     ++result_.overflow_tasks;
   }
+  if (t.underflow != 0) {
+    std::string& u = open_event("underflow", "underflow", 'i', pid, tid);
+    add_us(u, "ts", t.start_ns);
+    u += ",\"s\":\"t\",\"args\":{\"op\":";
+    append_json_string(u, op_name);
+    add_int(u, "flushed", t.underflow);
+    u += '}';
+    close_event();
+    ++result_.underflow_tasks;
+  }
   write_flow_end(t.connection_id, pid, tid, t.start_ns);
 }
 
@@ -256,6 +266,10 @@ void ChromeWriter::write_task_args(std::string& b, const TaskRow& t) {
   add_int(b, "flops", t.flops);
   add_int(b, "bytes", t.bytes);
   add_int(b, "overflow", t.overflow);
+  if (t.underflow != 0 || t.subnormal != 0) {  // Note [Underflow counts]: most tasks have none
+    add_int(b, "underflow", t.underflow);
+    add_int(b, "subnormal", t.subnormal);
+  }
   add_int(b, "fallback", t.fallback);
   add_int(b, "connection_id", t.connection_id);
   add_int(b, "call_index", t.call_index);

@@ -131,6 +131,13 @@ constexpr Column<TaskRow> kTaskColumns[] = {
     {"pytorch_api_id", &TaskRow::pytorch_api_id,
      "The framework op that launched it (PYTORCH_API.id: the innermost aten op, module or autograd function open on "
      "the launching thread); 0 if none."},
+    {"underflow", &TaskRow::underflow,
+     "Output elements underflowed: finite and non-zero before the result was narrowed to f16/bf16 (the compute "
+     "dtype of a lowered op, or the output dtype), zero after it; 0 if none. Beside overflow: such values are lost "
+     "without an inf or NaN."},
+    {"subnormal", &TaskRow::subnormal,
+     "Output elements narrowed to f16/bf16 that are subnormal (below 6.1e-5 in f16: fewer significant bits); 0 if "
+     "none."},
 };
 static_assert(covers_each_member_once(kTaskColumns));
 
@@ -148,6 +155,8 @@ constexpr Column<TaskExecRow> kTaskExecColumns[] = {
     {"emulation_ns", &TaskExecRow::emulation_ns, "As TASK.emulation_ns."},
     {"thread_id", &TaskExecRow::thread_id, "As TASK.thread_id."},
     {"pytorch_api_id", &TaskExecRow::pytorch_api_id, "As TASK.pytorch_api_id."},
+    {"underflow", &TaskExecRow::underflow, "As TASK.underflow."},
+    {"subnormal", &TaskExecRow::subnormal, "As TASK.subnormal."},
 };
 static_assert(covers_each_member_once(kTaskExecColumns));
 
@@ -486,7 +495,7 @@ const Table<TaskRow>& table_for<TaskRow>() {
        .view_select = "SELECT e.task_id, e.start_ns, e.end_ns, e.queued_ns, e.device_id, e.stream_id, k.name_id, "
                       "k.op_type_id, k.task_type, e.connection_id, k.block_dim, k.flops, k.bytes, e.overflow, "
                       "k.fallback, k.compute_dtype, e.call_index, e.emulation_ns, e.thread_id, k.input_shapes_id, "
-                      "k.input_dtypes_id, e.pytorch_api_id "
+                      "k.input_dtypes_id, e.pytorch_api_id, e.underflow, e.subnormal "
                       "FROM TASK_EXEC e JOIN KERNEL k ON k.kernel_id = e.kernel_id",
        .rows_in = "TASK_EXEC"},
       kTaskColumns));

@@ -91,6 +91,7 @@ struct TaskExecRow {
   std::int64_t emulation_ns = 0;
   std::int32_t thread_id = 0;
   std::int64_t pytorch_api_id = 0;
+  std::int64_t underflow = 0, subnormal = 0;
 };
 struct KernelRow {
   std::int64_t kernel_id = 0;

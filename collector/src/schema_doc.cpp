@@ -120,6 +120,10 @@ const std::vector<ExampleQuery>& example_queries() {
        "SELECT t.start_ns, name.value AS name, op.value AS op_type, t.device_id, t.stream_id\n"
        "FROM TASK t JOIN STRING_IDS name ON name.id = t.name_id JOIN STRING_IDS op ON op.id = t.op_type_id\n"
        "WHERE t.overflow != 0 ORDER BY t.start_ns;"},
+      {"Tasks whose f16/bf16 results underflowed to zero, the first first",
+       "SELECT t.start_ns, name.value AS name, t.underflow AS flushed, t.subnormal\n"
+       "FROM TASK t JOIN STRING_IDS name ON name.id = t.name_id\n"
+       "WHERE t.underflow > 0 ORDER BY t.start_ns;"},
       {"AI CPU (fallback) tasks longer than 20 us",
        "SELECT s.value AS name, (t.end_ns - t.start_ns) / 1e3 AS us FROM TASK t JOIN STRING_IDS s ON s.id = t.name_id\n"
        "WHERE t.task_type = 2 AND t.end_ns - t.start_ns > 20000 ORDER BY us DESC;"},

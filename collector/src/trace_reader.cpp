@@ -260,7 +260,9 @@ class SqliteTraceReader final : public TraceReader {
                e.thread_id,
                kernel.input_shapes_id,
                kernel.input_dtypes_id,
-               e.pytorch_api_id};
+               e.pytorch_api_id,
+               e.underflow,
+               e.subnormal};
           f(t);
         },
         where, args);
@@ -316,6 +318,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_7();
   void adapt_schema_8();
   void adapt_schema_9();
+  void adapt_schema_10();
   // Creates TEMP tables, empty, for tables an older trace lacks.
   void empty_tables(std::initializer_list<const schema::TableInfo*> added);
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
@@ -371,9 +374,9 @@ void SqliteTraceReader::adapt_schema_1() {
   }
   for (const schema::ColumnInfo& c : exec.columns) {
     exec_columns += ", " +
-                    (c.name == "pytorch_api_id" ? std::string("0 AS ")
-                     : c.name == "kernel_id"    ? std::string("k.")
-                                                : std::string("t.")) +
+                    (c.name == "pytorch_api_id" || c.name == "underflow" || c.name == "subnormal" ? std::string("0 AS ")
+                     : c.name == "kernel_id"                                                      ? std::string("k.")
+                                                                                                  : std::string("t.")) +
                     std::string(c.name);
   }
   db_.exec("CREATE TEMP TABLE KERNEL AS SELECT row_number() OVER () AS kernel_id, " + kernel_columns +
@@ -454,6 +457,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 8) adapt_schema_7();
   if (schema_version_ < 9) adapt_schema_8();
   if (schema_version_ < 10) adapt_schema_9();
+  if (schema_version_ < 11) adapt_schema_10();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -469,6 +473,12 @@ void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::ini
 void SqliteTraceReader::empty_tables(std::initializer_list<const schema::TableInfo*> added) {
   for (const schema::TableInfo* table : added)
     db_.exec(schema::create_table_sql(*table).insert(std::string_view("CREATE ").size(), "TEMP "));
+}
+
+// Schema 11 added TASK_EXEC's underflow counts: an older trace's tasks read as 0, not counted. (Before
+// schema 6, adapt_schema_5 shadows TASK_EXEC with them already.)
+void SqliteTraceReader::adapt_schema_10() {
+  if (schema_version_ >= 6) view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"underflow", "subnormal"});
 }
 
 // Schema 10 added the ranks' communication: an older trace has none, read from empty tables.
@@ -498,7 +508,7 @@ void SqliteTraceReader::adapt_schema_6() { view_with_zeros(schema::table_for<Ten
 void SqliteTraceReader::adapt_schema_5() {
   // A schema 1 trace's TASK_EXEC and KERNEL are TEMP already (Note [Reading schema 1]): shadowed again here.
   if (schema_version_ >= 2) {
-    view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id"});
+    view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id", "underflow", "subnormal"});
     view_with_zeros(schema::table_for<schema::KernelRow>().info, {"input_shapes_id", "input_dtypes_id"});
   }
   empty_tables({&schema::table_for<PytorchApiRow>().info, &schema::table_for<GradientRow>().info,

@@ -201,7 +201,7 @@ class SqliteTraceWriter final : public TraceWriter {
     for (const TaskRow& t : rows) {
       exec_rows_.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.device_id, t.stream_id,
                             kernel_ids_.id_of(t, fresh_kernels_), t.connection_id, t.overflow, t.call_index,
-                            t.emulation_ns, t.thread_id, t.pytorch_api_id});
+                            t.emulation_ns, t.thread_id, t.pytorch_api_id, t.underflow, t.subnormal});
     }
     if (!fresh_kernels_.empty()) writers_->kernels.add(fresh_kernels_);
     writers_->tasks.add(exec_rows_);

@@ -6,6 +6,7 @@
 
 #include "npuscope/collector/export_npy.h"
 #include "op_matching.h"
+#include "underflow_reason.h"
 #include "verdict.h"
 
 namespace npuscope::comparator {
@@ -52,12 +53,19 @@ CompareRow compare_pair(const TensorRow* npu, const TensorRow* golden) {
   if (has_data(*npu) && has_data(*golden)) {
     // The reader checked numel, dtype and the data's size against each other (Note [Checked tensor
     // rows] in the collector); the kernel still reads no more than the bytes it is given.
-    row.metrics = compare_tensors(
-        {npu->data.data(), npu->dtype, static_cast<std::size_t>(npu->numel), npu->data.size()},
-        {golden->data.data(), golden->dtype, static_cast<std::size_t>(golden->numel), golden->data.size()});
+    const TensorData n{npu->data.data(), npu->dtype, static_cast<std::size_t>(npu->numel), npu->data.size()};
+    const TensorData g{golden->data.data(), golden->dtype, static_cast<std::size_t>(golden->numel),
+                       golden->data.size()};
+    row.metrics = compare_tensors(n, g);
     judge_tensor(row);
+    if (row.verdict == Verdict::kFail && row.metrics.comparable) {  // Note [Underflow reason]
+      if (auto why = underflow_reason(count_zeroed(n, g))) row.reason = *why + "; " + row.reason;
+    }
   } else {
     judge_stats(row, *npu, *golden);
+    if (row.verdict == Verdict::kFail) {
+      if (auto why = underflow_reason(*npu, *golden)) row.reason = *why + "; " + row.reason;
+    }
   }
   return row;
 }
@@ -122,6 +130,7 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
     }
     OpVerdict op{n.name, n.type, n.call_index, n.pass, n.task_id, g.task_id, n.start_ns};
     op.npu_overflow = n.overflow;
+    op.npu_underflow = n.underflow;
     judge_op(op, result.rows, first, result.rows.size());
     for (std::size_t i = first; i < result.rows.size(); ++i) result.rows[i].origin = op.origin;
     ++(op.verdict == Verdict::kPass   ? result.passed

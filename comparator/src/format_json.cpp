@@ -28,7 +28,8 @@ ordered_json op_json(const CompareResult& r, const std::optional<std::size_t>& i
           {"origin", origin_name(op.origin)},
           {"cosine", number(op.worst_cosine)},
           {"max_abs_err", number(op.worst_max_abs_err)},
-          {"npu_overflow", op.npu_overflow}};
+          {"npu_overflow", op.npu_overflow},
+          {"npu_underflow", op.npu_underflow}};
 }
 
 ordered_json row_json(const CompareRow& row) {

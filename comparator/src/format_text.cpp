@@ -24,7 +24,10 @@ std::string op_line(const OpVerdict& op) {
   return op.op_name + " (" + op.op_type + ", call " + std::to_string(op.call_index) + ", task " +
          std::to_string(op.npu_task_id) + (op.pass.empty() ? "" : ", " + op.pass + " pass") + "): cosine " +
          number(op.worst_cosine) + ", max abs err " + number(op.worst_max_abs_err, "%.4g") +
-         (op.npu_overflow ? "; it overflowed on the NPU" : "");
+         (op.npu_overflow ? "; it overflowed on the NPU" : "") +
+         (op.npu_underflow > 0
+              ? "; it underflowed on the NPU (" + std::to_string(op.npu_underflow) + " elements flushed to 0)"
+              : "");
 }
 
 // The reason of an op's first failing output.

@@ -28,6 +28,7 @@ std::vector<OpInfo> load_ops(const collector::TraceReader& trace) {
               t.call_index, t.overflow != 0};
     if (const auto it = passes.find(t.pytorch_api_id); t.pytorch_api_id != 0 && it != passes.end())
       op.pass = it->second;
+    op.underflow = t.underflow;
     ops.push_back(std::move(op));
   });
   return ops;

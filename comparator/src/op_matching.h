@@ -31,8 +31,9 @@ struct OpInfo {
   std::int64_t task_id = 0, start_ns = 0;
   std::string name, type;
   std::int32_t call_index = 0;
-  bool overflow = false;  // TASK.overflow: the NPU flagged Inf/NaN (or saturation) in its outputs
-  std::string pass;       // Note [Model pass of an op]; "" none
+  bool overflow = false;       // TASK.overflow: the NPU flagged Inf/NaN (or saturation) in its outputs
+  std::string pass;            // Note [Model pass of an op]; "" none
+  std::int64_t underflow = 0;  // TASK.underflow: output elements the NPU flushed to zero
 };
 
 // The ops of a trace in execution (start) order.

@@ -416,6 +416,8 @@ void Device::execute(Task& task) {
         r.end_ns = end;
         r.emulation_ns = emulation_ns;
         r.overflow = ctx.overflow ? 1 : 0;
+        r.underflow = static_cast<std::uint32_t>(std::min<std::int64_t>(ctx.underflow, UINT32_MAX));
+        r.subnormal = static_cast<std::uint32_t>(std::min<std::int64_t>(ctx.subnormal, UINT32_MAX));
         sub->on_task(sub->user, r);
       }
       if (ctx.overflow && sub->on_overflow) {

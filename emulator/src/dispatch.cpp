@@ -188,6 +188,8 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.end_ns = vclock::host_now_ns();
     rec.emulation_ns = rec.end_ns - rec.start_ns;
     rec.overflow = ctx.overflow ? 1 : 0;
+    rec.underflow = static_cast<std::uint32_t>(std::min<std::int64_t>(ctx.underflow, UINT32_MAX));
+    rec.subnormal = static_cast<std::uint32_t>(std::min<std::int64_t>(ctx.subnormal, UINT32_MAX));
     if (s->wants_tensors && s->on_tensor) {
       emit_tensor_records(s, rec.task_id, inputs, TensorRole::kInput);
       emit_tensor_records(s, rec.task_id, outputs, TensorRole::kOutput);

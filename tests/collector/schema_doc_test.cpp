@@ -108,6 +108,7 @@ TEST_F(SchemaExamplesTest, ExampleQueriesRunAndAnswer) {
     tasks[2].end_ns = tasks[2].start_ns + 2'000;
     tasks[1].overflow = 1;
     tasks[0].overflow = tasks[2].overflow = 0;
+    tasks[1].underflow = 12;
     w->add_tasks(tasks);
     const ApiRow call{tasks[0].queued_ns, tasks[0].queued_ns + 3'000, api, tasks[0].connection_id, 0};
     w->add_apis(std::span(&call, 1));
@@ -128,7 +129,8 @@ TEST_F(SchemaExamplesTest, ExampleQueriesRunAndAnswer) {
   EXPECT_EQ(query_all(path(), q[3].sql), "0|300|400\n");
   EXPECT_EQ(query_all(path(), q[4].sql), "0|2|300\n");
   EXPECT_NE(query_all(path(), q[5].sql).find("|Add|Add|"), std::string::npos);
-  EXPECT_NE(query_all(path(), q[7].sql).find("2|Add|output|0|4|1|0"), std::string::npos);
+  EXPECT_NE(query_all(path(), q[6].sql).find("|Add|12|0\n"), std::string::npos) << query_all(path(), q[6].sql);
+  EXPECT_NE(query_all(path(), q[8].sql).find("2|Add|output|0|4|1|0"), std::string::npos);
 }
 
 }  // namespace

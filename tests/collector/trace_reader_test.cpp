@@ -680,3 +680,36 @@ TEST_F(TraceReaderTest, CommunicationRoundTripsAndSchema9TracesHaveNone) {
   EXPECT_TRUE(old->communications().empty());
   EXPECT_EQ(old->count("COMMUNICATION_LINK"), 0);
 }
+
+// Schema 11 added TASK.underflow and TASK.subnormal (Note [Underflow counts]): they round trip
+// through TASK_EXEC and the TASK view; a schema 10 trace (and a schema 5 one, whose TASK_EXEC the
+// reader shadows already) reads them as 0, "not counted", and the rest of the row as written.
+TEST_F(TraceReaderTest, UnderflowCountsRoundTripAndSchema10TracesReadThemAsZero) {
+  std::vector<TaskRow> rows;
+  {
+    auto writer = TraceWriter::create(path());
+    const StringId op = writer->intern("op");
+    for (std::int64_t i = 0; i < 20; ++i) {
+      TaskRow t = make_task(i, op, op);
+      t.underflow = i % 3 == 0 ? 1000 * i : 0;
+      t.subnormal = i % 5 == 0 ? i + 1 : 0;
+      rows.push_back(t);
+    }
+    writer->add_tasks(rows);
+    writer->finalize();
+  }
+  expect_rows_eq(rows, TraceReader::open(path())->tasks());
+  EXPECT_EQ(sql_text(path(), "SELECT underflow FROM TASK WHERE task_id = 4"), "3000");
+  EXPECT_EQ(sql_text(path(), "SELECT sum(subnormal) FROM TASK"), "34");  // i = 0, 5, 10, 15: i + 1
+  for (TaskRow& t : rows) t.underflow = t.subnormal = 0;
+  sql_exec(path(),
+           "DROP VIEW TASK; ALTER TABLE TASK_EXEC DROP COLUMN underflow; ALTER TABLE TASK_EXEC DROP COLUMN "
+           "subnormal; UPDATE META SET value = '10' WHERE key = 'schema_version'");
+  const auto old = TraceReader::open(path());
+  EXPECT_EQ(old->schema_version(), 10);
+  expect_rows_eq(rows, old->tasks());
+  sql_exec(path(),
+           "ALTER TABLE TASK_EXEC DROP COLUMN pytorch_api_id; UPDATE META SET value = '5' WHERE key = "
+           "'schema_version'");
+  expect_rows_eq(rows, TraceReader::open(path())->tasks());
+}

@@ -425,3 +425,65 @@ TEST_F(CompareTracesTest, MappingFileErrorsNameFileItemAndKeys) {
 }
 
 }  // namespace
+
+// Note [Underflow reason]: an f16 run whose values fell below 5.96e-8 has zeros where the golden has
+// 1e-8: the failing tensor's reason says underflow (and the golden there was below f16's range); an
+// op after it, reading the zeros, says they came from an earlier op; an error of another kind does
+// not mention underflow.
+TEST_F(CompareTracesTest, ZerosWhereTheGoldenIsNotAreAnUnderflow) {
+  TraceBuilder npu(path("npu.db")), golden(path("golden.db"));
+  Values tiny(64), flushed(64), one(64), zeros(64, 0.0f);
+  for (std::size_t i = 0; i < tiny.size(); ++i) {
+    tiny[i] = 1e-8f * (0.5f + 0.04f * static_cast<float>(i));  // 0.5e-8 .. 3e-8
+    flushed[i] = i < 60 ? 0.0f : 5.96e-8f;                     // what f16 kept of it
+    one[i] = 1e8f * tiny[i];
+  }
+  golden.op("scale_down", "Mul", {}, {tiny});
+  npu.op("scale_down", "Mul", {}, {flushed});
+  golden.op("scale_up", "Mul", {tiny}, {one});
+  npu.op("scale_up", "Mul", {flushed}, {zeros});
+  const Values x = ramp(64);
+  golden.op("other", "Add", {}, {x});
+  npu.op("other", "Add", {}, {ramp(64, -3)});
+  npu.finish();
+  golden.finish();
+
+  const CompareResult r = compare();
+  ASSERT_TRUE(r.first_failing);
+  EXPECT_EQ(r.ops[*r.first_failing].op_name, "scale_down");
+  const auto reason_of = [&](const std::string& op, const std::string& tensor) {
+    for (const auto& row : r.rows) {
+      if (row.op_name == op && row.tensor == tensor) return row.reason;
+    }
+    return std::string("(no row)");
+  };
+  const std::string down = reason_of("scale_down", "output.0");
+  EXPECT_EQ(down.rfind("underflow: 60 of 64 non-zero golden elements are 0 on the NPU (", 0), 0u) << down;
+  EXPECT_NE(down.find("60 of them below f16's smallest normal"), std::string::npos) << down;
+  EXPECT_NE(down.find("; cosine "), std::string::npos) << down;  // msprobe's reason follows
+  const std::string up = reason_of("scale_up", "output.0");
+  EXPECT_NE(up.find("underflow: 64 of 64 non-zero golden elements are 0 on the NPU (100 % of the abs error)"),
+            std::string::npos)
+      << up;
+  EXPECT_NE(up.find("zeros from an earlier op"), std::string::npos) << up;
+  const std::string other = reason_of("other", "output.0");
+  EXPECT_FALSE(other.empty());
+  EXPECT_EQ(other.find("underflow"), std::string::npos) << other;
+}
+
+TEST_F(CompareTracesTest, AnAllZeroNpuTensorIsAnUnderflowInStatisticsMode) {
+  TraceBuilder npu(path("npu.db"), false), golden(path("golden.db"), false);
+  const Values x = ramp(32);
+  golden.op("vanished", "Mul", {}, {x});
+  npu.op("vanished", "Mul", {}, {Values(32, 0.0f)});
+  golden.op("moved", "Mul", {}, {x});
+  npu.op("moved", "Mul", {}, {plus(x, 10.0f)});
+  npu.finish();
+  golden.finish();
+  const CompareResult r = compare();
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].verdict, Verdict::kFail);
+  EXPECT_EQ(r.rows[0].reason.rfind("underflow: the NPU tensor is all 0, the golden's is not", 0), 0u)
+      << r.rows[0].reason;
+  EXPECT_EQ(r.rows[1].reason.find("underflow"), std::string::npos) << r.rows[1].reason;
+}

@@ -102,8 +102,8 @@ void TimelineModel::load_tasks() {
     if (static_cast<std::size_t>(name) >= type_of_name_.size())
       type_of_name_.resize(static_cast<std::size_t>(name) + 1, 0);
     type_of_name_[static_cast<std::size_t>(name)] = collector::compact_string_id(t.op_type_id);
-    const std::uint32_t flags = (t.overflow ? kOverflow : 0u) | static_cast<std::uint32_t>(t.task_type & 0xff)
-                                                                    << kTaskTypeShift;
+    const std::uint32_t flags = (t.overflow ? kOverflow : 0u) | (t.underflow > 0 ? kUnderflow : 0u) |
+                                static_cast<std::uint32_t>(t.task_type & 0xff) << kTaskTypeShift;
     last->rows[0].push_back(TimelineItem::make(t.start_ns, t.end_ns, name, t.task_id, flags));
   });
   // Device lanes first, by device and stream; then the cpu backend's threads.

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "npuscope/emulator/float16.h"
+#include "underflow_count.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -110,8 +111,12 @@ bool store_any(const TensorView& v, const T* src) {
   return nonfinite;
 }
 
+constexpr float kHalfMinNormal = 6.103515625e-05f;    // 2^-14
+constexpr float kBf16MinNormal = 1.17549435082e-38f;  // 2^-126
+
+// `count` non-null: results, counted as Note [Underflow counts] says.
 template <class T>
-void round_any(T* data, std::int64_t n, DType dtype) {
+void round_any(T* data, std::int64_t n, DType dtype, UnderflowCount* count) {
   switch (dtype) {
     case DType::kF16:
       if constexpr (std::is_same_v<T, float>) {
@@ -120,14 +125,29 @@ void round_any(T* data, std::int64_t n, DType dtype) {
         for (std::int64_t i = 0; i < n; i += 256) {
           const std::size_t m = static_cast<std::size_t>(std::min<std::int64_t>(256, n - i));
           float_to_half_n(data + i, bits, m);
+          if (count != nullptr) count_narrowed(data + i, bits, m, true, *count);
           half_to_float_n(bits, data + i, m);
+        }
+      } else if (count != nullptr) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          const float r = round_to_half(static_cast<float>(data[i]));
+          count_narrowed_one(data[i], r, kHalfMinNormal, *count);
+          data[i] = r;
         }
       } else {
         for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_half(static_cast<float>(data[i]));
       }
       break;
     case DType::kBF16:
-      for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_bf16(static_cast<float>(data[i]));
+      if (count != nullptr) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          const float r = round_to_bf16(static_cast<float>(data[i]));
+          count_narrowed_one(data[i], r, kBf16MinNormal, *count);
+          data[i] = r;
+        }
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) data[i] = round_to_bf16(static_cast<float>(data[i]));
+      }
       break;
     case DType::kF32:
       if constexpr (std::is_same_v<T, double>) {
@@ -136,6 +156,35 @@ void round_any(T* data, std::int64_t n, DType dtype) {
       break;
     default: break;
   }
+}
+
+void add_counts(const UnderflowCount& c, KernelContext& ctx) {
+  ctx.underflow += c.flushed;
+  ctx.subnormal += c.subnormal;
+}
+
+template <class T>
+void round_counting_any(T* data, std::int64_t n, DType dtype, KernelContext& ctx) {
+  if (dtype != DType::kF16 && dtype != DType::kBF16) return round_any(data, n, dtype, nullptr);
+  UnderflowCount c;
+  round_any(data, n, dtype, &c);
+  add_counts(c, ctx);
+}
+
+template <class T>
+void count_stored_any(const TensorView& v, const T* src, KernelContext& ctx) {
+  const bool half = v.dtype == DType::kF16;
+  const auto* bits = v.as<std::uint16_t>();
+  UnderflowCount c;
+  if constexpr (std::is_same_v<T, float>) {
+    count_narrowed(src, bits, static_cast<std::size_t>(v.numel), half, c);
+  } else {
+    const float min_normal = half ? kHalfMinNormal : kBf16MinNormal;
+    for (std::int64_t i = 0; i < v.numel; ++i) {
+      count_narrowed_one(src[i], half ? half_bits_to_float(bits[i]) : bf16_bits_to_float(bits[i]), min_normal, c);
+    }
+  }
+  add_counts(c, ctx);
 }
 
 template <class T>
@@ -214,17 +263,36 @@ void store_i64(const TensorView& v, const std::int64_t* src) {
 bool store_f32_raw(const TensorView& v, const float* src) { return store_any(v, src); }
 bool store_f64_raw(const TensorView& v, const double* src) { return store_any(v, src); }
 
-void round_in_place(float* data, std::int64_t n, DType dtype) { round_any(data, n, dtype); }
-void round_in_place(double* data, std::int64_t n, DType dtype) { round_any(data, n, dtype); }
+void round_in_place(float* data, std::int64_t n, DType dtype) { round_any(data, n, dtype, nullptr); }
+void round_in_place(double* data, std::int64_t n, DType dtype) { round_any(data, n, dtype, nullptr); }
+void round_counting_underflow(float* data, std::int64_t n, DType dtype, KernelContext& ctx) {
+  round_counting_any(data, n, dtype, ctx);
+}
+void round_counting_underflow(double* data, std::int64_t n, DType dtype, KernelContext& ctx) {
+  round_counting_any(data, n, dtype, ctx);
+}
+void count_stored_underflow(const TensorView& v, const float* src, KernelContext& ctx) {
+  count_stored_any(v, src, ctx);
+}
+void count_stored_underflow(const TensorView& v, const double* src, KernelContext& ctx) {
+  count_stored_any(v, src, ctx);
+}
 
 void store_narrow(const TensorView& v, const float* src, KernelContext& ctx) {
   const bool half = v.dtype == DType::kF16;
   auto* bits = v.as<std::uint16_t>();
   const auto n = static_cast<std::size_t>(v.numel);
-  half ? float_to_half_n(src, bits, n) : float_to_bf16_n(src, bits, n);
   const std::uint16_t exponent = half ? 0x7c00u : 0x7f80u, max_bits = half ? 0x7bffu : 0x7f7fu;
   bool nonfinite = false;
-  for (std::size_t i = 0; i < n; ++i) nonfinite |= (bits[i] & exponent) == exponent;
+  UnderflowCount c;
+  // In blocks, so that the scans read what the conversion has just written, from L1.
+  for (std::size_t i0 = 0; i0 < n; i0 += 2048) {
+    const std::size_t m = std::min<std::size_t>(2048, n - i0);
+    half ? float_to_half_n(src + i0, bits + i0, m) : float_to_bf16_n(src + i0, bits + i0, m);
+    for (std::size_t i = i0; i < i0 + m; ++i) nonfinite |= (bits[i] & exponent) == exponent;
+    count_narrowed(src + i0, bits + i0, m, half, c);
+  }
+  add_counts(c, ctx);
   if (!nonfinite) return;
   ctx.overflow = true;
   if (ctx.overflow_mode != OverflowMode::kSaturation) return;

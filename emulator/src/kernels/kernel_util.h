@@ -12,6 +12,16 @@
 //                             ctx.overflow when a result is not finite or was clamped.
 // Integer and bool outputs are stored by truncation toward zero (NaN -> 0). A double stored to
 // f16/bf16 is rounded once (see round_to_f32_odd).
+//
+// Note [Underflow counts]
+// f16's smallest subnormal is 5.96e-8: a force_fp16 network whose activations shrink below it ends
+// in zeros, with no inf or NaN to raise the overflow flag. So store<T>, where results are narrowed
+// to f16/bf16 (the compute dtype of a lowered op, or the output dtype), also counts the results
+// whose wide value was finite and non-zero and whose narrowed value is zero (ctx.underflow: the
+// value was flushed, all of it lost) or subnormal (ctx.subnormal: it kept fewer than 11 bits).
+// Inputs rounded by load<T> are not counted: a value is counted once, by the op that produced it,
+// so the first task with an underflow is where the flushing starts. The counts are branch-free
+// compares summed in the loops that convert anyway (store_narrow's scan, round_in_place's blocks).
 #pragma once
 
 #include <cmath>
@@ -54,6 +64,12 @@ void store(const TensorView& v, T* src, KernelContext& ctx);  // may modify src 
 // Rounds values in place to `dtype` (f16/bf16: nearest even; f32: float; others: nothing).
 void round_in_place(float* data, std::int64_t n, DType dtype);
 void round_in_place(double* data, std::int64_t n, DType dtype);
+// round_in_place for results: also adds to ctx.underflow / ctx.subnormal (Note [Underflow counts]).
+void round_counting_underflow(float* data, std::int64_t n, DType dtype, KernelContext& ctx);
+void round_counting_underflow(double* data, std::int64_t n, DType dtype, KernelContext& ctx);
+// The same counts for `src` already converted into the f16/bf16 view `v`.
+void count_stored_underflow(const TensorView& v, const float* src, KernelContext& ctx);
+void count_stored_underflow(const TensorView& v, const double* src, KernelContext& ctx);
 
 // ---- shapes -----------------------------------------------------------------------------------
 // Normalises a possibly negative axis; throws InvalidArgument naming `op`.
@@ -198,7 +214,7 @@ void store(const TensorView& v, T* src, KernelContext& ctx) {
   }
   if (ctx.backend == Backend::kNpu && is_floating(v.dtype)) {
     const DType narrow = dtype_size(ctx.compute_dtype) < dtype_size(v.dtype) ? ctx.compute_dtype : v.dtype;
-    round_in_place(src, v.numel, narrow);
+    round_counting_underflow(src, v.numel, narrow, ctx);
     apply_overflow_mode(src, v.numel, narrow, ctx);
   }
   bool nonfinite;
@@ -208,6 +224,9 @@ void store(const TensorView& v, T* src, KernelContext& ctx) {
     nonfinite = store_f64_raw(v, src);
   }
   if (nonfinite) ctx.overflow = true;
+  if (ctx.backend == Backend::kCpu && (v.dtype == DType::kF16 || v.dtype == DType::kBF16)) {
+    count_stored_underflow(v, src, ctx);  // the CPU narrows in the conversion itself
+  }
 }
 
 // The element-wise maps (unary_kernel, binary_kernel) live in elementwise_map.h.

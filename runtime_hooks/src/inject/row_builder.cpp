@@ -148,6 +148,9 @@ void RowBuilder::on_task(const TaskEndEntry& e) {
   row.input_shapes_id = inputs.shapes;
   row.input_dtypes_id = inputs.dtypes;
   row.pytorch_api_id = static_cast<std::int64_t>(r.host_op_id);
+  row.underflow = r.underflow;
+  counters_.underflow_tasks += r.underflow != 0 ? 1 : 0;
+  row.subnormal = r.subnormal;
   if (tasks_.size() >= kBatchRows) flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
 }
 

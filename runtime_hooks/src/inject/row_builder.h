@@ -34,6 +34,7 @@ struct RowCounters {
   std::int64_t unpaired_markers = 0;
   std::int64_t overflow_tasks = 0;
   std::int64_t saturated_tasks = 0;
+  std::int64_t underflow_tasks = 0;
   std::int64_t tensors_dumped = 0;           // TENSOR rows carrying data
   std::int64_t tensor_bytes_dumped = 0;      // their uncompressed bytes
   std::int64_t tensor_bytes_compressed = 0;  // and what zstd made of them

@@ -300,7 +300,8 @@ void Session::report_stats(RowBuilder& rows, bool all) {
                              {StatId::kUnpairedApi, c.unpaired_api},
                              {StatId::kUnpairedMarkers, c.unpaired_markers},
                              {StatId::kOverflowTasks, c.overflow_tasks},
-                             {StatId::kSaturatedTasks, c.saturated_tasks}});
+                             {StatId::kSaturatedTasks, c.saturated_tasks},
+                             {StatId::kUnderflowTasks, c.underflow_tasks}});
   for (const auto& [id, value] : stats) {
     std::optional<std::int64_t>& last = reported_[static_cast<std::size_t>(id)];
     const bool changed = last ? *last != value : value != 0;

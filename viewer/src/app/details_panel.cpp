@@ -49,6 +49,9 @@ class DetailsPanel final : public Panel {
       row("task id", std::to_string(t.task_id), "launched by",
           sel.launch ? m.str(state_.item(*sel.launch).label_id) + " (flow line)" : "(no API call recorded)");
       row("overflow", t.overflow ? "YES" : "no", "fallback", t.fallback ? "AI CPU fallback" : "no");
+      if (t.underflow > 0 || t.subnormal > 0)
+        row("underflow", std::to_string(t.underflow) + " elements flushed to 0", "subnormal",
+            std::to_string(t.subnormal) + " elements");
       if (t.input_shapes_id != 0)
         row("input shapes", m.str(t.input_shapes_id), "input dtypes", m.str(t.input_dtypes_id));
       if (!aten_op_.empty() || !module_.empty()) {

@@ -1,6 +1,6 @@
 // A device stream's tasks: coloured by op type, or by compare verdict when the trace has compare
-// results; overflow marks (and custom kernels' sanitizer findings) that stay visible when their task
-// is folded; the selected task outlined.
+// results; overflow and underflow marks (and custom kernels' sanitizer findings) that stay visible
+// when their task is folded; the selected task outlined.
 #include "colours.h"
 #include "lane_view.h"
 #include "npuscope/viewer/time_format.h"
@@ -13,7 +13,7 @@ class StreamLaneView final : public RangeLaneView {
   StreamLaneView(const Lane& lane, std::size_t index) : RangeLaneView(lane, index) {
     const auto& row = lane.rows[0];
     for (std::size_t i = 0; i < row.size(); ++i) {
-      if (row[i].flags & (kOverflow | kKernelFinding)) marks_.push_back(i);
+      if (row[i].flags & (kOverflow | kUnderflow | kKernelFinding)) marks_.push_back(i);
     }
   }
 
@@ -34,6 +34,7 @@ class StreamLaneView final : public RangeLaneView {
     ImGui::Text("task %lld, start %s", static_cast<long long>(item.id),
                 format_duration(item.start_ns - state.axis_first_ns()).c_str());
     if (item.flags & kOverflow) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "overflow");
+    if (item.flags & kUnderflow) ImGui::TextColored(ImVec4(0.3f, 0.5f, 1, 1), "underflow (results flushed to 0)");
     if (item.flags & kKernelFinding) ImGui::TextColored(ImVec4(1, 0.6f, 0.2f, 1), "sanitizer findings (Details)");
     if (item.flags & kKernel) ImGui::TextUnformatted("custom kernel: click for its pipe lanes");
     if (item.flags & kIntroduced)
@@ -51,8 +52,8 @@ class StreamLaneView final : public RangeLaneView {
   void draw_overlay(LaneDrawContext& ctx) const override {
     const auto& row = lane_.rows[0];
     const ViewRange& v = ctx.state->view;
-    // Overflow marks: a red triangle over each overflowing task in view, folded or not (orange: a
-    // custom kernel's sanitizer findings).
+    // Overflow marks: a red triangle over each overflowing task in view, folded or not (blue: an
+    // underflowing one; orange: a custom kernel's sanitizer findings).
     auto it = std::lower_bound(marks_.begin(), marks_.end(), first_ending_after(row, v.start_ns));
     const float top = row_y(ctx.y, 0);
     float last_x = -1e9f;
@@ -61,7 +62,9 @@ class StreamLaneView final : public RangeLaneView {
       if (x - last_x < 2) continue;
       last_x = x;
       ctx.draw_list->AddTriangleFilled(ImVec2(x - 4, top - 3), ImVec2(x + 4, top - 3), ImVec2(x, top + 5),
-                                       row[*it].flags & kOverflow ? kOverflowColour : kFindingColour);
+                                       row[*it].flags & kOverflow    ? kOverflowColour
+                                       : row[*it].flags & kUnderflow ? kUnderflowColour
+                                                                     : kFindingColour);
     }
     const auto& sel = ctx.state->selection();
     if (sel && sel->where.lane == index_) {

@@ -12,7 +12,8 @@
 //   task_type, block_dim, flops, bytes, overflow, connection_id, call_index in args; MEMCPY rows as
 //   "Memcpy HtoD" slices), device memory as two "C" counters (allocated, reserved bytes).
 // - cpu golden: golden kernels run inline on host threads, so a thread per host thread.
-// Overflowing tasks get "cname":"terrible" (red) and an "overflow" instant at their start.
+// Overflowing tasks get "cname":"terrible" (red) and an "overflow" instant at their start; tasks
+// whose results underflowed (TASK.underflow) an "underflow" instant, and underflow/subnormal in args.
 // Each API call is joined to the task or copy it launched by a flow: "s" at the start of the API
 // slice, "f" with "bp":"e" at the start of the device slice, id = connection_id (Note [Flows] in
 // export_chrome.cpp); the emulator launches at most one task per API call, so an id is one arrow.
@@ -37,6 +38,7 @@ struct ChromeExportResult {
   std::int64_t tasks = 0, apis = 0, memcpys = 0, markers = 0, memory_records = 0, pytorch_ops = 0;
   std::int64_t flows = 0;  // s/f pairs
   std::int64_t overflow_tasks = 0;
+  std::int64_t underflow_tasks = 0;
   std::int64_t bytes = 0;  // size of the file written
 };
 

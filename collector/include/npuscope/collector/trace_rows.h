@@ -28,7 +28,7 @@ inline std::int32_t compact_string_id(StringId id) {
 // TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
 // MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -83,6 +83,9 @@ struct TaskRow {
   std::int32_t thread_id = 0;                         // host thread that launched it
   StringId input_shapes_id = 0, input_dtypes_id = 0;  // msprof's "Input Shapes" / "Input Data Types"; 0 unknown
   std::int64_t pytorch_api_id = 0;                    // PYTORCH_API.id of the framework op that launched it; 0 none
+  // Output elements whose finite non-zero result the narrowing to f16/bf16 flushed to zero / left
+  // subnormal (Note [Underflow counts] in emulator/src/kernels/kernel_util.h); 0 none.
+  std::int64_t underflow = 0, subnormal = 0;
 };
 
 // A framework op on the host timeline (PyTorch: an aten op, a module call, an autograd function, an

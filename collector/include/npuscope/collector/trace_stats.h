@@ -71,7 +71,8 @@ std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_los
   X(kTensorBytesDumped, "tensor_bytes_dumped", kInfo, "Uncompressed bytes of the dumped tensors.")                  \
   X(kTensorBytesCompressed, "tensor_bytes_compressed", kInfo, "Bytes the dumped tensors take in the trace (zstd).") \
   X(kOverflowTasks, "overflow_tasks", kInfo, "Tasks whose outputs overflowed (TASK.overflow = 1).")                 \
-  X(kSaturatedTasks, "saturated_tasks", kInfo, "Tasks whose outputs were clamped in saturation mode.")
+  X(kSaturatedTasks, "saturated_tasks", kInfo, "Tasks whose outputs were clamped in saturation mode.")              \
+  X(kUnderflowTasks, "underflow_tasks", kInfo, "Tasks whose outputs underflowed to zero (TASK.underflow > 0).")
 
 enum class StatId : std::uint8_t {
 #define NPUSCOPE_X(e, name, severity, doc) e,

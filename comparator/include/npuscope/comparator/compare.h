@@ -64,6 +64,7 @@ struct OpVerdict {
   Origin origin = Origin::kNone;
   double worst_cosine = 0, worst_max_abs_err = 0;  // over its outputs (NaN when not compared)
   bool npu_overflow = false;                       // the NPU task was flagged as overflowing
+  std::int64_t npu_underflow = 0;                  // output elements the NPU task flushed to zero (TASK.underflow)
 };
 
 struct UnmatchedOp {

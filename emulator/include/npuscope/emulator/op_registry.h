@@ -69,6 +69,10 @@ struct KernelContext {
   // Set by the store helpers (kernels/kernel_util.h).
   bool overflow = false;   // some output is inf/nan (inf_nan) or was clamped (saturation)
   bool saturated = false;  // saturation mode clamped at least one value
+  // Results narrowed to f16/bf16 that were finite and non-zero and became zero (underflow) or
+  // subnormal: Note [Underflow counts] in kernel_util.h.
+  std::int64_t underflow = 0;
+  std::int64_t subnormal = 0;
   // Bad data met by the kernel (an index out of range), first one only; see Note [Kernel faults].
   std::string fault;
   // The device the kernel runs on (null on the cpu device).

@@ -28,12 +28,12 @@
 
 namespace npuscope::hooks {
 
-// 9: CollectiveRecord, LinkRecord, CommunicatorRecord, RankRecord; 8: KernelBlockRecord, PipeInstructionRecord,
-// KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7: DeviceRecord's calibrated ceilings; 6:
-// DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord, TaskRecord::input_signature
-// and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns,
-// TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 9;
+// 10: TaskRecord::underflow and subnormal; 9: CollectiveRecord, LinkRecord, CommunicatorRecord, RankRecord; 8:
+// KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7:
+// DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
+// OpCheckRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2:
+// wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 10;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -76,6 +76,10 @@ struct TaskRecord {
   std::uint8_t overflow;       // 1 if any output overflowed (inf/nan, or saturated)
   std::uint8_t fallback;       // 1 if no NPU kernel existed and the CPU kernel ran as AI CPU
   std::uint8_t compute_dtype;  // the DType the kernel computed in
+  // Note [Underflow counts]: output elements whose exact result was finite and non-zero and that the
+  // narrowing to f16/bf16 flushed to zero (underflow) or into a subnormal (subnormal); saturating.
+  std::uint32_t underflow;
+  std::uint32_t subnormal;
 };
 
 // Note [Input signature]
@@ -314,7 +318,8 @@ struct OverflowRecord {
   std::uint8_t saturated;  // 1: saturation mode clamped values and raised the float status
 };
 
-static_assert(std::is_trivially_copyable_v<TaskRecord> && sizeof(TaskRecord) <= 128);
+// A task end entry is three cache lines (inject/entries.h): a tag and at most 184 bytes of record.
+static_assert(std::is_trivially_copyable_v<TaskRecord> && sizeof(TaskRecord) <= 184);
 static_assert(std::is_trivially_copyable_v<TensorRecord>);
 static_assert(std::is_trivially_copyable_v<HostOpRecord> && sizeof(HostOpRecord) <= 120);
 static_assert(std::is_trivially_copyable_v<GradientRecord> && sizeof(GradientRecord) <= 120);

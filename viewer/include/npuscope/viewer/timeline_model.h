@@ -46,6 +46,7 @@ inline constexpr int kCopyKindShift = 8;                  // copies: MEMCPY.copy
 inline constexpr int kTaskTypeShift = 8;                  // tasks: TASK.task_type in bits 8-15
 inline constexpr int kHostOpKindShift = 8;                // PyTorch ops: PYTORCH_API.kind in bits 8-15
 inline constexpr int kPassShift = 16;                     // ... and PYTORCH_API.pass in bits 16-23
+inline constexpr std::uint32_t kUnderflow = 1u << 24;     // tasks: TASK.underflow > 0
 
 struct TimelineItem {
   std::int64_t start_ns = 0;
