@@ -9,8 +9,9 @@ random weights from a fixed seed and a batch-1 input of the size a user would gi
 exported with torch.onnx.export to a temporary directory. Then, in one run, per model and round:
 PyTorch's forward (eval, no_grad, after warm-up; the faster of nproc and 1 intra-op threads, as
 bench/torch_resnet18.py measures it), and the emulator's execution of the exported model on `cpu`
-and on `npu` (bench/zoo_exec: weights and inputs already on the device, one warm-up pass, then the
-median pass; process start-up and model loading are not timed). The ratio is ours / PyTorch's. The
+and on `npu` with as many OpenMP threads for its BLAS as PyTorch's faster run used (bench/zoo_exec:
+weights and inputs already on the device, one warm-up pass, then the median pass; process start-up
+and model loading are not timed). The ratio is ours / PyTorch's. The
 outputs are compared with PyTorch's (cosine similarity), so speed is never bought with wrong results.
 
 A model whose export or whose ONNX ops the emulator does not run is reported as
@@ -179,12 +180,13 @@ def time_torch(torch, net, inputs, min_time, threads):
     return best
 
 
-def run_ours(zoo_exec, model_path, input_files, device, min_time, out_dir):
-    """zoo_exec's JSON for one device, or {"error": reason}."""
+def run_ours(zoo_exec, model_path, input_files, device, min_time, out_dir, threads):
+    """zoo_exec's JSON for one device with `threads` OpenMP (OpenBLAS) threads, or {"error": reason}."""
     cmd = [zoo_exec, model_path, "--device", device, "--min-time", str(min_time), "--output-dir", out_dir]
     for name, path in input_files.items():
         cmd += ["--input", "%s=%s" % (name, path)]
-    run = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if run.returncode != 0:
         lines = (run.stderr.strip() or "exit code %d" % run.returncode).splitlines()
         return {"error": lines[-1][:300]}
@@ -239,7 +241,7 @@ def bench_model(torch, name, args, tmp):
         rounds["torch"].append(ms)
         for device in ("cpu", "npu"):
             out_dir = os.path.join(tmp, name + "." + device)
-            res = run_ours(args.zoo_exec, path, files, device, args.min_time, out_dir)
+            res = run_ours(args.zoo_exec, path, files, device, args.min_time, out_dir, row["torch_threads"])
             if "error" in res:
                 row["unsupported"] = "%s: %s" % (device, res["error"])
                 return row

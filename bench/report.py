@@ -430,7 +430,8 @@ def zoo_section(out_dir):
            "Each model with random weights (seed 0), batch 1, exported with `torch.onnx.export` (torch %s) and "
            "run by the emulator on `cpu` (the golden f32 kernels) and on `npu` (the emulated device: f16 cube "
            "inputs, the stream drained at the end of each pass), against PyTorch's CPU forward (eval, no_grad, "
-           "the faster of %d and 1 intra-op threads), in one run: the median of >= %.1f s of passes each, %d "
+           "the faster of %d and 1 intra-op threads; ours with as many OpenMP threads for its BLAS), in one run: "
+           "the median of >= %.1f s of passes each, %d "
            "round(s), process start-up and model loading not timed. The ratio is ours / PyTorch's; the last "
            "column is the cosine similarity of our outputs with PyTorch's (cpu / npu). Whole bench %.0f s, load "
            "average %.1f at the end." % (data["torch"], data["nproc"], data["min_time_s"], data["rounds"],
