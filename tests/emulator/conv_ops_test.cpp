@@ -120,7 +120,7 @@ TEST_F(ConvTest, DirectGroupedMatchesReference) {
       {.x = {1, 6, 11, 9}, .w = {6, 1, 3, 3}, .pads = {2, 2, 2, 2}, .dilations = {2, 2}, .group = 6},
       {.x = {1, 4, 1, 40}, .w = {4, 1, 1, 29}, .pads = {0, 28, 0, 28}, .dilations = {1, 2}, .group = 4},  // 1-D
       {.x = {1, 4, 3, 3}, .w = {4, 1, 7, 7}, .pads = {3, 3, 3, 3}, .group = 4},  // taps wider than the input
-      {.x = {2, 32, 6, 7}, .w = {16, 16, 3, 3}, .pads = {1, 1, 1, 1}, .group = 2, .bias = true},  // 16: direct
+      {.x = {2, 32, 6, 7}, .w = {16, 16, 3, 3}, .pads = {1, 1, 1, 1}, .group = 2, .bias = true},      // 16: direct
       {.x = {1, 34, 6, 7}, .w = {4, 17, 3, 3}, .strides = {2, 1}, .pads = {1, 1, 1, 1}, .group = 2},  // 17: GEMM
   };
   std::uint64_t seed = 300;
@@ -128,8 +128,8 @@ TEST_F(ConvTest, DirectGroupedMatchesReference) {
 }
 
 TEST_F(ConvTest, DirectGroupedF64AndNpuF16) {
-  const ConvCase p{.x = {2, 12, 9, 9}, .w = {24, 1, 3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .group = 12,
-                   .bias = true};
+  const ConvCase p{
+      .x = {2, 12, 9, 9}, .w = {24, 1, 3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .group = 12, .bias = true};
   auto x = Tensor::uniform(p.x, DType::kF64, DeviceRef::cpu(), 21, -1, 1);
   auto w = Tensor::uniform(p.w, DType::kF64, DeviceRef::cpu(), 22, -1, 1);
   auto b = Tensor::uniform({p.w[0]}, DType::kF64, DeviceRef::cpu(), 23, -1, 1);

@@ -62,8 +62,7 @@ template <class T>
     for (std::int64_t oc = 0; oc < g.cout; ++oc) {
       const std::int64_t gi = oc / g.cout_g();
       const T* xg = x + (n * g.c + gi * g.cin_g()) * plane;
-      conv_plane(g, xg, w + oc * g.kdim(), bias != nullptr ? bias[oc] : T(0), cols,
-                 y + (n * g.cout + oc) * out_plane);
+      conv_plane(g, xg, w + oc * g.kdim(), bias != nullptr ? bias[oc] : T(0), cols, y + (n * g.cout + oc) * out_plane);
     }
   }
 }

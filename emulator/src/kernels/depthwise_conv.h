@@ -25,9 +25,7 @@ namespace npuscope::emulator::kernels {
 inline constexpr std::int64_t kDirectConvMaxGroupChannels = 16;
 
 // True when conv_ops runs conv_direct rather than im2col + GEMM.
-inline bool conv_direct_applies(const ConvGeom& g) {
-  return g.group > 1 && g.cin_g() <= kDirectConvMaxGroupChannels;
-}
+inline bool conv_direct_applies(const ConvGeom& g) { return g.group > 1 && g.cin_g() <= kDirectConvMaxGroupChannels; }
 
 // y [N, Cout, Ho, Wo] = conv(x [N, C, H, W], w [Cout, C/group, kH, kW]) + bias (bias may be null).
 void conv_direct(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y);

@@ -49,22 +49,28 @@ I to_int(T x) {
   return static_cast<I>(x);
 }
 
+// True when some value is inf or NaN. The exponent bits are tested as integers: std::isfinite
+// reduced into a flag does not vectorise, and the CPU golden's f32 stores scanned every result
+// twice that way (16% of a MobileNetV2 forward on `cpu`).
+template <class T>
+bool any_nonfinite(const T* data, std::int64_t n) {
+  using Bits = std::conditional_t<std::is_same_v<T, float>, std::uint32_t, std::uint64_t>;
+  constexpr Bits kExponent = std::is_same_v<T, float> ? Bits(0x7f800000u) : Bits(0x7ff0000000000000u);
+  Bits bad = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    bad |= static_cast<Bits>((std::bit_cast<Bits>(data[i]) & kExponent) == kExponent);
+  return bad != 0;
+}
+
 template <class T>
 bool store_any(const TensorView& v, const T* src) {
   const std::int64_t n = v.numel;
-  bool nonfinite = false;
-  if (is_floating(v.dtype)) {
-    for (std::int64_t i = 0; i < n; ++i) nonfinite |= !std::isfinite(src[i]);
-  }
+  bool nonfinite = is_floating(v.dtype) && any_nonfinite(src, n);
   switch (v.dtype) {
     case DType::kF32:
       for (std::int64_t i = 0; i < n; ++i) v.as<float>()[i] = static_cast<float>(src[i]);
       // A finite double can overflow f32.
-      if constexpr (std::is_same_v<T, double>) {
-        if (!nonfinite) {
-          for (std::int64_t i = 0; i < n; ++i) nonfinite |= !std::isfinite(v.as<float>()[i]);
-        }
-      }
+      if constexpr (std::is_same_v<T, double>) nonfinite = nonfinite || any_nonfinite(v.as<float>(), n);
       break;
     case DType::kF64:
       for (std::int64_t i = 0; i < n; ++i) v.as<double>()[i] = static_cast<double>(src[i]);
