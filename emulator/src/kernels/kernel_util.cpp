@@ -65,13 +65,15 @@ bool any_nonfinite(const T* data, std::int64_t n) {
 template <class T>
 bool store_any(const TensorView& v, const T* src) {
   const std::int64_t n = v.numel;
-  bool nonfinite = is_floating(v.dtype) && any_nonfinite(src, n);
+  // f32: the stored values are scanned (an inf/NaN source stays one, and a finite double can overflow).
+  bool nonfinite = is_floating(v.dtype) && v.dtype != DType::kF32 && any_nonfinite(src, n);
   switch (v.dtype) {
-    case DType::kF32:
-      for (std::int64_t i = 0; i < n; ++i) v.as<float>()[i] = static_cast<float>(src[i]);
-      // A finite double can overflow f32.
-      if constexpr (std::is_same_v<T, double>) nonfinite = nonfinite || any_nonfinite(v.as<float>(), n);
+    case DType::kF32: {
+      float* dst = v.as<float>();
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+      nonfinite = any_nonfinite(dst, n);
       break;
+    }
     case DType::kF64:
       for (std::int64_t i = 0; i < n; ++i) v.as<double>()[i] = static_cast<double>(src[i]);
       break;
