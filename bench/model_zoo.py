@@ -2,7 +2,7 @@
 """The model zoo bench: PyTorch's own CPU forward against the emulator's, model by model, side by side.
 
     model_zoo.py --zoo-exec BUILD/bench/zoo_exec [--out OUT_DIR] [--only NAME,...] [--min-time S]
-                 [--rounds R] [--threads N]
+                 [--rounds R] [--threads N] [--baseline-exec DIR/zoo_exec]
 
 Each model (torchvision's, plus a GPT-style decoder, a U-Net and a 1-D audio CNN written here) gets
 random weights from a fixed seed and a batch-1 input of the size a user would give it; it is
@@ -15,7 +15,9 @@ and model loading are not timed). The ratio is ours / PyTorch's. The
 outputs are compared with PyTorch's (cosine similarity), so speed is never bought with wrong results.
 
 A model whose export or whose ONNX ops the emulator does not run is reported as
-"unsupported: <reason>" and the bench goes on. Prints a table and writes OUT_DIR/model_zoo.json,
+"unsupported: <reason>" and the bench goes on. --baseline-exec times a second zoo_exec (an older
+build's, copied into DIR beside its libnpuscope_emulator.so) right after ours on each device, so
+that a change is measured before and after under the same load (columns "cpu_base_ms", "npu_base_ms"). Prints a table and writes OUT_DIR/model_zoo.json,
 which bench/report.py renders into docs/PERFORMANCE.md. Needs python3-torch and
 python3-torchvision; nothing is downloaded.
 """
@@ -180,12 +182,14 @@ def time_torch(torch, net, inputs, min_time, threads):
     return best
 
 
-def run_ours(zoo_exec, model_path, input_files, device, min_time, out_dir, threads):
+def run_ours(zoo_exec, model_path, input_files, device, min_time, out_dir, threads, baseline=False):
     """zoo_exec's JSON for one device with `threads` OpenMP (OpenBLAS) threads, or {"error": reason}."""
     cmd = [zoo_exec, model_path, "--device", device, "--min-time", str(min_time), "--output-dir", out_dir]
     for name, path in input_files.items():
         cmd += ["--input", "%s=%s" % (name, path)]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    if baseline:  # the older build's library beside its binary, ahead of the binary's RUNPATH
+        env["LD_LIBRARY_PATH"] = os.path.dirname(os.path.abspath(zoo_exec))
     run = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if run.returncode != 0:
         lines = (run.stderr.strip() or "exit code %d" % run.returncode).splitlines()
@@ -236,6 +240,8 @@ def bench_model(torch, name, args, tmp):
         out = net(*inputs)
     expected = [t.numpy() for t in (out if isinstance(out, (tuple, list)) else (out,))]
     rounds = {"torch": [], "cpu": [], "npu": []}
+    if args.baseline_exec:
+        rounds.update({"cpu_base": [], "npu_base": []})
     for _ in range(args.rounds):
         ms, row["torch_threads"] = time_torch(torch, net, inputs, args.min_time, args.threads)
         rounds["torch"].append(ms)
@@ -248,10 +254,17 @@ def bench_model(torch, name, args, tmp):
             rounds[device].append(res["median_ms"])
             row["nodes"] = res["nodes"]
             row["cos_" + device] = output_cosines(expected, out_dir)
+            if args.baseline_exec:
+                base = run_ours(args.baseline_exec, path, files, device, args.min_time, out_dir + ".base",
+                                row["torch_threads"], baseline=True)
+                rounds[device + "_base"].append(base.get("median_ms", float("nan")))
     for key, values in rounds.items():
         row[key + "_ms"] = statistics.median(values)
     row["cpu_ratio"] = row["cpu_ms"] / row["torch_ms"]
     row["npu_ratio"] = row["npu_ms"] / row["torch_ms"]
+    if args.baseline_exec:
+        row["cpu_base_ratio"] = row["cpu_base_ms"] / row["torch_ms"]
+        row["npu_base_ratio"] = row["npu_base_ms"] / row["torch_ms"]
     return row
 
 
@@ -271,9 +284,12 @@ def print_row(r):
     if "unsupported" in r:
         print("%-20s unsupported: %s" % (r["model"], r["unsupported"]), flush=True)
         return
-    print("%-20s %9.2f %9.2f %9.2f %7.2fx %7.2fx %9.6f %9.6f" % (
+    base = ""
+    if "cpu_base_ratio" in r:
+        base = "   (before: %.2fx %.2fx)" % (r["cpu_base_ratio"], r["npu_base_ratio"])
+    print("%-20s %9.2f %9.2f %9.2f %7.2fx %7.2fx %9.6f %9.6f%s" % (
         r["model"], r["torch_ms"], r["cpu_ms"], r["npu_ms"], r["cpu_ratio"], r["npu_ratio"], r["cos_cpu"],
-        r["cos_npu"]), flush=True)
+        r["cos_npu"], base), flush=True)
 
 
 def main(argv):
@@ -283,6 +299,8 @@ def main(argv):
     parser.add_argument("--only", help="comma-separated model names (default: all): " + ", ".join(MODELS))
     parser.add_argument("--min-time", type=float, default=1.0, help="seconds of timed passes per measurement")
     parser.add_argument("--rounds", type=int, default=1, help="torch/cpu/npu rounds per model (median taken)")
+    parser.add_argument("--baseline-exec", help="an older build's zoo_exec, copied beside its libnpuscope_emulator.so: "
+                        "timed after ours on each device (before/after under the same load)")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="PyTorch intra-op threads besides 1 (default nproc, as OpenBLAS uses)")
     args = parser.parse_args(argv)
