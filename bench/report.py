@@ -412,12 +412,15 @@ ZOO_TARGET_MEDIAN = 1.5
 ZOO_TARGET_WORST = 3.0
 
 
-def zoo_row(r):
+def zoo_row(r, with_base):
+    base = " |" if with_base else ""
     if "unsupported" in r:
-        return "| %s | %s | | | | | | unsupported: %s |" % (r["model"], r.get("params_m", ""),
-                                                         r["unsupported"].replace("|", "/"))
-    return "| %s | %.1f | %.2f | %.2f | %.2f | **%.2fx** | **%.2fx** | %.6f / %.5f |" % (
-        r["model"], r["params_m"], r["torch_ms"], r["cpu_ms"], r["npu_ms"], r["cpu_ratio"], r["npu_ratio"],
+        return "| %s | %s | | | | | |%s unsupported: %s |" % (r["model"], r.get("params_m", ""), base,
+                                                           r["unsupported"].replace("|", "/"))
+    if with_base:
+        base = " %.2fx / %.2fx |" % (r["cpu_base_ratio"], r["npu_base_ratio"])
+    return "| %s | %.1f | %.2f | %.2f | %.2f | **%.2fx** | **%.2fx** |%s %.6f / %.5f |" % (
+        r["model"], r["params_m"], r["torch_ms"], r["cpu_ms"], r["npu_ms"], r["cpu_ratio"], r["npu_ratio"], base,
         r["cos_cpu"], r["cos_npu"])
 
 
@@ -426,19 +429,22 @@ def zoo_section(out_dir):
     data = load_json_tail(os.path.join(out_dir, "model_zoo.json"))
     if data is None or not data.get("available", False):
         return []
+    with_base = any("cpu_base_ratio" in r for r in data["rows"])
     out = ["", "## Model zoo: the emulator against PyTorch's own forward", "",
            "Each model with random weights (seed 0), batch 1, exported with `torch.onnx.export` (torch %s) and "
-           "run by the emulator on `cpu` (the golden f32 kernels) and on `npu` (the emulated device: f16 cube "
-           "inputs, the stream drained at the end of each pass), against PyTorch's CPU forward (eval, no_grad, "
+           "run by the emulator on `cpu` (the golden kernels) and on `npu` (the emulated device with the default spec "
+           "and precision mode, whose cube keeps f32; the stream drained at the end of each pass), against PyTorch's CPU forward (eval, no_grad, "
            "the faster of %d and 1 intra-op threads; ours with as many OpenMP threads for its BLAS), in one run: "
            "the median of >= %.1f s of passes each, %d "
            "round(s), process start-up and model loading not timed. The ratio is ours / PyTorch's; the last "
-           "column is the cosine similarity of our outputs with PyTorch's (cpu / npu). Whole bench %.0f s, load "
+           "column is the cosine similarity of our outputs with PyTorch's (cpu / npu); \"before\" (with "
+           "`--baseline-exec`) is an older build's ratio, timed right after ours. Whole bench %.0f s, load "
            "average %.1f at the end." % (data["torch"], data["nproc"], data["min_time_s"], data["rounds"],
                                          data["seconds"], data["load_avg"][0]), "",
-           "| model | params (M) | PyTorch ms | cpu ms | npu ms | cpu / PyTorch | npu / PyTorch | cosine |",
-           "|---|---:|---:|---:|---:|---:|---:|---|"]
-    out += [zoo_row(r) for r in data["rows"]]
+           "| model | params (M) | PyTorch ms | cpu ms | npu ms | cpu / PyTorch | npu / PyTorch |%s cosine |" % (
+               " before (cpu / npu) |" if with_base else ""),
+           "|---|---:|---:|---:|---:|---:|---:|%s---|" % ("---:|" if with_base else "")]
+    out += [zoo_row(r, with_base) for r in data["rows"]]
     out.append("")
     for dev in ("cpu", "npu"):
         s = data["summary"].get(dev)
