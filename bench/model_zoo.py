@@ -155,8 +155,12 @@ OWN_MODELS = {
     "unet": (unet, image(128), 13),
     "audio_cnn_1d": (audio_cnn, lambda torch: (torch.randn(1, 64, 400),), 13),
 }
-RECURRENT_MODELS = {}  # LSTM / GRU models: helper "rnn" adds them here
-VOLUME_MODELS = {}  # 3-D convolution / pooling models: helper "vol" adds them here
+# LSTM / GRU models and 3-D convolution / pooling models go here, e.g.
+#   "lstm_2l": (lambda torch: torch.nn.LSTM(64, 128, 2, batch_first=True),
+#               lambda torch: (torch.randn(1, 100, 64),), 13),
+# A model whose ONNX ops the emulator does not run yet is reported as "unsupported: <reason>".
+RECURRENT_MODELS = {}
+VOLUME_MODELS = {}
 MODELS = {**CNN_MODELS, **OWN_MODELS, **RECURRENT_MODELS, **VOLUME_MODELS}
 
 # ---- timing --------------------------------------------------------------------------------------
@@ -205,6 +209,13 @@ def cosine(a, b):
     return float(np.dot(a, b) / den) if den > 0 else float(np.array_equal(a, b))
 
 
+def flatten(out):
+    """A model's outputs in ONNX order: nested tuples (an LSTM's (y, (h, c))) flattened."""
+    if isinstance(out, (tuple, list)):
+        return [t for item in out for t in flatten(item)]
+    return [out]
+
+
 def output_cosines(expected, out_dir):
     got = [np.load(os.path.join(out_dir, "output_%d.npy" % i)) for i in range(len(expected))]
     return min(cosine(e, g) for e, g in zip(expected, got))
@@ -238,7 +249,7 @@ def bench_model(torch, name, args, tmp):
         return row
     with torch.no_grad():
         out = net(*inputs)
-    expected = [t.numpy() for t in (out if isinstance(out, (tuple, list)) else (out,))]
+    expected = [t.numpy() for t in flatten(out)]
     rounds = {"torch": [], "cpu": [], "npu": []}
     if args.baseline_exec:
         rounds.update({"cpu_base": [], "npu_base": []})
