@@ -1,7 +1,7 @@
 // Conv2d: NCHW input, [Cout, Cin/group, kH, kW] weight, optional bias [Cout]; attributes strides,
 // pads {top, left, bottom, right}, dilations, group (see conv_util.h). im2col + one GEMM per group over
 // several images (Note [Batched convolution GEMMs] in conv_util.h); a 1x1 convolution with unit
-// strides and no padding reads the input directly; depthwise and narrow grouped convolutions run a
+// strides and no padding reads the input directly; depthwise convolutions run a
 // direct kernel (Note [Direct grouped convolution] in depthwise_conv.h). Cube op: see Note [Cube
 // numerics] in gemm_util.h.
 #include <algorithm>
