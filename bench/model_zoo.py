@@ -312,6 +312,8 @@ def main(argv):
     parser.add_argument("--rounds", type=int, default=1, help="torch/cpu/npu rounds per model (median taken)")
     parser.add_argument("--baseline-exec", help="an older build's zoo_exec, copied beside its libnpuscope_emulator.so: "
                         "timed after ours on each device (before/after under the same load)")
+    parser.add_argument("--baseline-label", default="an older build",
+                        help="what the baseline is, for the report (e.g. a commit)")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="PyTorch intra-op threads besides 1 (default nproc, as OpenBLAS uses)")
     args = parser.parse_args(argv)
@@ -333,7 +335,9 @@ def main(argv):
             rows.append(bench_model(torch, name, args, tmp))
             print_row(rows[-1])
     result = {"available": True, "torch": torch.__version__, "nproc": len(os.sched_getaffinity(0)),
-              "min_time_s": args.min_time, "rounds": args.rounds, "seconds": round(time.time() - start, 1),
+              "min_time_s": args.min_time, "rounds": args.rounds,
+              "baseline": args.baseline_label if args.baseline_exec else None,
+              "seconds": round(time.time() - start, 1),
               "load_avg": list(os.getloadavg()), "rows": rows, "summary": summary(rows)}
     print(json.dumps(result["summary"]))
     if args.out:

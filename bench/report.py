@@ -437,9 +437,10 @@ def zoo_section(out_dir):
            "the faster of %d and 1 intra-op threads; ours with as many OpenMP threads for its BLAS), in one run: "
            "the median of >= %.1f s of passes each, %d "
            "round(s), process start-up and model loading not timed. The ratio is ours / PyTorch's; the last "
-           "column is the cosine similarity of our outputs with PyTorch's (cpu / npu); \"before\" (with "
-           "`--baseline-exec`) is an older build's ratio, timed right after ours. Whole bench %.0f s, load "
+           "column is the cosine similarity of our outputs with PyTorch's (cpu / npu).%s Whole bench %.0f s, load "
            "average %.1f at the end." % (data["torch"], data["nproc"], data["min_time_s"], data["rounds"],
+                                         (" \"before\" is the ratio of %s, timed right after ours (`--baseline-exec`)."
+                                          % data["baseline"]) if with_base else "",
                                          data["seconds"], data["load_avg"][0]), "",
            "| model | params (M) | PyTorch ms | cpu ms | npu ms | cpu / PyTorch | npu / PyTorch |%s cosine |" % (
                " before (cpu / npu) |" if with_base else ""),
@@ -457,7 +458,9 @@ def zoo_section(out_dir):
         out.append("- `%s`: median %.2fx (target <= %gx: %s), worst %.2fx on %s (target <= %gx: %s)." % (
             dev, s["median_ratio"], ZOO_TARGET_MEDIAN, verdict(ok_med, "ABOVE"), s["worst_ratio"], s["worst_model"],
             ZOO_TARGET_WORST, verdict(ok_worst, "ABOVE")))
-    out += ["", "Command: `/usr/bin/python3 bench/model_zoo.py --zoo-exec BUILD/bench/zoo_exec --out OUT_DIR` "
+    out += ["", "On a small shared machine the times move by up to 2-3x from run to run (OpenMP teams on busy cores "
+            "most of all): compare the ratios within one run.",
+            "", "Command: `/usr/bin/python3 bench/model_zoo.py --zoo-exec BUILD/bench/zoo_exec --out OUT_DIR` "
             "(`bash bench/run_bench.sh` runs it)."]
     return out
 
