@@ -5,7 +5,8 @@
 
 OUT_DIR holds NAME_bench.json (Google Benchmark JSON, aggregates of repetitions),
 torch_resnet18.out (bench/torch_resnet18.py's output), torch_device_bench.out
-(bench/torch_device_bench.py's) and profiler_overhead.json (bench/profiler_overhead.py's); a section
+(bench/torch_device_bench.py's), profiler_overhead.json (bench/profiler_overhead.py's) and model_zoo.json
+(bench/model_zoo.py's); a section
 whose input is missing is left out.
 Each section with a target prints a warning on stderr when the target is missed. With --update only
 the sections whose inputs are in OUT_DIR are rewritten in an existing REPORT.md (e.g. after running
@@ -404,6 +405,63 @@ def cluster_section(out_dir):
                     ", ".join("rank %d" % r for r in named) or "no rank",
                     verdict(named == [data["real_slowed_rank"]], "WRONG"))]
     out += ["", "Command: `/usr/bin/python3 bench/cluster_bench.py BUILD` (JSON on stdout)."]
+    return out
+
+
+ZOO_TARGET_MEDIAN = 1.5
+ZOO_TARGET_WORST = 3.0
+
+
+def zoo_row(r, with_base):
+    base = " |" if with_base else ""
+    if "unsupported" in r:
+        return "| %s | %s | | | | | |%s unsupported: %s |" % (r["model"], r.get("params_m", ""), base,
+                                                           r["unsupported"].replace("|", "/"))
+    if with_base:
+        base = " %.2fx / %.2fx |" % (r["cpu_base_ratio"], r["npu_base_ratio"])
+    return "| %s | %.1f | %.2f | %.2f | %.2f | **%.2fx** | **%.2fx** |%s %.6f / %.5f |" % (
+        r["model"], r["params_m"], r["torch_ms"], r["cpu_ms"], r["npu_ms"], r["cpu_ratio"], r["npu_ratio"], base,
+        r["cos_cpu"], r["cos_npu"])
+
+
+def zoo_section(out_dir):
+    # model_zoo.json, not *_bench.json: those names are Google Benchmark runs (load_runs).
+    data = load_json_tail(os.path.join(out_dir, "model_zoo.json"))
+    if data is None or not data.get("available", False):
+        return []
+    with_base = any("cpu_base_ratio" in r for r in data["rows"])
+    out = ["", "## Model zoo: the emulator against PyTorch's own forward", "",
+           "Each model with random weights (seed 0), batch 1, exported with `torch.onnx.export` (torch %s) and "
+           "run by the emulator on `cpu` (the golden kernels) and on `npu` (the emulated device with the default spec "
+           "and precision mode, whose cube keeps f32; the stream drained at the end of each pass), against PyTorch's CPU forward (eval, no_grad, "
+           "the faster of %d and 1 intra-op threads; ours with as many OpenMP threads for its BLAS), in one run: "
+           "the median of >= %.1f s of passes each, %d "
+           "round(s), process start-up and model loading not timed. The ratio is ours / PyTorch's; the last "
+           "column is the cosine similarity of our outputs with PyTorch's (cpu / npu).%s Whole bench %.0f s, load "
+           "average %.1f at the end." % (data["torch"], data["nproc"], data["min_time_s"], data["rounds"],
+                                         (" \"before\" is the ratio of %s, timed right after ours (`--baseline-exec`)."
+                                          % data["baseline"]) if with_base else "",
+                                         data["seconds"], data["load_avg"][0]), "",
+           "| model | params (M) | PyTorch ms | cpu ms | npu ms | cpu / PyTorch | npu / PyTorch |%s cosine |" % (
+               " before (cpu / npu) |" if with_base else ""),
+           "|---|---:|---:|---:|---:|---:|---:|%s---|" % ("---:|" if with_base else "")]
+    out += [zoo_row(r, with_base) for r in data["rows"]]
+    out.append("")
+    for dev in ("cpu", "npu"):
+        s = data["summary"].get(dev)
+        if s is None:
+            continue
+        ok_med, ok_worst = s["median_ratio"] <= ZOO_TARGET_MEDIAN, s["worst_ratio"] <= ZOO_TARGET_WORST
+        if not (ok_med and ok_worst):
+            warn("model zoo on %s: median %.2fx, worst %.2fx (%s) (targets %gx, %gx)" % (
+                dev, s["median_ratio"], s["worst_ratio"], s["worst_model"], ZOO_TARGET_MEDIAN, ZOO_TARGET_WORST))
+        out.append("- `%s`: median %.2fx (target <= %gx: %s), worst %.2fx on %s (target <= %gx: %s)." % (
+            dev, s["median_ratio"], ZOO_TARGET_MEDIAN, verdict(ok_med, "ABOVE"), s["worst_ratio"], s["worst_model"],
+            ZOO_TARGET_WORST, verdict(ok_worst, "ABOVE")))
+    out += ["", "On a small shared machine the times move by up to 2-3x from run to run (OpenMP teams on busy cores "
+            "most of all): compare the ratios within one run.",
+            "", "Command: `/usr/bin/python3 bench/model_zoo.py --zoo-exec BUILD/bench/zoo_exec --out OUT_DIR` "
+            "(`bash bench/run_bench.sh` runs it)."]
     return out
 
 
@@ -808,6 +866,7 @@ def main(argv):
     lines += comparator_section(runs)
     lines += overhead_section(out_dir)
     lines += cluster_section(out_dir)
+    lines += zoo_section(out_dir)
     if update:
         lines = update_report(report, lines)
     else:

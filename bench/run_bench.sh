@@ -81,4 +81,11 @@ if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/bench/write_rank_traces"
     echo "run_bench.sh: warning: bench/cluster_bench.py failed; its section is left out" >&2
 fi
 
+# The model zoo: ~20 models' forward on cpu and npu against PyTorch's own, exported at bench time.
+if [ -x "$BUILD_DIR/bench/zoo_exec" ]; then
+  echo "== model_zoo.py"
+  /usr/bin/python3 "$ROOT/bench/model_zoo.py" --zoo-exec "$BUILD_DIR/bench/zoo_exec" --out "$OUT_DIR" ||
+    echo "run_bench.sh: warning: bench/model_zoo.py failed; its section is left out" >&2
+fi
+
 /usr/bin/python3 "$ROOT/bench/report.py" "$OUT_DIR" "$ROOT/docs/PERFORMANCE.md" "bash bench/run_bench.sh ${1:-build}"

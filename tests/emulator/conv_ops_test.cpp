@@ -109,6 +109,42 @@ TEST_F(ConvTest, CpuMatchesReferenceOnAttributeMix) {
   for (const auto& c : cases) check_against_reference(c, seed += 10);
 }
 
+// Depthwise convolutions run the direct kernel (Note [Direct grouped convolution]): every edge of its
+// per-tap column ranges, kernel widths 3, 5, 7 (fused rows) and others, strides 1, 2 and 3, channel
+// multipliers; two input channels per group stay on im2col + GEMM.
+TEST_F(ConvTest, DepthwiseDirectMatchesReference) {
+  const std::vector<ConvCase> cases{
+      {.x = {2, 8, 9, 11}, .w = {8, 1, 3, 3}, .pads = {1, 1, 1, 1}, .group = 8, .bias = true},
+      {.x = {1, 4, 12, 13}, .w = {8, 1, 5, 5}, .strides = {2, 2}, .pads = {2, 1, 2, 3}, .group = 4},  // multiplier 2
+      {.x = {1, 3, 10, 10}, .w = {3, 1, 3, 3}, .strides = {3, 3}, .pads = {1, 1, 1, 1}, .group = 3, .bias = true},
+      {.x = {1, 6, 11, 9}, .w = {6, 1, 3, 3}, .pads = {2, 2, 2, 2}, .dilations = {2, 2}, .group = 6},
+      {.x = {1, 4, 1, 40}, .w = {4, 1, 1, 29}, .pads = {0, 28, 0, 28}, .dilations = {1, 2}, .group = 4},  // 1-D
+      {.x = {1, 4, 3, 3}, .w = {4, 1, 7, 7}, .pads = {3, 3, 3, 3}, .group = 4},  // taps wider than the input
+      {.x = {2, 5, 6, 9}, .w = {5, 1, 7, 7}, .strides = {2, 2}, .pads = {3, 3, 3, 3}, .group = 5, .bias = true},
+      {.x = {1, 8, 6, 7}, .w = {8, 2, 3, 3}, .strides = {2, 1}, .pads = {1, 1, 1, 1}, .group = 4},  // GEMM
+  };
+  std::uint64_t seed = 300;
+  for (const auto& c : cases) check_against_reference(c, seed += 10);
+}
+
+TEST_F(ConvTest, DepthwiseDirectF64AndNpuF16) {
+  const ConvCase p{
+      .x = {2, 12, 9, 9}, .w = {24, 1, 3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .group = 12, .bias = true};
+  auto x = Tensor::uniform(p.x, DType::kF64, DeviceRef::cpu(), 21, -1, 1);
+  auto w = Tensor::uniform(p.w, DType::kF64, DeviceRef::cpu(), 22, -1, 1);
+  auto b = Tensor::uniform({p.w[0]}, DType::kF64, DeviceRef::cpu(), 23, -1, 1);
+  auto y = run(p, x, w, b);
+  EXPECT_EQ(y.dtype(), DType::kF64);
+  EXPECT_TRUE(all_close(to_vec(y), ref_conv(p, to_vec(x), to_vec(w), to_vec(b), y.shape()), 1e-12, 1e-12));
+  // NPU f16: f16 operands, f32 accumulation, one rounding of the output (Note [Cube numerics]).
+  auto xh = ops::cast(x, DType::kF16), wh = ops::cast(w, DType::kF16), bh = ops::cast(b, DType::kF16);
+  auto golden = run(p, xh, wh, bh);
+  auto npu = on_npu({xh, wh, bh});
+  auto out = run(p, npu[0], npu[1], npu[2]);
+  EXPECT_EQ(out.dtype(), DType::kF16);
+  EXPECT_TRUE(all_close(to_vec(out), to_vec(golden), 1e-3, 1e-5 * 9));
+}
+
 TEST_F(ConvTest, NpuMatchesCpuF32AndF16) {
   const ConvCase p{
       .x = {2, 8, 10, 10}, .w = {12, 4, 3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1}, .group = 2, .bias = true};

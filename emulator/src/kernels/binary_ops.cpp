@@ -53,9 +53,11 @@ void div_kernel(KernelContext& c) {
     binary_kernel<T>(c, [](T a, T b) { return a / b; });
   }
 }
+// x^2 (LayerNorm's variance as exported to ONNX before opset 17) as a · a: the correctly rounded
+// square (NaN, inf and -0 as pow gives them), without a libm pow call per element.
 template <class T>
 void pow_kernel(KernelContext& c) {
-  binary_kernel<T>(c, [](T a, T b) { return std::pow(a, b); });
+  binary_kernel<T>(c, [](T a, T b) { return b == T(2) ? a * a : std::pow(a, b); });
 }
 
 }  // namespace

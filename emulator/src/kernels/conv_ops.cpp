@@ -1,13 +1,15 @@
 // Conv2d: NCHW input, [Cout, Cin/group, kH, kW] weight, optional bias [Cout]; attributes strides,
 // pads {top, left, bottom, right}, dilations, group (see conv_util.h). im2col + one GEMM per group over
 // several images (Note [Batched convolution GEMMs] in conv_util.h); a 1x1 convolution with unit
-// strides and no padding reads the input directly. Cube op: see Note [Cube
+// strides and no padding reads the input directly; depthwise convolutions run a
+// direct kernel (Note [Direct grouped convolution] in depthwise_conv.h). Cube op: see Note [Cube
 // numerics] in gemm_util.h.
 #include <algorithm>
 #include <optional>
 #include <string>
 
 #include "conv_util.h"
+#include "depthwise_conv.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -78,6 +80,10 @@ void conv_kernel(KernelContext& ctx) {
   const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
   std::optional<GemmOperand<T>> bias;
   if (has_bias) bias.emplace(ctx.inputs[2], ctx);
+  if (conv_direct_applies(g)) {
+    conv_direct(g, x.data(), w.data(), has_bias ? bias->data() : nullptr, y.data());
+    return y.finish(ctx);
+  }
   const std::int64_t nb = images_per_gemm(g, g.kdim() + g.cout_g(), sizeof(T));
   ScratchBlock col_block, tmp_block;
   T* col = g.direct() && nb == 1 ? nullptr : col_block.get<T>(g.kdim() * nb * g.hw());
