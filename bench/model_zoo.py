@@ -34,8 +34,7 @@ import numpy as np
 
 # ---- the models ----------------------------------------------------------------------------------
 # Each entry: name -> (builder(torch) -> nn.Module, inputs(torch) -> tuple of tensors, ONNX opset).
-# Recurrent models (LSTM/GRU) and 3-D models (Conv3d/pooling) belong in RECURRENT_MODELS and
-# VOLUME_MODELS below: add a builder there and the bench times it like the rest.
+# Recurrent models (LSTM/GRU) are in RECURRENT_MODELS, 3-D ones (Conv3d/pooling) in VOLUME_MODELS.
 
 
 def tv(name, **kwargs):
@@ -155,12 +154,53 @@ OWN_MODELS = {
     "unet": (unet, image(128), 13),
     "audio_cnn_1d": (audio_cnn, lambda torch: (torch.randn(1, 64, 400),), 13),
 }
-# LSTM / GRU models and 3-D convolution / pooling models go here, e.g.
-#   "lstm_2l": (lambda torch: torch.nn.LSTM(64, 128, 2, batch_first=True),
-#               lambda torch: (torch.randn(1, 100, 64),), 13),
-# A model whose ONNX ops the emulator does not run yet is reported as "unsupported: <reason>".
-RECURRENT_MODELS = {}
-VOLUME_MODELS = {}
+# A model whose ONNX ops the emulator does not run is reported as "unsupported: <reason>".
+
+
+def lstm_lm(torch):
+    """An LSTM language model: embedding, 2-layer LSTM (width 256), vocabulary head."""
+    nn = torch.nn
+
+    class LstmLM(nn.Module):
+        def __init__(self, vocab=4096, d=256):
+            super().__init__()
+            self.emb, self.lstm, self.head = nn.Embedding(vocab, d), nn.LSTM(d, d, 2, batch_first=True), nn.Linear(d, vocab)
+
+        def forward(self, ids):
+            return self.head(self.lstm(self.emb(ids))[0])
+
+    return LstmLM()
+
+
+def gru_classifier(torch):
+    """A bidirectional GRU (width 128) over 80-dim frames, classifying from both directions' last states."""
+    nn = torch.nn
+
+    class GruClassifier(nn.Module):
+        def __init__(self, features=80, d=128, classes=10):
+            super().__init__()
+            self.gru, self.head = nn.GRU(features, d, batch_first=True, bidirectional=True), nn.Linear(2 * d, classes)
+
+        def forward(self, x):
+            h = self.gru(x)[1]  # [2, batch, d]
+            return self.head(torch.cat([h[0], h[1]], 1))
+
+    return GruClassifier()
+
+
+def r3d_18(torch):
+    """torchvision's R3D-18 video classifier (3-D convolutions and pooling)."""
+    import torchvision
+    return torchvision.models.video.r3d_18(weights=None)
+
+
+RECURRENT_MODELS = {
+    "lstm_lm": (lstm_lm, lambda torch: (torch.randint(0, 4096, (1, 64)),), 13),
+    "gru_classifier": (gru_classifier, lambda torch: (torch.randn(1, 100, 80),), 13),
+}
+VOLUME_MODELS = {
+    "r3d_18": (r3d_18, lambda torch: (torch.randn(1, 3, 8, 64, 64),), 13),
+}
 MODELS = {**CNN_MODELS, **OWN_MODELS, **RECURRENT_MODELS, **VOLUME_MODELS}
 
 # ---- timing --------------------------------------------------------------------------------------

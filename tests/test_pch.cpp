@@ -1,1 +1,2 @@
-// The translation unit that builds the tests' precompiled header (tests/CMakeLists.txt).
+// The program that builds the tests' precompiled header (tests/CMakeLists.txt); it does nothing.
+int main() { return 0; }

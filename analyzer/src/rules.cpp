@@ -71,6 +71,8 @@ Table& RuleContext::table(const TableSpec& spec) {
   return tables_.back();
 }
 
+void RuleContext::note(std::string_view text) { notes_.emplace_back(text); }
+
 const TensorShapes& RuleContext::shapes() {
   if (!shapes_) {
     shapes_ = std::make_unique<TensorShapes>(data);

@@ -125,8 +125,8 @@ RecordedRuns record_model(const ExecFlags& exec, const DumpFlags& dump, TraceDir
                                      device,      "--output-dir", dir.path() + "/" + device + "_outputs"};
     const std::vector<std::string> flags = exec_arguments(exec, golden);
     args.insert(args.end(), flags.begin(), flags.end());
-    const std::string what = "running " + exec.model + " on " +
-                             (golden ? std::string("the cpu golden backend") : std::string("the emulated NPU"));
+    const std::string what =
+        exec.model + " on " + (golden ? std::string("the cpu golden backend") : std::string("the emulated NPU"));
     (golden ? runs.golden : runs.npu) = record(args, {}, dump, dir, device, what);
   }
   return runs;

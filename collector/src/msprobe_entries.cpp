@@ -21,9 +21,12 @@ bool is_output(const TensorRow& t) { return t.role == static_cast<std::int32_t>(
 // "aten::addmm" -> "addmm"; another namespace keeps its name ("torchvision::nms" -> "torchvision_nms").
 std::string api_name(const std::string& op) {
   if (op.rfind("aten::", 0) == 0) return op.substr(6);
-  std::string out = op;
-  for (std::size_t at = out.find("::"); at != std::string::npos; at = out.find("::")) out.replace(at, 2, "_");
-  return out;
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = op.find("::"); at != std::string::npos; from = at + 2, at = op.find("::", from)) {
+    out.append(op, from, at - from).push_back('_');
+  }
+  return out.append(op, from);
 }
 
 // "autograd::engine::evaluate_function: AddmmBackward0" -> "AddmmBackward0".
@@ -478,7 +481,8 @@ Entries Builder::build() {
   for (Group* g : order) {
     Entry& e = g->entry;
     if (e.name.rfind("Autograd.", 0) == 0) {
-      e.name += "." + std::to_string(node_calls[{e.step, e.name}]++) + ".backward";
+      const std::int64_t call = node_calls[{e.step, e.name}]++;
+      e.name.append(1, '.').append(std::to_string(call)).append(".backward");
     }
     if (e.inputs.empty() && e.outputs.empty() && e.parameters.empty()) continue;
     out_.entries.push_back(std::move(e));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "emulator/adapter_test_util.h"
+#include "npuscope/emulator/runtime.h"
 #include "npuscope/runtime_hooks/hook_api.h"
 
 using namespace npuscope::emulator;
@@ -97,6 +98,7 @@ TEST_F(EinsumTest, ContractionIsACubeTaskAndTheDiagonalAVectorCopy) {
     einsum("bji,bjk->bik", {x, y}, DeviceRef::npu());  // [b, K, M]: read transposed by the cube
     einsum("ijb,bjk->bik", {x, y}, DeviceRef::npu());  // [M, K, b]: transposed first
     einsum("ii->i", {f32({1, 2, 3, 4}, {2, 2})}, DeviceRef::npu());
+    Runtime::get().synchronize_all();  // the device thread has recorded every task's end
     tasks = log.tasks;
   }
   const std::vector<std::pair<std::string, TaskType>> want{{"BatchMatMul", TaskType::kAiCore},

@@ -107,7 +107,9 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
       EXPECT_EQ(set.communicator_name(c->communicator), "hccl_world_group");
       // The late rank (a virtual second of host work before it) arrives last at each all_reduce.
       const bool all_reduce = is(c->kind, CollectiveKind::kAllReduce);
-      if (all_reduce) EXPECT_EQ(c->last_rank, 2);
+      if (all_reduce) {
+        EXPECT_EQ(c->last_rank, 2);
+      }
       const auto members = set.members(*c);
       ASSERT_EQ(members.size(), 4u);
       for (std::size_t m = 0; m < 4; ++m) {
@@ -132,8 +134,12 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
         EXPECT_EQ(mem.start_ns, members[0].start_ns);  // the last rank's arrival, on every rank
         EXPECT_EQ(mem.end_ns, members[0].end_ns);
         // The last to arrive waits for nobody, the others for it.
-        if (static_cast<int>(m) == c->last_rank) EXPECT_EQ(mem.arrival_ns, mem.start_ns);
-        if (all_reduce && m != 2) EXPECT_LT(mem.arrival_ns, mem.start_ns);
+        if (static_cast<int>(m) == c->last_rank) {
+          EXPECT_EQ(mem.arrival_ns, mem.start_ns);
+        }
+        if (all_reduce && m != 2) {
+          EXPECT_LT(mem.arrival_ns, mem.start_ns);
+        }
         // The all_gather: each rank arrives when its stream gets there, after the all_reduce's common
         // end and its host's launch of the add before it; the host's launch times are real time, so
         // which rank arrives last there is not the test's to choose.

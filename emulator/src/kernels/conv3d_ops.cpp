@@ -19,31 +19,13 @@
 #include <string>
 
 #include "conv3d_util.h"
+#include "conv_util.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
 
 constexpr const char* kOp = "Conv3d";
 constexpr std::int64_t kConv3dScratchBytes = std::int64_t{16} << 20;  // Note [Conv3d depth chunks]
-
-// Pads and dilations are capped by dim_ints and dims by the tensor size limit, but their products
-// and sums are still checked (Note [Sizes from user input]).
-std::int64_t out_size(std::int64_t in, std::int64_t pad, std::int64_t k, std::int64_t stride, std::int64_t dilation,
-                      const char* op) {
-  const std::int64_t padded = checked_add(in, pad, op, "the padded input size");
-  const std::int64_t span = checked_mul(dilation, k - 1, op, "the dilated kernel size");
-  return (padded - span - 1) / stride + 1;
-}
-
-std::int64_t group_attr(const Attrs& attrs, const char* op) {
-  const std::int64_t group = attrs.get_int("group", 1);
-  if (!attrs.has("groups")) return group;
-  const std::int64_t groups = attrs.get_int("groups", 1);
-  if (attrs.has("group") && group != groups) {
-    fail(op, "group " + std::to_string(group) + " and groups " + std::to_string(groups) + " disagree; give one");
-  }
-  return groups;
-}
 
 }  // namespace
 
@@ -57,7 +39,7 @@ Conv3dGeom conv3d_geom(const Shape& x, const Shape& w, const Attrs& attrs, const
   const auto p = dim_ints(attrs, "pads", 6, 0, 0, op);
   const auto d = dim_ints(attrs, "dilations", 3, 1, 1, op);
   g.sd = s[0], g.sh = s[1], g.sw = s[2], g.pf = p[0], g.pt = p[1], g.pl = p[2], g.dd = d[0], g.dh = d[1], g.dw = d[2];
-  g.group = group_attr(attrs, op);
+  g.group = conv_group_attr(attrs, op);
   if (g.group < 1 || g.c % g.group != 0 || g.cout % g.group != 0 || w[1] * g.group != g.c) {
     fail(op, "group " + std::to_string(g.group) + " does not fit input " + shape_str(x) + " and weight " +
                  shape_str(w) + " (need Cin = weight dim 1 * group, Cout divisible by group)");
@@ -66,9 +48,9 @@ Conv3dGeom conv3d_geom(const Shape& x, const Shape& w, const Attrs& attrs, const
     fail(op, "kernel_shape does not match weight " + shape_str(w));
   }
   if (g.kd < 1 || g.kh < 1 || g.kw < 1) fail(op, "weight " + shape_str(w) + " has an empty kernel");
-  g.od = out_size(g.d, p[0] + p[3], g.kd, g.sd, g.dd, op);  // pads <= 2^40 each: no overflow
-  g.oh = out_size(g.h, p[1] + p[4], g.kh, g.sh, g.dh, op);
-  g.ow = out_size(g.w, p[2] + p[5], g.kw, g.sw, g.dw, op);
+  g.od = conv_out_size(g.d, p[0] + p[3], g.kd, g.sd, g.dd, op);  // pads <= 2^40 each: no overflow
+  g.oh = conv_out_size(g.h, p[1] + p[4], g.kh, g.sh, g.dh, op);
+  g.ow = conv_out_size(g.w, p[2] + p[5], g.kw, g.sw, g.dw, op);
   if (g.od < 1 || g.oh < 1 || g.ow < 1) {
     fail(op, "kernel " + shape_str(w) + " with dilations " + shape_str(d) + " does not fit input " + shape_str(x) +
                  " with pads " + shape_str(p));

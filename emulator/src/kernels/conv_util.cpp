@@ -3,18 +3,17 @@
 #include <string>
 
 namespace npuscope::emulator::kernels {
-namespace {
 
 // Pads and dilations are capped by dim_ints and dims by the tensor size limit, but their products
 // and sums are still checked (Note [Sizes from user input]).
-std::int64_t out_size(std::int64_t in, std::int64_t pad, std::int64_t k, std::int64_t stride, std::int64_t dilation,
-                      const char* op) {
+std::int64_t conv_out_size(std::int64_t in, std::int64_t pad, std::int64_t k, std::int64_t stride,
+                           std::int64_t dilation, const char* op) {
   const std::int64_t padded = checked_add(in, pad, op, "the padded input size");
   const std::int64_t span = checked_mul(dilation, k - 1, op, "the dilated kernel size");
   return (padded - span - 1) / stride + 1;
 }
 
-std::int64_t group_attr(const Attrs& attrs, const char* op) {
+std::int64_t conv_group_attr(const Attrs& attrs, const char* op) {
   const std::int64_t group = attrs.get_int("group", 1);
   if (!attrs.has("groups")) return group;
   const std::int64_t groups = attrs.get_int("groups", 1);
@@ -23,8 +22,6 @@ std::int64_t group_attr(const Attrs& attrs, const char* op) {
   }
   return groups;
 }
-
-}  // namespace
 
 ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& attrs, const char* op) {
   if (x.size() != 4 || w.size() != 4) {
@@ -35,7 +32,7 @@ ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& attrs, const cha
   const auto p = dim_ints(attrs, "pads", 4, 0, 0, op);
   const auto d = dim_ints(attrs, "dilations", 2, 1, 1, op);
   g.sh = s[0], g.sw = s[1], g.pt = p[0], g.pl = p[1], g.dh = d[0], g.dw = d[1];
-  g.group = group_attr(attrs, op);
+  g.group = conv_group_attr(attrs, op);
   if (g.group < 1 || g.c % g.group != 0 || g.cout % g.group != 0 || w[1] * g.group != g.c) {
     fail(op, "group " + std::to_string(g.group) + " does not fit input " + shape_str(x) + " and weight " +
                  shape_str(w) + " (need Cin = weight dim 1 * group, Cout divisible by group)");
@@ -43,8 +40,8 @@ ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& attrs, const cha
   if (attrs.has("kernel_shape") && attrs.get_ints("kernel_shape") != std::vector<std::int64_t>{g.kh, g.kw}) {
     fail(op, "kernel_shape does not match weight " + shape_str(w));
   }
-  g.oh = out_size(g.h, p[0] + p[2], g.kh, g.sh, g.dh, op);  // pads <= 2^40 each: no overflow
-  g.ow = out_size(g.w, p[1] + p[3], g.kw, g.sw, g.dw, op);
+  g.oh = conv_out_size(g.h, p[0] + p[2], g.kh, g.sh, g.dh, op);  // pads <= 2^40 each: no overflow
+  g.ow = conv_out_size(g.w, p[1] + p[3], g.kw, g.sw, g.dw, op);
   if (g.oh < 1 || g.ow < 1 || g.kh < 1 || g.kw < 1) {
     fail(op, "kernel " + shape_str(w) + " with dilations " + shape_str(d) + " does not fit input " + shape_str(x) +
                  " with pads " + shape_str(p));

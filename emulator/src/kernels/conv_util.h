@@ -24,6 +24,14 @@ struct ConvGeom {
   bool direct() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w; }
 };
 
+// The output size of a dim of `in` values padded by `pad` in all, for a kernel of `k` taps (checked:
+// Note [Sizes from user input]); errors name `op`.
+std::int64_t conv_out_size(std::int64_t in, std::int64_t pad, std::int64_t k, std::int64_t stride,
+                           std::int64_t dilation, const char* op);
+
+// The group count, from "group" (ONNX) or "groups" (aten); both with different values is an error.
+std::int64_t conv_group_attr(const Attrs& attrs, const char* op);
+
 // Validates the input shape `x` [N, C, H, W], the weight shape `w` [Cout, C/group, kH, kW] and the
 // attributes; throws InvalidArgument naming `op`.
 ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& attrs, const char* op);
