@@ -2,9 +2,9 @@
 // AI CPU task; and the compute dtype the precision modes choose.
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <vector>
 
+#include "emulator/task_end_records.h"
 #include "npuscope/emulator/cost_model.h"
 #include "npuscope/emulator/dispatch.h"
 #include "npuscope/emulator/ops.h"
@@ -14,24 +14,9 @@
 using namespace npuscope;
 using namespace npuscope::emulator;
 
-namespace {
+using npuscope::emulator::testing::EndRecords;
 
-struct EndRecords {
-  std::mutex mutex;
-  std::vector<hooks::TaskRecord> ends;
-  hooks::SubscriberTable table;
-  EndRecords() {
-    table.user = this;
-    table.on_task = [](void* u, const hooks::TaskRecord& r) {
-      if (r.phase != hooks::TaskPhase::kEnd) return;
-      auto* self = static_cast<EndRecords*>(u);
-      std::lock_guard lock(self->mutex);
-      self->ends.push_back(r);
-    };
-    hooks::subscribe(&table);
-  }
-  ~EndRecords() { hooks::subscribe(nullptr); }
-};
+namespace {
 
 Tensor f64_on_npu(const std::vector<double>& v) {
   return Tensor::from_bytes(v.data(), {static_cast<std::int64_t>(v.size())}, DType::kF64, DeviceRef::npu());

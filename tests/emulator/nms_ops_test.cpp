@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "emulator/ext_op_test_util.h"
+#include "emulator/task_end_records.h"
 #include "npuscope/runtime_hooks/hook_api.h"
 
 using namespace npuscope::emulator;
@@ -61,19 +62,10 @@ TEST_F(NmsTest, CenterFormatFlippedCornersAndOrder) {
 }
 
 TEST_F(NmsTest, RunsAsAnAiCpuTaskOnTheNpu) {
-  struct Log {
-    std::vector<npuscope::hooks::TaskRecord> ends;
-    npuscope::hooks::SubscriberTable table;
-  } log;
-  log.table.user = &log;
-  log.table.on_task = [](void* u, const npuscope::hooks::TaskRecord& r) {
-    if (r.phase == npuscope::hooks::TaskPhase::kEnd) static_cast<Log*>(u)->ends.push_back(r);
-  };
+  npuscope::emulator::testing::EndRecords log;
   const Tensor b = floats(kBoxes, {1, 3, 4}).to(DeviceRef::npu()), s = floats(kScores, {1, 1, 3}).to(DeviceRef::npu());
-  npuscope::hooks::subscribe(&log.table);
   const Tensor y = call_op1("NonMaxSuppression", {b, s}, nms_attrs(3, 0.5, 2));
-  const I64s selected = y.cpu().to_ints();  // waits for the task, so its end record is in before unsubscribing
-  npuscope::hooks::subscribe(nullptr);
+  const I64s selected = y.cpu().to_ints();  // waits for the task: its end record is in
   EXPECT_EQ(selected, (I64s{0, 0, 0, 0, 0, 2}));
   ASSERT_EQ(log.ends.size(), 1u);
   EXPECT_EQ(log.ends[0].task_type, npuscope::TaskType::kAiCpu);

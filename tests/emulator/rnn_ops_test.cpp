@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <mutex>
 #include <vector>
 
 #include "emulator/op_test_util.h"
+#include "emulator/task_end_records.h"
 #include "npuscope/emulator/float16.h"
 #include "npuscope/runtime_hooks/hook_api.h"
 
@@ -34,23 +34,6 @@ std::vector<std::vector<V>> both(const char* op, const std::vector<Tensor>& in, 
   }
   return out;
 }
-
-struct EndRecords {
-  std::mutex mutex;
-  std::vector<hooks::TaskRecord> ends;
-  hooks::SubscriberTable table;
-  EndRecords() {
-    table.user = this;
-    table.on_task = [](void* u, const hooks::TaskRecord& r) {
-      if (r.phase != hooks::TaskPhase::kEnd) return;
-      auto* self = static_cast<EndRecords*>(u);
-      std::lock_guard lock(self->mutex);
-      self->ends.push_back(r);
-    };
-    hooks::subscribe(&table);
-  }
-  ~EndRecords() { hooks::subscribe(nullptr); }
-};
 
 // An LSTM of `seq` steps, batch 4, input 32, hidden 64 on the npu: its one task.
 hooks::TaskRecord lstm_task(std::int64_t seq, DType dtype) {
