@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "host_block_cache.h"
 #include "kernels/kernel_util.h"
 #include "npuscope/emulator/device.h"
 #include "npuscope/emulator/errors.h"
@@ -52,7 +53,7 @@ std::shared_ptr<Storage> Storage::allocate(DeviceRef device, std::size_t nbytes)
     s->device_ = std::move(dev);
     s->host_ = s->device_->memory().translate(s->address_, alloc_bytes, "tensor");
   } else {
-    s->host_ = static_cast<std::byte*>(std::aligned_alloc(64, (alloc_bytes + 63) / 64 * 64));
+    s->host_ = allocate_host_block(alloc_bytes);  // Note [Host block cache]
     if (s->host_ == nullptr)
       throw OutOfMemoryError("out of host memory allocating " + std::to_string(nbytes) + " bytes");
   }
@@ -75,7 +76,7 @@ Storage::~Storage() {
   if (device_) {
     device_->memory().free(address_);
   } else {
-    std::free(host_);
+    free_host_block(host_, nbytes_ == 0 ? 1 : nbytes_);
   }
 }
 

@@ -5,9 +5,11 @@
 // block, and results are compared bit for bit with the op computed element by element here.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "emulator/op_test_util.h"
@@ -210,6 +212,73 @@ TEST(BinaryOpsTest, CpuGoldenComputesInDouble) {
   const auto v = r.out.to_doubles();
   for (std::size_t i = 0; i < v.size(); ++i) {
     ASSERT_EQ(v[i], static_cast<float>(static_cast<double>(a[i]) / static_cast<double>(b[i]))) << i;
+  }
+}
+
+// Every f32 bit pattern class: normal values of every exponent, subnormals, zeros of both signs,
+// infinities and NaNs, from random bits (seeded).
+std::vector<float> any_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            kInf,
+                            -kInf,
+                            std::numeric_limits<float>::quiet_NaN(),
+                            kMax,
+                            -kMax,
+                            std::numeric_limits<float>::denorm_min(),
+                            1.0f,
+                            2.0f};
+  for (std::size_t i = 0; i < std::size(specials) && i < n; ++i) v[i * 7 % n] = specials[i];
+  return v;
+}
+
+// The same float, NaN for NaN.
+bool same_bits(double got, float want) {
+  return std::isnan(want) ? std::isnan(got) : got == want && std::signbit(got) == std::signbit(want);
+}
+
+// Note [Golden maps in f32]: with f32 operands and output the CPU golden's +, -, *, / and sqrt run in
+// float, and must give exactly the f64 result rounded once to f32, with the same overflow flag, over
+// every kind of value (subnormal results, overflow to inf, NaN) and under broadcasting.
+TEST(BinaryOpsTest, CpuGoldenF32MapsAreTheDoubleResultRoundedOnce) {
+  const Shape s{3, 1500}, row{1500};
+  const auto a = any_floats(4500, 21), b = any_floats(1500, 22);
+  const Tensor ta = Tensor::from_floats(a, s, DType::kF32), tb = Tensor::from_floats(b, row, DType::kF32);
+  const std::pair<const char*, std::function<double(double, double)>> ops[] = {{"Add", std::plus<double>()},
+                                                                               {"Sub", std::minus<double>()},
+                                                                               {"Mul", std::multiplies<double>()},
+                                                                               {"Div", std::divides<double>()}};
+  for (const auto& [op, f] : ops) {
+    const Result r = run(op, {ta, tb}, Backend::kCpu, DType::kF32, OverflowMode::kInfNan);
+    const auto v = r.out.to_doubles();
+    bool nonfinite = false;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const float want = static_cast<float>(f(a[i], b[i % 1500]));
+      nonfinite = nonfinite || !std::isfinite(want);
+      ASSERT_TRUE(same_bits(v[i], want)) << op << " " << a[i] << ", " << b[i % 1500] << ": " << v[i] << " vs " << want;
+    }
+    EXPECT_EQ(r.overflow, nonfinite) << op;
+  }
+  // Finite operands whose product, sum or quotient leaves f32's range: the flag comes from the result.
+  const Tensor big = Tensor::from_floats(std::vector<float>(1100, 3e38f), Shape{1100}, DType::kF32);
+  for (const char* op : {"Add", "Mul"}) {
+    const Result r = run(op, {big, big}, Backend::kCpu, DType::kF32, OverflowMode::kInfNan);
+    EXPECT_TRUE(r.overflow) << op;
+    EXPECT_TRUE(std::isinf(r.out.to_doubles()[1099])) << op;
+  }
+  // x^2 (Pow with the one exponent 2), sqrt and the exact maps.
+  const Tensor two = Tensor::from_floats(std::vector<float>{2.0f}, Shape{1}, DType::kF32);
+  const auto sq = run("Pow", {ta, two}, Backend::kCpu, DType::kF32, OverflowMode::kInfNan).out.to_doubles();
+  const auto rt = run("Sqrt", {ta}, Backend::kCpu, DType::kF32, OverflowMode::kInfNan).out.to_doubles();
+  const auto ab = run("Abs", {ta}, Backend::kCpu, DType::kF32, OverflowMode::kInfNan).out.to_doubles();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = a[i];
+    ASSERT_TRUE(same_bits(sq[i], static_cast<float>(x * x))) << a[i];
+    ASSERT_TRUE(same_bits(rt[i], static_cast<float>(std::sqrt(x)))) << a[i];
+    ASSERT_TRUE(same_bits(ab[i], static_cast<float>(std::fabs(x)))) << a[i];
   }
 }
 

@@ -29,4 +29,12 @@ RunBroadcast run_broadcast(const Shape& input, const Shape& output) {
   return {true, std::max<std::int64_t>(inner, 1), shape_numel(input)};
 }
 
+bool golden_runs_in_f32(const KernelContext& ctx) {
+  if (ctx.backend != Backend::kCpu || ctx.outputs.empty() || ctx.outputs[0].dtype != DType::kF32) return false;
+  for (const TensorView& in : ctx.inputs) {
+    if (in.dtype != DType::kF32) return false;
+  }
+  return true;
+}
+
 }  // namespace npuscope::emulator::kernels

@@ -49,7 +49,7 @@ std::int64_t neg_i64(std::int64_t x) { return static_cast<std::int64_t>(0 - stat
 template <class T, class F>
 void numeric_kernel(KernelContext& ctx, F f) {
   if (is_floating(ctx.inputs[0].dtype)) {
-    unary_kernel<T>(ctx, f);
+    ieee_unary_kernel<T>(ctx, f);  // relu, abs and neg are exact
     return;
   }
   std::vector<std::int64_t> x(static_cast<std::size_t>(ctx.inputs[0].numel));
@@ -97,7 +97,7 @@ void log_kernel(KernelContext& c) {
 }
 template <class T>
 void sqrt_kernel(KernelContext& c) {
-  unary_kernel<T>(c, [](T x) { return std::sqrt(x); });
+  ieee_unary_kernel<T>(c, [](auto x) { return std::sqrt(x); });
 }
 template <class T>
 void rsqrt_kernel(KernelContext& c) {
