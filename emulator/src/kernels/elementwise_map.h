@@ -146,10 +146,11 @@ class BlockStore {
   bool direct_ = false;
 };
 
-// Element-wise unary kernel over T with functor f(T) -> T; output 0 may alias the input. See Note
-// [Blocked element-wise maps].
-template <class T, class F>
-void unary_kernel(KernelContext& ctx, F f) {
+// Element-wise unary kernel over T with a block functor g(const T* a, T* r, m) that sets r[j] from
+// a[j] for j < m (a and r may be the same memory); output 0 may alias the input. See Note [Blocked
+// element-wise maps].
+template <class T, class G>
+void unary_block_kernel(KernelContext& ctx, G g) {
   const TensorView& out = ctx.outputs[0];
   const BlockOperand<T> a(ctx.inputs[0], out, ctx);
   BlockStore<T> st(out, ctx);
@@ -158,9 +159,17 @@ void unary_kernel(KernelContext& ctx, F f) {
     const std::int64_t m = std::min(kMapBlock, out.numel - i0);
     const T* pa = a.block(i0, m, abuf);
     T* pr = st.target(i0, r);
-    for (std::int64_t j = 0; j < m; ++j) pr[j] = f(pa[j]);
+    g(pa, pr, m);
     st.put(i0, m, pr);
   }
+}
+
+// Element-wise unary kernel over T with functor f(T) -> T; output 0 may alias the input.
+template <class T, class F>
+void unary_kernel(KernelContext& ctx, F f) {
+  unary_block_kernel<T>(ctx, [&f](const T* a, T* r, std::int64_t m) {
+    for (std::int64_t j = 0; j < m; ++j) r[j] = f(a[j]);
+  });
 }
 
 // Element-wise binary kernel over T with functor f(T, T) -> T and numpy broadcasting; output 0 may
