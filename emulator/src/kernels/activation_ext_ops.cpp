@@ -183,8 +183,7 @@ extern "C" [[gnu::target("avx2")]] __m256d _ZGVdN4v_erf(__m256d);  // libmvec's 
 template <class T>
 void erf_kernel(KernelContext& c) {
   if constexpr (std::is_same_v<T, double>) {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
-    if (avx2) return unary_block_kernel<double>(c, erf_f64_avx2);
+    if (cpu_has_avx2()) return unary_block_kernel<double>(c, erf_f64_avx2);
   }
   unary_kernel<T>(c, [](T x) { return std::erf(x); });
 }

@@ -137,16 +137,11 @@ template <class T>
   conv_all(g, x, w, bias, cols, common, y);
 }
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-
 template <class T>
 void dispatch(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y) {
   const std::vector<TapCols> cols = tap_cols(g);
   const TapCols common = common_cols(cols);
-  if (has_avx2()) return conv_all_avx2(g, x, w, bias, cols.data(), common, y);
+  if (cpu_has_avx2()) return conv_all_avx2(g, x, w, bias, cols.data(), common, y);
   conv_all_base(g, x, w, bias, cols.data(), common, y);
 }
 

@@ -260,6 +260,11 @@ float round_to_f32_odd(double d) {
   return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
 }
 
+bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+
 void load_f32(const TensorView& v, float* dst) { load_any(v, dst); }
 void load_f64(const TensorView& v, double* dst) { load_any(v, dst); }
 void load_i64(const TensorView& v, std::int64_t* dst) {

@@ -50,6 +50,9 @@ void store_i64(const TensorView& v, const std::int64_t* src);
 // bits than either), where plain double -> float -> f16 can round twice.
 float round_to_f32_odd(double d);
 
+// Whether this CPU has AVX2 (asked once): kernels with an AVX2 body pick it at run time.
+bool cpu_has_avx2();
+
 // `src` (n = view numel) -> the view's storage dtype. Returns true if any value is non-finite.
 bool store_f32_raw(const TensorView& v, const float* src);
 bool store_f64_raw(const TensorView& v, const double* src);
