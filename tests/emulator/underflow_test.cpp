@@ -8,12 +8,11 @@
 #include <vector>
 
 #include "emulator/op_test_util.h"
+#include "emulator/task_end_records.h"
 #include "npuscope/emulator/float16.h"
-#include "npuscope/runtime_hooks/hook_api.h"
 
 using namespace npuscope::emulator;
 using npuscope::emulator::testing::to_vec;
-namespace hooks = npuscope::hooks;
 
 namespace {
 
@@ -26,30 +25,15 @@ struct Counts {
   std::uint32_t underflow = 0, subnormal = 0;
 };
 
-// The end record of every task, by op type (each op type runs once per test). on_task runs on
-// the device worker (the cpu device: on the calling thread).
+// The end record of every task, by op type (each op type runs once per test).
 struct TaskLog {
-  std::mutex mutex;
-  std::vector<std::pair<std::string, Counts>> ended;
-  hooks::SubscriberTable table;
-
-  TaskLog() {
-    table.user = this;
-    table.on_task = [](void* user, const hooks::TaskRecord& r) {
-      if (r.phase != hooks::TaskPhase::kEnd) return;
-      auto* self = static_cast<TaskLog*>(user);
-      std::lock_guard lock(self->mutex);
-      self->ended.emplace_back(r.op_type, Counts{r.overflow, r.underflow, r.subnormal});
-    };
-    hooks::subscribe(&table);
-  }
-  ~TaskLog() { hooks::subscribe(nullptr); }
+  npuscope::emulator::testing::EndRecords records;
 
   Counts of(const std::string& op_type) {
     Runtime::get().synchronize_all();
-    std::lock_guard lock(mutex);
-    for (const auto& [type, c] : ended) {
-      if (type == op_type) return c;
+    std::lock_guard lock(records.mutex);
+    for (const auto& r : records.ends) {
+      if (op_type == r.op_type) return {r.overflow, r.underflow, r.subnormal};
     }
     return {};
   }

@@ -1,5 +1,5 @@
 // Streams, events and the virtual clock (device.h Note [Device worker], virtual_clock.h
-// Note [Virtual time]). Task times are captured through the hook API.
+// Note [Virtual time]). Task times are captured through the hook API (EndRecords).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,11 +13,11 @@
 
 #include <unistd.h>
 
+#include "emulator/task_end_records.h"
 #include "npuscope/emulator/device.h"
 #include "npuscope/emulator/ops.h"
 #include "npuscope/emulator/runtime.h"
 #include "npuscope/emulator/virtual_clock.h"
-#include "npuscope/runtime_hooks/hook_api.h"
 
 using namespace npuscope;
 using namespace npuscope::emulator;
@@ -29,23 +29,14 @@ struct TaskTimes {
   std::uint32_t stream;
 };
 
-// Collects the kEnd record of every kernel task (called from the device worker).
+// The times of every task's kEnd record (recorded on the device worker).
 class TaskLog {
  public:
-  TaskLog() {
-    table_.user = this;
-    table_.on_task = [](void* user, const hooks::TaskRecord& r) {
-      if (r.phase != hooks::TaskPhase::kEnd) return;
-      auto* self = static_cast<TaskLog*>(user);
-      std::lock_guard lock(self->mutex_);
-      self->tasks_.push_back({r.task_id, r.queued_ns, r.start_ns, r.end_ns, r.stream_id});
-    };
-    hooks::subscribe(&table_);
-  }
-  ~TaskLog() { hooks::subscribe(nullptr); }
   std::vector<TaskTimes> tasks() {
-    std::lock_guard lock(mutex_);
-    return tasks_;
+    std::lock_guard lock(records_.mutex);
+    std::vector<TaskTimes> out;
+    for (const auto& r : records_.ends) out.push_back({r.task_id, r.queued_ns, r.start_ns, r.end_ns, r.stream_id});
+    return out;
   }
   std::vector<TaskTimes> on_stream(std::uint32_t stream) {
     std::vector<TaskTimes> out;
@@ -56,9 +47,7 @@ class TaskLog {
   }
 
  private:
-  hooks::SubscriberTable table_;
-  std::mutex mutex_;
-  std::vector<TaskTimes> tasks_;
+  npuscope::emulator::testing::EndRecords records_;
 };
 
 Tensor ones(std::int64_t n) {
