@@ -275,7 +275,6 @@ void Device::launch(KernelLaunch launch, Stream stream, std::uint64_t connection
 }
 
 std::uint64_t Device::enqueue(std::unique_ptr<Task> task) {
-  collect_retired();
   task->task_id = next_task_id();
   task->queued_ns = vclock::host_now_ns();
   task->launch_thread = vclock::thread_index();
@@ -290,6 +289,7 @@ std::uint64_t Device::enqueue(std::unique_ptr<Task> task) {
     }
   }
   std::uint64_t seq;
+  std::vector<std::unique_ptr<Task>> retired;
   {
     // Numbering and queueing in one step: with several host threads on one stream, the queue must
     // hold a stream's tasks in sequence order, or a waiter would see a later task complete first.
@@ -297,57 +297,64 @@ std::uint64_t Device::enqueue(std::unique_ptr<Task> task) {
     seq = task->seq = ++streams_[task->stream].enqueued;
     if (task->kind == Task::Kind::kEventRecord) task->event->seq = seq;
     queue_.push_back(std::move(task));
+    retired.swap(retired_);  // what the worker finished, collected in the same lock
   }
   work_cv_.notify_one();
-  return seq;
+  return seq;  // `retired` is destroyed here, outside the lock: tensor frees re-enter the allocator
 }
 
+// Two lock sections per task (Note [Per-op allocations] in dispatch.cpp): taking a task with its
+// start time (event tasks complete right there), and its completion with the next task's taking.
 void Device::worker_loop() {
+  std::unique_lock lock(mutex_);
   for (;;) {
-    std::unique_ptr<Task> task;
-    {
-      std::unique_lock lock(mutex_);
-      work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
-      task = std::move(queue_.front());
-      queue_.pop_front();
+    work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping and drained
+    std::unique_ptr<Task> task = std::move(queue_.front());
+    queue_.pop_front();
+    StreamState& st = streams_[task->stream];
+    const bool runs = task->kind == Task::Kind::kKernel || task->kind == Task::Kind::kMemcpy;
+    if (task->kind == Task::Kind::kEventRecord) {
+      // Work after a pending event wait starts no earlier than it, so neither does the record.
+      task->event->time_ns = std::max(st.last_end_ns, st.wait_until_ns);
+    } else if (task->kind == Task::Kind::kEventWait) {
+      st.wait_until_ns = std::max(st.wait_until_ns, task->event->time_ns);
+    } else {
+      task->start_ns = std::max({task->queued_ns + spec_.launch_latency_ns, st.last_end_ns, st.wait_until_ns});
     }
-    try {
-      execute(*task);
-    } catch (const std::exception& e) {
-      // Kernels and copies do not throw by design; if one does (a std::bad_alloc of a working
-      // buffer), say so rather than abort the process, and fail the next synchronisation too: its
-      // outputs are not what they should be (Note [Kernel faults]).
-      std::fprintf(stderr, "npuscope: internal error: task %llu on npu:%d failed: %s\n",
-                   static_cast<unsigned long long>(task->task_id), id_, e.what());
-      std::lock_guard lock(mutex_);
-      if (fault_.empty()) fault_ = "task on npu:" + std::to_string(id_) + " failed: " + std::string(e.what());
+    if (runs) {
+      lock.unlock();
+      try {
+        execute(*task);
+      } catch (const std::exception& e) {
+        // Kernels and copies do not throw by design; if one does (a std::bad_alloc of a working
+        // buffer), say so rather than abort the process, and fail the next synchronisation too: its
+        // outputs are not what they should be (Note [Kernel faults]).
+        std::fprintf(stderr, "npuscope: internal error: task %llu on npu:%d failed: %s\n",
+                     static_cast<unsigned long long>(task->task_id), id_, e.what());
+        std::lock_guard fault_lock(mutex_);
+        if (fault_.empty()) fault_ = "task on npu:" + std::to_string(id_) + " failed: " + std::string(e.what());
+      }
+      lock.lock();
     }
-    {
-      std::lock_guard lock(mutex_);
-      streams_[task->stream].completed = task->seq;
-      retired_.push_back(std::move(task));
+    StreamState& done = streams_[task->stream];  // create_stream may have moved streams_ meanwhile
+    if (runs) {
+      const std::uint64_t end = task->start_ns + task->duration_ns;
+      done.last_end_ns = end;
+      done.wait_until_ns = 0;
+      tasks_executed_++;
+      busy_ns_ += task->duration_ns;
+      last_end_ns_ = std::max(last_end_ns_, end);
     }
+    done.completed = task->seq;
+    retired_.push_back(std::move(task));
     done_cv_.notify_all();
   }
 }
 
+// Runs a kernel or copy task from task.start_ns; sets task.duration_ns when the kernel models its own.
 void Device::execute(Task& task) {
-  std::uint64_t start;
-  {
-    std::lock_guard lock(mutex_);
-    StreamState& st = streams_[task.stream];
-    if (task.kind == Task::Kind::kEventRecord) {
-      // Work after a pending event wait starts no earlier than it, so neither does the record.
-      task.event->time_ns = std::max(st.last_end_ns, st.wait_until_ns);
-      return;
-    }
-    if (task.kind == Task::Kind::kEventWait) {
-      st.wait_until_ns = std::max(st.wait_until_ns, task.event->time_ns);
-      return;
-    }
-    start = std::max({task.queued_ns + spec_.launch_latency_ns, st.last_end_ns, st.wait_until_ns});
-  }
+  const std::uint64_t start = task.start_ns;
   std::uint64_t end = start + task.duration_ns;
   const auto* sub = hooks::subscriber();
 
@@ -364,7 +371,10 @@ void Device::execute(Task& task) {
       r.start_ns = start;
       sub->on_task(sub->user, r);
     }
-    std::vector<TensorView> in(k.inputs.size()), out(k.outputs.size());
+    // The worker's own views, reused (Note [Per-op allocations] in dispatch.cpp).
+    thread_local std::vector<TensorView> in, out;
+    in.assign(k.inputs.size(), TensorView{});
+    out.resize(k.outputs.size());
     for (std::size_t i = 0; i < in.size(); ++i) {
       const Tensor& t = k.inputs[i];
       if (t.defined()) in[i] = {t.raw_data(), t.dtype(), &t.shape(), t.numel()};
@@ -429,13 +439,6 @@ void Device::execute(Task& task) {
       float_status_ = true;
     }
   }
-  std::lock_guard lock(mutex_);
-  StreamState& st = streams_[task.stream];
-  st.last_end_ns = end;
-  st.wait_until_ns = 0;
-  tasks_executed_++;
-  busy_ns_ += task.duration_ns;
-  last_end_ns_ = std::max(last_end_ns_, end);
 }
 
 void Device::wait_for(std::uint32_t stream_id, std::uint64_t seq) {

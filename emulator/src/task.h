@@ -27,6 +27,7 @@ struct Task {
   std::uint64_t connection_id = 0;
   std::uint64_t queued_ns = 0;
   std::uint64_t duration_ns = 0;  // from the cost model, computed at launch
+  std::uint64_t start_ns = 0;     // kKernel, kMemcpy: set by the worker when it takes the task
   std::uint32_t block_dim = 0;
   std::uint32_t launch_thread = 0;  // vclock::thread_index() of the launching host thread
   std::uint64_t host_op_id = 0;     // the framework op open on that thread (Note [Host ops])

@@ -80,8 +80,9 @@ Ints conv_pads(const NodeContext& ctx, const Shape& in, const Ints& k, const Int
   return pads;
 }
 
-std::vector<Tensor> conv(NodeContext& ctx) {
-  const Tensor &x = required(ctx, 0, "X"), &w = required(ctx, 1, "W");
+}  // namespace
+
+Tensor convolve(const NodeContext& ctx, const Tensor& x, const Tensor& w, const Tensor& b) {
   if (x.ndim() < 3 || x.ndim() > 5 || w.ndim() != x.ndim()) {
     ctx.fail("only 1-D, 2-D and 3-D convolutions are supported, with X and W of the same rank (X " +
              shape_str(x.shape()) + ", W " + shape_str(w.shape()) + ")");
@@ -94,10 +95,9 @@ std::vector<Tensor> conv(NodeContext& ctx) {
   }
   Ints s = spatial_ints(ctx, "strides", r, 1), d = spatial_ints(ctx, "dilations", r, 1);
   Ints pads = conv_pads(ctx, Shape(x.shape().begin() + 2, x.shape().end()), k, s, d);
-  const Tensor b = ctx.has_input(2) ? ctx.input(2) : Tensor();
   if (r >= 2) {
     Attrs attrs{{"strides", s}, {"pads", pads}, {"dilations", d}, {"group", ctx.attrs.get_int("group", 1)}};
-    return {call_op1(r == 2 ? "Conv2d" : "Conv3d", {x, w, b}, attrs, ctx.call())};
+    return call_op1(r == 2 ? "Conv2d" : "Conv3d", {x, w, b}, attrs, ctx.call());
   }
   // 1-D: [N, C, W] as [N, C, 1, W].
   Attrs attrs{{"strides", Ints{1, s[0]}},
@@ -109,7 +109,13 @@ std::vector<Tensor> conv(NodeContext& ctx) {
   Tensor y =
       call_op1("Conv2d", {reshape(x, {xs[0], xs[1], 1, xs[2]}, ctx), reshape(w, {ws[0], ws[1], 1, ws[2]}, ctx), b},
                attrs, ctx.call());
-  return {reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]}, ctx)};
+  return reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]}, ctx);
+}
+
+namespace {
+
+std::vector<Tensor> conv(NodeContext& ctx) {
+  return {convolve(ctx, required(ctx, 0, "X"), required(ctx, 1, "W"), ctx.has_input(2) ? ctx.input(2) : Tensor())};
 }
 
 // ---- pooling ------------------------------------------------------------------------------------

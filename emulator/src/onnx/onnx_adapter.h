@@ -70,6 +70,11 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& cont
 // Runs the emulator op `type` with ctx's inputs and attributes (the default rule).
 std::vector<Tensor> run_default(NodeContext& ctx, const char* type);
 
+// ONNX Conv of x [N, C, spatial...] (1-D, 2-D or 3-D) with w and the optional bias b, by the node's
+// attributes (strides, pads or auto_pad, dilations, group, kernel_shape): the Conv node's own work,
+// which ConvInteger and QLinearConv do on their centred operands. Throws ModelError naming the node.
+Tensor convolve(const NodeContext& ctx, const Tensor& x, const Tensor& w, const Tensor& b);
+
 }  // namespace npuscope::emulator::onnx_import
 
 #define NPUSCOPE_REGISTER_ONNX_ADAPTER(op_type, fn)                                                 \
