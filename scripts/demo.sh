@@ -78,7 +78,8 @@ if [ -n "${DISPLAY:-}" ]; then
 else
   shot="$DEMO/llama_timeline.png"
   if command -v xvfb-run > /dev/null; then
-    xvfb-run -a "$NPUSCOPE" view "$DEMO/llama.db" --select layer0/attn/o_proj --screenshot "$shot"
+    # -f: xvfb-run's own authority directory can fail to go at exit, and it then exits 5.
+    xvfb-run -a -f "$DEMO/xauthority" "$NPUSCOPE" view "$DEMO/llama.db" --select layer0/attn/o_proj --screenshot "$shot"
     echo "no display: wrote a screenshot of the viewer to $shot (set DISPLAY to open the window)"
   else
     echo "no display and no xvfb-run (scripts/bootstrap.sh installs it): skipped the viewer"

@@ -38,4 +38,14 @@ inline std::string read_file(const std::filesystem::path& p) {
 
 inline std::string npuscope_cmd(const std::string& args) { return std::string(NPUSCOPE_CLI) + " " + args; }
 
+// The prefix that runs a command under Xvfb for a test: `xvfb-run -a` looking for a free display from
+// `first_display` on (test processes that ctest -j runs side by side start from different numbers,
+// so that two of them do not race for one), with the X authority in `auth_file` (one per call).
+// Without -f, xvfb-run keeps the authority in a temporary directory of its own, and when removing it
+// at exit fails ("problem while cleaning up temporary directory": once in 80 runs of two viewer
+// tests side by side under ASan) it exits 5 instead of with the command's status.
+inline std::string xvfb_run_prefix(int first_display, const std::string& auth_file) {
+  return "xvfb-run -a -n " + std::to_string(first_display) + " -f '" + auth_file + "' -s '-screen 0 1920x1200x24' ";
+}
+
 }  // namespace npuscope::testing

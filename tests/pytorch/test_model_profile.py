@@ -185,7 +185,10 @@ class ModelProfileTest(unittest.TestCase):
     def test_the_viewer_draws_pytorch_lanes_and_details(self):
         viewer = os.path.join(os.path.dirname(CLI), "..", "viewer", "npuscope-viewer")
         shot, stats = os.path.join(self.dir.name, "view.png"), os.path.join(self.dir.name, "view.json")
-        run(["xvfb-run", "-a", "-n", str(400 + os.getpid() % 500), viewer, self.db, "--select",
+        # -f: xvfb-run's own authority directory can fail to go at exit, and it then exits 5
+        # (tests/cli_test_util.h, xvfb_run_prefix).
+        run(["xvfb-run", "-a", "-n", str(400 + os.getpid() % 500), "-f", os.path.join(self.dir.name, "xauth"),
+             viewer, self.db, "--select",
              "Module.layer1.0.conv1.Conv2d.forward.0/aten::convolution", "--panel", "details", "--size", "1400x900",
              "--screenshot", shot, "--frame-stats", stats])
         with open(stats) as f:

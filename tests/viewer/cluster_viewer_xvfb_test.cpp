@@ -21,6 +21,7 @@ using namespace npuscope::viewer;
 using npuscope::testing::npuscope_cmd;
 using npuscope::testing::read_file;
 using npuscope::testing::run_command;
+using npuscope::testing::xvfb_run_prefix;
 namespace fs = std::filesystem;
 
 namespace {
@@ -51,8 +52,9 @@ class ClusterViewerXvfbTest : public ::testing::Test {
   // As viewer_xvfb_test: side-by-side test processes look for free displays from different numbers.
   static npuscope::testing::CommandResult view(const std::string& args) {
     static int calls = 0;
+    const int call = calls++;
     const std::string xvfb =
-        "xvfb-run -a -n " + std::to_string(4100 + (getpid() % 500) * 8 + calls++ % 8) + " -s '-screen 0 1920x1200x24' ";
+        xvfb_run_prefix(4100 + (getpid() % 500) * 8 + call % 8, out("xauth-" + std::to_string(call)));
     return run_command(xvfb + npuscope_cmd("view " + args));
   }
 

@@ -32,15 +32,13 @@ class ViewerXvfbTest : public ExportTest {
            "libgl1-mesa-dri)";
   }
 
-  // `xvfb-run -a` looks for a free display from -n on; test processes that ctest -j runs side by side
-  // start from different numbers, so that two of them do not race for the same one.
-  static std::string xvfb_run() {
+  std::string xvfb_run() {
     static int calls = 0;
-    return "xvfb-run -a -n " + std::to_string(100 + (getpid() % 500) * 8 + calls++ % 8) +
-           " -s '-screen 0 1920x1200x24' ";
+    const int call = calls++;
+    return xvfb_run_prefix(100 + (getpid() % 500) * 8 + call % 8, path("xauth-" + std::to_string(call)));
   }
 
-  static CommandResult view(const std::string& args) { return run_command(xvfb_run() + npuscope_cmd("view " + args)); }
+  CommandResult view(const std::string& args) { return run_command(xvfb_run() + npuscope_cmd("view " + args)); }
 
   // Decodes the PNG; fails unless it has the size asked for and is not blank (many distinct colours).
   static void expect_picture(const std::string& png, int width, int height) {
