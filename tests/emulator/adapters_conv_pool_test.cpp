@@ -1,8 +1,9 @@
 // The ONNX Conv and pool adapters on the paths the node test data does not reach: 3-D Conv with
 // auto_pad and groups, MaxPool's Indices output in 1-D and 3-D (both storage orders), the global
-// pools on 5-D inputs, and a Conv whose X and W ranks differ.
+// pools on 5-D inputs, a Conv whose X and W ranks differ, and BatchNormalization in training_mode.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "emulator/adapter_test_util.h"
@@ -81,4 +82,23 @@ TEST_F(AdaptersConvPoolTest, ConvRankMismatchNamesTheNode) {
   OneNodeModel m("Conv", 13);
   m.input("x", Tensor::zeros({1, 2, 3, 3, 3}, DType::kF32)).input("w", Tensor::zeros({2, 2, 3, 3}, DType::kF32));
   EXPECT_TRUE(mentions(error_of([&] { m.run(); }), {"Conv", "1-D, 2-D and 3-D", "[1, 2, 3, 3, 3]", "[2, 2, 3, 3]"}));
+}
+
+TEST_F(AdaptersConvPoolTest, BatchNormalizationInTrainingModeUsesTheBatchAndOnnxsMomentum) {
+  // x = [1, 2, 3, 6] over one channel: mean 3, biased variance 14 / 4 = 3.5 (the unbiased 14 / 3
+  // would give another running_var). ONNX's momentum weighs the inputs: running_mean =
+  // 10 · 0.5 + 3 · 0.5, running_var = 20 · 0.5 + 3.5 · 0.5.
+  OneNodeModel m("BatchNormalization", 15);
+  m.floats("x", {1, 2, 3, 6}, {2, 1, 1, 2}).floats("scale", {2}, {1}).floats("b", {1}, {1});
+  m.floats("mean", {10}, {1}).floats("var", {20}, {1});
+  m.attr("training_mode", std::int64_t{1}).attr("momentum", 0.5f).attr("epsilon", 0.0f);
+  for (DeviceRef d : {DeviceRef::cpu(), DeviceRef::npu()}) {
+    const std::vector<Tensor> out = m.run(3, d);
+    const double s = 2 / std::sqrt(3.5);
+    const std::vector<float> y = out[0].to_floats();
+    const double want[] = {-2 * s + 1, -1 * s + 1, 1, 3 * s + 1};
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], want[i], 1e-5) << i;
+    EXPECT_NEAR(out[1].to_floats()[0], 6.5, 1e-6);
+    EXPECT_NEAR(out[2].to_floats()[0], 11.75, 1e-5);
+  }
 }

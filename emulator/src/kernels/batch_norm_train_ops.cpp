@@ -1,8 +1,8 @@
 // Batch normalisation for training, as aten's native_batch_norm (training = true) and
 // native_batch_norm_backward compute it on the CPU:
 //   BatchNormTraining     (x [N, C, ...], weight?, bias?, running_mean?, running_var?; momentum 0.1,
-//                          epsilon 1e-5) -> (y, save_mean [C], save_invstd [C], running_mean_out [C],
-//                          running_var_out [C])
+//                          epsilon 1e-5, unbiased 1) -> (y, save_mean [C], save_invstd [C],
+//                          running_mean_out [C], running_var_out [C])
 //   BatchNormTrainingGrad (dy, x, weight?, mean [C], invstd_or_var [C]; training 1, epsilon 1e-5)
 //                          -> (dx, dweight [C], dbias [C])
 // NPU: channel sums accumulated in f32 over 8 lanes of 8 lanes (images, then the plane); CPU golden:
@@ -14,12 +14,12 @@
 // Per channel, over the M = N · H · W values: mean, var_sum = Σ(x − mean)²; the normalisation uses
 // the biased variance, save_invstd = 1/sqrt(var_sum/M + eps) (0 when both are 0, as aten's InvStd),
 // and the running variance the unbiased one: running = (1 − momentum)·running + momentum·stat with
-// stat = var_sum/(M − 1). Without running tensors, outputs 3/4 hold the batch statistics. y is
-// x·α + β with α = invstd·weight, β = bias − mean·α.
-// Backward (training): with sum = Σdy, dotp = Σ(x − mean)·dy, k = dotp·invstd²/M,
-// dx = (dy − sum/M − (x − mean)·k)·invstd·weight; eval mode (training = 0, inputs 3/4 the running
-// mean and variance): invstd = 1/sqrt(var + eps), dx = dy·invstd·weight. Both: dweight = dotp·invstd,
-// dbias = sum. An absent weight is ones.
+// stat = var_sum/(M − 1); with unbiased = 0, the biased var_sum/M (ONNX BatchNormalization in
+// training_mode, whose momentum is aten's 1 − momentum: the ONNX importer converts it). Without running tensors,
+// outputs 3/4 hold the batch statistics. y is x·α + β with α = invstd·weight, β = bias − mean·α. Backward (training):
+// with sum = Σdy, dotp = Σ(x − mean)·dy, k = dotp·invstd²/M, dx = (dy − sum/M − (x − mean)·k)·invstd·weight; eval mode
+// (training = 0, inputs 3/4 the running mean and variance): invstd = 1/sqrt(var + eps), dx = dy·invstd·weight. Both:
+// dweight = dotp·invstd, dbias = sum. An absent weight is ones.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -155,6 +155,7 @@ void train_kernel(KernelContext& ctx) {
   const ChannelLayout l(ctx.inputs[0]);
   const T momentum = static_cast<T>(ctx.attrs.get_float("momentum", 0.1));
   const T eps = static_cast<T>(ctx.attrs.get_float("epsilon", 1e-5));
+  const bool unbiased_running = ctx.attrs.get_int("unbiased", 1) != 0;
   ChannelData<T> data(ctx.inputs[0], nullptr, ctx.outputs[0], ctx);
   const T* x = data.a;
   const std::vector<T> w = load_optional<T>(ctx.inputs, 1, ctx), b = load_optional<T>(ctx.inputs, 2, ctx);
@@ -167,7 +168,7 @@ void train_kernel(KernelContext& ctx) {
     const T var_sum = channel_sum<T>(l, ch, x, [mu](T v) { return (v - mu) * (v - mu); });
     const T var = var_sum / m;
     const T inv = var == T(0) && eps == T(0) ? T(0) : T(1) / std::sqrt(var + eps);
-    const T unbiased = var_sum / (m - T(1));
+    const T unbiased = unbiased_running ? var_sum / (m - T(1)) : var;
     mean[ch] = mu;
     invstd[ch] = inv;
     run_mean[ch] = rm.empty() ? mu : momentum * mu + (T(1) - momentum) * rm[ch];

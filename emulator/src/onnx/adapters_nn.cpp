@@ -1,10 +1,10 @@
 // Adapters for the NN ops whose emulator op differs from the ONNX node: Conv (-> Conv2d, 1-D via a
 // height-1 reshape, 3-D -> Conv3d, auto_pad computed into pads), AveragePool / MaxPool (-> AvgPool /
-// MaxPool, or MaxPoolWithIndices when Indices is asked for; 1-D the same way), GlobalAveragePool (-> GlobalAvgPool),
-// BatchNormalization (-> BatchNorm, inference only), LayerNormalization (-> LayerNorm, plus Mean / InvStdDev from
-// reduce ops when asked), Softmax / LogSoftmax (opset < 13: the 2-D coercion), Resize (inputs -> attributes) and
-// Upsample
-// (-> Resize). Gemm, MatMul, ConvTranspose, InstanceNormalization, LRN... run by the default rule.
+// MaxPool, or MaxPoolWithIndices when Indices is asked for; 1-D the same way), GlobalAveragePool
+// (-> GlobalAvgPool), BatchNormalization (-> BatchNorm; in training_mode -> BatchNormTraining),
+// LayerNormalization (-> LayerNorm, plus Mean / InvStdDev from reduce ops when asked), Softmax /
+// LogSoftmax (opset < 13: the 2-D coercion), Resize (inputs -> attributes) and Upsample (-> Resize).
+// Gemm, MatMul, ConvTranspose, InstanceNormalization, LRN... run by the default rule.
 // See Note [ONNX adapters].
 #include <onnx/onnx_pb.h>
 
@@ -152,8 +152,21 @@ std::vector<Tensor> global_average_pool(NodeContext& ctx) { return run_default(c
 
 // ---- normalisation ------------------------------------------------------------------------------
 
+// training_mode = 1 (opset 14 on): Y from the batch's own mean and (biased) variance, and the
+// running statistics input · momentum + batch · (1 − momentum): BatchNormTraining, whose momentum
+// weighs the batch (aten's), with the biased variance.
+std::vector<Tensor> batch_normalization_training(NodeContext& ctx) {
+  if (ctx.inputs.size() != 5) ctx.fail("needs X, scale, B, input_mean and input_var");
+  only_outputs_below(ctx, 3, "is not an output of BatchNormalization in training_mode");
+  const Attrs attrs{{"momentum", 1.0 - ctx.attrs.get_float("momentum", 0.9)},
+                    {"epsilon", ctx.attrs.get_float("epsilon", 1e-5)},
+                    {"unbiased", std::int64_t{0}}};
+  std::vector<Tensor> outs = call_op("BatchNormTraining", ctx.inputs, attrs, ctx.call());
+  return {outs[0], outs[3], outs[4]};
+}
+
 std::vector<Tensor> batch_normalization(NodeContext& ctx) {
-  if (ctx.attrs.get_int("training_mode", 0) != 0) ctx.fail("training_mode=1 is not supported (inference only)");
+  if (ctx.attrs.get_int("training_mode", 0) != 0) return batch_normalization_training(ctx);
   if (ctx.attrs.get_int("spatial", 1) == 0) ctx.fail("spatial=0 (per-element statistics) is not supported");
   only_outputs_below(ctx, 1, "is a training statistic: only inference (output Y) is supported");
   if (ctx.inputs.size() != 5) ctx.fail("needs X, scale, B, input_mean and input_var");
