@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -39,13 +40,18 @@ inline std::string read_file(const std::filesystem::path& p) {
 inline std::string npuscope_cmd(const std::string& args) { return std::string(NPUSCOPE_CLI) + " " + args; }
 
 // The prefix that runs a command under Xvfb for a test: `xvfb-run -a` looking for a free display from
-// `first_display` on (test processes that ctest -j runs side by side start from different numbers,
-// so that two of them do not race for one), with the X authority in `auth_file` (one per call).
-// Without -f, xvfb-run keeps the authority in a temporary directory of its own, and when removing it
-// at exit fails ("problem while cleaning up temporary directory": once in 80 runs of two viewer
-// tests side by side under ASan) it exits 5 instead of with the command's status.
-inline std::string xvfb_run_prefix(int first_display, const std::string& auth_file) {
-  return "xvfb-run -a -n " + std::to_string(first_display) + " -f '" + auth_file + "' -s '-screen 0 1920x1200x24' ";
+// base + (pid % 500) * 8 + (n-th call % 8) on (test processes that ctest -j runs side by side start
+// from different numbers, so that two of them do not race for one; `base` keeps test programs apart),
+// with the X authority in a file of this call's own in `auth_dir`. Without -f, xvfb-run keeps the
+// authority in a temporary directory of its own, and when removing it at exit fails ("problem while
+// cleaning up temporary directory": once in 80 runs of two viewer tests side by side under ASan) it
+// exits 5 instead of with the command's status.
+inline std::string xvfb_run_prefix(int base, const std::filesystem::path& auth_dir) {
+  static int calls = 0;
+  const int call = calls++;
+  const std::string auth = (auth_dir / ("xauth-" + std::to_string(call))).string();
+  return "xvfb-run -a -n " + std::to_string(base + (getpid() % 500) * 8 + call % 8) + " -f '" + auth +
+         "' -s '-screen 0 1920x1200x24' ";
 }
 
 }  // namespace npuscope::testing

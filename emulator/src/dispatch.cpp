@@ -138,13 +138,14 @@ std::vector<TensorMeta> metas_of(const std::vector<Tensor>& tensors) {
 // metas, each output's tensor and storage, the task, the worker's tensor views, the retired tasks'
 // list. The buffers that live for one call are now kept per thread and reused (the inputs' metas
 // here, one per nesting depth since an op may call ops; the worker's views in device.cpp), and the
-// output shapes move into their tensors: 14.5 remain (the caller's input list, the infer function's
+// output shapes move into their tensors: 14.7 remain (the caller's input list, the infer function's
 // result, the outputs, their tensors, storages and device-memory map nodes, the task, its copy of the
 // output list, the retired tasks' list). The worker also takes its lock twice per task instead of
 // four times. Measured side by side (10 alternating runs of 102,400 ops, medians): 20.6 -> 14.7
 // allocations, host-thread CPU 3.98 -> 3.68 us per op (8 of the 10 pairs faster). What is left is
 // mostly the hand-over to the worker thread (futex wake-ups, the task's cache lines moving between
 // cores and back to be freed), which is what a device queue costs.
+
 // This thread's input-meta buffers, one per nesting depth of call_op. Reached through a plain pointer
 // that the owner below clears when the thread's thread_locals are destroyed: an op called after that
 // (from a static destructor at exit) then uses a buffer of its own instead of a destroyed one.

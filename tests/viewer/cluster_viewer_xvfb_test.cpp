@@ -51,11 +51,7 @@ class ClusterViewerXvfbTest : public ::testing::Test {
 
   // As viewer_xvfb_test: side-by-side test processes look for free displays from different numbers.
   static npuscope::testing::CommandResult view(const std::string& args) {
-    static int calls = 0;
-    const int call = calls++;
-    const std::string xvfb =
-        xvfb_run_prefix(4100 + (getpid() % 500) * 8 + call % 8, out("xauth-" + std::to_string(call)));
-    return run_command(xvfb + npuscope_cmd("view " + args));
+    return run_command(xvfb_run_prefix(4100, dir()) + npuscope_cmd("view " + args));
   }
 
   static nlohmann::json stats(const std::string& file) { return nlohmann::json::parse(read_file(file)); }

@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 #include <stb/stb_image.h>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -32,11 +30,7 @@ class ViewerXvfbTest : public ExportTest {
            "libgl1-mesa-dri)";
   }
 
-  std::string xvfb_run() {
-    static int calls = 0;
-    const int call = calls++;
-    return xvfb_run_prefix(100 + (getpid() % 500) * 8 + call % 8, path("xauth-" + std::to_string(call)));
-  }
+  std::string xvfb_run() { return xvfb_run_prefix(100, dir_); }
 
   CommandResult view(const std::string& args) { return run_command(xvfb_run() + npuscope_cmd("view " + args)); }
 

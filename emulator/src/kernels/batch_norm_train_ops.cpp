@@ -15,11 +15,13 @@
 // the biased variance, save_invstd = 1/sqrt(var_sum/M + eps) (0 when both are 0, as aten's InvStd),
 // and the running variance the unbiased one: running = (1 − momentum)·running + momentum·stat with
 // stat = var_sum/(M − 1); with unbiased = 0, the biased var_sum/M (ONNX BatchNormalization in
-// training_mode, whose momentum is aten's 1 − momentum: the ONNX importer converts it). Without running tensors,
-// outputs 3/4 hold the batch statistics. y is x·α + β with α = invstd·weight, β = bias − mean·α. Backward (training):
-// with sum = Σdy, dotp = Σ(x − mean)·dy, k = dotp·invstd²/M, dx = (dy − sum/M − (x − mean)·k)·invstd·weight; eval mode
-// (training = 0, inputs 3/4 the running mean and variance): invstd = 1/sqrt(var + eps), dx = dy·invstd·weight. Both:
-// dweight = dotp·invstd, dbias = sum. An absent weight is ones.
+// training_mode, whose momentum is aten's 1 − momentum: the ONNX importer converts it). Without
+// running tensors, outputs 3/4 hold the batch statistics. y is x·α + β with α = invstd·weight,
+// β = bias − mean·α.
+// Backward (training): with sum = Σdy, dotp = Σ(x − mean)·dy, k = dotp·invstd²/M,
+// dx = (dy − sum/M − (x − mean)·k)·invstd·weight; eval mode (training = 0, inputs 3/4 the running
+// mean and variance): invstd = 1/sqrt(var + eps), dx = dy·invstd·weight. Both: dweight = dotp·invstd,
+// dbias = sum. An absent weight is ones.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -168,11 +170,11 @@ void train_kernel(KernelContext& ctx) {
     const T var_sum = channel_sum<T>(l, ch, x, [mu](T v) { return (v - mu) * (v - mu); });
     const T var = var_sum / m;
     const T inv = var == T(0) && eps == T(0) ? T(0) : T(1) / std::sqrt(var + eps);
-    const T unbiased = unbiased_running ? var_sum / (m - T(1)) : var;
+    const T stat_var = unbiased_running ? var_sum / (m - T(1)) : var;  // what the running variance takes
     mean[ch] = mu;
     invstd[ch] = inv;
     run_mean[ch] = rm.empty() ? mu : momentum * mu + (T(1) - momentum) * rm[ch];
-    run_var[ch] = rv.empty() ? unbiased : momentum * unbiased + (T(1) - momentum) * rv[ch];
+    run_var[ch] = rv.empty() ? stat_var : momentum * stat_var + (T(1) - momentum) * rv[ch];
     const T alpha = inv * (w.empty() ? T(1) : w[ch]);
     const T beta = (b.empty() ? T(0) : b[ch]) - mu * alpha;
     for (std::int64_t i = 0; i < l.n; ++i) {

@@ -29,11 +29,20 @@ Tensor op1(const NodeContext& ctx, const char* type, std::vector<Tensor> in, con
   return call_op1(type, std::move(in), attrs, ctx.call());
 }
 
-Tensor to_i32(const NodeContext& ctx, const Tensor& t) {
+Tensor cast(const NodeContext& ctx, const Tensor& t, DType to) {
+  return op1(ctx, "Cast", {t}, {{"to", static_cast<std::int64_t>(to)}});
+}
+
+// t itself, which must be u8 or i8 (`what` names it in the error).
+const Tensor& eight_bit(const NodeContext& ctx, const Tensor& t, const char* what) {
   if (t.dtype() != DType::kU8 && t.dtype() != DType::kI8) {
-    ctx.fail("integer operands must be u8 or i8, got " + std::string(dtype_name(t.dtype())));
+    ctx.fail(std::string(what) + " must be u8 or i8, got " + std::string(dtype_name(t.dtype())));
   }
-  return op1(ctx, "Cast", {t}, {{"to", static_cast<std::int64_t>(DType::kI32)}});
+  return t;
+}
+
+Tensor to_i32(const NodeContext& ctx, const Tensor& t) {
+  return cast(ctx, eight_bit(ctx, t, "integer operands"), DType::kI32);
 }
 
 // x - zero_point in i32; a per-row zero point of A ([M]) is shaped [M, 1] to broadcast along rows.
@@ -73,17 +82,10 @@ std::vector<Tensor> qlinear_matmul(NodeContext& ctx) {
 
 // ---- ConvInteger, QLinearConv ------------------------------------------------------------------
 
-Tensor cast(const NodeContext& ctx, const Tensor& t, DType to) {
-  return op1(ctx, "Cast", {t}, {{"to", static_cast<std::int64_t>(to)}});
-}
-
+// Input i, which the node must give, u8 or i8.
 const Tensor& quantized(const NodeContext& ctx, std::size_t i, const char* what) {
   if (!ctx.has_input(i)) ctx.fail(std::string("needs input ") + std::to_string(i) + " (" + what + ")");
-  const Tensor& t = ctx.input(i);
-  if (t.dtype() != DType::kU8 && t.dtype() != DType::kI8) {
-    ctx.fail(std::string(what) + " must be u8 or i8, got " + std::string(dtype_name(t.dtype())));
-  }
-  return t;
+  return eight_bit(ctx, ctx.input(i), what);
 }
 
 // A per-channel operand [M] of w shaped [M, 1, ..., 1] to broadcast over w [M, C/group, k...] or
@@ -139,10 +141,9 @@ std::vector<Tensor> qlinear_conv(NodeContext& ctx) {
   const auto y_scale = static_cast<float>(scalar(ctx, 6, "y_scale"));
   if (!ctx.has_input(4)) ctx.fail("needs input 4 (w_scale)");
   const std::vector<double> w_scale = ctx.input_floats(4);
-  std::vector<double> s(w_scale.size());
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = x_scale * static_cast<float>(w_scale[i]) / y_scale;  // f32
-  Tensor scale =
-      Tensor::from_floats(std::vector<float>(s.begin(), s.end()), ctx.input(4).shape(), DType::kF32, ctx.device);
+  std::vector<float> s(w_scale.size());
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = x_scale * static_cast<float>(w_scale[i]) / y_scale;  // in f32
+  Tensor scale = Tensor::from_floats(s, ctx.input(4).shape(), DType::kF32, ctx.device);
   scale = per_channel(ctx, cast(ctx, scale, DType::kF64), acc.dim(1), acc.ndim(), 1, "w_scale");
   Tensor y = op1(ctx, "Round", {op1(ctx, "Mul", {acc, scale})});
   DType out = DType::kU8;
