@@ -2,6 +2,7 @@
 #include "npuscope/analyzer/finding_table.h"
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -130,9 +131,10 @@ std::string format_cell(const Column& column, const Value& v) {
         std::snprintf(buf, sizeof buf, "%.3f", *d);
         return buf;
       }
-      default: {
+      default: {  // x: two decimals below 10, so that a 4 % change reads 1.04x, not 1.0x
+        if (!std::isfinite(*d)) return std::isnan(*d) ? "nan" : *d > 0 ? "inf" : "-inf";
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.1fx", *d);
+        std::snprintf(buf, sizeof buf, std::fabs(*d) < 10 ? "%.2fx" : "%.1fx", *d);
         return buf;
       }
     }

@@ -1,6 +1,7 @@
 // docs/analyze.md's generated part, from the rules' table declarations (Note [Finding tables]).
 #include <sstream>
 
+#include "npuscope/analyzer/diff.h"
 #include "npuscope/analyzer/report.h"
 #include "rules.h"
 
@@ -26,6 +27,14 @@ std::string rules_writing(const TableSpec* spec) {
   return out;
 }
 
+void write_table(std::ostringstream& o, const TableSpec& t, const std::string& written_by) {
+  o << "\n### `" << t.name << "`: " << t.title << "\n\n"
+    << t.doc << " Layout: " << layout_name(t.layout) << written_by << ".\n";
+  if (!t.advice.empty()) o << "Advice printed with it: " << t.advice << ".\n";
+  o << "\n| column | unit | meaning |\n|---|---|---|\n";
+  for (const Column& c : t.columns) o << "| `" << c.name << "` | " << unit_name(c.unit) << " | " << c.doc << " |\n";
+}
+
 }  // namespace
 
 std::string findings_markdown() {
@@ -39,13 +48,19 @@ std::string findings_markdown() {
        "booleans for flag; lists of strings for list; null when there is no value.\n\n"
     << "| rule | what it finds |\n|---|---|\n";
   for (const Rule* r : registered_rules()) o << "| `" << r->name << "` | " << r->doc << " |\n";
-  for (const TableSpec* t : all_table_specs()) {
-    o << "\n### `" << t->name << "`: " << t->title << "\n\n"
-      << t->doc << " Layout: " << layout_name(t->layout) << ". Written by " << rules_writing(t) << ".\n";
-    if (!t->advice.empty()) o << "Advice printed with it: " << t->advice << ".\n";
-    o << "\n| column | unit | meaning |\n|---|---|---|\n";
-    for (const Column& c : t->columns) o << "| `" << c.name << "` | " << unit_name(c.unit) << " | " << c.doc << " |\n";
-  }
+  for (const TableSpec* t : all_table_specs()) write_table(o, *t, ". Written by " + rules_writing(t));
+  return o.str();
+}
+
+std::string diff_tables_markdown() {
+  std::ostringstream o;
+  o << kDiffGeneratedMarker << "\n\n## Diff tables\n\n"
+    << "Every table below is a key of `npuscope diff --format json` (an array of row objects keyed by the column "
+       "names; a record table is one object), a file `<table>.csv` of `--format csv` and a section of the text report "
+       "and of the viewer's Diff panel. Cells are integers for ns, bytes, count and task id; numbers for % and x; "
+       "strings for text and op name; booleans for flag; null when there is no value. A ratio whose BASE is 0 and "
+       "NEW is not is infinite: `inf` in text and CSV, the string \"inf\" in JSON.\n";
+  for (const TableSpec* t : diff_table_specs()) write_table(o, *t, "");
   return o.str();
 }
 

@@ -3,6 +3,8 @@
 // bytes as integers). docs/analyze.md lists every table and column.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "npuscope/analyzer/format.h"
 
 namespace npuscope::analyzer {
@@ -13,8 +15,14 @@ using nlohmann::json;
 json cell_json(const Value& v) {
   return std::visit(
       [](const auto& x) -> json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
           return nullptr;
+        } else if constexpr (std::is_same_v<T, double>) {
+          // JSON has no infinity (a diff's ratio to a BASE of 0): the string, as CSV and text write it.
+          if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+          if (std::isnan(x)) return "nan";
+          return x;
         } else {
           return x;
         }

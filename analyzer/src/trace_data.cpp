@@ -1,5 +1,6 @@
 #include "trace_data.h"
 
+#include "cancel_check.h"
 #include "npuscope/analyzer/analyze.h"
 
 #include <algorithm>
@@ -50,21 +51,6 @@ class Worker {
  private:
   std::exception_ptr failed_;
   std::thread thread_;
-};
-
-// Counts rows; every 64Ki, throws AnalyzeCancelled if the analysis was cancelled.
-class CancelCheck {
- public:
-  explicit CancelCheck(const std::atomic<bool>* cancel) : cancel_(cancel) {}
-  void row() {
-    if (cancel_ != nullptr && (++rows_ & 0xffff) == 0 && cancel_->load(std::memory_order_relaxed)) {
-      throw AnalyzeCancelled();
-    }
-  }
-
- private:
-  const std::atomic<bool>* cancel_;
-  std::uint32_t rows_ = 0;
 };
 
 // Note [Timestamp range] (time_math.h): a row outside the range is refused, naming the row.

@@ -79,6 +79,7 @@ std::vector<std::string> split_commas(const std::vector<std::string>& values);
 void write_text_file(const std::string& path, const std::string& text);
 
 int analyze_command(int argc, char** argv);
+int diff_command(int argc, char** argv);
 int calibrate_command(int argc, char** argv);
 int cluster_command(int argc, char** argv);
 int compare_command(int argc, char** argv);

@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"exec", npuscope::cli::exec_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
     {"export", npuscope::cli::export_command, "export a trace: --chrome FILE.json, --csv DIR, --npy DIR"},
     {"analyze", npuscope::cli::analyze_command, "bottlenecks, overflows, memory and advice from a trace"},
+    {"diff", npuscope::cli::diff_command, "what got slower between two traces, and why (ops, kernels, memory, APIs)"},
     {"cluster", npuscope::cli::cluster_command, "a multi-rank job from its rank traces: slow rank, links, collectives"},
     {"compare", npuscope::cli::compare_command, "NPU vs CPU golden accuracy, op by op, with the first failing op"},
     {"calibrate", npuscope::cli::calibrate_command, "the cost model against measured timings; --fit refits a spec"},

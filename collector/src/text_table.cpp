@@ -57,7 +57,16 @@ void TextTable::write(std::ostream& out, int width, const std::string& indent) c
   for (const auto& row : rows_) line(row);
 }
 
+namespace {
+// "-" + text, without g++ 12's false -Wstringop-overflow on operator+(const char*, std::string&&).
+std::string negative(std::string text) {
+  text.insert(text.begin(), '-');
+  return text;
+}
+}  // namespace
+
 std::string format_ns(double ns) {
+  if (ns < 0) return negative(format_ns(-ns));  // a diff: NEW faster than BASE
   if (ns < 1e3) return printf_string("%.0f %s", ns, "ns");
   if (ns < 1e6) return printf_string(ns < 1e5 ? "%.1f %s" : "%.0f %s", ns / 1e3, "us");
   if (ns < 1e9) return printf_string("%.2f %s", ns / 1e6, "ms");
@@ -65,6 +74,7 @@ std::string format_ns(double ns) {
 }
 
 std::string format_bytes(double bytes) {
+  if (bytes < 0) return negative(format_bytes(-bytes));
   if (bytes < 1024) return printf_string("%.0f %s", bytes, "B");
   if (bytes < 1024.0 * 1024) return printf_string("%.1f %s", bytes / 1024, "KiB");
   if (bytes < 1024.0 * 1024 * 1024) return printf_string("%.1f %s", bytes / 1024 / 1024, "MiB");

@@ -10,9 +10,20 @@
 namespace npuscope::comparator {
 namespace {
 
-constexpr const char* kExpected =
-    "expected a map {NPU op name: golden op name} or a list of {npu: NAME, golden: NAME} items (\"bench\" for "
-    "\"golden\" too)";
+// "expected a map {NPU op name: golden op name} or a list of {npu: NAME, golden: NAME} items".
+std::string expected(const MappingKeys& k) {
+  std::string out = std::string("expected a map {") + k.from + " op name: " + k.to + " op name} or a list of {" +
+                    k.from + ": NAME, " + k.to + ": NAME} items";
+  if (k.to_alias != nullptr) out += std::string(" (\"") + k.to_alias + "\" for \"" + k.to + "\" too)";
+  return out;
+}
+
+// "npu and golden (or bench)".
+std::string key_names(const MappingKeys& k) {
+  std::string out = std::string(k.from) + " and " + k.to;
+  if (k.to_alias != nullptr) out += std::string(" (or ") + k.to_alias + ")";
+  return out;
+}
 
 // "FILE: item 3 (line 7)" or "FILE: line 7": where a mapping-file error is.
 std::string where(const std::string& path, const YAML::Node& node, int item = -1) {
@@ -23,38 +34,44 @@ std::string where(const std::string& path, const YAML::Node& node, int item = -1
 }
 
 // A non-empty op name; `at` says where (the node's own line when it is defined).
-std::string scalar(const YAML::Node& node, const std::string& at, const char* what) {
+std::string scalar(const YAML::Node& node, const std::string& at, const char* what, const MappingKeys& k) {
   if (!node.IsDefined() || !node.IsScalar() || node.Scalar().empty()) {
-    throw CompareError(at + ": " + what + " must be a non-empty op name; " + kExpected);
+    throw CompareError(at + ": " + what + " must be a non-empty op name; " + expected(k));
   }
   return node.Scalar();
 }
 
-// One {npu: ..., golden: ...} item of the list form: exactly these keys, "bench" as golden's alias.
-std::pair<std::string, std::string> list_item(const YAML::Node& item, const std::string& path, int index) {
+// One {from: ..., to: ...} item of the list form: exactly these keys, to_alias as to's alias.
+std::pair<std::string, std::string> list_item(const YAML::Node& item, const std::string& path, int index,
+                                              const MappingKeys& k) {
   const std::string at = where(path, item, index);
-  if (!item.IsMap()) throw CompareError(at + ": not a {npu: NAME, golden: NAME} map; " + kExpected);
-  std::optional<YAML::Node> npu, golden;  // optional: assigning a YAML::Node writes through it
+  if (!item.IsMap()) throw CompareError(at + ": not a {" + k.from + ": NAME, " + k.to + ": NAME} map; " + expected(k));
+  std::optional<YAML::Node> from, to;  // optional: assigning a YAML::Node writes through it
   for (const auto& kv : item) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-    if (key == "npu") {
-      npu.emplace(kv.second);
-    } else if ((key == "golden" || key == "bench") && !golden) {
-      golden.emplace(kv.second);
-    } else if (key == "golden" || key == "bench") {
-      throw CompareError(at + ": both \"golden\" and \"bench\" given; give one (they are the same key)");
+    const bool is_to = key == k.to || (k.to_alias != nullptr && key == k.to_alias);
+    if (key == k.from) {
+      from.emplace(kv.second);
+    } else if (is_to && !to) {
+      to.emplace(kv.second);
+    } else if (is_to) {
+      throw CompareError(at + ": both \"" + k.to + "\" and \"" + k.to_alias +
+                         "\" given; give one (they are the same key)");
     } else {
-      throw CompareError(at + ": unknown key \"" + key + "\"; the keys are npu and golden (or bench)");
+      throw CompareError(at + ": unknown key \"" + key + "\"; the keys are " + key_names(k));
     }
   }
-  if (!npu) throw CompareError(at + ": no \"npu\" key; the keys are npu and golden (or bench)");
-  if (!golden) throw CompareError(at + ": no \"golden\" (or \"bench\") key; the keys are npu and golden");
-  return {scalar(*npu, at, "npu"), scalar(*golden, at, "golden")};
+  if (!from) throw CompareError(at + ": no \"" + k.from + "\" key; the keys are " + key_names(k));
+  if (!to) {
+    const std::string alias = k.to_alias != nullptr ? std::string(" (or \"") + k.to_alias + "\")" : "";
+    throw CompareError(at + ": no \"" + k.to + "\"" + alias + " key; the keys are " + k.from + " and " + k.to);
+  }
+  return {scalar(*from, at, k.from, k), scalar(*to, at, k.to, k)};
 }
 
 }  // namespace
 
-std::map<std::string, std::string> load_mapping(const std::string& path) {
+std::map<std::string, std::string> load_mapping(const std::string& path, const MappingKeys& keys) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -66,26 +83,26 @@ std::map<std::string, std::string> load_mapping(const std::string& path) {
   std::map<std::string, std::string> mapping;
   const auto add = [&](const std::pair<std::string, std::string>& pair, const std::string& at) {
     if (!mapping.emplace(pair.first, pair.second).second) {
-      throw CompareError(at + ": op '" + pair.first + "' is mapped twice; map each NPU op once");
+      throw CompareError(at + ": op '" + pair.first + "' is mapped twice; map each " + keys.from + " op once");
     }
   };
   try {
     if (root.IsMap()) {
       for (const auto& entry : root) {
         const std::string at = where(path, entry.first);
-        add({scalar(entry.first, at, "a key"), scalar(entry.second, at, "a value")}, at);
+        add({scalar(entry.first, at, "a key", keys), scalar(entry.second, at, "a value", keys)}, at);
       }
     } else if (root.IsSequence()) {
       int index = 0;
       for (const YAML::Node& item : root) {
-        add(list_item(item, path, index), where(path, item, index));
+        add(list_item(item, path, index, keys), where(path, item, index));
         ++index;
       }
     } else if (!root.IsNull()) {
-      throw CompareError(path + ": " + kExpected);
+      throw CompareError(path + ": " + expected(keys));
     }
   } catch (const YAML::Exception& e) {  // yaml-cpp's own words name no file: say which
-    throw CompareError(path + ": not a valid mapping file (" + e.what() + "); " + kExpected);
+    throw CompareError(path + ": not a valid mapping file (" + e.what() + "); " + expected(keys));
   }
   return mapping;
 }

@@ -1,0 +1,84 @@
+// The stages of Note [Diff op matching]: each sorts the ops still unpaired by a key (ties in
+// execution order) and pairs equal keys in order, the k-th BASE op of a key with the k-th NEW one.
+#include "diff_match.h"
+
+#include <algorithm>
+#include <limits>
+#include <thread>
+
+namespace npuscope::analyzer {
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct Entry {
+  std::uint64_t key = 0;
+  std::uint32_t op = 0;  // its index: ties stay in execution order
+  bool operator<(const Entry& o) const { return key != o.key ? key < o.key : op < o.op; }
+};
+
+std::uint64_t pack(std::int32_t high, std::int32_t low) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(high)) << 32 | static_cast<std::uint32_t>(low);
+}
+
+template <class Key>
+std::vector<Entry> unpaired_by(const std::vector<DiffOp>& ops, const std::vector<std::uint32_t>& partner, Key key) {
+  std::vector<Entry> out;
+  for (std::uint32_t i = 0; i < ops.size(); ++i) {
+    if (partner[i] == kNone) out.push_back({key(ops[i]), i});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct State {
+  const std::vector<DiffOp>& base;
+  const std::vector<DiffOp>& next;
+  std::vector<std::uint32_t> base_partner, next_partner;
+  std::vector<DiffMatch> how;  // by NEW op
+
+  // One stage. The two sides' keys are sorted on two threads: stage 1 sorts every op of both.
+  template <class Key>
+  void pair_by(Key key, DiffMatch kind) {
+    std::vector<Entry> b;
+    std::thread sort_base([&] { b = unpaired_by(base, base_partner, key); });
+    const std::vector<Entry> n = unpaired_by(next, next_partner, key);
+    sort_base.join();
+    std::size_t i = 0, j = 0;
+    while (i < b.size() && j < n.size()) {
+      if (b[i].key < n[j].key) {
+        ++i;
+      } else if (n[j].key < b[i].key) {
+        ++j;
+      } else {
+        base_partner[b[i].op] = n[j].op;
+        next_partner[n[j].op] = b[i].op;
+        how[n[j].op] = kind == DiffMatch::kName && base[b[i].op].renamed != 0 ? DiffMatch::kNameMap : kind;
+        ++i, ++j;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+Matching match_diff_ops(const std::vector<DiffOp>& base, const std::vector<DiffOp>& next) {
+  State s{base, next, std::vector<std::uint32_t>(base.size(), kNone), std::vector<std::uint32_t>(next.size(), kNone),
+          std::vector<DiffMatch>(next.size(), DiffMatch::kName)};
+  s.pair_by([](const DiffOp& op) { return pack(op.name, op.call); }, DiffMatch::kName);
+  s.pair_by([](const DiffOp& op) { return pack(op.type, op.shapes); }, DiffMatch::kTypeShape);
+  Matching m;
+  for (std::uint32_t j = 0; j < next.size(); ++j) {
+    if (s.next_partner[j] == kNone) {
+      m.added.push_back(j);
+    } else {
+      m.pairs.push_back({s.next_partner[j], j, s.how[j]});
+    }
+  }
+  for (std::uint32_t i = 0; i < base.size(); ++i) {
+    if (s.base_partner[i] == kNone) m.removed.push_back(i);
+  }
+  return m;
+}
+
+}  // namespace npuscope::analyzer

@@ -1,0 +1,210 @@
+// Reading one side of a diff: the ops in compact rows, the time split, memory, APIs and settings.
+#include "diff_side.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "cancel_check.h"
+#include "npuscope/analyzer/diff.h"
+
+namespace npuscope::analyzer {
+namespace {
+
+constexpr std::int64_t kNoEnd = std::numeric_limits<std::int64_t>::max();
+
+// The length of the union of intervals added in start order (a sweep: overlap counts once).
+class Union {
+ public:
+  void add(std::int64_t start, std::int64_t end) {
+    if (start > end_) {
+      total_ += end_ - start_;
+      start_ = start;
+    }
+    end_ = std::max(end_, end);
+  }
+  std::int64_t total() const { return total_ + (end_ - start_); }
+
+ private:
+  std::int64_t start_ = 0, end_ = 0, total_ = 0;  // the open interval, and what closed before it
+};
+
+struct StepRange {
+  std::int64_t start_ns = 0, end_ns = kNoEnd;
+  bool contains(std::int64_t t) const { return t >= start_ns && t < end_ns; }
+};
+
+// The step's range from its MARKER (the first, when several threads marked it); the whole trace
+// without one. DiffError names the steps the trace has.
+StepRange step_range(const collector::TraceReader& trace, std::optional<std::int64_t> step, std::int64_t& steps) {
+  std::set<std::int64_t> numbers;
+  std::optional<StepRange> found;
+  trace.for_each_marker([&](const collector::MarkerRow& m) {
+    if (!is(m.kind, MarkerKind::kStep)) return;
+    numbers.insert(m.step);
+    if (step && m.step == *step && !found) found = StepRange{m.start_ns, m.end_ns};
+  });
+  steps = static_cast<std::int64_t>(numbers.size());
+  if (!step) return {};
+  if (found) return *found;
+  std::string what = trace.path() + " has no step " + std::to_string(*step);
+  if (numbers.empty()) {
+    what +=
+        ": it has no step markers (a training loop marks them: torch_npu's profiler step, or "
+        "npuscope::emulator::step_begin); compare whole traces without --base-step/--new-step";
+  } else {
+    what += "; its steps are " + std::to_string(*numbers.begin()) + " to " + std::to_string(*numbers.rbegin()) + " (" +
+            std::to_string(numbers.size()) + " steps)";
+  }
+  throw DiffError(what);
+}
+
+bool is_diff_op(std::int32_t task_type) { return is_op(task_type) || is(task_type, TaskType::kCommunication); }
+
+void read_ops(const collector::TraceReader& trace, const StepRange& range, DiffSide& side, CancelCheck& check) {
+  // Note [Diff memory]: only the columns a diff reads.
+  const collector::ReaderOptions options{
+      .verify = false,
+      .skip_columns = {"TASK.connection_id", "TASK.emulation_ns", "TASK.thread_id", "TASK.pytorch_api_id",
+                       "TASK.underflow", "TASK.subnormal", "TASK.overflow", "TASK.stream_id"}};
+  const auto own = collector::TraceReader::open(trace.path(), options);
+  side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own->count("TASK"))));
+  // A task belongs to the step its launch falls in; it starts at or after its launch.
+  own->for_each_task_starting(range.start_ns, kNoEnd, [&](const collector::TaskRow& t) {
+    check.row();
+    if (!is_diff_op(t.task_type) || !range.contains(t.queued_ns)) return;
+    side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns),
+                        collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
+                        collector::compact_string_id(t.input_shapes_id), t.call_index,
+                        static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
+  });
+  side.ops.shrink_to_fit();
+  // Call indexes from the range's first call of each name, so that two steps line up.
+  std::vector<std::int32_t> first_call;
+  for (const DiffOp& op : side.ops) {
+    const auto name = static_cast<std::size_t>(op.name);
+    if (name >= first_call.size()) first_call.resize(name + 1, std::numeric_limits<std::int32_t>::max());
+    first_call[name] = std::min(first_call[name], op.call);
+  }
+  for (DiffOp& op : side.ops) op.call -= first_call[static_cast<std::size_t>(op.name)];
+}
+
+// Adds v to the tally of id, growing the table.
+void tally(std::vector<Tally>& by_id, std::int32_t id, std::int64_t v) {
+  const auto i = static_cast<std::size_t>(id);
+  if (i >= by_id.size()) by_id.resize(i + 1);
+  by_id[i].add(v);
+}
+
+void read_host(const collector::TraceReader& trace, const StepRange& range, DiffSide& side, CancelCheck& check) {
+  trace.for_each_api([&](const collector::ApiRow& a) {
+    check.row();
+    if (range.contains(a.start_ns))
+      tally(side.apis, collector::compact_string_id(a.name_id), std::max<std::int64_t>(0, a.end_ns - a.start_ns));
+  });
+  trace.for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
+    check.row();
+    if (range.contains(h.start_ns))
+      tally(side.framework_ops, collector::compact_string_id(h.name_id),
+            std::max<std::int64_t>(0, h.end_ns - h.start_ns));
+  });
+  MemoryTotals& m = side.memory;
+  trace.for_each_memory([&](const collector::MemoryRow& r) {
+    check.row();
+    if (!range.contains(r.ts_ns)) return;
+    m.recorded = true;
+    m.peak_allocated = std::max(m.peak_allocated, r.allocated_bytes);
+    m.peak_reserved = std::max(m.peak_reserved, r.reserved_bytes);
+    if (is(r.op, MemoryOp::kAlloc)) m.allocations.add(r.bytes);
+    if (is(r.op, MemoryOp::kFree)) m.frees.add(r.bytes);
+  });
+}
+
+// The unions of Note [Diff memory]'s TimeSplit, from the ops and the copies, both in start order.
+void split_time(const std::vector<DiffOp>& ops, const std::vector<std::pair<std::int64_t, std::int64_t>>& copies,
+                std::optional<StepRange> step, TimeSplit& t) {
+  Union computing, busy, communication, cube, vector, ai_cpu, host_cpu, copy;
+  std::int64_t first = kNoEnd, last = std::numeric_limits<std::int64_t>::min();
+  std::size_t c = 0;
+  const auto add_copy = [&](std::int64_t s, std::int64_t e) {
+    computing.add(s, e);
+    busy.add(s, e);
+    copy.add(s, e);
+    ++t.copy_count;
+    first = std::min(first, s);
+    last = std::max(last, e);
+  };
+  for (const DiffOp& op : ops) {
+    for (; c < copies.size() && copies[c].first <= op.start_ns; ++c) add_copy(copies[c].first, copies[c].second);
+    const std::int64_t s = op.start_ns, e = op.start_ns + op.dur_ns;
+    first = std::min(first, s);
+    last = std::max(last, e);
+    busy.add(s, e);
+    if (is(op.task_type, TaskType::kCommunication)) {
+      communication.add(s, e);
+      ++t.communication_count;
+      continue;
+    }
+    computing.add(s, e);
+    if (is(op.task_type, TaskType::kAiCore)) cube.add(s, e), ++t.cube_count;
+    if (is(op.task_type, TaskType::kAiVectorCore)) vector.add(s, e), ++t.vector_count;
+    if (is(op.task_type, TaskType::kAiCpu)) ai_cpu.add(s, e), ++t.ai_cpu_count, t.fallback_count += op.fallback;
+    if (is(op.task_type, TaskType::kHostCpu)) host_cpu.add(s, e), ++t.host_cpu_count;
+  }
+  for (; c < copies.size(); ++c) add_copy(copies[c].first, copies[c].second);
+  if (step) {  // the step's span, and the device work it launched that ran past it
+    first = step->start_ns;
+    last = std::max(step->end_ns, last);
+  }
+  t.e2e_ns = last > first ? last - first : 0;
+  t.computing_ns = computing.total();
+  t.cube_ns = cube.total();
+  t.vector_ns = vector.total();
+  t.ai_cpu_ns = ai_cpu.total();
+  t.host_cpu_ns = host_cpu.total();
+  t.copy_ns = copy.total();
+  t.communication_ns = communication.total();
+  t.uncovered_communication_ns = busy.total() - t.computing_ns;
+  t.free_ns = std::max<std::int64_t>(0, t.e2e_ns - busy.total());
+}
+
+// DEVICE_INFO's values, "a, b" when the devices differ.
+std::string device_values(const std::vector<collector::DeviceInfoRow>& devices,
+                          std::string collector::DeviceInfoRow::*member) {
+  std::set<std::string> seen;
+  std::string out;
+  for (const auto& d : devices) {
+    if (seen.insert(d.*member).second) out += (out.empty() ? "" : ", ") + d.*member;
+  }
+  return out;
+}
+
+}  // namespace
+
+DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::int64_t> step,
+                        const std::atomic<bool>* cancel) {
+  DiffSide side;
+  side.path = trace.path();
+  side.step = step;
+  const StepRange range = step_range(trace, step, side.steps);
+  side.range_start_ns = range.start_ns;
+  side.range_end_ns = range.end_ns;
+  CancelCheck check(cancel);
+  read_ops(trace, range, side, check);
+  std::vector<std::pair<std::int64_t, std::int64_t>> copies;
+  trace.for_each_memcpy([&](const collector::MemcpyRow& m) {
+    if (range.contains(m.queued_ns)) copies.emplace_back(m.start_ns, std::max(m.start_ns, m.end_ns));
+  });
+  split_time(side.ops, copies, step ? std::optional(range) : std::nullopt, side.time);
+  read_host(trace, range, side, check);
+  const auto devices = trace.devices();
+  side.command = trace.meta("command").value_or("");
+  side.device = device_values(devices, &collector::DeviceInfoRow::name);
+  side.precision_mode = device_values(devices, &collector::DeviceInfoRow::precision_mode);
+  side.overflow_mode = device_values(devices, &collector::DeviceInfoRow::overflow_mode);
+  side.version = trace.meta("npuscope_version").value_or("");
+  side.status = trace.meta("status").value_or("");
+  return side;
+}
+
+}  // namespace npuscope::analyzer

@@ -1,0 +1,185 @@
+// The declarations of the diff's tables, and docs/diff.md's generated part.
+#include "diff_tables.h"
+
+#include <limits>
+
+#include "npuscope/analyzer/diff.h"
+
+namespace npuscope::analyzer {
+
+double diff_ratio(std::int64_t base, std::int64_t next) {
+  if (base == 0) return next == 0 ? 1.0 : std::numeric_limits<double>::infinity();
+  return static_cast<double>(next) / static_cast<double>(base);
+}
+
+namespace {
+
+constexpr Column kRunsColumns[] = {
+    {"setting", Unit::kText, "what the runs were: trace, step, command, device preset, precision and overflow modes"},
+    {"base", Unit::kText, "BASE's value"},
+    {"new", Unit::kText, "NEW's value"},
+    {"differs", Unit::kFlag, "the two differ"},
+};
+
+constexpr Column kOverallColumns[] = {
+    {"metric", Unit::kText,
+     "msprof-analyze's OverallMetrics rows: Computing (kernels and copies) split by unit, Communication not "
+     "overlapped by computing, Free, E2E"},
+    {"base_ns", Unit::kNs, "BASE's time (a union of intervals: overlapping streams count once)", "base"},
+    {"base_share_pct", Unit::kPercent, "of BASE's E2E", "base %"},
+    {"base_count", Unit::kCount, "BASE's tasks", "base n"},
+    {"new_ns", Unit::kNs, "NEW's time", "new"},
+    {"new_share_pct", Unit::kPercent, "of NEW's E2E", "new %"},
+    {"new_count", Unit::kCount, "NEW's tasks", "new n"},
+    {"diff_ns", Unit::kNs, "NEW - BASE: positive is slower", "diff"},
+    {"ratio", Unit::kFactor, "NEW / BASE"},
+};
+
+constexpr Column kMemoryColumns[] = {
+    {"metric", Unit::kText, "peak allocated and reserved (the allocator's totals), allocations, frees"},
+    {"base_bytes", Unit::kBytes, "BASE", "base"},
+    {"new_bytes", Unit::kBytes, "NEW", "new"},
+    {"diff_bytes", Unit::kBytes, "NEW - BASE", "diff"},
+    {"ratio", Unit::kFactor, "NEW / BASE"},
+    {"base_count", Unit::kCount, "BASE's allocations or frees", "base n"},
+    {"new_count", Unit::kCount, "NEW's", "new n"},
+};
+
+constexpr Column kMatchingColumns[] = {
+    {"base_ops", Unit::kCount, "ops in BASE's compared range"},
+    {"new_ops", Unit::kCount, "ops in NEW's"},
+    {"by_name", Unit::kCount, "pairs of the same name and call index"},
+    {"by_name_map", Unit::kCount, "pairs through --op-name-map"},
+    {"by_type_shape", Unit::kCount, "pairs of the same op type and input shapes, in execution order", "by type+shape"},
+    {"added", Unit::kCount, "NEW ops with no BASE op"},
+    {"removed", Unit::kCount, "BASE ops with no NEW op"},
+    {"slower", Unit::kCount, "op rows whose time grew (HTA's increased)"},
+    {"faster", Unit::kCount, "op rows whose time fell (HTA's decreased)"},
+    {"unchanged", Unit::kCount, "op rows whose time did not change"},
+};
+
+constexpr Column kOpsColumns[] = {
+    {"op", Unit::kOpName, "the op: NEW's name (BASE's for a removed op)"},
+    {"op_type", Unit::kText, "its type (NEW's)", "type"},
+    {"match", Unit::kText,
+     "how its calls were paired: name, name map, type+shape, type; added / removed (with a count when some of its "
+     "calls were)"},
+    {"base_op", Unit::kText, "BASE's name when it differs (renamed)", "base op", true},
+    {"base_total_ns", Unit::kNs, "BASE's device time of its calls", "base"},
+    {"new_total_ns", Unit::kNs, "NEW's", "new"},
+    {"diff_ns", Unit::kNs, "NEW - BASE: the time it adds (rows sorted by it, most first)", "diff"},
+    {"ratio", Unit::kFactor, "NEW / BASE"},
+    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
+    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
+    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
+    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
+    {"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true},
+    {"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true},
+    {"base_unit", Unit::kText, "the unit BASE ran it on (AI_CORE, AI_VECTOR_CORE, AI_CPU, ...; mixed)", "base unit",
+     true},
+    {"new_unit", Unit::kText, "NEW's unit", "new unit", true},
+    {"base_shapes", Unit::kText, "BASE's input shapes (its first call; msprof's Input Shapes)", "base shapes", true},
+    {"new_shapes", Unit::kText, "NEW's input shapes", "new shapes", true},
+    {"change", Unit::kText,
+     "why it may differ: BASE's name when renamed, the unit it ran on (AI_CORE -> AI_CPU: a fallback), its input "
+     "shapes"},
+    {"new_task_id", Unit::kTaskId, "NEW's call that added the most time (the viewer jumps to it)", "new task", true},
+    {"base_task_id", Unit::kTaskId, "its BASE call", "base task", true},
+};
+
+constexpr Column kOpTypesColumns[] = {
+    {"op_type", Unit::kText, "the op type", "type"},
+    {"base_total_ns", Unit::kNs, "BASE's device time", "base"},
+    {"new_total_ns", Unit::kNs, "NEW's", "new"},
+    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
+    {"ratio", Unit::kFactor, "NEW / BASE"},
+    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
+    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
+    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg"},
+    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg"},
+};
+
+constexpr Column kKernelsColumns[] = {
+    {"op_type", Unit::kText, "the op type", "type"},
+    {"input_shapes", Unit::kText, "its input shapes: one row per shape, so that a shape change stands out", "shapes"},
+    {"base_total_ns", Unit::kNs, "BASE's device time", "base"},
+    {"new_total_ns", Unit::kNs, "NEW's", "new"},
+    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
+    {"ratio", Unit::kFactor, "NEW / BASE (total)"},
+    {"avg_ratio", Unit::kFactor, "NEW's average call / BASE's", "avg ratio"},
+    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
+    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
+    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
+    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
+    {"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true},
+    {"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true},
+    {"base_min_ns", Unit::kNs, "BASE's shortest call", "base min", true},
+    {"new_min_ns", Unit::kNs, "NEW's shortest call", "new min", true},
+};
+
+constexpr Column kApisColumns[] = {
+    {"api", Unit::kText, "the host call: a runtime API (aclnn*, aclrt*) or a framework op (aten::mm, a module)"},
+    {"source", Unit::kText, "runtime (API) or framework (PYTORCH_API)"},
+    {"base_total_ns", Unit::kNs, "BASE's host time in it", "base"},
+    {"new_total_ns", Unit::kNs, "NEW's", "new"},
+    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
+    {"ratio", Unit::kFactor, "NEW / BASE"},
+    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
+    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
+    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
+    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
+};
+
+}  // namespace
+
+const TableSpec kDiffRunsTable{"diff_runs",  "Runs compared", "What each run was, and which settings differ.",
+                               kRunsColumns, Layout::kRows,   Section::kSummary};
+const TableSpec kDiffOverallTable{
+    "diff_overall",
+    "Overall (where the device time went)",
+    "msprof-analyze's OverallMetrics: Computing is the union of the kernels' and copies' intervals, split by unit; "
+    "Communication (not overlapped) = |computing U communication| - |computing|; Free = E2E - |computing U "
+    "communication|; E2E from the first task's start to the last one's end (a step: from its start).",
+    kOverallColumns,
+    Layout::kRows,
+    Section::kSummary};
+const TableSpec kDiffMemoryTable{"diff_memory",
+                                 "Memory",
+                                 "The device allocator's peaks (its totals after each operation), and the "
+                                 "allocations and frees in the compared range.",
+                                 kMemoryColumns,
+                                 Layout::kRows,
+                                 Section::kSummary};
+const TableSpec kDiffMatchingTable{
+    "diff_matching",  "Op matching",   "How the ops of the two runs were paired (Note [Diff op matching]).",
+    kMatchingColumns, Layout::kRecord, Section::kSummary};
+const TableSpec kDiffOpsTable{"diff_ops",
+                              "Ops (what got slower, and by how much)",
+                              "Per op: its paired calls, plus its added or removed ones; sorted by the time it "
+                              "adds (diff), most first. A unit or shape change says why.",
+                              kOpsColumns,
+                              Layout::kRows,
+                              Section::kDetail};
+const TableSpec kDiffOpTypesTable{"diff_op_types", "Op types",    "Per op type, sorted by the time it adds.",
+                                  kOpTypesColumns, Layout::kRows, Section::kDetail};
+const TableSpec kDiffKernelsTable{"diff_kernels",
+                                  "Kernels by input shape",
+                                  "msprof-analyze's KernelCompare: per op type and input shapes, sorted by the time "
+                                  "it adds; a shape that only one run has is a row of its own.",
+                                  kKernelsColumns,
+                                  Layout::kRows,
+                                  Section::kDetail};
+const TableSpec kDiffApisTable{"diff_apis",
+                               "Host APIs and framework ops",
+                               "Host time per runtime API and per framework op (msprof-analyze's ApiCompare), "
+                               "sorted by the time it adds.",
+                               kApisColumns,
+                               Layout::kRows,
+                               Section::kDetail};
+
+std::vector<const TableSpec*> diff_table_specs() {
+  return {&kDiffRunsTable, &kDiffOverallTable, &kDiffMemoryTable,  &kDiffMatchingTable,
+          &kDiffOpsTable,  &kDiffOpTypesTable, &kDiffKernelsTable, &kDiffApisTable};
+}
+
+}  // namespace npuscope::analyzer
