@@ -29,8 +29,8 @@ class Union {
   std::int64_t start_ = 0, end_ = 0, total_ = 0;  // the open interval, and what closed before it
 };
 
-struct StepRange {
-  std::int64_t start_ns = 0, end_ns = kNoEnd;
+struct StepRange {  // the whole trace by default
+  std::int64_t start_ns = std::numeric_limits<std::int64_t>::min(), end_ns = kNoEnd;
   bool contains(std::int64_t t) const { return t >= start_ns && t < end_ns; }
 };
 
@@ -187,8 +187,6 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
   side.path = trace.path();
   side.step = step;
   const StepRange range = step_range(trace, step, side.steps);
-  side.range_start_ns = range.start_ns;
-  side.range_end_ns = range.end_ns;
   CancelCheck check(cancel);
   read_ops(trace, range, side, check);
   std::vector<std::pair<std::int64_t, std::int64_t>> copies;

@@ -60,7 +60,6 @@ struct DiffSide {
   std::string path;
   std::optional<std::int64_t> step;  // the step compared; none: the whole trace
   std::int64_t steps = 0;            // step markers in the trace
-  std::int64_t range_start_ns = 0, range_end_ns = 0;
   std::vector<DiffOp> ops;  // in start order
   TimeSplit time;
   MemoryTotals memory;
