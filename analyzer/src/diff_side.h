@@ -60,7 +60,7 @@ struct DiffSide {
   std::string path;
   std::optional<std::int64_t> step;  // the step compared; none: the whole trace
   std::int64_t steps = 0;            // step markers in the trace
-  std::vector<DiffOp> ops;  // in start order
+  std::vector<DiffOp> ops;           // in start order
   TimeSplit time;
   MemoryTotals memory;
   std::vector<Tally> apis;           // host API calls' durations, by name id
