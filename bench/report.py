@@ -36,6 +36,8 @@ BENCH_DESCRIPTIONS = [
     "  (0) or with (1) an API call per task.",
     "- `Analyze/N` (analyze_bench): `analyzer::analyze()` with every rule on a synthetic trace of N kernel tasks",
     "  (and as many API calls) written through the real `TraceWriter`, from opening the trace to the report.",
+    "- `Diff/N` (diff_bench): `analyzer::diff()` of two synthetic traces of N kernel tasks each (the analyzer's",
+    "  trace, and a copy with one op slower and one op type fallen back to the AI CPU), from opening them to the report.",
     "- `CompareTensors/NPU_GOLDEN/N` (compare_bench): `comparator::compare_tensors()` (msprobe's accuracy metrics)",
     "  on N element pairs of an NPU tensor of dtype NPU against a golden one of dtype GOLDEN, one thread.",
     "- `DispatchTinyAdd/threads:T` (dispatch_scaling_bench): unprofiled `call_op(\"Add\")` on two 16-element f32",
@@ -510,6 +512,8 @@ def hot_path_section(runs):
 TRACE_WRITER_TARGET = 3e6
 ANALYZE_SECONDS_TARGET = 10.0
 ANALYZE_RSS_MB_TARGET = 2048.0
+DIFF_SECONDS_TARGET = 20.0
+DIFF_RSS_MB_TARGET = 2048.0
 VIEWER_LOAD_SECONDS = 5.0
 VIEWER_BYTES_PER_TASK = 48.0
 VIEWER_FRAME_MS = 16.0
@@ -567,6 +571,35 @@ def trace_writer_section(runs):
         if not ok:
             warn("trace writer sustains %.2f M task rows per CPU second (target >= 3 M)" % (rate / 1e6))
     out += ["", "Command: `BUILD/bench/trace_writer_bench`."]
+    return out
+
+
+def diff_section(runs):
+    rows = [r for r in runs if r["name"].startswith("Diff/")]
+    if not rows:
+        return []
+    out = ["", "## Diff", "",
+           "`npuscope diff` (`analyzer::diff()`) of two synthetic traces of the analyzer section's kind: BASE, and NEW "
+           "with op 7 3 us slower and the ops of one type fallen back to the AI CPU (4x). Time from opening both "
+           "traces to the report (both read at once, one thread each); peak RSS of the process (`getrusage`).", "",
+           "| tasks per trace | time | tasks/s (both) | peak RSS | pairs |",
+           "|---:|---:|---:|---:|---:|"]
+    judged = None
+    for r in sorted(rows, key=lambda r: int(r["name"].split("/")[1])):
+        tasks = int(r["name"].split("/")[1])
+        seconds = to_seconds(r["ms"], r["unit"])
+        c = r["counters"]
+        out.append("| %s | %.2f s | %.2f M | %.0f MB | %s |" % (
+            "{:,}".format(tasks), seconds, 2 * tasks / seconds / 1e6, c["peak_rss_mb"], "{:,}".format(int(c["pairs"]))))
+        if tasks == 10_000_000:
+            judged = (seconds, c["peak_rss_mb"])
+    if judged:
+        ok = judged[0] <= DIFF_SECONDS_TARGET and judged[1] <= DIFF_RSS_MB_TARGET
+        out += ["", "Judged: two 10M-task traces in **%.2f s** with **%.0f MB** peak RSS (%s the target of <= %g s and "
+                "<= 2 GB)." % (judged[0], judged[1], verdict(ok, "MISSES"), DIFF_SECONDS_TARGET)]
+        if not ok:
+            warn("diff of two 10M-task traces took %.2f s and %.0f MB (target <= 20 s, <= 2048 MB)" % judged)
+    out += ["", "Command: `BUILD/bench/diff_bench`."]
     return out
 
 
@@ -862,6 +895,7 @@ def main(argv):
     lines += dispatch_section(runs, context)
     lines += trace_writer_section(runs)
     lines += analyzer_section(runs)
+    lines += diff_section(runs)
     lines += viewer_section(runs)
     lines += comparator_section(runs)
     lines += overhead_section(out_dir)

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "npuscope/collector/trace_writer.h"
@@ -57,8 +58,9 @@ inline void add_device(collector::TraceWriter& w) {
   w.add_device(d);
 }
 
-// Task `i`, its launching API call and (every 100) an alloc/free pair.
-inline void fill_task(TaskRow& t, collector::ApiRow& a, std::int64_t i, const Names& n) {
+// Task `i`, its launching API call and (every 100) an alloc/free pair. A `changed` trace is the NEW
+// side of the diff bench: op 7 takes 3 us longer and the ops of type 5 fell back to the AI CPU (4x).
+inline void fill_task(TaskRow& t, collector::ApiRow& a, std::int64_t i, const Names& n, bool changed = false) {
   const int op = static_cast<int>(i % kOpNames);
   const int type = op % kOpTypes;
   const bool cube = type == 0;
@@ -77,6 +79,11 @@ inline void fill_task(TaskRow& t, collector::ApiRow& a, std::int64_t i, const Na
   t.block_dim = cube ? 24 : 8;
   t.flops = cube ? 2LL * 512 * 512 * 512 : 65'536;
   t.bytes = cube ? 3LL * 512 * 512 * 2 : 3LL * 65'536 * 2;
+  if (changed && op == 7) t.end_ns += 3'000;
+  if (changed && type == 5) {
+    t.end_ns += 3 * (t.end_ns - t.start_ns);
+    t.task_type = static_cast<std::int32_t>(TaskType::kAiCpu);
+  }
   t.overflow = i % 100'000 == 99'999 ? 1 : 0;
   t.fallback = 0;
   t.compute_dtype = 1;
@@ -87,8 +94,9 @@ inline void fill_task(TaskRow& t, collector::ApiRow& a, std::int64_t i, const Na
 }
 
 // Writes the synthetic trace of `tasks` kernel tasks to `path` through the real writer; without
-// `with_host`, the tasks alone (no API calls, memory records or copies).
-inline void write_synthetic_trace(const std::string& path, std::int64_t tasks, bool with_host = true) {
+// `with_host`, the tasks alone (no API calls, memory records or copies); `changed`: see fill_task.
+inline void write_synthetic_trace(const std::string& path, std::int64_t tasks, bool with_host = true,
+                                  bool changed = false) {
   auto w = collector::TraceWriter::create(path, {.overwrite = true, .durable = false});
   const Names n = intern_names(*w);
   add_device(*w);
@@ -106,7 +114,7 @@ inline void write_synthetic_trace(const std::string& path, std::int64_t tasks, b
     for (std::int64_t j = 0; j < count; ++j) {
       const std::int64_t i = base + j;
       const auto k = static_cast<std::size_t>(j);
-      fill_task(t[k], a[k], i, n);
+      fill_task(t[k], a[k], i, n, changed);
       if (i % 1000 == 999) syncs.push_back({t[k].queued_ns + 100, t[k].end_ns + 500, n.sync, 0, t[k].thread_id});
       if (i % 100 == 0) {
         const std::int64_t bytes = 1 << 20, address = 0x10000000 + (i % 4096) * bytes;
@@ -134,18 +142,19 @@ inline void write_synthetic_trace(const std::string& path, std::int64_t tasks, b
 
 // The synthetic trace of `tasks` tasks, written on first use under the temporary directory and
 // removed at exit, so that a bench's repetitions do not each spend a minute writing it.
-inline const std::string& cached_synthetic_trace(std::int64_t tasks, bool with_host = true) {
+inline const std::string& cached_synthetic_trace(std::int64_t tasks, bool with_host = true, bool changed = false) {
   struct Trace {
     std::string path;
     ~Trace() { std::filesystem::remove(path); }
   };
-  static std::map<std::pair<std::int64_t, bool>, Trace> traces;
-  Trace& t = traces[{tasks, with_host}];
+  static std::map<std::tuple<std::int64_t, bool, bool>, Trace> traces;
+  Trace& t = traces[{tasks, with_host, changed}];
   if (t.path.empty()) {
-    t.path = (std::filesystem::temp_directory_path() / ("npuscope_bench_trace_" + std::to_string(getpid()) + "_" +
-                                                        std::to_string(tasks) + (with_host ? "_host" : "") + ".db"))
+    t.path = (std::filesystem::temp_directory_path() /
+              ("npuscope_bench_trace_" + std::to_string(getpid()) + "_" + std::to_string(tasks) +
+               (with_host ? "_host" : "") + (changed ? "_changed" : "") + ".db"))
                  .string();
-    write_synthetic_trace(t.path, tasks, with_host);
+    write_synthetic_trace(t.path, tasks, with_host, changed);
   }
   return t.path;
 }

@@ -97,19 +97,26 @@ void tally(std::vector<Tally>& by_id, std::int32_t id, std::int64_t v) {
 }
 
 void read_host(const collector::TraceReader& trace, const StepRange& range, DiffSide& side, CancelCheck& check) {
-  trace.for_each_api([&](const collector::ApiRow& a) {
+  // Note [Diff memory]: only the columns a diff reads (a trace has an API call per task).
+  const auto own = collector::TraceReader::open(
+      trace.path(),
+      {.verify = false,
+       .skip_columns = {"API.connection_id", "API.thread_id", "API.kind", "PYTORCH_API.thread_id",
+                        "PYTORCH_API.module_id", "PYTORCH_API.sequence_number", "PYTORCH_API.fwd_thread_id",
+                        "PYTORCH_API.input_shapes_id", "PYTORCH_API.input_dtypes_id", "PYTORCH_API.parent_id"}});
+  own->for_each_api([&](const collector::ApiRow& a) {
     check.row();
     if (range.contains(a.start_ns))
       tally(side.apis, collector::compact_string_id(a.name_id), std::max<std::int64_t>(0, a.end_ns - a.start_ns));
   });
-  trace.for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
+  own->for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
     check.row();
     if (range.contains(h.start_ns))
       tally(side.framework_ops, collector::compact_string_id(h.name_id),
             std::max<std::int64_t>(0, h.end_ns - h.start_ns));
   });
   MemoryTotals& m = side.memory;
-  trace.for_each_memory([&](const collector::MemoryRow& r) {
+  own->for_each_memory([&](const collector::MemoryRow& r) {
     check.row();
     if (!range.contains(r.ts_ns)) return;
     m.recorded = true;
