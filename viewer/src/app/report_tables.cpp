@@ -20,6 +20,9 @@ constexpr std::size_t kClipRows = 200;
 
 bool is_null(const Value& v) { return std::holds_alternative<std::monostate>(v); }
 
+// Text wraps in its (stretched) column; numbers stay on one line, their fixed column fitting them.
+bool wraps(const Column& c) { return c.unit == Unit::kText || c.unit == Unit::kOpName || c.unit == Unit::kList; }
+
 bool can_jump(const Column& c) { return c.unit == Unit::kTaskId || c.unit == Unit::kOpName; }
 
 // The cell a row jumps by (TableOptions::jump_by); -1 if none.
@@ -66,7 +69,7 @@ void draw_row(ViewerState& state, const Table& t, std::size_t r, std::string_vie
       // The first cell spans the row: a click anywhere on it jumps to the row's op.
       if (ImGui::Selectable(cell.c_str(), is_selected(state, t, r, at), ImGuiSelectableFlags_SpanAllColumns))
         jump_to(state, columns[at], t.rows[r][at]);
-    } else if (wrap) {
+    } else if (wrap && wraps(columns[i])) {
       ImGui::TextWrapped("%s", cell.c_str());
     } else {
       ImGui::TextUnformatted(cell.c_str());
@@ -82,8 +85,7 @@ std::size_t draw_rows(ViewerState& state, const Table& t, std::string_view jump_
   if (!ImGui::BeginTable(std::string(t.spec->name).c_str(), static_cast<int>(columns.size()), kFlags)) return 0;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const Column& c = columns[i];
-    const bool text = c.unit == Unit::kText || c.unit == Unit::kOpName;
-    ImGuiTableColumnFlags flags = text ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed;
+    ImGuiTableColumnFlags flags = wraps(c) ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed;
     if (i == 0) flags |= ImGuiTableColumnFlags_NoHide;  // it holds the row's click target
     if (c.detail && i != 0) flags |= ImGuiTableColumnFlags_DefaultHide;
     ImGui::TableSetupColumn(analyzer::column_label(c).c_str(), flags);
