@@ -35,7 +35,7 @@ void check_diff(const ViewerOptions& o) {
   std::error_code ec;
   if (std::filesystem::is_directory(o.diff, ec)) {
     throw ViewUsageError("--diff: " + o.diff +
-                         " is a directory; --diff takes one BASE trace (npuscope diff compares one rank's trace "
+                         " is a directory; --diff takes one BASE trace (to compare ranks, diff one rank's trace "
                          "with another's)");
   }
   if (!o.trace.empty() && std::filesystem::is_directory(o.trace, ec))
