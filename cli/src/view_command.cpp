@@ -1,9 +1,10 @@
 // npuscope view: the timeline viewer, which is the npuscope-viewer program (viewer/src/app).
 //
 //   npuscope view TRACE.db|DIR [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]
-//                              [--rank R] [--panel NAME] [--frame-stats FILE.json]
+//                              [--rank R] [--block N] [--diff BASE.db] [--panel NAME] [--frame-stats FILE.json]
 //
 // DIR: the rank traces of a multi-rank job, on one time axis (Note [Rank set] in viewer/rank_set.h).
+// --diff BASE.db: npuscope diff BASE.db TRACE.db in the viewer's Diff panel (viewer/src/app/diff_job.h).
 //
 // Note [Headless CLI]: the npuscope binary links no GUI library (ImGui, GLFW, OpenGL), so that it
 // runs, and installs, on machines without a display stack (tests/cli/headless_cli_test.cpp checks

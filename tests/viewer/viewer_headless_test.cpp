@@ -2,6 +2,7 @@
 // search by op name, the command line, the frame statistics' JSON. No display needed.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "collector/export_test_util.h"
@@ -98,6 +99,46 @@ TEST(ViewOptions, RefusesBadValuesNamingTheFlag) {
             std::string::npos);
 }
 
+// --diff BASE.db: one BASE trace against one viewed trace; the Diff panel only with it.
+TEST(ViewOptions, DiffTakesOneBaseTraceAndEnablesItsPanel) {
+  const auto args = [](std::vector<const char*> a) {
+    a.insert(a.begin(), "view");
+    return a;
+  };
+  const auto message = [&](std::vector<const char*> a) {
+    a = args(a);
+    try {
+      parse_view_args(static_cast<int>(a.size()), const_cast<char**>(a.data()));
+    } catch (const ViewUsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  auto a = args({"new.db", "--diff", "base.db", "--panel", "diff", "--select", "layer0/attn/qk"});
+  const ViewerOptions o = parse_view_args(static_cast<int>(a.size()), const_cast<char**>(a.data()));
+  EXPECT_EQ(o.trace, "new.db");
+  EXPECT_EQ(o.diff, "base.db");
+  EXPECT_EQ(o.panel, "diff");
+  a = args({"new.db", "--diff=base.db"});
+  EXPECT_EQ(parse_view_args(static_cast<int>(a.size()), const_cast<char**>(a.data())).diff, "base.db");
+  EXPECT_EQ(message({"new.db", "--panel", "diff"}), "--panel diff needs --diff BASE.db (the trace to diff against)");
+  EXPECT_EQ(message({"new.db", "--diff"}), "--diff needs a value");
+  EXPECT_NE(message({"new.db", "--diff="}).find("--diff needs a BASE trace"), std::string::npos);
+  // A directory of rank traces on either side: a usage error naming the flag and the directory.
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "viewdiff_ranks";
+  std::filesystem::create_directories(dir);
+  const std::string d = dir.string();
+  const std::string base_dir = message({"new.db", "--diff", d.c_str()});
+  EXPECT_EQ(base_dir.rfind("--diff: " + d + " is a directory", 0), 0u) << base_dir;
+  const std::string new_dir = message({d.c_str(), "--diff", "base.db"});
+  EXPECT_EQ(new_dir.rfind("--diff: " + d + " is a directory of rank traces", 0), 0u) << new_dir;
+  std::filesystem::remove_all(dir);
+  const std::string usage = kViewUsage, help = kViewHelp;
+  EXPECT_NE(usage.find("[--diff BASE.db]"), std::string::npos);
+  EXPECT_NE(usage.find("|diff|"), std::string::npos);
+  EXPECT_NE(help.find("--diff BASE.db"), std::string::npos);
+}
+
 class ViewerModelTest : public ExportTest {};
 
 TEST_F(ViewerModelTest, OpStatisticsPerOpTypeSortable) {
@@ -185,6 +226,16 @@ TEST(FrameStatsJson, CountsFoldedRunsAndTheirItems) {
   EXPECT_EQ(doc["lanes"][0]["kind"], "stream");
   EXPECT_EQ(doc["pipe_block"], -1) << "no pipe lanes drawn";
   EXPECT_STREQ(lane_kind_name(LaneKind::kPipe), "pipe");
+  EXPECT_FALSE(doc.contains("diff")) << "no --diff: no diff object";
+  stats.diff.op_rows = 25;
+  stats.diff.base_task = 17;
+  stats.diff.base_ns = 1285;
+  stats.diff.details = "base duration: 1.29 us (diff +172 ns, ratio 1.13x)";
+  const auto with_diff = nlohmann::json::parse(stats.to_json());
+  EXPECT_EQ(with_diff["diff"]["op_rows"], 25);
+  EXPECT_EQ(with_diff["diff"]["base_task"], 17);
+  EXPECT_EQ(with_diff["diff"]["base_ns"], 1285);
+  EXPECT_EQ(with_diff["diff"]["details"], stats.diff.details);
 }
 
 TEST(LodAtMidZoom, AFoldedRunStopsAtTheViewsEnd) {

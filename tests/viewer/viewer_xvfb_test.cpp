@@ -1,16 +1,20 @@
 // The viewer end to end, under Xvfb (Mesa llvmpipe): `npuscope view --screenshot` on a known trace
 // and on a profiled sample writes a PNG that is not blank, and its --frame-stats match the trace's
-// timeline model; a file that is not a trace, and a missing display, give a clear error and a
-// non-zero exit. xvfb-run missing is a failure (scripts/bootstrap.sh installs it), not a skip.
+// timeline model; --diff's panel and details line against two profiled runs; a file that is not a
+// trace, and a missing display, give a clear error and a non-zero exit. xvfb-run missing is a failure
+// (scripts/bootstrap.sh installs it), not a skip.
 #include <gtest/gtest.h>
 #include <stb/stb_image.h>
 
+#include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "cli_test_util.h"
 #include "collector/export_test_util.h"
 #include "npuscope/viewer/pipe_lanes.h"
+#include "npuscope/viewer/time_format.h"
 #include "npuscope/viewer/timeline_model.h"
 
 using namespace npuscope::testing;
@@ -137,10 +141,12 @@ TEST_F(ViewerXvfbTest, AHugeViewIsCutToWhatZoomingOutReaches) {
 
 TEST_F(ViewerXvfbTest, EveryPanelRendersAndTheViewerProgramToo) {
   write_sample_trace(path("t.db"));
-  for (const char* panel : {"details", "ops", "findings", "compare", "search"}) {
+  for (const char* panel : {"details", "ops", "findings", "compare", "search", "diff"}) {
     const std::string png = path(std::string(panel) + ".png");
+    // The Diff panel needs a BASE: the trace against itself.
+    const std::string diff = std::string(panel) == "diff" ? " --diff " + path("t.db") : "";
     const CommandResult r =
-        view(path("t.db") + " --select layer0/attn/MatMul --panel " + panel + " --screenshot " + png);
+        view(path("t.db") + diff + " --select layer0/attn/MatMul --panel " + panel + " --screenshot " + png);
     ASSERT_EQ(r.status, 0) << panel << ": " << r.output;
     expect_picture(png, 1280, 800);
   }
@@ -221,6 +227,84 @@ TEST_F(ViewerXvfbTest, PipeLanesOfAProfiledCustomKernel) {
                                       std::to_string(blocks.back().block + 1) + " --screenshot " + path("x.png"));
   EXPECT_EQ(no_block.status, 1) << no_block.output;
   EXPECT_NE(no_block.output.find("--block: '" + name + "' has blocks 0 to"), std::string::npos) << no_block.output;
+}
+
+// Issue 22: `npuscope view NEW.db --diff BASE.db`. BASE is one LLaMA layer, NEW two layers at a
+// longer sequence: layer0's ops pair by name (slower in NEW), layer1's are added. The Diff panel
+// draws a row per op of either run; a selected layer0 op's details show its BASE call and
+// duration, a layer1 op's that it is not in BASE.
+TEST_F(ViewerXvfbTest, DiffPanelAndTheSelectedOpsBaseDuration) {
+  const std::string llama =
+      std::string(NPUSCOPE_SAMPLES_DIR) + "/llama_block --device npu --hidden 64 --heads 2 --ffn 96 --seq ";
+  for (const auto& [trace, args] : {std::pair{"base.db", "16"}, std::pair{"new.db", "64 --layers 2"}}) {
+    const CommandResult run = run_command(npuscope_cmd("run --force -o " + path(trace) + " -- " + llama + args));
+    ASSERT_EQ(run.status, 0) << run.output;
+  }
+  // Each op runs once per pass here: its name is its key.
+  const auto ops = [&](const std::string& trace) {
+    std::map<std::string, npuscope::collector::TaskRow> out;
+    const auto reader = TraceReader::open(trace);
+    reader->for_each_task([&](const npuscope::collector::TaskRow& t) {
+      if (npuscope::is_op(t.task_type)) out.emplace(reader->string(t.name_id), t);
+    });
+    return out;
+  };
+  const auto base = ops(path("base.db")), next = ops(path("new.db"));
+  std::set<std::string> names;
+  for (const auto* side : {&base, &next}) {
+    for (const auto& [name, task] : *side) names.insert(name);
+  }
+  const std::string paired = "layer0/attn/qk", added = "layer1/attn/qk";
+  ASSERT_TRUE(base.count(paired) && next.count(paired) && next.count(added) && !base.count(added));
+
+  const std::string diff = path("new.db") + " --diff " + path("base.db") + " --size 1280x1000 --select ";
+  const CommandResult shown =
+      view(diff + paired + " --panel diff --screenshot " + path("d.png") + " --frame-stats " + path("d.json"));
+  ASSERT_EQ(shown.status, 0) << shown.output;
+  expect_picture(path("d.png"), 1280, 1000);
+  const auto panel = nlohmann::json::parse(read_file(path("d.json")));
+  EXPECT_EQ(panel["selected_task"], next.at(paired).task_id);
+  ASSERT_TRUE(panel.contains("diff")) << "the Diff panel drew nothing";
+  EXPECT_EQ(panel["diff"]["op_rows"].get<std::size_t>(), names.size()) << "a row per op of either run";
+
+  const CommandResult details =
+      view(diff + paired + " --panel details --screenshot " + path("p.png") + " --frame-stats " + path("p.json"));
+  ASSERT_EQ(details.status, 0) << details.output;
+  const auto pair = nlohmann::json::parse(read_file(path("p.json")));
+  ASSERT_TRUE(pair.contains("diff")) << "the details panel showed no BASE line";
+  const auto& b = base.at(paired);
+  const auto& n = next.at(paired);
+  const std::int64_t base_ns = b.end_ns - b.start_ns, new_ns = n.end_ns - n.start_ns;
+  EXPECT_EQ(pair["diff"]["base_task"], b.task_id);
+  EXPECT_EQ(pair["diff"]["base_ns"], base_ns);
+  const std::string line = pair["diff"]["details"];
+  const std::string expected = "base duration: " + format_duration(base_ns) + " (diff " +
+                               (new_ns < base_ns ? "-" : "+") + format_duration(std::llabs(new_ns - base_ns)) +
+                               ", ratio ";
+  EXPECT_EQ(line.rfind(expected, 0), 0u) << line;
+
+  const CommandResult add = view(diff + added + " --screenshot " + path("a.png") + " --frame-stats " + path("a.json"));
+  ASSERT_EQ(add.status, 0) << add.output;
+  const auto none = nlohmann::json::parse(read_file(path("a.json")));
+  EXPECT_EQ(none["selected_task"], next.at(added).task_id);
+  EXPECT_EQ(none["diff"]["details"], "added: not in BASE");
+  EXPECT_EQ(none["diff"]["base_task"], 0);
+}
+
+TEST_F(ViewerXvfbTest, DiffUsageErrorsNameTheFlagOrTheFile) {
+  write_sample_trace(path("t.db"));
+  const CommandResult missing = view(path("t.db") + " --diff " + path("missing.db") + " --screenshot " + path("x.png"));
+  EXPECT_EQ(missing.status, 1) << missing.output;
+  EXPECT_NE(missing.output.find("--diff: "), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find(path("missing.db")), std::string::npos) << missing.output;
+  EXPECT_FALSE(std::filesystem::exists(path("x.png"))) << "refused before any frame";
+  const CommandResult no_diff = view(path("t.db") + " --panel diff --screenshot " + path("x.png"));
+  EXPECT_EQ(no_diff.status, 2) << no_diff.output;
+  EXPECT_NE(no_diff.output.find("--panel diff needs --diff"), std::string::npos) << no_diff.output;
+  std::filesystem::create_directories(path("ranks"));
+  const CommandResult dir = view(path("t.db") + " --diff " + path("ranks") + " --screenshot " + path("x.png"));
+  EXPECT_EQ(dir.status, 2) << dir.output;
+  EXPECT_NE(dir.output.find("--diff: " + path("ranks") + " is a directory"), std::string::npos) << dir.output;
 }
 
 TEST_F(ViewerXvfbTest, AFileThatIsNotATraceIsAClearError) {

@@ -63,6 +63,10 @@ std::string FrameStats::to_json() const {
   for (const auto& l : lanes) highlighted += l.highlighted;
   doc["collective_highlights"] = highlighted;
   if (!groups.empty()) doc["groups"] = groups;
+  if (diff.shown()) {
+    doc["diff"] = {
+        {"op_rows", diff.op_rows}, {"base_task", diff.base_task}, {"base_ns", diff.base_ns}, {"details", diff.details}};
+  }
   auto& out = doc["lanes"] = nlohmann::json::array();
   for (const auto& l : lanes) {
     out.push_back({{"title", l.title},

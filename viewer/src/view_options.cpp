@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 namespace npuscope::viewer {
@@ -22,6 +23,23 @@ std::pair<std::int64_t, std::int64_t> parse_pair(const std::string& s, char sep,
   const auto at = s.find(sep);
   if (at == std::string::npos) throw ViewUsageError(flag + ": expected A" + sep + "B, got '" + s + "'");
   return {parse_int(s.substr(0, at), flag), parse_int(s.substr(at + 1), flag)};
+}
+
+// --diff compares two single traces: a directory of rank traces on either side is refused here,
+// before any trace is read (a missing or bad BASE is the viewer's error, as TRACE's is).
+void check_diff(const ViewerOptions& o) {
+  if (o.diff.empty()) {
+    if (o.panel == "diff") throw ViewUsageError("--panel diff needs --diff BASE.db (the trace to diff against)");
+    return;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.diff, ec)) {
+    throw ViewUsageError("--diff: " + o.diff +
+                         " is a directory; --diff takes one BASE trace (to compare ranks, diff one rank's trace "
+                         "with another's)");
+  }
+  if (!o.trace.empty() && std::filesystem::is_directory(o.trace, ec))
+    throw ViewUsageError("--diff: " + o.trace + " is a directory of rank traces; --diff needs one trace to diff");
 }
 
 }  // namespace
@@ -75,10 +93,13 @@ ViewerOptions parse_view_args(int argc, char** argv) {
     } else if (arg == "--panel") {
       o.panel = v();
       if (o.panel != "details" && o.panel != "ops" && o.panel != "findings" && o.panel != "compare" &&
-          o.panel != "search" && o.panel != "collective") {
-        throw ViewUsageError("--panel must be details, ops, findings, compare, search or collective, got '" + o.panel +
-                             "'");
+          o.panel != "search" && o.panel != "diff" && o.panel != "collective") {
+        throw ViewUsageError("--panel must be details, ops, findings, compare, search, diff or collective, got '" +
+                             o.panel + "'");
       }
+    } else if (arg == "--diff") {
+      o.diff = v();
+      if (o.diff.empty()) throw ViewUsageError("--diff needs a BASE trace");
     } else if (arg == "--rank") {
       const std::int64_t r = parse_int(v(), arg);
       if (r < 0 || r > std::numeric_limits<std::int32_t>::max()) throw ViewUsageError("--rank: R must be 0 or more");
@@ -96,6 +117,7 @@ ViewerOptions parse_view_args(int argc, char** argv) {
   if (o.block && o.select.empty())
     throw ViewUsageError("--block needs --select (the custom kernel whose block to show)");
   if (o.rank && o.select.empty()) throw ViewUsageError("--rank needs --select (the rank to select the op on)");
+  check_diff(o);
   return o;
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cluster_view.h"
+#include "diff_job.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/time_format.h"
 #include "npuscope/viewer/viewer_app.h"
@@ -60,6 +61,7 @@ struct ViewerSession::Impl {
   std::optional<TimelineModel> model;
   std::optional<ViewerState> state;
   std::optional<Timeline> timeline;
+  std::unique_ptr<DiffJob> diff;  // --diff BASE.db
   std::vector<std::unique_ptr<Panel>> panels;
   // ... or a directory of rank traces (Note [Rank set]).
   std::optional<RankSet> ranks;
@@ -99,8 +101,23 @@ struct ViewerSession::Impl {
     panels.push_back(make_details_panel(*state));
     panels.push_back(make_op_stats_panel(*state));
     panels.push_back(make_findings_panel(*state));
+    if (!options.diff.empty()) open_diff();
     panels.push_back(make_compare_panel(*state));
     panels.push_back(make_search_panel(*state));
+  }
+
+  // --diff BASE.db: BASE is opened here, so that a bad one is refused before the window opens; the
+  // diff itself runs in the background (diff_job.h).
+  void open_diff() {
+    std::unique_ptr<collector::TraceReader> base;
+    try {
+      base = collector::TraceReader::open(options.diff, {.verify = false});
+    } catch (const collector::TraceError& e) {
+      throw ViewerError("--diff: " + std::string(e.what()));
+    }
+    diff = std::make_unique<DiffJob>(std::move(base), options.trace);
+    state->diff = diff.get();
+    panels.push_back(make_diff_panel(*state));
   }
 
   void open_ranks() {
@@ -141,8 +158,10 @@ struct ViewerSession::Impl {
       cluster->draw_timeline(avail - panels_h, stats);
       cluster->draw_panels();
     } else {
+      state->frame_stats = &stats;
       timeline->draw(avail - panels_h, stats);
       draw_panels();
+      state->frame_stats = nullptr;
     }
     ImGui::End();
   }

@@ -1,10 +1,12 @@
 // The selected task: its row, its tensors (shapes, dtypes, statistics), its compare metrics and its
 // roofline bound, read from the trace once per selection; for a custom kernel also its blocks, the
-// block picker of its pipe lanes and its sanitizer findings (kernel_details.cpp).
+// block picker of its pipe lanes and its sanitizer findings (kernel_details.cpp); with --diff, its
+// BASE counterpart's duration (diff_job.h).
 #include <imgui.h>
 
 #include <cmath>
 
+#include "diff_job.h"
 #include "kernel_details.h"
 #include "npuscope/analyzer/roofline.h"
 #include "npuscope/collector/export_npy.h"
@@ -58,11 +60,31 @@ class DetailsPanel final : public Panel {
         row("aten op", aten_op_.empty() ? "-" : aten_op_, "pass", pass_.empty() ? "-" : pass_);
         row("module", module_.empty() ? "-" : module_, "", "");
       }
+      if (state_.diff != nullptr) draw_diff(t);
       ImGui::EndTable();
     }
     draw_kernel_details(state_);
     draw_tensors();
     draw_compare();
+  }
+
+  // --diff: the op against its BASE counterpart (Note [Diff op matching] in npuscope/analyzer/diff.h).
+  void draw_diff(const collector::TaskRow& t) {
+    const analyzer::DiffResult* diff = state_.diff->result(state_.single_frame);
+    if (diff == nullptr) {
+      const std::string& error = state_.diff->error();
+      row("BASE (--diff)", error.empty() ? "diffing ..." : "diff failed: " + error, "", "");
+      return;
+    }
+    const std::string line = describe_pair(*diff, t);
+    if (line.empty()) return;  // not an op: the diff pairs ops only
+    const analyzer::DiffPair* pair = diff->pair_of_new(t.task_id);
+    row("BASE (--diff)", line, "base task id", pair ? std::to_string(pair->base_task_id) : "-");
+    if (FrameStats* stats = state_.frame_stats) {
+      stats->diff.details = line;
+      stats->diff.base_task = pair ? pair->base_task_id : 0;
+      stats->diff.base_ns = pair ? pair->base_ns : 0;
+    }
   }
 
   static void row(const char* k1, const std::string& v1, const char* k2, const std::string& v2) {

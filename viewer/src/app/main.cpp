@@ -23,6 +23,11 @@ int main(int argc, char** argv) {
     const npuscope::collector::TraceRecovery recovery = npuscope::collector::recover_trace(options.trace);
     if (recovery.recovered) std::fprintf(stderr, "%s: %s\n", name.c_str(), describe(recovery).c_str());
     options.trace = recovery.trace;
+    if (!options.diff.empty()) {
+      const npuscope::collector::TraceRecovery base = npuscope::collector::recover_trace(options.diff);
+      if (base.recovered) std::fprintf(stderr, "%s: %s\n", name.c_str(), describe(base).c_str());
+      options.diff = base.trace;
+    }
     return run_viewer(options);
   } catch (const ViewUsageError& e) {
     std::fprintf(stderr, "%s: error: %s\nusage: %s\n", name.c_str(), e.what(), kViewUsage);

@@ -21,5 +21,6 @@ std::unique_ptr<Panel> make_op_stats_panel(ViewerState& state);
 std::unique_ptr<Panel> make_findings_panel(ViewerState& state);
 std::unique_ptr<Panel> make_compare_panel(ViewerState& state);
 std::unique_ptr<Panel> make_search_panel(ViewerState& state);
+std::unique_ptr<Panel> make_diff_panel(ViewerState& state);  // needs state.diff (--diff)
 
 }  // namespace npuscope::viewer

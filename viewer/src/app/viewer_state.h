@@ -6,6 +6,7 @@
 #include <string>
 
 #include "npuscope/collector/trace_reader.h"
+#include "npuscope/viewer/frame_stats.h"
 #include "npuscope/viewer/lod.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/pipe_lanes.h"
@@ -13,6 +14,8 @@
 #include "npuscope/viewer/timeline_model.h"
 
 namespace npuscope::viewer {
+
+class DiffJob;  // diff_job.h
 
 struct Selection {
   std::int64_t task_id = 0;
@@ -84,6 +87,13 @@ class ViewerState {
   // In a multi-rank view: this rank's part of the collective selected on any rank, outlined by its
   // stream lane (set when the selection changes, not per frame).
   std::optional<CollectiveMember> collective;
+
+  // --diff BASE.db: the diff against BASE that the Diff and details panels show (owned by the
+  // session); null without --diff.
+  DiffJob* diff = nullptr;
+  // The statistics of the frame being drawn (--frame-stats): panels add what they drew. Null
+  // between frames.
+  FrameStats* frame_stats = nullptr;
 
   // A panel to bring to the front on the next frame ("" none).
   std::string focus_panel;

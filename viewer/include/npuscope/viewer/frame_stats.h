@@ -32,6 +32,14 @@ struct FrameStats {
   bool flow_line = false;             // the flow line from its API call was drawn
   std::int32_t pipe_block = -1;       // the block whose pipe lanes (kPipe) were drawn, -1 if none
   std::vector<std::string> groups;    // a multi-rank view: its rank groups' titles, open or not, in order
+  // --diff BASE.db: what the Diff panel and the details panel showed of the diff this frame.
+  struct Diff {
+    std::int64_t op_rows = -1;   // rows of the op table (diff_ops) in the Diff panel; -1: not drawn
+    std::int64_t base_task = 0;  // the selection's BASE task in the details panel (0: none shown)
+    std::int64_t base_ns = 0;    // and its duration
+    std::string details;         // the details panel's line ("base duration: ...", "added: ..."); "" none
+    bool shown() const { return op_rows >= 0 || !details.empty(); }
+  } diff;
 
   // Counts one row's draw list into `lane`.
   static void add_row(LaneFrameStats& lane, const std::vector<DrawItem>& drawn);
@@ -40,8 +48,9 @@ struct FrameStats {
   std::size_t items() const;
   // {"view": {...}, "lanes_drawn": N, "items_drawn": N, "folded_items": N (drawn items that are folded
   //  runs), "items_in_folds": N, "items_in_view": N, "selected_task": N, "flow_line": B, "pipe_block": N,
-  //  "collective_highlights": N, "groups": [...] (a multi-rank view only), "lanes": [{... the same per
-  //  lane ..., "group": "rank 3 (node 0)" (a multi-rank view only)}]}
+  //  "collective_highlights": N, "groups": [...] (a multi-rank view only), "diff": {"op_rows": N,
+  //  "base_task": N, "base_ns": N, "details": "..."} (when a diff panel or line was drawn), "lanes":
+  //  [{... the same per lane ..., "group": "rank 3 (node 0)" (a multi-rank view only)}]}
   std::string to_json() const;
 };
 

@@ -12,8 +12,8 @@ namespace npuscope::viewer {
 
 inline constexpr const char* kViewUsage =
     "npuscope view TRACE.db|DIR [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]\n"
-    "                       [--rank R] [--block N] [--panel details|ops|findings|compare|search|collective]\n"
-    "                       [--frame-stats FILE.json]";
+    "                       [--rank R] [--block N] [--diff BASE.db]\n"
+    "                       [--panel details|ops|findings|compare|search|diff|collective] [--frame-stats FILE.json]";
 
 inline constexpr const char* kViewHelp =
     "  DIR                     a directory of rank traces (one *.db per rank, with META rank): every rank on\n"
@@ -28,8 +28,11 @@ inline constexpr const char* kViewHelp =
     "  --rank R                with --select in a directory: select on rank R\n"
     "  --block N               with --select of a custom (opkit) kernel: show the pipe lanes of its block N\n"
     "                          (default 0) and zoom to that block (--view still sets the range)\n"
-    "  --panel NAME            the panel shown first: details, ops, findings, compare, search or (a\n"
-    "                          directory) collective\n"
+    "  --diff BASE.db          also diff BASE.db against TRACE.db (npuscope diff BASE.db TRACE.db): the Diff\n"
+    "                          panel shows its tables (click an op to select it on TRACE's timeline) and\n"
+    "                          the details panel the selected op's BASE duration; one trace, not a directory\n"
+    "  --panel NAME            the panel shown first: details, ops, findings, compare, search, diff (with\n"
+    "                          --diff) or (a directory) collective\n"
     "  --frame-stats FILE.json write what the (last) frame drew: lanes, items, folded runs\n"
     "  -h, --help              show this help\n"
     "keys: wheel or W/S zoom around the cursor, drag or A/D pan, F fit all, Z zoom to the selection,\n"
@@ -55,6 +58,7 @@ struct ViewerOptions {
   std::optional<std::int32_t> block;                          // --block: the pipe lanes' block
   std::string panel;                                          // "" = details
   std::optional<std::int32_t> rank;                           // --rank: where --select looks (a directory)
+  std::string diff;                                           // --diff: the BASE trace diffed against `trace`
   bool help = false;
 };
 
