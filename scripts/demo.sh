@@ -40,6 +40,10 @@ section "Analysis of the LLaMA trace: npuscope analyze"
 section "An overflow found: Exp in f16 (npuscope run, then analyze --rules overflows)"
 "$NPUSCOPE" run --force -o "$DEMO/overflow.db" --dump stats -- "$S/analysis_cases" --case overflow > /dev/null
 "$NPUSCOPE" analyze "$DEMO/overflow.db" --rules overflows
+section "What got slower: the same block with one op forced onto the AI CPU (npuscope diff)"
+"$NPUSCOPE" run --force -o "$DEMO/diff_base.db" -- "$S/diff_cases" --variant base > /dev/null
+"$NPUSCOPE" run --force -o "$DEMO/diff_fallback.db" -- "$S/diff_cases" --variant fallback > /dev/null
+"$NPUSCOPE" diff "$DEMO/diff_base.db" "$DEMO/diff_fallback.db" --top 5
 MLP="$BUILD_DIR/samples/models/mlp.onnx"
 section "Accuracy: the 8-block MLP on the NPU vs the CPU golden run (npuscope compare --model)"
 "$NPUSCOPE" compare --model "$MLP" --precision-mode must_keep_origin_dtype --top 5
