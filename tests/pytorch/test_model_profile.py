@@ -182,6 +182,24 @@ class ModelProfileTest(unittest.TestCase):
                         "Aten op statistics (PyTorch)"):
             self.assertIn(heading, text)
 
+    def test_diff_compares_one_training_step_with_another(self):
+        """npuscope diff of step 1 against step 2 of the same run: every op pairs with its call of the other step
+        by name (call indexes counted from each step's first call). Step 0 against step 1: SGD's momentum
+        buffers and zero_grad's fills appear in step 1 (the first step has no gradients to zero)."""
+        out = os.path.join(self.dir.name, "diff.json")
+        run([CLI, "diff", self.db, self.db, "--base-step", "1", "--new-step", "2", "--format", "json", "-o", out])
+        with open(out) as f:
+            d = json.load(f)
+        m = d["diff_matching"]
+        self.assertGreater(m["base_ops"], 100)
+        self.assertEqual((m["new_ops"], m["by_name"], m["added"], m["removed"]), (m["base_ops"],) * 2 + (0, 0))
+        self.assertIn("framework", {r["source"] for r in d["diff_apis"]})  # the aten ops' host time
+        run([CLI, "diff", self.db, self.db, "--base-step", "0", "--new-step", "1", "--format", "json", "-o", out])
+        with open(out) as f:
+            d = json.load(f)
+        added = {r["op"] for r in d["diff_ops"] if r["match"] == "added"}
+        self.assertTrue(any(op.startswith("Optimizer.zero_grad") for op in added), added)
+
     def test_the_viewer_draws_pytorch_lanes_and_details(self):
         viewer = os.path.join(os.path.dirname(CLI), "..", "viewer", "npuscope-viewer")
         shot, stats = os.path.join(self.dir.name, "view.png"), os.path.join(self.dir.name, "view.json")
