@@ -8,7 +8,6 @@
 //   trace_mb           the size of the trace file
 // The trace: bench/synthetic_trace.h.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -23,12 +22,6 @@ using namespace npuscope;
 
 namespace {
 
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
-
 void Analyze(benchmark::State& state) {
   const std::int64_t tasks = state.range(0);
   const std::string& path = bench::cached_synthetic_trace(tasks);
@@ -41,7 +34,7 @@ void Analyze(benchmark::State& state) {
   }
   state.counters["tasks_per_second"] =
       benchmark::Counter(static_cast<double>(tasks), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["peak_rss_mb"] = peak_rss_mb();
+  state.counters["peak_rss_mb"] = bench::peak_rss_mb();
   state.counters["trace_mb"] = static_cast<double>(std::filesystem::file_size(path)) / (1 << 20);
 }
 

@@ -9,7 +9,6 @@
 //                      that built the traces keeps only a 16 MiB cache, so this is the diff's peak
 //   pairs              ops paired (every task: same names and call indexes)
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <string>
 
@@ -20,12 +19,6 @@
 using namespace npuscope;
 
 namespace {
-
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
 
 void Diff(benchmark::State& state) {
   const std::int64_t tasks = state.range(0);
@@ -43,7 +36,7 @@ void Diff(benchmark::State& state) {
   }
   state.counters["tasks_per_second"] =
       benchmark::Counter(static_cast<double>(2 * tasks), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["peak_rss_mb"] = peak_rss_mb();
+  state.counters["peak_rss_mb"] = bench::peak_rss_mb();
   state.counters["pairs"] = static_cast<double>(pairs);
 }
 

@@ -574,33 +574,41 @@ def trace_writer_section(runs):
     return out
 
 
-def diff_section(runs):
-    rows = [r for r in runs if r["name"].startswith("Diff/")]
+def big_trace_section(runs, prefix, intro, columns, cells, judged_what, seconds_target, rss_mb_target, command):
+    """A section of a bench that reads synthetic traces of N tasks (bench/synthetic_trace.h): a row of `cells(tasks,
+    seconds, counters)` per N, and the verdict on 10M tasks against the time and peak-RSS targets."""
+    rows = [r for r in runs if r["name"].startswith(prefix + "/")]
     if not rows:
         return []
-    out = ["", "## Diff", "",
-           "`npuscope diff` (`analyzer::diff()`) of two synthetic traces of the analyzer section's kind: BASE, and NEW "
-           "with op 7 3 us slower and the ops of one type fallen back to the AI CPU (4x). Time from opening both "
-           "traces to the report (both read at once, one thread each); peak RSS of the process (`getrusage`).", "",
-           "| tasks per trace | time | tasks/s (both) | peak RSS | pairs |",
-           "|---:|---:|---:|---:|---:|"]
+    out = intro + ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
     judged = None
     for r in sorted(rows, key=lambda r: int(r["name"].split("/")[1])):
         tasks = int(r["name"].split("/")[1])
         seconds = to_seconds(r["ms"], r["unit"])
-        c = r["counters"]
-        out.append("| %s | %.2f s | %.2f M | %.0f MB | %s |" % (
-            "{:,}".format(tasks), seconds, 2 * tasks / seconds / 1e6, c["peak_rss_mb"], "{:,}".format(int(c["pairs"]))))
+        out.append("| " + " | ".join(cells(tasks, seconds, r["counters"])) + " |")
         if tasks == 10_000_000:
-            judged = (seconds, c["peak_rss_mb"])
+            judged = (seconds, r["counters"]["peak_rss_mb"])
     if judged:
-        ok = judged[0] <= DIFF_SECONDS_TARGET and judged[1] <= DIFF_RSS_MB_TARGET
-        out += ["", "Judged: two 10M-task traces in **%.2f s** with **%.0f MB** peak RSS (%s the target of <= %g s and "
-                "<= 2 GB)." % (judged[0], judged[1], verdict(ok, "MISSES"), DIFF_SECONDS_TARGET)]
+        ok = judged[0] <= seconds_target and judged[1] <= rss_mb_target
+        out += ["", "Judged: %s in **%.2f s** with **%.0f MB** peak RSS (%s the target of <= %g s and <= 2 GB)." % (
+            judged_what, judged[0], judged[1], verdict(ok, "MISSES"), seconds_target)]
         if not ok:
-            warn("diff of two 10M-task traces took %.2f s and %.0f MB (target <= 20 s, <= 2048 MB)" % judged)
-    out += ["", "Command: `BUILD/bench/diff_bench`."]
-    return out
+            warn("%s took %.2f s and %.0f MB (target <= %g s, <= %g MB)" % (
+                judged_what, judged[0], judged[1], seconds_target, rss_mb_target))
+    return out + ["", "Command: `%s`." % command]
+
+
+def diff_section(runs):
+    intro = ["", "## Diff", "",
+             "`npuscope diff` (`analyzer::diff()`) of two synthetic traces of the analyzer section's kind: BASE, and "
+             "NEW with op 7 3 us slower and the ops of one type fallen back to the AI CPU (4x). Time from opening both "
+             "traces to the report (both read at once, one thread each; median of 3); peak RSS of the process "
+             "(`getrusage`).", ""]
+    return big_trace_section(
+        runs, "Diff", intro, ["tasks per trace", "time", "tasks/s (both)", "peak RSS", "pairs"],
+        lambda tasks, seconds, c: ["{:,}".format(tasks), "%.2f s" % seconds, "%.2f M" % (2 * tasks / seconds / 1e6),
+                                   "%.0f MB" % c["peak_rss_mb"], "{:,}".format(int(c["pairs"]))],
+        "two 10M-task traces", DIFF_SECONDS_TARGET, DIFF_RSS_MB_TARGET, "BUILD/bench/diff_bench")
 
 
 def to_seconds(value, unit):
@@ -608,34 +616,17 @@ def to_seconds(value, unit):
 
 
 def analyzer_section(runs):
-    rows = [r for r in runs if r["name"].startswith("Analyze/")]
-    if not rows:
-        return []
-    out = ["", "## Analyzer", "",
-           "`npuscope analyze` with every rule (`analyzer::analyze()`) on a synthetic trace written through the "
-           "real `TraceWriter`: two streams on one ascend910b-like device, 300 op names of 40 types, an API call "
-           "per task on two host threads, a synchronization every 1000 tasks, an alloc/free pair every 100, a small "
-           "copy every 500. Time from opening the trace to the report (median of 3); peak RSS of the process "
-           "(`getrusage`; the writer that made the trace holds only its 16 MiB cache).", "",
-           "| tasks | time | tasks/s | peak RSS | trace file |",
-           "|---:|---:|---:|---:|---:|"]
-    judged = None
-    for r in sorted(rows, key=lambda r: int(r["name"].split("/")[1])):
-        tasks = int(r["name"].split("/")[1])
-        seconds = to_seconds(r["ms"], r["unit"])
-        c = r["counters"]
-        out.append("| %s | %.2f s | %.2f M | %.0f MB | %.0f MB |" % (
-            "{:,}".format(tasks), seconds, tasks / seconds / 1e6, c["peak_rss_mb"], c["trace_mb"]))
-        if tasks == 10_000_000:
-            judged = (seconds, c["peak_rss_mb"])
-    if judged:
-        ok = judged[0] <= ANALYZE_SECONDS_TARGET and judged[1] <= ANALYZE_RSS_MB_TARGET
-        out += ["", "Judged: 10M tasks in **%.2f s** with **%.0f MB** peak RSS (%s the target of <= %g s and <= 2 GB)." % (
-            judged[0], judged[1], verdict(ok, "MISSES"), ANALYZE_SECONDS_TARGET)]
-        if not ok:
-            warn("analyze of 10M tasks took %.2f s and %.0f MB (target <= 10 s, <= 2048 MB)" % judged)
-    out += ["", "Command: `BUILD/bench/analyze_bench`."]
-    return out
+    intro = ["", "## Analyzer", "",
+             "`npuscope analyze` with every rule (`analyzer::analyze()`) on a synthetic trace written through the "
+             "real `TraceWriter`: two streams on one ascend910b-like device, 300 op names of 40 types, an API call "
+             "per task on two host threads, a synchronization every 1000 tasks, an alloc/free pair every 100, a small "
+             "copy every 500. Time from opening the trace to the report (median of 3); peak RSS of the process "
+             "(`getrusage`; the writer that made the trace holds only its 16 MiB cache).", ""]
+    return big_trace_section(
+        runs, "Analyze", intro, ["tasks", "time", "tasks/s", "peak RSS", "trace file"],
+        lambda tasks, seconds, c: ["{:,}".format(tasks), "%.2f s" % seconds, "%.2f M" % (tasks / seconds / 1e6),
+                                   "%.0f MB" % c["peak_rss_mb"], "%.0f MB" % c["trace_mb"]],
+        "10M tasks", ANALYZE_SECONDS_TARGET, ANALYZE_RSS_MB_TARGET, "BUILD/bench/analyze_bench")
 
 
 COMPARE_TARGET_BYTES = 1e9  # bytes of ONE side's f32 data per CPU second (250M element pairs/s)

@@ -5,6 +5,7 @@
 // tasks, a small copy every 500, one overflow every 100000.
 #pragma once
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -157,6 +158,14 @@ inline const std::string& cached_synthetic_trace(std::int64_t tasks, bool with_h
     write_synthetic_trace(t.path, tasks, with_host, changed);
   }
   return t.path;
+}
+
+// The process's peak resident memory (MB), what the benches that read this trace report: the writer
+// that made the trace keeps only a 16 MiB cache, so it is the reading's peak.
+inline double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
 }  // namespace npuscope::bench

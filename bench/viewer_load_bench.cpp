@@ -6,7 +6,6 @@
 //   bytes_per_task     the model's memory (capacity of every lane row) / tasks
 //   peak_rss_mb        the process's peak resident memory (getrusage)
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -30,10 +29,8 @@ void ViewerLoad(benchmark::State& state) {
     bytes = static_cast<double>(model.memory_bytes());
     benchmark::DoNotOptimize(model.lanes().data());
   }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
   state.counters["bytes_per_task"] = bytes / static_cast<double>(tasks);
-  state.counters["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  state.counters["peak_rss_mb"] = bench::peak_rss_mb();
 }
 
 }  // namespace
