@@ -53,6 +53,7 @@ Table overall_table(const TimeSplit& b, const TimeSplit& n) {
 
 Table memory_table(const MemoryTotals& b, const MemoryTotals& n) {
   Table t{&kDiffMemoryTable, {}};
+  if (!b.recorded && !n.recorded) return t;  // no allocator records in either run: no rows of zeros
   const auto add = [&](const char* metric, std::int64_t base, std::int64_t next, Value base_count, Value new_count) {
     t.add({std::string(metric), base, next, next - base, diff_ratio(base, next), std::move(base_count),
            std::move(new_count)});

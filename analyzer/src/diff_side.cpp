@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cancel_check.h"
+#include "trace_data.h"
 #include "npuscope/analyzer/diff.h"
 
 namespace npuscope::analyzer {
@@ -46,7 +47,10 @@ StepRange step_range(const collector::TraceReader& trace, std::optional<std::int
   });
   steps = static_cast<std::int64_t>(numbers.size());
   if (!step) return {};
-  if (found) return *found;
+  if (found) {
+    check_times(trace, "MARKER", "step", *step, {{"start_ns", found->start_ns}, {"end_ns", found->end_ns}});
+    return *found;
+  }
   std::string what = trace.path() + " has no step " + std::to_string(*step);
   if (numbers.empty()) {
     what +=
@@ -72,6 +76,8 @@ void read_ops(const collector::TraceReader& trace, const StepRange& range, DiffS
   // A task belongs to the step its launch falls in; it starts at or after its launch.
   own->for_each_task_starting(range.start_ns, kNoEnd, [&](const collector::TaskRow& t) {
     check.row();
+    check_times(trace, "TASK", "task_id", t.task_id,
+                {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
     if (!is_diff_op(t.task_type) || !range.contains(t.queued_ns)) return;
     side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns),
                         collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
@@ -106,11 +112,13 @@ void read_host(const collector::TraceReader& trace, const StepRange& range, Diff
                         "PYTORCH_API.input_shapes_id", "PYTORCH_API.input_dtypes_id", "PYTORCH_API.parent_id"}});
   own->for_each_api([&](const collector::ApiRow& a) {
     check.row();
+    check_times(trace, "API", nullptr, 0, {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
     if (range.contains(a.start_ns))
       tally(side.apis, collector::compact_string_id(a.name_id), std::max<std::int64_t>(0, a.end_ns - a.start_ns));
   });
   own->for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
     check.row();
+    check_times(trace, "PYTORCH_API", "id", h.id, {{"start_ns", h.start_ns}, {"end_ns", h.end_ns}});
     if (range.contains(h.start_ns))
       tally(side.framework_ops, collector::compact_string_id(h.name_id),
             std::max<std::int64_t>(0, h.end_ns - h.start_ns));
@@ -198,6 +206,8 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
   read_ops(trace, range, side, check);
   std::vector<std::pair<std::int64_t, std::int64_t>> copies;
   trace.for_each_memcpy([&](const collector::MemcpyRow& m) {
+    check_times(trace, "MEMCPY", "task_id", m.task_id,
+                {{"start_ns", m.start_ns}, {"end_ns", m.end_ns}, {"queued_ns", m.queued_ns}});
     if (range.contains(m.queued_ns)) copies.emplace_back(m.start_ns, std::max(m.start_ns, m.end_ns));
   });
   split_time(side.ops, copies, step ? std::optional(range) : std::nullopt, side.time);

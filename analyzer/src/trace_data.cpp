@@ -53,6 +53,8 @@ class Worker {
   std::thread thread_;
 };
 
+}  // namespace
+
 // Note [Timestamp range] (time_math.h): a row outside the range is refused, naming the row.
 void check_times(const collector::TraceReader& r, const char* table, const char* id_name, std::int64_t id,
                  std::initializer_list<std::pair<const char*, std::int64_t>> times) {
@@ -81,7 +83,6 @@ void check_times(const collector::TraceReader& r, const char* table, const char*
   }
 }
 
-}  // namespace
 
 TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* cancel) : reader(r) {
   // Note [Compact rows]: the columns no finding reads are not even decoded.

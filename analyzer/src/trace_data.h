@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -46,6 +47,11 @@ struct Api {
 // time_math.h), so a difference fits; sums over many rows use add_ns.
 inline std::int64_t duration(const Task& t) { return t.end_ns - t.start_ns; }
 inline std::int64_t add_ns(std::int64_t a, std::int64_t b) { return collector::add_saturated(a, b); }
+
+// Note [Timestamp range] (time_math.h): throws collector::TraceError naming the row ("TASK row
+// (task_id 7): end_ns = ...") when one of its `times` is outside the range; `id_name` null: no row.
+void check_times(const collector::TraceReader& r, const char* table, const char* id_name, std::int64_t id,
+                 std::initializer_list<std::pair<const char*, std::int64_t>> times);
 
 struct TraceData {
   // Throws AnalyzeCancelled once `cancel` (optional) is set, checked every 64Ki rows.

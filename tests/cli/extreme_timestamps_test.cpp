@@ -83,7 +83,7 @@ class ExtremeTimestamps : public ExportTest {
 
 }  // namespace
 
-TEST_F(ExtremeTimestamps, TheDocumentedRangesEdgesAnalyzeAndExportSanely) {
+TEST_F(ExtremeTimestamps, TheDocumentedRangesEdgesAnalyzeDiffAndExportSanely) {
   const std::string db = path("edge.db");
   write(db, 0, 1000, kMaxTimestampNs - 1000, kMaxTimestampNs);
   const auto r = run_command(npuscope_cmd("analyze " + db + " --format json"));
@@ -92,10 +92,17 @@ TEST_F(ExtremeTimestamps, TheDocumentedRangesEdgesAnalyzeAndExportSanely) {
   const std::string text = doc.dump();
   EXPECT_EQ(text.find("-46116"), std::string::npos) << "a wrapped duration: " << text;
   EXPECT_EQ(text.find("-92233"), std::string::npos) << "a wrapped duration: " << text;
+  // The diff of the trace with itself: E2E spans the whole range, nothing wraps.
+  const auto d = run_command(npuscope_cmd("diff " + db + " " + db + " --format json"));
+  ASSERT_EQ(d.status, 0) << d.output;
+  const auto diff = nlohmann::json::parse(d.output.substr(d.output.find('{')));
+  EXPECT_EQ(diff["diff_overall"].back()["metric"], "E2E");
+  EXPECT_EQ(diff["diff_overall"].back()["base_ns"], kMaxTimestampNs);
+  EXPECT_EQ(diff["diff_overall"].back()["diff_ns"], 0);
   expect_sane_exports(db);
 }
 
-TEST_F(ExtremeTimestamps, TimesNearInt64LimitsAreRefusedByAnalyzeAndPrintedByTheExports) {
+TEST_F(ExtremeTimestamps, TimesNearInt64LimitsAreRefusedByAnalyzeAndDiffAndPrintedByTheExports) {
   for (const auto& [a_start, a_end, b_start, b_end] :
        {std::tuple{kMin, kMax, std::int64_t{0}, std::int64_t{10}}, std::tuple{kMax - 10, kMax, kMax - 5, kMax},
         std::tuple{std::int64_t{0}, kMax, std::int64_t{5}, std::int64_t{6}},
@@ -104,10 +111,12 @@ TEST_F(ExtremeTimestamps, TimesNearInt64LimitsAreRefusedByAnalyzeAndPrintedByThe
                  std::to_string(b_end));
     const std::string db = path("extreme.db");
     write(db, a_start, a_end, b_start, b_end);
-    const auto r = run_command(npuscope_cmd("analyze " + db));
-    EXPECT_EQ(r.status, 1) << r.output;
-    EXPECT_NE(r.output.find("npuscope: error: " + db + ": "), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("is outside [0, 4611686018427387904] ns"), std::string::npos) << r.output;
+    for (const std::string& command : {"analyze " + db, "diff " + db + " " + db}) {  // diff: both sides
+      const auto r = run_command(npuscope_cmd(command));
+      EXPECT_EQ(r.status, 1) << command << "\n" << r.output;
+      EXPECT_NE(r.output.find("npuscope: error: " + db + ": "), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("is outside [0, 4611686018427387904] ns"), std::string::npos) << r.output;
+    }
     expect_sane_exports(db);
   }
 }
