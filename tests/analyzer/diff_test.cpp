@@ -3,6 +3,7 @@
 // step ranges with call indexes counted from the step, memory, host APIs, ratios and the errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -29,7 +30,7 @@ struct Op {
   std::int32_t call = 0;
   std::string shapes = "8,8";
   std::int32_t stream = 0;
-  std::int64_t queued = -1;  // -1: start - 100
+  std::int64_t queued = -1;  // -1: start - 100 (0 at least)
 };
 
 struct Trace {
@@ -51,7 +52,7 @@ std::string write_trace(const fs::path& path, const Trace& t) {
   std::int64_t id = 1;
   for (const Op& op : t.ops) {
     c::TaskRow r{.task_id = id++, .start_ns = op.start, .end_ns = op.end};
-    r.queued_ns = op.queued >= 0 ? op.queued : op.start - 100;
+    r.queued_ns = op.queued >= 0 ? op.queued : std::max<std::int64_t>(0, op.start - 100);
     r.stream_id = op.stream;
     r.name_id = w->intern(op.name);
     r.op_type_id = w->intern(op.type);
