@@ -6,8 +6,8 @@
 #include <set>
 
 #include "cancel_check.h"
-#include "trace_data.h"
 #include "npuscope/analyzer/diff.h"
+#include "trace_data.h"
 
 namespace npuscope::analyzer {
 namespace {

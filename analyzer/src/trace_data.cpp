@@ -83,7 +83,6 @@ void check_times(const collector::TraceReader& r, const char* table, const char*
   }
 }
 
-
 TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* cancel) : reader(r) {
   // Note [Compact rows]: the columns no finding reads are not even decoded.
   const collector::ReaderOptions options{
