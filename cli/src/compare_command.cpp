@@ -41,6 +41,7 @@
 #include "npuscope/emulator/perturb.h"
 #include "npuscope/runtime_hooks/inject_config.h"
 #include "open_trace.h"
+#include "report_output.h"
 
 namespace npuscope::cli {
 namespace {
@@ -103,8 +104,7 @@ void write_output(const comparator::CompareResult& result, const CompareFlags& f
   if (f.format == "csv") {
     comparator::write_csv(result, f.output.empty() ? std::cout : text);
   } else if (f.output.empty()) {
-    comparator::write_text(result, std::cout,
-                           {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr}, f.top);
+    comparator::write_text(result, std::cout, stdout_text_style(), f.top);
   } else {
     comparator::write_text(result, text, {}, f.top);
   }

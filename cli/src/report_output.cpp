@@ -1,6 +1,11 @@
 #include "report_output.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +16,20 @@
 #include "npuscope/analyzer/format.h"
 
 namespace npuscope::cli {
+
+collector::TextStyle stdout_text_style() {
+  collector::TextStyle style;
+  const bool terminal = isatty(STDOUT_FILENO) != 0;
+  style.colour = terminal && std::getenv("NO_COLOR") == nullptr;
+  int columns = 0;
+  winsize size{};
+  if (terminal && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) columns = size.ws_col;
+  if (const char* env = std::getenv("COLUMNS"); columns == 0 && env != nullptr) {
+    std::from_chars(env, env + std::strlen(env), columns);  // not a number: stays 0
+  }
+  if (columns > 0) style.width = std::clamp(columns, 60, 1000);
+  return style;
+}
 
 void check_report_format(const std::string& format, const std::string& output) {
   if (format != "text" && format != "json" && format != "csv") {
@@ -32,8 +51,7 @@ void write_report(const analyzer::Report& report, const std::string& format, con
       write_text_file(output, json);
     }
   } else if (output.empty()) {
-    analyzer::write_text(report, std::cout,
-                         {.colour = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr});
+    analyzer::write_text(report, std::cout, stdout_text_style());
   } else {
     std::ostringstream text;
     analyzer::write_text(report, text);

@@ -5,8 +5,13 @@
 #include <string>
 
 #include "npuscope/analyzer/report.h"
+#include "npuscope/collector/text_table.h"
 
 namespace npuscope::cli {
+
+// How text goes to stdout: colour on a terminal (unless NO_COLOR), tables as wide as the terminal
+// (else $COLUMNS, else 100 columns; 60 at least).
+collector::TextStyle stdout_text_style();
 
 // UsageError for a format other than text, json or csv, or csv without -o.
 void check_report_format(const std::string& format, const std::string& output);

@@ -178,6 +178,12 @@ TEST(DiffCommand, TextCsvAndUsageErrors) {
     EXPECT_NE(r.output.find(heading), std::string::npos) << heading << "\n" << r.output;
   }
   EXPECT_NE(r.output.find("diff_ops: the 3 rows adding the most time of 6"), std::string::npos) << r.output;
+  // The tables fit $COLUMNS (the terminal's width on a terminal): wide enough, the shape change is whole.
+  const std::string change = "shapes 512,1024;1024,256 -> 512,1030;1030,256";
+  r = run_command("COLUMNS=220 " + npuscope_cmd("diff " + base + " " + next + " --top 3"));
+  EXPECT_NE(r.output.find(change), std::string::npos) << r.output;
+  r = run_command("COLUMNS=100 " + npuscope_cmd("diff " + base + " " + next + " --top 3"));
+  EXPECT_EQ(r.output.find(change), std::string::npos) << r.output;
   const fs::path csv = test_dir() / "csv";
   r = run_command(npuscope_cmd("diff " + base + " " + next + " --format csv -o " + csv.string()));
   ASSERT_EQ(r.status, 0) << r.output;
