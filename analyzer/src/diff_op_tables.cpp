@@ -12,10 +12,6 @@
 namespace npuscope::analyzer {
 namespace {
 
-std::uint64_t pack(std::int32_t high, std::int32_t low) {
-  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(high)) << 32 | static_cast<std::uint32_t>(low);
-}
-
 Value avg(const Tally& t) { return t.count > 0 ? Value(t.total / t.count) : Value(); }
 Value max_of(const Tally& t) { return t.count > 0 ? Value(t.max) : Value(); }
 Value min_of(const Tally& t) { return t.count > 0 ? Value(t.min) : Value(); }
@@ -96,7 +92,7 @@ Table diff_ops_table(const DiffInputs& in, OpRowCounts& counts) {
   std::unordered_map<std::uint64_t, std::size_t> index;
   std::vector<OpGroup> groups;
   const auto group = [&](std::int32_t base_name, std::int32_t new_name) -> OpGroup& {
-    const auto [it, added] = index.try_emplace(pack(base_name, new_name), groups.size());
+    const auto [it, added] = index.try_emplace(pack_keys(base_name, new_name), groups.size());
     if (added) {
       groups.emplace_back();
       groups.back().base_name = base_name;
@@ -201,7 +197,7 @@ Table diff_kernels_table(const DiffInputs& in) {
   std::unordered_map<std::uint64_t, std::size_t> index;
   std::vector<KernelRow> rows;
   const auto row = [&](const DiffOp& op) -> KernelRow& {
-    const auto [it, added] = index.try_emplace(pack(op.type, op.shapes), rows.size());
+    const auto [it, added] = index.try_emplace(pack_keys(op.type, op.shapes), rows.size());
     if (added) {
       rows.emplace_back();
       rows.back().type = op.type;

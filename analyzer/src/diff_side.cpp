@@ -65,18 +65,22 @@ StepRange step_range(const collector::TraceReader& trace, std::optional<std::int
 
 bool is_diff_op(std::int32_t task_type) { return is_op(task_type) || is(task_type, TaskType::kCommunication); }
 
-void read_ops(const collector::TraceReader& trace, const StepRange& range, DiffSide& side, CancelCheck& check) {
-  // Note [Diff memory]: only the columns a diff reads.
-  const collector::ReaderOptions options{
-      .verify = false,
-      .skip_columns = {"TASK.connection_id", "TASK.emulation_ns", "TASK.thread_id", "TASK.pytorch_api_id",
-                       "TASK.underflow", "TASK.subnormal", "TASK.overflow", "TASK.stream_id"}};
-  const auto own = collector::TraceReader::open(trace.path(), options);
-  side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own->count("TASK"))));
+// Note [Diff memory]: the side's own reader leaves out the columns a diff does not read (a trace has
+// an API call per task).
+const collector::ReaderOptions kDiffReading{
+    .verify = false,
+    .skip_columns = {"TASK.connection_id", "TASK.emulation_ns", "TASK.thread_id", "TASK.pytorch_api_id",
+                     "TASK.underflow", "TASK.subnormal", "TASK.overflow", "TASK.stream_id", "API.connection_id",
+                     "API.thread_id", "API.kind", "PYTORCH_API.thread_id", "PYTORCH_API.module_id",
+                     "PYTORCH_API.sequence_number", "PYTORCH_API.fwd_thread_id", "PYTORCH_API.input_shapes_id",
+                     "PYTORCH_API.input_dtypes_id", "PYTORCH_API.parent_id"}};
+
+void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
+  side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own.count("TASK"))));
   // A task belongs to the step its launch falls in; it starts at or after its launch.
-  own->for_each_task_starting(range.start_ns, kNoEnd, [&](const collector::TaskRow& t) {
+  own.for_each_task_starting(range.start_ns, kNoEnd, [&](const collector::TaskRow& t) {
     check.row();
-    check_times(trace, "TASK", "task_id", t.task_id,
+    check_times(own, "TASK", "task_id", t.task_id,
                 {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
     if (!is_diff_op(t.task_type) || !range.contains(t.queued_ns)) return;
     side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns),
@@ -84,7 +88,8 @@ void read_ops(const collector::TraceReader& trace, const StepRange& range, DiffS
                         collector::compact_string_id(t.input_shapes_id), t.call_index,
                         static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
   });
-  side.ops.shrink_to_fit();
+  // A step keeps a part of the trace's tasks: give the rest back (the whole trace keeps ~all, no copy).
+  if (side.ops.size() < side.ops.capacity() / 2) side.ops.shrink_to_fit();
   // Call indexes from the range's first call of each name, so that two steps line up.
   std::vector<std::int32_t> first_call;
   for (const DiffOp& op : side.ops) {
@@ -92,7 +97,10 @@ void read_ops(const collector::TraceReader& trace, const StepRange& range, DiffS
     if (name >= first_call.size()) first_call.resize(name + 1, std::numeric_limits<std::int32_t>::max());
     first_call[name] = std::min(first_call[name], op.call);
   }
-  for (DiffOp& op : side.ops) op.call -= first_call[static_cast<std::size_t>(op.name)];
+  for (DiffOp& op : side.ops) {  // in 64 bits: a damaged trace's negative call index must not overflow
+    const std::int64_t call = std::int64_t{op.call} - first_call[static_cast<std::size_t>(op.name)];
+    op.call = static_cast<std::int32_t>(std::min<std::int64_t>(call, std::numeric_limits<std::int32_t>::max()));
+  }
 }
 
 // Adds v to the tally of id, growing the table.
@@ -102,29 +110,22 @@ void tally(std::vector<Tally>& by_id, std::int32_t id, std::int64_t v) {
   by_id[i].add(v);
 }
 
-void read_host(const collector::TraceReader& trace, const StepRange& range, DiffSide& side, CancelCheck& check) {
-  // Note [Diff memory]: only the columns a diff reads (a trace has an API call per task).
-  const auto own = collector::TraceReader::open(
-      trace.path(),
-      {.verify = false,
-       .skip_columns = {"API.connection_id", "API.thread_id", "API.kind", "PYTORCH_API.thread_id",
-                        "PYTORCH_API.module_id", "PYTORCH_API.sequence_number", "PYTORCH_API.fwd_thread_id",
-                        "PYTORCH_API.input_shapes_id", "PYTORCH_API.input_dtypes_id", "PYTORCH_API.parent_id"}});
-  own->for_each_api([&](const collector::ApiRow& a) {
+void read_host(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
+  own.for_each_api([&](const collector::ApiRow& a) {
     check.row();
-    check_times(trace, "API", nullptr, 0, {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
+    check_times(own, "API", nullptr, 0, {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
     if (range.contains(a.start_ns))
       tally(side.apis, collector::compact_string_id(a.name_id), std::max<std::int64_t>(0, a.end_ns - a.start_ns));
   });
-  own->for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
+  own.for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
     check.row();
-    check_times(trace, "PYTORCH_API", "id", h.id, {{"start_ns", h.start_ns}, {"end_ns", h.end_ns}});
+    check_times(own, "PYTORCH_API", "id", h.id, {{"start_ns", h.start_ns}, {"end_ns", h.end_ns}});
     if (range.contains(h.start_ns))
       tally(side.framework_ops, collector::compact_string_id(h.name_id),
             std::max<std::int64_t>(0, h.end_ns - h.start_ns));
   });
   MemoryTotals& m = side.memory;
-  own->for_each_memory([&](const collector::MemoryRow& r) {
+  own.for_each_memory([&](const collector::MemoryRow& r) {
     check.row();
     if (!range.contains(r.ts_ns)) return;
     m.recorded = true;
@@ -203,7 +204,8 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
   side.step = step;
   const StepRange range = step_range(trace, step, side.steps);
   CancelCheck check(cancel);
-  read_ops(trace, range, side, check);
+  const auto own = collector::TraceReader::open(trace.path(), kDiffReading);
+  read_ops(*own, range, side, check);
   std::vector<std::pair<std::int64_t, std::int64_t>> copies;
   trace.for_each_memcpy([&](const collector::MemcpyRow& m) {
     check_times(trace, "MEMCPY", "task_id", m.task_id,
@@ -211,7 +213,7 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
     if (range.contains(m.queued_ns)) copies.emplace_back(m.start_ns, std::max(m.start_ns, m.end_ns));
   });
   split_time(side.ops, copies, step ? std::optional(range) : std::nullopt, side.time);
-  read_host(trace, range, side, check);
+  read_host(*own, range, side, check);
   const auto devices = trace.devices();
   side.command = trace.meta("command").value_or("");
   side.device = device_values(devices, &collector::DeviceInfoRow::name);

@@ -26,6 +26,11 @@ struct DiffOp {
   std::int8_t renamed = 0;  // BASE: the name map renamed it
 };
 
+// Two 32-bit keys (shared keys, a call index) as one sortable, hashable 64-bit key.
+inline std::uint64_t pack_keys(std::int32_t high, std::int32_t low) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(high)) << 32 | static_cast<std::uint32_t>(low);
+}
+
 // Count, total and largest of some durations or sizes.
 struct Tally {
   std::int64_t count = 0, total = 0, max = 0, min = 0;
