@@ -47,7 +47,7 @@ void write_trace(const std::string& path, int ops, bool npu) {
     t.op_type_id = type;
     t.task_type = static_cast<std::int32_t>(npu ? TaskType::kAiVectorCore : TaskType::kHostCpu);
     t.device_id = npu ? 0 : -1;
-    w->add_tasks(std::span<const collector::TaskRow>(&t, 1));
+    w->add(std::span<const collector::TaskRow>(&t, 1));
     for (int role = 0; role < 2; ++role) {
       std::vector<float> v(kElements);
       for (float& x : v) x = value(rng);
@@ -61,7 +61,7 @@ void write_trace(const std::string& path, int ops, bool npu) {
       r.numel = kElements;
       r.data = compress(v);
       r.data_bytes = kElements * 4;
-      w->add_tensor(r);
+      w->add(r);
     }
   }
   w->finalize();

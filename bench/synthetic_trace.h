@@ -56,7 +56,7 @@ inline void add_device(collector::TraceWriter& w) {
   d.memory_bytes = 64LL << 30;
   d.precision_mode = "allow_fp32_to_fp16";
   d.overflow_mode = "inf_nan";
-  w.add_device(d);
+  w.add(d);
 }
 
 // Task `i`, its launching API call and (every 100) an alloc/free pair. A `changed` trace is the NEW
@@ -128,12 +128,12 @@ inline void write_synthetic_trace(const std::string& path, std::int64_t tasks, b
         copies.push_back({0, t[k].queued_ns, t[k].queued_ns + 2'000, t[k].queued_ns - 500, 0, 0, 4096, 1, 0});
       }
     }
-    w->add_tasks(std::span<const TaskRow>(t.data(), static_cast<std::size_t>(count)));
+    w->add(std::span<const TaskRow>(t.data(), static_cast<std::size_t>(count)));
     if (!with_host) continue;
-    w->add_apis(std::span<const collector::ApiRow>(a.data(), static_cast<std::size_t>(count)));
-    w->add_apis(syncs);
-    w->add_memory(memory);
-    w->add_memcpys(copies);
+    w->add(std::span<const collector::ApiRow>(a.data(), static_cast<std::size_t>(count)));
+    w->add(syncs);
+    w->add(memory);
+    w->add(copies);
   }
   w->finalize();
   // On disk before anything is timed, so that the kernel's write-back of the 1.4 GB does not land

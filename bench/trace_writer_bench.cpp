@@ -89,7 +89,7 @@ void TraceWriterTasks(benchmark::State& state) {
     for (std::int64_t base = 0; base < kRows; base += kChunk) {
       for (std::int64_t j = 0; j < kChunk; ++j) fill_task(chunk[static_cast<std::size_t>(j)], base + j, names);
       for (std::int64_t j = 0; j < kChunk; j += span) {
-        writer->add_tasks(
+        writer->add(
             std::span<const TaskRow>(chunk).subspan(static_cast<std::size_t>(j), static_cast<std::size_t>(span)));
       }
     }

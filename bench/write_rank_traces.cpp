@@ -93,7 +93,7 @@ void write_rank(const std::string& path, int rank, int ranks, int steps, int slo
   d.memory_bytes = 64LL << 30;
   d.precision_mode = "allow_fp32_to_fp16";
   d.overflow_mode = "inf_nan";
-  w->add_device(d);
+  w->add(d);
 
   std::vector<StringId> ops;
   for (int o = 0; o < 40; ++o) ops.push_back(w->intern(o == 0 ? "MatMul" : "Op" + std::to_string(o)));
@@ -106,7 +106,7 @@ void write_rank(const std::string& path, int rank, int ranks, int steps, int slo
   }
   const collector::CommunicatorRow comm{
       1, w->intern("hccl_world_group"), rank, ranks, w->intern(members), w->intern(nodes)};
-  w->add_communicators(std::span(&comm, 1));
+  w->add(std::span(&comm, 1));
 
   const int segment = (kTasksPerStep - kCollectivesPerStep) / kCollectivesPerStep;
   const int next = (rank + 1) % ranks;
@@ -165,11 +165,11 @@ void write_rank(const std::string& path, int rank, int ranks, int steps, int slo
     }
     markers.push_back({t.step_start[static_cast<std::size_t>(s)], t.step_start[static_cast<std::size_t>(s) + 1],
                        step_name, 0, static_cast<std::int32_t>(MarkerKind::kStep), s});
-    w->add_tasks(tasks);
-    w->add_communications(comms);
-    w->add_communication_links(links);
+    w->add(tasks);
+    w->add(comms);
+    w->add(links);
   }
-  w->add_markers(markers);
+  w->add(markers);
   w->finalize();
 }
 

@@ -17,9 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const auto reader = col::TraceReader::open(db);
     reader->task_summary();
-    reader->tasks();
-    reader->memory();
-    reader->tensors(true);
+    reader->rows<npuscope::collector::TaskRow>();
+    reader->rows<npuscope::collector::MemoryRow>();
+    reader->rows<npuscope::collector::TensorRow>({.with_data = true});
   } catch (const col::TraceError&) {
   }
   return 0;

@@ -19,12 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto reader = col::TraceReader::open(file.path(), {.verify = false});
     reader->stats();
-    reader->devices();
+    reader->rows<npuscope::collector::DeviceInfoRow>();
     reader->task_summary();
-    reader->apis();
-    reader->memcpys();
-    reader->markers();
-    reader->tensors(true);
+    reader->rows<npuscope::collector::ApiRow>();
+    reader->rows<npuscope::collector::MemcpyRow>();
+    reader->rows<npuscope::collector::MarkerRow>();
+    reader->rows<npuscope::collector::TensorRow>({.with_data = true});
     col::op_statistic(*reader);
     std::ostringstream text;
     an::write_text(an::analyze(*reader), text);

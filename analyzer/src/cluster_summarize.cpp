@@ -81,7 +81,7 @@ bool is_compute(std::int32_t task_type) {
 // one step (-1).
 std::vector<StepTimes> step_times(const TraceReader& reader) {
   std::vector<StepAccumulator> steps;
-  reader.for_each_marker([&](const collector::MarkerRow& m) {
+  reader.for_each([&](const collector::MarkerRow& m) {
     if (m.kind != static_cast<int>(MarkerKind::kStep)) return;
     StepAccumulator a;
     a.times.step = m.step;
@@ -95,7 +95,7 @@ std::vector<StepTimes> step_times(const TraceReader& reader) {
   const bool whole_trace = steps.empty();
   if (whole_trace) steps.emplace_back();
 
-  reader.for_each_task([&](const TaskRow& t) {
+  reader.for_each([&](const TaskRow& t) {
     const bool compute = is_compute(t.task_type);
     const bool communication = t.task_type == static_cast<int>(TaskType::kCommunication);
     StepAccumulator* a = &steps.front();
@@ -134,11 +134,11 @@ std::vector<StepTimes> step_times(const TraceReader& reader) {
 
 void read_communication(const TraceReader& reader, RankSummary& s) {
   std::unordered_map<std::int64_t, std::int32_t> index;  // COMMUNICATOR id -> s.communicators
-  reader.for_each_communicator([&](const collector::CommunicatorRow& c) {
+  reader.for_each([&](const collector::CommunicatorRow& c) {
     index[c.communicator_id] = static_cast<std::int32_t>(s.communicators.size());
     s.communicators.push_back({reader.string(c.name_id), parse_ranks(reader.string(c.members_id))});
   });
-  reader.for_each_communication([&](const collector::CommunicationRow& c) {
+  reader.for_each([&](const collector::CommunicationRow& c) {
     auto it = index.find(c.communicator_id);
     if (it == index.end()) {  // a row without its communicator: keep it under a name of its own
       it = index.emplace(c.communicator_id, static_cast<std::int32_t>(s.communicators.size())).first;
@@ -154,7 +154,7 @@ void read_communication(const TraceReader& reader, RankSummary& s) {
                              .end_ns = c.end_ns});
   });
   std::map<std::pair<std::int32_t, std::int32_t>, LinkTotal> links;  // (dst, transport)
-  reader.for_each_communication_link([&](const collector::CommunicationLinkRow& l) {
+  reader.for_each([&](const collector::CommunicationLinkRow& l) {
     LinkTotal& t = links[{l.peer_rank, l.transport}];
     t.src = s.rank;
     t.dst = l.peer_rank;

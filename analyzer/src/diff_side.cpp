@@ -40,7 +40,7 @@ struct StepRange {  // the whole trace by default
 StepRange step_range(const collector::TraceReader& trace, std::optional<std::int64_t> step, std::int64_t& steps) {
   std::set<std::int64_t> numbers;
   std::optional<StepRange> found;
-  trace.for_each_marker([&](const collector::MarkerRow& m) {
+  trace.for_each([&](const collector::MarkerRow& m) {
     if (!is(m.kind, MarkerKind::kStep)) return;
     numbers.insert(m.step);
     if (step && m.step == *step && !found) found = StepRange{m.start_ns, m.end_ns};
@@ -78,16 +78,18 @@ const collector::ReaderOptions kDiffReading{
 void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
   side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own.count("TASK"))));
   // A task belongs to the step its launch falls in; it starts at or after its launch.
-  own.for_each_task_starting(range.start_ns, kNoEnd, [&](const collector::TaskRow& t) {
-    check.row();
-    check_times(own, "TASK", "task_id", t.task_id,
-                {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
-    if (!is_diff_op(t.task_type) || !range.contains(t.queued_ns)) return;
-    side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns),
-                        collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
-                        collector::compact_string_id(t.input_shapes_id), t.call_index,
-                        static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
-  });
+  own.for_each(
+      [&](const collector::TaskRow& t) {
+        check.row();
+        check_times(own, "TASK", "task_id", t.task_id,
+                    {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
+        if (!is_diff_op(t.task_type) || !range.contains(t.queued_ns)) return;
+        side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns),
+                            collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
+                            collector::compact_string_id(t.input_shapes_id), t.call_index,
+                            static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
+      },
+      {.starting = {{range.start_ns, kNoEnd}}});
   // A step keeps a part of the trace's tasks: give the rest back (the whole trace keeps ~all, no copy).
   if (side.ops.size() < side.ops.capacity() / 2) side.ops.shrink_to_fit();
   // Call indexes from the range's first call of each name, so that two steps line up.
@@ -111,13 +113,13 @@ void tally(std::vector<Tally>& by_id, std::int32_t id, std::int64_t v) {
 }
 
 void read_host(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
-  own.for_each_api([&](const collector::ApiRow& a) {
+  own.for_each([&](const collector::ApiRow& a) {
     check.row();
     check_times(own, "API", nullptr, 0, {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
     if (range.contains(a.start_ns))
       tally(side.apis, collector::compact_string_id(a.name_id), std::max<std::int64_t>(0, a.end_ns - a.start_ns));
   });
-  own.for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
+  own.for_each([&](const collector::PytorchApiRow& h) {
     check.row();
     check_times(own, "PYTORCH_API", "id", h.id, {{"start_ns", h.start_ns}, {"end_ns", h.end_ns}});
     if (range.contains(h.start_ns))
@@ -125,7 +127,7 @@ void read_host(const collector::TraceReader& own, const StepRange& range, DiffSi
             std::max<std::int64_t>(0, h.end_ns - h.start_ns));
   });
   MemoryTotals& m = side.memory;
-  own.for_each_memory([&](const collector::MemoryRow& r) {
+  own.for_each([&](const collector::MemoryRow& r) {
     check.row();
     if (!range.contains(r.ts_ns)) return;
     m.recorded = true;
@@ -207,14 +209,14 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
   const auto own = collector::TraceReader::open(trace.path(), kDiffReading);
   read_ops(*own, range, side, check);
   std::vector<std::pair<std::int64_t, std::int64_t>> copies;
-  trace.for_each_memcpy([&](const collector::MemcpyRow& m) {
+  trace.for_each([&](const collector::MemcpyRow& m) {
     check_times(trace, "MEMCPY", "task_id", m.task_id,
                 {{"start_ns", m.start_ns}, {"end_ns", m.end_ns}, {"queued_ns", m.queued_ns}});
     if (range.contains(m.queued_ns)) copies.emplace_back(m.start_ns, std::max(m.start_ns, m.end_ns));
   });
   split_time(side.ops, copies, step ? std::optional(range) : std::nullopt, side.time);
   read_host(*own, range, side, check);
-  const auto devices = trace.devices();
+  const auto devices = trace.rows<collector::DeviceInfoRow>();
   side.command = trace.meta("command").value_or("");
   side.device = device_values(devices, &collector::DeviceInfoRow::name);
   side.precision_mode = device_values(devices, &collector::DeviceInfoRow::precision_mode);

@@ -106,7 +106,7 @@ std::vector<Launch> read_launches(const collector::TraceReader& reader) {
     for (const std::int64_t c : cycles) l.long_blocks += static_cast<double>(c) > kTailFactor * l.median_cycles;
     cycles.clear();
   };
-  reader.for_each_kernel_block([&](const KernelBlockRow& b) {
+  reader.for_each([&](const KernelBlockRow& b) {
     if (out.empty() || out.back().task_id != b.task_id) {
       finish();
       out.emplace_back().task_id = b.task_id;

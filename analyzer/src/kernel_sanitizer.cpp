@@ -107,7 +107,7 @@ void run_kernel_sanitizer(RuleContext& c) {
   using Key = std::tuple<collector::StringId, std::int32_t, collector::StringId, collector::StringId, std::int32_t>;
   std::map<Key, Count> counts;
   std::int64_t total = 0;
-  c.data.reader.for_each_kernel_finding([&](const collector::KernelFindingRow& f) {
+  c.data.reader.for_each([&](const collector::KernelFindingRow& f) {
     ++total;
     tally(counts[{f.kernel_id, f.check_kind, f.instruction_id, f.file_id, f.line}], f);
     if (listed.size() < kMaxListed) listed.push_back(f);

@@ -91,7 +91,7 @@ std::string name_of(std::int64_t value, bool standard) {
 }
 
 void run_op_checks(RuleContext& c) {
-  const std::vector<collector::OpCheckRow> checks = c.data.reader.op_checks();
+  const std::vector<collector::OpCheckRow> checks = c.data.reader.rows<collector::OpCheckRow>();
   if (checks.empty()) return;
   std::unordered_map<std::int64_t, const Task*> tasks;
   for (const Task& t : c.data.kernels) tasks.emplace(t.task_id, &t);

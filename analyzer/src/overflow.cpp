@@ -28,7 +28,7 @@ struct TensorFlags {
 
 std::optional<NanInfOrigin> origin_from_stats(const TraceData& data) {
   std::map<std::int64_t, TensorFlags> by_task;
-  data.reader.for_each_tensor(false, [&](const collector::TensorRow& r) {
+  data.reader.for_each([&](const collector::TensorRow& r) {
     TensorFlags& f = by_task[r.task_id];
     f.dumped = true;
     const bool nonfinite = r.nan_count > 0 || r.inf_count > 0;

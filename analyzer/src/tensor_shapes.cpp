@@ -28,7 +28,7 @@ double Mnk::padding_waste() const {
 }
 
 TensorShapes::TensorShapes(const TraceData& data) {
-  data.reader.for_each_tensor(false, [&](const collector::TensorRow& r) {
+  data.reader.for_each([&](const collector::TensorRow& r) {
     auto& list = (is(r.role, TensorRole::kInput) ? inputs_ : outputs_)[r.task_id];
     if (static_cast<std::size_t>(r.idx) >= list.size()) list.resize(static_cast<std::size_t>(r.idx) + 1);
     list[static_cast<std::size_t>(r.idx)] = parse_dims(r.shape);

@@ -100,23 +100,26 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out) {
     if (last_start < first_start) return;  // no tasks
     CancelCheck check(cancel);
-    collector::TraceReader::open(r.path(), options)->for_each_task_starting(a, b, [&](const collector::TaskRow& t) {
-      check.row();
-      check_times(r, "TASK", "task_id", t.task_id,
-                  {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
-      if (t.device_id < 0 || !is_device_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
-      out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, t.pytorch_api_id,
-                     collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id), t.device_id,
-                     t.stream_id, t.block_dim, t.thread_id, saturate_u32(t.underflow), saturate_u32(t.subnormal),
-                     narrow_small(t.task_type), narrow_small(t.overflow), narrow_small(t.fallback),
-                     narrow_small(t.compute_dtype)});
-    });
+    collector::TraceReader::open(r.path(), options)
+        ->for_each(
+            [&](const collector::TaskRow& t) {
+              check.row();
+              check_times(r, "TASK", "task_id", t.task_id,
+                          {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
+              if (t.device_id < 0 || !is_device_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
+              out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, t.pytorch_api_id,
+                             collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
+                             t.device_id, t.stream_id, t.block_dim, t.thread_id, saturate_u32(t.underflow),
+                             saturate_u32(t.subnormal), narrow_small(t.task_type), narrow_small(t.overflow),
+                             narrow_small(t.fallback), narrow_small(t.compute_dtype)});
+            },
+            {.starting = {{a, b}}});
   };
   const auto read_rest = [&] {
     const auto own = collector::TraceReader::open(r.path(), options);
     apis.reserve(rows_hint(*own, "API"));
     CancelCheck check(cancel);
-    own->for_each_api([&](const collector::ApiRow& a) {
+    own->for_each([&](const collector::ApiRow& a) {
       check.row();
       check_times(r, "API", "index", static_cast<std::int64_t>(apis.size()),
                   {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
@@ -128,25 +131,25 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
         api_kinds[static_cast<std::size_t>(id)] = enum_from_value<ApiKind>(a.kind).value_or(ApiKind::kOther);
       apis.push_back({a.start_ns, a.end_ns, id, a.thread_id});
     });
-    memory = own->memory();
+    memory = own->rows<collector::MemoryRow>();
     for (const MemoryRow& m : memory) check_times(r, "MEMORY", "seq", m.seq, {{"ts_ns", m.ts_ns}});
-    for (const collector::MarkerRow& m : own->markers()) {
+    for (const collector::MarkerRow& m : own->rows<collector::MarkerRow>()) {
       if (is(m.kind, MarkerKind::kStep)) steps.push_back(m);
     }
-    own->for_each_pytorch_api([&](const collector::PytorchApiRow& h) {
+    own->for_each([&](const collector::PytorchApiRow& h) {
       check.row();
       host_op_index.emplace(h.id, host_ops.size());
       host_ops.push_back({h.id, h.parent_id, h.start_ns, h.end_ns, collector::compact_string_id(h.name_id),
                           collector::compact_string_id(h.module_id), narrow_small(h.kind), narrow_small(h.pass)});
     });
-    memcpys = own->memcpys();
+    memcpys = own->rows<collector::MemcpyRow>();
     for (const MemcpyRow& c : memcpys) {
       check_times(r, "MEMCPY", "task_id", c.task_id,
                   {{"start_ns", c.start_ns}, {"end_ns", c.end_ns}, {"queued_ns", c.queued_ns}});
     }
   };
   kernels.reserve(rows_hint(r, "TASK"));  // untouched capacity costs address space, not memory
-  for (DeviceInfoRow& d : r.devices()) devices.emplace(d.device_id, std::move(d));
+  for (DeviceInfoRow& d : r.rows<collector::DeviceInfoRow>()) devices.emplace(d.device_id, std::move(d));
   // Reading is most of an analysis. With 4 hardware threads or more: three readers at once, the two
   // halves of TASK's time range and the rest. With fewer, one after the other: on the 2-vCPU
   // machines CI runs on, the two vCPUs do ~1.1x the work of one, and three readers took 8.1 s where

@@ -77,7 +77,7 @@ const Task* first_overflow_in(const TraceData& data, const collector::MarkerRow&
 }
 
 void run_loss_scale(RuleContext& c) {
-  const std::vector<collector::LossScaleRow> decisions = c.data.reader.loss_scales();
+  const std::vector<collector::LossScaleRow> decisions = c.data.reader.rows<collector::LossScaleRow>();
   if (decisions.empty()) return;
   std::int64_t skipped = 0;
   for (const auto& d : decisions) {
@@ -190,7 +190,7 @@ std::vector<Issue> step_issues(std::int64_t step, const std::vector<Probe>& prob
 
 void run_gradients(RuleContext& c) {
   std::map<std::int64_t, std::vector<Probe>> by_step;  // in arrival (backward) order within a step
-  c.data.reader.for_each_gradient([&](const collector::GradientRow& g) {
+  c.data.reader.for_each([&](const collector::GradientRow& g) {
     const double scale = g.loss_scale > 0 ? g.loss_scale : 1;
     by_step[g.step].push_back({collector::compact_string_id(g.param_id), g.norm / scale,
                                g.numel > 0 && g.zero_ratio >= 1.0, g.nan_count > 0 || g.inf_count > 0});

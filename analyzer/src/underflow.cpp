@@ -32,11 +32,13 @@ struct UnderflowTask {
 std::optional<std::int64_t> output_elements(const TraceData& data, std::int64_t task_id) {
   std::int64_t n = 0;
   bool any = false;
-  data.reader.for_each_tensor_of(task_id, false, [&](const collector::TensorRow& r) {
-    if (!is(r.role, TensorRole::kOutput)) return;
-    any = true;
-    n += std::max<std::int64_t>(r.numel, 0);
-  });
+  data.reader.for_each(
+      [&](const collector::TensorRow& r) {
+        if (!is(r.role, TensorRole::kOutput)) return;
+        any = true;
+        n += std::max<std::int64_t>(r.numel, 0);
+      },
+      {.task_id = task_id});
   return any ? std::optional(n) : std::nullopt;
 }
 

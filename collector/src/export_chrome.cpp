@@ -92,15 +92,15 @@ class ChromeWriter {
 };
 
 ChromeExportResult ChromeWriter::run() {
-  devices_ = reader_.devices();
+  devices_ = reader_.rows<DeviceInfoRow>();
   out_.buffer() += "{\"traceEvents\":[";
   // Device work first: the API pass then knows which calls launched something (Note [Flows]).
-  reader_.for_each_memcpy([this](const MemcpyRow& c) { write_memcpy(c); });
-  reader_.for_each_task([this](const TaskRow& t) { write_task(t); });
-  reader_.for_each_api([this](const ApiRow& a) { write_api(a); });
-  reader_.for_each_marker([this](const MarkerRow& m) { write_marker(m); });
-  reader_.for_each_pytorch_api([this](const PytorchApiRow& p) { write_pytorch_op(p); });
-  reader_.for_each_memory([this](const MemoryRow& r) { write_memory(r); });
+  reader_.for_each([this](const MemcpyRow& c) { write_memcpy(c); });
+  reader_.for_each([this](const TaskRow& t) { write_task(t); });
+  reader_.for_each([this](const ApiRow& a) { write_api(a); });
+  reader_.for_each([this](const MarkerRow& m) { write_marker(m); });
+  reader_.for_each([this](const PytorchApiRow& p) { write_pytorch_op(p); });
+  reader_.for_each([this](const MemoryRow& r) { write_memory(r); });
   write_metadata();
   write_footer();
   out_.commit();

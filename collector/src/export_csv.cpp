@@ -29,7 +29,7 @@ struct TaskTensors {
 
 std::unordered_map<std::int64_t, TaskTensors> load_tensor_shapes(const TraceReader& reader) {
   std::unordered_map<std::int64_t, TaskTensors> by_task;
-  reader.for_each_tensor(false, [&](const TensorRow& t) {
+  reader.for_each([&](const TensorRow& t) {
     if (!enum_from_value<TensorRole>(t.role)) return;  // unknown role: not an input or output column
     TaskTensors& e = by_task[t.task_id];
     if (e.count[t.role]++ > 0) {
@@ -103,7 +103,7 @@ CsvFile CsvWriter::op_summary() {
   const auto tensors = load_tensor_shapes(reader_);
   std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t> stream_end;  // (device, stream) -> last end
   CsvFile file{out.path(), 0};
-  reader_.for_each_task([&](const TaskRow& t) {
+  reader_.for_each([&](const TaskRow& t) {
     const auto [it, first] = stream_end.try_emplace({t.device_id, t.stream_id}, t.end_ns);
     const std::int64_t wait = first ? 0 : duration_saturated(it->second, t.start_ns);
     if (!first) it->second = std::max(it->second, t.end_ns);
@@ -197,7 +197,7 @@ CsvFile CsvWriter::op_statistic() {
 CsvFile CsvWriter::api_statistic() {
   std::map<StringId, Durations> groups;
   std::int64_t total = 0;
-  reader_.for_each_api([&](const ApiRow& a) {
+  reader_.for_each([&](const ApiRow& a) {
     const std::int64_t d = duration(a.start_ns, a.end_ns);
     groups[a.name_id].add(d);
     total = add_saturated(total, d);
@@ -221,7 +221,7 @@ CsvFile CsvWriter::memory_record() {
   export_util::OutputFile out(path_of("memory_record.csv"));
   out.buffer() += "Timestamp(us),Device_id,Operation,Address,Size(bytes),Allocated(bytes),Reserved(bytes)\n";
   CsvFile file{out.path(), 0};
-  reader_.for_each_memory([&](const MemoryRow& r) {
+  reader_.for_each([&](const MemoryRow& r) {
     std::string& b = out.buffer();
     append_us(b, r.ts_ns);
     b += ',';
@@ -250,7 +250,7 @@ CsvFile CsvWriter::gradients() {
   export_util::OutputFile out(path_of("gradients.csv"));
   out.buffer() += "Step,Param Name,Numel,Norm,Max,Min,Mean,Zero Ratio,NaN Count,Inf Count,Loss Scale\n";
   CsvFile file{out.path(), 0};
-  reader_.for_each_gradient([&](const GradientRow& g) {
+  reader_.for_each([&](const GradientRow& g) {
     std::string& b = out.buffer();
     append_int(b, g.step);
     b += ',';

@@ -107,19 +107,21 @@ void MsprobeWriter::name_files() {
 void MsprobeWriter::write_files() {
   if (files_.empty()) return;
   std::size_t at = 0;
-  reader_.for_each_tensor(true, [&](const TensorRow& t) {
-    const auto file = files_.find(at++);
-    if (file == files_.end()) return;
-    const std::string dir = (fs::path(step_dir(file->second.second)) / "dump_tensor_data").string();
-    export_util::ensure_directory(dir);
-    const std::string status = npy_file::write((fs::path(dir) / file->second.first).string(), t, result_.bytes);
-    if (status == "ok") {
-      ++result_.files;
-    } else {
-      ++result_.bad_data;
-      files_.erase(file);
-    }
-  });
+  reader_.for_each(
+      [&](const TensorRow& t) {
+        const auto file = files_.find(at++);
+        if (file == files_.end()) return;
+        const std::string dir = (fs::path(step_dir(file->second.second)) / "dump_tensor_data").string();
+        export_util::ensure_directory(dir);
+        const std::string status = npy_file::write((fs::path(dir) / file->second.first).string(), t, result_.bytes);
+        if (status == "ok") {
+          ++result_.files;
+        } else {
+          ++result_.bad_data;
+          files_.erase(file);
+        }
+      },
+      {.with_data = true});
 }
 
 Json MsprobeWriter::tensor_list(const std::vector<std::size_t>& tensors) {

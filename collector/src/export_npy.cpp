@@ -50,7 +50,7 @@ class NpyWriter {
 };
 
 void NpyWriter::find_tasks() {
-  reader_.for_each_task([&](const TaskRow& r) {
+  reader_.for_each([&](const TaskRow& r) {
     const auto it = tasks.find(r.task_id);
     if (it != tasks.end()) it->second = {true, r.name_id, r.op_type_id, r.call_index, r.device_id};
   });
@@ -58,7 +58,7 @@ void NpyWriter::find_tasks() {
 
 NpyExportResult NpyWriter::write() {
   index_.buffer() += "file,task_id,device_id,op_name,op_type,call_index,role,index,dtype,shape,status\n";
-  reader_.for_each_tensor(true, [this](const TensorRow& t) { write_tensor(t); });
+  reader_.for_each([this](const TensorRow& t) { write_tensor(t); }, {.with_data = true});
   index_.commit();
   return result_;
 }
@@ -125,7 +125,7 @@ NpyExportResult export_npy(const TraceReader& reader, const std::string& directo
   // First pass without the blobs: is there anything to write, and which tasks are needed?
   std::int64_t tensors = 0, dumped = 0;
   std::unordered_map<std::int64_t, TaskInfo> tasks;
-  reader.for_each_tensor(false, [&](const TensorRow& t) {
+  reader.for_each([&](const TensorRow& t) {
     ++tensors;
     if (t.data_bytes > 0) ++dumped;
     tasks.try_emplace(t.task_id);

@@ -121,7 +121,7 @@ class Builder {
 };
 
 void Builder::read_ops() {
-  ops_ = reader_.pytorch_apis();
+  ops_ = reader_.rows<collector::PytorchApiRow>();
   out_.has_pytorch_ops = !ops_.empty();
   for (std::size_t i = 0; i < ops_.size(); ++i) op_index_.emplace(ops_[i].id, i);
   const std::size_t n = ops_.size();
@@ -177,7 +177,7 @@ void Builder::read_ops() {
 }
 
 void Builder::read_tensors() {
-  reader_.for_each_tensor(false, [&](const TensorRow& t) {
+  reader_.for_each([&](const TensorRow& t) {
     const std::size_t at = out_.tensors.size();
     out_.tensors.push_back(t);
     auto [it, added] = tensors_of_task_.try_emplace(t.task_id, at, at + 1);
@@ -186,7 +186,7 @@ void Builder::read_tensors() {
 }
 
 void Builder::read_steps() {
-  reader_.for_each_marker([&](const MarkerRow& m) {
+  reader_.for_each([&](const MarkerRow& m) {
     if (m.kind == static_cast<std::int32_t>(MarkerKind::kStep)) steps_.emplace_back(m.start_ns, m.step);
   });
   std::sort(steps_.begin(), steps_.end());
@@ -437,7 +437,7 @@ Entries Builder::build() {
   backward_group_.assign(ops_.size(), kNone);
   module_group_.assign(ops_.size(), kNone);
   std::vector<std::pair<TaskRef, std::size_t>> tasks;
-  reader_.for_each_task([&](const TaskRow& t) {
+  reader_.for_each([&](const TaskRow& t) {
     const auto tensors = tensors_of_task_.find(t.task_id);
     if (tensors == tensors_of_task_.end()) return;
     const auto op = op_index_.find(t.pytorch_api_id);

@@ -47,7 +47,7 @@ std::vector<OpStatisticRow> OpStatisticAccumulator::rows(const TraceReader& stri
 
 std::vector<OpStatisticRow> op_statistic(const TraceReader& reader) {
   OpStatisticAccumulator acc;
-  reader.for_each_task([&](const TaskRow& t) { acc.add(t); });
+  reader.for_each([&](const TaskRow& t) { acc.add(t); });
   return acc.rows(reader);
 }
 

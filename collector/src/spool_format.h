@@ -11,45 +11,37 @@
 
 namespace npuscope::collector::spool {
 
-inline constexpr char kHeader[16] = {'N', 'P', 'U', 'S', 'C', 'O', 'P', 'E', '-', 'S', 'P', 'O', 'O', 'L', 0, 1};
+// The last byte is the format's version: 2 numbers the row frames after NPUSCOPE_TRACE_ROWS.
+inline constexpr char kHeader[16] = {'N', 'P', 'U', 'S', 'C', 'O', 'P', 'E', '-', 'S', 'P', 'O', 'O', 'L', 0, 2};
 
 enum class FrameKind : std::uint32_t {
   kString = 1,   // i64 id, text
   kMeta = 2,     // key, value (text)
   kStat = 3,     // name (text), i64 value
-  kDevices = 4,  // u32 count, DeviceInfoRow...
-  kTasks = 5,
-  kApis = 6,
-  kMemory = 7,
-  kMemcpys = 8,
-  kMarkers = 9,
-  kTensor = 10,  // one TensorRow
   kEnd = 11,     // the writer finalized: the spool is complete
   kLayout = 12,  // first frame: the sizes of the rows stored as their in-memory struct
-  kPytorchApis = 13,
-  kGradients = 14,
-  kLossScales = 15,
-  kOpChecks = 16,
-  kKernelBlocks = 17,
-  kPipeInstructions = 18,
-  kKernelFindings = 19,
-  kCommunicators = 20,
-  kCommunications = 21,
-  kCommunicationLinks = 22,
+  // Then one kind per table (Note [Trace rows]): u32 count, the rows. kRows + TraceRows::index_of<Row>().
+  kRows = 32,
 };
+template <class Row>
+constexpr FrameKind rows_frame() {
+  return static_cast<FrameKind>(static_cast<std::uint32_t>(FrameKind::kRows) + TraceRows::index_of<Row>());
+}
 
 // Rows with only numbers are stored as their struct, bytes as in memory (one memcpy each way): the
 // spool is read back by the same build, and the layout frame checks it.
 template <class Row>
 inline constexpr bool kStoredAsStruct = std::is_trivially_copyable_v<Row>;
 
+// The size of each row type, by table: the same build wrote the spool if they are the same.
 struct Layout {
-  std::uint32_t task = sizeof(TaskRow), api = sizeof(ApiRow), memory = sizeof(MemoryRow), memcpy = sizeof(MemcpyRow),
-                marker = sizeof(MarkerRow), pytorch_api = sizeof(PytorchApiRow), gradient = sizeof(GradientRow),
-                loss_scale = sizeof(LossScaleRow), op_check = sizeof(OpCheckRow), kernel_block = sizeof(KernelBlockRow),
-                pipe_instruction = sizeof(PipeInstructionRow), kernel_finding = sizeof(KernelFindingRow),
-                communicator = sizeof(CommunicatorRow), communication = sizeof(CommunicationRow),
-                communication_link = sizeof(CommunicationLinkRow);
+  std::uint32_t sizes[TraceRows::size] = {};
+  static Layout of_this_build() {
+    Layout l;
+    std::size_t i = 0;
+    TraceRows::for_each_type([&]<class Row>() { l.sizes[i++] = sizeof(Row); });
+    return l;
+  }
   bool operator==(const Layout&) const = default;
 };
 

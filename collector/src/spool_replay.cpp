@@ -92,44 +92,15 @@ class Replayer {
         if (d.ok()) out_.set_stat(name, value);
         break;
       }
-      case FrameKind::kDevices:
-        for (const auto& row : rows<DeviceInfoRow>(d)) out_.add_device(row);
-        break;
-      case FrameKind::kTasks: {
-        const std::span<const TaskRow> tasks = rows<TaskRow>(d);
-        out_.add_tasks(tasks);
-        summarise(tasks);
-        break;
-      }
-      case FrameKind::kApis: out_.add_apis(rows<ApiRow>(d)); break;
-      case FrameKind::kMemory: out_.add_memory(rows<MemoryRow>(d)); break;
-      case FrameKind::kMemcpys: out_.add_memcpys(rows<MemcpyRow>(d)); break;
-      case FrameKind::kMarkers: out_.add_markers(rows<MarkerRow>(d)); break;
-      case FrameKind::kPytorchApis: out_.add_pytorch_apis(rows<PytorchApiRow>(d)); break;
-      case FrameKind::kGradients: out_.add_gradients(rows<GradientRow>(d)); break;
-      case FrameKind::kLossScales: out_.add_loss_scales(rows<LossScaleRow>(d)); break;
-      case FrameKind::kOpChecks: out_.add_op_checks(rows<OpCheckRow>(d)); break;
-      case FrameKind::kKernelBlocks: out_.add_kernel_blocks(rows<KernelBlockRow>(d)); break;
-      case FrameKind::kPipeInstructions: out_.add_pipe_instructions(rows<PipeInstructionRow>(d)); break;
-      case FrameKind::kKernelFindings: out_.add_kernel_findings(rows<KernelFindingRow>(d)); break;
-      case FrameKind::kCommunicators: out_.add_communicators(rows<CommunicatorRow>(d)); break;
-      case FrameKind::kCommunications: out_.add_communications(rows<CommunicationRow>(d)); break;
-      case FrameKind::kCommunicationLinks: out_.add_communication_links(rows<CommunicationLinkRow>(d)); break;
-      case FrameKind::kTensor: {
-        d.row(tensor_);
-        if (d.ok()) out_.add_tensor(tensor_);
-        ++result.rows;
-        break;
-      }
       case FrameKind::kEnd: return false;
       case FrameKind::kLayout:
-        if (d.pod<spool::Layout>() != spool::Layout{}) {
+        if (d.pod<spool::Layout>() != spool::Layout::of_this_build()) {
           throw TraceError(file_.path() +
                            " was written by another build of npuscope: convert it with the build that "
                            "wrote it");
         }
         break;
-      default: corrupt("unknown frame kind " + std::to_string(static_cast<std::uint32_t>(kind)));
+      default: apply_rows(kind, d);
     }
     if (!d.ok() || !d.at_end()) corrupt("a frame's contents do not match its size");
     return true;
@@ -143,9 +114,23 @@ class Replayer {
   SpoolReplay result;
 
  private:
+  // A row frame: its rows to the writer (Note [Trace rows]).
+  void apply_rows(FrameKind kind, spool::Decoder& d) {
+    const auto table = static_cast<std::uint32_t>(kind) - static_cast<std::uint32_t>(FrameKind::kRows);
+    if (static_cast<std::uint32_t>(kind) < static_cast<std::uint32_t>(FrameKind::kRows) || table >= TraceRows::size)
+      corrupt("unknown frame kind " + std::to_string(static_cast<std::uint32_t>(kind)));
+    std::uint32_t i = 0;
+    TraceRows::for_each_type([&]<class Row>() {
+      if (i++ != table) return;
+      const std::span<const Row> rows = decode<Row>(d);
+      out_.add(rows);
+      if constexpr (std::is_same_v<Row, TaskRow>) summarise(rows);
+    });
+  }
+
   // The rows of a row frame, decoded into a reused vector.
   template <class Row>
-  std::span<const Row> rows(spool::Decoder& d) {
+  std::span<const Row> decode(spool::Decoder& d) {
     auto& v = std::get<std::vector<Row>>(buffers_);
     const auto count = d.pod<std::uint32_t>();
     if (!d.ok()) return {};
@@ -176,13 +161,7 @@ class Replayer {
   SpoolFile& file_;
   TraceWriter& out_;
   // Row frames decode into these, reused frame after frame.
-  std::tuple<std::vector<TaskRow>, std::vector<ApiRow>, std::vector<MemoryRow>, std::vector<MemcpyRow>,
-             std::vector<MarkerRow>, std::vector<DeviceInfoRow>, std::vector<PytorchApiRow>, std::vector<GradientRow>,
-             std::vector<LossScaleRow>, std::vector<OpCheckRow>, std::vector<KernelBlockRow>,
-             std::vector<PipeInstructionRow>, std::vector<KernelFindingRow>, std::vector<CommunicatorRow>,
-             std::vector<CommunicationRow>, std::vector<CommunicationLinkRow>>
-      buffers_;
-  TensorRow tensor_;
+  TraceRows::Each<std::tuple, std::vector> buffers_;
 };
 
 // Waits (while the writer may still be writing) until `bytes` bytes are buffered; false if they

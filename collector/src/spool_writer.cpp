@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "npuscope/collector/trace_spool.h"
@@ -31,7 +32,7 @@ class SpoolWriter final : public TraceWriter {
     buffer_.reserve(2 * kFlushBytes);
     buffer_.insert(buffer_.end(), std::begin(spool::kHeader), std::end(spool::kHeader));
     const std::size_t at = begin_frame(FrameKind::kLayout);
-    spool::Encoder(buffer_).pod(spool::Layout{});
+    spool::Encoder(buffer_).pod(spool::Layout::of_this_build());
     end_frame(at);
     flush();
     last_commit_ = std::chrono::steady_clock::now();
@@ -76,37 +77,8 @@ class SpoolWriter final : public TraceWriter {
     end_frame(at);
   }
 
-  void add_device(const DeviceInfoRow& row) override { add_rows(FrameKind::kDevices, std::span(&row, 1)); }
-  void add_tasks(std::span<const TaskRow> rows) override { add_rows(FrameKind::kTasks, rows); }
-  void add_apis(std::span<const ApiRow> rows) override { add_rows(FrameKind::kApis, rows); }
-  void add_memory(std::span<const MemoryRow> rows) override { add_rows(FrameKind::kMemory, rows); }
-  void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(FrameKind::kMemcpys, rows); }
-  void add_markers(std::span<const MarkerRow> rows) override { add_rows(FrameKind::kMarkers, rows); }
-  void add_pytorch_apis(std::span<const PytorchApiRow> rows) override { add_rows(FrameKind::kPytorchApis, rows); }
-  void add_gradients(std::span<const GradientRow> rows) override { add_rows(FrameKind::kGradients, rows); }
-  void add_loss_scales(std::span<const LossScaleRow> rows) override { add_rows(FrameKind::kLossScales, rows); }
-  void add_op_checks(std::span<const OpCheckRow> rows) override { add_rows(FrameKind::kOpChecks, rows); }
-  void add_kernel_blocks(std::span<const KernelBlockRow> rows) override { add_rows(FrameKind::kKernelBlocks, rows); }
-  void add_pipe_instructions(std::span<const PipeInstructionRow> rows) override {
-    add_rows(FrameKind::kPipeInstructions, rows);
-  }
-  void add_kernel_findings(std::span<const KernelFindingRow> rows) override {
-    add_rows(FrameKind::kKernelFindings, rows);
-  }
-  void add_communicators(std::span<const CommunicatorRow> rows) override { add_rows(FrameKind::kCommunicators, rows); }
-  void add_communications(std::span<const CommunicationRow> rows) override {
-    add_rows(FrameKind::kCommunications, rows);
-  }
-  void add_communication_links(std::span<const CommunicationLinkRow> rows) override {
-    add_rows(FrameKind::kCommunicationLinks, rows);
-  }
-
-  void add_tensor(const TensorRow& row) override {
-    check_writable();
-    const std::size_t at = begin_frame(FrameKind::kTensor);
-    spool::Encoder(buffer_).row(row);
-    end_frame(at);
-    after_add(1);
+  void add_rows(const RowSpan& rows) override {
+    std::visit([&](auto span) { add_span(span); }, rows);
   }
 
   void commit() override {
@@ -128,10 +100,10 @@ class SpoolWriter final : public TraceWriter {
 
  private:
   template <class Row>
-  void add_rows(FrameKind kind, std::span<const Row> rows) {
+  void add_span(std::span<const Row> rows) {
     check_writable();
     if (rows.empty()) return;
-    const std::size_t at = begin_frame(kind);
+    const std::size_t at = begin_frame(spool::rows_frame<Row>());
     spool::Encoder e(buffer_);
     e.pod(static_cast<std::uint32_t>(rows.size()));
     if constexpr (spool::kStoredAsStruct<Row>) {

@@ -77,8 +77,7 @@ class SqliteTraceReader final : public TraceReader {
     check_version();
     if (options.verify) check_integrity();
     adapt_older_schema();
-    has_compare_results_ =
-        !db_.query_text("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'COMPARE_RESULT'").empty();
+    add_missing_tables();
     load_strings();
     load_kernels();
     for (const std::string& column : options.skip_columns) leave_out(column);
@@ -115,75 +114,8 @@ class SqliteTraceReader final : public TraceReader {
     return out;
   }
 
-  std::vector<DeviceInfoRow> devices() const override {
-    std::vector<DeviceInfoRow> out;
-    for_each<DeviceInfoRow>(false, [&](const DeviceInfoRow& row) { out.push_back(row); });
-    return out;
-  }
-
-  void for_each_task(const std::function<void(const TaskRow&)>& f) const override { tasks_where({}, {}, f); }
-  void for_each_api(const std::function<void(const ApiRow&)>& f) const override { for_each<ApiRow>(false, f); }
-  void for_each_memory(const std::function<void(const MemoryRow&)>& f) const override { for_each<MemoryRow>(false, f); }
-  void for_each_memcpy(const std::function<void(const MemcpyRow&)>& f) const override { for_each<MemcpyRow>(false, f); }
-  void for_each_marker(const std::function<void(const MarkerRow&)>& f) const override { for_each<MarkerRow>(false, f); }
-  void for_each_pytorch_api(const std::function<void(const PytorchApiRow&)>& f) const override {
-    for_each<PytorchApiRow>(false, f);
-  }
-  std::optional<PytorchApiRow> pytorch_api(std::int64_t id) const override {
-    std::optional<PytorchApiRow> found;
-    for_each<PytorchApiRow>(false, [&](const PytorchApiRow& r) { found = r; }, "id = ?1", {id});
-    return found;
-  }
-  void for_each_gradient(const std::function<void(const GradientRow&)>& f) const override {
-    for_each<GradientRow>(false, f);
-  }
-  void for_each_loss_scale(const std::function<void(const LossScaleRow&)>& f) const override {
-    for_each<LossScaleRow>(false, f);
-  }
-  void for_each_op_check(const std::function<void(const OpCheckRow&)>& f) const override {
-    for_each<OpCheckRow>(false, f);
-  }
-  void for_each_kernel_block(const std::function<void(const KernelBlockRow&)>& f) const override {
-    for_each<KernelBlockRow>(false, f);
-  }
-  void for_each_kernel_finding(const std::function<void(const KernelFindingRow&)>& f) const override {
-    for_each<KernelFindingRow>(false, f);
-  }
-  void for_each_pipe_instruction_of(std::int64_t task_id,
-                                    const std::function<void(const PipeInstructionRow&)>& f) const override {
-    for_each<PipeInstructionRow>(false, f, "task_id = ?1", {task_id});
-  }
-  void for_each_communicator(const std::function<void(const CommunicatorRow&)>& f) const override {
-    for_each<CommunicatorRow>(false, f);
-  }
-  void for_each_communication(const std::function<void(const CommunicationRow&)>& f) const override {
-    for_each<CommunicationRow>(false, f);
-  }
-  void for_each_communication_link(const std::function<void(const CommunicationLinkRow&)>& f) const override {
-    for_each<CommunicationLinkRow>(false, f);
-  }
-
-  void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const override {
-    if (with_data) map_for_blobs();
-    for_each<TensorRow>(with_data, [&](TensorRow& row) {
-      check_tensor(row, with_data);
-      f(row);
-    });
-  }
-
-  void for_each_compare_result(const std::function<void(const CompareResultRow&)>& f) const override {
-    if (has_compare_results_) for_each<CompareResultRow>(false, f);  // else written before the table existed
-  }
-
-  void for_each_tensor_of(std::int64_t task_id, bool with_data,
-                          const std::function<void(TensorRow&)>& f) const override {
-    if (with_data) map_for_blobs();
-    for_each<TensorRow>(with_data,
-                        [&](TensorRow& row) {
-                          check_tensor(row, with_data);
-                          f(row);
-                        },
-                        "task_id = ?1", {task_id});
+  void scan(const RowCallback& f, const RowQuery& query) const override {
+    std::visit([&](auto* callback) { scan_table(*callback, query); }, f);
   }
 
   TaskSummary task_summary() const override {
@@ -194,11 +126,6 @@ class SqliteTraceReader final : public TraceReader {
     stmt.step();
     return {sqlite3_column_int64(stmt.get(), 0), sqlite3_column_int64(stmt.get(), 1),
             sqlite3_column_int64(stmt.get(), 2), sqlite3_column_int64(stmt.get(), 3)};
-  }
-
-  void for_each_task_starting(std::int64_t from_ns, std::int64_t to_ns,
-                              const std::function<void(const TaskRow&)>& f) const override {
-    tasks_where("start_ns >= ?1 AND start_ns < ?2", {from_ns, to_ns}, f);
   }
 
   std::pair<std::int64_t, std::int64_t> task_start_range() const override {
@@ -229,9 +156,62 @@ class SqliteTraceReader final : public TraceReader {
   }
 
  private:
+  // One table's rows, as the query asks.
+  template <class Row>
+  void scan_table(const std::function<void(Row&)>& f, const RowQuery& query) const {
+    const Where where = where_of(schema::table_for<Row>().info, query);
+    if constexpr (std::is_same_v<Row, TaskRow>) {
+      tasks_where(where.sql, where.args, f);
+    } else if constexpr (std::is_same_v<Row, TensorRow>) {
+      if (query.with_data) map_for_blobs();
+      for_each<TensorRow>(
+          query.with_data,
+          [&](TensorRow& row) {
+            check_tensor(row, query.with_data);
+            f(row);
+          },
+          where.sql, where.args);
+    } else {
+      for_each<Row>(false, f, where.sql, where.args);
+    }
+  }
+
+  // A query's filters as SQL, each on a column the table must have.
+  struct Where {
+    std::string sql;
+    std::vector<std::int64_t> args;  // ?1, ?2, ...
+  };
+  Where where_of(const schema::TableInfo& table, const RowQuery& query) const {
+    Where w;
+    const auto require = [&](std::string_view column) {
+      const bool has = std::any_of(table.columns.begin(), table.columns.end(),
+                                   [&](const schema::ColumnInfo& c) { return c.name == column; });
+      if (!has) {
+        throw TraceError("cannot read " + std::string(table.name) + " by " + std::string(column) +
+                         ": the table has no such column (a bug in the caller)");
+      }
+    };
+    const auto add = [&](std::string_view column, std::string_view op, std::int64_t value) {
+      require(column);
+      w.sql += std::string(w.sql.empty() ? "" : " AND ") + std::string(column) + " " + std::string(op) + " ?" +
+               std::to_string(w.args.size() + 1);
+      w.args.push_back(value);
+    };
+    if (query.task_id) add("task_id", "=", *query.task_id);
+    if (query.id) add("id", "=", *query.id);
+    if (query.starting) {
+      add("start_ns", ">=", query.starting->first);
+      add("start_ns", "<", query.starting->second);
+    }
+    if (query.with_data && table.name != schema::table_for<TensorRow>().info.name) {
+      throw TraceError("cannot read " + std::string(table.name) + " with data: only TENSOR rows carry data");
+    }
+    return w;
+  }
+
   // Tasks in start order, TASK_EXEC rows joined here with the kernels read on open.
-  void tasks_where(std::string_view where, std::initializer_list<std::int64_t> args,
-                   const std::function<void(const TaskRow&)>& f) const {
+  void tasks_where(std::string_view where, const std::vector<std::int64_t>& args,
+                   const std::function<void(TaskRow&)>& f) const {
     static const schema::KernelRow kUnknown;
     TaskRow t;
     for_each<schema::TaskExecRow>(
@@ -272,8 +252,7 @@ class SqliteTraceReader final : public TraceReader {
   // handed to `f` outside it (see the header's thread-safety sentence). With blobs a batch is one
   // row, so that memory stays one tensor's. `where` may use ?1, ?2, ... bound to `args`.
   template <class Row, class F>
-  void for_each(bool with_blobs, F&& f, std::string_view where = {},
-                std::initializer_list<std::int64_t> args = {}) const {
+  void for_each(bool with_blobs, F&& f, std::string_view where = {}, const std::vector<std::int64_t>& args = {}) const {
     const schema::Table<Row>& table = schema::table_for<Row>();
     const auto skipped = skipped_.find(table.info.name);
     static const std::vector<bool> kNone;
@@ -316,11 +295,9 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_5();
   void adapt_schema_6();
   void adapt_schema_7();
-  void adapt_schema_8();
-  void adapt_schema_9();
   void adapt_schema_10();
-  // Creates TEMP tables, empty, for tables an older trace lacks.
-  void empty_tables(std::initializer_list<const schema::TableInfo*> added);
+  // Note [Older traces]: an empty TEMP table for each stored table the trace lacks.
+  void add_missing_tables();
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
   void view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added);
   void load_kernels();
@@ -344,7 +321,6 @@ class SqliteTraceReader final : public TraceReader {
   mutable sqlite::Db db_;
   mutable bool mapped_ = false;
   // Set on open, read-only afterwards (no lock needed).
-  bool has_compare_results_ = false;
   std::map<std::string_view, std::vector<bool>> skipped_;  // by table: the columns read as NULL
   std::vector<schema::KernelRow> kernels_;                 // by kernel_id
   std::map<std::string, std::string> meta_;
@@ -455,8 +431,6 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 6) adapt_schema_5();
   if (schema_version_ < 7) adapt_schema_6();
   if (schema_version_ < 8) adapt_schema_7();
-  if (schema_version_ < 9) adapt_schema_8();
-  if (schema_version_ < 10) adapt_schema_9();
   if (schema_version_ < 11) adapt_schema_10();
 }
 
@@ -470,27 +444,30 @@ void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::ini
            std::string(table.name));
 }
 
-void SqliteTraceReader::empty_tables(std::initializer_list<const schema::TableInfo*> added) {
-  for (const schema::TableInfo* table : added)
-    db_.exec(schema::create_table_sql(*table).insert(std::string_view("CREATE ").size(), "TEMP "));
+// Note [Older traces]
+// A trace is read by every later build. Tables added since it was written (PYTORCH_API in schema 6,
+// the custom kernels' tables in 9, the ranks' communication in 10, COMPARE_RESULT until compared,
+// every table added to NPUSCOPE_TRACE_ROWS from now on) read as empty: each stored table the file
+// lacks is created, empty, in the connection's TEMP schema (writable on a read-only connection;
+// the file stays untouched). So adding a table needs no step here and no schema version. Columns
+// added to an existing table do: one adapt_schema_N step per version below, each a TEMP view that
+// reads the columns the older trace lacks as 0.
+void SqliteTraceReader::add_missing_tables() {
+  for (const schema::TableInfo* table : schema::all_tables()) {
+    if (!table->view_select.empty()) continue;
+    sqlite::Stmt stmt(db_,
+                      "SELECT 1 FROM sqlite_master WHERE name = ?1 UNION ALL "
+                      "SELECT 1 FROM sqlite_temp_master WHERE name = ?1");
+    const std::string name(table->name);
+    sqlite3_bind_text(stmt.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
+    if (!stmt.step()) db_.exec(schema::create_table_sql(*table).insert(std::string_view("CREATE ").size(), "TEMP "));
+  }
 }
 
 // Schema 11 added TASK_EXEC's underflow counts: an older trace's tasks read as 0, not counted. (Before
 // schema 6, adapt_schema_5 shadows TASK_EXEC with them already.)
 void SqliteTraceReader::adapt_schema_10() {
   if (schema_version_ >= 6) view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"underflow", "subnormal"});
-}
-
-// Schema 10 added the ranks' communication: an older trace has none, read from empty tables.
-void SqliteTraceReader::adapt_schema_9() {
-  empty_tables({&schema::table_for<CommunicatorRow>().info, &schema::table_for<CommunicationRow>().info,
-                &schema::table_for<CommunicationLinkRow>().info});
-}
-
-// Schema 9 added the custom kernels' detail: an older trace has none, read from empty tables.
-void SqliteTraceReader::adapt_schema_8() {
-  empty_tables({&schema::table_for<KernelBlockRow>().info, &schema::table_for<PipeInstructionRow>().info,
-                &schema::table_for<KernelFindingRow>().info});
 }
 
 // Schema 8 added DEVICE_INFO's calibrated ceilings: an older trace's read as 0, and the analyzer
@@ -503,16 +480,14 @@ void SqliteTraceReader::adapt_schema_7() {
 // Schema 7 added TENSOR.address: an older trace's tensors read as 0, not recorded.
 void SqliteTraceReader::adapt_schema_6() { view_with_zeros(schema::table_for<TensorRow>().info, {"address"}); }
 
-// Schema 6 added the PyTorch ops (PYTORCH_API), each task's input shapes and dtypes (KERNEL) and the
-// op that launched it (TASK_EXEC): an older trace has none of them, read as 0, and an empty table.
+// Schema 6 added each task's input shapes and dtypes (KERNEL) and the PyTorch op that launched it
+// (TASK_EXEC): an older trace has none of them, read as 0 (its PYTORCH_API: Note [Older traces]).
 void SqliteTraceReader::adapt_schema_5() {
   // A schema 1 trace's TASK_EXEC and KERNEL are TEMP already (Note [Reading schema 1]): shadowed again here.
   if (schema_version_ >= 2) {
     view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id", "underflow", "subnormal"});
     view_with_zeros(schema::table_for<schema::KernelRow>().info, {"input_shapes_id", "input_dtypes_id"});
   }
-  empty_tables({&schema::table_for<PytorchApiRow>().info, &schema::table_for<GradientRow>().info,
-                &schema::table_for<LossScaleRow>().info, &schema::table_for<OpCheckRow>().info});
 }
 
 // Schema 3 added API.kind. An older trace gets it from its API names, the way the emulator has
@@ -612,52 +587,6 @@ std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const Re
   if (!fs::exists(status)) throw TraceError(path + ": no such trace file");
   if (fs::is_directory(status)) throw TraceError(path + ": is a directory, not a trace file");
   return std::make_unique<SqliteTraceReader>(path, options);
-}
-
-template <class Row>
-static std::vector<Row> collect(const TraceReader& reader,
-                                void (TraceReader::*each)(const std::function<void(const Row&)>&) const) {
-  std::vector<Row> out;
-  (reader.*each)([&](const Row& row) { out.push_back(row); });
-  return out;
-}
-
-std::vector<TaskRow> TraceReader::tasks() const { return collect(*this, &TraceReader::for_each_task); }
-std::vector<ApiRow> TraceReader::apis() const { return collect(*this, &TraceReader::for_each_api); }
-std::vector<MemoryRow> TraceReader::memory() const { return collect(*this, &TraceReader::for_each_memory); }
-std::vector<MemcpyRow> TraceReader::memcpys() const { return collect(*this, &TraceReader::for_each_memcpy); }
-std::vector<MarkerRow> TraceReader::markers() const { return collect(*this, &TraceReader::for_each_marker); }
-std::vector<PytorchApiRow> TraceReader::pytorch_apis() const {
-  return collect(*this, &TraceReader::for_each_pytorch_api);
-}
-std::vector<GradientRow> TraceReader::gradients() const { return collect(*this, &TraceReader::for_each_gradient); }
-std::vector<LossScaleRow> TraceReader::loss_scales() const { return collect(*this, &TraceReader::for_each_loss_scale); }
-std::vector<OpCheckRow> TraceReader::op_checks() const { return collect(*this, &TraceReader::for_each_op_check); }
-std::vector<KernelBlockRow> TraceReader::kernel_blocks() const {
-  return collect(*this, &TraceReader::for_each_kernel_block);
-}
-std::vector<KernelFindingRow> TraceReader::kernel_findings() const {
-  return collect(*this, &TraceReader::for_each_kernel_finding);
-}
-std::vector<CommunicatorRow> TraceReader::communicators() const {
-  return collect(*this, &TraceReader::for_each_communicator);
-}
-std::vector<CommunicationRow> TraceReader::communications() const {
-  return collect(*this, &TraceReader::for_each_communication);
-}
-std::vector<CommunicationLinkRow> TraceReader::communication_links() const {
-  return collect(*this, &TraceReader::for_each_communication_link);
-}
-std::vector<PipeInstructionRow> TraceReader::pipe_instructions_of(std::int64_t task_id) const {
-  std::vector<PipeInstructionRow> out;
-  for_each_pipe_instruction_of(task_id, [&](const PipeInstructionRow& r) { out.push_back(r); });
-  return out;
-}
-
-std::vector<TensorRow> TraceReader::tensors(bool with_data) const {
-  std::vector<TensorRow> out;
-  for_each_tensor(with_data, [&](const TensorRow& row) { out.push_back(row); });
-  return out;
 }
 
 }  // namespace npuscope::collector

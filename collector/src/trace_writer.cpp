@@ -4,6 +4,9 @@
 
 #include <ctime>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "batch_vtab.h"
@@ -75,74 +78,51 @@ class TableWriter {
   std::vector<Row> pending_;
 };
 
+// A stored table's row type: TASK's rows are stored as TASK_EXEC and KERNEL rows (Note [Kernel table]).
+template <class Row>
+struct StoredAs {
+  using type = Row;
+};
+template <>
+struct StoredAs<TaskRow> {
+  using type = schema::TaskExecRow;
+};
+template <class Row>
+using TableWriterOf = TableWriter<typename StoredAs<Row>::type>;
+
 // The statements of every table. Destroyed before the connection closes.
 struct TableWriters {
-  explicit TableWriters(sqlite::Db& db)
-      : meta(db),
-        strings(db),
-        devices(db),
-        apis(db),
-        kernels(db),
-        tasks(db),
-        tensors(db),
-        memory(db),
-        memcpys(db),
-        markers(db),
-        pytorch_apis(db),
-        gradients(db),
-        loss_scales(db),
-        op_checks(db),
-        kernel_blocks(db),
-        pipe_instructions(db),
-        kernel_findings(db),
-        communicators(db),
-        communications(db),
-        communication_links(db) {}
+  explicit TableWriters(sqlite::Db& db) : meta(db), strings(db), kernels(db), rows(construct(db)) {}
+
+  template <class Row>
+  TableWriterOf<Row>& of() {
+    return std::get<TraceRows::index_of<Row>()>(rows);
+  }
 
   // Everything pending goes in before a commit: a committed row's strings are committed with it.
   void flush() {
     strings.flush();
     meta.flush();
-    devices.flush();
-    apis.flush();
     kernels.flush();
-    tasks.flush();
-    memory.flush();
-    memcpys.flush();
-    markers.flush();
-    pytorch_apis.flush();
-    gradients.flush();
-    loss_scales.flush();
-    op_checks.flush();
-    kernel_blocks.flush();
-    pipe_instructions.flush();
-    kernel_findings.flush();
-    communicators.flush();
-    communications.flush();
-    communication_links.flush();
-    tensors.flush();
+    std::apply([](auto&... table) { (table.flush(), ...); }, rows);
   }
 
   TableWriter<schema::MetaRow> meta;
   TableWriter<schema::StringRow> strings;
-  TableWriter<DeviceInfoRow> devices;
-  TableWriter<ApiRow> apis;
   TableWriter<schema::KernelRow> kernels;
-  TableWriter<schema::TaskExecRow> tasks;
-  TableWriter<TensorRow> tensors;
-  TableWriter<MemoryRow> memory;
-  TableWriter<MemcpyRow> memcpys;
-  TableWriter<MarkerRow> markers;
-  TableWriter<PytorchApiRow> pytorch_apis;
-  TableWriter<GradientRow> gradients;
-  TableWriter<LossScaleRow> loss_scales;
-  TableWriter<OpCheckRow> op_checks;
-  TableWriter<KernelBlockRow> kernel_blocks;
-  TableWriter<PipeInstructionRow> pipe_instructions;
-  TableWriter<KernelFindingRow> kernel_findings;
-  TableWriter<CommunicatorRow> communicators;
-  TableWriter<CommunicationRow> communications;
-  TableWriter<CommunicationLinkRow> communication_links;
+  TraceRows::Each<std::tuple, TableWriterOf> rows;  // one per table of NPUSCOPE_TRACE_ROWS
+
+ private:
+  // The tuple of TableWriters, each made on `db` in place (they hold statements: not movable).
+  template <class W>
+  static sqlite::Db& db_for(sqlite::Db& db) {
+    return db;
+  }
+  static TraceRows::Each<std::tuple, TableWriterOf> construct(sqlite::Db& db) {
+    return [&db]<class... W>(std::tuple<W...>*) {
+      return std::tuple<W...>(db_for<W>(db)...);
+    }(static_cast<TraceRows::Each<std::tuple, TableWriterOf>*>(nullptr));
+  }
 };
 
 std::string utc_now_iso8601() {
@@ -192,46 +172,9 @@ class SqliteTraceWriter final : public TraceWriter {
     set_meta(std::string(schema::kStatPrefix) + std::string(name), std::to_string(value));
   }
 
-  void add_device(const DeviceInfoRow& row) override { add_rows(writers_->devices, std::span(&row, 1)); }
-  // Note [Kernel table]: a TASK_EXEC row per task, a KERNEL row per kernel not seen before.
-  void add_tasks(std::span<const TaskRow> rows) override {
+  void add_rows(const RowSpan& rows) override {
     check_writable();
-    exec_rows_.clear();
-    fresh_kernels_.clear();
-    for (const TaskRow& t : rows) {
-      exec_rows_.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.device_id, t.stream_id,
-                            kernel_ids_.id_of(t, fresh_kernels_), t.connection_id, t.overflow, t.call_index,
-                            t.emulation_ns, t.thread_id, t.pytorch_api_id, t.underflow, t.subnormal});
-    }
-    if (!fresh_kernels_.empty()) writers_->kernels.add(fresh_kernels_);
-    writers_->tasks.add(exec_rows_);
-    after_add(rows.size());
-  }
-  void add_apis(std::span<const ApiRow> rows) override { add_rows(writers_->apis, rows); }
-  void add_memory(std::span<const MemoryRow> rows) override { add_rows(writers_->memory, rows); }
-  void add_memcpys(std::span<const MemcpyRow> rows) override { add_rows(writers_->memcpys, rows); }
-  void add_markers(std::span<const MarkerRow> rows) override { add_rows(writers_->markers, rows); }
-  void add_pytorch_apis(std::span<const PytorchApiRow> rows) override { add_rows(writers_->pytorch_apis, rows); }
-  void add_gradients(std::span<const GradientRow> rows) override { add_rows(writers_->gradients, rows); }
-  void add_loss_scales(std::span<const LossScaleRow> rows) override { add_rows(writers_->loss_scales, rows); }
-  void add_op_checks(std::span<const OpCheckRow> rows) override { add_rows(writers_->op_checks, rows); }
-  void add_kernel_blocks(std::span<const KernelBlockRow> rows) override { add_rows(writers_->kernel_blocks, rows); }
-  void add_pipe_instructions(std::span<const PipeInstructionRow> rows) override {
-    add_rows(writers_->pipe_instructions, rows);
-  }
-  void add_kernel_findings(std::span<const KernelFindingRow> rows) override {
-    add_rows(writers_->kernel_findings, rows);
-  }
-  void add_communicators(std::span<const CommunicatorRow> rows) override { add_rows(writers_->communicators, rows); }
-  void add_communications(std::span<const CommunicationRow> rows) override { add_rows(writers_->communications, rows); }
-  void add_communication_links(std::span<const CommunicationLinkRow> rows) override {
-    add_rows(writers_->communication_links, rows);
-  }
-
-  void add_tensor(const TensorRow& row) override {
-    check_writable();
-    writers_->tensors.add_now(row);  // not buffered: no copy of the data
-    after_add(1);
+    std::visit([&](auto span) { add_span(span); }, rows);
   }
 
   void commit() override {
@@ -250,10 +193,28 @@ class SqliteTraceWriter final : public TraceWriter {
   void create_schema();
 
   template <class Row>
-  void add_rows(TableWriter<Row>& table, std::span<const Row> rows) {
-    check_writable();
-    table.add(rows);
+  void add_span(std::span<const Row> rows) {
+    if constexpr (std::is_same_v<Row, TaskRow>) {
+      add_tasks(rows);
+    } else if constexpr (std::is_same_v<Row, TensorRow>) {
+      for (const TensorRow& row : rows) writers_->of<TensorRow>().add_now(row);  // not buffered: no copy of the data
+    } else {
+      writers_->of<Row>().add(rows);
+    }
     after_add(rows.size());
+  }
+
+  // Note [Kernel table]: a TASK_EXEC row per task, a KERNEL row per kernel not seen before.
+  void add_tasks(std::span<const TaskRow> rows) {
+    exec_rows_.clear();
+    fresh_kernels_.clear();
+    for (const TaskRow& t : rows) {
+      exec_rows_.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.device_id, t.stream_id,
+                            kernel_ids_.id_of(t, fresh_kernels_), t.connection_id, t.overflow, t.call_index,
+                            t.emulation_ns, t.thread_id, t.pytorch_api_id, t.underflow, t.subnormal});
+    }
+    if (!fresh_kernels_.empty()) writers_->kernels.add(fresh_kernels_);
+    writers_->of<TaskRow>().add(exec_rows_);
   }
 
   void after_add(std::size_t rows) {
@@ -288,19 +249,11 @@ void SqliteTraceWriter::create_schema() {
     db_.exec("PRAGMA synchronous = OFF");
   }
   db_.exec("PRAGMA cache_size = -16384");  // KiB: the writer lives inside the profiled process
-  for (const schema::BatchSource* source :
-       {&schema::batch_source<schema::MetaRow>(),     &schema::batch_source<schema::StringRow>(),
-        &schema::batch_source<DeviceInfoRow>(),       &schema::batch_source<ApiRow>(),
-        &schema::batch_source<schema::TaskExecRow>(), &schema::batch_source<schema::KernelRow>(),
-        &schema::batch_source<TensorRow>(),           &schema::batch_source<MemoryRow>(),
-        &schema::batch_source<MemcpyRow>(),           &schema::batch_source<MarkerRow>(),
-        &schema::batch_source<PytorchApiRow>(),       &schema::batch_source<GradientRow>(),
-        &schema::batch_source<LossScaleRow>(),        &schema::batch_source<OpCheckRow>(),
-        &schema::batch_source<KernelBlockRow>(),      &schema::batch_source<PipeInstructionRow>(),
-        &schema::batch_source<KernelFindingRow>(),    &schema::batch_source<CommunicatorRow>(),
-        &schema::batch_source<CommunicationRow>(),    &schema::batch_source<CommunicationLinkRow>()}) {
-    schema::register_batch_module(db_, *source);
-  }
+  schema::register_batch_module(db_, schema::batch_source<schema::MetaRow>());
+  schema::register_batch_module(db_, schema::batch_source<schema::StringRow>());
+  schema::register_batch_module(db_, schema::batch_source<schema::KernelRow>());
+  TraceRows::for_each_type(
+      [&]<class Row>() { schema::register_batch_module(db_, schema::batch_source<typename StoredAs<Row>::type>()); });
   db_.exec("BEGIN");
   for (const schema::TableInfo* table : schema::all_tables()) db_.exec(schema::create_table_sql(*table));
   writers_ = std::make_unique<TableWriters>(db_);

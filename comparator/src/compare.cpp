@@ -16,7 +16,7 @@ using collector::TensorRow;
 
 std::vector<TensorRow> tensors_of(const collector::TraceReader& trace, std::int64_t task_id) {
   std::vector<TensorRow> out;
-  trace.for_each_tensor_of(task_id, true, [&](TensorRow& t) { out.push_back(std::move(t)); });
+  trace.for_each([&](TensorRow& t) { out.push_back(std::move(t)); }, {.task_id = task_id, .with_data = true});
   return out;
 }
 

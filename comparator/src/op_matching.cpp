@@ -11,7 +11,7 @@ namespace {
 // PYTORCH_API.id -> the op's pass name (Note [Model pass of an op]); empty without PYTORCH_API.
 std::unordered_map<std::int64_t, std::string> passes_of(const collector::TraceReader& trace) {
   std::unordered_map<std::int64_t, std::string> passes;
-  trace.for_each_pytorch_api([&](const collector::PytorchApiRow& op) {
+  trace.for_each([&](const collector::PytorchApiRow& op) {
     passes.emplace(op.id, collector::stored_name<ModelPass>(op.pass, "pass"));
   });
   return passes;
@@ -22,7 +22,7 @@ std::unordered_map<std::int64_t, std::string> passes_of(const collector::TraceRe
 std::vector<OpInfo> load_ops(const collector::TraceReader& trace) {
   const std::unordered_map<std::int64_t, std::string> passes = passes_of(trace);
   std::vector<OpInfo> ops;
-  trace.for_each_task([&](const collector::TaskRow& t) {
+  trace.for_each([&](const collector::TaskRow& t) {
     if (!is_op(t.task_type)) return;
     OpInfo op{t.task_id,    t.start_ns,     trace.string(t.name_id), trace.string(t.op_type_id),
               t.call_index, t.overflow != 0};

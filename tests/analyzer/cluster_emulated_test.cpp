@@ -81,19 +81,18 @@ struct Recorder {
       w->set_meta(collector::kMetaRank, std::to_string(r));
       w->set_meta(collector::kMetaWorldSize, std::to_string(world));
       for (collector::TaskRow& t : tasks[r]) t.name_id = w->intern("op");
-      w->add_tasks(tasks[r]);
+      w->add(tasks[r]);
       for (const Comm& c : communicators) {
         if (c.rank != r) continue;  // each thread's communicator is its rank's
-        w->add_communicators(
-            std::vector<collector::CommunicatorRow>{{.communicator_id = static_cast<std::int64_t>(c.id),
-                                                     .name_id = w->intern(c.name),
-                                                     .rank = c.rank,
-                                                     .size = c.size,
-                                                     .members_id = w->intern(c.members),
-                                                     .nodes_id = w->intern(c.nodes)}});
+        w->add(std::vector<collector::CommunicatorRow>{{.communicator_id = static_cast<std::int64_t>(c.id),
+                                                        .name_id = w->intern(c.name),
+                                                        .rank = c.rank,
+                                                        .size = c.size,
+                                                        .members_id = w->intern(c.members),
+                                                        .nodes_id = w->intern(c.nodes)}});
         for (const auto& [col, links] : collectives) {
           if (col.communicator_id != c.id) continue;
-          w->add_communications(std::vector<collector::CommunicationRow>{
+          w->add(std::vector<collector::CommunicationRow>{
               {.task_id = static_cast<std::int64_t>(col.task_id),
                .communicator_id = static_cast<std::int64_t>(col.communicator_id),
                .sequence = static_cast<std::int32_t>(col.sequence),
@@ -105,12 +104,11 @@ struct Recorder {
                .start_ns = static_cast<std::int64_t>(col.start_ns),
                .end_ns = static_cast<std::int64_t>(col.end_ns)}});
           for (const hooks::LinkRecord& l : links) {
-            w->add_communication_links(
-                std::vector<collector::CommunicationLinkRow>{{.task_id = static_cast<std::int64_t>(col.task_id),
-                                                              .peer_rank = l.peer_rank,
-                                                              .transport = static_cast<std::int32_t>(l.transport),
-                                                              .bytes = static_cast<std::int64_t>(l.bytes),
-                                                              .time_ns = static_cast<std::int64_t>(l.time_ns)}});
+            w->add(std::vector<collector::CommunicationLinkRow>{{.task_id = static_cast<std::int64_t>(col.task_id),
+                                                                 .peer_rank = l.peer_rank,
+                                                                 .transport = static_cast<std::int32_t>(l.transport),
+                                                                 .bytes = static_cast<std::int64_t>(l.bytes),
+                                                                 .time_ns = static_cast<std::int64_t>(l.time_ns)}});
           }
         }
       }

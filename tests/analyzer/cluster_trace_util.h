@@ -57,12 +57,12 @@ inline void write_cluster_traces(const std::filesystem::path& dir, const Cluster
     w->set_meta(c::kMetaLocalRank, std::to_string(r % s.ranks_per_node));
     w->set_meta(c::kMetaHostname, "host");
     w->set_meta(c::kMetaLauncher, "test");
-    w->add_communicators(std::vector<c::CommunicatorRow>{{.communicator_id = 1,
-                                                          .name_id = w->intern("hccl_world_group"),
-                                                          .rank = r,
-                                                          .size = s.world,
-                                                          .members_id = w->intern(members),
-                                                          .nodes_id = w->intern(nodes)}});
+    w->add(std::vector<c::CommunicatorRow>{{.communicator_id = 1,
+                                            .name_id = w->intern("hccl_world_group"),
+                                            .rank = r,
+                                            .size = s.world,
+                                            .members_id = w->intern(members),
+                                            .nodes_id = w->intern(nodes)}});
   }
   const auto transport = [&](int src, int dst) {
     return static_cast<std::int32_t>(src / s.ranks_per_node == dst / s.ranks_per_node ? LinkTransport::kHccs
@@ -75,25 +75,24 @@ inline void write_cluster_traces(const std::filesystem::path& dir, const Cluster
     t.stream_id = stream;
     t.task_type = static_cast<std::int32_t>(type);
     t.name_id = rank.w->intern(type == TaskType::kCommunication ? "hcom" : "op");
-    rank.w->add_tasks(std::vector<c::TaskRow>{t});
+    rank.w->add(std::vector<c::TaskRow>{t});
     return t.task_id;
   };
   const auto comm = [&](int r, std::int64_t task_id, int seq, CollectiveKind kind, std::int64_t bytes, int peer,
                         std::int64_t arrival, std::int64_t start, std::int64_t end) {
-    ranks[static_cast<std::size_t>(r)].w->add_communications(
-        std::vector<c::CommunicationRow>{{.task_id = task_id,
-                                          .communicator_id = 1,
-                                          .sequence = seq,
-                                          .kind = static_cast<std::int32_t>(kind),
-                                          .bytes = bytes,
-                                          .root_or_peer = peer,
-                                          .last_rank = 0,
-                                          .arrival_ns = arrival,
-                                          .start_ns = start,
-                                          .end_ns = end}});
+    ranks[static_cast<std::size_t>(r)].w->add(std::vector<c::CommunicationRow>{{.task_id = task_id,
+                                                                                .communicator_id = 1,
+                                                                                .sequence = seq,
+                                                                                .kind = static_cast<std::int32_t>(kind),
+                                                                                .bytes = bytes,
+                                                                                .root_or_peer = peer,
+                                                                                .last_rank = 0,
+                                                                                .arrival_ns = arrival,
+                                                                                .start_ns = start,
+                                                                                .end_ns = end}});
   };
   const auto send_link = [&](int r, std::int64_t task_id, int peer, std::int64_t bytes, std::int64_t ns) {
-    ranks[static_cast<std::size_t>(r)].w->add_communication_links(std::vector<c::CommunicationLinkRow>{
+    ranks[static_cast<std::size_t>(r)].w->add(std::vector<c::CommunicationLinkRow>{
         {.task_id = task_id, .peer_rank = peer, .transport = transport(r, peer), .bytes = bytes, .time_ns = ns}});
   };
 
@@ -135,11 +134,11 @@ inline void write_cluster_traces(const std::filesystem::path& dir, const Cluster
     }
     for (int r = 0; r < s.world; ++r) {
       auto& w = ranks[static_cast<std::size_t>(r)].w;
-      w->add_markers(std::vector<c::MarkerRow>{{.start_ns = step_start,
-                                                .end_ns = end,
-                                                .name_id = w->intern("ProfilerStep#" + std::to_string(step)),
-                                                .kind = static_cast<std::int32_t>(MarkerKind::kStep),
-                                                .step = step}});
+      w->add(std::vector<c::MarkerRow>{{.start_ns = step_start,
+                                        .end_ns = end,
+                                        .name_id = w->intern("ProfilerStep#" + std::to_string(step)),
+                                        .kind = static_cast<std::int32_t>(MarkerKind::kStep),
+                                        .step = step}});
     }
     t = end + 50'000;  // the host between steps
   }

@@ -48,7 +48,7 @@ std::string write_trace(const fs::path& path, const Trace& t) {
   d.name = "ascend910b";
   d.precision_mode = t.precision;
   d.overflow_mode = "inf_nan";
-  w->add_device(d);
+  w->add(d);
   std::int64_t id = 1;
   for (const Op& op : t.ops) {
     c::TaskRow r{.task_id = id++, .start_ns = op.start, .end_ns = op.end};
@@ -60,19 +60,19 @@ std::string write_trace(const fs::path& path, const Trace& t) {
     r.fallback = op.unit == TaskType::kAiCpu ? 1 : 0;
     r.call_index = op.call;
     r.input_shapes_id = w->intern(op.shapes);
-    w->add_tasks(std::vector<c::TaskRow>{r});
+    w->add(std::vector<c::TaskRow>{r});
   }
   for (c::MarkerRow m : t.steps) {
     m.name_id = w->intern("step");
     m.kind = static_cast<std::int32_t>(MarkerKind::kStep);
-    w->add_markers(std::vector<c::MarkerRow>{m});
+    w->add(std::vector<c::MarkerRow>{m});
   }
   for (std::size_t i = 0; i < t.apis.size(); ++i) {
     c::ApiRow a = t.apis[i];
     a.name_id = w->intern(t.api_names[i]);
-    w->add_apis(std::vector<c::ApiRow>{a});
+    w->add(std::vector<c::ApiRow>{a});
   }
-  w->add_memory(t.memory);
+  w->add(t.memory);
   w->finalize();
   return path.string();
 }

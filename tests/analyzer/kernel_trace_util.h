@@ -108,9 +108,9 @@ class KernelTrace {
     findings_.push_back(f);
   }
   void finish() {
-    writer_->add_tasks(tasks_);
-    writer_->add_kernel_blocks(blocks_);
-    writer_->add_kernel_findings(findings_);
+    writer_->add(tasks_);
+    writer_->add(blocks_);
+    writer_->add(findings_);
     writer_->finalize();
   }
 

@@ -38,7 +38,7 @@ class LongTailOps : public ExportTest {
     for (int i = 0; i < 10; ++i) add("blocks/Mul", "Mul", 2'000);
     for (int i = 0; i < 3; ++i) add("blocks/Exp", "Exp", 2'000);
     add("blocks/Exp_3", "Exp", 60'000);
-    w->add_tasks(tasks);
+    w->add(tasks);
     w->finalize();
     return db;
   }

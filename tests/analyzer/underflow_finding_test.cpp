@@ -40,9 +40,9 @@ class UnderflowFinding : public ExportTest {
     add(1, "net/add", "Add", 0, 0);
     add(2, "net/scale", "Mul", 300, 5);
     add(3, "net/scale_1", "Mul", 7, 0);
-    w->add_tasks(tasks);
-    w->add_tensor({.task_id = 2, .role = 0, .idx = 0, .dtype = 0, .shape = "20,20", .numel = 400});
-    w->add_tensor({.task_id = 2, .role = 1, .idx = 0, .dtype = 0, .shape = "20,20", .numel = 400});
+    w->add(tasks);
+    w->add(TensorRow{.task_id = 2, .role = 0, .idx = 0, .dtype = 0, .shape = "20,20", .numel = 400});
+    w->add(TensorRow{.task_id = 2, .role = 1, .idx = 0, .dtype = 0, .shape = "20,20", .numel = 400});
     w->finalize();
     return db;
   }

@@ -159,11 +159,10 @@ TEST_F(CompareCommand, TwoRecordedRuns) {
   EXPECT_NE(text.output.find("Worst ops"), std::string::npos);
   // --annotate: the verdicts are in the NPU trace now.
   std::int64_t rows = 0, failed = 0;
-  npuscope::collector::TraceReader::open(npu)->for_each_compare_result(
-      [&](const npuscope::collector::CompareResultRow& r) {
-        ++rows;
-        failed += r.verdict == 1;
-      });
+  npuscope::collector::TraceReader::open(npu)->for_each([&](const npuscope::collector::CompareResultRow& r) {
+    ++rows;
+    failed += r.verdict == 1;
+  });
   EXPECT_GT(rows, 84);  // an input and an output per op at least
   EXPECT_GT(failed, 0);
 

@@ -71,9 +71,9 @@ TEST_F(CompareRuns, CleanProgramPassesEveryOpAndTheGoldenTraceSaysSo) {
   const auto npu = npuscope::collector::TraceReader::open(keep + "/npu.db");
   EXPECT_EQ(golden->meta("golden"), "1");
   EXPECT_FALSE(npu->meta("golden").has_value());
-  ASSERT_FALSE(golden->devices().empty());
-  EXPECT_EQ(golden->devices()[0].precision_mode, "golden");
-  EXPECT_EQ(npu->devices()[0].precision_mode, "must_keep_origin_dtype");
+  ASSERT_FALSE(golden->rows<npuscope::collector::DeviceInfoRow>().empty());
+  EXPECT_EQ(golden->rows<npuscope::collector::DeviceInfoRow>()[0].precision_mode, "golden");
+  EXPECT_EQ(npu->rows<npuscope::collector::DeviceInfoRow>()[0].precision_mode, "must_keep_origin_dtype");
   EXPECT_NE(read_file(keep + "/golden.log").find("llama_block on npu:0"), std::string::npos);
   EXPECT_NE(read_file(keep + "/npu.log").find("npuscope: trace written to"), std::string::npos);
 }

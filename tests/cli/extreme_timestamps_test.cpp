@@ -35,7 +35,7 @@ class ExtremeTimestamps : public ExportTest {
     device.name = "ascend910b";
     device.cube_cores = 24;
     device.vector_cores = 48;
-    w->add_device(device);
+    w->add(device);
     const StringId name = w->intern("layer0/MatMul"), type = w->intern("MatMul");
     TaskRow a = sample_task(1, 0, 0, a_start, a_start, a_end, 1);
     TaskRow b = sample_task(2, 0, 0, b_start, b_start, b_end, 2);
@@ -46,9 +46,9 @@ class ExtremeTimestamps : public ExportTest {
       t->block_dim = 4;
     }
     const TaskRow tasks[] = {a, b};
-    w->add_tasks(tasks);
+    w->add(tasks);
     const ApiRow apis[] = {{a_start, b_end, w->intern("aclrtSynchronizeDevice"), 1, 0}};
-    w->add_apis(apis);
+    w->add(apis);
     w->finalize();
   }
 

@@ -49,7 +49,7 @@ Profiled profile(const std::string& name, const std::string& run_flags, const st
       npuscope_cmd("run --force -o " + db.string() + " " + run_flags + " -- " + kSamples + " " + sample_args));
   r.reader = collector::TraceReader::open(db.string());
   int found = 0;
-  r.reader->for_each_task([&](const collector::TaskRow& t) {
+  r.reader->for_each([&](const collector::TaskRow& t) {
     if (t.device_id >= 0 && r.reader->string(t.op_type_id) == op_type) {
       r.task = t;
       ++found;
@@ -63,7 +63,7 @@ TEST(KernelTrace, BlocksAndPipeTimelineOfADoubleBufferedKernel) {
   // 100003 halves: 7 blocks of 4 tiles, the last with a tail copied by DataCopyPad.
   const Profiled r = profile("add", "", "--kernel add --n 100003", "AddCustom");
   ASSERT_EQ(r.result.status, 0) << r.result.output;
-  const std::vector<collector::KernelBlockRow> blocks = r.reader->kernel_blocks();
+  const std::vector<collector::KernelBlockRow> blocks = r.reader->rows<collector::KernelBlockRow>();
   ASSERT_EQ(blocks.size(), static_cast<std::size_t>(r.task.block_dim));
   ASSERT_EQ(blocks.size(), 7u);
   std::int64_t unaligned = 0;
@@ -89,16 +89,18 @@ TEST(KernelTrace, BlocksAndPipeTimelineOfADoubleBufferedKernel) {
     // The instructions add up to the block's busy cycles, pipe by pipe, and lie inside the block.
     std::map<int, std::int64_t> busy;
     std::int64_t count = 0;
-    r.reader->for_each_pipe_instruction_of(r.task.task_id, [&](const collector::PipeInstructionRow& i) {
-      if (i.block != k.block) return;
-      ++count;
-      busy[i.pipe] += i.end_cycle - i.start_cycle;
-      EXPECT_LE(i.end_cycle, k.cycles);
-      EXPECT_GE(i.start_ns, k.start_ns);
-      EXPECT_LE(i.end_ns, k.end_ns);
-      EXPECT_TRUE(r.reader->string(i.file_id).ends_with("add_custom.cpp")) << r.reader->string(i.file_id);
-      EXPECT_GT(i.line, 0);
-    });
+    r.reader->for_each(
+        [&](const collector::PipeInstructionRow& i) {
+          if (i.block != k.block) return;
+          ++count;
+          busy[i.pipe] += i.end_cycle - i.start_cycle;
+          EXPECT_LE(i.end_cycle, k.cycles);
+          EXPECT_GE(i.start_ns, k.start_ns);
+          EXPECT_LE(i.end_ns, k.end_ns);
+          EXPECT_TRUE(r.reader->string(i.file_id).ends_with("add_custom.cpp")) << r.reader->string(i.file_id);
+          EXPECT_GT(i.line, 0);
+        },
+        {.task_id = r.task.task_id});
     EXPECT_EQ(count, k.instructions);
     for (const Pipe p : {Pipe::kMte2, Pipe::kVector, Pipe::kMte3})
       EXPECT_EQ(busy[static_cast<int>(p)], k.busy(p)) << npuscope::enum_name(p);
@@ -119,7 +121,7 @@ TEST(KernelTrace, TheFirstFindingFailsTheKernelAndIsInTheTrace) {
   EXPECT_NE(r.result.status, 0) << r.result.output;
   EXPECT_NE(r.result.output.find("deque_without_enque"), std::string::npos) << r.result.output;
   EXPECT_NE(r.result.output.find("1 sanitizer finding in custom kernels"), std::string::npos) << r.result.output;
-  const std::vector<collector::KernelFindingRow> findings = r.reader->kernel_findings();
+  const std::vector<collector::KernelFindingRow> findings = r.reader->rows<collector::KernelFindingRow>();
   ASSERT_EQ(findings.size(), 1u);
   const collector::KernelFindingRow& f = findings[0];
   EXPECT_EQ(f.task_id, r.task.task_id);
@@ -134,7 +136,7 @@ TEST(KernelTrace, TheFirstFindingFailsTheKernelAndIsInTheTrace) {
 
 TEST(KernelTrace, KeepGoingListsEveryFindingAndRunsOn) {
   const Profiled r = profile("add_bug_keep_going", "--keep-going", "--kernel add --n 40000 --bug", "AddCustom");
-  const std::vector<collector::KernelFindingRow> findings = r.reader->kernel_findings();
+  const std::vector<collector::KernelFindingRow> findings = r.reader->rows<collector::KernelFindingRow>();
   // Every block meets the missing EnQue at least once per tile.
   std::map<std::int32_t, int> per_block;
   for (const auto& f : findings) per_block[f.block]++;

@@ -47,7 +47,7 @@ std::string integrity_check(const std::string& db) {
 
 std::int64_t kernel_tasks(const collector::TraceReader& r) {
   std::int64_t n = 0;
-  r.for_each_task([&](const collector::TaskRow& t) { n += t.device_id >= 0 && t.task_type <= 2; });
+  r.for_each([&](const collector::TaskRow& t) { n += t.device_id >= 0 && t.task_type <= 2; });
   return n;
 }
 
@@ -125,26 +125,12 @@ class KernelTaskCounter final : public collector::TraceWriter {
   explicit KernelTaskCounter(std::int64_t target) : target_(target) {}
   collector::StringId intern(std::string_view) override { return ++strings_; }  // the replay's ids: 1, 2, ...
   void set_meta(std::string_view, std::string_view) override {}
-  void add_device(const collector::DeviceInfoRow&) override {}
-  void add_tasks(std::span<const collector::TaskRow> rows) override {
-    for (const collector::TaskRow& t : rows) tasks_ += t.device_id >= 0 && t.task_type <= 2;
+  void add_rows(const RowSpan& rows) override {
+    const auto* tasks = std::get_if<std::span<const collector::TaskRow>>(&rows);
+    if (tasks == nullptr) return;
+    for (const collector::TaskRow& t : *tasks) tasks_ += t.device_id >= 0 && t.task_type <= 2;
     if (tasks_ >= target_) throw Reached{};
   }
-  void add_apis(std::span<const collector::ApiRow>) override {}
-  void add_memory(std::span<const collector::MemoryRow>) override {}
-  void add_memcpys(std::span<const collector::MemcpyRow>) override {}
-  void add_markers(std::span<const collector::MarkerRow>) override {}
-  void add_tensor(const collector::TensorRow&) override {}
-  void add_pytorch_apis(std::span<const collector::PytorchApiRow>) override {}
-  void add_gradients(std::span<const collector::GradientRow>) override {}
-  void add_loss_scales(std::span<const collector::LossScaleRow>) override {}
-  void add_op_checks(std::span<const collector::OpCheckRow>) override {}
-  void add_kernel_blocks(std::span<const collector::KernelBlockRow>) override {}
-  void add_pipe_instructions(std::span<const collector::PipeInstructionRow>) override {}
-  void add_kernel_findings(std::span<const collector::KernelFindingRow>) override {}
-  void add_communicators(std::span<const collector::CommunicatorRow>) override {}
-  void add_communications(std::span<const collector::CommunicationRow>) override {}
-  void add_communication_links(std::span<const collector::CommunicationLinkRow>) override {}
   using collector::TraceWriter::set_stat;
   void set_stat(std::string_view, std::int64_t) override {}
   void commit() override {}
@@ -235,7 +221,7 @@ TEST(RunCommand, FourThreadsByFourStreamsEveryTaskOnce) {
   std::set<std::int64_t> ids;
   std::set<std::pair<std::int32_t, std::int32_t>> thread_streams;
   std::int64_t tasks = 0;
-  reader->for_each_task([&](const collector::TaskRow& t) {
+  reader->for_each([&](const collector::TaskRow& t) {
     if (t.device_id < 0 || t.task_type > 2) return;
     ++tasks;
     EXPECT_TRUE(ids.insert(t.task_id).second) << "task " << t.task_id << " recorded twice";
@@ -246,8 +232,8 @@ TEST(RunCommand, FourThreadsByFourStreamsEveryTaskOnce) {
   EXPECT_EQ(thread_streams.size(), 16u);
   // Every kernel task joins its host API call.
   std::set<std::int64_t> api_connections;
-  reader->for_each_api([&](const collector::ApiRow& a) { api_connections.insert(a.connection_id); });
-  reader->for_each_task([&](const collector::TaskRow& t) {
+  reader->for_each([&](const collector::ApiRow& a) { api_connections.insert(a.connection_id); });
+  reader->for_each([&](const collector::TaskRow& t) {
     if (t.device_id >= 0 && t.task_type <= 2) {
       EXPECT_TRUE(api_connections.count(t.connection_id)) << t.task_id;
     }
@@ -298,11 +284,11 @@ TEST(RunCommand, StepsSelectOneStepAndBadDumpFlagsAreRefused) {
   ASSERT_EQ(r.status, 0) << r.output;
   const auto reader = collector::TraceReader::open(db);
   std::map<std::int64_t, std::pair<std::string, std::int32_t>> task_of;
-  reader->for_each_task([&](const collector::TaskRow& t) {
+  reader->for_each([&](const collector::TaskRow& t) {
     task_of[t.task_id] = {reader->string(t.name_id), t.call_index};
   });
   std::set<std::pair<std::string, std::int32_t>> dumped;
-  reader->for_each_tensor(false, [&](const collector::TensorRow& t) {
+  reader->for_each([&](const collector::TensorRow& t) {
     const auto it = task_of.find(t.task_id);
     ASSERT_NE(it, task_of.end());
     if (it->second.first.starts_with("t0/")) dumped.insert(it->second);

@@ -225,7 +225,7 @@ TEST_F(ChromeExportTest, NamesAreEscapedIntoValidJson) {
     TaskRow t = sample_task(1, 0, 0, 0, 10, 20, 0);
     t.name_id = w->intern(weird);
     t.op_type_id = w->intern("Op\"Type");
-    w->add_tasks({&t, 1});
+    w->add(t);
     w->finalize();
   }
   const auto reader = TraceReader::open(path("w.db"));
@@ -313,8 +313,8 @@ TEST_F(ChromeExportTest, LargeTraceStreamsInBoundedMemory) {
       tasks.push_back(t);
       apis.push_back({i * 1000, i * 1000 + 200, api, i + 1, 0});
       if (tasks.size() == 10'000) {
-        w->add_tasks(tasks);
-        w->add_apis(apis);
+        w->add(tasks);
+        w->add(apis);
         tasks.clear();
         apis.clear();
       }

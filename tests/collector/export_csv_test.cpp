@@ -94,9 +94,9 @@ TEST_F(CsvExportTest, QuotesModelAndOpNamesAndLeavesShapesEmptyWithoutTensors) {
     t.name_id = w->intern("a\nb \"c\"");
     t.op_type_id = w->intern(" spaced ");
     t.task_type = 2;
-    w->add_tasks({&t, 1});
+    w->add(t);
     const ApiRow api{0, 500, w->intern("api,with,commas"), 0, 0};
-    w->add_apis({&api, 1});
+    w->add(api);
     w->finalize();
   }
   const auto reader = TraceReader::open(path("q.db"));

@@ -73,7 +73,7 @@ class MsprobeExportTest : public ExportTest {
       row.max = stat;
       row.l2norm = stat;
       row.address = with_addresses ? static_cast<std::int64_t>(buffer) : 0;
-      w->add_tensor(row);
+      w->add(row);
     };
     const auto launch = [&](std::int64_t api, std::int64_t at, std::vector<std::pair<Buffer, double>> in,
                             std::vector<std::pair<Buffer, double>> out) {
@@ -112,9 +112,9 @@ class MsprobeExportTest : public ExportTest {
       launch(add_w, t0 + 311, {{W, 1 + v}, {dW, 8 + v}}, {{W, 1.5 + v}});
       launch(add_b, t0 + 331, {{B, 4 + v}, {dB, 9 + v}}, {{B, 4.5 + v}});
     }
-    w->add_pytorch_apis(ops);
-    w->add_tasks(tasks);
-    w->add_markers(markers);
+    w->add(ops);
+    w->add(tasks);
+    w->add(markers);
     w->finalize();
   }
 
@@ -214,13 +214,13 @@ TEST_F(MsprobeExportTest, DumpedDataBecomesNpyFilesNamedAfterTheirEntry) {
     op.id = 1;
     op.name_id = w->intern("aten::relu");
     op.end_ns = 10;
-    w->add_pytorch_apis({&op, 1});
+    w->add(op);
     TaskRow t = sample_task(1, 0, 0, 1, 2, 3, 0);
     t.pytorch_api_id = 1;
-    w->add_tasks({&t, 1});
+    w->add(t);
     TensorRow out = sample_tensor(1, 1, 0, kF32, "2,2", 4, bytes_of(kTask2Out0), false);
     out.address = 0x10;
-    w->add_tensor(out);
+    w->add(out);
     w->finalize();
   }
   const MsprobeExportResult r = run_export();
@@ -246,7 +246,7 @@ TEST_F(MsprobeExportTest, TracesItCannotExportAreErrorsThatSayWhatToDo) {
     PytorchApiRow op;
     op.id = 1;
     op.name_id = w->intern("aten::relu");
-    w->add_pytorch_apis({&op, 1});
+    w->add(op);
     w->finalize();
   }
   try {

@@ -34,8 +34,8 @@ class NpyExportTest : public ExportTest {
       auto w = TraceWriter::create(path("one.db"), {.overwrite = true});
       TaskRow t = sample_task(7, 0, 0, 0, 10, 20, 1);
       t.name_id = w->intern(name);
-      w->add_tasks({&t, 1});
-      for (const TensorRow& row : tensors) w->add_tensor(row);
+      w->add(t);
+      for (const TensorRow& row : tensors) w->add(row);
       w->finalize();
     }
     const auto reader = TraceReader::open(path("one.db"));

@@ -99,16 +99,16 @@ inline TensorRow sample_tensor(std::int64_t task, int role, int idx, int dtype, 
 
 inline void add_sample_tensors(TraceWriter& w, bool stats_only) {
   constexpr int kF32 = 0, kF16 = 1, kBF16 = 2, kI64 = 6, kBool = 7;
-  w.add_tensor(sample_tensor(2, 0, 0, kF16, "2,3", 6, bytes_of(kTask2In0F16), stats_only));
-  w.add_tensor(sample_tensor(2, 0, 1, kF16, "3,2", 6, bytes_of(kTask2In1F16), stats_only));
-  w.add_tensor(sample_tensor(2, 1, 0, kF32, "2,2", 4, bytes_of(kTask2Out0), stats_only));
-  w.add_tensor(sample_tensor(3, 0, 0, kBF16, "4", 4, bytes_of(kTask3In0BF16), stats_only));
-  w.add_tensor(sample_tensor(3, 1, 0, kBF16, "4", 4, {}, true));
-  w.add_tensor(sample_tensor(4, 0, 0, kF32, "2,3", 6, {}, true));
-  w.add_tensor(sample_tensor(4, 0, 1, kF32, "3,2", 6, {}, true));
-  w.add_tensor(sample_tensor(4, 1, 0, kF32, "2,2", 4, bytes_of(kTask4Out0), stats_only));
-  w.add_tensor(sample_tensor(5, 0, 0, kI64, "3", 3, bytes_of(kTask5In0), stats_only));
-  w.add_tensor(sample_tensor(5, 1, 0, kBool, "", 1, bytes_of(kTask5Out0), stats_only));
+  w.add(sample_tensor(2, 0, 0, kF16, "2,3", 6, bytes_of(kTask2In0F16), stats_only));
+  w.add(sample_tensor(2, 0, 1, kF16, "3,2", 6, bytes_of(kTask2In1F16), stats_only));
+  w.add(sample_tensor(2, 1, 0, kF32, "2,2", 4, bytes_of(kTask2Out0), stats_only));
+  w.add(sample_tensor(3, 0, 0, kBF16, "4", 4, bytes_of(kTask3In0BF16), stats_only));
+  w.add(sample_tensor(3, 1, 0, kBF16, "4", 4, {}, true));
+  w.add(sample_tensor(4, 0, 0, kF32, "2,3", 6, {}, true));
+  w.add(sample_tensor(4, 0, 1, kF32, "3,2", 6, {}, true));
+  w.add(sample_tensor(4, 1, 0, kF32, "2,2", 4, bytes_of(kTask4Out0), stats_only));
+  w.add(sample_tensor(5, 0, 0, kI64, "3", 3, bytes_of(kTask5In0), stats_only));
+  w.add(sample_tensor(5, 1, 0, kBool, "", 1, bytes_of(kTask5Out0), stats_only));
 }
 
 inline TaskRow sample_task(std::int64_t id, std::int32_t device, std::int32_t stream, std::int64_t queued,
@@ -158,7 +158,7 @@ inline void add_sample_tasks(TraceWriter& w) {
   t5.bytes = 64;
   t5.call_index = 1;
   const TaskRow tasks[] = {t4, t2, t3, t5};  // start-time order, as the recorder sees them end
-  w.add_tasks(tasks);
+  w.add(tasks);
 }
 
 inline void add_sample_host_rows(TraceWriter& w) {
@@ -167,16 +167,16 @@ inline void add_sample_host_rows(TraceWriter& w) {
       {6500, 7200, w.intern("aclnnAdd"), 3, 0},    {7300, 8800, w.intern("aclrtSynchronizeDevice"), 4, 0},
       {8900, 9150, w.intern("aclnnMatMul"), 6, 0}, {1000, 2000, w.intern("aclnnMatMul"), 5, 1},
   };
-  w.add_apis(apis);
+  w.add(apis);
   MarkerRow step{800, 9800, 0, 0, 1, 0};
   MarkerRow forward{900, 9700, w.intern("forward"), 0, 0, -1};
   MarkerRow checkpoint{9650, 9650, w.intern("checkpoint"), 0, 0, -1};
   const MarkerRow markers[] = {step, forward, checkpoint};
-  w.add_markers(markers);
+  w.add(markers);
   const MemoryRow memory[] = {{1500, 0, 0, 0x1000, 4096, 4096, 2 << 20, 0}, {9700, 0, 1, 0x1000, 4096, 0, 2 << 20, 0}};
-  w.add_memory(memory);
+  w.add(memory);
   const MemcpyRow copy{1, 2500, 4000, 2000, 0, 0, 4096, 1, 1};
-  w.add_memcpys({&copy, 1});
+  w.add(copy);
 }
 
 // Writes the sample trace to `path`, finalized (complete) unless `finalize` is false.
@@ -185,7 +185,7 @@ inline void write_sample_trace(const std::string& path, bool stats_only = false,
   DeviceInfoRow device;
   device.device_id = 0;
   device.name = "ascend910b";
-  w->add_device(device);
+  w->add(device);
   add_sample_host_rows(*w);
   add_sample_tasks(*w);
   add_sample_tensors(*w, stats_only);

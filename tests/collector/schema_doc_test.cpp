@@ -109,14 +109,14 @@ TEST_F(SchemaExamplesTest, ExampleQueriesRunAndAnswer) {
     tasks[1].overflow = 1;
     tasks[0].overflow = tasks[2].overflow = 0;
     tasks[1].underflow = 12;
-    w->add_tasks(tasks);
+    w->add(tasks);
     const ApiRow call{tasks[0].queued_ns, tasks[0].queued_ns + 3'000, api, tasks[0].connection_id, 0};
-    w->add_apis(std::span(&call, 1));
+    w->add(std::span(&call, 1));
     const std::vector<MemoryRow> memory = {{.ts_ns = 1, .allocated_bytes = 100, .reserved_bytes = 200},
                                            {.ts_ns = 2, .allocated_bytes = 300, .reserved_bytes = 400},
                                            {.ts_ns = 3, .allocated_bytes = 50, .reserved_bytes = 400}};
-    w->add_memory(memory);
-    w->add_tensor({.task_id = 2, .role = 1, .shape = "4", .numel = 4, .nan_count = 1});
+    w->add(memory);
+    w->add(TensorRow{.task_id = 2, .role = 1, .shape = "4", .numel = 4, .nan_count = 1});
     w->finalize();
   }
   for (const schema::ExampleQuery& q : schema::example_queries()) {

@@ -22,7 +22,7 @@ class TraceReaderTest : public TraceTest {
     const StringId op = writer->intern("op");
     std::vector<TaskRow> rows;
     for (std::int64_t i = 0; i < tasks; ++i) rows.push_back(make_task(i, op, op));
-    writer->add_tasks(rows);
+    writer->add(rows);
     writer->finalize();
   }
 
@@ -105,14 +105,14 @@ TEST_F(TraceReaderTest, DamageMetWhileReadingIsCorrupt) {
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
   const auto reader = TraceReader::open(path(), {.verify = false});
-  expect_trace_error([&] { reader->for_each_task([](const TaskRow&) {}); }, "corrupt trace, damaged or truncated");
+  expect_trace_error([&] { reader->for_each([](const TaskRow&) {}); }, "corrupt trace, damaged or truncated");
 }
 
 TEST_F(TraceReaderTest, TasksOfATimeWindow) {
   write_trace(path(), 1'000);
   const auto reader = TraceReader::open(path());
   const auto [first, last] = reader->task_start_range();
-  const std::vector<TaskRow> all = reader->tasks();
+  const std::vector<TaskRow> all = reader->rows<TaskRow>();
   EXPECT_EQ(first, all.front().start_ns);
   EXPECT_EQ(last, all.back().start_ns);
   // Two windows that meet at a task's start: each task exactly once, in start order.
@@ -120,12 +120,14 @@ TEST_F(TraceReaderTest, TasksOfATimeWindow) {
   std::vector<std::int64_t> ids;
   std::int64_t previous = first;
   for (const auto& [a, b] : {std::pair{first, middle}, std::pair{middle, last + 1}}) {
-    reader->for_each_task_starting(a, b, [&](const TaskRow& t) {
-      EXPECT_GE(t.start_ns, previous);
-      EXPECT_TRUE(t.start_ns >= a && t.start_ns < b);
-      previous = t.start_ns;
-      ids.push_back(t.task_id);
-    });
+    reader->for_each(
+        [&](const TaskRow& t) {
+          EXPECT_GE(t.start_ns, previous);
+          EXPECT_TRUE(t.start_ns >= a && t.start_ns < b);
+          previous = t.start_ns;
+          ids.push_back(t.task_id);
+        },
+        {.starting = {{a, b}}});
     if (a == first) {
       EXPECT_EQ(ids.size(), 400u);
     }
@@ -136,11 +138,11 @@ TEST_F(TraceReaderTest, TasksOfATimeWindow) {
 
 TEST_F(TraceReaderTest, SkippedColumnsReadAsZero) {
   write_trace(path(), 10);
-  const std::vector<TaskRow> all = TraceReader::open(path())->tasks();
+  const std::vector<TaskRow> all = TraceReader::open(path())->rows<TaskRow>();
   // TASK.flops is its kernel's (Note [Kernel table]): accepted, and kept, since it costs nothing.
   const auto reader =
       TraceReader::open(path(), {.skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.flops"}});
-  const std::vector<TaskRow> some = reader->tasks();
+  const std::vector<TaskRow> some = reader->rows<TaskRow>();
   ASSERT_EQ(some.size(), all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(some[i].queued_ns, 0);
@@ -168,10 +170,10 @@ TEST_F(TraceReaderTest, KernelsStoredOnceAndSchema1TracesStillRead) {
       t.task_type = t.fallback = 0;
       rows.push_back(t);
     }
-    writer->add_tasks(rows);
+    writer->add(rows);
     writer->finalize();
   }
-  const std::vector<TaskRow> all = TraceReader::open(path())->tasks();
+  const std::vector<TaskRow> all = TraceReader::open(path())->rows<TaskRow>();
   EXPECT_EQ(sql_text(path(), "SELECT count(*) FROM KERNEL"), "5");
   EXPECT_EQ(sql_text(path(), "SELECT count(*) FROM TASK"), "1000");
   EXPECT_EQ(sql_text(path(), "SELECT flops FROM TASK WHERE task_id = 8"), std::to_string(all[7].flops));
@@ -181,7 +183,7 @@ TEST_F(TraceReaderTest, KernelsStoredOnceAndSchema1TracesStillRead) {
            "DROP TABLE TASK_EXEC; DROP TABLE KERNEL; UPDATE META SET value = '1' WHERE key = 'schema_version'");
   const auto v1 = TraceReader::open(path());
   EXPECT_EQ(v1->schema_version(), 1);
-  expect_rows_eq(all, v1->tasks());
+  expect_rows_eq(all, v1->rows<TaskRow>());
   EXPECT_EQ(v1->count("TASK"), 1'000);
   EXPECT_EQ(v1->task_start_range().first, all.front().start_ns);
 }
@@ -205,12 +207,12 @@ TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
       a.kind = static_cast<std::int32_t>(calls[i].second);
       rows.push_back(a);
     }
-    writer->add_apis(rows);
+    writer->add(rows);
     writer->finalize();
   }
   const auto kinds_read = [&] {
     std::vector<std::int32_t> out;
-    for (const ApiRow& a : TraceReader::open(path())->apis()) out.push_back(a.kind);
+    for (const ApiRow& a : TraceReader::open(path())->rows<ApiRow>()) out.push_back(a.kind);
     return out;
   };
   const std::vector<std::int32_t> v3 = kinds_read();
@@ -229,11 +231,11 @@ TEST_F(TraceReaderTest, Schema2TracesGetApiKindsFromTheirNames) {
 TEST_F(TraceReaderTest, Schema6TracesReadTensorAddressesAsZero) {
   {
     auto writer = TraceWriter::create(path());
-    writer->add_tensor(
-        {.task_id = 3, .role = 1, .idx = 0, .dtype = 0, .shape = "2", .numel = 2, .max = 5, .address = 0x7f0012345640});
+    writer->add(TensorRow{
+        .task_id = 3, .role = 1, .idx = 0, .dtype = 0, .shape = "2", .numel = 2, .max = 5, .address = 0x7f0012345640});
     writer->finalize();
   }
-  const auto read = [&] { return TraceReader::open(path())->tensors(false).at(0); };
+  const auto read = [&] { return TraceReader::open(path())->rows<TensorRow>().at(0); };
   EXPECT_EQ(read().address, 0x7f0012345640);
   sql_exec(path(), "ALTER TABLE TENSOR DROP COLUMN address; UPDATE META SET value = '6' WHERE key = 'schema_version'");
   const TensorRow old = read();
@@ -255,12 +257,12 @@ TEST_F(TraceReaderTest, MemoryRowsWithEqualTimesComeBackInSeqOrder) {
       rows[i].address = static_cast<std::int64_t>(i);
       rows[i].seq = static_cast<std::int64_t>(10 - i);  // written in the reverse of allocator order
     }
-    writer->add_memory(rows);
+    writer->add(rows);
     writer->finalize();
   }
   const auto read = [&] {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    for (const MemoryRow& m : TraceReader::open(path())->memory()) out.emplace_back(m.address, m.seq);
+    for (const MemoryRow& m : TraceReader::open(path())->rows<MemoryRow>()) out.emplace_back(m.address, m.seq);
     return out;
   };
   EXPECT_EQ(read(), (std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 7}, {2, 8}, {1, 9}, {0, 10}}));
@@ -297,7 +299,7 @@ TEST_F(TraceReaderTest, EveryReadOfASchema1TraceMatchesSchema2) {
     const auto v1 = TraceReader::open(v1_path, {.verify = verify});
     ASSERT_EQ(v1->schema_version(), 1);
     expect_sample_read_back(sample, *v1);
-    expect_rows_eq(v2->tasks(), v1->tasks());
+    expect_rows_eq(v2->rows<TaskRow>(), v1->rows<TaskRow>());
     EXPECT_EQ(v1->path(), v1_path);
     EXPECT_TRUE(v1->complete());
     EXPECT_EQ(v1->meta("config"), v2->meta("config"));
@@ -315,22 +317,22 @@ TEST_F(TraceReaderTest, EveryReadOfASchema1TraceMatchesSchema2) {
     EXPECT_EQ(v1->task_start_range(), v2->task_start_range());
     const auto [first, last] = v2->task_start_range();
     std::vector<TaskRow> window1, window2;
-    v1->for_each_task_starting(first + 10, last - 10, [&](const TaskRow& t) { window1.push_back(t); });
-    v2->for_each_task_starting(first + 10, last - 10, [&](const TaskRow& t) { window2.push_back(t); });
+    v1->for_each([&](const TaskRow& t) { window1.push_back(t); }, {.starting = {{first + 10, last - 10}}});
+    v2->for_each([&](const TaskRow& t) { window2.push_back(t); }, {.starting = {{first + 10, last - 10}}});
     EXPECT_FALSE(window1.empty());
     expect_rows_eq(window2, window1);
     std::vector<TensorRow> of1, of2;
-    v1->for_each_tensor_of(3, true, [&](TensorRow& t) { of1.push_back(std::move(t)); });
-    v2->for_each_tensor_of(3, true, [&](TensorRow& t) { of2.push_back(std::move(t)); });
+    v1->for_each([&](TensorRow& t) { of1.push_back(std::move(t)); }, {.task_id = 3, .with_data = true});
+    v2->for_each([&](TensorRow& t) { of2.push_back(std::move(t)); }, {.task_id = 3, .with_data = true});
     ASSERT_EQ(of1.size(), 2u);
     expect_rows_eq(of2, of1);
     std::size_t compared = 0;
-    v1->for_each_compare_result([&](const CompareResultRow&) { ++compared; });
+    v1->for_each([&](const CompareResultRow&) { ++compared; });
     EXPECT_EQ(compared, 0u);
   }
   // Kernel columns cost nothing to keep; TASK's own columns are left out as in schema 2.
   const auto skipping = TraceReader::open(v1_path, {.skip_columns = {"TASK.queued_ns", "TASK.flops"}});
-  const std::vector<TaskRow> all = v2->tasks(), some = skipping->tasks();
+  const std::vector<TaskRow> all = v2->rows<TaskRow>(), some = skipping->rows<TaskRow>();
   ASSERT_EQ(some.size(), all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(some[i].queued_ns, 0);
@@ -349,7 +351,7 @@ TEST_F(TraceReaderTest, ThreadsShareOneReaderAndCallbacksMayReadAgain) {
     writer->finalize();
   }
   const auto reader = TraceReader::open(path());
-  const std::vector<TaskRow> expected = reader->tasks();
+  const std::vector<TaskRow> expected = reader->rows<TaskRow>();
   std::vector<std::thread> threads;
   std::atomic<int> mismatches{0};
   for (int t = 0; t < 4; ++t) {
@@ -357,13 +359,15 @@ TEST_F(TraceReaderTest, ThreadsShareOneReaderAndCallbacksMayReadAgain) {
       for (int round = 0; round < 5; ++round) {
         std::size_t i = 0;
         bool same = true;
-        reader->for_each_task([&](const TaskRow& row) {
+        reader->for_each([&](const TaskRow& row) {
           same = same && i < expected.size() && row.task_id == expected[i].task_id && row.flops == expected[i].flops &&
                  row.name_id == expected[i].name_id;
           ++i;
           if (t % 2 && i % 1'000 == 0) same = same && reader->count("TASK") == 5'000;  // again, from the callback
         });
-        if (!same || i != expected.size() || reader->tensors(true).size() != sample.tensors.size()) ++mismatches;
+        if (!same || i != expected.size() ||
+            reader->rows<TensorRow>({.with_data = true}).size() != sample.tensors.size())
+          ++mismatches;
       }
     });
   }
@@ -372,9 +376,9 @@ TEST_F(TraceReaderTest, ThreadsShareOneReaderAndCallbacksMayReadAgain) {
 
   std::int64_t seen_from_other_thread = -1;
   bool first = true;
-  reader->for_each_task([&](const TaskRow&) {
+  reader->for_each([&](const TaskRow&) {
     if (!std::exchange(first, false)) return;
-    std::thread other([&] { seen_from_other_thread = static_cast<std::int64_t>(reader->tasks().size()); });
+    std::thread other([&] { seen_from_other_thread = static_cast<std::int64_t>(reader->rows<TaskRow>().size()); });
     other.join();
   });
   EXPECT_EQ(seen_from_other_thread, 5'000);
@@ -400,7 +404,7 @@ TEST_F(TraceReaderTest, TaskSummaryMatchesTheRows) {
     const auto reader = TraceReader::open(path(), {.verify = verify});
     TaskSummary want;
     want.first_start_ns = INT64_MAX;
-    reader->for_each_task([&](const TaskRow& t) {
+    reader->for_each([&](const TaskRow& t) {
       ++want.tasks;
       want.overflows += t.overflow;
       want.first_start_ns = std::min(want.first_start_ns, t.start_ns);
@@ -424,24 +428,24 @@ TEST_F(TraceReaderTest, StreamsComeInStartOrderWithTiesInWriteOrder) {
     t.start_ns = start;
     rows.push_back(t);
   }
-  writer->add_tasks(rows);
+  writer->add(rows);
   const std::vector<MemoryRow> memory = {{.ts_ns = 9}, {.ts_ns = 3}, {.ts_ns = 5}};
-  writer->add_memory(memory);
-  writer->add_tensor({.task_id = 2, .role = 1, .idx = 0, .numel = 1});
-  writer->add_tensor({.task_id = 2, .role = 0, .idx = 1, .numel = 1});
-  writer->add_tensor({.task_id = 1, .role = 1, .idx = 0, .numel = 1});
-  writer->add_tensor({.task_id = 2, .role = 0, .idx = 0, .numel = 1});
+  writer->add(memory);
+  writer->add(TensorRow{.task_id = 2, .role = 1, .idx = 0, .numel = 1});
+  writer->add(TensorRow{.task_id = 2, .role = 0, .idx = 1, .numel = 1});
+  writer->add(TensorRow{.task_id = 1, .role = 1, .idx = 0, .numel = 1});
+  writer->add(TensorRow{.task_id = 2, .role = 0, .idx = 0, .numel = 1});
   writer->finalize();
 
   const auto reader = TraceReader::open(path());
   std::vector<std::int64_t> ids;
-  reader->for_each_task([&](const TaskRow& t) { ids.push_back(t.task_id); });
+  reader->for_each([&](const TaskRow& t) { ids.push_back(t.task_id); });
   EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 3, 2, 0, 4}));
   std::vector<std::int64_t> ts;
-  for (const MemoryRow& m : reader->memory()) ts.push_back(m.ts_ns);
+  for (const MemoryRow& m : reader->rows<MemoryRow>()) ts.push_back(m.ts_ns);
   EXPECT_EQ(ts, (std::vector<std::int64_t>{3, 5, 9}));
   std::vector<std::tuple<std::int64_t, int, int>> keys;
-  for (const TensorRow& t : reader->tensors(false)) keys.emplace_back(t.task_id, t.role, t.idx);
+  for (const TensorRow& t : reader->rows<TensorRow>()) keys.emplace_back(t.task_id, t.role, t.idx);
   EXPECT_EQ(keys, (std::vector<std::tuple<std::int64_t, int, int>>{{1, 1, 0}, {2, 0, 0}, {2, 0, 1}, {2, 1, 0}}));
 }
 
@@ -452,18 +456,19 @@ TEST_F(TraceReaderTest, TensorDataThatDoesNotDecompressIsReported) {
   std::vector<std::uint8_t> cut = zstd_compress(raw);
   cut.resize(cut.size() - 8);  // the frame's end is missing
   constexpr int kU8 = 4;
-  writer->add_tensor({.task_id = 7,
-                      .role = 1,
-                      .idx = 2,
-                      .dtype = kU8,
-                      .shape = "1000",
-                      .numel = 1000,
-                      .data = cut,
-                      .data_bytes = 1000});
+  writer->add(TensorRow{.task_id = 7,
+                        .role = 1,
+                        .idx = 2,
+                        .dtype = kU8,
+                        .shape = "1000",
+                        .numel = 1000,
+                        .data = cut,
+                        .data_bytes = 1000});
   writer->finalize();
   const auto reader = TraceReader::open(path());
-  EXPECT_EQ(reader->tensors(false).at(0).data_bytes, 1000);  // statistics still readable
-  expect_trace_error([&] { reader->tensors(true); }, "bad TENSOR row (task 7, output 2): data is corrupt");
+  EXPECT_EQ(reader->rows<TensorRow>().at(0).data_bytes, 1000);  // statistics still readable
+  expect_trace_error([&] { reader->rows<TensorRow>({.with_data = true}); },
+                     "bad TENSOR row (task 7, output 2): data is corrupt");
 }
 
 // Note [Checked tensor rows]: a TENSOR row whose columns do not add up is a TraceError naming the
@@ -474,24 +479,24 @@ TEST_F(TraceReaderTest, EveryTensorRowIsCheckedBeforeUse) {
   {
     auto writer = TraceWriter::create(path("good.db"));
     const TaskRow task = make_task(6, writer->intern("layer0/mm"), writer->intern("MatMul"));  // task 7
-    writer->add_tasks(std::span(&task, 1));
+    writer->add(std::span(&task, 1));
     std::vector<std::uint8_t> raw(1000);
     for (std::size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<std::uint8_t>(i % 13);
     constexpr int kF32 = 0;
-    writer->add_tensor({.task_id = 7,
-                        .role = 1,
-                        .idx = 0,
-                        .dtype = kF32,
-                        .shape = "10,25",
-                        .numel = 250,
-                        .data = zstd_compress(raw),
-                        .data_bytes = 1000});
-    writer->add_tensor({.task_id = 7, .role = 0, .idx = 0, .dtype = kF32, .shape = "", .numel = 1});  // stats only
+    writer->add(TensorRow{.task_id = 7,
+                          .role = 1,
+                          .idx = 0,
+                          .dtype = kF32,
+                          .shape = "10,25",
+                          .numel = 250,
+                          .data = zstd_compress(raw),
+                          .data_bytes = 1000});
+    writer->add(TensorRow{.task_id = 7, .role = 0, .idx = 0, .dtype = kF32, .shape = "", .numel = 1});  // stats only
     // A rank-9 tensor: the hook records its first 8 dims (hooks::kMaxDims), numel is whole.
-    writer->add_tensor({.task_id = 7, .role = 0, .idx = 1, .dtype = kF32, .shape = "1,1,1,1,1,1,2,3", .numel = 24});
+    writer->add(TensorRow{.task_id = 7, .role = 0, .idx = 1, .dtype = kF32, .shape = "1,1,1,1,1,1,2,3", .numel = 24});
     writer->finalize();
   }
-  ASSERT_EQ(TraceReader::open(path("good.db"))->tensors(true).at(2).data.size(), 1000u);
+  ASSERT_EQ(TraceReader::open(path("good.db"))->rows<TensorRow>({.with_data = true}).at(2).data.size(), 1000u);
 
   const std::string row = "bad TENSOR row (task 7, op 'layer0/mm', output 0): ";
   const std::string out0 = " WHERE role = 1";
@@ -514,9 +519,9 @@ TEST_F(TraceReaderTest, EveryTensorRowIsCheckedBeforeUse) {
     std::filesystem::copy_file(path("good.db"), path("bad.db"), std::filesystem::copy_options::overwrite_existing);
     sql_exec(path("bad.db"), damage);
     const auto reader = TraceReader::open(path("bad.db"));
-    expect_trace_error([&] { reader->tensors(false); }, row + problem);
-    expect_trace_error([&] { reader->tensors(true); }, row + problem);
-    expect_trace_error([&] { reader->for_each_tensor_of(7, true, [](TensorRow&) {}); }, problem);
+    expect_trace_error([&] { reader->rows<TensorRow>(); }, row + problem);
+    expect_trace_error([&] { reader->rows<TensorRow>({.with_data = true}); }, row + problem);
+    expect_trace_error([&] { reader->for_each([](TensorRow&) {}, {.task_id = 7, .with_data = true}); }, problem);
   }
   // The role and index name the row by what they hold.
   const std::string path_bad = path("bad.db");
@@ -528,7 +533,8 @@ TEST_F(TraceReaderTest, EveryTensorRowIsCheckedBeforeUse) {
        }) {
     std::filesystem::copy_file(path("good.db"), path_bad, std::filesystem::copy_options::overwrite_existing);
     sql_exec(path_bad, damage);
-    expect_trace_error([&] { TraceReader::open(path_bad)->tensors(false); }, path_bad + ": bad TENSOR row " + problem);
+    expect_trace_error([&] { TraceReader::open(path_bad)->rows<TensorRow>(); },
+                       path_bad + ": bad TENSOR row " + problem);
   }
   // Consistent columns, but the data says otherwise: found when the data is read.
   for (const auto& [damage, problem] : std::vector<std::pair<std::string, std::string>>{
@@ -540,8 +546,8 @@ TEST_F(TraceReaderTest, EveryTensorRowIsCheckedBeforeUse) {
     std::filesystem::copy_file(path("good.db"), path_bad, std::filesystem::copy_options::overwrite_existing);
     sql_exec(path_bad, damage);
     const auto reader = TraceReader::open(path_bad);
-    EXPECT_EQ(reader->tensors(false).size(), 3u);
-    expect_trace_error([&] { reader->tensors(true); }, row + problem);
+    EXPECT_EQ(reader->rows<TensorRow>().size(), 3u);
+    expect_trace_error([&] { reader->rows<TensorRow>({.with_data = true}); }, row + problem);
   }
 }
 
@@ -549,22 +555,22 @@ TEST_F(TraceReaderTest, EveryTensorRowIsCheckedBeforeUse) {
 TEST_F(TraceReaderTest, SkippedTensorColumnsAreNotChecked) {
   {
     auto writer = TraceWriter::create(path());
-    writer->add_tensor({.task_id = 7, .role = 1, .idx = 0, .shape = "2,3", .numel = 6});
+    writer->add(TensorRow{.task_id = 7, .role = 1, .idx = 0, .shape = "2,3", .numel = 6});
     writer->finalize();
   }
-  EXPECT_EQ(TraceReader::open(path(), {.skip_columns = {"TENSOR.numel"}})->tensors(false).at(0).shape, "2,3");
-  EXPECT_EQ(TraceReader::open(path(), {.skip_columns = {"TENSOR.shape"}})->tensors(false).at(0).numel, 6);
+  EXPECT_EQ(TraceReader::open(path(), {.skip_columns = {"TENSOR.numel"}})->rows<TensorRow>().at(0).shape, "2,3");
+  EXPECT_EQ(TraceReader::open(path(), {.skip_columns = {"TENSOR.shape"}})->rows<TensorRow>().at(0).numel, 6);
 }
 
 TEST_F(TraceReaderTest, ReadsAnIncompleteTraceWhileItIsWritten) {
   auto writer = TraceWriter::create(path());
   const TaskRow row = make_task(0, writer->intern("op"), 0);
-  writer->add_tasks(std::span(&row, 1));
+  writer->add(std::span(&row, 1));
   writer->commit();
   const auto reader = TraceReader::open(path());
   EXPECT_FALSE(reader->complete());
-  ASSERT_EQ(reader->tasks().size(), 1u);
-  EXPECT_EQ(reader->string(reader->tasks()[0].name_id), "op");
+  ASSERT_EQ(reader->rows<TaskRow>().size(), 1u);
+  EXPECT_EQ(reader->string(reader->rows<TaskRow>()[0].name_id), "op");
   writer->finalize();  // a reader holding the file open does not stop finalize
   EXPECT_TRUE(TraceReader::open(path())->complete());
 }
@@ -584,28 +590,28 @@ TEST_F(TraceReaderTest, KernelDetailRoundTripsAndSchema8TracesHaveNone) {
     KernelBlockRow b0 = b1;
     b0.block = 0;
     b0.core = 0;
-    writer->add_kernel_blocks(std::vector{b1, b0});
-    writer->add_pipe_instructions(std::vector<PipeInstructionRow>{
+    writer->add(std::vector{b1, b0});
+    writer->add(std::vector<PipeInstructionRow>{
         {.task_id = 7, .block = 0, .pipe = 1, .start_cycle = 9, .end_cycle = 12, .name_id = add, .line = 4},
         {.task_id = 8, .block = 0, .pipe = 4, .start_cycle = 0, .end_cycle = 5, .name_id = add},
         {.task_id = 7, .block = 0, .pipe = 1, .start_cycle = 2, .end_cycle = 6, .name_id = add, .file_id = file}});
-    writer->add_kernel_findings(std::vector<KernelFindingRow>{
+    writer->add(std::vector<KernelFindingRow>{
         {.task_id = 7, .check_kind = 6, .block = -1, .kernel_id = add, .file_id = file, .line = 9, .message_id = msg}});
     writer->finalize();
   }
   {
     const auto reader = TraceReader::open(path());
-    const std::vector<KernelBlockRow> blocks = reader->kernel_blocks();
+    const std::vector<KernelBlockRow> blocks = reader->rows<KernelBlockRow>();
     ASSERT_EQ(blocks.size(), 2u);
     EXPECT_EQ(blocks[0].block, 0);
     EXPECT_EQ(blocks[1].busy(npuscope::Pipe::kMte2), 40);
     EXPECT_EQ(blocks[1].fixp_cycles, 3);
-    const std::vector<PipeInstructionRow> ins = reader->pipe_instructions_of(7);
+    const std::vector<PipeInstructionRow> ins = reader->rows<PipeInstructionRow>({.task_id = 7});
     ASSERT_EQ(ins.size(), 2u);
     EXPECT_EQ(ins[0].start_cycle, 2);
     EXPECT_EQ(reader->string(ins[0].file_id), "k.cpp");
     EXPECT_EQ(ins[1].line, 4);
-    const std::vector<KernelFindingRow> findings = reader->kernel_findings();
+    const std::vector<KernelFindingRow> findings = reader->rows<KernelFindingRow>();
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].block, -1);
     EXPECT_EQ(reader->string(findings[0].message_id), "bad");
@@ -615,9 +621,9 @@ TEST_F(TraceReaderTest, KernelDetailRoundTripsAndSchema8TracesHaveNone) {
            "UPDATE META SET value = '8' WHERE key = 'schema_version'");
   const auto old = TraceReader::open(path());
   EXPECT_EQ(old->schema_version(), 8);
-  EXPECT_TRUE(old->kernel_blocks().empty());
-  EXPECT_TRUE(old->kernel_findings().empty());
-  EXPECT_TRUE(old->pipe_instructions_of(7).empty());
+  EXPECT_TRUE(old->rows<KernelBlockRow>().empty());
+  EXPECT_TRUE(old->rows<KernelFindingRow>().empty());
+  EXPECT_TRUE(old->rows<PipeInstructionRow>({.task_id = 7}).empty());
   EXPECT_EQ(old->count("PIPE_INSTRUCTION"), 0);
 }
 
@@ -625,31 +631,31 @@ TEST_F(TraceReaderTest, CommunicationRoundTripsAndSchema9TracesHaveNone) {
   {
     auto writer = TraceWriter::create(path());
     writer->set_meta(kMetaRank, "3");
-    writer->add_communicators(std::vector<CommunicatorRow>{{.communicator_id = 1,
-                                                            .name_id = writer->intern("hccl_world_group"),
-                                                            .rank = 3,
-                                                            .size = 4,
-                                                            .members_id = writer->intern("0,1,2,3"),
-                                                            .nodes_id = writer->intern("0,0,1,1")}});
-    writer->add_communications(std::vector<CommunicationRow>{{.task_id = 9,
-                                                              .communicator_id = 1,
-                                                              .sequence = 1,
-                                                              .kind = 0,
-                                                              .bytes = 4096,
-                                                              .last_rank = 0,
-                                                              .arrival_ns = 500,
-                                                              .start_ns = 900,
-                                                              .end_ns = 1500},
-                                                             {.task_id = 5,
-                                                              .communicator_id = 1,
-                                                              .sequence = 0,
-                                                              .kind = 3,
-                                                              .bytes = 64,
-                                                              .root_or_peer = 0,
-                                                              .arrival_ns = 100,
-                                                              .start_ns = 100,
-                                                              .end_ns = 300}});
-    writer->add_communication_links(std::vector<CommunicationLinkRow>{
+    writer->add(std::vector<CommunicatorRow>{{.communicator_id = 1,
+                                              .name_id = writer->intern("hccl_world_group"),
+                                              .rank = 3,
+                                              .size = 4,
+                                              .members_id = writer->intern("0,1,2,3"),
+                                              .nodes_id = writer->intern("0,0,1,1")}});
+    writer->add(std::vector<CommunicationRow>{{.task_id = 9,
+                                               .communicator_id = 1,
+                                               .sequence = 1,
+                                               .kind = 0,
+                                               .bytes = 4096,
+                                               .last_rank = 0,
+                                               .arrival_ns = 500,
+                                               .start_ns = 900,
+                                               .end_ns = 1500},
+                                              {.task_id = 5,
+                                               .communicator_id = 1,
+                                               .sequence = 0,
+                                               .kind = 3,
+                                               .bytes = 64,
+                                               .root_or_peer = 0,
+                                               .arrival_ns = 100,
+                                               .start_ns = 100,
+                                               .end_ns = 300}});
+    writer->add(std::vector<CommunicationLinkRow>{
         {.task_id = 9, .peer_rank = 0, .transport = 3, .bytes = 2048, .time_ns = 600},
         {.task_id = 9, .peer_rank = 2, .transport = 1, .bytes = 1024, .time_ns = 300}});
     writer->finalize();
@@ -657,16 +663,16 @@ TEST_F(TraceReaderTest, CommunicationRoundTripsAndSchema9TracesHaveNone) {
   {
     const auto reader = TraceReader::open(path());
     EXPECT_EQ(reader->meta(std::string(kMetaRank)), "3");
-    const auto comms = reader->communicators();
+    const auto comms = reader->rows<CommunicatorRow>();
     ASSERT_EQ(comms.size(), 1u);
     EXPECT_EQ(reader->string(comms[0].members_id), "0,1,2,3");
     EXPECT_EQ(reader->string(comms[0].nodes_id), "0,0,1,1");
-    const auto calls = reader->communications();
+    const auto calls = reader->rows<CommunicationRow>();
     ASSERT_EQ(calls.size(), 2u);
     EXPECT_EQ(calls[0].task_id, 5);  // by start
     EXPECT_EQ(calls[0].root_or_peer, 0);
     EXPECT_EQ(calls[1].start_ns - calls[1].arrival_ns, 400);
-    const auto links = reader->communication_links();
+    const auto links = reader->rows<CommunicationLinkRow>();
     ASSERT_EQ(links.size(), 2u);
     EXPECT_EQ(links[0].peer_rank, 0);
     EXPECT_EQ(links[1].bytes, 1024);
@@ -676,8 +682,8 @@ TEST_F(TraceReaderTest, CommunicationRoundTripsAndSchema9TracesHaveNone) {
            "UPDATE META SET value = '9' WHERE key = 'schema_version'");
   const auto old = TraceReader::open(path());
   EXPECT_EQ(old->schema_version(), 9);
-  EXPECT_TRUE(old->communicators().empty());
-  EXPECT_TRUE(old->communications().empty());
+  EXPECT_TRUE(old->rows<CommunicatorRow>().empty());
+  EXPECT_TRUE(old->rows<CommunicationRow>().empty());
   EXPECT_EQ(old->count("COMMUNICATION_LINK"), 0);
 }
 
@@ -695,10 +701,10 @@ TEST_F(TraceReaderTest, UnderflowCountsRoundTripAndSchema10TracesReadThemAsZero)
       t.subnormal = i % 5 == 0 ? i + 1 : 0;
       rows.push_back(t);
     }
-    writer->add_tasks(rows);
+    writer->add(rows);
     writer->finalize();
   }
-  expect_rows_eq(rows, TraceReader::open(path())->tasks());
+  expect_rows_eq(rows, TraceReader::open(path())->rows<TaskRow>());
   EXPECT_EQ(sql_text(path(), "SELECT underflow FROM TASK WHERE task_id = 4"), "3000");
   EXPECT_EQ(sql_text(path(), "SELECT sum(subnormal) FROM TASK"), "34");  // i = 0, 5, 10, 15: i + 1
   for (TaskRow& t : rows) t.underflow = t.subnormal = 0;
@@ -707,9 +713,9 @@ TEST_F(TraceReaderTest, UnderflowCountsRoundTripAndSchema10TracesReadThemAsZero)
            "subnormal; UPDATE META SET value = '10' WHERE key = 'schema_version'");
   const auto old = TraceReader::open(path());
   EXPECT_EQ(old->schema_version(), 10);
-  expect_rows_eq(rows, old->tasks());
+  expect_rows_eq(rows, old->rows<TaskRow>());
   sql_exec(path(),
            "ALTER TABLE TASK_EXEC DROP COLUMN pytorch_api_id; UPDATE META SET value = '5' WHERE key = "
            "'schema_version'");
-  expect_rows_eq(rows, TraceReader::open(path())->tasks());
+  expect_rows_eq(rows, TraceReader::open(path())->rows<TaskRow>());
 }

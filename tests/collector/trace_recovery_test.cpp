@@ -31,7 +31,7 @@ class TraceRecoveryTest : public TraceTest {
     for (int i = 0; i < tasks; i += 10) {
       std::vector<TaskRow> rows;
       for (int j = i; j < std::min(i + 10, tasks); ++j) rows.push_back(make_task(j, op, op));
-      writer->add_tasks(rows);
+      writer->add(rows);
     }
   }
   void append_to_spool(const std::string& bytes) const {
@@ -117,7 +117,7 @@ TEST_F(TraceRecoveryTest, LiveWritersSpoolIsLeftAloneUntilItIsKilled) {
   if (child == 0) {
     auto writer = create_spool_writer(spool());
     const StringId op = writer->intern("op");
-    writer->add_tasks(std::vector<TaskRow>{make_task(0, op, op), make_task(1, op, op)});
+    writer->add(std::vector<TaskRow>{make_task(0, op, op), make_task(1, op, op)});
     writer->commit();
     const char c = 1;
     if (write(ready[1], &c, 1) != 1) _exit(1);
@@ -149,7 +149,7 @@ TEST_F(TraceRecoveryTest, OwnedSpoolIsLeftAloneAndAnEmptyOneRecoversNothing) {
     {
       auto writer = create_spool_writer(spool());  // fills the owner's empty spool
       const StringId op = writer->intern("op");
-      writer->add_tasks(std::vector<TaskRow>{make_task(0, op, op)});
+      writer->add(std::vector<TaskRow>{make_task(0, op, op)});
       writer->finalize();
     }
     expect_trace_error([&] { recover_trace(trace()); }, "still being written");  // the run converts it
@@ -183,7 +183,7 @@ TEST_F(TraceRecoveryTest, WholeTraceBesideItsSpoolIsKept) {
   {
     auto w = TraceWriter::create(trace());
     const StringId op = w->intern("op");
-    w->add_tasks(std::vector<TaskRow>{make_task(0, op, op)});
+    w->add(std::vector<TaskRow>{make_task(0, op, op)});
     w->finalize();
   }
   EXPECT_FALSE(recover_trace(trace()).recovered);

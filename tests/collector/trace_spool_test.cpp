@@ -60,7 +60,7 @@ TEST_F(TraceSpoolTest, EveryTableRoundTripsThroughTheSpool) {
   ASSERT_EQ(reader->stats().size(), 1u);
   EXPECT_EQ(reader->stats()[0].value, 9);
   expect_sample_read_back(s, *reader);
-  EXPECT_EQ(reader->string(reader->tasks()[0].name_id), "layer0/Add");
+  EXPECT_EQ(reader->string(reader->rows<TaskRow>()[0].name_id), "layer0/Add");
   EXPECT_EQ(reader->count("STRING_IDS"), 7);
 }
 
@@ -70,8 +70,8 @@ TEST_F(TraceSpoolTest, SpoolCutShortReplaysEveryWholeFrameIntoAnIncompleteTrace)
     const StringId op = writer->intern("op");
     std::vector<TaskRow> rows;
     for (int i = 0; i < 100; ++i) rows.push_back(make_task(i, op, op));
-    writer->add_tasks(rows);                       // one frame of 100
-    writer->add_tasks(std::span(rows).first(50));  // a second frame of 50
+    writer->add(rows);                       // one frame of 100
+    writer->add(std::span(rows).first(50));  // a second frame of 50
     writer->finalize();
   }
   std::vector<char> bytes = spool_bytes();
@@ -96,7 +96,7 @@ TEST_F(TraceSpoolTest, WriterDroppedWithoutFinalizeLeavesAnIncompleteSpool) {
   {
     auto writer = create_spool_writer(spool());
     const StringId op = writer->intern("op");
-    writer->add_tasks(std::vector<TaskRow>{make_task(0, op, op), make_task(1, op, op)});
+    writer->add(std::vector<TaskRow>{make_task(0, op, op), make_task(1, op, op)});
   }  // no finalize: a process that never reached its shutdown
   const SpoolReplay r = replay();
   EXPECT_FALSE(r.complete);
@@ -107,7 +107,7 @@ TEST_F(TraceSpoolTest, WriterDroppedWithoutFinalizeLeavesAnIncompleteSpool) {
 TEST_F(TraceSpoolTest, CommitHandsTheRowsToTheKernel) {
   auto writer = create_spool_writer(spool(), {.commit_interval = 1h});
   const StringId op = writer->intern("op");
-  writer->add_tasks(std::vector<TaskRow>{make_task(0, op, op)});
+  writer->add(std::vector<TaskRow>{make_task(0, op, op)});
   const std::size_t before = spool_bytes().size();
   writer->commit();
   EXPECT_GT(spool_bytes().size(), before);  // what a SIGKILL now would leave
@@ -122,7 +122,7 @@ TEST_F(TraceSpoolTest, ReplayFollowsALiveWriter) {
     std::vector<TaskRow> rows(kRows);
     for (int f = 0; f < kFrames; ++f) {
       for (int i = 0; i < kRows; ++i) rows[static_cast<std::size_t>(i)] = make_task(f * kRows + i, op, op);
-      writer->add_tasks(rows);
+      writer->add(rows);
       if (f % 50 == 0) std::this_thread::sleep_for(2ms);
     }
     writer->finalize();
@@ -141,7 +141,7 @@ TEST_F(TraceSpoolTest, BadSpoolsGetClearErrors) {
   expect_trace_error([&] { replay(); }, "is not an npuscope spool");
   {
     auto writer = create_spool_writer(spool(), {.overwrite = true});
-    writer->add_tasks(std::vector<TaskRow>{make_task(0, 0, 0)});
+    writer->add(std::vector<TaskRow>{make_task(0, 0, 0)});
     writer->finalize();
   }
   // The header (16 bytes), the layout frame (8 + one size of 4 per row stored as its struct: spool::Layout), then

@@ -22,7 +22,7 @@ class TraceStatsTest : public TraceTest {
     const StringId op = writer->intern("op");
     std::vector<TaskRow> rows;
     for (std::int64_t i = 0; i < 4; ++i) rows.push_back(make_task(i, op, op));
-    writer->add_tasks(rows);
+    writer->add(rows);
     for (const auto& [name, value] : stats) writer->set_stat(name, value);
     writer->finalize();
   }

@@ -190,20 +190,20 @@ inline Sample write_all(TraceWriter& w, std::int64_t task_count) {
   TensorRow first{3, 0, 0, 5, "", 1, 4, 4, 4, 4, 0, 0, {}, 0};
   s.tensors = {first, dumped, stats_only};
 
-  w.add_device(s.devices[0]);
-  w.add_device(s.devices[1]);
+  w.add(s.devices[0]);
+  w.add(s.devices[1]);
   // Small spans are batched, big ones go straight in: exercise both.
   const std::span<const TaskRow> tasks(s.tasks);
   const std::size_t head = std::min<std::size_t>(tasks.size(), 10);
-  for (std::size_t i = 0; i < head; ++i) w.add_tasks(tasks.subspan(i, 1));
-  w.add_tasks(tasks.subspan(head));
-  w.add_apis(s.apis);
-  w.add_memory(s.memory);
-  w.add_memcpys(s.memcpys);
-  w.add_markers(s.markers);
-  w.add_tensor(stats_only);
-  w.add_tensor(dumped);
-  w.add_tensor(first);
+  for (std::size_t i = 0; i < head; ++i) w.add(tasks.subspan(i, 1));
+  w.add(tasks.subspan(head));
+  w.add(s.apis);
+  w.add(s.memory);
+  w.add(s.memcpys);
+  w.add(s.markers);
+  w.add(stats_only);
+  w.add(dumped);
+  w.add(first);
   return s;
 }
 
@@ -215,18 +215,18 @@ inline std::vector<Row> sorted(std::vector<Row> rows, Key key) {
 
 // The rows write_all() wrote, read back (the reader sorts by time; tensor data decompressed).
 inline void expect_sample_read_back(const Sample& s, const TraceReader& reader) {
-  expect_rows_eq(s.devices, reader.devices());
-  expect_rows_eq(sorted(s.tasks, [](const TaskRow& t) { return t.start_ns; }), reader.tasks());
-  expect_rows_eq(sorted(s.apis, [](const ApiRow& r) { return r.start_ns; }), reader.apis());
-  expect_rows_eq(s.memory, reader.memory());
-  expect_rows_eq(s.memcpys, reader.memcpys());
-  expect_rows_eq(sorted(s.markers, [](const MarkerRow& r) { return r.start_ns; }), reader.markers());
+  expect_rows_eq(s.devices, reader.rows<collector::DeviceInfoRow>());
+  expect_rows_eq(sorted(s.tasks, [](const TaskRow& t) { return t.start_ns; }), reader.rows<collector::TaskRow>());
+  expect_rows_eq(sorted(s.apis, [](const ApiRow& r) { return r.start_ns; }), reader.rows<collector::ApiRow>());
+  expect_rows_eq(s.memory, reader.rows<collector::MemoryRow>());
+  expect_rows_eq(s.memcpys, reader.rows<collector::MemcpyRow>());
+  expect_rows_eq(sorted(s.markers, [](const MarkerRow& r) { return r.start_ns; }), reader.rows<collector::MarkerRow>());
   // Without data: the blob is left out, data_bytes still says what was dumped.
   std::vector<TensorRow> expected = s.tensors;  // already in (task, role, idx) order
   expected[1].data.clear();
-  expect_rows_eq(expected, reader.tensors(false));
+  expect_rows_eq(expected, reader.rows<collector::TensorRow>());
   expected[1].data = s.raw;  // with data: decompressed
-  expect_rows_eq(expected, reader.tensors(true));
+  expect_rows_eq(expected, reader.rows<collector::TensorRow>({.with_data = true}));
 }
 
 }  // namespace npuscope::collector::testing

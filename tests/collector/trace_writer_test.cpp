@@ -38,8 +38,8 @@ TEST_F(TraceWriterTest, EveryTableRoundTrips) {
 
   expect_sample_read_back(s, *reader);
 
-  EXPECT_EQ(reader->string(reader->tasks()[0].name_id), "layer0/Add");
-  EXPECT_EQ(reader->string(reader->apis()[0].name_id), "aclnnAdd");
+  EXPECT_EQ(reader->string(reader->rows<TaskRow>()[0].name_id), "layer0/Add");
+  EXPECT_EQ(reader->string(reader->rows<ApiRow>()[0].name_id), "aclnnAdd");
   EXPECT_EQ(reader->string(0), "");
   EXPECT_EQ(reader->string(12345), "");
   EXPECT_EQ(reader->count("TASK"), 3000);
@@ -65,10 +65,10 @@ TEST_F(TraceWriterTest, RowsBecomeVisibleAfterTheCommitInterval) {
   const StringId name = writer->intern("op");
   std::vector<TaskRow> rows;
   for (int i = 0; i < 100; ++i) rows.push_back(make_task(i, name, name));
-  writer->add_tasks(rows);
+  writer->add(rows);
   EXPECT_EQ(TraceReader::open(path())->count("TASK"), 0);  // not committed yet
   std::this_thread::sleep_for(400ms);
-  writer->add_tasks(std::span(rows).first(1));  // the interval is checked on each add
+  writer->add(std::span(rows).first(1));  // the interval is checked on each add
   const auto reader = TraceReader::open(path());
   EXPECT_EQ(reader->count("TASK"), 101);
   EXPECT_EQ(reader->string(name), "op");  // strings are committed with the rows naming them
@@ -79,7 +79,7 @@ TEST_F(TraceWriterTest, RowsBecomeVisibleAfterTheCommitInterval) {
 TEST_F(TraceWriterTest, CommitMakesRowsVisibleNow) {
   auto writer = TraceWriter::create(path(), {.commit_interval = std::chrono::hours(1)});
   const TaskRow row = make_task(0, writer->intern("op"), 0);
-  writer->add_tasks(std::span(&row, 1));
+  writer->add(std::span(&row, 1));
   EXPECT_EQ(TraceReader::open(path())->count("TASK"), 0);
   writer->commit();
   EXPECT_EQ(TraceReader::open(path())->count("TASK"), 1);
@@ -142,7 +142,7 @@ TEST_F(TraceWriterTest, NothingCanBeAddedAfterFinalize) {
   auto writer = TraceWriter::create(path());
   writer->finalize();
   const TaskRow row{};
-  expect_trace_error([&] { writer->add_tasks(std::span(&row, 1)); }, "finalized");
+  expect_trace_error([&] { writer->add(std::span(&row, 1)); }, "finalized");
   expect_trace_error([&] { writer->set_stat("x", 1); }, "finalized");
   expect_trace_error([&] { writer->intern("new string"); }, "finalized");
 }
@@ -155,7 +155,7 @@ TEST_F(TraceWriterTest, NothingCanBeAddedAfterFinalize) {
     std::vector<TaskRow> batch(100);
     for (std::int64_t i = 0;; i += 100) {
       for (std::int64_t j = 0; j < 100; ++j) batch[static_cast<std::size_t>(j)] = make_task(i + j, op, op);
-      writer->add_tasks(batch);
+      writer->add(batch);
       std::this_thread::sleep_for(1ms);  // a workload's pace, and a trace small enough to check quickly
     }
   } catch (...) {
@@ -182,7 +182,7 @@ TEST_F(TraceWriterTest, KilledWriterLeavesAValidIncompleteTrace) {
   EXPECT_GT(count, 0);
   EXPECT_EQ(count % 100, 0) << "commits happen between adds, never inside one";
   std::int64_t seen = 0;
-  reader->for_each_task([&](const TaskRow& t) {
+  reader->for_each([&](const TaskRow& t) {
     EXPECT_EQ(reader->string(t.name_id), "op");
     ++seen;
   });

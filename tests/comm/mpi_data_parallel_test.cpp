@@ -108,16 +108,16 @@ TEST_F(MpiDataParallel, NpuscopeRunWritesOneTracePerRankWithItsRankAndCollective
     EXPECT_EQ(reader->meta("node"), std::to_string(rank / 2));
     EXPECT_EQ(reader->meta("local_rank"), std::to_string(rank % 2));
     EXPECT_EQ(reader->meta("launcher"), "mpirun");
-    const auto comms = reader->communicators();
+    const auto comms = reader->rows<npuscope::collector::CommunicatorRow>();
     ASSERT_EQ(comms.size(), 1u);
     EXPECT_EQ(reader->string(comms[0].name_id), "hccl_world_group");
     EXPECT_EQ(reader->string(comms[0].members_id), "0,1,2,3");
     EXPECT_EQ(reader->string(comms[0].nodes_id), "0,0,1,1");
     EXPECT_EQ(comms[0].rank, rank);
-    per_rank.push_back(reader->communications());
+    per_rank.push_back(reader->rows<npuscope::collector::CommunicationRow>());
     // Two servers: each AllReduce sends over HCCS inside the server and RDMA across.
     bool hccs = false, rdma = false;
-    for (const auto& link : reader->communication_links()) {
+    for (const auto& link : reader->rows<npuscope::collector::CommunicationLinkRow>()) {
       hccs |= link.transport == static_cast<int>(npuscope::LinkTransport::kHccs);
       rdma |= link.transport == static_cast<int>(npuscope::LinkTransport::kRdma);
     }

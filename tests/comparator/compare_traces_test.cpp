@@ -44,7 +44,7 @@ class TraceBuilder {
       api.end_ns = api.start_ns + 5;
       api.name_id = writer_->intern(name.substr(name.rfind('/') + 1));
       api.pass = static_cast<std::int32_t>(*pass);
-      writer_->add_pytorch_apis(std::span<const PytorchApiRow>(&api, 1));
+      writer_->add(std::span<const PytorchApiRow>(&api, 1));
       t.pytorch_api_id = api.id;
     }
     t.task_id = ++task_id_;
@@ -55,7 +55,7 @@ class TraceBuilder {
     t.op_type_id = writer_->intern(type);
     t.task_type = static_cast<std::int32_t>(TaskType::kAiVectorCore);
     t.call_index = call_index;
-    writer_->add_tasks(std::span<const TaskRow>(&t, 1));
+    writer_->add(std::span<const TaskRow>(&t, 1));
     for (std::size_t i = 0; i < inputs.size(); ++i) tensor(t.task_id, 0, i, inputs[i], shape);
     for (std::size_t i = 0; i < outputs.size(); ++i) tensor(t.task_id, 1, i, outputs[i], shape);
   }
@@ -90,7 +90,7 @@ class TraceBuilder {
       r.data = zstd_compress(raw);
       r.data_bytes = static_cast<std::int64_t>(raw.size());
     }
-    writer_->add_tensor(r);
+    writer_->add(r);
   }
 
   std::unique_ptr<TraceWriter> writer_;
@@ -264,7 +264,7 @@ TEST_F(CompareTracesTest, VerdictsAreStoredInTheTraceOrAResultsFile) {
     comparator::store_results(r, target, new_file);
     const auto reader = TraceReader::open(target);
     std::vector<CompareResultRow> rows;
-    reader->for_each_compare_result([&](const CompareResultRow& row) { rows.push_back(row); });
+    reader->for_each([&](const CompareResultRow& row) { rows.push_back(row); });
     ASSERT_EQ(rows.size(), 4u);
     EXPECT_EQ(reader->string(rows[2].name_id), "bad");
     EXPECT_EQ(rows[2].task_id, r.rows[2].npu_task_id);
@@ -277,7 +277,7 @@ TEST_F(CompareTracesTest, VerdictsAreStoredInTheTraceOrAResultsFile) {
     EXPECT_EQ(rows[1].reason_id, 0);
     EXPECT_EQ(reader->meta("compare.first_failing_task"), std::to_string(r.rows[3].npu_task_id));
     if (!new_file) {
-      EXPECT_EQ(reader->tasks().size(), 2u) << "the trace itself is untouched";
+      EXPECT_EQ(reader->rows<TaskRow>().size(), 2u) << "the trace itself is untouched";
     }
   }
   EXPECT_THROW(comparator::store_results(r, path("results.db"), true), TraceError) << "an existing results file";

@@ -43,9 +43,10 @@ class InjectDump : public ::testing::Test {
     auto trace = open_trace(db_);
     EXPECT_TRUE(trace->complete());
     std::map<std::int64_t, std::string> names;
-    for (const auto& t : trace->tasks()) names[t.task_id] = trace->string(t.name_id);
+    for (const auto& t : trace->rows<collector::TaskRow>()) names[t.task_id] = trace->string(t.name_id);
     std::map<Key, collector::TensorRow> out;
-    for (auto& row : trace->tensors(with_data)) out[{names.at(row.task_id), row.role, row.idx}] = row;
+    for (auto& row : trace->rows<collector::TensorRow>({.with_data = with_data}))
+      out[{names.at(row.task_id), row.role, row.idx}] = row;
     return out;
   }
   TempDir dir_;
@@ -234,7 +235,7 @@ TEST_F(InjectDump, OverflowOnlyKeepsDataOfOverflowingTasks) {
   }
   auto trace = open_trace(db_);
   std::map<std::string, int> overflow;
-  for (const auto& t : trace->tasks()) overflow[trace->string(t.name_id)] = t.overflow;
+  for (const auto& t : trace->rows<collector::TaskRow>()) overflow[trace->string(t.name_id)] = t.overflow;
   ASSERT_EQ(overflow, (std::map<std::string, int>{{"big", 1}, {"small", 0}}));
   auto rows = tensors(true);
   ASSERT_EQ(rows.size(), 4u) << "statistics for both tasks";

@@ -105,7 +105,7 @@ TEST(InjectPacing, EveryRecordOfABurstAfterAQuietPhaseIsKept) {
   auto trace = open_trace(db);
   EXPECT_TRUE(trace->complete());
   int bursts = 0;
-  for (const auto& a : trace->apis()) bursts += trace->string(a.name_id) == "aclnnBurst" ? 1 : 0;
+  for (const auto& a : trace->rows<collector::ApiRow>()) bursts += trace->string(a.name_id) == "aclnnBurst" ? 1 : 0;
   EXPECT_EQ(bursts, 3 * 2048);
 }
 
@@ -116,15 +116,15 @@ TEST(InjectPacing, ADrainSliceStopsAtItsLimitAndTheNextGoesOnFromThere) {
   inject::ThreadBuffer buffer(pool);
   constexpr std::uint64_t kEntries = 3 * inject::kSlotsPerChunk;  // several chunks
   for (std::uint64_t i = 0; i < kEntries; ++i) {
-    auto* e = buffer.begin_push<inject::ApiEntry>();
+    auto* e = buffer.begin_push<inject::EntryOf<npuscope::hooks::ApiRecord>>();
     ASSERT_NE(e, nullptr);
     e->r = {i, i, "aclnnSlice", 1, 0, 0};
-    buffer.end_push<inject::ApiEntry>();
+    buffer.end_push<inject::EntryOf<npuscope::hooks::ApiRecord>>();
   }
   std::vector<std::uint64_t> seen;
   const auto take = [&](inject::Tag tag, const inject::Slot* s) {
     ASSERT_EQ(tag, inject::Tag::kApi);
-    seen.push_back(inject::entry_at<inject::ApiEntry>(s).r.connection_id);
+    seen.push_back(inject::entry_at<inject::EntryOf<npuscope::hooks::ApiRecord>>(s).r.connection_id);
   };
   EXPECT_EQ(buffer.consume(take, 1000), 1000u);
   EXPECT_EQ(buffer.consume(take, 0), 0u);

@@ -97,7 +97,7 @@ TEST_F(InjectTrace, EveryTaskOnceWithPairedJoinedApiCalls) {
 
   std::map<std::int64_t, collector::ApiRow> api_by_connection;
   std::set<std::int32_t> api_threads;
-  for (const auto& a : trace->apis()) {
+  for (const auto& a : trace->rows<collector::ApiRow>()) {
     EXPECT_LE(a.start_ns, a.end_ns);
     EXPECT_TRUE(api_by_connection.emplace(a.connection_id, a).second) << "two API rows for one call";
     api_threads.insert(a.thread_id);
@@ -106,7 +106,7 @@ TEST_F(InjectTrace, EveryTaskOnceWithPairedJoinedApiCalls) {
 
   std::set<std::int64_t> task_ids;
   std::map<std::string, int> npu_tasks, cpu_tasks;
-  for (const auto& t : trace->tasks()) {
+  for (const auto& t : trace->rows<collector::TaskRow>()) {
     EXPECT_TRUE(task_ids.insert(t.task_id).second) << "task " << t.task_id << " recorded twice";
     const std::string& name = trace->string(t.name_id);
     EXPECT_EQ(trace->string(t.op_type_id), "Add");
@@ -129,7 +129,7 @@ TEST_F(InjectTrace, EveryTaskOnceWithPairedJoinedApiCalls) {
   }
   EXPECT_EQ(task_ids.size(), static_cast<std::size_t>(kThreads * (kNpuAddsPerThread + 1)));
 
-  const auto copies = trace->memcpys();
+  const auto copies = trace->rows<collector::MemcpyRow>();
   EXPECT_GE(copies.size(), static_cast<std::size_t>(2 * kThreads));  // an upload and a download each
   for (const auto& c : copies) EXPECT_TRUE(api_by_connection.count(c.connection_id)) << c.task_id;
 }
@@ -141,7 +141,7 @@ TEST_F(InjectTrace, MemoryMarkersStepsDevicesAndMeta) {
 
   std::map<std::int32_t, std::int64_t> balance;
   std::set<std::int64_t> allocated;
-  for (const auto& m : trace->memory()) {
+  for (const auto& m : trace->rows<collector::MemoryRow>()) {
     if (m.op == 0) {
       balance[m.device_id] += m.bytes;
       allocated.insert(m.address);
@@ -155,13 +155,13 @@ TEST_F(InjectTrace, MemoryMarkersStepsDevicesAndMeta) {
 
   std::map<std::int32_t, collector::MarkerRow> worker_range;
   std::map<std::int64_t, int> steps;
-  for (const auto& m : trace->markers()) {
+  for (const auto& m : trace->rows<collector::MarkerRow>()) {
     if (m.kind == 0) {
       EXPECT_EQ(trace->string(m.name_id), "worker");
       EXPECT_TRUE(worker_range.emplace(m.thread_id, m).second);
     }
   }
-  for (const auto& m : trace->markers()) {
+  for (const auto& m : trace->rows<collector::MarkerRow>()) {
     if (m.kind != 1) continue;
     steps[m.step]++;
     EXPECT_EQ(trace->string(m.name_id), "step " + std::to_string(m.step));
@@ -173,7 +173,7 @@ TEST_F(InjectTrace, MemoryMarkersStepsDevicesAndMeta) {
   EXPECT_EQ(steps, (std::map<std::int64_t, int>{{0, kThreads}, {1, kThreads}}));
   EXPECT_EQ(stats_of(*trace).at("unpaired_markers"), 0);
 
-  const auto devices = trace->devices();
+  const auto devices = trace->rows<collector::DeviceInfoRow>();
   ASSERT_EQ(devices.size(), 1u) << "announced twice (by Profiled and by record()), written once";
   EXPECT_EQ(devices[0].name, "tiny");
   EXPECT_EQ(devices[0].memory_bytes, 64 << 20);
@@ -230,7 +230,7 @@ TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
   p.stop();
   auto trace = open_trace(db_);
   std::map<std::string, collector::ApiRow> by_name;
-  for (const auto& a : trace->apis()) by_name.emplace(trace->string(a.name_id), a);
+  for (const auto& a : trace->rows<collector::ApiRow>()) by_name.emplace(trace->string(a.name_id), a);
   ASSERT_TRUE(by_name.count("aclnnWhole"));
   EXPECT_EQ(by_name.at("aclnnWhole").start_ns, 200);
   EXPECT_EQ(by_name.at("aclnnWhole").end_ns, 500);
@@ -240,7 +240,7 @@ TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
   EXPECT_EQ(by_name.at("aclnnPaired").start_ns, 1000);
   EXPECT_EQ(by_name.at("aclnnPaired").end_ns, 1100);
   EXPECT_EQ(stats_of(*trace).at("unpaired_api"), 1);
-  const auto tasks = trace->tasks();
+  const auto tasks = trace->rows<collector::TaskRow>();
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_EQ(tasks[0].task_id, 41);
   EXPECT_EQ(tasks[0].thread_id, 3);
@@ -262,7 +262,7 @@ TEST_F(InjectTrace, RecordsAfterShutdownAreDroppedNotFatal) {
   table.on_shutdown(table.user);
   auto trace = open_trace(db_);
   EXPECT_TRUE(trace->complete());
-  for (const auto& a : trace->apis()) EXPECT_NE(trace->string(a.name_id), "aclnnLate");
+  for (const auto& a : trace->rows<collector::ApiRow>()) EXPECT_NE(trace->string(a.name_id), "aclnnLate");
 }
 
 // Note [Stopping without a grace period]: threads still recording while the session stops. Each
@@ -328,7 +328,7 @@ TEST_F(InjectTrace, HookCallsRacingTheStopAreRecordedOrCounted) {
     EXPECT_EQ(stats.at("dropped_records"), stats.at("dropped_records.after_stop")) << "nothing else was dropped";
     EXPECT_EQ(stats.at("dropped_records.unfinished_at_stop"), 0);
     std::vector<std::vector<std::int64_t>> seen(kRaceThreads);
-    for (const auto& a : trace->apis()) {
+    for (const auto& a : trace->rows<collector::ApiRow>()) {
       if (trace->string(a.name_id) == "aclnnRace") seen.at(a.thread_id - 100).push_back(a.connection_id);
     }
     std::int64_t recorded = 0, made = 0;
@@ -368,7 +368,7 @@ TEST_F(InjectTrace, AForkedChildRecordsNothingIntoTheParentsTrace) {
   auto trace = open_trace(db_);
   EXPECT_TRUE(trace->complete());
   EXPECT_EQ(trace->count("TASK"), kThreads * (kNpuAddsPerThread + 1));
-  for (const auto& a : trace->apis()) EXPECT_NE(trace->string(a.name_id), "aclnnChild");
+  for (const auto& a : trace->rows<collector::ApiRow>()) EXPECT_NE(trace->string(a.name_id), "aclnnChild");
 }
 
 TEST_F(InjectTrace, TwoSessionsInOneProcessEachGetTheirRecords) {

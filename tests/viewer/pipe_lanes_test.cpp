@@ -69,11 +69,11 @@ class PipeLanesTest : public TraceTest {
     d.device_id = 0;
     d.name = "ascend910b";
     d.clock_hz = kClockHz;
-    w().add_device(d);
-    w().add_tasks(tasks_);
-    w().add_kernel_blocks(blocks_);
-    w().add_pipe_instructions(instructions_);
-    w().add_kernel_findings(findings_);
+    w().add(d);
+    w().add(tasks_);
+    w().add(blocks_);
+    w().add(instructions_);
+    w().add(findings_);
     w().finalize();
     w_.reset();
     trace_ = TraceReader::open(path());

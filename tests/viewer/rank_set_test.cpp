@@ -122,7 +122,7 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
         EXPECT_TRUE(its.has_id(mem.task_id));
         EXPECT_EQ(model.str(its.label_id), rank0.str(item.label_id));
         bool found = false;
-        for (const collector::CommunicationRow& row : set.ranks()[m].reader->communications()) {
+        for (const collector::CommunicationRow& row : set.ranks()[m].reader->rows<collector::CommunicationRow>()) {
           if (row.task_id != mem.task_id) continue;
           found = true;
           EXPECT_EQ(row.sequence, c->sequence);

@@ -119,7 +119,7 @@ inline void write_rank_traces(const std::string& dir, const RankJob& job) {
                        .task_type = static_cast<std::int32_t>(t.task_type)});
     }
     std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-    w->add_tasks(tasks);
+    w->add(tasks);
     std::map<std::uint64_t, std::int64_t> communicator_id;  // this rank's communicators, renumbered
     std::vector<collector::CommunicatorRow> communicators;
     for (const hooks::CommunicatorRecord& c : rec.communicators) {
@@ -133,7 +133,7 @@ inline void write_rank_traces(const std::string& dir, const RankJob& job) {
                                .members_id = w->intern(c.members),
                                .nodes_id = w->intern(c.nodes)});
     }
-    w->add_communicators(communicators);
+    w->add(communicators);
     std::vector<collector::CommunicationRow> communications;
     for (const hooks::CollectiveRecord& c : rec.collectives) {
       const auto comm = communicator_id.find(c.communicator_id);
@@ -154,7 +154,7 @@ inline void write_rank_traces(const std::string& dir, const RankJob& job) {
     }
     std::sort(communications.begin(), communications.end(),
               [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-    w->add_communications(communications);
+    w->add(communications);
     w->finalize();
   }
 }

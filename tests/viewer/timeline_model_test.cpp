@@ -39,20 +39,20 @@ class TimelineModelTest : public TraceTest {
     cpu.start_ns = 9000;
     cpu.end_ns = 9500;
     tasks.push_back(cpu);
-    w->add_tasks(tasks);
+    w->add(tasks);
     // Thread 0: a synchronize around nothing, and two launches nested in an outer call.
     const std::vector<ApiRow> apis = {{900, 4000, sync, 0, 0},
                                       {950, 990, launch, 100, 0},
                                       {1200, 1300, launch, 102, 0},
                                       {5000, 5100, launch, 104, 0}};
-    w->add_apis(apis);
+    w->add(apis);
     const std::vector<MemcpyRow> copies = {{20, 500, 900, 400, 0, 0, 64, 1, 0}, {21, 600, 700, 450, 0, 1, 64, 1, 0}};
-    w->add_memcpys(copies);
+    w->add(copies);
     const std::vector<MemoryRow> memory = {{100, 0, 0, 0x1000, 512, 512, 4096, 0},
                                            {8000, 0, 1, 0x1000, 512, 0, 4096, 0}};
-    w->add_memory(memory);
+    w->add(memory);
     const std::vector<MarkerRow> markers = {{800, 9000, step, 0, 1, 0}, {1000, 2000, step, 0, 0, -1}};
-    w->add_markers(markers);
+    w->add(markers);
     w->finalize();
     // A comparison: task 1 passed, task 3 failed and introduced the error.
     const auto results = CompareResultWriter::open(path(), false);
@@ -150,7 +150,7 @@ TEST_F(TimelineModelTest, ATaskCostsAtMost48Bytes) {
     const StringId op = w->intern("op");
     std::vector<TaskRow> tasks;
     for (std::int64_t i = 0; i < 100'000; ++i) tasks.push_back(make_task(i, op, op));
-    w->add_tasks(tasks);
+    w->add(tasks);
     w->finalize();
   }
   const auto trace = TraceReader::open(path());

@@ -244,7 +244,7 @@ TEST_F(ViewerXvfbTest, DiffPanelAndTheSelectedOpsBaseDuration) {
   const auto ops = [&](const std::string& trace) {
     std::map<std::string, npuscope::collector::TaskRow> out;
     const auto reader = TraceReader::open(trace);
-    reader->for_each_task([&](const npuscope::collector::TaskRow& t) {
+    reader->for_each([&](const npuscope::collector::TaskRow& t) {
       if (npuscope::is_op(t.task_type)) out.emplace(reader->string(t.name_id), t);
     });
     return out;

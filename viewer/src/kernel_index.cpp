@@ -25,12 +25,13 @@ void sort_by_task_and_block(std::vector<Row>& rows) {
 }  // namespace
 
 void KernelIndex::load(const collector::TraceReader& trace) {
-  blocks_ = trace.kernel_blocks();  // in the reader's order: by task, block (sorted again if not)
-  findings_ = trace.kernel_findings();
+  blocks_ = trace.rows<collector::KernelBlockRow>();  // in the reader's order: by task, block (sorted again if not)
+  findings_ = trace.rows<collector::KernelFindingRow>();
   sort_by_task_and_block(blocks_);
   sort_by_task_and_block(findings_);
   clocks_.clear();
-  for (const collector::DeviceInfoRow& d : trace.devices()) clocks_.emplace_back(d.device_id, d.clock_hz);
+  for (const collector::DeviceInfoRow& d : trace.rows<collector::DeviceInfoRow>())
+    clocks_.emplace_back(d.device_id, d.clock_hz);
 }
 
 std::span<const collector::KernelBlockRow> KernelIndex::blocks_of(std::int64_t task_id) const {

@@ -87,21 +87,23 @@ TaskPipes load_task_pipes(const collector::TraceReader& trace, std::int64_t task
   std::vector<std::array<std::vector<TimelineItem>, kNumPipes>> items(blocks.size());
   std::size_t rows = 0;
   try {
-    trace.for_each_pipe_instruction_of(task_id, [&](const collector::PipeInstructionRow& r) {
-      if (cancel != nullptr && (++rows & 0xffff) == 0 && cancel->load(std::memory_order_relaxed)) throw Cancelled{};
-      const BlockPipes* found = out.block(r.block);
-      const std::optional<Pipe> pipe = enum_from_value<Pipe>(r.pipe);
-      if (found == nullptr || !pipe) {
-        ++out.not_shown;  // a block without its KERNEL_BLOCK row, or a pipe this build does not know
-        return;
-      }
-      const auto b = static_cast<std::size_t>(found - out.blocks.data());
-      BlockPipes& block = out.blocks[b];
-      const std::int64_t id = static_cast<std::int64_t>(block.details.size());
-      block.details.push_back({r.start_ns, r.end_ns, r.bytes, collector::compact_string_id(r.file_id), r.line});
-      items[b][static_cast<std::size_t>(*pipe)].push_back(TimelineItem::make(
-          r.start_cycle, r.end_cycle, r.name_id, id, static_cast<std::uint32_t>(*pipe) << kPipeShift));
-    });
+    trace.for_each(
+        [&](const collector::PipeInstructionRow& r) {
+          if (cancel != nullptr && (++rows & 0xffff) == 0 && cancel->load(std::memory_order_relaxed)) throw Cancelled{};
+          const BlockPipes* found = out.block(r.block);
+          const std::optional<Pipe> pipe = enum_from_value<Pipe>(r.pipe);
+          if (found == nullptr || !pipe) {
+            ++out.not_shown;  // a block without its KERNEL_BLOCK row, or a pipe this build does not know
+            return;
+          }
+          const auto b = static_cast<std::size_t>(found - out.blocks.data());
+          BlockPipes& block = out.blocks[b];
+          const std::int64_t id = static_cast<std::int64_t>(block.details.size());
+          block.details.push_back({r.start_ns, r.end_ns, r.bytes, collector::compact_string_id(r.file_id), r.line});
+          items[b][static_cast<std::size_t>(*pipe)].push_back(TimelineItem::make(
+              r.start_cycle, r.end_cycle, r.name_id, id, static_cast<std::uint32_t>(*pipe) << kPipeShift));
+        },
+        {.task_id = task_id});
   } catch (const Cancelled&) {
     out.error = "cancelled";
     return out;

@@ -173,7 +173,7 @@ void RankSet::index_collectives() {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const RankTrace& rank = ranks_[r];
     std::unordered_map<std::int64_t, std::int32_t> name_of_communicator;  // this trace's ids -> name id
-    rank.reader->for_each_communicator([&](const collector::CommunicatorRow& c) {
+    rank.reader->for_each([&](const collector::CommunicatorRow& c) {
       const auto [it, added] =
           name_ids.try_emplace(rank.reader->string(c.name_id), static_cast<std::int32_t>(communicator_names_.size()));
       if (added) communicator_names_.push_back(it->first);
@@ -181,7 +181,7 @@ void RankSet::index_collectives() {
     });
     // This rank's collectives by the low 32 bits of their task ids, as the items keep them.
     std::unordered_map<std::uint32_t, std::pair<std::uint32_t, CollectiveMember>> pending;
-    rank.reader->for_each_communication([&](const collector::CommunicationRow& c) {
+    rank.reader->for_each([&](const collector::CommunicationRow& c) {
       const auto name = name_of_communicator.find(c.communicator_id);
       if (name == name_of_communicator.end()) return;  // a damaged trace: no COMMUNICATOR row
       CollectiveKey key{name->second, c.sequence, -1, -1};

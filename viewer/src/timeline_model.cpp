@@ -78,7 +78,7 @@ void TimelineModel::load_tasks() {
   std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> lane_of;  // (device, stream or thread)
   std::pair<std::int32_t, std::int32_t> last_key{0, 0};
   Lane* last = nullptr;
-  reader->for_each_task([&](const TaskRow& t) {
+  reader->for_each([&](const TaskRow& t) {
     if (is(t.task_type, TaskType::kMemcpy)) return;  // drawn from MEMCPY
     // The cpu golden backend has no streams: its tasks run inline on the calling thread.
     const std::pair<std::int32_t, std::int32_t> key{t.device_id, t.device_id >= 0 ? t.stream_id : t.thread_id};
@@ -115,7 +115,7 @@ void TimelineModel::load_tasks() {
 
 void TimelineModel::load_copies_and_memory() {
   std::map<std::int32_t, Lane> copies, memory;
-  trace_.for_each_memcpy([&](const collector::MemcpyRow& m) {
+  trace_.for_each([&](const collector::MemcpyRow& m) {
     Lane& lane = copies[m.device_id];
     if (lane.rows.empty()) {
       lane.kind = LaneKind::kMemcpy;
@@ -126,7 +126,7 @@ void TimelineModel::load_copies_and_memory() {
     add_without_overlap(lane, TimelineItem::make(m.start_ns, m.end_ns, 0, m.task_id,
                                                  static_cast<std::uint32_t>(m.copy_kind & 0xff) << kCopyKindShift));
   });
-  trace_.for_each_memory([&](const collector::MemoryRow& m) {
+  trace_.for_each([&](const collector::MemoryRow& m) {
     Lane& lane = memory[m.device_id];
     lane.kind = LaneKind::kMemory;
     lane.device_id = m.device_id;
@@ -140,7 +140,7 @@ void TimelineModel::load_copies_and_memory() {
 
 std::vector<Lane> TimelineModel::load_apis() const {
   std::map<std::int32_t, Lane> threads;
-  trace_.for_each_api([&](const collector::ApiRow& a) {
+  trace_.for_each([&](const collector::ApiRow& a) {
     Lane& lane = threads[a.thread_id];
     lane.kind = LaneKind::kHostThread;
     lane.thread_id = a.thread_id;
@@ -156,7 +156,7 @@ std::vector<Lane> TimelineModel::load_apis() const {
 
 std::vector<Lane> TimelineModel::load_markers() const {
   std::map<std::int32_t, Lane> threads;
-  trace_.for_each_marker([&](const collector::MarkerRow& m) {
+  trace_.for_each([&](const collector::MarkerRow& m) {
     Lane& lane = threads[m.thread_id];
     lane.kind = LaneKind::kMarkers;
     lane.thread_id = m.thread_id;
@@ -175,7 +175,7 @@ std::vector<Lane> TimelineModel::load_markers() const {
 // thread, nested by depth. Ranges that start together are ordered outermost first (the table breaks
 // such ties by insertion order, which is end order: innermost first).
 std::vector<Lane> TimelineModel::load_pytorch() const {
-  std::vector<collector::PytorchApiRow> ops = trace_.pytorch_apis();
+  std::vector<collector::PytorchApiRow> ops = trace_.rows<collector::PytorchApiRow>();
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
   });
@@ -198,7 +198,7 @@ std::vector<Lane> TimelineModel::load_pytorch() const {
 
 void TimelineModel::load_compare_results() {
   std::map<std::uint32_t, std::uint32_t> flags_of;  // compared tasks only: a model's ops, not every task
-  trace_.for_each_compare_result([&](const collector::CompareResultRow& r) {
+  trace_.for_each([&](const collector::CompareResultRow& r) {
     if (!is(r.role, TensorRole::kOutput) || r.verdict == 2) return;  // outputs decide an op's verdict; n/a says nothing
     std::uint32_t& f = flags_of[static_cast<std::uint32_t>(r.task_id)];
     if (r.verdict == 1) f = (f & ~kVerdictPass) | kVerdictFail;

@@ -19,107 +19,38 @@
 
 namespace npuscope::inject {
 
+// One tag per record kind (Note [Record kinds] in hook_api.h), then the entries the hot path makes
+// of its own: a collective's links, one entry each.
 enum class Tag : std::uint8_t {
-  kApi = 0,
-  kTaskEnd = 1,
-  kMemory = 2,
-  kMemcpy = 3,
-  kMarker = 4,
-  kOverflow = 5,
-  kDevice = 6,
-  kTensor = 7,
-  kHostOp = 8,
-  kGradient = 9,
-  kLossScale = 10,
-  kOpCheck = 11,
-  kKernelBlock = 12,
-  kPipeInstruction = 13,
-  kKernelFinding = 14,
-  kCollective = 15,
-  kCommLink = 16,
-  kCommunicator = 17,
-  kRank = 18,
+#define NPUSCOPE_TAG(Record, name, Kind, lost) k##Kind,
+  NPUSCOPE_HOOK_RECORDS(NPUSCOPE_TAG)
+#undef NPUSCOPE_TAG
+      kCommLink,
 };
-inline constexpr int kNumTags = 19;
+inline constexpr int kNumTags = static_cast<int>(Tag::kCommLink) + 1;
+
+// The tag of each record kind.
+template <class Record>
+consteval Tag tag_of();
+#define NPUSCOPE_TAG_OF(Record, name, Kind, lost) \
+  template <>                                     \
+  consteval Tag tag_of<hooks::Record>() {         \
+    return Tag::k##Kind;                          \
+  }
+NPUSCOPE_HOOK_RECORDS(NPUSCOPE_TAG_OF)
+#undef NPUSCOPE_TAG_OF
 
 inline constexpr std::size_t kSlotBytes = 64;
 struct alignas(kSlotBytes) Slot {
   std::byte bytes[kSlotBytes];
 };
 
-struct ApiEntry {
-  Tag tag = Tag::kApi;
-  hooks::ApiRecord r;
-};
-
-struct TaskEndEntry {
-  Tag tag = Tag::kTaskEnd;
-  hooks::TaskRecord r;
-};
-
-struct MemoryEntry {
-  Tag tag = Tag::kMemory;
-  hooks::MemoryRecord r;
-};
-
-struct MemcpyEntry {
-  Tag tag = Tag::kMemcpy;
-  hooks::MemcpyRecord r;
-};
-
-struct MarkerEntry {
-  Tag tag = Tag::kMarker;
-  hooks::MarkerRecord r;
-};
-
-struct OverflowEntry {
-  Tag tag = Tag::kOverflow;
-  hooks::OverflowRecord r;
-};
-
-struct DeviceEntry {
-  Tag tag = Tag::kDevice;
-  hooks::DeviceRecord r;
-};
-
-struct HostOpEntry {
-  Tag tag = Tag::kHostOp;
-  hooks::HostOpRecord r;
-};
-
-struct GradientEntry {
-  Tag tag = Tag::kGradient;
-  hooks::GradientRecord r;
-};
-
-struct LossScaleEntry {
-  Tag tag = Tag::kLossScale;
-  hooks::LossScaleRecord r;
-};
-
-struct OpCheckEntry {
-  Tag tag = Tag::kOpCheck;
-  hooks::OpCheckRecord r;
-};
-
-struct KernelBlockEntry {
-  Tag tag = Tag::kKernelBlock;
-  hooks::KernelBlockRecord r;
-};
-
-struct PipeInstructionEntry {
-  Tag tag = Tag::kPipeInstruction;
-  hooks::PipeInstructionRecord r;
-};
-
-struct KernelFindingEntry {
-  Tag tag = Tag::kKernelFinding;
-  hooks::KernelFindingRecord r;
-};
-
-struct CollectiveEntry {  // its links follow as CommLinkEntries; r.links is not kept
-  Tag tag = Tag::kCollective;
-  hooks::CollectiveRecord r;
+// The entry of most record kinds: the tag, then the record as the hook point gave it. A task is
+// stored at its kEnd only; a collective's CollectiveRecord::links is not kept (CommLinkEntry).
+template <class Record>
+struct Entry {
+  Tag tag = tag_of<Record>();
+  Record r;
 };
 
 struct CommLinkEntry {
@@ -128,16 +59,7 @@ struct CommLinkEntry {
   hooks::LinkRecord r;
 };
 
-struct CommunicatorEntry {
-  Tag tag = Tag::kCommunicator;
-  hooks::CommunicatorRecord r;
-};
-
-struct RankEntry {
-  Tag tag = Tag::kRank;
-  hooks::RankRecord r;
-};
-
+// A tensor's statistics are computed on the producing thread; its data, when dumped, is copied.
 struct TensorEntry {
   Tag tag = Tag::kTensor;
   std::uint8_t dtype = 0;
@@ -152,31 +74,29 @@ struct TensorEntry {
   std::uint64_t address = 0;  // TensorRecord::data: the buffer's identity (TENSOR.address)
 };
 
+// The entry type a record kind is stored as.
+template <class Record>
+struct EntryFor {
+  using type = Entry<Record>;
+};
+template <>
+struct EntryFor<hooks::TensorRecord> {
+  using type = TensorEntry;
+};
+template <class Record>
+using EntryOf = typename EntryFor<Record>::type;
+
 template <class E>
 inline constexpr std::uint32_t kSlotsFor = static_cast<std::uint32_t>((sizeof(E) + kSlotBytes - 1) / kSlotBytes);
 
-// The tag of each entry type, and the slots it fills: one switch, checked against the types.
+// The slots each tag's entry fills, so that the drain thread can step over an entry it skips.
 constexpr std::uint32_t slots_of(Tag tag) {
   switch (tag) {
-    case Tag::kApi: return kSlotsFor<ApiEntry>;
-    case Tag::kTaskEnd: return kSlotsFor<TaskEndEntry>;
-    case Tag::kMemory: return kSlotsFor<MemoryEntry>;
-    case Tag::kMemcpy: return kSlotsFor<MemcpyEntry>;
-    case Tag::kMarker: return kSlotsFor<MarkerEntry>;
-    case Tag::kOverflow: return kSlotsFor<OverflowEntry>;
-    case Tag::kDevice: return kSlotsFor<DeviceEntry>;
-    case Tag::kTensor: return kSlotsFor<TensorEntry>;
-    case Tag::kHostOp: return kSlotsFor<HostOpEntry>;
-    case Tag::kGradient: return kSlotsFor<GradientEntry>;
-    case Tag::kLossScale: return kSlotsFor<LossScaleEntry>;
-    case Tag::kOpCheck: return kSlotsFor<OpCheckEntry>;
-    case Tag::kKernelBlock: return kSlotsFor<KernelBlockEntry>;
-    case Tag::kPipeInstruction: return kSlotsFor<PipeInstructionEntry>;
-    case Tag::kKernelFinding: return kSlotsFor<KernelFindingEntry>;
-    case Tag::kCollective: return kSlotsFor<CollectiveEntry>;
+#define NPUSCOPE_SLOTS_OF(Record, name, Kind, lost) \
+  case Tag::k##Kind: return kSlotsFor<EntryOf<hooks::Record>>;
+    NPUSCOPE_HOOK_RECORDS(NPUSCOPE_SLOTS_OF)
+#undef NPUSCOPE_SLOTS_OF
     case Tag::kCommLink: return kSlotsFor<CommLinkEntry>;
-    case Tag::kCommunicator: return kSlotsFor<CommunicatorEntry>;
-    case Tag::kRank: return kSlotsFor<RankEntry>;
   }
   return 1;
 }
@@ -186,18 +106,20 @@ constexpr bool entry_ok() {
   return std::is_trivially_copyable_v<E> && offsetof(E, tag) == 0 && kSlotsFor<E> <= 3 &&
          slots_of(E{}.tag) == kSlotsFor<E>;
 }
-static_assert(entry_ok<ApiEntry>() && entry_ok<TaskEndEntry>() && entry_ok<MemoryEntry>() && entry_ok<MemcpyEntry>() &&
-              entry_ok<MarkerEntry>() && entry_ok<OverflowEntry>() && entry_ok<DeviceEntry>() &&
-              entry_ok<TensorEntry>() && entry_ok<HostOpEntry>() && entry_ok<GradientEntry>() &&
-              entry_ok<LossScaleEntry>() && entry_ok<OpCheckEntry>() && entry_ok<KernelBlockEntry>() &&
-              entry_ok<PipeInstructionEntry>() && entry_ok<KernelFindingEntry>() && entry_ok<CollectiveEntry>() &&
-              entry_ok<CommLinkEntry>() && entry_ok<CommunicatorEntry>() && entry_ok<RankEntry>());
+#define NPUSCOPE_ENTRY_OK(Record, name, Kind, lost) \
+  static_assert(entry_ok<EntryOf<hooks::Record>>(), "an entry is a tagged POD of at most three slots");
+NPUSCOPE_HOOK_RECORDS(NPUSCOPE_ENTRY_OK)
+#undef NPUSCOPE_ENTRY_OK
+static_assert(entry_ok<CommLinkEntry>());
+
 // A custom kernel sends an instruction record per instruction: two lines each.
-static_assert(kSlotsFor<PipeInstructionEntry> == 2 && kSlotsFor<KernelFindingEntry> == 1);
+static_assert(kSlotsFor<EntryOf<hooks::PipeInstructionRecord>> == 2 &&
+              kSlotsFor<EntryOf<hooks::KernelFindingRecord>> == 1);
 // The hot events fill one cache line.
-static_assert(kSlotsFor<ApiEntry> == 1 && kSlotsFor<MemoryEntry> == 1 && kSlotsFor<MarkerEntry> == 1);
+static_assert(kSlotsFor<EntryOf<hooks::ApiRecord>> == 1 && kSlotsFor<EntryOf<hooks::MemoryRecord>> == 1 &&
+              kSlotsFor<EntryOf<hooks::MarkerRecord>> == 1);
 // A task end fills three: the record grew past two lines with the input signature and the host op
 // (hook API 5); one task per launch, against one API record, so the drain reads 25 % more per launch.
-static_assert(kSlotsFor<TaskEndEntry> == 3 && kSlotsFor<HostOpEntry> == 2);
+static_assert(kSlotsFor<EntryOf<hooks::TaskRecord>> == 3 && kSlotsFor<EntryOf<hooks::HostOpRecord>> == 2);
 
 }  // namespace npuscope::inject

@@ -10,12 +10,7 @@
 namespace npuscope::inject {
 namespace {
 
-using hooks::ApiRecord;
-using hooks::DeviceRecord;
 using hooks::MarkerRecord;
-using hooks::MemcpyRecord;
-using hooks::MemoryRecord;
-using hooks::OverflowRecord;
 using hooks::TaskRecord;
 using hooks::TensorRecord;
 
@@ -35,22 +30,23 @@ class HookCall {
   ThreadState* const t_;
 };
 
-// Stores record `r` as an entry E, filled in place (Note [Record buffers]).
-template <class E, class R>
-inline void store(ThreadBuffer& q, const R& r) noexcept {
+// Stores record `r` as its entry, filled in place (Note [Record buffers]).
+template <class Record>
+inline void store(ThreadBuffer& q, const Record& r) noexcept {
+  using E = EntryOf<Record>;
   if (E* e = q.template begin_push<E>()) [[likely]] {
     e->r = r;
     q.template end_push<E>();
   }
 }
 
-void on_api(void* user, const ApiRecord& r) noexcept {
+// The callback of a record kind: most are stored as they come; the specializations below do more.
+template <class Record>
+void on_record(void* user, const Record& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
-  ThreadState* t = call.thread();
-  if (t == nullptr) [[unlikely]]
-    return;
-  store<ApiEntry>(t->queue, r);
+  if (ThreadState* t = call.thread()) [[likely]]
+    store(t->queue, r);
 }
 
 void on_task_end(Session& s, ThreadState& t, const TaskRecord& r) noexcept {
@@ -60,13 +56,12 @@ void on_task_end(Session& s, ThreadState& t, const TaskRecord& r) noexcept {
       s.count_launch_info_lost();
     t.capture.on_task_end(s.capture(), r, t.queue);
   }
-  if (TaskEndEntry* e = t.queue.begin_push<TaskEndEntry>()) [[likely]] {
-    e->r = r;
-    t.queue.end_push<TaskEndEntry>();
-  }
+  store(t.queue, r);
 }
 
-void on_task(void* user, const TaskRecord& r) noexcept {
+// Only kEnd is stored; kQueued feeds the launch table.
+template <>
+void on_record(void* user, const TaskRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
   ThreadState* t = call.thread();
@@ -81,21 +76,9 @@ void on_task(void* user, const TaskRecord& r) noexcept {
   }
 }
 
-void on_memory(void* user, const MemoryRecord& r) noexcept {
-  auto& s = *static_cast<Session*>(user);
-  const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]]
-    store<MemoryEntry>(t->queue, r);
-}
-
-void on_memcpy(void* user, const MemcpyRecord& r) noexcept {
-  auto& s = *static_cast<Session*>(user);
-  const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]]
-    store<MemcpyEntry>(t->queue, r);
-}
-
-void on_marker(void* user, const MarkerRecord& r) noexcept {
+// Steps are followed on the hot path for the dump filters.
+template <>
+void on_record(void* user, const MarkerRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
   ThreadState* t = call.thread();
@@ -108,56 +91,31 @@ void on_marker(void* user, const MarkerRecord& r) noexcept {
     t->step = -1;
     s.set_global_step(-1);
   }
-  store<MarkerEntry>(t->queue, r);
+  store(t->queue, r);
 }
 
-void on_tensor(void* user, const TensorRecord& r) noexcept {
+// Statistics and dumps are made on the producing thread.
+template <>
+void on_record(void* user, const TensorRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
   if (ThreadState* t = call.thread()) [[likely]]
     t->capture.on_tensor(s.capture(), r);
 }
 
-void on_overflow(void* user, const OverflowRecord& r) noexcept {
-  auto& s = *static_cast<Session*>(user);
-  const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]]
-    store<OverflowEntry>(t->queue, r);
-}
-
-void on_device(void* user, const DeviceRecord& r) noexcept {
-  auto& s = *static_cast<Session*>(user);
-  const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]]
-    store<DeviceEntry>(t->queue, r);
-}
-
-void on_host_op(void* user, const hooks::HostOpRecord& r) noexcept {
-  auto& s = *static_cast<Session*>(user);
-  const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]]
-    store<HostOpEntry>(t->queue, r);
-}
-
-template <class E, class R>
-void store_record(void* user, const R& r) noexcept {
-  auto& s = *static_cast<Session*>(user);
-  const HookCall call(s);
-  if (ThreadState* t = call.thread()) [[likely]]
-    store<E>(t->queue, r);
-}
-
 // A collective and its links: one entry each, so that the links need no memory of their own.
-void on_collective(void* user, const hooks::CollectiveRecord& r) noexcept {
+template <>
+void on_record(void* user, const hooks::CollectiveRecord& r) noexcept {
   auto& s = *static_cast<Session*>(user);
   const HookCall call(s);
   ThreadState* t = call.thread();
   if (t == nullptr) [[unlikely]]
     return;
-  if (CollectiveEntry* e = t->queue.begin_push<CollectiveEntry>()) [[likely]] {
+  using E = EntryOf<hooks::CollectiveRecord>;
+  if (E* e = t->queue.begin_push<E>()) [[likely]] {
     e->r = r;
     e->r.links = nullptr;
-    t->queue.end_push<CollectiveEntry>();
+    t->queue.end_push<E>();
   }
   for (std::uint32_t i = 0; i < r.num_links; ++i) {
     if (CommLinkEntry* e = t->queue.begin_push<CommLinkEntry>()) [[likely]] {
@@ -184,24 +142,9 @@ void fill_subscriber_table(hooks::SubscriberTable& table, Session& session) {
   table.kernels_keep_going = session.config().keep_going;
   // kQueued only feeds the dump filters (the step a task was launched in, Note [Launch table]).
   table.wants_task_queued = table.wants_tensors;
-  table.on_api = on_api;
-  table.on_task = on_task;
-  table.on_memory = on_memory;
-  table.on_memcpy = on_memcpy;
-  table.on_marker = on_marker;
-  table.on_tensor = on_tensor;
-  table.on_overflow = on_overflow;
-  table.on_device = on_device;
-  table.on_host_op = on_host_op;
-  table.on_gradient = store_record<GradientEntry, hooks::GradientRecord>;
-  table.on_loss_scale = store_record<LossScaleEntry, hooks::LossScaleRecord>;
-  table.on_op_check = store_record<OpCheckEntry, hooks::OpCheckRecord>;
-  table.on_kernel_block = store_record<KernelBlockEntry, hooks::KernelBlockRecord>;
-  table.on_pipe_instruction = store_record<PipeInstructionEntry, hooks::PipeInstructionRecord>;
-  table.on_kernel_finding = store_record<KernelFindingEntry, hooks::KernelFindingRecord>;
-  table.on_collective = on_collective;
-  table.on_communicator = store_record<CommunicatorEntry, hooks::CommunicatorRecord>;
-  table.on_rank = store_record<RankEntry, hooks::RankRecord>;
+#define NPUSCOPE_ON_RECORD(Record, name, Kind, lost) table.on_##name = on_record<hooks::Record>;
+  NPUSCOPE_HOOK_RECORDS(NPUSCOPE_ON_RECORD)  // Note [Record kinds] in hook_api.h
+#undef NPUSCOPE_ON_RECORD
   table.on_shutdown = on_shutdown;
 }
 

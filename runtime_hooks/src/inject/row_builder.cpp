@@ -9,20 +9,11 @@
 namespace npuscope::inject {
 namespace {
 
-constexpr std::size_t kBatchRows = 4096;  // a flush per full batch, besides the one per round
-constexpr int kZstdLevel = 1;             // fast: the drain thread must keep up with the workload
+constexpr int kZstdLevel = 1;  // fast: the drain thread must keep up with the workload
 // Bounds on a thread's open API calls and ranges, and on how deep an exit looks for its enter:
 // nesting is shallow in practice, and broken pairing (lost records) must not cost O(n) per record.
 constexpr std::size_t kMaxOpen = 256;
 constexpr std::size_t kMaxSearch = 64;
-
-template <class Row>
-void flush_rows(std::vector<Row>& rows, void (collector::TraceWriter::*add)(std::span<const Row>),
-                collector::TraceWriter& w) {
-  if (rows.empty()) return;
-  (w.*add)(std::span<const Row>(rows));
-  rows.clear();
-}
 
 std::string shape_string(const TensorEntry& e) {
   std::string s;
@@ -43,25 +34,11 @@ RowBuilder::~RowBuilder() { ZSTD_freeCCtx(zstd_); }
 void RowBuilder::add(Tag tag, const Slot* s) {
   counters_.records++;
   switch (tag) {
-    case Tag::kApi: return on_api(entry_at<ApiEntry>(s).r);
-    case Tag::kTaskEnd: return on_task(entry_at<TaskEndEntry>(s));
-    case Tag::kMemory: return on_memory(entry_at<MemoryEntry>(s).r);
-    case Tag::kMemcpy: return on_memcpy(entry_at<MemcpyEntry>(s).r);
-    case Tag::kMarker: return on_marker(entry_at<MarkerEntry>(s).r);
-    case Tag::kOverflow: return on_overflow(entry_at<OverflowEntry>(s).r);
-    case Tag::kDevice: return on_device(entry_at<DeviceEntry>(s).r);
-    case Tag::kTensor: return on_tensor(entry_at<TensorEntry>(s));
-    case Tag::kHostOp: return on_host_op(entry_at<HostOpEntry>(s).r);
-    case Tag::kGradient: return on_gradient(entry_at<GradientEntry>(s).r);
-    case Tag::kLossScale: return on_loss_scale(entry_at<LossScaleEntry>(s).r);
-    case Tag::kOpCheck: return on_op_check(entry_at<OpCheckEntry>(s).r);
-    case Tag::kKernelBlock: return on_kernel_block(entry_at<KernelBlockEntry>(s).r);
-    case Tag::kPipeInstruction: return on_pipe_instruction(entry_at<PipeInstructionEntry>(s).r);
-    case Tag::kKernelFinding: return on_kernel_finding(entry_at<KernelFindingEntry>(s).r);
-    case Tag::kCollective: return on_collective(entry_at<CollectiveEntry>(s).r);
-    case Tag::kCommLink: return on_comm_link(entry_at<CommLinkEntry>(s));
-    case Tag::kCommunicator: return on_communicator(entry_at<CommunicatorEntry>(s).r);
-    case Tag::kRank: return on_rank(entry_at<RankEntry>(s).r);
+#define NPUSCOPE_ON_ENTRY(Record, name, Kind, lost) \
+  case Tag::k##Kind: return on_entry(entry_at<EntryOf<hooks::Record>>(s));
+    NPUSCOPE_HOOK_RECORDS(NPUSCOPE_ON_ENTRY)  // Note [Record kinds] in hook_api.h
+#undef NPUSCOPE_ON_ENTRY
+    case Tag::kCommLink: return on_entry(entry_at<CommLinkEntry>(s));
   }
 }
 
@@ -77,7 +54,7 @@ RowBuilder::ThreadOpen& RowBuilder::open_for(std::uint32_t thread_id, std::uint6
 
 // ---- API calls ------------------------------------------------------------------------------------
 
-void RowBuilder::on_api(const hooks::ApiRecord& r) {
+void RowBuilder::on(const hooks::ApiRecord& r) {
   ThreadOpen& t = open_for(r.thread_id, r.ts_ns);
   if (r.is_exit == 0) {
     if (t.api.size() == kMaxOpen) {  // the oldest open call will never be closed: count it
@@ -110,62 +87,25 @@ void RowBuilder::on_api(const hooks::ApiRecord& r) {
 }
 
 void RowBuilder::add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id) {
-  collector::ApiRow& row = apis_.emplace_back();  // filled in place: no row copied through the stack
-  row.start_ns = static_cast<std::int64_t>(enter.ts_ns);
-  row.end_ns = static_cast<std::int64_t>(end_ns);
-  row.name_id = strings_.id(enter.name);
-  row.connection_id = static_cast<std::int64_t>(enter.connection_id);
-  row.thread_id = static_cast<std::int32_t>(thread_id);
-  row.kind = static_cast<std::int32_t>(enter.kind);
-  if (apis_.size() >= kBatchRows) flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
+  add_row(collector::ApiRow{.start_ns = static_cast<std::int64_t>(enter.ts_ns),
+                            .end_ns = static_cast<std::int64_t>(end_ns),
+                            .name_id = strings_.id(enter.name),
+                            .connection_id = static_cast<std::int64_t>(enter.connection_id),
+                            .thread_id = static_cast<std::int32_t>(thread_id),
+                            .kind = static_cast<std::int32_t>(enter.kind)});
 }
 
 // ---- tasks, memory, copies, devices -----------------------------------------------------------------
 
-void RowBuilder::on_task(const TaskEndEntry& e) {
-  const hooks::TaskRecord& r = e.r;
-  collector::TaskRow& row = tasks_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(r.task_id);
-  row.start_ns = static_cast<std::int64_t>(r.start_ns);
-  row.end_ns = static_cast<std::int64_t>(r.end_ns);
-  row.queued_ns = static_cast<std::int64_t>(r.queued_ns);
-  row.device_id = r.device_id;
-  row.stream_id = static_cast<std::int32_t>(r.stream_id);
-  row.name_id = strings_.id(r.name);
-  row.op_type_id = strings_.id(r.op_type);
-  row.task_type = static_cast<std::int32_t>(r.task_type);
-  row.connection_id = static_cast<std::int64_t>(r.connection_id);
-  row.block_dim = static_cast<std::int32_t>(r.block_dim);
-  row.flops = static_cast<std::int64_t>(r.flops);
-  row.bytes = static_cast<std::int64_t>(r.bytes);
-  row.overflow = r.overflow;
-  row.fallback = r.fallback;
-  row.compute_dtype = r.compute_dtype;
-  row.call_index = static_cast<std::int32_t>(r.call_index);
-  row.emulation_ns = static_cast<std::int64_t>(r.emulation_ns);
-  row.thread_id = static_cast<std::int32_t>(r.launch_thread);
-  const StringTable::SignatureIds inputs = strings_.signature(r.input_signature);
-  row.input_shapes_id = inputs.shapes;
-  row.input_dtypes_id = inputs.dtypes;
-  row.pytorch_api_id = static_cast<std::int64_t>(r.host_op_id);
-  row.underflow = r.underflow;
+void RowBuilder::on(const hooks::TaskRecord& r) {
   counters_.underflow_tasks += r.underflow != 0 ? 1 : 0;
-  row.subnormal = r.subnormal;
-  if (tasks_.size() >= kBatchRows) flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
+  add_row(to_row(r, strings_));
 }
 
-void RowBuilder::on_memory(const hooks::MemoryRecord& r) {
-  collector::MemoryRow& row = memory_.emplace_back();
-  row.ts_ns = static_cast<std::int64_t>(r.ts_ns);
-  row.device_id = r.device_id;
-  row.op = static_cast<std::int32_t>(r.op);
-  row.address = static_cast<std::int64_t>(r.address);
-  row.bytes = static_cast<std::int64_t>(r.bytes);
-  row.allocated_bytes = static_cast<std::int64_t>(r.allocated_bytes);
-  row.reserved_bytes = static_cast<std::int64_t>(r.reserved_bytes);
-  row.thread_id = static_cast<std::int32_t>(r.thread_id);
+void RowBuilder::on(const hooks::MemoryRecord& r) {
+  collector::MemoryRow row = to_row(r, strings_);
   row.seq = memory_seq(r.device_id, r.seq);
-  if (memory_.size() >= kBatchRows) flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
+  add_row(row);
 }
 
 // The record's 32-bit seq extended to 64 bits: the device's records reach us out of allocator order
@@ -184,27 +124,13 @@ std::int64_t RowBuilder::memory_seq(std::int32_t device_id, std::uint32_t seq) {
   return extended;
 }
 
-void RowBuilder::on_memcpy(const hooks::MemcpyRecord& r) {
-  collector::MemcpyRow& row = memcpys_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(r.task_id);
-  row.start_ns = static_cast<std::int64_t>(r.start_ns);
-  row.end_ns = static_cast<std::int64_t>(r.end_ns);
-  row.queued_ns = static_cast<std::int64_t>(r.queued_ns);
-  row.device_id = r.device_id;
-  row.stream_id = static_cast<std::int32_t>(r.stream_id);
-  row.bytes = static_cast<std::int64_t>(r.bytes);
-  row.copy_kind = static_cast<std::int32_t>(r.kind);
-  row.connection_id = static_cast<std::int64_t>(r.connection_id);
-  if (memcpys_.size() >= kBatchRows) flush_rows(memcpys_, &collector::TraceWriter::add_memcpys, writer_);
-}
-
-void RowBuilder::on_overflow(const hooks::OverflowRecord& r) {
+void RowBuilder::on(const hooks::OverflowRecord& r) {
   // TASK.overflow already says which task overflowed; the saturated flag is only counted.
   counters_.overflow_tasks++;
   if (r.saturated != 0) counters_.saturated_tasks++;
 }
 
-void RowBuilder::on_device(const hooks::DeviceRecord& r) {
+void RowBuilder::on(const hooks::DeviceRecord& r) {
   collector::DeviceInfoRow row;
   row.device_id = r.device_id;
   row.name = r.name != nullptr ? r.name : "";
@@ -231,7 +157,7 @@ void RowBuilder::on_device(const hooks::DeviceRecord& r) {
     if (key(d) == key(row)) return;
   }
   devices_.push_back(row);
-  writer_.add_device(row);
+  writer_.add(row);
   // A golden run's trace says so (Note [Golden run] in emulator/runtime.h), whatever reads it later.
   if (r.golden != 0) writer_.set_meta(collector::kMetaGolden, "1");
   wrote_ = true;
@@ -239,7 +165,7 @@ void RowBuilder::on_device(const hooks::DeviceRecord& r) {
 
 // ---- markers and steps ------------------------------------------------------------------------------
 
-void RowBuilder::on_marker(const hooks::MarkerRecord& r) {
+void RowBuilder::on(const hooks::MarkerRecord& r) {
   ThreadOpen& t = open_for(r.thread_id, r.ts_ns);
   switch (r.kind) {
     case hooks::MarkerEvent::kRangePush:
@@ -283,7 +209,7 @@ void RowBuilder::add_range_row(const OpenRange& open, std::uint64_t end_ns, std:
   row.thread_id = static_cast<std::int32_t>(thread_id);
   row.kind = static_cast<std::int32_t>(MarkerKind::kRange);
   row.step = -1;
-  markers_.push_back(row);
+  add_row(row);
 }
 
 void RowBuilder::add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id) {
@@ -294,170 +220,20 @@ void RowBuilder::add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::ui
   row.thread_id = static_cast<std::int32_t>(thread_id);
   row.kind = static_cast<std::int32_t>(MarkerKind::kStep);
   row.step = t.step;
-  markers_.push_back(row);
-}
-
-// ---- framework ops ---------------------------------------------------------------------------------
-
-void RowBuilder::on_host_op(const hooks::HostOpRecord& r) {
-  collector::PytorchApiRow& row = host_ops_.emplace_back();
-  row.id = static_cast<std::int64_t>(r.id);
-  row.start_ns = static_cast<std::int64_t>(r.start_ns);
-  row.end_ns = static_cast<std::int64_t>(r.end_ns);
-  row.thread_id = static_cast<std::int32_t>(r.thread_id);
-  row.name_id = strings_.id(r.name);
-  row.kind = static_cast<std::int32_t>(r.kind);
-  row.pass = static_cast<std::int32_t>(r.pass);
-  row.module_id = strings_.id(r.module);
-  row.sequence_number = r.sequence_number;
-  row.fwd_thread_id = static_cast<std::int32_t>(r.fwd_thread_id);
-  const StringTable::SignatureIds inputs = strings_.signature(r.input_signature);
-  row.input_shapes_id = inputs.shapes;
-  row.input_dtypes_id = inputs.dtypes;
-  row.parent_id = static_cast<std::int64_t>(r.parent_id);
-  if (host_ops_.size() >= kBatchRows) flush_rows(host_ops_, &collector::TraceWriter::add_pytorch_apis, writer_);
-}
-
-// ---- training: gradients, loss scaling, op checks ----------------------------------------------------
-
-void RowBuilder::on_gradient(const hooks::GradientRecord& r) {
-  collector::GradientRow& row = gradients_.emplace_back();
-  row.ts_ns = static_cast<std::int64_t>(r.ts_ns);
-  row.step = r.step;
-  row.param_id = strings_.id(r.param);
-  row.numel = r.numel;
-  row.norm = r.norm;
-  row.max = r.max;
-  row.min = r.min;
-  row.mean = r.mean;
-  row.zero_ratio = r.zero_ratio;
-  row.nan_count = r.nan_count;
-  row.inf_count = r.inf_count;
-  row.loss_scale = r.loss_scale;
-  row.thread_id = static_cast<std::int32_t>(r.thread_id);
-  if (gradients_.size() >= kBatchRows) flush_rows(gradients_, &collector::TraceWriter::add_gradients, writer_);
-}
-
-void RowBuilder::on_loss_scale(const hooks::LossScaleRecord& r) {
-  loss_scales_.push_back({static_cast<std::int64_t>(r.ts_ns), r.step, r.scale, r.next_scale, r.skipped,
-                          static_cast<std::int32_t>(r.thread_id)});
-}
-
-void RowBuilder::on_op_check(const hooks::OpCheckRecord& r) {
-  collector::OpCheckRow& row = op_checks_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(r.task_id);
-  row.output = r.output;
-  row.dtype = r.dtype;
-  row.standard = static_cast<std::int32_t>(r.standard);
-  row.status = static_cast<std::int32_t>(r.status);
-  row.numel = r.numel;
-  row.max_abs_err = r.max_abs_err;
-  row.max_rel_err = r.max_rel_err;
-  row.mean_rel_err = r.mean_rel_err;
-  row.rmse = r.rmse;
-  row.small_value_err_ratio = r.small_value_err_ratio;
-  row.error_balance = r.error_balance;
-  row.ulp_err_ratio = r.ulp_err_ratio;
-  row.failing_ratio = r.failing_ratio;
-  row.worst_index = r.worst_index;
-  row.npu_value = r.npu_value;
-  row.golden_value = r.golden_value;
-  if (op_checks_.size() >= kBatchRows) flush_rows(op_checks_, &collector::TraceWriter::add_op_checks, writer_);
-}
-
-// ---- custom kernels (Note [Kernel detail records]) -------------------------------------------------
-
-void RowBuilder::on_kernel_block(const hooks::KernelBlockRecord& r) {
-  collector::KernelBlockRow& row = kernel_blocks_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(r.task_id);
-  row.block = static_cast<std::int32_t>(r.block);
-  row.core = static_cast<std::int32_t>(r.core);
-  row.start_ns = static_cast<std::int64_t>(r.start_ns);
-  row.end_ns = static_cast<std::int64_t>(r.end_ns);
-  row.cycles = static_cast<std::int64_t>(r.cycles);
-  for (int p = 0; p < kNumPipes; ++p) row.busy(static_cast<Pipe>(p)) = static_cast<std::int64_t>(r.busy_cycles[p]);
-  row.mte2_vector_overlap_cycles = static_cast<std::int64_t>(r.mte2_vector_overlap_cycles);
-  row.instructions = r.instructions;
-  row.gm_copies = r.gm_copies;
-  row.unaligned_gm_copies = r.unaligned_gm_copies;
-  row.ub_bytes = r.ub_bytes;
-  row.ub_capacity = r.ub_capacity;
-  if (kernel_blocks_.size() >= kBatchRows)
-    flush_rows(kernel_blocks_, &collector::TraceWriter::add_kernel_blocks, writer_);
-}
-
-void RowBuilder::on_pipe_instruction(const hooks::PipeInstructionRecord& r) {
-  collector::PipeInstructionRow& row = pipe_instructions_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(r.task_id);
-  row.block = static_cast<std::int32_t>(r.block);
-  row.pipe = static_cast<std::int32_t>(r.pipe);
-  row.start_ns = static_cast<std::int64_t>(r.start_ns);
-  row.end_ns = static_cast<std::int64_t>(r.end_ns);
-  row.start_cycle = static_cast<std::int64_t>(r.start_cycle);
-  row.end_cycle = static_cast<std::int64_t>(r.end_cycle);
-  row.bytes = static_cast<std::int64_t>(r.bytes);
-  row.name_id = strings_.id(r.name);
-  row.file_id = strings_.id(r.file);
-  row.line = static_cast<std::int32_t>(r.line);
-  if (pipe_instructions_.size() >= kBatchRows)
-    flush_rows(pipe_instructions_, &collector::TraceWriter::add_pipe_instructions, writer_);
-}
-
-void RowBuilder::on_kernel_finding(const hooks::KernelFindingRecord& r) {
-  collector::KernelFindingRow& row = kernel_findings_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(r.task_id);
-  row.check_kind = static_cast<std::int32_t>(r.check);
-  row.block = r.block;
-  row.kernel_id = strings_.id(r.kernel);
-  row.instruction_id = strings_.id(r.instruction);
-  row.file_id = strings_.id(r.file);
-  row.line = static_cast<std::int32_t>(r.line);
-  row.message_id = strings_.id(r.message);
+  add_row(row);
 }
 
 // ---- many ranks (Note [Collective records] in hook_api.h) ----------------------------------------
 
-void RowBuilder::on_collective(const hooks::CollectiveRecord& r) {
-  collector::CommunicationRow& row = communications_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(r.task_id);
-  row.communicator_id = static_cast<std::int64_t>(r.communicator_id);
-  row.sequence = static_cast<std::int32_t>(r.sequence);
-  row.kind = static_cast<std::int32_t>(r.kind);
-  row.algorithm = static_cast<std::int32_t>(r.algorithm);
-  row.reduce_op = static_cast<std::int32_t>(r.reduce_op);
-  row.dtype = static_cast<std::int32_t>(r.dtype);
-  row.bytes = static_cast<std::int64_t>(r.bytes);
-  row.root_or_peer = r.root_or_peer;
-  row.last_rank = r.last_rank;
-  row.arrival_ns = static_cast<std::int64_t>(r.arrival_ns);
-  row.start_ns = static_cast<std::int64_t>(r.start_ns);
-  row.end_ns = static_cast<std::int64_t>(r.end_ns);
-  if (communications_.size() >= kBatchRows)
-    flush_rows(communications_, &collector::TraceWriter::add_communications, writer_);
+void RowBuilder::on_entry(const CommLinkEntry& e) {
+  add_row(collector::CommunicationLinkRow{.task_id = static_cast<std::int64_t>(e.task_id),
+                                          .peer_rank = e.r.peer_rank,
+                                          .transport = static_cast<std::int32_t>(e.r.transport),
+                                          .bytes = static_cast<std::int64_t>(e.r.bytes),
+                                          .time_ns = static_cast<std::int64_t>(e.r.time_ns)});
 }
 
-void RowBuilder::on_comm_link(const CommLinkEntry& e) {
-  collector::CommunicationLinkRow& row = communication_links_.emplace_back();
-  row.task_id = static_cast<std::int64_t>(e.task_id);
-  row.peer_rank = e.r.peer_rank;
-  row.transport = static_cast<std::int32_t>(e.r.transport);
-  row.bytes = static_cast<std::int64_t>(e.r.bytes);
-  row.time_ns = static_cast<std::int64_t>(e.r.time_ns);
-  if (communication_links_.size() >= kBatchRows)
-    flush_rows(communication_links_, &collector::TraceWriter::add_communication_links, writer_);
-}
-
-void RowBuilder::on_communicator(const hooks::CommunicatorRecord& r) {
-  collector::CommunicatorRow& row = communicators_.emplace_back();
-  row.communicator_id = static_cast<std::int64_t>(r.communicator_id);
-  row.name_id = strings_.id(r.name);
-  row.rank = r.rank;
-  row.size = r.size;
-  row.members_id = strings_.id(r.members);
-  row.nodes_id = strings_.id(r.nodes);
-}
-
-void RowBuilder::on_rank(const hooks::RankRecord& r) {
+void RowBuilder::on(const hooks::RankRecord& r) {
   writer_.set_meta(collector::kMetaRank, std::to_string(r.rank));
   writer_.set_meta(collector::kMetaWorldSize, std::to_string(r.world_size));
   writer_.set_meta(collector::kMetaNode, std::to_string(r.node));
@@ -469,7 +245,7 @@ void RowBuilder::on_rank(const hooks::RankRecord& r) {
 
 // ---- tensors --------------------------------------------------------------------------------------
 
-void RowBuilder::on_tensor(const TensorEntry& e) {
+void RowBuilder::on_entry(const TensorEntry& e) {
   collector::TensorRow& row = tensor_;
   row.task_id = static_cast<std::int64_t>(e.task_id);
   row.role = e.role;
@@ -498,33 +274,14 @@ void RowBuilder::on_tensor(const TensorEntry& e) {
     counters_.tensor_bytes_dumped += row.data_bytes;
     counters_.tensor_bytes_compressed += static_cast<std::int64_t>(n);
   }
-  writer_.add_tensor(row);
+  writer_.add(row);
   wrote_ = true;
 }
 
 // ---- batches --------------------------------------------------------------------------------------
 
 void RowBuilder::flush() {
-  const bool any = !tasks_.empty() || !apis_.empty() || !memory_.empty() || !memcpys_.empty() || !markers_.empty() ||
-                   !host_ops_.empty() || !gradients_.empty() || !loss_scales_.empty() || !op_checks_.empty() ||
-                   !kernel_blocks_.empty() || !pipe_instructions_.empty() || !kernel_findings_.empty() ||
-                   !communicators_.empty() || !communications_.empty() || !communication_links_.empty();
-  flush_rows(tasks_, &collector::TraceWriter::add_tasks, writer_);
-  flush_rows(apis_, &collector::TraceWriter::add_apis, writer_);
-  flush_rows(memory_, &collector::TraceWriter::add_memory, writer_);
-  flush_rows(memcpys_, &collector::TraceWriter::add_memcpys, writer_);
-  flush_rows(markers_, &collector::TraceWriter::add_markers, writer_);
-  flush_rows(host_ops_, &collector::TraceWriter::add_pytorch_apis, writer_);
-  flush_rows(gradients_, &collector::TraceWriter::add_gradients, writer_);
-  flush_rows(loss_scales_, &collector::TraceWriter::add_loss_scales, writer_);
-  flush_rows(op_checks_, &collector::TraceWriter::add_op_checks, writer_);
-  flush_rows(kernel_blocks_, &collector::TraceWriter::add_kernel_blocks, writer_);
-  flush_rows(pipe_instructions_, &collector::TraceWriter::add_pipe_instructions, writer_);
-  flush_rows(kernel_findings_, &collector::TraceWriter::add_kernel_findings, writer_);
-  flush_rows(communicators_, &collector::TraceWriter::add_communicators, writer_);
-  flush_rows(communications_, &collector::TraceWriter::add_communications, writer_);
-  flush_rows(communication_links_, &collector::TraceWriter::add_communication_links, writer_);
-  if (any) wrote_ = true;
+  std::apply([this](auto&... batch) { (flush(batch), ...); }, batches_);
 }
 
 void RowBuilder::finish() {

@@ -17,6 +17,9 @@
 #include <zstd.h>
 
 #include <cstdint>
+#include <span>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "entries.h"
 #include "npuscope/collector/trace_writer.h"
 #include "record_buffer.h"
+#include "record_rows.h"
 #include "string_table.h"
 
 namespace npuscope::inject {
@@ -42,15 +46,17 @@ struct RowCounters {
 
 class RowBuilder {
  public:
+  static constexpr std::size_t kBatchRows = 4096;  // a flush per full batch, besides the one per round
+
   // `pool` gets back the dump copies' reserved bytes once they are written.
   RowBuilder(collector::TraceWriter& writer, ChunkPool& pool);
   ~RowBuilder();
   RowBuilder(const RowBuilder&) = delete;
   RowBuilder& operator=(const RowBuilder&) = delete;
 
-  void add(Tag tag, const Slot* first_slot);
-  void flush();   // batched rows -> writer
-  void finish();  // end of the trace: close what is still open (counted), then flush
+  void add(Tag tag, const Slot* first_slot);  // one entry, dispatched by its tag
+  void flush();                               // batched rows -> writer
+  void finish();                              // end of the trace: close what is still open (counted), then flush
   const RowCounters& counters() const { return counters_; }
   bool wrote_since_commit() const { return wrote_; }
   void committed() { wrote_ = false; }
@@ -69,25 +75,39 @@ class RowBuilder {
     std::uint64_t last_ts = 0;
   };
 
-  void on_api(const hooks::ApiRecord& r);
-  void on_task(const TaskEndEntry& e);
-  void on_memory(const hooks::MemoryRecord& r);
-  void on_memcpy(const hooks::MemcpyRecord& r);
-  void on_marker(const hooks::MarkerRecord& r);
-  void on_overflow(const hooks::OverflowRecord& r);
-  void on_device(const hooks::DeviceRecord& r);
-  void on_tensor(const TensorEntry& e);
-  void on_host_op(const hooks::HostOpRecord& r);
-  void on_gradient(const hooks::GradientRecord& r);
-  void on_loss_scale(const hooks::LossScaleRecord& r);
-  void on_op_check(const hooks::OpCheckRecord& r);
-  void on_kernel_block(const hooks::KernelBlockRecord& r);
-  void on_pipe_instruction(const hooks::PipeInstructionRecord& r);
-  void on_kernel_finding(const hooks::KernelFindingRecord& r);
-  void on_collective(const hooks::CollectiveRecord& r);
-  void on_comm_link(const CommLinkEntry& e);
-  void on_communicator(const hooks::CommunicatorRecord& r);
-  void on_rank(const hooks::RankRecord& r);
+  template <class Record>
+  void on_entry(const Entry<Record>& e) {
+    on(e.r);
+  }
+  void on_entry(const TensorEntry& e);
+  void on_entry(const CommLinkEntry& e);
+  // A record that makes one row as it is (record_rows.h); the overloads below do more.
+  template <class Record>
+  void on(const Record& r) {
+    add_row(to_row(r, strings_));
+  }
+  void on(const hooks::ApiRecord& r);
+  void on(const hooks::TaskRecord& r);
+  void on(const hooks::MemoryRecord& r);
+  void on(const hooks::MarkerRecord& r);
+  void on(const hooks::OverflowRecord& r);
+  void on(const hooks::DeviceRecord& r);
+  void on(const hooks::RankRecord& r);
+  void on(const hooks::TensorRecord&) = delete;  // stored as a TensorEntry
+  // Batched by row type, handed to the writer when a batch is full and once per drain round.
+  template <class Row>
+  void add_row(Row&& row) {
+    auto& batch = std::get<std::vector<std::remove_cvref_t<Row>>>(batches_);
+    batch.push_back(std::forward<Row>(row));
+    if (batch.size() >= kBatchRows) flush(batch);
+  }
+  template <class Row>
+  void flush(std::vector<Row>& batch) {
+    if (batch.empty()) return;
+    writer_.add(std::span<const Row>(batch));
+    batch.clear();
+    wrote_ = true;
+  }
   void add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_range_row(const OpenRange& open, std::uint64_t end_ns, std::uint32_t thread_id);
   void add_step_row(const ThreadOpen& t, std::uint64_t end_ns, std::uint32_t thread_id);
@@ -101,21 +121,7 @@ class RowBuilder {
   std::unordered_map<std::uint32_t, ThreadOpen> open_;
   ThreadOpen* last_open_ = nullptr;  // open_for's last answer
   std::uint32_t last_open_thread_ = 0;
-  std::vector<collector::TaskRow> tasks_;
-  std::vector<collector::ApiRow> apis_;
-  std::vector<collector::MemoryRow> memory_;
-  std::vector<collector::MemcpyRow> memcpys_;
-  std::vector<collector::MarkerRow> markers_;
-  std::vector<collector::PytorchApiRow> host_ops_;
-  std::vector<collector::GradientRow> gradients_;
-  std::vector<collector::LossScaleRow> loss_scales_;
-  std::vector<collector::OpCheckRow> op_checks_;
-  std::vector<collector::KernelBlockRow> kernel_blocks_;
-  std::vector<collector::PipeInstructionRow> pipe_instructions_;
-  std::vector<collector::KernelFindingRow> kernel_findings_;
-  std::vector<collector::CommunicatorRow> communicators_;
-  std::vector<collector::CommunicationRow> communications_;
-  std::vector<collector::CommunicationLinkRow> communication_links_;
+  collector::TraceRows::Each<std::tuple, std::vector> batches_;     // by row type (Note [Trace rows])
   std::vector<collector::DeviceInfoRow> devices_;                   // written so far
   std::vector<std::pair<std::int32_t, std::int64_t>> memory_seqs_;  // by device: the highest seq so far
   collector::TensorRow tensor_;                                     // reused: its buffers keep their capacity

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "row_builder.h"
 
@@ -250,18 +251,14 @@ std::uint64_t Session::drain_round(RowBuilder& rows) {
 
 namespace {
 
-// The data-loss counter of each record kind, by Tag value (Note [Trace stats]).
+// The data-loss counter of each tag (Note [Trace stats]): its record kind's; a collective's links count
+// with the collective.
 using collector::StatId;
-constexpr StatId kDroppedByTag[] = {StatId::kDroppedApi,           StatId::kDroppedTask,
-                                    StatId::kDroppedMemory,        StatId::kDroppedMemcpy,
-                                    StatId::kDroppedMarker,        StatId::kDroppedOverflow,
-                                    StatId::kDroppedDevice,        StatId::kDroppedTensor,
-                                    StatId::kDroppedHostOp,        StatId::kDroppedGradient,
-                                    StatId::kDroppedLossScale,     StatId::kDroppedOpCheck,
-                                    StatId::kDroppedKernelBlock,   StatId::kDroppedPipeInstruction,
-                                    StatId::kDroppedKernelFinding, StatId::kDroppedCommunication,
-                                    StatId::kDroppedCommunication, StatId::kDroppedCommunication,
-                                    StatId::kDroppedCommunication};
+constexpr StatId kDroppedByTag[] = {
+#define NPUSCOPE_DROPPED_BY_TAG(Record, name, Kind, lost) StatId::kDropped##Kind,
+    NPUSCOPE_HOOK_RECORDS(NPUSCOPE_DROPPED_BY_TAG)
+#undef NPUSCOPE_DROPPED_BY_TAG
+        StatId::kDroppedCollective};
 static_assert(std::size(kDroppedByTag) == kNumTags, "one dropped_records counter per record kind");
 
 }  // namespace
@@ -277,13 +274,16 @@ void Session::report_stats(RowBuilder& rows, bool all) {
   }
   const std::int64_t late = late_drops_.load();
   std::int64_t total = late + unfinished_hook_calls_;
-  std::vector<std::pair<StatId, std::int64_t>> stats;
+  std::int64_t by_stat[std::size(collector::kStats)] = {};  // tags that share a counter add up
   for (int k = 0; k < kNumTags; ++k) {
     total += static_cast<std::int64_t>(dropped[k]);
-    if (!stats.empty() && stats.back().first == kDroppedByTag[k])  // kinds that share a counter add up
-      stats.back().second += static_cast<std::int64_t>(dropped[k]);
-    else
-      stats.emplace_back(kDroppedByTag[k], static_cast<std::int64_t>(dropped[k]));
+    by_stat[static_cast<std::size_t>(kDroppedByTag[k])] += static_cast<std::int64_t>(dropped[k]);
+  }
+  std::vector<std::pair<StatId, std::int64_t>> stats;
+  bool listed[std::size(collector::kStats)] = {};
+  for (const StatId id : kDroppedByTag) {
+    const auto i = static_cast<std::size_t>(id);
+    if (!std::exchange(listed[i], true)) stats.emplace_back(id, by_stat[i]);
   }
   const RowCounters& c = rows.counters();
   stats.insert(stats.end(), {{StatId::kDroppedRecords, total},

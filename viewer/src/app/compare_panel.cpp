@@ -10,7 +10,7 @@ namespace {
 class ComparePanel final : public Panel {
  public:
   explicit ComparePanel(ViewerState& state) : state_(state) {
-    state.reader().for_each_compare_result([&](const collector::CompareResultRow& r) {
+    state.reader().for_each([&](const collector::CompareResultRow& r) {
       if (is(r.role, TensorRole::kOutput)) rows_.push_back(r);  // outputs decide an op's verdict
     });
   }

@@ -103,10 +103,9 @@ class DetailsPanel final : public Panel {
     loaded_serial_ = state_.selection_serial();
     tensors_.clear();
     compare_.clear();
-    state_.reader().for_each_tensor_of(task_id, false,
-                                       [&](collector::TensorRow& r) { tensors_.push_back(std::move(r)); });
+    state_.reader().for_each([&](collector::TensorRow& r) { tensors_.push_back(std::move(r)); }, {.task_id = task_id});
     if (state_.model().has_compare_results()) {
-      state_.reader().for_each_compare_result([&](const collector::CompareResultRow& r) {
+      state_.reader().for_each([&](const collector::CompareResultRow& r) {
         if (r.task_id == task_id) compare_.push_back(r);
       });
     }
@@ -119,7 +118,8 @@ class DetailsPanel final : public Panel {
     aten_op_.clear();
     module_.clear();
     pass_.clear();
-    std::optional<collector::PytorchApiRow> op = id != 0 ? state_.reader().pytorch_api(id) : std::nullopt;
+    std::optional<collector::PytorchApiRow> op =
+        id != 0 ? state_.reader().first<collector::PytorchApiRow>({.id = id}) : std::nullopt;
     if (!op) return;
     module_ = state_.model().str(op->module_id);
     pass_ = collector::stored_name<ModelPass>(op->pass, "pass");
@@ -128,14 +128,14 @@ class DetailsPanel final : public Panel {
         aten_op_ = state_.model().str(op->name_id);
         return;
       }
-      op = op->parent_id != 0 ? state_.reader().pytorch_api(op->parent_id) : std::nullopt;
+      op = op->parent_id != 0 ? state_.reader().first<collector::PytorchApiRow>({.id = op->parent_id}) : std::nullopt;
     }
   }
 
   // The analyzer's roofline (npuscope/analyzer/roofline.h): the bound `npuscope analyze` gives it.
   std::string estimate_bound(const collector::TaskRow& t) const {
     if (t.flops <= 0 && t.bytes <= 0) return "n/a (no FLOPs or bytes)";
-    for (const auto& d : state_.reader().devices()) {
+    for (const auto& d : state_.reader().rows<collector::DeviceInfoRow>()) {
       if (d.device_id != t.device_id) continue;
       const analyzer::Roofline r =
           analyzer::roofline(t.task_type, t.compute_dtype, t.flops, t.bytes, t.end_ns - t.start_ns, &d);

@@ -68,9 +68,11 @@ void ViewerState::select(const TimelineModel::Location& at, bool reveal_it) {
   s.row.task_id = it.id;
   s.row.start_ns = it.start_ns;
   s.row.end_ns = it.end_ns();
-  reader_.for_each_task_starting(it.start_ns, it.start_ns + 1, [&](const collector::TaskRow& r) {
-    if (it.has_id(r.task_id)) s.row = r;
-  });
+  reader_.for_each(
+      [&](const collector::TaskRow& r) {
+        if (it.has_id(r.task_id)) s.row = r;
+      },
+      {.starting = {{it.start_ns, it.start_ns + 1}}});
   s.task_id = s.row.task_id;
   TimelineModel::Location launch;
   if (model_.find_launch(s.row.connection_id, launch)) s.launch = launch;

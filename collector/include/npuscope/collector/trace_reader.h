@@ -7,6 +7,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "npuscope/collector/trace_error.h"
@@ -35,6 +38,38 @@ struct ReaderOptions {
   std::vector<std::string> skip_columns;
 };
 
+// Which rows of a table to read (all by default). A filter names a column the table must have (else
+// TraceError): task_id (TENSOR, PIPE_INSTRUCTION, OP_CHECK, ... through their task index), id
+// (PYTORCH_API's primary key), a window of start_ns (TASK's index: what a timeline shows, or one part
+// of a big trace read by several threads, each with its own reader).
+struct RowQuery {
+  std::optional<std::int64_t> task_id;
+  std::optional<std::int64_t> id;
+  std::optional<std::pair<std::int64_t, std::int64_t>> starting;  // from_ns <= start_ns < to_ns
+  bool with_data = false;  // TENSOR: also load (and decompress) the dumped bytes into TensorRow::data
+};
+
+namespace detail {
+// The row type a callback takes: its one parameter, without const and &; none for other types.
+template <class M>
+struct ArgOf {};
+template <class C, class R, class A>
+struct ArgOf<R (C::*)(A) const> {
+  using type = std::remove_cvref_t<A>;
+};
+template <class C, class R, class A>
+struct ArgOf<R (C::*)(A)> {
+  using type = std::remove_cvref_t<A>;
+};
+template <class F, class = void>
+struct RowOf {};
+template <class F>
+struct RowOf<F, std::void_t<decltype(&std::remove_cvref_t<F>::operator())>>
+    : ArgOf<decltype(&std::remove_cvref_t<F>::operator())> {};
+template <class F>
+using row_of = typename RowOf<F>::type;
+}  // namespace detail
+
 // Thread safety: one reader may be shared by any number of threads, and a row callback may call the
 // reader again (from its own or another thread): queries take turns on the reader's one connection
 // under a lock held while rows are read, never while a callback runs.
@@ -52,72 +87,51 @@ class TraceReader {
   // "" for id 0 or an unknown id.
   virtual const std::string& string(StringId id) const = 0;
   virtual std::vector<StatValue> stats() const = 0;
-  virtual std::vector<DeviceInfoRow> devices() const = 0;
 
-  // Rows in start-time order (tensors: by task, role, index). The callbacks stream large traces
-  // without holding them; the vector forms are for small ones.
-  virtual void for_each_task(const std::function<void(const TaskRow&)>& f) const = 0;
-  virtual void for_each_api(const std::function<void(const ApiRow&)>& f) const = 0;
-  virtual void for_each_memory(const std::function<void(const MemoryRow&)>& f) const = 0;
-  virtual void for_each_memcpy(const std::function<void(const MemcpyRow&)>& f) const = 0;
-  virtual void for_each_marker(const std::function<void(const MarkerRow&)>& f) const = 0;
-  // PYTORCH_API rows in start order (none for a workload that is not a PyTorch script, or a trace
-  // written before schema 6).
-  virtual void for_each_pytorch_api(const std::function<void(const PytorchApiRow&)>& f) const = 0;
-  // The PYTORCH_API row with this id (through its primary key); nullopt if none.
-  virtual std::optional<PytorchApiRow> pytorch_api(std::int64_t id) const = 0;
-  // GRADIENT, LOSS_SCALE (by time) and OP_CHECK (by task, output): empty unless recorded.
-  virtual void for_each_gradient(const std::function<void(const GradientRow&)>& f) const = 0;
-  virtual void for_each_loss_scale(const std::function<void(const LossScaleRow&)>& f) const = 0;
-  virtual void for_each_op_check(const std::function<void(const OpCheckRow&)>& f) const = 0;
-  // The opkit kernels' detail (Note [Kernel detail records] in hook_api.h), empty in a trace without
-  // custom kernels or older than schema 9. KERNEL_BLOCK and KERNEL_FINDING by task, block;
-  // PIPE_INSTRUCTION of one task (through its index) by block, pipe, start: what the viewer's pipe
-  // lanes draw.
-  virtual void for_each_kernel_block(const std::function<void(const KernelBlockRow&)>& f) const = 0;
-  virtual void for_each_kernel_finding(const std::function<void(const KernelFindingRow&)>& f) const = 0;
-  virtual void for_each_pipe_instruction_of(std::int64_t task_id,
-                                            const std::function<void(const PipeInstructionRow&)>& f) const = 0;
-  // A rank's communication (Note [Collective records] in hook_api.h), empty in a single-process trace
-  // or one older than schema 10: communicators by id, collectives by start, links by task and peer.
-  virtual void for_each_communicator(const std::function<void(const CommunicatorRow&)>& f) const = 0;
-  virtual void for_each_communication(const std::function<void(const CommunicationRow&)>& f) const = 0;
-  virtual void for_each_communication_link(const std::function<void(const CommunicationLinkRow&)>& f) const = 0;
-  // with_data: also load (and decompress) dumped tensor bytes into TensorRow::data.
-  virtual void for_each_tensor(bool with_data, const std::function<void(const TensorRow&)>& f) const = 0;
-
-  std::vector<TaskRow> tasks() const;
-  std::vector<ApiRow> apis() const;
-  std::vector<MemoryRow> memory() const;
-  std::vector<MemcpyRow> memcpys() const;
-  std::vector<MarkerRow> markers() const;
-  std::vector<PytorchApiRow> pytorch_apis() const;
-  std::vector<GradientRow> gradients() const;
-  std::vector<LossScaleRow> loss_scales() const;
-  std::vector<OpCheckRow> op_checks() const;
-  std::vector<KernelBlockRow> kernel_blocks() const;
-  std::vector<KernelFindingRow> kernel_findings() const;
-  std::vector<PipeInstructionRow> pipe_instructions_of(std::int64_t task_id) const;
-  std::vector<CommunicatorRow> communicators() const;
-  std::vector<CommunicationRow> communications() const;
-  std::vector<CommunicationLinkRow> communication_links() const;
-  std::vector<TensorRow> tensors(bool with_data) const;
+  // Streams the rows of a table (Note [Trace rows] in trace_rows.h) in its documented order (tasks
+  // and most tables by start time, tensors by task, role, index), without holding them:
+  //   reader.for_each([&](const TaskRow& t) { ... });            // the row type from the callback
+  //   reader.for_each<TensorRow>(f, {.task_id = 7, .with_data = true});
+  // The callback may modify the row it is given (move a tensor's data away): rows are the reader's
+  // reused buffers. A table a trace predates is read as empty (Note [Older traces] in trace_reader.cpp).
+  template <TraceRow Row>
+  void for_each(const std::function<void(Row&)>& f, const RowQuery& query = {}) const {
+    scan(RowCallback(&f), query);
+  }
+  template <class F>
+  requires TraceRow<detail::row_of<F>>
+  void for_each(F&& f, const RowQuery& query = {}) const {
+    for_each<detail::row_of<F>>(std::function<void(detail::row_of<F>&)>(std::forward<F>(f)), query);
+  }
+  // The same rows in a vector: for small tables and tests.
+  template <TraceRow Row>
+  std::vector<Row> rows(const RowQuery& query = {}) const {
+    std::vector<Row> out;
+    for_each<Row>([&](Row& row) { out.push_back(std::move(row)); }, query);
+    return out;
+  }
+  // The first row the query gives (a PYTORCH_API row by id), nullopt if none.
+  template <TraceRow Row>
+  std::optional<Row> first(const RowQuery& query) const {
+    std::optional<Row> found;
+    for_each<Row>(
+        [&](Row& row) {
+          if (!found) found = std::move(row);
+        },
+        query);
+    return found;
+  }
 
   virtual std::int64_t count(const std::string& table) const = 0;  // rows in a table (TaskRow: "TASK")
   virtual TaskSummary task_summary() const = 0;
-
-  // Tasks with from_ns <= start_ns < to_ns, in start order: a window of time (what a timeline shows),
-  // or one part of a big trace read by several threads, each with its own reader.
-  virtual void for_each_task_starting(std::int64_t from_ns, std::int64_t to_ns,
-                                      const std::function<void(const TaskRow&)>& f) const = 0;
-  // COMPARE_RESULT (by task, role, index): none in a trace never compared with --annotate.
-  virtual void for_each_compare_result(const std::function<void(const CompareResultRow&)>& f) const = 0;
-  // The tensors of one task (by role, index), through TENSOR's index: what a comparison reads op by
-  // op. `f` may move the row (its data) away.
-  virtual void for_each_tensor_of(std::int64_t task_id, bool with_data,
-                                  const std::function<void(TensorRow&)>& f) const = 0;
   // The first and the last task start ({0, -1} without tasks), through the start_ns index: no scan.
   virtual std::pair<std::int64_t, std::int64_t> task_start_range() const = 0;
+
+ protected:
+  template <class Row>
+  using CallbackOf = const std::function<void(Row&)>*;
+  using RowCallback = TraceRows::Each<std::variant, CallbackOf>;  // the callback of one table's rows
+  virtual void scan(const RowCallback& f, const RowQuery& query) const = 0;
 };
 
 }  // namespace npuscope::collector

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "npuscope/runtime_hooks/vocabulary.h"
@@ -291,6 +292,66 @@ struct CommunicationLinkRow {
   std::int64_t time_ns = 0;
 };
 
-// A counter kept in META as a "stats" entry (Perfetto's stats table idea): dropped records, etc.
+// Note [Trace rows]
+// Every table a trace stores, by the row type the writer takes and the reader returns, declared once
+// in NPUSCOPE_TRACE_ROWS (Tracy's QueueType and Perfetto's declared tables are the models): the
+// writer's add(), the reader's for_each(), the spool's frames and the tables a trace creates follow
+// from it; each table's columns are declared beside it in collector/src/schema.cpp. New tables go at
+// the end. Where the rows come from is another list: the record kinds of the hook points (Note
+// [Record kinds] in npuscope/runtime_hooks/hook_api.h), each turned into its row by the injection
+// library; rows also come from `npuscope compare --annotate` (COMPARE_RESULT) and from importers.
+#define NPUSCOPE_TRACE_ROWS(X) \
+  X(DeviceInfoRow)             \
+  X(TaskRow)                   \
+  X(ApiRow)                    \
+  X(MemoryRow)                 \
+  X(MemcpyRow)                 \
+  X(MarkerRow)                 \
+  X(TensorRow)                 \
+  X(CompareResultRow)          \
+  X(PytorchApiRow)             \
+  X(GradientRow)               \
+  X(LossScaleRow)              \
+  X(OpCheckRow)                \
+  X(KernelBlockRow)            \
+  X(PipeInstructionRow)        \
+  X(KernelFindingRow)          \
+  X(CommunicatorRow)           \
+  X(CommunicationRow)          \
+  X(CommunicationLinkRow)
+
+// A list of row types, for what follows from NPUSCOPE_TRACE_ROWS.
+template <class... Rows>
+struct RowTypes {
+  static constexpr std::size_t size = sizeof...(Rows);
+  // Rows... as the arguments of a template: RowTypes<A, B>::Each<std::variant, F> is std::variant<F<A>, F<B>>.
+  template <template <class...> class Of, template <class> class F>
+  using Each = Of<F<Rows>...>;
+  template <class Row>
+  static constexpr bool contains = (std::is_same_v<Row, Rows> || ...);
+  // The position of Row in the list (size if absent).
+  template <class Row>
+  static constexpr std::size_t index_of() {
+    std::size_t i = 0;
+    ((std::is_same_v<Row, Rows> ? false : (++i, true)) && ...);
+    return i;
+  }
+  // f.template operator()<Row>() for each row type, in order.
+  template <class F>
+  static void for_each_type(F&& f) {
+    (f.template operator()<Rows>(), ...);
+  }
+};
+template <class... A, class... B>
+RowTypes<A..., B...> operator+(RowTypes<A...>, RowTypes<B...>);  // declared only: joins lists in decltype
+
+#define NPUSCOPE_ROW_TYPE(Row) \
+  +RowTypes<Row> {             \
+  }
+using TraceRows = decltype(RowTypes<> {} NPUSCOPE_TRACE_ROWS(NPUSCOPE_ROW_TYPE));
+#undef NPUSCOPE_ROW_TYPE
+
+template <class Row>
+concept TraceRow = TraceRows::contains<Row>;
 
 }  // namespace npuscope::collector

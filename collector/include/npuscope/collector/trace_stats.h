@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "npuscope/runtime_hooks/hook_api.h"
+
 namespace npuscope::collector {
 
 enum class StatSeverity : std::uint8_t {
@@ -26,30 +28,13 @@ enum class StatSeverity : std::uint8_t {
 };
 std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_loss", "unknown"
 
-// X(enumerator, name in META after "stat.", severity, doc)
-#define NPUSCOPE_TRACE_STATS(X)                                                                                     \
+// X(enumerator, name in META after "stat.", severity, doc); DROPPED(Record, name, Kind, lost): the
+// per-kind counters of records lost, dropped_records.<name>, follow from the record kinds (Note
+// [Record kinds] in hook_api.h), between the total and the rest.
+#define NPUSCOPE_TRACE_STATS(X, DROPPED)                                                                            \
   X(kDroppedRecords, "dropped_records", kDataLoss,                                                                  \
     "Records lost in all (the sum of the dropped_records.* counters): a per-thread buffer was full.")               \
-  X(kDroppedApi, "dropped_records.api", kDataLoss, "Host API calls lost (API rows missing).")                       \
-  X(kDroppedTask, "dropped_records.task", kDataLoss, "Device tasks lost (TASK rows missing).")                      \
-  X(kDroppedMemory, "dropped_records.memory", kDataLoss, "Allocator operations lost (MEMORY_RECORD rows missing).") \
-  X(kDroppedMemcpy, "dropped_records.memcpy", kDataLoss, "Copies lost (MEMCPY rows missing).")                      \
-  X(kDroppedMarker, "dropped_records.marker", kDataLoss, "Marker pushes, pops and steps lost.")                     \
-  X(kDroppedOverflow, "dropped_records.overflow", kDataLoss, "Overflow reports lost (a task's saturation flag).")   \
-  X(kDroppedDevice, "dropped_records.device", kDataLoss, "Device descriptions lost (DEVICE_INFO rows missing).")    \
-  X(kDroppedTensor, "dropped_records.tensor", kDataLoss, "Tensor statistics or dumps lost (TENSOR rows missing).")  \
-  X(kDroppedHostOp, "dropped_records.host_op", kDataLoss, "Framework ops lost (PYTORCH_API rows missing).")         \
-  X(kDroppedGradient, "dropped_records.gradient", kDataLoss, "Gradient statistics lost (GRADIENT rows missing).")   \
-  X(kDroppedLossScale, "dropped_records.loss_scale", kDataLoss, "Loss-scale decisions lost (LOSS_SCALE rows).")     \
-  X(kDroppedOpCheck, "dropped_records.op_check", kDataLoss, "Online op checks lost (OP_CHECK rows missing).")       \
-  X(kDroppedKernelBlock, "dropped_records.kernel_block", kDataLoss,                                                 \
-    "Custom kernels' block summaries lost (KERNEL_BLOCK rows missing).")                                            \
-  X(kDroppedPipeInstruction, "dropped_records.pipe_instruction", kDataLoss,                                         \
-    "Custom kernels' instructions lost (PIPE_INSTRUCTION rows missing).")                                           \
-  X(kDroppedKernelFinding, "dropped_records.kernel_finding", kDataLoss,                                             \
-    "Sanitizer findings lost (KERNEL_FINDING rows missing).")                                                       \
-  X(kDroppedCommunication, "dropped_records.communication", kDataLoss,                                              \
-    "Collectives, their links or communicators lost (COMMUNICATION, COMMUNICATION_LINK, COMMUNICATOR rows).")       \
+  NPUSCOPE_HOOK_RECORDS(DROPPED)                                                                                    \
   X(kDroppedAfterStop, "dropped_records.after_stop", kDataLoss,                                                     \
     "Records that arrived after the profiler stopped (threads still running at exit).")                             \
   X(kDroppedUnfinishedAtStop, "dropped_records.unfinished_at_stop", kDataLoss,                                      \
@@ -75,9 +60,11 @@ std::string_view severity_name(StatSeverity s);  // "info", "warning", "data_los
   X(kUnderflowTasks, "underflow_tasks", kInfo, "Tasks whose outputs underflowed to zero (TASK.underflow > 0).")
 
 enum class StatId : std::uint8_t {
-#define NPUSCOPE_X(e, name, severity, doc) e,
-  NPUSCOPE_TRACE_STATS(NPUSCOPE_X)
-#undef NPUSCOPE_X
+#define NPUSCOPE_STAT_ENUM(e, name, severity, doc) e,
+#define NPUSCOPE_DROPPED_ENUM(Record, name, Kind, lost) kDropped##Kind,
+  NPUSCOPE_TRACE_STATS(NPUSCOPE_STAT_ENUM, NPUSCOPE_DROPPED_ENUM)
+#undef NPUSCOPE_DROPPED_ENUM
+#undef NPUSCOPE_STAT_ENUM
 };
 
 struct StatInfo {
@@ -88,9 +75,12 @@ struct StatInfo {
 };
 
 inline constexpr StatInfo kStats[] = {
-#define NPUSCOPE_X(e, name, severity, doc) {StatId::e, name, StatSeverity::severity, doc},
-    NPUSCOPE_TRACE_STATS(NPUSCOPE_X)
-#undef NPUSCOPE_X
+#define NPUSCOPE_STAT_INFO(e, name, severity, doc) {StatId::e, name, StatSeverity::severity, doc},
+#define NPUSCOPE_DROPPED_INFO(Record, name, Kind, lost) \
+  {StatId::kDropped##Kind, "dropped_records." #name, StatSeverity::kDataLoss, lost},
+    NPUSCOPE_TRACE_STATS(NPUSCOPE_STAT_INFO, NPUSCOPE_DROPPED_INFO)
+#undef NPUSCOPE_DROPPED_INFO
+#undef NPUSCOPE_STAT_INFO
 };
 
 constexpr const StatInfo& stat_info(StatId id) { return kStats[static_cast<std::size_t>(id)]; }

@@ -12,9 +12,11 @@
 
 #include <chrono>
 #include <memory>
+#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "npuscope/collector/trace_error.h"
 #include "npuscope/collector/trace_rows.h"
@@ -42,23 +44,20 @@ class TraceWriter {
   // Content-deduplicated string ids (1, 2, ...), rows written to STRING_IDS as they appear.
   virtual StringId intern(std::string_view s) = 0;
   virtual void set_meta(std::string_view key, std::string_view value) = 0;
-  virtual void add_device(const DeviceInfoRow& row) = 0;
-  virtual void add_tasks(std::span<const TaskRow> rows) = 0;
-  virtual void add_apis(std::span<const ApiRow> rows) = 0;
-  virtual void add_memory(std::span<const MemoryRow> rows) = 0;
-  virtual void add_memcpys(std::span<const MemcpyRow> rows) = 0;
-  virtual void add_markers(std::span<const MarkerRow> rows) = 0;
-  virtual void add_tensor(const TensorRow& row) = 0;
-  virtual void add_pytorch_apis(std::span<const PytorchApiRow> rows) = 0;
-  virtual void add_gradients(std::span<const GradientRow> rows) = 0;
-  virtual void add_loss_scales(std::span<const LossScaleRow> rows) = 0;
-  virtual void add_op_checks(std::span<const OpCheckRow> rows) = 0;
-  virtual void add_kernel_blocks(std::span<const KernelBlockRow> rows) = 0;
-  virtual void add_pipe_instructions(std::span<const PipeInstructionRow> rows) = 0;
-  virtual void add_kernel_findings(std::span<const KernelFindingRow> rows) = 0;
-  virtual void add_communicators(std::span<const CommunicatorRow> rows) = 0;
-  virtual void add_communications(std::span<const CommunicationRow> rows) = 0;
-  virtual void add_communication_links(std::span<const CommunicationLinkRow> rows) = 0;
+
+  // Rows of any table (Note [Trace rows] in trace_rows.h): add(rows) for a span or vector of rows,
+  // add(row) for one.
+  template <TraceRow Row>
+  void add(std::span<const Row> rows) {
+    add_rows(RowSpan(rows));
+  }
+  template <TraceRow Row>
+  void add(const Row& row) {
+    add_rows(RowSpan(std::span<const Row>(&row, 1)));
+  }
+  template <class Rows>
+  requires TraceRow<std::ranges::range_value_t<Rows>> && std::ranges::contiguous_range<Rows>
+  void add(const Rows& rows) { add(std::span<const std::ranges::range_value_t<Rows>>(rows)); }
   // Counters reported in META (key "stat.<name>"), e.g. dropped records. Later values replace.
   // Producers name a declared counter (Note [Trace stats]); the name form carries counters through
   // a spool as they were written.
@@ -70,6 +69,12 @@ class TraceWriter {
   virtual void finalize(TraceStatus status = TraceStatus::kComplete) = 0;
 
   virtual std::int64_t rows_written() const = 0;
+
+ protected:
+  template <class Row>
+  using SpanOf = std::span<const Row>;
+  using RowSpan = TraceRows::Each<std::variant, SpanOf>;  // the rows of one table
+  virtual void add_rows(const RowSpan& rows) = 0;
 };
 
 }  // namespace npuscope::collector

@@ -332,6 +332,43 @@ static_assert(std::is_trivially_copyable_v<CollectiveRecord> && sizeof(Collectiv
 static_assert(std::is_trivially_copyable_v<CommunicatorRecord> && sizeof(CommunicatorRecord) <= 56);
 static_assert(std::is_trivially_copyable_v<RankRecord> && sizeof(RankRecord) <= 56);
 
+// Note [Record kinds]
+// Every kind of record a hook point delivers is declared once, in NPUSCOPE_HOOK_RECORDS below (as
+// Tracy declares its QueueTypes in one list): its struct, the name that spells its callback
+// (`on_<name>`), its kind (CamelCase) and what is lost when one is dropped. Every per-layer list
+// follows from it: the SubscriberTable's callbacks here; in the injection library the entry tags,
+// their slot sizes and the default callback that stores a record (inject/entries.h,
+// hook_callbacks.cpp), the drain thread's dispatch (row_builder.cpp), and the per-kind data-loss
+// counters `dropped_records.<name>` (collector/trace_stats.h). The tables the rows go to are
+// declared once in their own list (NPUSCOPE_TRACE_ROWS in collector/trace_rows.h): a record becomes
+// a row in one converter (inject/record_rows.cpp), so a new record kind that fills a new table is
+// four edits: its struct and list line here, its row and list line in trace_rows.h, its table in
+// collector/src/schema.cpp, its converter in record_rows.cpp.
+//
+// X(Record, name, Kind, what is lost when one is dropped). The order is the SubscriberTable's layout
+// (kHookApiVersion): new kinds go at the end.
+#define NPUSCOPE_HOOK_RECORDS(X)                                                                                       \
+  X(ApiRecord, api, Api, "Host API calls lost (API rows missing).")                                                    \
+  X(TaskRecord, task, Task, "Device tasks lost (TASK rows missing).")                                                  \
+  X(MemoryRecord, memory, Memory, "Allocator operations lost (MEMORY_RECORD rows missing).")                           \
+  X(MemcpyRecord, memcpy, Memcpy, "Copies lost (MEMCPY rows missing).")                                                \
+  X(MarkerRecord, marker, Marker, "Marker pushes, pops and steps lost.")                                               \
+  X(TensorRecord, tensor, Tensor, "Tensor statistics or dumps lost (TENSOR rows missing).")                            \
+  X(OverflowRecord, overflow, Overflow, "Overflow reports lost (a task's saturation flag).")                           \
+  X(DeviceRecord, device, Device, "Device descriptions lost (DEVICE_INFO rows missing).")                              \
+  X(HostOpRecord, host_op, HostOp, "Framework ops lost (PYTORCH_API rows missing).")                                   \
+  X(GradientRecord, gradient, Gradient, "Gradient statistics lost (GRADIENT rows missing).")                           \
+  X(LossScaleRecord, loss_scale, LossScale, "Loss-scale decisions lost (LOSS_SCALE rows).")                            \
+  X(OpCheckRecord, op_check, OpCheck, "Online op checks lost (OP_CHECK rows missing).")                                \
+  X(KernelBlockRecord, kernel_block, KernelBlock, "Custom kernels' block summaries lost (KERNEL_BLOCK rows missing).") \
+  X(PipeInstructionRecord, pipe_instruction, PipeInstruction,                                                          \
+    "Custom kernels' instructions lost (PIPE_INSTRUCTION rows missing).")                                              \
+  X(KernelFindingRecord, kernel_finding, KernelFinding, "Sanitizer findings lost (KERNEL_FINDING rows missing).")      \
+  X(CollectiveRecord, collective, Collective,                                                                          \
+    "Collectives or their links lost (COMMUNICATION, COMMUNICATION_LINK rows missing).")                               \
+  X(CommunicatorRecord, communicator, Communicator, "Communicators lost (COMMUNICATOR rows missing).")                 \
+  X(RankRecord, rank, Rank, "Rank descriptions lost (META's rank keys missing).")
+
 // What a listener gives the emulator. Any callback may be null. Callbacks run on the thread that
 // produced the event (host threads for API/memory/markers, the device worker for tasks) and must
 // not throw.
@@ -346,24 +383,10 @@ struct SubscriberTable {
   bool wants_op_checks = false;          // run each NPU kernel's golden in f64 and send OpCheckRecords (--check-ops)
   bool wants_pipe_instructions = false;  // opkit kernels: send a PipeInstructionRecord per instruction
   bool kernels_keep_going = false;       // opkit kernels: on a sanitizer finding, skip the instruction and run on
-  void (*on_api)(void* user, const ApiRecord&) = nullptr;
-  void (*on_task)(void* user, const TaskRecord&) = nullptr;
-  void (*on_memory)(void* user, const MemoryRecord&) = nullptr;
-  void (*on_memcpy)(void* user, const MemcpyRecord&) = nullptr;
-  void (*on_marker)(void* user, const MarkerRecord&) = nullptr;
-  void (*on_tensor)(void* user, const TensorRecord&) = nullptr;
-  void (*on_overflow)(void* user, const OverflowRecord&) = nullptr;
-  void (*on_device)(void* user, const DeviceRecord&) = nullptr;
-  void (*on_host_op)(void* user, const HostOpRecord&) = nullptr;
-  void (*on_gradient)(void* user, const GradientRecord&) = nullptr;
-  void (*on_loss_scale)(void* user, const LossScaleRecord&) = nullptr;
-  void (*on_op_check)(void* user, const OpCheckRecord&) = nullptr;
-  void (*on_kernel_block)(void* user, const KernelBlockRecord&) = nullptr;
-  void (*on_pipe_instruction)(void* user, const PipeInstructionRecord&) = nullptr;
-  void (*on_kernel_finding)(void* user, const KernelFindingRecord&) = nullptr;
-  void (*on_collective)(void* user, const CollectiveRecord&) = nullptr;
-  void (*on_communicator)(void* user, const CommunicatorRecord&) = nullptr;
-  void (*on_rank)(void* user, const RankRecord&) = nullptr;
+  // One callback per record kind: on_api, on_task, ... (Note [Record kinds]).
+#define NPUSCOPE_HOOK_CALLBACK(Record, name, Kind, lost) void (*on_##name)(void* user, const Record&) = nullptr;
+  NPUSCOPE_HOOK_RECORDS(NPUSCOPE_HOOK_CALLBACK)
+#undef NPUSCOPE_HOOK_CALLBACK
   void (*on_shutdown)(void* user) = nullptr;  // process exit: flush and finalize
 };
 
