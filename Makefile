@@ -55,9 +55,9 @@ fuzz:
 	bash scripts/fuzz.sh $(FUZZ_SECONDS) build-fuzz
 
 # Formats every C++ source with the tree's .clang-format (the format_check test fails until it is run).
+# The list is scripts/cxx_sources.sh's, which the format_check test reads too.
 format: bootstrap
-	find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests viewer \
-	  -name '*.cpp' -o -name '*.h' | xargs clang-format -i
+	bash scripts/cxx_sources.sh | xargs -r -d '\n' clang-format -i
 
 clean:
 	rm -rf $(BUILD_DIR)
