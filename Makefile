@@ -27,8 +27,8 @@ demo: build
 package: build
 	cd $(BUILD_DIR) && cpack -G DEB
 
-# The bench group of bootstrap.sh adds PyTorch, the reference for the ONNX ResNet-18 bench; plain
-# `make test` never installs it.
+# The bench group of bootstrap.sh (`--bench`) is empty today: PyTorch, the benches' reference, is
+# installed by every bootstrap, for the PyTorch device.
 bench: BUILD_BENCH := ON
 bench: build
 	bash scripts/bootstrap.sh --bench
