@@ -27,8 +27,8 @@ demo: build
 package: build
 	cd $(BUILD_DIR) && cpack -G DEB
 
-# The bench group of bootstrap.sh adds PyTorch, the reference for the ONNX ResNet-18 bench; plain
-# `make test` never installs it.
+# The bench group of bootstrap.sh (`--bench`) is empty today: PyTorch, the benches' reference, is
+# installed by every bootstrap, for the PyTorch device.
 bench: BUILD_BENCH := ON
 bench: build
 	bash scripts/bootstrap.sh --bench
@@ -55,9 +55,9 @@ fuzz:
 	bash scripts/fuzz.sh $(FUZZ_SECONDS) build-fuzz
 
 # Formats every C++ source with the tree's .clang-format (the format_check test fails until it is run).
+# The list is scripts/cxx_sources.sh's, which the format_check test reads too.
 format: bootstrap
-	find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests viewer \
-	  -name '*.cpp' -o -name '*.h' | xargs clang-format -i
+	bash scripts/cxx_sources.sh | xargs -r -d '\n' clang-format -i
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -17,7 +17,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", npuscope::cli::run_command, "profile a program: npuscope run [-o T.db] [--dump stats] -- CMD [ARGS]"},
     {"exec", npuscope::cli::exec_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
-    {"export", npuscope::cli::export_command, "export a trace: --chrome FILE.json, --csv DIR, --npy DIR"},
+    {"export", npuscope::cli::export_command,
+     "export a trace: --chrome FILE.json, --csv DIR, --npy DIR, --msprobe DIR"},
     {"analyze", npuscope::cli::analyze_command, "bottlenecks, overflows, memory and advice from a trace"},
     {"diff", npuscope::cli::diff_command, "what got slower between two traces, and why (ops, kernels, memory, APIs)"},
     {"cluster", npuscope::cli::cluster_command, "a multi-rank job from its rank traces: slow rank, links, collectives"},

@@ -8,7 +8,8 @@
 // traces/rank_%r.db -- CMD (Note [Launcher environment] in npuscope/runtime_hooks/launcher_env.h).
 //
 //   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A]
-//                [--max-dump-bytes N] [--overflow-only] [--grad-probe] [--check-ops] [--force] -- CMD [ARGS...]
+//                [--max-dump-bytes N] [--overflow-only] [--grad-probe] [--check-ops] [--no-pipe-trace] [--keep-going]
+//                [--force] -- CMD [ARGS...]
 //
 // The dump flags become the injection library's settings through its own parsers
 // (npuscope/runtime_hooks/inject_config.h): a value is refused here, before the program starts,
@@ -48,7 +49,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A] [--max-dump-bytes N] "
-    "[--overflow-only] [--grad-probe] [--check-ops] [--force] -- CMD [ARGS...]\n"
+    "[--overflow-only] [--grad-probe] [--check-ops] [--no-pipe-trace] [--keep-going] [--force] -- CMD [ARGS...]\n"
     "exit status: CMD's when not 0; 125 when CMD ran but profiling never started; 1 when the trace could not be "
     "made; 2 for a bad flag or an unwritable -o";
 

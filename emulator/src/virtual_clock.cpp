@@ -1,10 +1,14 @@
 // See Note [Virtual time] in virtual_clock.h.
 #include "npuscope/emulator/virtual_clock.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <string>
+
+#include "npuscope/emulator/errors.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -22,6 +26,8 @@ namespace {
 // the timestamps of all threads stay comparable. The scale is measured against steady_clock once
 // kCalibration has passed since the start; until then, and on other machines, steady_clock is
 // read directly. (20 ms of calibration against ~25 ns of read jitter: a drift under 2 us per second.)
+// A test's ManualClock (Note [Manual clock] in virtual_clock.h) sets the scale back to 0 while it
+// lives, so that only the steady_clock path, which looks for it, is taken: the TSC path is unchanged.
 constexpr std::uint64_t kCalibrationNs = 20'000'000;
 
 std::uint64_t steady_ns() {
@@ -46,21 +52,37 @@ struct TscClock {
   const bool usable = kernel_uses_tsc();
   const std::uint64_t start_ticks = ticks();
   const std::uint64_t start_ns = steady_ns();     // the session start
-  std::atomic<std::uint64_t> ns_per_tick_q32{0};  // 32.32 fixed point; 0 until calibrated
+  std::atomic<std::uint64_t> ns_per_tick_q32{0};  // 32.32 fixed point; 0 until calibrated, or while manual
+
+  // Note [Manual clock] in virtual_clock.h: read only where ns_per_tick_q32 is 0.
+  std::atomic<bool> manual{false};
+  std::atomic<std::uint64_t> manual_ns{0};
+  std::atomic<std::uint64_t> floor_ns{0};  // the last manual time: real time stands still until past it
+  std::mutex switch_mutex;                 // a manual clock's start and end against a calibration
 
   std::uint64_t now_since_start() {
-    const std::uint64_t scale = ns_per_tick_q32.load(std::memory_order_relaxed);
+    // acquire: a plain load on x86, the one machine that calibrates; it pairs with a manual start.
+    const std::uint64_t scale = ns_per_tick_q32.load(std::memory_order_acquire);
     if (scale != 0) [[likely]] {
       return static_cast<std::uint64_t>((static_cast<unsigned __int128>(ticks() - start_ticks) * scale) >> 32);
     }
+    if (manual.load(std::memory_order_acquire)) [[unlikely]]
+      return manual_ns.load(std::memory_order_relaxed);
     const std::uint64_t t = ticks();
     const std::uint64_t ns = steady_ns() - start_ns;
-    if (usable && ns >= kCalibrationNs && t > start_ticks) {
-      const auto q32 = static_cast<std::uint64_t>((static_cast<unsigned __int128>(ns) << 32) / (t - start_ticks));
-      std::uint64_t expected = 0;  // the first calibration wins: one scale for every thread
-      ns_per_tick_q32.compare_exchange_strong(expected, q32 != 0 ? q32 : 1, std::memory_order_relaxed);
-    }
+    const std::uint64_t floor = floor_ns.load(std::memory_order_relaxed);
+    if (ns < floor) [[unlikely]]
+      return floor;
+    if (usable && ns >= kCalibrationNs && t > start_ticks) calibrate(ns, t);
     return ns;
+  }
+
+  void calibrate(std::uint64_t ns, std::uint64_t t) {
+    const auto q32 = static_cast<std::uint64_t>((static_cast<unsigned __int128>(ns) << 32) / (t - start_ticks));
+    std::lock_guard lock(switch_mutex);
+    if (manual.load(std::memory_order_relaxed)) return;  // one started meanwhile: the TSC stays off
+    std::uint64_t expected = 0;                          // the first calibration wins: one scale for every thread
+    ns_per_tick_q32.compare_exchange_strong(expected, q32 != 0 ? q32 : 1, std::memory_order_relaxed);
   }
 };
 TscClock g_clock;
@@ -125,5 +147,25 @@ BlockedScope::BlockedScope() : start_real_ns_(real_now_ns()) {
 BlockedScope::~BlockedScope() {
   if (--t_clock.blocked_depth == 0) t_clock.excluded_ns += real_now_ns() - t_clock.blocked_since;
 }
+
+ManualClock::ManualClock() {
+  const std::uint64_t now = real_now_ns();
+  std::lock_guard lock(g_clock.switch_mutex);
+  if (g_clock.manual.load(std::memory_order_relaxed))
+    throw InvalidArgument("vclock::ManualClock: another one is alive (one manual clock at a time)");
+  g_clock.manual_ns.store(std::max(now, g_clock.floor_ns.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+  g_clock.manual.store(true, std::memory_order_relaxed);
+  g_clock.ns_per_tick_q32.store(0, std::memory_order_release);  // a read that sees the 0 sees `manual`
+}
+
+ManualClock::~ManualClock() {
+  std::lock_guard lock(g_clock.switch_mutex);
+  g_clock.floor_ns.store(g_clock.manual_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  g_clock.manual.store(false, std::memory_order_release);  // the TSC is calibrated again once past the floor
+}
+
+std::uint64_t ManualClock::now_ns() const { return g_clock.manual_ns.load(std::memory_order_relaxed); }
+
+void ManualClock::advance(std::uint64_t ns) { g_clock.manual_ns.fetch_add(ns, std::memory_order_relaxed); }
 
 }  // namespace npuscope::emulator::vclock

@@ -7,10 +7,16 @@ tagger's RNN node names its activation (activations = ["Relu"]).
 
     /usr/bin/python3 samples/pytorch/recurrent_models.py --out-dir /tmp/rnn
     npuscope exec --model /tmp/rnn/lstm_lm.onnx --input tokens=/tmp/rnn/lstm_lm_tokens.npy \\
-        --input h0=/tmp/rnn/lstm_lm_h0.npy --input c0=/tmp/rnn/lstm_lm_c0.npy --device npu
+        --input h0=/tmp/rnn/lstm_lm_h0.npy --input c0=/tmp/rnn/lstm_lm_c0.npy --device npu \\
+        --output-dir /tmp/rnn/lstm_lm_outputs
+
+Everything goes under --out-dir (a new temporary directory by default), the outputs of the printed
+exec lines too: run from the source tree, exec's default output directory (exec_<model>/ in the
+current directory) would land in it.
 """
 import argparse
 import os
+import tempfile
 
 import numpy as np
 import torch
@@ -113,14 +119,16 @@ def export(name, out_dir, opset=14):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", default="recurrent_models")
+    parser.add_argument("--out-dir", help="where the models, inputs and outputs go (default: a new temporary directory)")
     parser.add_argument("--opset", type=int, default=14)
     args = parser.parse_args()
-    os.makedirs(args.out_dir, exist_ok=True)
+    out_dir = args.out_dir or tempfile.mkdtemp(prefix="npuscope_recurrent_models_")
+    os.makedirs(out_dir, exist_ok=True)
     for name in MODELS:
-        path, files, _ = export(name, args.out_dir, args.opset)
+        path, files, _ = export(name, out_dir, args.opset)
         inputs = " ".join(f"--input {k}={f}" for k, f in files.items())
-        print(f"{path}: npuscope exec --model {path} {inputs} --device npu")
+        outputs = os.path.join(out_dir, name + "_outputs")
+        print(f"{path}: npuscope exec --model {path} {inputs} --device npu --output-dir {outputs}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ case "$kind" in
     # OpenBLAS's OpenMP threads are not instrumented: one thread keeps TSan from guessing about them.
     export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
     exec ctest --output-on-failure -j "$(nproc)" \
-      -R '^(Inject|TraceWriter|TraceSpool|TraceReader|TraceRecovery|RunCommand|DispatchThreads|VirtualTime|CollectivesTest|TimelineModel|ViewerModel|FrameStatsJson|LodAtMidZoom)' "$@"
+      -R '^(Inject|TraceWriter|TraceSpool|TraceReader|TraceRecovery|RunCommand|DispatchThreads|VirtualTime|VirtualClock|CollectivesTest|TimelineModel|ViewerModel|FrameStatsJson|LodAtMidZoom)' "$@"
     ;;
   *) echo "run_tests.sh: unknown sanitizer '$kind' (address or thread)" >&2; exit 2 ;;
 esac

@@ -84,8 +84,8 @@ class Conv3dOnnxTest(unittest.TestCase):
             export(model)
             small = np.zeros((1, 2, 1, 12, 12), dtype=np.float32)  # one frame: too few for MaxPool3d's 2x2x2 window
             np.save(os.path.join(tmp, "small.npy"), small)
-            p = subprocess.run([CLI, "exec", "--model", model, "--input", "video=" + os.path.join(tmp, "small.npy")],
-                               capture_output=True, text=True, timeout=300)
+            p = subprocess.run([CLI, "exec", "--model", model, "--input", "video=" + os.path.join(tmp, "small.npy"),
+                                "--output-dir", os.path.join(tmp, "out")], capture_output=True, text=True, timeout=300)
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("MaxPool", p.stderr)
             self.assertIn("kernel extent 2 is larger than the padded input 1", p.stderr)

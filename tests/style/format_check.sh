@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Fails when a C++ source of the tree is not formatted by the tree's .clang-format (`make format`
-# fixes it). Usage: format_check.sh SOURCE_DIR
+# fixes it). The sources are scripts/cxx_sources.sh's, the list `make format` formats.
+# Usage: format_check.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
-mapfile -t files < <(find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests viewer \
-                       -name '*.cpp' -o -name '*.h' | sort)
+mapfile -t files < <(bash scripts/cxx_sources.sh .)
+if [ ${#files[@]} -eq 0 ]; then
+  echo "FAIL: scripts/cxx_sources.sh found no C++ source in $1"
+  exit 1
+fi
 if ! clang-format --dry-run --Werror "${files[@]}" 2> /tmp/npuscope_format_check.$$; then
   grep -m 20 'error:' /tmp/npuscope_format_check.$$ || true
   rm -f /tmp/npuscope_format_check.$$

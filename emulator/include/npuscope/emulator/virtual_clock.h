@@ -13,7 +13,7 @@
 
 namespace npuscope::emulator::vclock {
 
-// Real nanoseconds since the session start (steady clock).
+// Real nanoseconds since the session start (steady clock), or a ManualClock's time while one lives.
 std::uint64_t real_now_ns();
 // This thread's virtual host time.
 std::uint64_t host_now_ns();
@@ -47,6 +47,27 @@ class BlockedScope {
 
  private:
   std::uint64_t start_real_ns_;
+};
+
+// Note [Manual clock]
+// Host times follow the threads' real time (Note [Virtual time]), which a loaded machine or a
+// sanitizer build stretches; a test of virtual time must not depend on it, nor sleep to make real
+// time pass. While a ManualClock lives, real_now_ns() reads it in every thread: it starts at the real
+// clock's reading and moves only when the test advances it, so host times are the modelled costs
+// and what the test advances, and a test asserts exact values. When it ends the real clock takes
+// over again, standing still until real time has caught up with it: no clock goes back.
+// It costs the hot path nothing: it turns the calibrated TSC read off (Note [Cheap real time] in
+// virtual_clock.cpp), and only the steady_clock path, taken until calibration and on machines
+// without a usable TSC, looks for it. One at a time (a second is an InvalidArgument).
+class ManualClock {
+ public:
+  ManualClock();
+  ~ManualClock();
+  ManualClock(const ManualClock&) = delete;
+  ManualClock& operator=(const ManualClock&) = delete;
+
+  std::uint64_t now_ns() const;    // what real_now_ns() returns
+  void advance(std::uint64_t ns);  // real time passing, in every thread
 };
 
 }  // namespace npuscope::emulator::vclock
