@@ -56,7 +56,7 @@ fuzz:
 
 # Formats every C++ source with the tree's .clang-format (the format_check test fails until it is run).
 format: bootstrap
-	find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests viewer \
+	find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests tool_scaleout viewer \
 	  -name '*.cpp' -o -name '*.h' | xargs clang-format -i
 
 clean:

@@ -3,7 +3,7 @@
 # fixes it). Usage: format_check.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
-mapfile -t files < <(find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests viewer \
+mapfile -t files < <(find analyzer bench cli collector comm comparator emulator fuzz opkit runtime_hooks samples tests tool_scaleout viewer \
                        -name '*.cpp' -o -name '*.h' | sort)
 if ! clang-format --dry-run --Werror "${files[@]}" 2> /tmp/npuscope_format_check.$$; then
   grep -m 20 'error:' /tmp/npuscope_format_check.$$ || true
