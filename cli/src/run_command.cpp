@@ -208,13 +208,7 @@ void print_summary(const std::string& path, const std::optional<collector::TaskS
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  int split = argc;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) {
-      split = i;
-      break;
-    }
-  }
+  const int split = command_separator(argc, argv);
   RunFlags f;
   po::options_description desc("npuscope run options");
   desc.add_options()("help,h", "show this help")(

@@ -65,9 +65,8 @@ std::string viewer_program() {
 }
 
 std::string mpi_module() {
-  return find({.needed_by =
-                   "an MPI launcher started this command with others, and sharing its work over MPI needs the "
-                   "MPI module libnpuscope_tool_scaleout_mpi.so",
+  return find({.needed_by = "an MPI launcher started this command with others, and sharing its work over MPI needs the "
+                            "MPI module libnpuscope_tool_scaleout_mpi.so",
                .variable = "NPUSCOPE_MPI_MODULE",
                .installed = fs::path(NPUSCOPE_MODULE_INSTALL_RELDIR) / "libnpuscope_tool_scaleout_mpi.so",
                .built = NPUSCOPE_MPI_MODULE_BUILD_PATH,

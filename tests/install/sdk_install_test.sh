@@ -78,9 +78,11 @@ mpirun=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_b
 "${clean[@]}" "${mpirun[@]}" -x LD_DEBUG=files "$prefix/bin/npuscope" cluster traces > cluster.txt 2> loader.txt ||
   { cat cluster.txt; grep -v "^ *[0-9]*:" loader.txt; fail "mpirun npuscope cluster"; }
 grep -q "Ranks Analysed: 2" cluster.txt || { cat cluster.txt; fail "npuscope cluster did not analyse the 2 ranks"; }
-loaded=$(grep -o "file=[^ ]*libnpuscope_tool_scaleout_mpi.so" loader.txt | sort | uniq -c)
-[[ $loaded =~ ^\ *2\ file=(.*)$ && $(realpath "${BASH_REMATCH[1]}") == $(realpath "$module") ]] ||
-  fail "the 2 processes of npuscope cluster did not load the installed $module: ${loaded:-none loaded}"
+# Each LD_DEBUG line starts with its process's pid: both processes, and the installed file only.
+paths=$(grep -o "file=[^ ]*libnpuscope_tool_scaleout_mpi.so" loader.txt | sort -u)
+pids=$(grep "file=[^ ]*libnpuscope_tool_scaleout_mpi.so" loader.txt | awk '{print $1}' | sort -u | wc -l)
+[[ $pids == 2 && $(wc -l <<< "$paths") == 1 && $(realpath "${paths#file=}") == $(realpath "$module") ]] ||
+  fail "the 2 processes of npuscope cluster did not load the installed $module: ${paths:-none} in $pids processes"
 
 # The Python package, when this build has the PyTorch device: installed where Debian's python3 finds
 # it under the prefix (lib/python3.X/dist-packages), loading the installed emulator.
