@@ -1,5 +1,5 @@
 # `cmake --install BUILD --prefix P`: the programs, the libraries and their public headers, the
-# injection library, the CMake package (find_package(npuscope): npuscope::emulator, ::collector,
+# injection library and the tools' MPI module, the CMake package (find_package(npuscope): npuscope::emulator, ::collector,
 # ::analyzer, ::comparator, ::viewer, ::opkit, ::comm, ::hooks_api) and npuscope.pc (the emulator, for pkg-config).
 # Included from the top-level CMakeLists.txt after every folder, so that the targets exist.
 # tests/install/sdk_install_test.sh installs into a temporary prefix and builds a program against it.
@@ -30,10 +30,11 @@ foreach(folder runtime_hooks emulator opkit comm collector analyzer comparator v
           PATTERN viewer_app.h EXCLUDE)
 endforeach()
 
-# The programs find lib/ through their RPATH (CMAKE_INSTALL_RPATH); `npuscope run` finds the
-# injection library in lib/npuscope/ relative to itself, `npuscope view` npuscope-viewer beside it.
+# The programs find lib/ through their RPATH (CMAKE_INSTALL_RPATH); npuscope finds what it loads in
+# lib/npuscope/ relative to itself (`npuscope run` the injection library, a command under mpirun the
+# MPI module: cli/src/shipped_files.h), and `npuscope view` npuscope-viewer beside it.
 install(TARGETS npuscope npuscope-viewer RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS npuscope_inject LIBRARY DESTINATION ${NPUSCOPE_INSTALL_INJECTDIR})
+install(TARGETS npuscope_inject npuscope_tool_scaleout_mpi LIBRARY DESTINATION ${NPUSCOPE_INSTALL_MODULEDIR})
 
 install(EXPORT npuscopeTargets NAMESPACE npuscope:: DESTINATION ${NPUSCOPE_INSTALL_CMAKEDIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/npuscopeConfig.cmake.in

@@ -15,6 +15,7 @@
 #include "command.h"
 #include "npuscope/analyzer/cluster.h"
 #include "report_output.h"
+#include "shipped_files.h"
 
 namespace npuscope::cli {
 namespace {
@@ -50,7 +51,8 @@ int cluster_command(int argc, char** argv) {
   analyzer::ClusterReport cluster;
   try {
     // Under mpirun the processes share the traces (Note [npuscope cluster over MPI]); alone, threads.
-    if (const auto mpi = comm::MpiProcesses::join_if_launched(&argc, &argv)) {
+    if (tool_scaleout::launched_over_mpi()) {
+      const auto mpi = tool_scaleout::join_over_mpi(mpi_module(), &argc, &argv);
       std::optional<analyzer::ClusterReport> merged = analyze_cluster_over_mpi(*mpi, f.dir, options);
       if (!merged) return 0;  // rank 0 reports
       cluster = std::move(*merged);

@@ -7,7 +7,7 @@
 
 namespace npuscope::cli {
 
-std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(comm::MpiProcesses& mpi, const std::string& dir,
+std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::Processes& mpi, const std::string& dir,
                                                                 const analyzer::ClusterOptions& options) {
   const std::vector<std::filesystem::path> files = analyzer::cluster_trace_files(dir);
   std::vector<std::filesystem::path> share;

@@ -1,7 +1,7 @@
 // npuscope cluster under mpirun: each process analyses its share of the rank traces, rank 0 merges.
 //
 // Note [npuscope cluster over MPI]
-// `mpirun -np P npuscope cluster DIR` (Note [Tools over MPI] in npuscope/comm/mpi_processes.h): every
+// `mpirun -np P npuscope cluster DIR` (Note [Tools over MPI] in npuscope/tool_scaleout/processes.h): every
 // process lists DIR the same way and summarizes the files i with i % P == its rank, on its own
 // threads (--threads); the summaries travel serialized (analyzer::serialize, length-prefixed) to
 // rank 0, which merges them exactly as one process would and alone writes the report. The others
@@ -12,13 +12,13 @@
 #include <string>
 
 #include "npuscope/analyzer/cluster.h"
-#include "npuscope/comm/mpi_processes.h"
+#include "npuscope/tool_scaleout/processes.h"
 
 namespace npuscope::cli {
 
 // The merged report on rank 0, nullopt on the other processes. Throws analyzer::ClusterError as
 // analyze_cluster does (analyzer::merge_directory, on rank 0, for a directory without any rank trace).
-std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(comm::MpiProcesses& mpi, const std::string& dir,
+std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::Processes& mpi, const std::string& dir,
                                                                 const analyzer::ClusterOptions& options);
 
 }  // namespace npuscope::cli

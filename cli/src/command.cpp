@@ -1,5 +1,6 @@
 #include "command.h"
 
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -38,6 +39,12 @@ bool parse_flags(int argc, char** argv, const po::options_description& desc, con
     throw UsageError(std::string(e.what()) + "\nusage: " + usage);
   }
   return true;
+}
+
+int command_separator(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--") == 0) return i;
+  return argc;
 }
 
 std::vector<std::string> split_commas(const std::vector<std::string>& values) {

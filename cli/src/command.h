@@ -72,6 +72,10 @@ RangedValue<T>* ranged_value(T* store, std::string flag, T min, T max) {
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,
                  po::positional_options_description* positional = nullptr, po::variables_map* out = nullptr);
 
+// Where the flags end and a command to run begins: the index of the first "--" in argv, else argc
+// (npuscope run -- CMD, npuscope compare -- CMD).
+int command_separator(int argc, char** argv);
+
 // The items of a list flag given as "a,b" and as repeated flags alike (declare it ->composing()).
 std::vector<std::string> split_commas(const std::vector<std::string>& values);
 

@@ -20,7 +20,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -183,13 +182,11 @@ comparator::CompareResult compare_one_shot(const CompareFlags& f, const comparat
 
 // Splits argv at the first "--": what follows is the command of the -- CMD form.
 int split_command(int argc, char** argv, CompareFlags& f) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") != 0) continue;
-    if (i + 1 >= argc) throw UsageError("no command after '--'\nusage: " + std::string(kUsage));
-    f.command.assign(argv + i + 1, argv + argc);
-    return i;
-  }
-  return argc;
+  const int split = command_separator(argc, argv);
+  if (split == argc) return argc;
+  if (split + 1 >= argc) throw UsageError("no command after '--'\nusage: " + std::string(kUsage));
+  f.command.assign(argv + split + 1, argv + argc);
+  return split;
 }
 
 }  // namespace

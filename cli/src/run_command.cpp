@@ -40,6 +40,7 @@
 #include "npuscope/runtime_hooks/hook_api.h"
 #include "npuscope/runtime_hooks/inject_config.h"
 #include "npuscope/runtime_hooks/launcher_env.h"
+#include "shipped_files.h"
 #include "spool_converter.h"
 
 namespace npuscope::cli {
@@ -96,22 +97,6 @@ std::string default_output(const std::string& cmd) {
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d_%H%M%S", std::localtime(&now));
   return "npuscope_" + fs::path(cmd).filename().string() + "_" + stamp + ".db";
-}
-
-// The injection library: NPUSCOPE_INJECTION_LIBRARY if set, else where `cmake --install` puts it
-// relative to this binary (bin/npuscope -> lib/npuscope/libnpuscope_inject.so), else in this build
-// tree. The installed copy comes first: an installed npuscope must not load a build tree's library.
-std::string injection_library() {
-  if (const char* v = std::getenv("NPUSCOPE_INJECTION_LIBRARY"); v != nullptr && *v != '\0') return v;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path installed = self.parent_path() / NPUSCOPE_INJECT_INSTALL_RELDIR / "libnpuscope_inject.so";
-  if (!ec && fs::exists(installed)) return fs::canonical(installed).string();
-  const fs::path built = NPUSCOPE_INJECT_BUILD_PATH;
-  if (fs::exists(built)) return built.string();
-  throw std::runtime_error("cannot find the injection library libnpuscope_inject.so (looked at " +
-                           installed.lexically_normal().string() + " and " + built.string() +
-                           "); set NPUSCOPE_INJECTION_LIBRARY to its path");
 }
 
 // The library's settings from the flags; a bad value is a UsageError in the library's words.
@@ -224,13 +209,7 @@ void print_summary(const std::string& path, const std::optional<collector::TaskS
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  int split = argc;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) {
-      split = i;
-      break;
-    }
-  }
+  const int split = command_separator(argc, argv);
   RunFlags f;
   po::options_description desc("npuscope run options");
   desc.add_options()("help,h", "show this help")(

@@ -11,55 +11,21 @@
 // its DT_NEEDED). The flags are checked here with the viewer's headless parser (a usage error or
 // --help needs no viewer), then this process becomes npuscope-viewer by execv: its exit status and
 // its stderr are the command's. Its argv[0] is "npuscope", which the viewer uses as the name in its
-// messages ("npuscope: error: ..."). The program is looked for in this order:
-//   1. $NPUSCOPE_VIEWER;
-//   2. beside this binary (the installed layout: bin/npuscope-viewer next to bin/npuscope);
-//   3. where this build put it (NPUSCOPE_VIEWER_BUILD_PATH: build/viewer, not build/cli).
+// messages ("npuscope: error: ..."). The program is $NPUSCOPE_VIEWER, else the installed one beside
+// this binary (bin/npuscope-viewer), else this build's (build/viewer): shipped_files.h.
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "npuscope/viewer/view_options.h"
+#include "shipped_files.h"
 
 namespace npuscope::cli {
-namespace {
-
-namespace fs = std::filesystem;
-
-bool is_executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
-}
-
-// See Note [Headless CLI] for the order. Throws when none is found, saying what to install.
-std::string viewer_program() {
-  if (const char* v = std::getenv("NPUSCOPE_VIEWER"); v != nullptr && *v != '\0') {
-    if (!is_executable(v)) {
-      throw std::runtime_error(std::string("NPUSCOPE_VIEWER is set to '") + v +
-                               "', which is not an executable program");
-    }
-    return v;
-  }
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path beside = self.parent_path() / "npuscope-viewer";
-  if (!ec && is_executable(beside)) return beside.string();
-  const fs::path built = NPUSCOPE_VIEWER_BUILD_PATH;
-  if (is_executable(built)) return built.string();
-  throw std::runtime_error("npuscope view needs the npuscope-viewer program, which is not installed (looked at " +
-                           beside.string() + " and " + built.string() +
-                           "): install it beside npuscope (cmake --install, or the npuscope .deb), build it "
-                           "(cmake --build BUILD --target npuscope-viewer), or set NPUSCOPE_VIEWER to its path");
-}
-
-}  // namespace
 
 int view_command(int argc, char** argv) {
   viewer::ViewerOptions options;

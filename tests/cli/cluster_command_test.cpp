@@ -84,3 +84,48 @@ TEST_F(ClusterCommandTest, NoRankTraceIsAnError) {
   EXPECT_EQ(help.status, 0) << help.output;
   EXPECT_NE(help.output.find("--threads"), std::string::npos) << help.output;
 }
+
+// Note [Tools over MPI]: an MPI launcher's processes load the MPI module (tests/comm runs the real
+// `mpirun -np 2 npuscope cluster`); alone, under torchrun, or as a launcher's single process, npuscope
+// cluster never loads it. The launcher is mimicked by its variables, and the module named by
+// NPUSCOPE_MPI_MODULE is missing: the command fails at once when it needs the module and runs when not.
+TEST_F(ClusterCommandTest, UnderAnMpiLauncherWithoutItsModuleItSaysWhatToDo) {
+  write_cluster_traces(traces_, {});
+  const std::string missing = (dir_ / "missing_module.so").string();
+  const CommandResult r = run_command(
+      "env -u RANK -u SLURM_PROCID -u PMI_RANK OMPI_COMM_WORLD_RANK=0 "
+      "OMPI_COMM_WORLD_SIZE=2 NPUSCOPE_MPI_MODULE=" +
+      missing + " " + npuscope_cmd("cluster " + traces_.string()));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: an MPI launcher started this command with others, and the MPI module " +
+                          missing + " cannot be loaded"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("install OpenMPI"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("or run the command without the launcher"), std::string::npos) << r.output;
+}
+
+TEST_F(ClusterCommandTest, ALibraryThatIsNotTheMpiModuleIsRefused) {
+  write_cluster_traces(traces_, {});
+  const CommandResult r = run_command(
+      "env -u RANK -u SLURM_PROCID -u PMI_RANK OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 "
+      "NPUSCOPE_MPI_MODULE=libm.so.6 " +
+      npuscope_cmd("cluster " + traces_.string()));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("npuscope: error: libm.so.6 is not the MPI module of this npuscope (it has no "
+                          "npuscope_tool_scaleout_join_v1): install npuscope again"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(ClusterCommandTest, AloneUnderTorchrunOrAsALaunchersOnlyProcessItNeverLoadsTheMpiModule) {
+  write_cluster_traces(traces_, {.compute_factor = {1, 1, 2, 1}});
+  const std::string no_module = "NPUSCOPE_MPI_MODULE=" + (dir_ / "missing_module.so").string() + " ";
+  const std::string no_launcher = "env -u OMPI_COMM_WORLD_RANK -u RANK -u SLURM_PROCID -u PMI_RANK " + no_module;
+  for (const std::string& launcher : {std::string(""), std::string("RANK=0 WORLD_SIZE=2 "),
+                                      std::string("OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 ")}) {
+    const CommandResult r = run_command(no_launcher + launcher + npuscope_cmd("cluster " + traces_.string()));
+    EXPECT_EQ(r.status, 0) << launcher << r.output;
+    EXPECT_NE(r.output.find("Slow Ranks: 2"), std::string::npos) << launcher << r.output;
+  }
+}

@@ -1,4 +1,5 @@
-// The npuscope program links no GUI library (Note [Headless CLI] in cli/src/view_command.cpp), and
+// The npuscope program links no GUI library (Note [Headless CLI] in cli/src/view_command.cpp) and no
+// MPI library (Note [Tools over MPI] in npuscope/tool_scaleout/processes.h), and
 // `npuscope view` runs the npuscope-viewer program: its exit status and stderr come through, and a
 // viewer that cannot run is a clear error.
 #include <gtest/gtest.h>
@@ -40,23 +41,45 @@ class HeadlessCliTest : public ::testing::Test {
 };
 
 const char* const kGuiLibraries[] = {"libglfw", "libGL", "libOpenGL", "libGLX", "libEGL", "imgui"};
+// OpenMPI's libraries (libmpi brings the other two; hwloc and libevent come from them alone).
+const char* const kMpiLibraries[] = {"libmpi", "libopen-rte", "libopen-pal"};
+
+// What the npuscope program needs (readelf: its own DT_NEEDED) and loads (ldd: with its libraries'
+// own, the emulator's too).
+struct Linked {
+  std::string needed, loaded;
+};
+
+Linked linked_by_cli() {
+  const CommandResult needed = run_command("readelf -d --wide " + std::string(NPUSCOPE_CLI));
+  EXPECT_EQ(needed.status, 0) << needed.output;
+  // What readelf reads is the real list: the CLI links the emulator and the C++ runtime.
+  EXPECT_NE(needed.output.find("(NEEDED)             Shared library: [libnpuscope_emulator.so]"), std::string::npos)
+      << needed.output;
+  EXPECT_NE(needed.output.find("[libstdc++.so.6]"), std::string::npos) << needed.output;
+  const CommandResult loaded = run_command("ldd " + std::string(NPUSCOPE_CLI));
+  EXPECT_EQ(loaded.status, 0) << loaded.output;
+  EXPECT_NE(loaded.output.find("libopenblas"), std::string::npos) << loaded.output;
+  return {needed.output, loaded.output};
+}
 
 }  // namespace
 
 TEST_F(HeadlessCliTest, TheCliLinksNoGuiLibraryDirectlyOrThroughItsLibraries) {
-  const CommandResult needed = run_command("readelf -d --wide " + std::string(NPUSCOPE_CLI));
-  ASSERT_EQ(needed.status, 0) << needed.output;
-  // What readelf reads is the real list: the CLI links the emulator and the C++ runtime.
-  ASSERT_NE(needed.output.find("(NEEDED)             Shared library: [libnpuscope_emulator.so]"), std::string::npos)
-      << needed.output;
-  ASSERT_NE(needed.output.find("[libstdc++.so.6]"), std::string::npos) << needed.output;
-  // ldd: every library loaded with it, the emulator's dependencies too.
-  const CommandResult loaded = run_command("ldd " + std::string(NPUSCOPE_CLI));
-  ASSERT_EQ(loaded.status, 0) << loaded.output;
-  ASSERT_NE(loaded.output.find("libopenblas"), std::string::npos) << loaded.output;
+  const Linked cli = linked_by_cli();
   for (const char* gui : kGuiLibraries) {
-    EXPECT_EQ(needed.output.find(gui), std::string::npos) << "npuscope needs " << gui << ":\n" << needed.output;
-    EXPECT_EQ(loaded.output.find(gui), std::string::npos) << "npuscope loads " << gui << ":\n" << loaded.output;
+    EXPECT_EQ(cli.needed.find(gui), std::string::npos) << "npuscope needs " << gui << ":\n" << cli.needed;
+    EXPECT_EQ(cli.loaded.find(gui), std::string::npos) << "npuscope loads " << gui << ":\n" << cli.loaded;
+  }
+}
+
+// MPI is the tools' MPI module's, loaded only under an MPI launcher (Note [Tools over MPI] in
+// npuscope/tool_scaleout/processes.h; tests/comm runs `mpirun -np 2 npuscope cluster`).
+TEST_F(HeadlessCliTest, TheCliLinksNoMpiLibraryDirectlyOrThroughItsLibraries) {
+  const Linked cli = linked_by_cli();
+  for (const char* mpi : kMpiLibraries) {
+    EXPECT_EQ(cli.needed.find(mpi), std::string::npos) << "npuscope needs " << mpi << ":\n" << cli.needed;
+    EXPECT_EQ(cli.loaded.find(mpi), std::string::npos) << "npuscope loads " << mpi << ":\n" << cli.loaded;
   }
 }
 

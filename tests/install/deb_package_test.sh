@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make package`: CPack builds the npuscope .deb from the build tree (here into a temporary
-# directory); it must hold the programs, the SDK and the injection library under /usr and declare
-# the Debian packages they run on (dpkg-shlibdeps).
+# directory); it must hold the programs, the SDK, the injection library and the tools' MPI module
+# under /usr and declare the Debian packages they run on (dpkg-shlibdeps).
 #
 #   deb_package_test.sh BUILD_DIR
 set -euo pipefail
@@ -18,14 +18,14 @@ dpkg-deb -c "$deb" > "$tmp/contents.txt"
 depends=$(sed -n 's/^ Depends: //p' "$tmp/info.txt")
 [[ -n $depends ]] || fail "the package declares no Depends"
 # The emulator's BLAS (the OpenMP build, Note in the top-level CMakeLists.txt), the trace store,
-# the CLI's option parser and the viewer's window library.
-for package in libopenblas0-openmp libsqlite3-0 libboost-program-options libglfw3 libstdc++6; do
+# the CLI's option parser, the viewer's window library and the tools' MPI module's OpenMPI.
+for package in libopenblas0-openmp libsqlite3-0 libboost-program-options libglfw3 libopenmpi3 libstdc++6; do
   grep -q "$package" <<< "$depends" || fail "Depends lacks $package: $depends"
 done
 # lib/ may be lib/<multiarch>/ (GNUInstallDirs when configured with the prefix /usr).
 for f in bin/npuscope bin/npuscope-viewer include/npuscope/emulator/ops.h LIB/npuscope/libnpuscope_inject.so \
-         LIB/libnpuscope_emulator.so LIB/libnpuscope_collector.a LIB/cmake/npuscope/npuscopeConfig.cmake \
-         LIB/pkgconfig/npuscope.pc; do
+         LIB/npuscope/libnpuscope_tool_scaleout_mpi.so LIB/libnpuscope_emulator.so LIB/libnpuscope_collector.a \
+         LIB/cmake/npuscope/npuscopeConfig.cmake LIB/pkgconfig/npuscope.pc; do
   grep -Eq " \./usr/${f/LIB/lib(/[a-z0-9_]+-linux-gnu)?}\$" "$tmp/contents.txt" || fail "$f is not in the package"
 done
 # The PyTorch device, when this build has it: the Python package where /usr/bin/python3 looks, and

@@ -2,9 +2,10 @@
 # The installed SDK, used the way a user outside this tree would: `cmake --install` into a fresh
 # prefix, build tests/install/sdk_consumer once with find_package(npuscope) and once with plain g++
 # and pkg-config, then profile it with the installed `npuscope run` and read the trace with
-# `npuscope analyze` and with trace_stats (the consumer's program on the static libraries). Everything after the install runs in a clean environment (env -i) and must
-# use the prefix only: the injection library `npuscope run` hands the program is checked to be the
-# installed one.
+# `npuscope analyze` and with trace_stats (the consumer's program on the static libraries), and run
+# `mpirun -np 2 npuscope cluster`. Everything after the install runs in a clean environment (env -i)
+# and must use the prefix only: the injection library `npuscope run` hands the program, and the MPI
+# module npuscope cluster loads under mpirun, are checked to be the installed ones.
 #
 #   sdk_install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR
 set -euo pipefail
@@ -24,6 +25,9 @@ for f in bin/npuscope bin/npuscope-viewer include/npuscope/emulator/ops.h includ
 done
 pc=$(find "$prefix" -name npuscope.pc) && [[ -n $pc ]] || fail "npuscope.pc was not installed"
 inject=$(find "$prefix" -name libnpuscope_inject.so) && [[ -n $inject ]] || fail "libnpuscope_inject.so was not installed"
+module=$(find "$prefix" -name libnpuscope_tool_scaleout_mpi.so) && [[ -n $module ]] ||
+  fail "libnpuscope_tool_scaleout_mpi.so (the tools' MPI module) was not installed"
+[[ $(dirname "$module") == $(dirname "$inject") ]] || fail "the MPI module $module is not beside $inject"
 # The installed CLI loads the installed emulator (RPATH), not the build tree's. ldd's output is
 # read whole: `ldd | grep -q` under pipefail fails whenever grep exits before ldd has written.
 libs=$(ldd "$prefix/bin/npuscope")
@@ -62,6 +66,23 @@ for consumer in "$tmp/cmake/consumer" "$tmp/consumer_pc"; do
   "${clean[@]}" "$tmp/cmake/trace_stats" t.db | sort > stats.txt || fail "trace_stats"
   [[ $(cat stats.txt) == $'Add 1\nMatMul 1' ]] || fail "trace_stats read: $(cat stats.txt)"
 done
+
+# A command under mpirun loads the installed MPI module (Note [Tools over MPI] in
+# npuscope/tool_scaleout/processes.h), which the dynamic loader names (LD_DEBUG=files). The rank
+# traces come from the build tree's MPI sample, profiled by the installed npuscope.
+echo "== mpirun -np 2 npuscope cluster"
+mpirun=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+        mpirun --oversubscribe -np 2)
+"${clean[@]}" "${mpirun[@]}" "$prefix/bin/npuscope" run -o traces/rank_%r.db -- "$build/samples/mpi_data_parallel" \
+  --steps 2 > mpi_run.txt 2>&1 || { cat mpi_run.txt; fail "mpirun npuscope run"; }
+"${clean[@]}" "${mpirun[@]}" -x LD_DEBUG=files "$prefix/bin/npuscope" cluster traces > cluster.txt 2> loader.txt ||
+  { cat cluster.txt; grep -v "^ *[0-9]*:" loader.txt; fail "mpirun npuscope cluster"; }
+grep -q "Ranks Analysed: 2" cluster.txt || { cat cluster.txt; fail "npuscope cluster did not analyse the 2 ranks"; }
+# Each LD_DEBUG line starts with its process's pid: both processes, and the installed file only.
+paths=$(grep -o "file=[^ ]*libnpuscope_tool_scaleout_mpi.so" loader.txt | sort -u)
+pids=$(grep "file=[^ ]*libnpuscope_tool_scaleout_mpi.so" loader.txt | awk '{print $1}' | sort -u | wc -l)
+[[ $pids == 2 && $(wc -l <<< "$paths") == 1 && $(realpath "${paths#file=}") == $(realpath "$module") ]] ||
+  fail "the 2 processes of npuscope cluster did not load the installed $module: ${paths:-none} in $pids processes"
 
 # The Python package, when this build has the PyTorch device: installed where Debian's python3 finds
 # it under the prefix (lib/python3.X/dist-packages), loading the installed emulator.

@@ -1,0 +1,28 @@
+// The files npuscope ships beside itself and finds at run time: the injection library (`npuscope
+// run`), the npuscope-viewer program (`npuscope view`) and the tools' MPI module (a command started
+// by mpirun with others: Note [Tools over MPI] in npuscope/tool_scaleout/processes.h).
+//
+// Each is looked for in this order:
+//   1. the environment variable that names it, as given;
+//   2. where `cmake --install` puts it, relative to this binary (bin/npuscope ->
+//      lib/npuscope/libnpuscope_inject.so, lib/npuscope/libnpuscope_tool_scaleout_mpi.so,
+//      bin/npuscope-viewer);
+//   3. where this build put it (build/runtime_hooks/src/inject, build/viewer, build/tool_scaleout).
+// The installed copy comes before the build tree's: an installed npuscope must not load a build
+// tree's file. Each throws std::runtime_error, saying what to install or build, when none is there.
+#pragma once
+
+#include <string>
+
+namespace npuscope::cli {
+
+// $NPUSCOPE_INJECTION_LIBRARY (a path, or a name dlopen searches), or the library's path.
+std::string injection_library();
+
+// $NPUSCOPE_VIEWER (which must be a program this process may run), or the program's path.
+std::string viewer_program();
+
+// $NPUSCOPE_MPI_MODULE (a path, or a name dlopen searches), or the module's path.
+std::string mpi_module();
+
+}  // namespace npuscope::cli
