@@ -5,7 +5,6 @@
 #include "npuscope/analyzer/cluster.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 
@@ -13,23 +12,13 @@
 #include "npuscope/analyzer/format.h"
 
 using namespace npuscope::analyzer;
-using npuscope::testing::cluster_rank_file;
-using npuscope::testing::ClusterScenario;
-using npuscope::testing::write_cluster_traces;
+using namespace npuscope::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
-class ClusterTest : public ::testing::Test {
+class ClusterTest : public RankTracesTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("npuscope_cluster_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
-            std::to_string(getpid()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::vector<const RankSetProblem*> problems(const ClusterReport& r, const std::string& kind) {
     std::vector<const RankSetProblem*> out;
     for (const RankSetProblem& p : r.problems) {
@@ -37,8 +26,6 @@ class ClusterTest : public ::testing::Test {
     }
     return out;
   }
-
-  fs::path dir_;
 };
 
 const RankCommunication& comm_of(const ClusterReport& r, int rank) {

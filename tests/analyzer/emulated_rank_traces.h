@@ -8,8 +8,11 @@
 // cannot lean on them. The cluster analysis and the multi-rank viewer tests read them.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <barrier>
+#include <filesystem>
 #include <map>
 #include <numeric>
 #include <string>
@@ -147,6 +150,25 @@ inline void write_emulated_rank_traces(const std::string& dir, const EmulatedJob
     w->add_communication_links(links);
     w->finalize();
   }
+}
+
+// Copies the traces of the default job into `dir` (created if needed). The job runs once per test
+// program, on first use, into a directory of the process removed at its exit: the tests of one
+// program share one run, each on its own copy.
+inline void copy_emulated_job(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  struct Job {
+    const fs::path dir = fs::temp_directory_path() / ("npuscope_emulated_job_" + std::to_string(getpid()));
+    Job() {
+      fs::create_directories(dir);
+      write_emulated_rank_traces(dir.string(), {});
+    }
+    ~Job() { fs::remove_all(dir); }
+  };
+  static const Job job;
+  fs::create_directories(dir);
+  for (const fs::directory_entry& f : fs::directory_iterator(job.dir))
+    fs::copy_file(f.path(), dir / f.path().filename(), fs::copy_options::overwrite_existing);
 }
 
 }  // namespace npuscope::testing

@@ -5,7 +5,6 @@
 #include "npuscope/analyzer/rank_set.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -20,16 +19,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class RankSetModuleTest : public ::testing::Test {
+class RankSetModuleTest : public npuscope::testing::RankTracesTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("npuscope_rank_set_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
-            std::to_string(getpid()));
-    fs::remove_all(dir_);
+    RankTracesTest::SetUp();
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // A trace whose META has these keys (no key: a single-process trace).
   std::string trace(const std::string& name, const std::map<std::string_view, std::string>& meta) {
@@ -57,8 +52,6 @@ class RankSetModuleTest : public ::testing::Test {
     }
     return files;
   }
-
-  fs::path dir_;
 };
 
 RankSelection select(const std::vector<RankFile>& files) {

@@ -4,13 +4,13 @@
 // with each rank's own COMMUNICATION times; files that are not rank traces, duplicates and missing
 // ranks reported.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
+#include "analyzer/cluster_trace_util.h"
 #include "analyzer/emulated_rank_traces.h"
 #include "npuscope/viewer/cluster_model.h"
 
@@ -20,38 +20,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class ClusterModelTest : public ::testing::Test {
+// Each test works on its own copy of the job's traces.
+class ClusterModelTest : public npuscope::testing::RankTracesTest {
  protected:
-  // One run of the job for the suite; each test works on its own copy of the traces.
-  static void SetUpTestSuite() {
-    job_dir() = fs::temp_directory_path() / ("npuscope_cluster_model_" + std::to_string(getpid()));
-    fs::create_directories(job_dir());
-    npuscope::testing::write_emulated_rank_traces(job_dir().string(), {});
-    // NPUSCOPE_KEEP_RANK_TRACES=DIR keeps a copy, to look at (`npuscope view DIR`; docs/cluster.md's picture).
-    if (const char* keep = std::getenv("NPUSCOPE_KEEP_RANK_TRACES"); keep != nullptr && *keep != '\0') {
-      fs::create_directories(keep);
-      for (const auto& f : fs::directory_iterator(job_dir()))
-        fs::copy_file(f.path(), fs::path(keep) / f.path().filename(), fs::copy_options::overwrite_existing);
-    }
-  }
-  static void TearDownTestSuite() { fs::remove_all(job_dir()); }
-  static fs::path& job_dir() {
-    static fs::path dir;
-    return dir;
-  }
-
   void SetUp() override {
-    dir_ = job_dir().string() + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::create_directories(dir_);
-    for (const auto& f : fs::directory_iterator(job_dir())) {
-      if (f.path().extension() == ".db") fs::copy_file(f.path(), dir_ / f.path().filename());
+    RankTracesTest::SetUp();
+    npuscope::testing::copy_emulated_job(dir_);
+    // NPUSCOPE_KEEP_RANK_TRACES=DIR keeps a copy, to look at (`npuscope view DIR`; docs/cluster.md's
+    // picture).
+    if (const char* keep = std::getenv("NPUSCOPE_KEEP_RANK_TRACES"); keep != nullptr && *keep != '\0') {
+      npuscope::testing::copy_emulated_job(keep);
     }
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void write_text(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
-
-  fs::path dir_;
 };
 
 bool has_problem(const ClusterModel& set, const std::string& start) {

@@ -30,8 +30,7 @@ class ClusterViewerXvfbTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir() = fs::temp_directory_path() / ("npuscope_cluster_viewer_" + std::to_string(getpid()));
-    fs::create_directories(dir() / "job");
-    npuscope::testing::write_emulated_rank_traces((dir() / "job").string(), {});
+    npuscope::testing::copy_emulated_job(dir() / "job");
     std::ofstream(dir() / "job" / "notes.db") << "not a trace\n";
   }
   static void TearDownTestSuite() { fs::remove_all(dir()); }
