@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
-#include <optional>
 #include <unordered_map>
 
 #include "npuscope/analyzer/cluster.h"
