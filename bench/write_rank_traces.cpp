@@ -19,6 +19,7 @@
 #include "npuscope/collector/trace_rows.h"
 #include "npuscope/collector/trace_writer.h"
 #include "npuscope/runtime_hooks/vocabulary.h"
+#include "synthetic_trace.h"
 
 namespace {
 
@@ -78,22 +79,13 @@ Timeline plan(int ranks, int steps, int slow_rank) {
 
 void write_rank(const std::string& path, int rank, int ranks, int steps, int slow_rank, const Timeline& t) {
   auto w = collector::TraceWriter::create(path, {.overwrite = true, .durable = false});
-  w->set_meta("rank", std::to_string(rank));
-  w->set_meta("world_size", std::to_string(ranks));
-  w->set_meta("node", std::to_string(rank / kRanksPerNode));
-  w->set_meta("local_rank", std::to_string(rank % kRanksPerNode));
-  w->set_meta("hostname", "bench");
-  w->set_meta("launcher", "mpirun");
-  collector::DeviceInfoRow d;
-  d.name = "ascend910b";
-  d.cube_cores = 24;
-  d.vector_cores = 48;
-  d.clock_hz = 1.8e9;
-  d.memory_bandwidth = 1.6e12;
-  d.memory_bytes = 64LL << 30;
-  d.precision_mode = "allow_fp32_to_fp16";
-  d.overflow_mode = "inf_nan";
-  w->add(d);
+  w->set_meta(collector::kMetaRank, std::to_string(rank));
+  w->set_meta(collector::kMetaWorldSize, std::to_string(ranks));
+  w->set_meta(collector::kMetaNode, std::to_string(rank / kRanksPerNode));
+  w->set_meta(collector::kMetaLocalRank, std::to_string(rank % kRanksPerNode));
+  w->set_meta(collector::kMetaHostname, "bench");
+  w->set_meta(collector::kMetaLauncher, "mpirun");
+  bench::add_device(*w);
 
   std::vector<StringId> ops;
   for (int o = 0; o < 40; ++o) ops.push_back(w->intern(o == 0 ? "MatMul" : "Op" + std::to_string(o)));

@@ -1,5 +1,6 @@
 // analyze_cluster(): the one-machine driver of the cluster analysis (Note [Cluster analysis as map
-// and merge] in cluster.h): the directory's *.db files summarized on a pool of threads, then merged.
+// and merge] in cluster.h): the directory's rank traces (rank_set.h) summarized on a pool of threads,
+// then merged.
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -8,20 +9,6 @@
 
 namespace npuscope::analyzer {
 namespace fs = std::filesystem;
-
-std::vector<fs::path> cluster_trace_files(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    throw ClusterError(dir.string() + " is not a directory: give the directory holding the job's traces, one per rank");
-  }
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".db" && e.is_regular_file(ec)) files.push_back(e.path());
-  }
-  if (ec) throw ClusterError("cannot list " + dir.string() + ": " + ec.message());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // Each slot is written by the one worker that took its index: no lock.
 std::vector<RankSummary> summarize_ranks(const std::vector<fs::path>& files, int threads) {
@@ -32,7 +19,7 @@ std::vector<RankSummary> summarize_ranks(const std::vector<fs::path>& files, int
       try {
         out[i] = summarize_rank(files[i]);
       } catch (const std::exception& e) {  // not a trace, or damaged: reported, the others go on
-        out[i] = RankSummary{.path = files[i].string(), .error = e.what()};
+        out[i] = RankSummary{unreadable_rank_file(files[i].string(), e.what())};
       }
     }
   };
@@ -47,7 +34,7 @@ std::vector<RankSummary> summarize_ranks(const std::vector<fs::path>& files, int
 ClusterReport merge_directory(const fs::path& dir, std::size_t files, std::vector<RankSummary> summaries,
                               const ClusterOptions& options) {
   if (std::none_of(summaries.begin(), summaries.end(), [](const RankSummary& s) { return s.rank >= 0; })) {
-    throw ClusterError("no rank trace in " + dir.string() + " (" + std::to_string(files) +
+    throw RankSetError("no rank trace in " + dir.string() + " (" + std::to_string(files) +
                        " .db files): it needs the traces of a multi-rank job, one per rank, each with its rank in "
                        "META (mpirun -np N npuscope run -o DIR/rank_%r.db -- PROGRAM)");
   }
@@ -55,7 +42,7 @@ ClusterReport merge_directory(const fs::path& dir, std::size_t files, std::vecto
 }
 
 ClusterReport analyze_cluster(const fs::path& dir, const ClusterOptions& options) {
-  const std::vector<fs::path> files = cluster_trace_files(dir);
+  const std::vector<fs::path> files = list_rank_traces(dir);
   return merge_directory(dir, files.size(), summarize_ranks(files, options.threads), options);
 }
 

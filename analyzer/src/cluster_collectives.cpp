@@ -1,31 +1,14 @@
-// Collectives matched across ranks: one collective is (communicator name, sequence) on every member,
-// a send/recv is (communicator name, sequence, sender, receiver) on its two ranks (send #k from A to
-// B meets B's recv #k from A: Note [Collectives in virtual time] in emulator/collectives.h). From
-// them: the top collectives by total elapse with their min and max rank (hccl_sum's
+// Collectives matched across ranks by their CollectiveKey (Note [Collective identity] in
+// rank_set.h). From them: the top collectives by total elapse with their min and max rank (hccl_sum's
 // HcclTopOpStats), each rank's wait and transit (Wait Time Ratio), and the collectives the members
 // disagree on (missing on a member, another kind or size), reported as mismatched.
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 
 #include "cluster_merge.h"
 
 namespace npuscope::analyzer::cluster_detail {
 namespace {
-
-struct Key {
-  std::int32_t communicator = 0, sequence = 0, src = -1, dst = -1;  // src, dst: send/recv only
-  bool operator==(const Key&) const = default;
-  auto operator<=>(const Key&) const = default;
-};
-struct KeyHash {
-  std::size_t operator()(const Key& k) const {
-    std::uint64_t h = static_cast<std::uint32_t>(k.communicator);
-    for (const std::int32_t v : {k.sequence, k.src, k.dst})
-      h = h * 0x9E3779B97F4A7C15ull + static_cast<std::uint32_t>(v);
-    return static_cast<std::size_t>(h ^ (h >> 29));
-  }
-};
 
 struct Aggregate {
   std::int32_t kind = 0;
@@ -40,11 +23,8 @@ bool point_to_point(std::int32_t kind) {
   return kind == static_cast<int>(CollectiveKind::kSend) || kind == static_cast<int>(CollectiveKind::kRecv);
 }
 
-Key key_of(const CollectiveRecord& c, std::int32_t communicator, int rank) {
-  Key k{.communicator = communicator, .sequence = c.sequence};
-  if (c.kind == static_cast<int>(CollectiveKind::kSend)) k.src = rank, k.dst = c.peer;
-  if (c.kind == static_cast<int>(CollectiveKind::kRecv)) k.src = c.peer, k.dst = rank;
-  return k;
+CollectiveKey key_of(const CollectiveRecord& c, std::int32_t communicator, int rank) {
+  return collective_key(communicator, c.sequence, c.kind, c.peer, rank);
 }
 
 std::string describe(std::int32_t kind, std::int64_t bytes) {
@@ -53,34 +33,28 @@ std::string describe(std::int32_t kind, std::int64_t bytes) {
 
 // The world's communicators by name; a rank's communicator index -> the world's.
 struct Communicators {
-  std::vector<CommunicatorInfo> all;
+  CommunicatorNames names;
+  std::vector<std::vector<int>> members;           // by name id, as the first rank that has it says
   std::vector<std::vector<std::int32_t>> of_rank;  // parallel to the ranks
 
   Communicators(const std::vector<RankSummary>& ranks, ClusterReport& report) {
-    std::map<std::string, std::int32_t> by_name;
     for (const RankSummary& s : ranks) {
       std::vector<std::int32_t>& map = of_rank.emplace_back();
       for (const CommunicatorInfo& c : s.communicators) {
-        const auto [it, added] = by_name.emplace(c.name, static_cast<std::int32_t>(all.size()));
-        if (added) {
-          all.push_back(c);
-        } else if (all[it->second].members != c.members) {
+        const std::int32_t id = names.id(c.name);
+        if (static_cast<std::size_t>(id) == members.size()) {
+          members.push_back(c.members);
+        } else if (members[static_cast<std::size_t>(id)] != c.members) {
           report.problems.push_back({"communicator", s.rank, s.path,
                                      "communicator " + c.name +
                                          " has other members on this rank than on the first rank "
                                          "that has it"});
         }
-        map.push_back(it->second);
+        map.push_back(id);
       }
     }
   }
 };
-
-std::string key_name(const Communicators& comms, const Key& k) {
-  std::string name = comms.all[static_cast<std::size_t>(k.communicator)].name + " #" + std::to_string(k.sequence);
-  if (k.src >= 0 || k.dst >= 0) name += " (" + std::to_string(k.src) + " -> " + std::to_string(k.dst) + ")";
-  return name;
-}
 
 void add(Aggregate& a, const CollectiveRecord& c, int rank) {
   if (a.ranks == 0) {
@@ -101,9 +75,10 @@ void add(Aggregate& a, const CollectiveRecord& c, int rank) {
 
 // The members expected to hold the collective: among the ranks analysed (a rank without a trace is
 // reported once as missing, not at every collective).
-std::vector<int> expected_members(const Communicators& comms, const Key& k, const std::vector<int>& analysed) {
-  std::vector<int> members = k.src >= 0 || k.dst >= 0 ? std::vector<int>{k.src, k.dst}
-                                                      : comms.all[static_cast<std::size_t>(k.communicator)].members;
+std::vector<int> expected_members(const Communicators& comms, const CollectiveKey& k,
+                                  const std::vector<int>& analysed) {
+  std::vector<int> members =
+      k.point_to_point() ? std::vector<int>{k.src, k.dst} : comms.members[static_cast<std::size_t>(k.communicator)];
   std::erase_if(members, [&](int r) { return !std::binary_search(analysed.begin(), analysed.end(), r); });
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
@@ -111,15 +86,15 @@ std::vector<int> expected_members(const Communicators& comms, const Key& k, cons
 }
 
 void report_mismatches(const std::vector<RankSummary>& ranks, const Communicators& comms,
-                       const std::unordered_map<Key, Aggregate, KeyHash>& all, const ClusterOptions& options,
-                       ClusterReport& report) {
-  std::vector<std::size_t> members_of(comms.all.size());  // per communicator, its members analysed
-  for (std::size_t c = 0; c < comms.all.size(); ++c)
+                       const std::unordered_map<CollectiveKey, Aggregate, CollectiveKeyHash>& all,
+                       const ClusterOptions& options, ClusterReport& report) {
+  std::vector<std::size_t> members_of(comms.names.size());  // per communicator, its members analysed
+  for (std::size_t c = 0; c < comms.names.size(); ++c)
     members_of[c] = expected_members(comms, {.communicator = static_cast<std::int32_t>(c)}, report.ranks).size();
-  std::vector<Key> listed;
+  std::vector<CollectiveKey> listed;
   for (const auto& [k, a] : all) {
-    const std::size_t expected = k.src >= 0 || k.dst >= 0 ? expected_members(comms, k, report.ranks).size()
-                                                          : members_of[static_cast<std::size_t>(k.communicator)];
+    const std::size_t expected = k.point_to_point() ? expected_members(comms, k, report.ranks).size()
+                                                    : members_of[static_cast<std::size_t>(k.communicator)];
     if (!a.disagreement.empty() || static_cast<std::size_t>(a.ranks) < expected) listed.push_back(k);
   }
   report.mismatched_collectives = static_cast<std::int64_t>(listed.size());
@@ -127,8 +102,8 @@ void report_mismatches(const std::vector<RankSummary>& ranks, const Communicator
   if (listed.size() > static_cast<std::size_t>(std::max(0, options.max_mismatch_rows)))
     listed.resize(static_cast<std::size_t>(std::max(0, options.max_mismatch_rows)));
   // Which members hold each listed collective: one more pass over the records, for these keys only.
-  std::unordered_map<Key, std::vector<int>, KeyHash> holders;
-  for (const Key& k : listed) holders[k];
+  std::unordered_map<CollectiveKey, std::vector<int>, CollectiveKeyHash> holders;
+  for (const CollectiveKey& k : listed) holders[k];
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     for (const CollectiveRecord& c : ranks[i].collectives) {
       const auto it =
@@ -136,9 +111,9 @@ void report_mismatches(const std::vector<RankSummary>& ranks, const Communicator
       if (it != holders.end()) it->second.push_back(ranks[i].rank);
     }
   }
-  for (const Key& k : listed) {
+  for (const CollectiveKey& k : listed) {
     const Aggregate& a = all.at(k);
-    std::string detail = kind_name(a.kind) + " " + key_name(comms, k) + ": ";
+    std::string detail = kind_name(a.kind) + " " + collective_name(k, comms.names) + ": ";
     int rank = a.first_rank;
     if (!a.disagreement.empty()) {
       detail += a.disagreement;
@@ -160,7 +135,7 @@ void report_mismatches(const std::vector<RankSummary>& ranks, const Communicator
 
 void collectives(const std::vector<RankSummary>& ranks, const ClusterOptions& options, ClusterReport& report) {
   const Communicators comms(ranks, report);
-  std::unordered_map<Key, Aggregate, KeyHash> all;
+  std::unordered_map<CollectiveKey, Aggregate, CollectiveKeyHash> all;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankSummary& s = ranks[i];
     RankCommunication rc{.rank = s.rank};
@@ -174,7 +149,7 @@ void collectives(const std::vector<RankSummary>& ranks, const ClusterOptions& op
     report.communication.push_back(rc);
   }
 
-  std::vector<std::pair<Key, const Aggregate*>> order;
+  std::vector<std::pair<CollectiveKey, const Aggregate*>> order;
   order.reserve(all.size());
   for (const auto& [k, a] : all) order.emplace_back(k, &a);
   const std::size_t top = std::min(order.size(), static_cast<std::size_t>(std::max(0, options.top)));
@@ -185,7 +160,7 @@ void collectives(const std::vector<RankSummary>& ranks, const ClusterOptions& op
       });
   for (std::size_t i = 0; i < top; ++i) {
     const auto& [k, a] = order[i];
-    report.top_collectives.push_back({.communicator = comms.all[static_cast<std::size_t>(k.communicator)].name,
+    report.top_collectives.push_back({.communicator = comms.names.name(k.communicator),
                                       .sequence = k.sequence,
                                       .kind = a->kind,
                                       .src = k.src,

@@ -1,6 +1,7 @@
 // A RankSummary as bytes, to carry it between the processes of a scale-out (Note [Cluster analysis
 // as map and merge] in cluster.h): "NPSRANK" and a version byte, then little-endian fixed-width
-// fields, each vector and string after its length. Version 1.
+// fields, each vector and string after its length. Version 2 (1 had no meta_problem). One list of
+// the fields, summary_fields(), serves both directions, so that they cannot disagree.
 
 #include "npuscope/analyzer/cluster.h"
 
@@ -8,26 +9,28 @@ namespace npuscope::analyzer {
 namespace {
 
 constexpr std::string_view kMagic = "NPSRANK";
-constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kVersion = 2;
 
 class Writer {
  public:
   void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void i64(std::int64_t v) {
-    const auto u = static_cast<std::uint64_t>(v);
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
-  }
-  void i32(std::int32_t v) {
-    const auto u = static_cast<std::uint32_t>(v);
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
-  }
-  void str(std::string_view s) {
+  void i64(std::int64_t v) { put(static_cast<std::uint64_t>(v), 8); }
+  void i32(std::int32_t v) { put(static_cast<std::uint32_t>(v), 4); }
+  void str(const std::string& s) {
     i64(static_cast<std::int64_t>(s.size()));
     out_.append(s);
+  }
+  template <class T, class Each>
+  void list(const std::vector<T>& v, std::size_t, Each&& each) {
+    i64(static_cast<std::int64_t>(v.size()));
+    for (const T& e : v) each(e);
   }
   std::string& out() { return out_; }
 
  private:
+  void put(std::uint64_t u, int bytes) {
+    for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
+  }
   std::string out_;
 };
 
@@ -35,25 +38,15 @@ class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
   std::uint8_t u8() { return static_cast<std::uint8_t>(take(1)[0]); }
-  std::int64_t i64() {
-    const std::string_view b = take(8);
-    std::uint64_t u = 0;
-    for (int i = 0; i < 8; ++i) u |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(b[i])) << (8 * i);
-    return static_cast<std::int64_t>(u);
-  }
-  std::int32_t i32() {
-    const std::string_view b = take(4);
-    std::uint32_t u = 0;
-    for (int i = 0; i < 4; ++i) u |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(b[i])) << (8 * i);
-    return static_cast<std::int32_t>(u);
-  }
-  std::string str() { return std::string(take(length(1))); }
-  // A vector's length, checked against what is left (each element at least `min_bytes`), so that
+  void i64(std::int64_t& v) { v = static_cast<std::int64_t>(get(8)); }
+  void i32(std::int32_t& v) { v = static_cast<std::int32_t>(static_cast<std::uint32_t>(get(4))); }
+  void str(std::string& s) { s = std::string(take(length(1))); }
+  // A vector's length is checked against what is left (each element at least `min_bytes`), so that
   // a damaged length never asks for a huge allocation.
-  std::size_t length(std::size_t min_bytes) {
-    const std::int64_t n = i64();
-    if (n < 0 || static_cast<std::uint64_t>(n) > (in_.size() - at_) / min_bytes) fail("a length past the end");
-    return static_cast<std::size_t>(n);
+  template <class T, class Each>
+  void list(std::vector<T>& v, std::size_t min_bytes, Each&& each) {
+    v.resize(length(min_bytes));
+    for (T& e : v) each(e);
   }
   bool done() const { return at_ == in_.size(); }
   [[noreturn]] static void fail(const std::string& why) {
@@ -61,6 +54,18 @@ class Reader {
   }
 
  private:
+  std::size_t length(std::size_t min_bytes) {
+    std::int64_t n = 0;
+    i64(n);
+    if (n < 0 || static_cast<std::uint64_t>(n) > (in_.size() - at_) / min_bytes) fail("a length past the end");
+    return static_cast<std::size_t>(n);
+  }
+  std::uint64_t get(int bytes) {
+    const std::string_view b = take(static_cast<std::size_t>(bytes));
+    std::uint64_t u = 0;
+    for (int i = 0; i < bytes; ++i) u |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(b[i])) << (8 * i);
+    return u;
+  }
   std::string_view take(std::size_t n) {
     if (in_.size() - at_ < n) fail("cut short");
     const std::string_view b = in_.substr(at_, n);
@@ -71,42 +76,38 @@ class Reader {
   std::size_t at_ = 0;
 };
 
+// Every field in the byte form's order: `io` a Writer (of a const summary) or a Reader.
+template <class Io, class Summary>
+void summary_fields(Io& io, Summary& s) {
+  for (auto* text : {&s.path, &s.error}) io.str(*text);
+  for (auto* v : {&s.rank, &s.world_size, &s.node}) io.i32(*v);
+  for (auto* text : {&s.hostname, &s.meta_problem}) io.str(*text);
+  io.list(s.steps, 7 * 8, [&](auto& t) {
+    for (auto* v :
+         {&t.step, &t.start_ns, &t.end_ns, &t.computing_ns, &t.communication_ns, &t.overlapped_ns, &t.free_ns})
+      io.i64(*v);
+  });
+  io.list(s.communicators, 16, [&](auto& c) {
+    io.str(c.name);
+    io.list(c.members, 4, [&](auto& m) { io.i32(m); });
+  });
+  io.list(s.collectives, 4 * 4 + 4 * 8, [&](auto& c) {
+    for (auto* v : {&c.communicator, &c.sequence, &c.kind, &c.peer}) io.i32(*v);
+    for (auto* v : {&c.bytes, &c.arrival_ns, &c.start_ns, &c.end_ns}) io.i64(*v);
+  });
+  io.list(s.links, 3 * 4 + 3 * 8, [&](auto& l) {
+    for (auto* v : {&l.src, &l.dst, &l.transport}) io.i32(*v);
+    for (auto* v : {&l.bytes, &l.time_ns, &l.transfers}) io.i64(*v);
+  });
+}
+
 }  // namespace
 
 std::string serialize(const RankSummary& s) {
   Writer w;
   w.out().append(kMagic);
   w.u8(kVersion);
-  w.str(s.path);
-  w.str(s.error);
-  w.i32(s.rank);
-  w.i32(s.world_size);
-  w.i32(s.node);
-  w.str(s.hostname);
-  w.i64(static_cast<std::int64_t>(s.steps.size()));
-  for (const StepTimes& t : s.steps) {
-    for (const std::int64_t v :
-         {t.step, t.start_ns, t.end_ns, t.computing_ns, t.communication_ns, t.overlapped_ns, t.free_ns})
-      w.i64(v);
-  }
-  w.i64(static_cast<std::int64_t>(s.communicators.size()));
-  for (const CommunicatorInfo& c : s.communicators) {
-    w.str(c.name);
-    w.i64(static_cast<std::int64_t>(c.members.size()));
-    for (const int m : c.members) w.i32(m);
-  }
-  w.i64(static_cast<std::int64_t>(s.collectives.size()));
-  for (const CollectiveRecord& c : s.collectives) {
-    for (const std::int32_t v : {c.communicator, c.sequence, c.kind, c.peer}) w.i32(v);
-    for (const std::int64_t v : {c.bytes, c.arrival_ns, c.start_ns, c.end_ns}) w.i64(v);
-  }
-  w.i64(static_cast<std::int64_t>(s.links.size()));
-  for (const LinkTotal& l : s.links) {
-    for (const std::int32_t v : {l.src, l.dst, l.transport}) w.i32(v);
-    w.i64(l.bytes);
-    w.i64(l.time_ns);
-    w.i64(l.transfers);
-  }
+  summary_fields(w, s);
   return std::move(w.out());
 }
 
@@ -117,41 +118,14 @@ RankSummary deserialize(std::string_view bytes) {
     Reader::fail("version " + std::to_string(v) + ", this build reads version " + std::to_string(kVersion));
   }
   RankSummary s;
-  s.path = r.str();
-  s.error = r.str();
-  s.rank = r.i32();
-  s.world_size = r.i32();
-  s.node = r.i32();
-  s.hostname = r.str();
-  s.steps.resize(r.length(7 * 8));
-  for (StepTimes& t : s.steps) {
-    for (std::int64_t* v :
-         {&t.step, &t.start_ns, &t.end_ns, &t.computing_ns, &t.communication_ns, &t.overlapped_ns, &t.free_ns})
-      *v = r.i64();
-  }
-  s.communicators.resize(r.length(16));
-  for (CommunicatorInfo& c : s.communicators) {
-    c.name = r.str();
-    c.members.resize(r.length(4));
-    for (int& m : c.members) m = r.i32();
-  }
-  s.collectives.resize(r.length(4 * 4 + 4 * 8));
-  for (CollectiveRecord& c : s.collectives) {
-    for (std::int32_t* v : {&c.communicator, &c.sequence, &c.kind, &c.peer}) *v = r.i32();
-    for (std::int64_t* v : {&c.bytes, &c.arrival_ns, &c.start_ns, &c.end_ns}) *v = r.i64();
+  summary_fields(r, s);
+  if (!r.done()) Reader::fail("bytes after the end");
+  for (const CollectiveRecord& c : s.collectives) {
     if (c.communicator < 0 || static_cast<std::size_t>(c.communicator) >= s.communicators.size()) {
       Reader::fail("a collective of communicator " + std::to_string(c.communicator) + " of " +
                    std::to_string(s.communicators.size()));
     }
   }
-  s.links.resize(r.length(3 * 4 + 3 * 8));
-  for (LinkTotal& l : s.links) {
-    for (std::int32_t* v : {&l.src, &l.dst, &l.transport}) *v = r.i32();
-    l.bytes = r.i64();
-    l.time_ns = r.i64();
-    l.transfers = r.i64();
-  }
-  if (!r.done()) Reader::fail("bytes after the end");
   return s;
 }
 

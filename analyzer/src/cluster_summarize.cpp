@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
-#include <optional>
 #include <unordered_map>
 
 #include "npuscope/analyzer/cluster.h"
@@ -15,21 +14,15 @@ namespace {
 using collector::TaskRow;
 using collector::TraceReader;
 
-std::optional<int> parse_int(const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  int v = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
-  return v;
-}
-
 std::vector<int> parse_ranks(const std::string& list) {  // "0,2,4"
   std::vector<int> out;
   std::size_t at = 0;
   while (at < list.size()) {
     std::size_t comma = list.find(',', at);
     if (comma == std::string::npos) comma = list.size();
-    if (const auto v = parse_int(list.substr(at, comma - at))) out.push_back(*v);
+    int v = 0;
+    const auto [end, ec] = std::from_chars(list.data() + at, list.data() + comma, v);
+    if (ec == std::errc() && end == list.data() + comma) out.push_back(v);
     at = comma + 1;
   }
   return out;
@@ -174,14 +167,8 @@ RankSummary summarize_rank(const std::filesystem::path& trace) {
       trace.string(), {.verify = false,
                        .skip_columns = {"TASK.connection_id", "TASK.call_index", "TASK.emulation_ns", "TASK.thread_id",
                                         "TASK.pytorch_api_id", "TASK.overflow", "TASK.device_id", "TASK.stream_id"}});
-  RankSummary s;
-  s.path = trace.string();
-  const auto rank = parse_int(reader->meta(std::string(collector::kMetaRank)));
-  if (!rank || *rank < 0) return s;
-  s.rank = *rank;
-  s.world_size = parse_int(reader->meta(std::string(collector::kMetaWorldSize))).value_or(0);
-  s.node = parse_int(reader->meta(std::string(collector::kMetaNode))).value_or(-1);
-  s.hostname = reader->meta(std::string(collector::kMetaHostname)).value_or("");
+  RankSummary s{read_rank_file(trace.string(), *reader)};
+  if (s.rank < 0) return s;
   s.steps = step_times(*reader);
   read_communication(*reader, s);
   return s;

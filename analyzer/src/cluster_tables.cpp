@@ -179,7 +179,7 @@ std::string link(int src, int dst) { return std::to_string(src) + "-" + std::to_
 
 Row summary_row(const ClusterReport& r, const ClusterOptions& o) {
   std::vector<std::string> missing, slow, links, waits;
-  for (const ClusterProblem& p : r.problems) {
+  for (const RankSetProblem& p : r.problems) {
     if (p.kind == "missing rank") missing.push_back(std::to_string(p.rank));
   }
   for (const SlowRank& s : r.slow_ranks) {
@@ -206,7 +206,7 @@ Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   const auto table = [&](const TableSpec& spec) -> Table& { return report.tables.emplace_back(Table{&spec, {}}); };
   table(kSummaryTable).add(summary_row(r, o));
   Table& problems = table(kProblemTable);
-  for (const ClusterProblem& p : r.problems) problems.add({p.kind, rank_or_null(p.rank), p.file, p.detail});
+  for (const RankSetProblem& p : r.problems) problems.add({p.kind, rank_or_null(p.rank), p.file, p.detail});
   if (r.mismatched_collectives > o.max_mismatch_rows) {
     report.notes.push_back(std::to_string(r.mismatched_collectives) + " mismatched collectives, the first " +
                            std::to_string(o.max_mismatch_rows) + " listed");

@@ -59,7 +59,7 @@ int cluster_command(int argc, char** argv) {
     } else {
       cluster = analyzer::analyze_cluster(f.dir, options);
     }
-  } catch (const analyzer::ClusterError& e) {
+  } catch (const analyzer::RankSetError& e) {
     throw InputError(e.what());
   }
   const analyzer::Report report = analyzer::cluster_tables(cluster, options);

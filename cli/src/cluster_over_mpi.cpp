@@ -9,7 +9,7 @@ namespace npuscope::cli {
 
 std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::Processes& mpi, const std::string& dir,
                                                                 const analyzer::ClusterOptions& options) {
-  const std::vector<std::filesystem::path> files = analyzer::cluster_trace_files(dir);
+  const std::vector<std::filesystem::path> files = analyzer::list_rank_traces(dir);
   std::vector<std::filesystem::path> share;
   for (std::size_t i = static_cast<std::size_t>(mpi.rank()); i < files.size();
        i += static_cast<std::size_t>(mpi.size()))

@@ -16,7 +16,7 @@
 
 namespace npuscope::cli {
 
-// The merged report on rank 0, nullopt on the other processes. Throws analyzer::ClusterError as
+// The merged report on rank 0, nullopt on the other processes. Throws analyzer::RankSetError as
 // analyze_cluster does (analyzer::merge_directory, on rank 0, for a directory without any rank trace).
 std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::Processes& mpi, const std::string& dir,
                                                                 const analyzer::ClusterOptions& options);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "command.h"
+#include "npuscope/analyzer/msprobe_entries.h"
 #include "npuscope/collector/export_chrome.h"
 #include "npuscope/collector/export_csv.h"
 #include "npuscope/collector/export_msprobe.h"
@@ -77,7 +78,7 @@ void write_npy(const col::TraceReader& reader, const std::string& dir) {
 }
 
 void write_msprobe(const col::TraceReader& reader, const std::string& dir) {
-  const col::MsprobeExportResult r = col::export_msprobe(reader, dir);
+  const col::MsprobeExportResult r = col::export_msprobe(reader, analyzer::msprobe_entries(reader), dir);
   for (const std::string& f : r.dump_files) std::printf("wrote %s\n", f.c_str());
   std::printf("  %lld API entries, %lld module entries, %lld tensors", static_cast<long long>(r.api_entries),
               static_cast<long long>(r.module_entries), static_cast<long long>(r.tensors));

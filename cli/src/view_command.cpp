@@ -3,7 +3,8 @@
 //   npuscope view TRACE.db|DIR [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]
 //                              [--rank R] [--block N] [--diff BASE.db] [--panel NAME] [--frame-stats FILE.json]
 //
-// DIR: the rank traces of a multi-rank job, on one time axis (Note [Rank set] in viewer/rank_set.h).
+// DIR: the rank traces of a multi-rank job, on one time axis (Note [Cluster model] in
+// viewer/cluster_model.h).
 // --diff BASE.db: npuscope diff BASE.db TRACE.db in the viewer's Diff panel (viewer/src/app/diff_job.h).
 //
 // Note [Headless CLI]: the npuscope binary links no GUI library (ImGui, GLFW, OpenGL), so that it

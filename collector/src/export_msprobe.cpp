@@ -9,7 +9,6 @@
 #include <unordered_map>
 
 #include "export_util.h"
-#include "msprobe_entries.h"
 #include "npy_file.h"
 #include "tensor_check.h"
 
@@ -61,8 +60,8 @@ Json tensor_json(const TensorRow& t, const std::string& data_name) {
 
 class MsprobeWriter {
  public:
-  MsprobeWriter(const TraceReader& reader, std::string directory, msprobe::Entries entries)
-      : reader_(reader), dir_(std::move(directory)), e_(std::move(entries)) {
+  MsprobeWriter(const TraceReader& reader, std::string directory, const MsprobeEntries& entries)
+      : reader_(reader), dir_(std::move(directory)), e_(entries) {
     result_.directory = dir_;
   }
   MsprobeExportResult write();
@@ -73,12 +72,12 @@ class MsprobeWriter {
   }
   void name_files();
   void write_files();
-  void write_step(std::int64_t step, const std::vector<const msprobe::Entry*>& entries);
+  void write_step(std::int64_t step, const std::vector<const MsprobeEntry*>& entries);
   Json tensor_list(const std::vector<std::size_t>& tensors);
 
   const TraceReader& reader_;
   std::string dir_;
-  msprobe::Entries e_;
+  const MsprobeEntries& e_;
   MsprobeExportResult result_;
   bool dumped_ = false;  // the trace holds tensor data: a "tensor" task
   // Each dumped tensor's file, named after the first entry that lists it (others refer to it), and
@@ -89,7 +88,7 @@ class MsprobeWriter {
 void MsprobeWriter::name_files() {
   for (const TensorRow& t : e_.tensors) dumped_ = dumped_ || t.data_bytes > 0;
   if (!dumped_) return;
-  for (const msprobe::Entry& e : e_.entries) {
+  for (const MsprobeEntry& e : e_.entries) {
     const auto name = [&](const std::vector<std::size_t>& list, const char* role) {
       for (std::size_t k = 0; k < list.size(); ++k) {
         if (e_.tensors[list[k]].data_bytes <= 0) continue;
@@ -134,7 +133,7 @@ Json MsprobeWriter::tensor_list(const std::vector<std::size_t>& tensors) {
   return list;
 }
 
-void MsprobeWriter::write_step(std::int64_t step, const std::vector<const msprobe::Entry*>& entries) {
+void MsprobeWriter::write_step(std::int64_t step, const std::vector<const MsprobeEntry*>& entries) {
   const std::string dir = step_dir(step);
   export_util::ensure_directory(dir);
   Json dump;
@@ -144,7 +143,7 @@ void MsprobeWriter::write_step(std::int64_t step, const std::vector<const msprob
   dump["dump_data_dir"] = dumped_ ? Json((fs::path(dir) / "dump_tensor_data").string()) : Json(nullptr);
   Json data = Json::object();
   Json construct = Json::object();
-  for (const msprobe::Entry* e : entries) {
+  for (const MsprobeEntry* e : entries) {
     Json entry;
     const bool forward = e->name.find(".forward") != std::string::npos;
     if (forward) {
@@ -178,16 +177,16 @@ MsprobeExportResult MsprobeWriter::write() {
   result_.unattributed_tasks = e_.unattributed_tasks;
   name_files();
   write_files();
-  std::map<std::int64_t, std::vector<const msprobe::Entry*>> steps;
-  for (const msprobe::Entry& e : e_.entries) steps[e.step].push_back(&e);
+  std::map<std::int64_t, std::vector<const MsprobeEntry*>> steps;
+  for (const MsprobeEntry& e : e_.entries) steps[e.step].push_back(&e);
   for (const auto& [step, entries] : steps) write_step(step, entries);
   return result_;
 }
 
 }  // namespace
 
-MsprobeExportResult export_msprobe(const TraceReader& reader, const std::string& directory) {
-  msprobe::Entries entries = msprobe::build_entries(reader);
+MsprobeExportResult export_msprobe(const TraceReader& reader, const MsprobeEntries& entries,
+                                   const std::string& directory) {
   if (!entries.has_pytorch_ops) {
     throw ExportError("'" + reader.path() +
                       "' has no PyTorch ops: msprobe's layout is for PyTorch scripts profiled with `npuscope run "
@@ -199,7 +198,7 @@ MsprobeExportResult export_msprobe(const TraceReader& reader, const std::string&
                       "tensor` (and the data) to export msprobe's dump.json");
   }
   export_util::ensure_directory(directory);
-  return MsprobeWriter(reader, directory, std::move(entries)).write();
+  return MsprobeWriter(reader, directory, entries).write();
 }
 
 }  // namespace npuscope::collector

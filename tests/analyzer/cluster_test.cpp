@@ -5,7 +5,6 @@
 #include "npuscope/analyzer/cluster.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 
@@ -13,32 +12,20 @@
 #include "npuscope/analyzer/format.h"
 
 using namespace npuscope::analyzer;
-using npuscope::testing::cluster_rank_file;
-using npuscope::testing::ClusterScenario;
-using npuscope::testing::write_cluster_traces;
+using namespace npuscope::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
-class ClusterTest : public ::testing::Test {
+class ClusterTest : public RankTracesTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("npuscope_cluster_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
-            std::to_string(getpid()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::vector<const ClusterProblem*> problems(const ClusterReport& r, const std::string& kind) {
-    std::vector<const ClusterProblem*> out;
-    for (const ClusterProblem& p : r.problems) {
+  std::vector<const RankSetProblem*> problems(const ClusterReport& r, const std::string& kind) {
+    std::vector<const RankSetProblem*> out;
+    for (const RankSetProblem& p : r.problems) {
       if (p.kind == kind) out.push_back(&p);
     }
     return out;
   }
-
-  fs::path dir_;
 };
 
 const RankCommunication& comm_of(const ClusterReport& r, int rank) {
@@ -209,8 +196,8 @@ TEST_F(ClusterTest, FilesThatAreNotRankTracesAreReported) {
 TEST_F(ClusterTest, NoRankTraceAtAllIsAnError) {
   fs::create_directories(dir_);
   std::ofstream(dir_ / "notes.db") << "not a database";
-  EXPECT_THROW(analyze_cluster(dir_), ClusterError);
-  EXPECT_THROW(analyze_cluster(dir_ / "absent"), ClusterError);
+  EXPECT_THROW(analyze_cluster(dir_), RankSetError);
+  EXPECT_THROW(analyze_cluster(dir_ / "absent"), RankSetError);
 }
 
 TEST_F(ClusterTest, SummaryRoundTripsThroughItsSerializedForm) {
@@ -226,13 +213,16 @@ TEST_F(ClusterTest, SummaryRoundTripsThroughItsSerializedForm) {
   const std::string bytes = serialize(s);
   EXPECT_EQ(deserialize(bytes), s);
 
-  const RankSummary unreadable{.path = "x.db", .error = "not an npuscope trace"};
+  const RankSummary unreadable{RankFile{.path = "x.db", .error = "not an npuscope trace"}};
   EXPECT_EQ(deserialize(serialize(unreadable)), unreadable);
+  RankSummary odd = s;
+  odd.meta_problem = "META node is 'n', not a node number";
+  EXPECT_EQ(deserialize(serialize(odd)), odd);
 
   EXPECT_THROW(deserialize("garbage"), SummaryFormatError);
   EXPECT_THROW(deserialize(bytes.substr(0, bytes.size() - 3)), SummaryFormatError);
   std::string newer = bytes;
-  newer[7] = 2;  // the version byte
+  newer[7] = 99;  // the version byte
   EXPECT_THROW(deserialize(newer), SummaryFormatError);
   EXPECT_THROW(deserialize(bytes + "x"), SummaryFormatError);
 }
@@ -272,7 +262,7 @@ TEST_F(ClusterTest, TablesUseMsprofAnalyzeNames) {
 TEST_F(ClusterTest, ACollectiveOfAnotherKindOrSizeIsAMismatch) {
   // merge() on summaries built by hand: what an MPI scale-out would hand it.
   const auto rank = [](int r, std::int32_t kind, std::int64_t bytes) {
-    RankSummary s{.path = "r" + std::to_string(r), .rank = r, .world_size = 2};
+    RankSummary s{RankFile{.path = "r" + std::to_string(r), .rank = r, .world_size = 2}};
     s.communicators.push_back({"g", {0, 1}});
     s.collectives.push_back({.communicator = 0, .sequence = 0, .kind = kind, .bytes = bytes, .end_ns = 10});
     s.collectives.push_back({.communicator = 0, .sequence = 1, .kind = 0, .bytes = 8, .end_ns = 20});
@@ -295,7 +285,7 @@ TEST_F(ClusterTest, ARankThatWaitsIsNotNamedForItsFreeTime) {
   // Rank 1's host launched late (more Free), but rank 0 computed longer still: rank 1 waited for it
   // at the collective anyway, and only rank 0 holds the job back.
   const auto rank = [](int r, std::int64_t computing, std::int64_t free, std::int64_t wait) {
-    RankSummary s{.path = "r" + std::to_string(r), .rank = r, .world_size = 3};
+    RankSummary s{RankFile{.path = "r" + std::to_string(r), .rank = r, .world_size = 3}};
     s.steps.push_back({.step = 0, .start_ns = 0, .end_ns = 1'000'000, .computing_ns = computing, .free_ns = free});
     s.communicators.push_back({"g", {0, 1, 2}});
     s.collectives.push_back({.communicator = 0,

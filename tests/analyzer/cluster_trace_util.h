@@ -8,6 +8,9 @@
 // (overlapped). Then, with `ring`, rank r sends `ring_bytes` to r + 1 and receives from r - 1.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -16,6 +19,21 @@
 #include "npuscope/collector/trace_writer.h"
 
 namespace npuscope::testing {
+
+// A directory of each test's own for its rank traces, not created (write_cluster_traces creates
+// it), removed before and after the test.
+class RankTracesTest : public ::testing::Test {
+ protected:
+  void SetUp() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static std::filesystem::path test_dir() {
+    const ::testing::TestInfo& test = *::testing::UnitTest::GetInstance()->current_test_info();
+    return std::filesystem::temp_directory_path() /
+           ("npuscope_" + std::string(test.test_suite_name()) + "_" + test.name() + "_" + std::to_string(getpid()));
+  }
+  const std::filesystem::path dir_ = test_dir();  // set when the test's fixture is made
+};
 
 struct ClusterScenario {
   int world = 4;

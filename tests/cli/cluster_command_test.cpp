@@ -1,6 +1,5 @@
 // `npuscope cluster`, called as a user would: the real binary on rank traces written by the collector.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -12,19 +11,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class ClusterCommandTest : public ::testing::Test {
+class ClusterCommandTest : public RankTracesTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("npuscope_cluster_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-            "_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    traces_ = dir_ / "traces";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   CommandResult cluster(const std::string& args) { return run_command(npuscope_cmd("cluster " + args)); }
 
-  fs::path dir_, traces_;
+  const fs::path traces_ = dir_ / "traces";
 };
 
 }  // namespace

@@ -5,12 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <mutex>
 #include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "emulator/collective_recorder.h"
 #include "npuscope/emulator/collectives.h"
 #include "npuscope/emulator/float16.h"
 #include "npuscope/emulator/runtime.h"
@@ -19,56 +19,9 @@
 
 using namespace npuscope;
 using namespace npuscope::emulator;
+using npuscope::testing::CollectiveRecorder;
 
 namespace {
-
-struct CollectiveRow {
-  hooks::CollectiveRecord record;
-  std::vector<hooks::LinkRecord> links;
-};
-
-// Collects the collective and communicator records (sent from every rank's device worker).
-struct Recorder {
-  std::mutex mutex;
-  std::vector<CollectiveRow> collectives;
-  struct Comm {
-    std::uint64_t id;
-    std::string name;
-    int rank;
-    std::string members;
-  };
-  std::vector<Comm> communicators;
-  hooks::SubscriberTable table;
-
-  Recorder() {
-    table.user = this;
-    table.on_collective = [](void* u, const hooks::CollectiveRecord& r) {
-      auto* self = static_cast<Recorder*>(u);
-      std::lock_guard lock(self->mutex);
-      self->collectives.push_back({r, {r.links, r.links + r.num_links}});
-    };
-    table.on_communicator = [](void* u, const hooks::CommunicatorRecord& r) {
-      auto* self = static_cast<Recorder*>(u);
-      std::lock_guard lock(self->mutex);
-      self->communicators.push_back({r.communicator_id, r.name, r.rank, r.members});
-    };
-    hooks::subscribe(&table);
-  }
-  ~Recorder() { hooks::subscribe(nullptr); }
-  Recorder(const Recorder&) = delete;
-  Recorder& operator=(const Recorder&) = delete;
-
-  // The record of communicator rank `rank`'s collective number `sequence` (each thread's
-  // communicator has its own id, and its CommunicatorRecord says its rank).
-  const hooks::CollectiveRecord& of(int rank, std::uint32_t sequence) {
-    for (const auto& c : collectives) {
-      for (const auto& comm : communicators) {
-        if (comm.id == c.record.communicator_id && comm.rank == rank && c.record.sequence == sequence) return c.record;
-      }
-    }
-    throw std::runtime_error("no record of rank " + std::to_string(rank));
-  }
-};
 
 // Runs `body(rank, communicator)` on `ranks` threads, each with device `rank` of a fresh runtime.
 void run_ranks(int ranks, const std::function<void(int, Communicator&)>& body, std::vector<int> global = {}) {
@@ -160,7 +113,7 @@ TEST_F(CollectivesTest, GatherScatterBroadcastAndAllToAllMoveTheRightChunks) {
 // Rank 1 reaches the collective a virtual second after rank 0: rank 0 waits for it, rank 1 does
 // not wait, both end together, and both spend the link model's transfer time.
 TEST_F(CollectivesTest, ALateRankMakesTheOthersWait) {
-  Recorder rec;
+  CollectiveRecorder rec;
   run_ranks(2, [&](int r, Communicator& comm) {
     const Tensor x = Tensor::from_floats(values_of(r, 4096), {4096}, DType::kF32, DeviceRef::npu(r));
     if (r == 1) vclock::advance_by(1'000'000'000);
@@ -185,7 +138,7 @@ TEST_F(CollectivesTest, ALateRankMakesTheOthersWait) {
 // would wait for each other): each rank's data reaches the next, and each sender names one link.
 TEST_F(CollectivesTest, SendRecvRingNamesOneLinkPerSender) {
   constexpr int kRanks = 4;
-  Recorder rec;
+  CollectiveRecorder rec;
   std::vector<std::vector<float>> got(kRanks);
   run_ranks(kRanks, [&](int r, Communicator& comm) {
     const Stream s = stream_of(r);
@@ -219,7 +172,7 @@ TEST_F(CollectivesTest, SendRecvRingNamesOneLinkPerSender) {
 
 // Ranks 1 and 3 of a job as a group of two: the sum of their tensors, links named by world rank.
 TEST_F(CollectivesTest, ASubGroupReducesItsMembersOnly) {
-  Recorder rec;
+  CollectiveRecorder rec;
   std::vector<std::vector<float>> got(2);
   run_ranks(2,
             [&](int r, Communicator& comm) {

@@ -1,7 +1,7 @@
 // The multi-rank viewer end to end, under Xvfb: `npuscope view DIR` on the traces of a real 4-rank
-// run (rank_traces_util.h) draws one lane group per rank in rank order on the shared axis, a
-// collective selected on one rank is outlined on every rank, a file that is not a trace is skipped
-// and reported, and a single trace still opens as before. Needs xvfb-run, as viewer_xvfb_test.
+// run (analyzer/emulated_rank_traces.h) draws one lane group per rank in rank order on the shared
+// axis, a collective selected on one rank is outlined on every rank, a file that is not a trace is
+// skipped and reported, and a single trace still opens as before. Needs xvfb-run, as viewer_xvfb_test.
 #include <gtest/gtest.h>
 #include <stb/stb_image.h>
 #include <unistd.h>
@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analyzer/emulated_rank_traces.h"
 #include "cli_test_util.h"
+#include "npuscope/viewer/cluster_model.h"
 #include "npuscope/viewer/op_search.h"
-#include "npuscope/viewer/rank_set.h"
-#include "rank_traces_util.h"
 
 using namespace npuscope;
 using namespace npuscope::viewer;
@@ -30,8 +30,7 @@ class ClusterViewerXvfbTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir() = fs::temp_directory_path() / ("npuscope_cluster_viewer_" + std::to_string(getpid()));
-    fs::create_directories(dir() / "job");
-    npuscope::viewer::testing::write_rank_traces((dir() / "job").string(), {});
+    npuscope::testing::copy_emulated_job(dir() / "job");
     std::ofstream(dir() / "job" / "notes.db") << "not a trace\n";
   }
   static void TearDownTestSuite() { fs::remove_all(dir()); }
@@ -57,7 +56,7 @@ class ClusterViewerXvfbTest : public ::testing::Test {
   static nlohmann::json stats(const std::string& file) { return nlohmann::json::parse(read_file(file)); }
 
   // The first collective task of rank 0 (its op name is the same on every rank).
-  static std::string first_collective_name(const RankSet& set) {
+  static std::string first_collective_name(const ClusterModel& set) {
     const TimelineModel& m = *set.ranks()[0].model;
     for (const Lane& lane : m.lanes()) {
       if (lane.kind != LaneKind::kStream) continue;
@@ -72,7 +71,7 @@ class ClusterViewerXvfbTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(ClusterViewerXvfbTest, ADirectoryOpensAsOneGroupPerRankOnOneAxis) {
-  const RankSet set(job());
+  const ClusterModel set(job());
   const auto r = view(job() + " --size 1280x900 --screenshot " + out("fit.png") + " --frame-stats " + out("fit.json"));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("notes.db: skipped: "), std::string::npos) << r.output;  // and the rest is shown
@@ -96,7 +95,7 @@ TEST_F(ClusterViewerXvfbTest, ADirectoryOpensAsOneGroupPerRankOnOneAxis) {
 }
 
 TEST_F(ClusterViewerXvfbTest, ACollectiveSelectedOnOneRankIsOutlinedOnEveryRank) {
-  const RankSet set(job());
+  const ClusterModel set(job());
   const std::string name = first_collective_name(set);
   ASSERT_FALSE(name.empty());
   for (const int rank : {0, 2}) {

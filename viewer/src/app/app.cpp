@@ -63,8 +63,8 @@ struct ViewerSession::Impl {
   std::optional<Timeline> timeline;
   std::unique_ptr<DiffJob> diff;  // --diff BASE.db
   std::vector<std::unique_ptr<Panel>> panels;
-  // ... or a directory of rank traces (Note [Rank set]).
-  std::optional<RankSet> ranks;
+  // ... or a directory of rank traces (Note [Cluster model]).
+  std::optional<ClusterModel> ranks;
   std::optional<ClusterView> cluster;
   GLFWwindow* window = nullptr;
   bool imgui_ready = false;
@@ -86,7 +86,7 @@ struct ViewerSession::Impl {
   std::int64_t axis_first_ns() { return current().axis_first_ns(); }
 
   void open_trace() {
-    if (RankSet::is_directory(options.trace)) return open_ranks();
+    if (ClusterModel::is_directory(options.trace)) return open_ranks();
     if (options.panel == "collective" || options.rank) {
       throw ViewerError(std::string(options.rank ? "--rank" : "--panel collective") +
                         " needs a directory of rank "

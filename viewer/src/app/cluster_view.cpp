@@ -6,7 +6,7 @@
 
 namespace npuscope::viewer {
 
-ClusterView::ClusterView(const RankSet& ranks, bool single_frame) : ranks_(ranks) {
+ClusterView::ClusterView(const ClusterModel& ranks, bool single_frame) : ranks_(ranks) {
   const std::size_t n = ranks.ranks().size();
   states_.reserve(n);
   timelines_.reserve(n);

@@ -1,7 +1,7 @@
-// The multi-rank view (Note [Rank set] in npuscope/viewer/rank_set.h): one ruler over a collapsible
-// lane group per rank, each rank a ViewerState and Timeline of its own on the shared axis, kept on
-// one view range. A task selected on one rank deselects the others; if it is a collective, every
-// rank's part of it is outlined and the Collective panel lists them.
+// The multi-rank view (Note [Cluster model] in npuscope/viewer/cluster_model.h): one ruler over a
+// collapsible lane group per rank, each rank a ViewerState and Timeline of its own on the shared
+// axis, kept on one view range. A task selected on one rank deselects the others; if it is a
+// collective, every rank's part of it is outlined and the Collective panel lists them.
 #pragma once
 
 #include <memory>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/viewer/cluster_model.h"
 #include "npuscope/viewer/frame_stats.h"
-#include "npuscope/viewer/rank_set.h"
 #include "panel.h"
 #include "timeline.h"
 #include "viewer_state.h"
@@ -20,9 +20,9 @@ namespace npuscope::viewer {
 class ClusterView {
  public:
   // `single_frame`: one frame to be written (--screenshot), as ViewerState::single_frame.
-  ClusterView(const RankSet& ranks, bool single_frame);
+  ClusterView(const ClusterModel& ranks, bool single_frame);
 
-  const RankSet& ranks() const { return ranks_; }
+  const ClusterModel& ranks() const { return ranks_; }
   // The rank that holds the selection (its panels show), else the first.
   std::size_t active_rank() const { return active_; }
   ViewerState& active() { return *states_[active_]; }
@@ -50,7 +50,7 @@ class ClusterView {
   void follow_selection();
   std::vector<std::unique_ptr<Panel>>& panels_of(std::size_t rank);
 
-  const RankSet& ranks_;
+  const ClusterModel& ranks_;
   std::vector<std::unique_ptr<ViewerState>> states_;
   std::vector<std::unique_ptr<Timeline>> timelines_;
   std::vector<std::vector<std::unique_ptr<Panel>>> panels_;  // by rank, made when it first becomes active

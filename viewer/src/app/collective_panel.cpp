@@ -31,11 +31,11 @@ class CollectivePanel final : public Panel {
           "listed here.");
       return;
     }
-    const RankSet& ranks = view_.ranks();
+    const ClusterModel& ranks = view_.ranks();
     const auto members = ranks.members(*c);
-    std::string what = stored_enum_name<CollectiveKind>(c->kind) + " #" + std::to_string(c->sequence) + " of " +
-                       ranks.communicator_name(c->communicator);
-    if (c->src_rank >= 0) what += ", rank " + std::to_string(c->src_rank) + " to rank " + std::to_string(c->dst_rank);
+    std::string what = stored_enum_name<CollectiveKind>(c->kind) + " #" + std::to_string(c->key.sequence) + " of " +
+                       ranks.communicator_name(c->key.communicator);
+    if (c->key.src >= 0) what += ", rank " + std::to_string(c->key.src) + " to rank " + std::to_string(c->key.dst);
     ImGui::Text("%s: %zu ranks, %lld bytes, %s; rank %d arrived last", what.c_str(), members.size(),
                 static_cast<long long>(c->bytes), stored_enum_name<CollectiveAlgorithm>(c->algorithm).c_str(),
                 c->last_rank);

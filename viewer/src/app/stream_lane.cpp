@@ -75,7 +75,7 @@ class StreamLaneView final : public RangeLaneView {
     if (const auto& c = ctx.state->collective; c && c->where.lane == index_) draw_collective(ctx, *c, top);
   }
 
-  // The selected collective's task on this rank (Note [Rank set]): outlined, its wait (arrival to
+  // The selected collective's task on this rank (Note [Cluster model]): outlined, its wait (arrival to
   // the last rank's arrival) shaded, and a tick where the transfer starts, the same time on every
   // rank.
   void draw_collective(LaneDrawContext& ctx, const CollectiveMember& c, float top) const {

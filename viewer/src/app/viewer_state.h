@@ -6,11 +6,11 @@
 #include <string>
 
 #include "npuscope/collector/trace_reader.h"
+#include "npuscope/viewer/cluster_model.h"
 #include "npuscope/viewer/frame_stats.h"
 #include "npuscope/viewer/lod.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/pipe_lanes.h"
-#include "npuscope/viewer/rank_set.h"
 #include "npuscope/viewer/timeline_model.h"
 
 namespace npuscope::viewer {
@@ -42,8 +42,8 @@ class ViewerState {
   }
 
   // The time axis: the trace's first and last event, or those of all ranks in a multi-rank view
-  // (Note [Rank set] in npuscope/viewer/rank_set.h). The ruler counts from its first; fit-all and
-  // the widest zoom follow it.
+  // (Note [Cluster model] in npuscope/viewer/cluster_model.h). The ruler counts from its first;
+  // fit-all and the widest zoom follow it.
   std::int64_t axis_first_ns() const { return axis_first_ns_; }
   std::int64_t axis_last_ns() const { return axis_last_ns_; }
   void set_axis(std::int64_t first_ns, std::int64_t last_ns);  // and fits all

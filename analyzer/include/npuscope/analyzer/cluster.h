@@ -8,9 +8,11 @@
 // of the rank, never with its tasks; serialize() / deserialize() carry a summary between processes
 // (an MPI scale-out gathers them on one process); merge() (the reduce) compares the ranks.
 // analyze_cluster() is the one-machine driver: it lists the rank traces of a directory, maps them
-// on a pool of threads and merges. A trace that cannot be read, a missing or duplicated rank, and
-// a collective that the members of its communicator do not all agree on are reported in the
-// ClusterReport's problems, never fatal: the ranks that could be read are analysed.
+// on a pool of threads and merges. Which traces make the job is the rank set's (Note [Rank set] in
+// rank_set.h), chosen at the merge; its problems (a trace that cannot be read, a missing or
+// duplicated rank) and a collective that the members of its communicator do not all agree on (Note
+// [Collective identity]) are reported in the ClusterReport's problems, never fatal: the ranks that
+// could be read are analysed.
 //
 // Note [Which rank is slow]
 // Ranks meet at every collective: it starts when the last member has arrived. When one rank
@@ -41,18 +43,13 @@
 #include <string_view>
 #include <vector>
 
+#include "npuscope/analyzer/rank_set.h"
 #include "npuscope/analyzer/report.h"
 
 namespace npuscope::analyzer {
 
 // A summary that cannot be read back (not one, a version this build does not know, cut short).
 class SummaryFormatError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// No rank trace at all in the directory (or it does not exist): nothing to analyse.
-class ClusterError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -102,14 +99,9 @@ struct LinkTotal {
   bool operator==(const LinkTotal&) const = default;
 };
 
-// The map step's result: what merge() needs of one rank trace (Note [Cluster analysis as map and merge]).
-struct RankSummary {
-  std::string path;    // the trace
-  std::string error;   // not empty: the file could not be read as a trace (why); nothing else is set
-  int rank = -1;       // META rank; -1: the trace is not a rank's (no rank in META), or an error
-  int world_size = 0;  // META world_size; 0 unknown
-  int node = -1;       // META node; -1 unknown
-  std::string hostname;
+// The map step's result: what merge() needs of one rank trace (Note [Cluster analysis as map and
+// merge]): its META (only that when it is not a rank's, or not a trace), then its parts.
+struct RankSummary : RankFile {
   std::vector<StepTimes> steps;                 // in step order
   std::vector<CommunicatorInfo> communicators;  // by first use
   std::vector<CollectiveRecord> collectives;    // in start order
@@ -118,12 +110,8 @@ struct RankSummary {
 };
 
 // Streams one trace (never holds its tasks). Throws collector::TraceError when it is not a
-// readable trace. A trace without META rank gives a summary with rank -1 and nothing else.
+// readable trace. A trace without a usable META rank gives a summary with rank -1 and nothing else.
 RankSummary summarize_rank(const std::filesystem::path& trace);
-
-// The candidate rank traces of `dir`: its *.db files, sorted. Throws ClusterError when `dir` is not
-// a directory.
-std::vector<std::filesystem::path> cluster_trace_files(const std::filesystem::path& dir);
 
 // summarize_rank() of each file on a pool of `threads` threads (0: min(hardware_concurrency,
 // files)), in the order of `files`; a file that cannot be read gives a summary with its `error`
@@ -134,15 +122,6 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::filesystem::path
 // == s. deserialize throws SummaryFormatError for anything else.
 std::string serialize(const RankSummary& summary);
 RankSummary deserialize(std::string_view bytes);
-
-// A problem with the inputs, reported, not fatal.
-struct ClusterProblem {
-  std::string kind;  // "missing rank", "duplicate rank", "not a trace", "no rank", "world size",
-                     // "communicator", "mismatched collective"
-  int rank = -1;     // the rank concerned; -1 none
-  std::string file;  // the file concerned; empty none
-  std::string detail;
-};
 
 struct RankStep {
   int rank = 0;
@@ -224,23 +203,24 @@ struct ClusterReport {
   std::vector<LinkSpread> link_spreads;          // by transport
   std::vector<TopCollective> top_collectives;    // by total elapse, most first
   std::vector<RankCommunication> communication;  // by rank
-  std::vector<ClusterProblem> problems;
-  std::int64_t mismatched_collectives = 0;  // all of them (problems lists at most max_mismatch_rows)
+  std::vector<RankSetProblem> problems;          // the rank set's (Note [Rank set]), then the collectives'
+  std::int64_t mismatched_collectives = 0;       // all of them (problems lists at most max_mismatch_rows)
 };
 
-// The reduce step, over the summaries of every file (in any order): unreadable files, traces
-// without a rank and duplicated ranks are reported. Without any rank summary the report has no
-// ranks (analyze_cluster throws then; a scale-out driver should too).
+// The reduce step, over the summaries of every file (in any order): the rank set chosen from them
+// (select_ranks: unreadable files, traces without a rank, duplicated and missing ranks reported).
+// Without any rank summary the report has no ranks (analyze_cluster throws then; a scale-out
+// driver should too).
 ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& options = {});
 
 // merge() of the summaries of `files` .db files of `dir` (by this process, or gathered from a
-// scale-out's processes); ClusterError naming `dir` and how to make rank traces when none of them
+// scale-out's processes); RankSetError naming `dir` and how to make rank traces when none of them
 // is a rank's.
 ClusterReport merge_directory(const std::filesystem::path& dir, std::size_t files, std::vector<RankSummary> summaries,
                               const ClusterOptions& options = {});
 
-// cluster_trace_files, summarize_ranks (options.threads), merge_directory. Throws ClusterError when
-// `dir` holds no rank trace at all.
+// list_rank_traces, summarize_ranks (options.threads), merge_directory. Throws RankSetError when
+// `dir` is not a directory or holds no rank trace at all.
 ClusterReport analyze_cluster(const std::filesystem::path& dir, const ClusterOptions& options = {});
 
 // The report as finding tables (finding_table.h), for write_text / to_json / write_csv: tables

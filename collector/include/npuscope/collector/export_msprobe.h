@@ -7,7 +7,8 @@
 //   DIR/step{S}/rank0/construct.json  {entry: the module entry it ran in, or null}
 //   DIR/step{S}/rank0/dump_tensor_data/{entry}.{input|output}.{k}.npy   (dumps with data only)
 //
-// Entries, Note [msprobe entries] in msprobe_entries.h:
+// Entries, worked out by the analyzer (analyzer::msprobe_entries, Note [msprobe entries] in
+// analyzer/msprobe_entries.h: the store writes them, the layer above reconstructs them):
 //   Aten.{op}.{n}.forward     an aten op the script called (n counts that op's calls in the step);
 //   Aten.{op}.{n}.backward    the autograd nodes that op made, run by the backward pass: input the
 //                             gradients flowing in, output the gradients it computed;
@@ -18,6 +19,7 @@
 // holds the data as .npy (msprobe writes .pt; NumPy and torch.from_numpy read these).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +28,25 @@
 #include "npuscope/collector/trace_reader.h"
 
 namespace npuscope::collector {
+
+// One entry of dump.json: an API or module call's pass, with its tensors.
+struct MsprobeEntry {
+  std::string name;    // "Aten.addmm.0.forward", "Module.fc.Linear.backward.0"
+  std::string parent;  // the module entry it ran in (construct.json); empty if none
+  std::int64_t step = 0;
+  bool is_module = false;
+  std::int64_t first_task = 0;               // its first task: entries are written in this order
+  std::vector<std::size_t> inputs, outputs;  // indexes into MsprobeEntries::tensors
+  std::vector<std::size_t> parameters;       // module forward entries: the parameters it read
+};
+
+// Every entry of a trace, as analyzer::msprobe_entries rebuilds them.
+struct MsprobeEntries {
+  std::vector<TensorRow> tensors;     // every TENSOR row, in the reader's order, without data
+  std::vector<MsprobeEntry> entries;  // ordered by step, then first task
+  std::int64_t unattributed_tasks = 0;
+  bool has_pytorch_ops = false;
+};
 
 struct MsprobeExportResult {
   std::string directory;
@@ -39,8 +60,10 @@ struct MsprobeExportResult {
   std::int64_t unattributed_tasks = 0;  // tasks with tensors that no PyTorch op launched (not in any entry)
 };
 
-// Throws ExportError if the trace has no PyTorch ops or no recorded tensors (saying how to record
-// them), or a file cannot be written; TraceError if the trace cannot be read.
-MsprobeExportResult export_msprobe(const TraceReader& reader, const std::string& directory);
+// `entries` of `reader`'s trace into `directory` (the tensors' data read from `reader`). Throws
+// ExportError if the trace has no PyTorch ops or no recorded tensors (saying how to record them), or
+// a file cannot be written; TraceError if the trace cannot be read.
+MsprobeExportResult export_msprobe(const TraceReader& reader, const MsprobeEntries& entries,
+                                   const std::string& directory);
 
 }  // namespace npuscope::collector

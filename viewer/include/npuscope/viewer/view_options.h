@@ -49,7 +49,7 @@ class ViewUsageError : public std::runtime_error {
 };
 
 struct ViewerOptions {
-  std::string trace;        // a trace, or a directory of rank traces (Note [Rank set] in rank_set.h)
+  std::string trace;        // a trace, or a directory of rank traces (Note [Cluster model] in cluster_model.h)
   std::string screenshot;   // non-empty: render one frame to this PNG and exit
   std::string frame_stats;  // non-empty: write the last frame's FrameStats as JSON
   int width = 1280, height = 800;

@@ -22,8 +22,8 @@ class ViewerError : public std::runtime_error {
 class ViewerSession {
  public:
   // Opens the trace (collector::TraceError if it is not one), or every rank trace of a directory
-  // (Note [Rank set] in rank_set.h), and the window (ViewerError); with `offscreen` the window stays
-  // hidden and frames go to an offscreen target of the options' size.
+  // (Note [Cluster model] in cluster_model.h), and the window (ViewerError); with `offscreen` the
+  // window stays hidden and frames go to an offscreen target of the options' size.
   ViewerSession(const ViewerOptions& options, bool offscreen);
   ~ViewerSession();
   ViewerSession(const ViewerSession&) = delete;

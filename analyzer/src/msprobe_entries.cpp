@@ -1,5 +1,5 @@
 // msprobe's entries from a trace: see Note [msprobe entries] in msprobe_entries.h.
-#include "msprobe_entries.h"
+#include "npuscope/analyzer/msprobe_entries.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,13 +9,19 @@
 #include <unordered_set>
 #include <utility>
 
-namespace npuscope::collector::msprobe {
+namespace npuscope::analyzer {
 namespace {
+
+using collector::MarkerRow;
+using collector::PytorchApiRow;
+using collector::TaskRow;
+using collector::TensorRow;
+using collector::TraceReader;
+using Entry = collector::MsprobeEntry;
+using Entries = collector::MsprobeEntries;
 
 constexpr std::int64_t kNone = -1;
 
-bool is(std::int32_t value, HostOpKind kind) { return value == static_cast<std::int32_t>(kind); }
-bool is(std::int32_t value, ModelPass pass) { return value == static_cast<std::int32_t>(pass); }
 bool is_output(const TensorRow& t) { return t.role == static_cast<std::int32_t>(TensorRole::kOutput); }
 
 // "aten::addmm" -> "addmm"; another namespace keeps its name ("torchvision::nms" -> "torchvision_nms").
@@ -492,6 +498,6 @@ Entries Builder::build() {
 
 }  // namespace
 
-Entries build_entries(const TraceReader& reader) { return Builder(reader).build(); }
+Entries msprobe_entries(const TraceReader& reader) { return Builder(reader).build(); }
 
-}  // namespace npuscope::collector::msprobe
+}  // namespace npuscope::analyzer

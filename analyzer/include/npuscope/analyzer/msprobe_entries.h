@@ -1,5 +1,6 @@
 // msprobe's dump entries (API and module calls, forward and backward, with their input and output
-// tensors) rebuilt from a trace's PyTorch ops, tasks and tensors: what `export --msprobe` writes.
+// tensors) rebuilt from a trace's PyTorch ops, tasks and tensors: what `export --msprobe` writes
+// (collector::export_msprobe writes them in msprobe's layout; working them out is analysis).
 //
 // Note [msprobe entries]
 // msprobe hooks the Python APIs and modules and reads their arguments; the trace has the kernels'
@@ -29,32 +30,12 @@
 // older) has no data flow: every tensor read is an input and every tensor written an output.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <vector>
-
+#include "npuscope/collector/export_msprobe.h"
 #include "npuscope/collector/trace_reader.h"
 
-namespace npuscope::collector::msprobe {
-
-struct Entry {
-  std::string name;    // "Aten.addmm.0.forward", "Module.fc.Linear.backward.0"
-  std::string parent;  // the module entry it ran in (construct.json); empty if none
-  std::int64_t step = 0;
-  bool is_module = false;
-  std::int64_t first_task = 0;               // its first task: entries are written in this order
-  std::vector<std::size_t> inputs, outputs;  // indexes into Entries::tensors
-  std::vector<std::size_t> parameters;       // module forward entries: the parameters it read
-};
-
-struct Entries {
-  std::vector<TensorRow> tensors;  // every TENSOR row, in the reader's order, without data
-  std::vector<Entry> entries;      // ordered by step, then first task
-  std::int64_t unattributed_tasks = 0;
-  bool has_pytorch_ops = false;
-};
+namespace npuscope::analyzer {
 
 // Reads the trace's PyTorch ops, tasks, tensors and steps (not the tensors' data).
-Entries build_entries(const TraceReader& reader);
+collector::MsprobeEntries msprobe_entries(const collector::TraceReader& reader);
 
-}  // namespace npuscope::collector::msprobe
+}  // namespace npuscope::analyzer

@@ -1,17 +1,18 @@
-// The multi-rank viewer's model (Note [Rank set] in npuscope/viewer/rank_set.h), headless, on the
-// traces of a real 4-rank run of the emulator's collectives (rank_traces_util.h): one model per rank
-// in rank order on one time axis; a collective of rank 0 found on every rank, with each rank's own
-// COMMUNICATION times; files that are not rank traces, duplicates and missing ranks reported.
+// The multi-rank viewer's model (Note [Cluster model] in npuscope/viewer/cluster_model.h), headless,
+// on the traces of a real 4-rank run of the emulator's collectives (analyzer/emulated_rank_traces.h):
+// one model per rank in rank order on one time axis; a collective of rank 0 found on every rank,
+// with each rank's own COMMUNICATION times; files that are not rank traces, duplicates and missing
+// ranks reported.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
-#include "npuscope/viewer/rank_set.h"
-#include "rank_traces_util.h"
+#include "analyzer/cluster_trace_util.h"
+#include "analyzer/emulated_rank_traces.h"
+#include "npuscope/viewer/cluster_model.h"
 
 using namespace npuscope;
 using namespace npuscope::viewer;
@@ -19,41 +20,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class RankSetTest : public ::testing::Test {
+// Each test works on its own copy of the job's traces.
+class ClusterModelTest : public npuscope::testing::RankTracesTest {
  protected:
-  // One run of the job for the suite; each test works on its own copy of the traces.
-  static void SetUpTestSuite() {
-    job_dir() = fs::temp_directory_path() / ("npuscope_rank_set_" + std::to_string(getpid()));
-    fs::create_directories(job_dir());
-    npuscope::viewer::testing::write_rank_traces(job_dir().string(), {});
-    // NPUSCOPE_KEEP_RANK_TRACES=DIR keeps a copy, to look at (`npuscope view DIR`; docs/cluster.md's picture).
-    if (const char* keep = std::getenv("NPUSCOPE_KEEP_RANK_TRACES"); keep != nullptr && *keep != '\0') {
-      fs::create_directories(keep);
-      for (const auto& f : fs::directory_iterator(job_dir()))
-        fs::copy_file(f.path(), fs::path(keep) / f.path().filename(), fs::copy_options::overwrite_existing);
-    }
-  }
-  static void TearDownTestSuite() { fs::remove_all(job_dir()); }
-  static fs::path& job_dir() {
-    static fs::path dir;
-    return dir;
-  }
-
   void SetUp() override {
-    dir_ = job_dir().string() + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::create_directories(dir_);
-    for (const auto& f : fs::directory_iterator(job_dir())) {
-      if (f.path().extension() == ".db") fs::copy_file(f.path(), dir_ / f.path().filename());
+    RankTracesTest::SetUp();
+    npuscope::testing::copy_emulated_job(dir_);
+    // NPUSCOPE_KEEP_RANK_TRACES=DIR keeps a copy, to look at (`npuscope view DIR`; docs/cluster.md's
+    // picture).
+    if (const char* keep = std::getenv("NPUSCOPE_KEEP_RANK_TRACES"); keep != nullptr && *keep != '\0') {
+      npuscope::testing::copy_emulated_job(keep);
     }
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void write_text(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
-
-  fs::path dir_;
 };
 
-bool has_problem(const RankSet& set, const std::string& start) {
+bool has_problem(const ClusterModel& set, const std::string& start) {
   for (const std::string& p : set.problems()) {
     if (p.rfind(start, 0) == 0) return true;
   }
@@ -62,8 +45,8 @@ bool has_problem(const RankSet& set, const std::string& start) {
 
 }  // namespace
 
-TEST_F(RankSetTest, OneGroupPerRankInRankOrderOnOneAxis) {
-  const RankSet set(dir_.string());
+TEST_F(ClusterModelTest, OneGroupPerRankInRankOrderOnOneAxis) {
+  const ClusterModel set(dir_.string());
   ASSERT_EQ(set.ranks().size(), 4u);
   EXPECT_TRUE(set.problems().empty()) << set.problems().front();
   const char* titles[] = {"rank 0 (node 0)", "rank 1 (node 0)", "rank 2 (node 1)", "rank 3 (node 1)"};
@@ -91,8 +74,8 @@ TEST_F(RankSetTest, OneGroupPerRankInRankOrderOnOneAxis) {
   EXPECT_GT(set.last_ns(), set.ranks()[0].model->first_ns());
 }
 
-TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
-  const RankSet set(dir_.string());
+TEST_F(ClusterModelTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
+  const ClusterModel set(dir_.string());
   ASSERT_EQ(set.ranks().size(), 4u);
   EXPECT_EQ(set.collectives().size(), 4u);  // 2 steps of an all_reduce and an all_gather
   const TimelineModel& rank0 = *set.ranks()[0].model;
@@ -104,7 +87,7 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
       ++seen;
       const Collective* c = set.collective_of(0, item.id);
       ASSERT_NE(c, nullptr) << rank0.str(item.label_id);
-      EXPECT_EQ(set.communicator_name(c->communicator), "hccl_world_group");
+      EXPECT_EQ(set.communicator_name(c->key.communicator), "hccl_world_group");
       // The late rank (a virtual second of host work before it) arrives last at each all_reduce.
       const bool all_reduce = is(c->kind, CollectiveKind::kAllReduce);
       if (all_reduce) {
@@ -125,7 +108,7 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
         for (const collector::CommunicationRow& row : set.ranks()[m].reader->rows<collector::CommunicationRow>()) {
           if (row.task_id != mem.task_id) continue;
           found = true;
-          EXPECT_EQ(row.sequence, c->sequence);
+          EXPECT_EQ(row.sequence, c->key.sequence);
           EXPECT_EQ(row.arrival_ns, mem.arrival_ns);
           EXPECT_EQ(row.start_ns, mem.start_ns);
           EXPECT_EQ(row.end_ns, mem.end_ns);
@@ -153,11 +136,11 @@ TEST_F(RankSetTest, ACollectiveOfRankZeroIsFoundOnEveryRank) {
   EXPECT_EQ(set.collective_of(0, 1), nullptr);  // rank 0's first task: a matmul
 }
 
-TEST_F(RankSetTest, NonTracesAndDuplicatesAreSkippedAndReported) {
+TEST_F(ClusterModelTest, NonTracesAndDuplicatesAreSkippedAndReported) {
   write_text("notes.db", "not a database\n");
   write_text("README.txt", "ignored: not *.db\n");
   fs::copy_file(dir_ / "rank_1.db", dir_ / "rank_1_copy.db");
-  const RankSet set(dir_.string());
+  const ClusterModel set(dir_.string());
   ASSERT_EQ(set.ranks().size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(set.ranks()[i].rank, static_cast<int>(i));
   EXPECT_EQ(fs::path(set.ranks()[1].path).filename(), "rank_1.db");
@@ -167,9 +150,9 @@ TEST_F(RankSetTest, NonTracesAndDuplicatesAreSkippedAndReported) {
       << set.problems()[1];
 }
 
-TEST_F(RankSetTest, AMissingRankIsReportedAndTheOthersShown) {
+TEST_F(ClusterModelTest, AMissingRankIsReportedAndTheOthersShown) {
   fs::remove(dir_ / "rank_3.db");
-  const RankSet set(dir_.string());
+  const ClusterModel set(dir_.string());
   ASSERT_EQ(set.ranks().size(), 3u);
   ASSERT_EQ(set.problems().size(), 1u);
   EXPECT_EQ(set.problems()[0], "missing rank 3 of a world of 4");
@@ -178,13 +161,13 @@ TEST_F(RankSetTest, AMissingRankIsReportedAndTheOthersShown) {
   EXPECT_EQ(set.members(set.collectives().front()).size(), 3u);
 }
 
-TEST_F(RankSetTest, ADirectoryWithoutRankTracesIsAnErrorNamingWhatWasSkipped) {
+TEST_F(ClusterModelTest, ADirectoryWithoutRankTracesIsAnErrorNamingWhatWasSkipped) {
   for (const auto& f : fs::directory_iterator(dir_)) fs::remove(f.path());
   write_text("notes.db", "not a database\n");
   try {
-    const RankSet set(dir_.string());
+    const ClusterModel set(dir_.string());
     FAIL() << "no error";
-  } catch (const collector::TraceError& e) {
+  } catch (const analyzer::RankSetError& e) {
     EXPECT_NE(std::string(e.what()).find("no rank traces"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("notes.db: skipped"), std::string::npos) << e.what();
   }

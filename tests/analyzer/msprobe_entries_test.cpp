@@ -1,7 +1,8 @@
-// `export --msprobe` on a hand-built trace of one Linear module's forward, a ReLU, the backward the
-// autograd engine ran and the optimizer: Note [msprobe entries]'s rules, one by one (data flow,
-// saved tensors, parameters, node matching, numbering, construct.json), and the errors.
-#include "npuscope/collector/export_msprobe.h"
+// The msprobe entries (analyzer/msprobe_entries.h) through `export --msprobe`, on a hand-built trace
+// of one Linear module's forward, a ReLU, the backward the autograd engine ran and the optimizer:
+// Note [msprobe entries]'s rules, one by one (data flow, saved tensors, parameters, node matching,
+// numbering, construct.json), and the errors.
+#include "npuscope/analyzer/msprobe_entries.h"
 
 #include <gtest/gtest.h>
 
@@ -120,7 +121,7 @@ class MsprobeExportTest : public ExportTest {
 
   MsprobeExportResult run_export() {
     const auto reader = TraceReader::open(path("t.db"));
-    return export_msprobe(*reader, path("out"));
+    return export_msprobe(*reader, npuscope::analyzer::msprobe_entries(*reader), path("out"));
   }
   Json read_json(int step, const char* file) {
     std::ifstream in(path("out/step" + std::to_string(step) + "/rank0/" + file));
