@@ -37,8 +37,8 @@ constexpr Column kOverallColumns[] = {
 
 constexpr Column kMemoryColumns[] = {
     {"metric", Unit::kText, "peak allocated and reserved (the allocator's totals), allocations, frees"},
-    {"base_bytes", Unit::kBytes, "BASE", "base"},
-    {"new_bytes", Unit::kBytes, "NEW", "new"},
+    {"base_bytes", Unit::kBytes, "BASE's value", "base"},
+    {"new_bytes", Unit::kBytes, "NEW's value", "new"},
     {"diff_bytes", Unit::kBytes, "NEW - BASE", "diff"},
     {"ratio", Unit::kFactor, "NEW / BASE"},
     {"base_count", Unit::kCount, "BASE's allocations or frees", "base n"},
@@ -58,23 +58,44 @@ constexpr Column kMatchingColumns[] = {
     {"unchanged", Unit::kCount, "op rows whose time did not change"},
 };
 
+// The columns of BASE, NEW, diff and ratio each per-op table has (diff_op_tables.cpp fills them
+// with totals_cells and calls_cells), and what one table says otherwise.
+constexpr Column kBaseTotal{"base_total_ns", Unit::kNs, "BASE's device time of its calls", "base"};
+constexpr Column kNewTotal{"new_total_ns", Unit::kNs, "NEW's", "new"};
+constexpr Column kDiff{"diff_ns", Unit::kNs, "NEW - BASE: the time it adds (rows sorted by it, most first)", "diff"};
+constexpr Column kRatio{"ratio", Unit::kFactor, "NEW / BASE"};
+constexpr Column kBaseCalls{"base_calls", Unit::kCount, "BASE's calls", "base n"};
+constexpr Column kNewCalls{"new_calls", Unit::kCount, "NEW's calls", "new n"};
+constexpr Column kBaseAvg{"base_avg_ns", Unit::kNs, "BASE's average call", "base avg"};
+constexpr Column kNewAvg{"new_avg_ns", Unit::kNs, "NEW's average call", "new avg"};
+constexpr Column kBaseMax{"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true};
+constexpr Column kNewMax{"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true};
+constexpr Column with_doc(Column c, std::string_view doc) {
+  c.doc = doc;
+  return c;
+}
+constexpr Column detail(Column c) {
+  c.detail = true;
+  return c;
+}
+
 constexpr Column kOpsColumns[] = {
     {"op", Unit::kOpName, "the op: NEW's name (BASE's for a removed op)"},
     {"op_type", Unit::kText, "its type (NEW's)", "type"},
     {"match", Unit::kText,
-     "how its calls were paired: name, name map, type+shape, type; added / removed (with a count when some of its "
+     "how its calls were paired: name, name map, type+shape; added / removed (with a count when some of its "
      "calls were)"},
     {"base_op", Unit::kText, "BASE's name when it differs (renamed)", "base op", true},
-    {"base_total_ns", Unit::kNs, "BASE's device time of its calls", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE: the time it adds (rows sorted by it, most first)", "diff"},
-    {"ratio", Unit::kFactor, "NEW / BASE"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
-    {"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true},
-    {"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true},
+    kBaseTotal,
+    kNewTotal,
+    kDiff,
+    kRatio,
+    kBaseCalls,
+    kNewCalls,
+    detail(kBaseAvg),
+    detail(kNewAvg),
+    kBaseMax,
+    kNewMax,
     {"base_unit", Unit::kText, "the unit BASE ran it on (AI_CORE, AI_VECTOR_CORE, AI_CPU, ...; mixed)", "base unit",
      true},
     {"new_unit", Unit::kText, "NEW's unit", "new unit", true},
@@ -89,30 +110,30 @@ constexpr Column kOpsColumns[] = {
 
 constexpr Column kOpTypesColumns[] = {
     {"op_type", Unit::kText, "the op type", "type"},
-    {"base_total_ns", Unit::kNs, "BASE's device time", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
-    {"ratio", Unit::kFactor, "NEW / BASE"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg"},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg"},
+    kBaseTotal,
+    kNewTotal,
+    kDiff,
+    kRatio,
+    kBaseCalls,
+    kNewCalls,
+    kBaseAvg,
+    kNewAvg,
 };
 
 constexpr Column kKernelsColumns[] = {
     {"op_type", Unit::kText, "the op type", "type"},
     {"input_shapes", Unit::kText, "its input shapes: one row per shape, so that a shape change stands out", "shapes"},
-    {"base_total_ns", Unit::kNs, "BASE's device time", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
-    {"ratio", Unit::kFactor, "NEW / BASE (total)"},
+    kBaseTotal,
+    kNewTotal,
+    kDiff,
+    with_doc(kRatio, "NEW / BASE (total)"),
     {"avg_ratio", Unit::kFactor, "NEW's average call / BASE's", "avg ratio"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
-    {"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true},
-    {"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true},
+    kBaseCalls,
+    kNewCalls,
+    detail(kBaseAvg),
+    detail(kNewAvg),
+    kBaseMax,
+    kNewMax,
     {"base_min_ns", Unit::kNs, "BASE's shortest call", "base min", true},
     {"new_min_ns", Unit::kNs, "NEW's shortest call", "new min", true},
 };
@@ -120,14 +141,14 @@ constexpr Column kKernelsColumns[] = {
 constexpr Column kApisColumns[] = {
     {"api", Unit::kText, "the host call: a runtime API (aclnn*, aclrt*) or a framework op (aten::mm, a module)"},
     {"source", Unit::kText, "runtime (API) or framework (PYTORCH_API)"},
-    {"base_total_ns", Unit::kNs, "BASE's host time in it", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
-    {"ratio", Unit::kFactor, "NEW / BASE"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
+    with_doc(kBaseTotal, "BASE's host time in it"),
+    kNewTotal,
+    kDiff,
+    kRatio,
+    kBaseCalls,
+    kNewCalls,
+    detail(kBaseAvg),
+    detail(kNewAvg),
 };
 
 }  // namespace
@@ -151,7 +172,7 @@ const TableSpec kDiffMemoryTable{"diff_memory",
                                  Layout::kRows,
                                  Section::kSummary};
 const TableSpec kDiffMatchingTable{
-    "diff_matching",  "Op matching",   "How the ops of the two runs were paired (Note [Diff op matching]).",
+    "diff_matching",  "Op matching",   "How the ops of the two runs were paired (Note [Op pairing]).",
     kMatchingColumns, Layout::kRecord, Section::kSummary};
 const TableSpec kDiffOpsTable{"diff_ops",
                               "Ops (what got slower, and by how much)",
