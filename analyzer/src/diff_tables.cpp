@@ -59,8 +59,9 @@ constexpr Column kMatchingColumns[] = {
 };
 
 // The columns of BASE, NEW, diff and ratio each per-op table has (diff_op_tables.cpp fills them
-// with totals_cells and calls_cells), and what one table says otherwise.
-constexpr Column kBaseTotal{"base_total_ns", Unit::kNs, "BASE's device time of its calls", "base"};
+// with append_totals and append_calls), and what one table says otherwise.
+constexpr Column kBaseTotal{"base_total_ns", Unit::kNs, "BASE's time in its calls (device time; host time for an API)",
+                            "base"};
 constexpr Column kNewTotal{"new_total_ns", Unit::kNs, "NEW's", "new"};
 constexpr Column kDiff{"diff_ns", Unit::kNs, "NEW - BASE: the time it adds (rows sorted by it, most first)", "diff"};
 constexpr Column kRatio{"ratio", Unit::kFactor, "NEW / BASE"};
@@ -70,30 +71,23 @@ constexpr Column kBaseAvg{"base_avg_ns", Unit::kNs, "BASE's average call", "base
 constexpr Column kNewAvg{"new_avg_ns", Unit::kNs, "NEW's average call", "new avg"};
 constexpr Column kBaseMax{"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true};
 constexpr Column kNewMax{"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true};
-constexpr Column with_doc(Column c, std::string_view doc) {
-  c.doc = doc;
-  return c;
-}
 constexpr Column detail(Column c) {
   c.detail = true;
   return c;
 }
+// Totals and calls, the averages left out of the terminal (the ops and APIs tables).
+constexpr Column kSides[] = {kBaseTotal, kNewTotal,        kDiff,          kRatio, kBaseCalls,
+                             kNewCalls,  detail(kBaseAvg), detail(kNewAvg)};
 
-constexpr Column kOpsColumns[] = {
+constexpr Column kOpsLead[] = {
     {"op", Unit::kOpName, "the op: NEW's name (BASE's for a removed op)"},
     {"op_type", Unit::kText, "its type (NEW's)", "type"},
     {"match", Unit::kText,
      "how its calls were paired: name, name map, type+shape; added / removed (with a count when some of its "
      "calls were)"},
     {"base_op", Unit::kText, "BASE's name when it differs (renamed)", "base op", true},
-    kBaseTotal,
-    kNewTotal,
-    kDiff,
-    kRatio,
-    kBaseCalls,
-    kNewCalls,
-    detail(kBaseAvg),
-    detail(kNewAvg),
+};
+constexpr Column kOpsTail[] = {
     kBaseMax,
     kNewMax,
     {"base_unit", Unit::kText, "the unit BASE ran it on (AI_CORE, AI_VECTOR_CORE, AI_CPU, ...; mixed)", "base unit",
@@ -107,6 +101,7 @@ constexpr Column kOpsColumns[] = {
     {"new_task_id", Unit::kTaskId, "NEW's call that added the most time (the viewer jumps to it)", "new task", true},
     {"base_task_id", Unit::kTaskId, "its BASE call", "base task", true},
 };
+constexpr auto kOpsColumns = join_columns(kOpsLead, kSides, kOpsTail);
 
 constexpr Column kOpTypesColumns[] = {
     {"op_type", Unit::kText, "the op type", "type"},
@@ -126,7 +121,7 @@ constexpr Column kKernelsColumns[] = {
     kBaseTotal,
     kNewTotal,
     kDiff,
-    with_doc(kRatio, "NEW / BASE (total)"),
+    {"ratio", Unit::kFactor, "NEW / BASE (total)"},
     {"avg_ratio", Unit::kFactor, "NEW's average call / BASE's", "avg ratio"},
     kBaseCalls,
     kNewCalls,
@@ -138,18 +133,11 @@ constexpr Column kKernelsColumns[] = {
     {"new_min_ns", Unit::kNs, "NEW's shortest call", "new min", true},
 };
 
-constexpr Column kApisColumns[] = {
+constexpr Column kApisLead[] = {
     {"api", Unit::kText, "the host call: a runtime API (aclnn*, aclrt*) or a framework op (aten::mm, a module)"},
     {"source", Unit::kText, "runtime (API) or framework (PYTORCH_API)"},
-    with_doc(kBaseTotal, "BASE's host time in it"),
-    kNewTotal,
-    kDiff,
-    kRatio,
-    kBaseCalls,
-    kNewCalls,
-    detail(kBaseAvg),
-    detail(kNewAvg),
 };
+constexpr auto kApisColumns = join_columns(kApisLead, kSides);
 
 }  // namespace
 

@@ -56,7 +56,8 @@ constexpr Column kOpColumns[] = {
     {"call_index", Unit::kCount, "n-th call of its name (TASK.call_index)", "call", true},
     {"task_id", Unit::kTaskId, "the NPU task", "task", true},
     {"golden_task_id", Unit::kId, "the golden trace's task it was paired with", "golden task", true},
-    {"start_ns", Unit::kNs, "when the NPU task started", "start", true},
+    {"start_ns", Unit::kNs, "when the NPU task started; null in a comparison read back from COMPARE_RESULT", "start",
+     true},
     {"npu_overflow", Unit::kFlag, "the NPU task was flagged as overflowing (TASK.overflow)", "overflow", true},
     {"npu_underflow", Unit::kCount, "output elements the NPU task flushed to zero (TASK.underflow)", "underflow", true},
 };
@@ -65,7 +66,7 @@ constexpr TableSpec kFirstFailingTable{"first_failing_op",
                                        "The first failing op in execution order; null when none fails.",
                                        kOpColumns,
                                        Layout::kRecord,
-                                       Section::kSummary,
+                                       Section::kDetail,
                                        {},
                                        {},
                                        analyzer::kNotInText};
@@ -75,7 +76,7 @@ constexpr TableSpec kFirstIntroducingTable{
     "The first failing op whose inputs match the golden run (Note [Verdicts]); null when none.",
     kOpColumns,
     Layout::kRecord,
-    Section::kSummary,
+    Section::kDetail,
     {},
     {},
     analyzer::kNotInText};
@@ -218,7 +219,7 @@ Row op_row(const OpVerdict& op) {
           std::int64_t{op.call_index},
           op.npu_task_id,
           op.golden_task_id,
-          op.start_ns,
+          op.start_ns >= 0 ? Value(op.start_ns) : Value(),
           op.npu_overflow,
           op.npu_underflow};
 }
@@ -306,8 +307,6 @@ analyzer::Report compare_report(const CompareResult& r, int top) {
   report.rules = {"compare"};
   report.notes = r.notes;
   if (!r.stored) report.tables.push_back(summary_table(r));
-  report.tables.push_back(op_record(kFirstFailingTable, r, r.first_failing));
-  report.tables.push_back(op_record(kFirstIntroducingTable, r, r.first_introducing));
   Table ops = ops_table(r);
   if (top > 0 && ops.rows.size() > static_cast<std::size_t>(top)) {
     report.notes.push_back("ops: the " + std::to_string(top) + " worst of " + std::to_string(ops.rows.size()) +
@@ -315,6 +314,8 @@ analyzer::Report compare_report(const CompareResult& r, int top) {
     ops.rows.resize(static_cast<std::size_t>(top));
   }
   report.tables.push_back(std::move(ops));
+  report.tables.push_back(op_record(kFirstFailingTable, r, r.first_failing));
+  report.tables.push_back(op_record(kFirstIntroducingTable, r, r.first_introducing));
   if (!r.stored) {
     report.tables.push_back(unmatched_table(kUnmatchedNpuTable, r.unmatched_npu));
     report.tables.push_back(unmatched_table(kUnmatchedGoldenTable, r.unmatched_golden));

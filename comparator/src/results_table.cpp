@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "compare_ops.h"
@@ -39,27 +40,23 @@ void store_results(const CompareResult& result, const std::string& path, bool ne
 
 namespace {
 
-// A stored row back as the comparator wrote it, as far as COMPARE_RESULT keeps it.
+// A stored row back as the comparator wrote it, as far as COMPARE_RESULT keeps it: allclose -1
+// says the metrics did not apply (not comparable, or statistics mode).
 CompareRow row_of(const collector::TraceReader& trace, const collector::CompareResultRow& s) {
-  CompareRow r;
-  r.op_name = trace.string(s.name_id);
-  r.op_type = trace.string(s.op_type_id);
-  r.call_index = s.call_index;
-  r.npu_task_id = s.task_id;
-  r.golden_task_id = s.golden_task_id;
-  r.role = s.role;
-  r.index = s.idx;
-  r.tensor = tensor_label(s.role, s.idx);
+  CompareRow r{.op_name = trace.string(s.name_id),
+               .op_type = trace.string(s.op_type_id),
+               .call_index = s.call_index,
+               .npu_task_id = s.task_id,
+               .golden_task_id = s.golden_task_id,
+               .role = s.role,
+               .index = s.idx,
+               .tensor = tensor_label(s.role, s.idx)};
   TensorMetrics& m = r.metrics;
-  m.comparable = s.allclose >= 0;  // -1: the metrics did not apply (not comparable, statistics mode)
-  m.cosine = s.cosine;
-  m.max_abs_err = s.max_abs_err;
-  m.max_rel_err = s.max_rel_err;
-  m.one_thousandth_ratio = s.one_thousandth_ratio;
-  m.five_thousandth_ratio = s.five_thousandth_ratio;
-  m.rmse = s.rmse;
-  m.rel_euclidean = s.rel_euclidean;
+  m.comparable = s.allclose >= 0;
   m.allclose = s.allclose == 1;
+  std::tie(m.cosine, m.max_abs_err, m.max_rel_err, m.one_thousandth_ratio, m.five_thousandth_ratio, m.rmse,
+           m.rel_euclidean) = std::tie(s.cosine, s.max_abs_err, s.max_rel_err, s.one_thousandth_ratio,
+                                       s.five_thousandth_ratio, s.rmse, s.rel_euclidean);
   r.verdict = enum_from_value<Verdict>(s.verdict).value_or(Verdict::kNotApplicable);
   r.reason = s.reason_id != 0 ? trace.string(s.reason_id) : "";
   return r;
@@ -79,7 +76,7 @@ CompareResult load_results(const collector::TraceReader& trace) {
   for (std::size_t first = 0, last = 0; first < result.rows.size(); first = last) {
     const CompareRow& r = result.rows[first];
     while (last < result.rows.size() && result.rows[last].npu_task_id == r.npu_task_id) ++last;
-    add_judged_op(result, {r.op_name, r.op_type, r.call_index, "", r.npu_task_id, r.golden_task_id}, first, last);
+    add_judged_op(result, {r.op_name, r.op_type, r.call_index, "", r.npu_task_id, r.golden_task_id, -1}, first, last);
   }
   return result;
 }

@@ -24,6 +24,8 @@
 // - A column of unit op name or task id lets the viewer jump to the op.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -68,6 +70,16 @@ struct Column {
   bool detail = false;     // left out of the terminal table (JSON, CSV and the viewer have it)
 };
 std::string column_label(const Column& c);
+
+// One table's columns from groups that several tables share (a diff's BASE, NEW, diff, ratio):
+// constexpr, for a TableSpec's `columns`.
+template <std::size_t... N>
+constexpr std::array<Column, (N + ...)> join_columns(const Column (&... groups)[N]) {
+  std::array<Column, (N + ...)> out{};
+  std::size_t at = 0;
+  ((std::copy(groups, groups + N, out.begin() + at), at += N), ...);
+  return out;
+}
 
 enum class Layout : std::uint8_t { kRows, kRecord, kItems };
 enum class Section : std::uint8_t { kSummary, kAlert, kAdvice, kDetail };

@@ -64,7 +64,8 @@ struct OpVerdict {
   std::string op_name, op_type;
   std::int32_t call_index = 0;
   std::string pass;  // "forward", "backward", "optimizer"; "" when the trace has no PYTORCH_API
-  std::int64_t npu_task_id = 0, golden_task_id = 0, start_ns = 0;
+  std::int64_t npu_task_id = 0, golden_task_id = 0;
+  std::int64_t start_ns = 0;                  // -1: not known (read back from COMPARE_RESULT)
   Verdict verdict = Verdict::kNotApplicable;  // fail if any output fails, pass if all pass
   ErrorOrigin origin = ErrorOrigin::kNone;
   double worst_cosine = 0, worst_max_abs_err = 0;  // over its outputs (NaN when not compared)

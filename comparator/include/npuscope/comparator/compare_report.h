@@ -14,9 +14,9 @@
 namespace npuscope::comparator {
 
 // The tables in this order: summary (with the first failing and the first introducing op in a
-// line each), first_failing_op, first_introducing_op, ops (worst first: failing, then lowest
-// cosine, then largest max abs err), unmatched_npu, unmatched_golden, rows (every tensor); and the
-// result's notes. `top` > 0 keeps that many ops rows (a note says how many there were): the text
+// line each), ops (worst first: failing, then lowest cosine, then largest max abs err),
+// first_failing_op, first_introducing_op, unmatched_npu, unmatched_golden, rows (every tensor); and
+// the result's notes. `top` > 0 keeps that many ops rows (a note says how many there were): the text
 // report's --top. A result read back from COMPARE_RESULT (load_results) has no summary and no
 // unmatched tables: the table keeps the compared tensors only.
 analyzer::Report compare_report(const CompareResult& result, int top = 0);
