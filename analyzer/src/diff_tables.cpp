@@ -162,29 +162,21 @@ const TableSpec kDiffMemoryTable{"diff_memory",
 const TableSpec kDiffMatchingTable{
     "diff_matching",  "Op matching",   "How the ops of the two runs were paired (Note [Op pairing]).",
     kMatchingColumns, Layout::kRecord, Section::kSummary};
-const TableSpec kDiffOpsTable{"diff_ops",
-                              "Ops (what got slower, and by how much)",
+// The per-op tables: rows, details (TableSpec's defaults).
+const TableSpec kDiffOpsTable{"diff_ops", "Ops (what got slower, and by how much)",
                               "Per op: its paired calls, plus its added or removed ones; sorted by the time it "
                               "adds (diff), most first. A unit or shape change says why.",
-                              kOpsColumns,
-                              Layout::kRows,
-                              Section::kDetail};
-const TableSpec kDiffOpTypesTable{"diff_op_types", "Op types",    "Per op type, sorted by the time it adds.",
-                                  kOpTypesColumns, Layout::kRows, Section::kDetail};
-const TableSpec kDiffKernelsTable{"diff_kernels",
-                                  "Kernels by input shape",
+                              kOpsColumns};
+const TableSpec kDiffOpTypesTable{"diff_op_types", "Op types", "Per op type, sorted by the time it adds.",
+                                  kOpTypesColumns};
+const TableSpec kDiffKernelsTable{"diff_kernels", "Kernels by input shape",
                                   "msprof-analyze's KernelCompare: per op type and input shapes, sorted by the time "
                                   "it adds; a shape that only one run has is a row of its own.",
-                                  kKernelsColumns,
-                                  Layout::kRows,
-                                  Section::kDetail};
-const TableSpec kDiffApisTable{"diff_apis",
-                               "Host APIs and framework ops",
+                                  kKernelsColumns};
+const TableSpec kDiffApisTable{"diff_apis", "Host APIs and framework ops",
                                "Host time per runtime API and per framework op (msprof-analyze's ApiCompare), "
                                "sorted by the time it adds.",
-                               kApisColumns,
-                               Layout::kRows,
-                               Section::kDetail};
+                               kApisColumns};
 
 std::vector<const TableSpec*> diff_table_specs() {
   return {&kDiffRunsTable, &kDiffOverallTable, &kDiffMemoryTable,  &kDiffMatchingTable,

@@ -80,13 +80,10 @@ constexpr TableSpec kFirstIntroducingTable{
     {},
     {},
     analyzer::kNotInText};
-constexpr TableSpec kOpsTable{"ops",
-                              "Worst ops",
+constexpr TableSpec kOpsTable{"ops", "Worst ops",
                               "Every paired op with tensors, failing first, then by lowest cosine, then by largest "
                               "max abs err, then in execution order.",
-                              kOpColumns,
-                              Layout::kRows,
-                              Section::kDetail};
+                              kOpColumns};
 
 constexpr Column kUnmatchedColumns[] = {
     {"op_name", Unit::kOpName, "the op's name", "op"},
