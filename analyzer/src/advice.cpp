@@ -5,13 +5,13 @@
 #include <set>
 
 #include "analyses.h"
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 #include "rules.h"
 #include "tensor_shapes.h"
 
 namespace npuscope::analyzer {
 
-using collector::format_ns;
+using analyzer::format_ns;
 namespace {
 
 constexpr std::int64_t kBigOpNs = 20'000;  // block dim matters for ops at least this long

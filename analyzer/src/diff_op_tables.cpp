@@ -1,9 +1,10 @@
-// The per-op tables of a diff. Each groups the ops by a key shared by both sides (diff_keys.h) in one
+// The per-op tables of a diff. Each groups the ops by a key shared by both sides (KeySpace) in one
 // pass per side and sorts its rows by the time they add, most first (ties by name): msprof-analyze
 // sorts OperatorCompareStatistic that way, and leaves KernelCompare and ApiCompare unsorted, which
 // hides the regression in a long table.
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <unordered_map>
 
 #include "diff_op_tables.h"
@@ -21,6 +22,17 @@ struct BothSides {
   std::int64_t diff() const { return next.total - base.total; }
 };
 
+// The cells of diff_tables.cpp's shared columns: BASE's and NEW's totals, diff and ratio; calls
+// and average calls.
+Row& append_totals(Row& row, const BothSides& s) {
+  row.insert(row.end(), {s.base.total, s.next.total, s.diff(), diff_ratio(s.base.total, s.next.total)});
+  return row;
+}
+Row& append_calls(Row& row, const BothSides& s) {
+  row.insert(row.end(), {s.base.count, s.next.count, avg(s.base), avg(s.next)});
+  return row;
+}
+
 // Sorts rows by the time they add, most first, then by `name`; adds them to a table of `spec`.
 template <class Item, class Name, class Cells>
 Table sorted_table(const TableSpec& spec, std::vector<Item>& items, Name name, Cells cells) {
@@ -37,7 +49,7 @@ Table sorted_table(const TableSpec& spec, std::vector<Item>& items, Name name, C
 // One row of the ops table: the calls of one op, paired or not.
 struct OpGroup : BothSides {
   std::int32_t base_name = 0, new_name = 0, type = 0;
-  std::int64_t by[3] = {}, added = 0, removed = 0;
+  std::int64_t by[std::size(enum_values<PairingStage>())] = {}, added = 0, removed = 0;
   std::int32_t base_unit = -1, new_unit = -1;      // TaskType; -2 mixed
   std::int32_t base_shapes = -1, new_shapes = -1;  // of the first call
   std::int64_t worst = std::numeric_limits<std::int64_t>::min(), worst_new_task = 0, worst_base_task = 0;
@@ -45,14 +57,15 @@ struct OpGroup : BothSides {
   void add_base(const DiffOp& op) {
     base.add(op.dur_ns);
     note_unit(base_unit, op.task_type);
-    if (base_shapes < 0) base_shapes = op.shapes;
+    if (base_shapes < 0) base_shapes = op.keys.shapes;
   }
   void add_new(const DiffOp& op) {
     next.add(op.dur_ns);
     note_unit(new_unit, op.task_type);
-    if (new_shapes < 0) new_shapes = op.shapes;
-    type = op.type;
+    if (new_shapes < 0) new_shapes = op.keys.shapes;
+    type = op.keys.type;
   }
+  std::int64_t pairs() const { return std::accumulate(std::begin(by), std::end(by), std::int64_t{0}); }
   static void note_unit(std::int32_t& unit, std::int32_t task_type) {
     unit = unit == -1 || unit == task_type ? task_type : -2;
   }
@@ -62,10 +75,9 @@ std::string unit_text(std::int32_t unit) { return unit == -2 ? "mixed" : collect
 
 // "name", "type+shape (+2 added)", "added", ...: how most of the group's calls were paired.
 std::string match_text(const OpGroup& g) {
-  const std::int64_t pairs = g.by[0] + g.by[1] + g.by[2];
-  if (pairs == 0) return g.added > 0 ? "added" : "removed";
+  if (g.pairs() == 0) return g.added > 0 ? "added" : "removed";
   const auto most = std::max_element(std::begin(g.by), std::end(g.by)) - std::begin(g.by);
-  std::string out(diff_match_name(static_cast<DiffMatch>(most)));
+  std::string out(enum_name(static_cast<PairingStage>(most)));
   if (g.added > 0) out += " (+" + std::to_string(g.added) + " added)";
   if (g.removed > 0) out += " (+" + std::to_string(g.removed) + " removed)";
   return out;
@@ -102,10 +114,10 @@ Table diff_ops_table(const DiffInputs& in, OpRowCounts& counts) {
   };
   const std::vector<DiffOp>& base = in.base.ops;
   const std::vector<DiffOp>& next = in.next.ops;
-  for (const OpMatch& m : in.matching.pairs) {
-    const DiffOp& b = base[m.base];
-    const DiffOp& n = next[m.next];
-    OpGroup& g = group(b.name, n.name);
+  for (const OpPair& m : in.pairing.pairs) {
+    const DiffOp& b = base[m.reference];
+    const DiffOp& n = next[m.subject];
+    OpGroup& g = group(b.keys.name, n.keys.name);
     g.add_base(b);
     g.add_new(n);
     ++g.by[static_cast<int>(m.how)];
@@ -115,24 +127,24 @@ Table diff_ops_table(const DiffInputs& in, OpRowCounts& counts) {
       g.worst_base_task = b.task_id;
     }
   }
-  for (const std::uint32_t j : in.matching.added) {  // with the op's paired calls, if it has any
-    OpGroup& g = group(next[j].name, next[j].name);
+  for (const std::uint32_t j : in.pairing.subject_only) {  // added: with the op's paired calls, if it has any
+    OpGroup& g = group(next[j].keys.name, next[j].keys.name);
     g.add_new(next[j]);
     ++g.added;
     if (g.worst_new_task == 0) g.worst_new_task = next[j].task_id;
   }
-  for (const std::uint32_t i : in.matching.removed) {
-    OpGroup& g = group(base[i].name, base[i].name);
+  for (const std::uint32_t i : in.pairing.reference_only) {  // removed
+    OpGroup& g = group(base[i].keys.name, base[i].keys.name);
     g.add_base(base[i]);
     ++g.removed;
-    if (g.next.count == 0) g.type = base[i].type;
+    if (g.next.count == 0) g.type = base[i].keys.type;
   }
   for (const OpGroup& g : groups) {
     (g.diff() > 0 ? counts.slower : g.diff() < 0 ? counts.faster : counts.unchanged) += 1;
   }
   const KeySpace& k = in.keys;
   const auto op_name = [&](const OpGroup& g) -> const std::string& {
-    return k.str(g.next.count > 0 || g.by[0] + g.by[1] + g.by[2] > 0 ? g.new_name : g.base_name);
+    return k.str(g.next.count > 0 || g.pairs() > 0 ? g.new_name : g.base_name);
   };
   const auto base_op = [&](const OpGroup& g) -> Value {
     if (g.base.count == 0) return {};
@@ -144,27 +156,12 @@ Table diff_ops_table(const DiffInputs& in, OpRowCounts& counts) {
   return sorted_table(kDiffOpsTable, groups, op_name, [&](const OpGroup& g) -> Row {
     Value renamed = base_op(g);
     Value change = change_text(g, renamed, k);
-    return {op_name(g),
-            k.str(g.type),
-            match_text(g),
-            std::move(renamed),
-            g.base.total,
-            g.next.total,
-            g.diff(),
-            diff_ratio(g.base.total, g.next.total),
-            g.base.count,
-            g.next.count,
-            avg(g.base),
-            avg(g.next),
-            max_of(g.base),
-            max_of(g.next),
-            unit_cell(g.base, g.base_unit),
-            unit_cell(g.next, g.new_unit),
-            shapes(g.base_shapes),
-            shapes(g.new_shapes),
-            std::move(change),
-            task(g.worst_new_task),
-            task(g.worst_base_task)};
+    Row cells{op_name(g), k.str(g.type), match_text(g), std::move(renamed)};
+    append_calls(append_totals(cells, g), g);
+    cells.insert(cells.end(), {max_of(g.base), max_of(g.next), unit_cell(g.base, g.base_unit),
+                               unit_cell(g.next, g.new_unit), shapes(g.base_shapes), shapes(g.new_shapes),
+                               std::move(change), task(g.worst_new_task), task(g.worst_base_task)});
+    return cells;
   });
 }
 
@@ -178,15 +175,15 @@ Table diff_op_types_table(const DiffInputs& in) {
     by_type[static_cast<std::size_t>(type)].type = type;
     return by_type[static_cast<std::size_t>(type)];
   };
-  for (const DiffOp& op : in.base.ops) row(op.type).base.add(op.dur_ns);
-  for (const DiffOp& op : in.next.ops) row(op.type).next.add(op.dur_ns);
+  for (const DiffOp& op : in.base.ops) row(op.keys.type).base.add(op.dur_ns);
+  for (const DiffOp& op : in.next.ops) row(op.keys.type).next.add(op.dur_ns);
   std::erase_if(by_type, [](const TypeRow& r) { return r.base.count == 0 && r.next.count == 0; });
   const KeySpace& k = in.keys;
   return sorted_table(
       kDiffOpTypesTable, by_type, [&](const TypeRow& r) -> const std::string& { return k.str(r.type); },
       [&](const TypeRow& r) -> Row {
-        return {k.str(r.type), r.base.total, r.next.total, r.diff(),   diff_ratio(r.base.total, r.next.total),
-                r.base.count,  r.next.count, avg(r.base),  avg(r.next)};
+        Row cells{k.str(r.type)};
+        return append_calls(append_totals(cells, r), r);
       });
 }
 
@@ -197,11 +194,11 @@ Table diff_kernels_table(const DiffInputs& in) {
   std::unordered_map<std::uint64_t, std::size_t> index;
   std::vector<KernelRow> rows;
   const auto row = [&](const DiffOp& op) -> KernelRow& {
-    const auto [it, added] = index.try_emplace(pack_keys(op.type, op.shapes), rows.size());
+    const auto [it, added] = index.try_emplace(pack_keys(op.keys.type, op.keys.shapes), rows.size());
     if (added) {
       rows.emplace_back();
-      rows.back().type = op.type;
-      rows.back().shapes = op.shapes;
+      rows.back().type = op.keys.type;
+      rows.back().shapes = op.keys.shapes;
     }
     return rows[it->second];
   };
@@ -215,14 +212,11 @@ Table diff_kernels_table(const DiffInputs& in) {
   return sorted_table(
       kDiffKernelsTable, rows, [&](const KernelRow& r) { return k.str(r.type) + ' ' + k.str(r.shapes); },
       [&](const KernelRow& r) -> Row {
-        return {k.str(r.type),  r.shapes != 0 ? Value(k.str(r.shapes)) : Value(std::string("N/A")),
-                r.base.total,   r.next.total,
-                r.diff(),       diff_ratio(r.base.total, r.next.total),
-                avg_ratio(r),   r.base.count,
-                r.next.count,   avg(r.base),
-                avg(r.next),    max_of(r.base),
-                max_of(r.next), min_of(r.base),
-                min_of(r.next)};
+        Row cells{k.str(r.type), r.shapes != 0 ? Value(k.str(r.shapes)) : Value(std::string("N/A"))};
+        append_totals(cells, r).push_back(avg_ratio(r));
+        append_calls(cells, r);
+        cells.insert(cells.end(), {max_of(r.base), max_of(r.next), min_of(r.base), min_of(r.next)});
+        return cells;
       });
 }
 
@@ -248,11 +242,8 @@ Table diff_apis_table(const DiffInputs& in) {
   return sorted_table(
       kDiffApisTable, rows, [&](const ApiRow& r) -> const std::string& { return k.str(r.name); },
       [&](const ApiRow& r) -> Row {
-        return {k.str(r.name), std::string(r.source),
-                r.base.total,  r.next.total,
-                r.diff(),      diff_ratio(r.base.total, r.next.total),
-                r.base.count,  r.next.count,
-                avg(r.base),   avg(r.next)};
+        Row cells{k.str(r.name), std::string(r.source)};
+        return append_calls(append_totals(cells, r), r);
       });
 }
 

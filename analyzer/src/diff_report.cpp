@@ -67,13 +67,14 @@ Table memory_table(const MemoryTotals& b, const MemoryTotals& n) {
 }
 
 Table matching_table(const DiffInputs& in, const OpRowCounts& rows) {
-  std::int64_t by[3] = {};
-  for (const OpMatch& m : in.matching.pairs) ++by[static_cast<int>(m.how)];
+  std::int64_t by[std::size(enum_values<PairingStage>())] = {};
+  for (const OpPair& m : in.pairing.pairs) ++by[static_cast<int>(m.how)];
   const auto count = [](std::size_t n) { return static_cast<std::int64_t>(n); };
   Table t{&kDiffMatchingTable, {}};
-  t.add({count(in.base.ops.size()), count(in.next.ops.size()), by[static_cast<int>(DiffMatch::kName)],
-         by[static_cast<int>(DiffMatch::kNameMap)], by[static_cast<int>(DiffMatch::kTypeShape)],
-         count(in.matching.added.size()), count(in.matching.removed.size()), rows.slower, rows.faster, rows.unchanged});
+  t.add({count(in.base.ops.size()), count(in.next.ops.size()), by[static_cast<int>(PairingStage::kName)],
+         by[static_cast<int>(PairingStage::kNameMap)], by[static_cast<int>(PairingStage::kTypeShape)],
+         count(in.pairing.subject_only.size()), count(in.pairing.reference_only.size()), rows.slower, rows.faster,
+         rows.unchanged});
   return t;
 }
 

@@ -5,8 +5,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "diff_keys.h"
-#include "diff_match.h"
 #include "diff_side.h"
 #include "npuscope/analyzer/report.h"
 
@@ -15,8 +13,8 @@ namespace npuscope::analyzer {
 struct DiffInputs {
   const DiffSide& base;
   const DiffSide& next;
-  const Matching& matching;
-  const KeySpace& keys;  // the sides' names, types, shapes and API names are its keys
+  const OpPairing& pairing;  // BASE the reference, NEW the subject
+  const KeySpace& keys;      // the sides' names, types, shapes and API names are its keys
   // NEW name key -> the BASE name(s) --op-name-map renamed to it.
   const std::unordered_map<std::int32_t, std::string>& renamed_from;
 };

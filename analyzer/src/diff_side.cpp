@@ -63,8 +63,6 @@ StepRange step_range(const collector::TraceReader& trace, std::optional<std::int
   throw DiffError(what);
 }
 
-bool is_diff_op(std::int32_t task_type) { return is_op(task_type) || is(task_type, TaskType::kCommunication); }
-
 // Note [Diff memory]: the side's own reader leaves out the columns a diff does not read (a trace has
 // an API call per task).
 const collector::ReaderOptions kDiffReading{
@@ -78,31 +76,19 @@ const collector::ReaderOptions kDiffReading{
 void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
   side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own.count("TASK"))));
   // A task belongs to the step its launch falls in; it starts at or after its launch.
-  own.for_each(
-      [&](const collector::TaskRow& t) {
-        check.row();
-        check_times(own, "TASK", "task_id", t.task_id,
-                    {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
-        if (!is_diff_op(t.task_type) || !range.contains(t.queued_ns)) return;
-        side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns),
-                            collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
-                            collector::compact_string_id(t.input_shapes_id), t.call_index,
-                            static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
-      },
-      {.starting = {{range.start_ns, kNoEnd}}});
+  own.for_each( [&](const collector::TaskRow& t) {
+    check.row();
+    check_times(own, "TASK", "task_id", t.task_id,
+                {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
+    if (!is_kernel_or_collective_op(t.task_type) || !range.contains(t.queued_ns)) return;
+    const PairingKeys ids{collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
+                          collector::compact_string_id(t.input_shapes_id), t.call_index};
+    side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns), ids,
+                        static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
+  }, {.starting = {{range.start_ns, kNoEnd}}});
   // A step keeps a part of the trace's tasks: give the rest back (the whole trace keeps ~all, no copy).
   if (side.ops.size() < side.ops.capacity() / 2) side.ops.shrink_to_fit();
-  // Call indexes from the range's first call of each name, so that two steps line up.
-  std::vector<std::int32_t> first_call;
-  for (const DiffOp& op : side.ops) {
-    const auto name = static_cast<std::size_t>(op.name);
-    if (name >= first_call.size()) first_call.resize(name + 1, std::numeric_limits<std::int32_t>::max());
-    first_call[name] = std::min(first_call[name], op.call);
-  }
-  for (DiffOp& op : side.ops) {  // in 64 bits: a damaged trace's negative call index must not overflow
-    const std::int64_t call = std::int64_t{op.call} - first_call[static_cast<std::size_t>(op.name)];
-    op.call = static_cast<std::int32_t>(std::min<std::int64_t>(call, std::numeric_limits<std::int32_t>::max()));
-  }
+  rebase_call_indexes(side.ops);  // so that two steps line up (Note [Op pairing])
 }
 
 // Adds v to the tally of id, growing the table.

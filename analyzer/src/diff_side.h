@@ -14,22 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/analyzer/op_pairing.h"
 #include "npuscope/collector/trace_reader.h"
 
 namespace npuscope::analyzer {
 
 struct DiffOp {
   std::int64_t task_id = 0, start_ns = 0, dur_ns = 0;
-  std::int32_t name = 0, type = 0, shapes = 0;  // the trace's string ids, then shared keys (ids_to_keys)
-  std::int32_t call = 0;                        // TASK.call_index, counted from the range's first call
+  // Names, types and shapes: the trace's string ids, then shared keys (ids_to_keys in diff.cpp);
+  // the call index counted from the range's first call of the name.
+  PairingKeys keys;
   std::int8_t task_type = 0, fallback = 0;
-  std::int8_t renamed = 0;  // BASE: the name map renamed it
 };
-
-// Two 32-bit keys (shared keys, a call index) as one sortable, hashable 64-bit key.
-inline std::uint64_t pack_keys(std::int32_t high, std::int32_t low) {
-  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(high)) << 32 | static_cast<std::uint32_t>(low);
-}
+static_assert(sizeof(DiffOp) == 48, "Note [Diff memory]: 48 bytes an op");
 
 // Count, total and largest of some durations or sizes.
 struct Tally {

@@ -37,8 +37,8 @@ constexpr Column kOverallColumns[] = {
 
 constexpr Column kMemoryColumns[] = {
     {"metric", Unit::kText, "peak allocated and reserved (the allocator's totals), allocations, frees"},
-    {"base_bytes", Unit::kBytes, "BASE", "base"},
-    {"new_bytes", Unit::kBytes, "NEW", "new"},
+    {"base_bytes", Unit::kBytes, "BASE's value", "base"},
+    {"new_bytes", Unit::kBytes, "NEW's value", "new"},
     {"diff_bytes", Unit::kBytes, "NEW - BASE", "diff"},
     {"ratio", Unit::kFactor, "NEW / BASE"},
     {"base_count", Unit::kCount, "BASE's allocations or frees", "base n"},
@@ -58,23 +58,38 @@ constexpr Column kMatchingColumns[] = {
     {"unchanged", Unit::kCount, "op rows whose time did not change"},
 };
 
-constexpr Column kOpsColumns[] = {
+// The columns of BASE, NEW, diff and ratio each per-op table has (diff_op_tables.cpp fills them
+// with append_totals and append_calls), and what one table says otherwise.
+constexpr Column kBaseTotal{"base_total_ns", Unit::kNs, "BASE's time in its calls (device time; host time for an API)",
+                            "base"};
+constexpr Column kNewTotal{"new_total_ns", Unit::kNs, "NEW's", "new"};
+constexpr Column kDiff{"diff_ns", Unit::kNs, "NEW - BASE: the time it adds (rows sorted by it, most first)", "diff"};
+constexpr Column kRatio{"ratio", Unit::kFactor, "NEW / BASE"};
+constexpr Column kBaseCalls{"base_calls", Unit::kCount, "BASE's calls", "base n"};
+constexpr Column kNewCalls{"new_calls", Unit::kCount, "NEW's calls", "new n"};
+constexpr Column kBaseAvg{"base_avg_ns", Unit::kNs, "BASE's average call", "base avg"};
+constexpr Column kNewAvg{"new_avg_ns", Unit::kNs, "NEW's average call", "new avg"};
+constexpr Column kBaseMax{"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true};
+constexpr Column kNewMax{"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true};
+constexpr Column detail(Column c) {
+  c.detail = true;
+  return c;
+}
+// Totals and calls, the averages left out of the terminal (the ops and APIs tables).
+constexpr Column kSides[] = {kBaseTotal, kNewTotal,        kDiff,          kRatio, kBaseCalls,
+                             kNewCalls,  detail(kBaseAvg), detail(kNewAvg)};
+
+constexpr Column kOpsLead[] = {
     {"op", Unit::kOpName, "the op: NEW's name (BASE's for a removed op)"},
     {"op_type", Unit::kText, "its type (NEW's)", "type"},
     {"match", Unit::kText,
-     "how its calls were paired: name, name map, type+shape, type; added / removed (with a count when some of its "
+     "how its calls were paired: name, name map, type+shape; added / removed (with a count when some of its "
      "calls were)"},
     {"base_op", Unit::kText, "BASE's name when it differs (renamed)", "base op", true},
-    {"base_total_ns", Unit::kNs, "BASE's device time of its calls", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE: the time it adds (rows sorted by it, most first)", "diff"},
-    {"ratio", Unit::kFactor, "NEW / BASE"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
-    {"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true},
-    {"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true},
+};
+constexpr Column kOpsTail[] = {
+    kBaseMax,
+    kNewMax,
     {"base_unit", Unit::kText, "the unit BASE ran it on (AI_CORE, AI_VECTOR_CORE, AI_CPU, ...; mixed)", "base unit",
      true},
     {"new_unit", Unit::kText, "NEW's unit", "new unit", true},
@@ -86,49 +101,43 @@ constexpr Column kOpsColumns[] = {
     {"new_task_id", Unit::kTaskId, "NEW's call that added the most time (the viewer jumps to it)", "new task", true},
     {"base_task_id", Unit::kTaskId, "its BASE call", "base task", true},
 };
+constexpr auto kOpsColumns = join_columns(kOpsLead, kSides, kOpsTail);
 
 constexpr Column kOpTypesColumns[] = {
     {"op_type", Unit::kText, "the op type", "type"},
-    {"base_total_ns", Unit::kNs, "BASE's device time", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
-    {"ratio", Unit::kFactor, "NEW / BASE"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg"},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg"},
+    kBaseTotal,
+    kNewTotal,
+    kDiff,
+    kRatio,
+    kBaseCalls,
+    kNewCalls,
+    kBaseAvg,
+    kNewAvg,
 };
 
 constexpr Column kKernelsColumns[] = {
     {"op_type", Unit::kText, "the op type", "type"},
     {"input_shapes", Unit::kText, "its input shapes: one row per shape, so that a shape change stands out", "shapes"},
-    {"base_total_ns", Unit::kNs, "BASE's device time", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
+    kBaseTotal,
+    kNewTotal,
+    kDiff,
     {"ratio", Unit::kFactor, "NEW / BASE (total)"},
     {"avg_ratio", Unit::kFactor, "NEW's average call / BASE's", "avg ratio"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
-    {"base_max_ns", Unit::kNs, "BASE's longest call", "base max", true},
-    {"new_max_ns", Unit::kNs, "NEW's longest call", "new max", true},
+    kBaseCalls,
+    kNewCalls,
+    detail(kBaseAvg),
+    detail(kNewAvg),
+    kBaseMax,
+    kNewMax,
     {"base_min_ns", Unit::kNs, "BASE's shortest call", "base min", true},
     {"new_min_ns", Unit::kNs, "NEW's shortest call", "new min", true},
 };
 
-constexpr Column kApisColumns[] = {
+constexpr Column kApisLead[] = {
     {"api", Unit::kText, "the host call: a runtime API (aclnn*, aclrt*) or a framework op (aten::mm, a module)"},
     {"source", Unit::kText, "runtime (API) or framework (PYTORCH_API)"},
-    {"base_total_ns", Unit::kNs, "BASE's host time in it", "base"},
-    {"new_total_ns", Unit::kNs, "NEW's", "new"},
-    {"diff_ns", Unit::kNs, "NEW - BASE (rows sorted by it)", "diff"},
-    {"ratio", Unit::kFactor, "NEW / BASE"},
-    {"base_calls", Unit::kCount, "BASE's calls", "base n"},
-    {"new_calls", Unit::kCount, "NEW's calls", "new n"},
-    {"base_avg_ns", Unit::kNs, "BASE's average call", "base avg", true},
-    {"new_avg_ns", Unit::kNs, "NEW's average call", "new avg", true},
 };
+constexpr auto kApisColumns = join_columns(kApisLead, kSides);
 
 }  // namespace
 
@@ -151,31 +160,23 @@ const TableSpec kDiffMemoryTable{"diff_memory",
                                  Layout::kRows,
                                  Section::kSummary};
 const TableSpec kDiffMatchingTable{
-    "diff_matching",  "Op matching",   "How the ops of the two runs were paired (Note [Diff op matching]).",
+    "diff_matching",  "Op matching",   "How the ops of the two runs were paired (Note [Op pairing]).",
     kMatchingColumns, Layout::kRecord, Section::kSummary};
-const TableSpec kDiffOpsTable{"diff_ops",
-                              "Ops (what got slower, and by how much)",
+// The per-op tables: rows, details (TableSpec's defaults).
+const TableSpec kDiffOpsTable{"diff_ops", "Ops (what got slower, and by how much)",
                               "Per op: its paired calls, plus its added or removed ones; sorted by the time it "
                               "adds (diff), most first. A unit or shape change says why.",
-                              kOpsColumns,
-                              Layout::kRows,
-                              Section::kDetail};
-const TableSpec kDiffOpTypesTable{"diff_op_types", "Op types",    "Per op type, sorted by the time it adds.",
-                                  kOpTypesColumns, Layout::kRows, Section::kDetail};
-const TableSpec kDiffKernelsTable{"diff_kernels",
-                                  "Kernels by input shape",
+                              kOpsColumns};
+const TableSpec kDiffOpTypesTable{"diff_op_types", "Op types", "Per op type, sorted by the time it adds.",
+                                  kOpTypesColumns};
+const TableSpec kDiffKernelsTable{"diff_kernels", "Kernels by input shape",
                                   "msprof-analyze's KernelCompare: per op type and input shapes, sorted by the time "
                                   "it adds; a shape that only one run has is a row of its own.",
-                                  kKernelsColumns,
-                                  Layout::kRows,
-                                  Section::kDetail};
-const TableSpec kDiffApisTable{"diff_apis",
-                               "Host APIs and framework ops",
+                                  kKernelsColumns};
+const TableSpec kDiffApisTable{"diff_apis", "Host APIs and framework ops",
                                "Host time per runtime API and per framework op (msprof-analyze's ApiCompare), "
                                "sorted by the time it adds.",
-                               kApisColumns,
-                               Layout::kRows,
-                               Section::kDetail};
+                               kApisColumns};
 
 std::vector<const TableSpec*> diff_table_specs() {
   return {&kDiffRunsTable, &kDiffOverallTable, &kDiffMemoryTable,  &kDiffMatchingTable,

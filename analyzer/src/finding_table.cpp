@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 
 namespace npuscope::analyzer {
 namespace {
@@ -26,6 +26,7 @@ std::size_t cell_type(Unit u) {
     case Unit::kFactor:
     case Unit::kNumber:
     case Unit::kRatio:
+    case Unit::kSimilarity:
     case Unit::kFlopsPerS:
     case Unit::kBytesPerS: return 2;
     case Unit::kFlag: return 4;
@@ -107,7 +108,6 @@ std::int64_t Table::impact_ns() const {
 }
 
 std::string format_cell(const Column& column, const Value& v) {
-  using namespace collector;
   if (std::holds_alternative<std::monostate>(v)) return "-";
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
@@ -126,9 +126,10 @@ std::string format_cell(const Column& column, const Value& v) {
         std::snprintf(buf, sizeof buf, "%.4g", *d);
         return buf;
       }
-      case Unit::kRatio: {
+      case Unit::kRatio:
+      case Unit::kSimilarity: {  // 0.99 is msprobe's cosine threshold: 0.999999 must not read 1
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3f", *d);
+        std::snprintf(buf, sizeof buf, column.unit == Unit::kRatio ? "%.3f" : "%.6f", *d);
         return buf;
       }
       default: {  // x: two decimals below 10, so that a 4 % change reads 1.04x, not 1.0x

@@ -1,4 +1,5 @@
-// docs/analyze.md's generated part, from the rules' table declarations (Note [Finding tables]).
+// docs/analyze.md's and docs/diff.md's generated parts, from the tables' declarations (Note [Finding
+// tables]); table_markdown writes one table for any tool's doc (compare's too).
 #include <sstream>
 
 #include "npuscope/analyzer/diff.h"
@@ -27,15 +28,17 @@ std::string rules_writing(const TableSpec* spec) {
   return out;
 }
 
-void write_table(std::ostringstream& o, const TableSpec& t, const std::string& written_by) {
+}  // namespace
+
+std::string table_markdown(const TableSpec& t, std::string_view written_by) {
+  std::ostringstream o;
   o << "\n### `" << t.name << "`: " << t.title << "\n\n"
     << t.doc << " Layout: " << layout_name(t.layout) << written_by << ".\n";
   if (!t.advice.empty()) o << "Advice printed with it: " << t.advice << ".\n";
   o << "\n| column | unit | meaning |\n|---|---|---|\n";
   for (const Column& c : t.columns) o << "| `" << c.name << "` | " << unit_name(c.unit) << " | " << c.doc << " |\n";
+  return o.str();
 }
-
-}  // namespace
 
 std::string findings_markdown() {
   std::ostringstream o;
@@ -48,7 +51,7 @@ std::string findings_markdown() {
        "booleans for flag; lists of strings for list; null when there is no value.\n\n"
     << "| rule | what it finds |\n|---|---|\n";
   for (const Rule* r : registered_rules()) o << "| `" << r->name << "` | " << r->doc << " |\n";
-  for (const TableSpec* t : all_table_specs()) write_table(o, *t, ". Written by " + rules_writing(t));
+  for (const TableSpec* t : all_table_specs()) o << table_markdown(*t, ". Written by " + rules_writing(t));
   return o.str();
 }
 
@@ -60,7 +63,7 @@ std::string diff_tables_markdown() {
        "and of the viewer's Diff panel. Cells are integers for ns, bytes, count and task id; numbers for % and x; "
        "strings for text and op name; booleans for flag; null when there is no value. A ratio whose BASE is 0 and "
        "NEW is not is infinite: `inf` in text and CSV, the string \"inf\" in JSON.\n";
-  for (const TableSpec* t : diff_table_specs()) write_table(o, *t, "");
+  for (const TableSpec* t : diff_table_specs()) o << table_markdown(*t);
   return o.str();
 }
 

@@ -3,13 +3,10 @@
 #include <algorithm>
 
 #include "npuscope/analyzer/format.h"
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 
 namespace npuscope::analyzer {
 namespace {
-
-using collector::TextReport;
-using collector::TextTable;
 
 bool right_aligned(Unit u) { return u != Unit::kText && u != Unit::kOpName && u != Unit::kList && u != Unit::kFlag; }
 
@@ -90,7 +87,7 @@ void write_text(const Report& r, std::ostream& out, const TextStyle& style) {
   };
   for (const Table* t : reading_order(r)) {
     if (t->spec->section != Section::kSummary) notes();  // the notes close the summary
-    if (t->rows.empty()) continue;
+    if (t->rows.empty() || t->spec->text_rows == kNotInText) continue;
     w.heading(heading_of(w, *t->spec));
     switch (t->spec->layout) {
       case Layout::kRecord: record(w, *t); break;

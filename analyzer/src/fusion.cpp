@@ -15,12 +15,12 @@
 #include <map>
 
 #include "analyses.h"
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 #include "rules.h"
 
 namespace npuscope::analyzer {
 
-using collector::format_ns;
+using analyzer::format_ns;
 namespace {
 
 constexpr std::int64_t kSmallOpNs = 20'000;  // a vector op this short is worth fusing

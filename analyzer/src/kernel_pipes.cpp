@@ -26,15 +26,15 @@
 #include <vector>
 
 #include "analyses.h"
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 #include "rules.h"
 
 namespace npuscope::analyzer {
 namespace {
 
-using collector::format_bytes;
-using collector::format_count;
-using collector::format_pct;
+using analyzer::format_bytes;
+using analyzer::format_count;
+using analyzer::format_pct;
 using collector::KernelBlockRow;
 
 constexpr double kSerialMinRatio = 0.2;          // MTE2 and Vector each busy a fifth of the blocks: worth overlapping

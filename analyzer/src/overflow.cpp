@@ -88,16 +88,11 @@ constexpr Column kOverflowSummaryColumns[] = {
      "found by"},
     {"origin_detail", Unit::kText, "what was seen, e.g. output 0: 12 Inf", "origin detail"},
 };
-constexpr Column kOverflowColumns[] = {
-    {"order", Unit::kCount, "position in execution order", "#"},
-    {"task_id", Unit::kTaskId, "TASK.task_id", "task"},
-    {"op_name", Unit::kOpName, "the op"},
-    {"op_type", Unit::kText, "its op type"},
-    {"device_id", Unit::kId, "its device", "device", true},
-    {"start_ns", Unit::kNs, "its start", "start"},
+constexpr Column kOverflowExtraColumns[] = {
     {"pass", Unit::kText, "forward, backward or optimizer (PyTorch scripts; else null)"},
     {"origin", Unit::kText, "the origin's method when this task is the NaN/Inf origin, else null"},
 };
+constexpr auto kOverflowColumns = join_columns(kTaskInOrderColumns, kOverflowExtraColumns);
 
 }  // namespace
 

@@ -51,4 +51,15 @@ struct Rule {
 // In report order.
 std::span<const Rule* const> registered_rules();
 
+// The leading columns of a table of tasks in execution order (overflows, underflows), which the
+// rules' tables join with their own (join_columns).
+inline constexpr Column kTaskInOrderColumns[] = {
+    {"order", Unit::kCount, "position in execution order", "#"},
+    {"task_id", Unit::kTaskId, "TASK.task_id", "task"},
+    {"op_name", Unit::kOpName, "the op"},
+    {"op_type", Unit::kText, "its op type"},
+    {"device_id", Unit::kId, "its device", "device", true},
+    {"start_ns", Unit::kNs, "its start", "start"},
+};
+
 }  // namespace npuscope::analyzer

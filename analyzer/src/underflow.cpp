@@ -82,19 +82,14 @@ constexpr Column kUnderflowSummaryColumns[] = {
     {"first_subnormal", Unit::kCount, "its output elements left subnormal (fewer significant bits)",
      "first op's subnormal elements"},
 };
-constexpr Column kUnderflowColumns[] = {
-    {"order", Unit::kCount, "position in execution order", "#"},
-    {"task_id", Unit::kTaskId, "TASK.task_id", "task"},
-    {"op_name", Unit::kOpName, "the op"},
-    {"op_type", Unit::kText, "its op type"},
-    {"device_id", Unit::kId, "its device", "device", true},
-    {"start_ns", Unit::kNs, "its start", "start"},
+constexpr Column kUnderflowExtraColumns[] = {
     {"flushed", Unit::kCount, "output elements flushed to zero (TASK.underflow)"},
     {"flushed_ratio", Unit::kRatio, "their share of its output elements (--dump stats traces; else null)",
      "share flushed"},
     {"subnormal", Unit::kCount, "output elements left subnormal (TASK.subnormal)"},
     {"pass", Unit::kText, "forward, backward or optimizer (PyTorch scripts; else null)", "pass", true},
 };
+constexpr auto kUnderflowColumns = join_columns(kTaskInOrderColumns, kUnderflowExtraColumns);
 
 }  // namespace
 

@@ -1,13 +1,16 @@
 // npuscope compare: NPU vs CPU golden accuracy, op by op, with the first failing op (comparator/).
 //
-//   npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE]
+//   npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE|DIR]
 //                    [--top N] [--fail-on-mismatch] [--annotate | --results FILE.db]
+//   npuscope compare --describe   (the compare tables' columns, units and docs, as markdown)
 //   npuscope compare --model M.onnx [exec's flags: --input NAME=FILE, --dim NAME=VALUE, --seed S,
 //                    --iterations N, --precision-mode MODE, --overflow-mode MODE, --spec PRESET,
 //                    --perturb GLOB:MODE ...] [one-shot flags] [same output flags]
 //   npuscope compare [--perturb GLOB:MODE]... [one-shot flags] [same output flags] -- CMD [ARGS...]
 //   one-shot flags: [--dump tensor|stats] [--ops GLOB]... [--steps A-B] [--keep-traces DIR] [--annotate]
 //
+// The report is finding tables (comparator/compare_report.h) written as `npuscope analyze` writes
+// its own: text to stdout or FILE, json likewise, csv one file per table into the directory -o names.
 // The one-shot forms record a golden run and an NPU run with `npuscope run --dump tensor` (Note
 // [One-shot comparison runs] in compare_runs.h), then compare the two traces as the two-trace form
 // does. --annotate stores the verdicts in the NPU trace's COMPARE_RESULT table (the viewer colours
@@ -22,8 +25,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,7 @@
 #include "npuscope/collector/trace_error.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/comparator/compare.h"
-#include "npuscope/comparator/format.h"
-#include "npuscope/comparator/mapping.h"
+#include "npuscope/comparator/compare_report.h"
 #include "npuscope/comparator/results_table.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/perturb.h"
@@ -48,7 +48,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE] [--top N] "
+    "npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE|DIR] [--top N] "
     "[--fail-on-mismatch] [--annotate | --results FILE.db]\n"
     "       npuscope compare --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--seed S] [--iterations N] "
     "[--precision-mode MODE] [--overflow-mode MODE] [--spec PRESET] [--perturb GLOB:MODE]... [one-shot flags] "
@@ -60,7 +60,7 @@ struct CompareFlags {
   std::vector<std::string> traces;
   std::string mapping, format = "text", output;
   int top = 20;
-  bool fail_on_mismatch = false, annotate = false;
+  bool fail_on_mismatch = false, annotate = false, describe = false;
   std::string results;
   // One shot: exec's own flags (exec_flags.h), for both runs of --model; --perturb for -- CMD too.
   ExecFlags exec;
@@ -88,27 +88,6 @@ class Progress {
   bool tty_ = isatty(STDERR_FILENO) != 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
-
-void write_output(const comparator::CompareResult& result, const CompareFlags& f) {
-  if (f.format == "json") {
-    const std::string json = comparator::to_json(result);
-    if (f.output.empty()) {
-      std::fwrite(json.data(), 1, json.size(), stdout);
-    } else {
-      write_text_file(f.output, json);
-    }
-    return;
-  }
-  std::ostringstream text;
-  if (f.format == "csv") {
-    comparator::write_csv(result, f.output.empty() ? std::cout : text);
-  } else if (f.output.empty()) {
-    comparator::write_text(result, std::cout, stdout_text_style(), f.top);
-  } else {
-    comparator::write_text(result, text, {}, f.top);
-  }
-  if (!f.output.empty()) write_text_file(f.output, text.str());
-}
 
 // Checks the one-shot flags before anything runs, with `npuscope run`'s and the emulator's own
 // parsers, so that a value is refused in the words it would be refused in later.
@@ -197,13 +176,15 @@ int compare_command(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")("traces", po::value(&f.traces)->composing(),
                                                  "NPU.db GOLDEN.db (positional)")(
       "mapping", po::value(&f.mapping), "YAML or JSON file: NPU op name -> golden op name")(
-      "format", po::value(&f.format)->default_value(f.format), "text | json | csv")("output,o", po::value(&f.output),
-                                                                                    "write to FILE instead of stdout")(
+      "format", po::value(&f.format)->default_value(f.format), "text | json | csv")(
+      "output,o", po::value(&f.output), "write to FILE (text, json) or into DIR (csv) instead of stdout")(
       "top", ranged_value(&f.top, "top", 0, 1'000'000)->default_value(f.top),
       "worst ops listed in the text report: 0 to 1000000")("fail-on-mismatch", po::bool_switch(&f.fail_on_mismatch),
                                                            "exit with status 1 when an op fails")(
       "annotate", po::bool_switch(&f.annotate), "store the verdicts in the NPU trace (COMPARE_RESULT), for the viewer")(
-      "results", po::value(&f.results), "store the verdicts in a new file FILE.db instead");
+      "results", po::value(&f.results), "store the verdicts in a new file FILE.db instead")(
+      "describe", po::bool_switch(&f.describe),
+      "print every compare table's columns, units and docs (markdown) and exit");
   // One shot (--model, or -- CMD): record a golden and an NPU run with dumps, then compare.
   po::options_description one_shot("one-shot comparison (--model M.onnx, or -- CMD [ARGS...])");
   one_shot.add_options()("dump", po::value(&f.dump.dump)->default_value(f.dump.dump),
@@ -223,9 +204,12 @@ int compare_command(int argc, char** argv) {
   po::variables_map vm;
   const int split = split_command(argc, argv, f);
   if (!parse_flags(split, argv, desc, kUsage, &positional, &vm)) return 0;
-  if (f.format != "text" && f.format != "json" && f.format != "csv") {
-    throw UsageError("--format must be text, json or csv, got '" + f.format + "'");
+  if (f.describe) {  // docs/compare.md's generated part
+    const std::string doc = comparator::compare_tables_markdown();
+    std::fwrite(doc.data(), 1, doc.size(), stdout);
+    return 0;
   }
+  check_report_format(f.format, f.output);
   if (f.one_shot()) {
     check_one_shot(f);
   } else {
@@ -240,7 +224,7 @@ int compare_command(int argc, char** argv) {
   comparator::CompareResult result;
   std::string annotated;  // the NPU trace that --annotate writes into
   try {
-    if (!f.mapping.empty()) options.mapping = comparator::load_mapping(f.mapping);
+    if (!f.mapping.empty()) options.mapping = analyzer::load_name_map(f.mapping, comparator::kMappingKeys);
     if (f.one_shot()) {
       result = compare_one_shot(f, options, annotated);
     } else {
@@ -253,11 +237,15 @@ int compare_command(int argc, char** argv) {
     throw InputError(e.what());
   } catch (const comparator::CompareError& e) {
     throw InputError(e.what());
+  } catch (const analyzer::NameMapError& e) {
+    throw InputError(e.what());
   }
   // Not input errors: a verdict that cannot be written (read-only trace, full disk) is exit status 1.
   if (f.annotate) comparator::store_results(result, annotated, false);
   if (!f.results.empty()) comparator::store_results(result, f.results, true);
-  write_output(result, f);
+  // --top: the worst ops the text report lists; JSON and CSV have every op.
+  write_report(comparator::compare_report(result, f.format == "text" ? f.top : 0), f.format, f.output,
+               "the comparison of " + result.npu_path + " and " + result.golden_path);
   return f.fail_on_mismatch && result.failed > 0 ? 1 : 0;
 }
 

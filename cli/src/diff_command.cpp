@@ -14,8 +14,6 @@
 #include "command.h"
 #include "npuscope/analyzer/analyze.h"
 #include "npuscope/analyzer/diff.h"
-#include "npuscope/comparator/compare.h"
-#include "npuscope/comparator/mapping.h"
 #include "open_trace.h"
 #include "report_output.h"
 
@@ -72,8 +70,8 @@ int diff_command(int argc, char** argv) {
   options.top = f.top >= 0 ? f.top : f.format == "text" ? kTextTop : 0;
   if (!f.op_name_map.empty()) {
     try {
-      options.op_name_map = comparator::load_mapping(f.op_name_map, comparator::kDiffMappingKeys);
-    } catch (const comparator::CompareError& e) {
+      options.op_name_map = analyzer::load_name_map(f.op_name_map, analyzer::kDiffNameMapKeys);
+    } catch (const analyzer::NameMapError& e) {
       throw InputError(std::string("--op-name-map: ") + e.what());
     }
   }

@@ -17,8 +17,8 @@
 
 namespace npuscope::cli {
 
-collector::TextStyle stdout_text_style() {
-  collector::TextStyle style;
+analyzer::TextStyle stdout_text_style() {
+  analyzer::TextStyle style;
   const bool terminal = isatty(STDOUT_FILENO) != 0;
   style.colour = terminal && std::getenv("NO_COLOR") == nullptr;
   int columns = 0;

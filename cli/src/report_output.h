@@ -1,17 +1,17 @@
-// How `npuscope analyze` and `npuscope cluster` hand a report to the user: --format text | json |
+// How `npuscope analyze`, `diff`, `cluster` and `compare` hand a report to the user: --format text | json |
 // csv and -o (a file for text and json, a directory of one CSV per table for csv; stdout without -o).
 #pragma once
 
 #include <string>
 
 #include "npuscope/analyzer/report.h"
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 
 namespace npuscope::cli {
 
 // How text goes to stdout: colour on a terminal (unless NO_COLOR), tables as wide as the terminal
 // (else $COLUMNS, else 100 columns; 60 at least).
-collector::TextStyle stdout_text_style();
+analyzer::TextStyle stdout_text_style();
 
 // UsageError for a format other than text, json or csv, or csv without -o.
 void check_report_format(const std::string& format, const std::string& output);

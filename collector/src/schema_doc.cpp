@@ -25,23 +25,6 @@ EnumInfo dtypes() {
   return info;
 }
 
-EnumInfo verdicts() {
-  return {"verdict",
-          "COMPARE_RESULT.verdict",
-          {{0, "pass",
-            "Within msprobe's thresholds (Cosine >= 0.99 or MaxAbsErr <= 0.001; Cosine >= 0.9; MaxAbsErr <= 1)."},
-           {1, "fail", "Outside them, or not comparable (shapes differ, NaN/Inf at other places)."},
-           {2, "n/a", "Nothing to compare: no counterpart, or neither data nor statistics on one side."}}};
-}
-
-EnumInfo origins() {
-  return {"origin",
-          "COMPARE_RESULT.origin",
-          {{0, "none", "The op did not fail."},
-           {1, "introduced", "The op failed although its inputs matched the golden run: it made the error."},
-           {2, "inherited", "The op failed and so did one of its inputs: the error came from earlier."}}};
-}
-
 }  // namespace
 
 const std::vector<EnumInfo>& enums() {
@@ -62,8 +45,8 @@ const std::vector<EnumInfo>& enums() {
                                             vocabulary_enum<CollectiveAlgorithm>(),
                                             vocabulary_enum<ReduceOp>(),
                                             vocabulary_enum<LinkTransport>(),
-                                            verdicts(),
-                                            origins()};
+                                            vocabulary_enum<Verdict>(),
+                                            vocabulary_enum<ErrorOrigin>()};
   return all;
 }
 

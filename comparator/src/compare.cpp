@@ -1,11 +1,11 @@
-// compare_traces: pairs the ops (op_matching.h), then reads the two traces' tensors op by op in NPU
+// compare_traces: pairs the ops (Note [Op pairing]), then reads the two traces' tensors op by op in NPU
 // execution order, so that memory holds one op's tensors at a time whatever the model's size.
 #include "npuscope/comparator/compare.h"
 
 #include <algorithm>
 
+#include "compare_ops.h"
 #include "npuscope/collector/export_npy.h"
-#include "op_matching.h"
 #include "underflow_reason.h"
 #include "verdict.h"
 
@@ -18,10 +18,6 @@ std::vector<TensorRow> tensors_of(const collector::TraceReader& trace, std::int6
   std::vector<TensorRow> out;
   trace.for_each([&](TensorRow& t) { out.push_back(std::move(t)); }, {.task_id = task_id, .with_data = true});
   return out;
-}
-
-std::string tensor_label(std::int32_t role, std::int32_t index) {
-  return std::string(is(role, TensorRole::kInput) ? "input." : "output.") + std::to_string(index);
 }
 
 bool has_data(const TensorRow& t) { return t.data_bytes > 0; }  // dumped with --dump tensor
@@ -94,17 +90,19 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
                              const CompareOptions& options) {
   check_has_dumps(npu, "NPU");
   check_has_dumps(golden, "golden");
-  const std::vector<OpInfo> npu_ops = load_ops(npu), golden_ops = load_ops(golden);
-  const Matching matching = match_ops(npu_ops, golden_ops, options.mapping);
+  analyzer::KeySpace keys;
+  analyzer::SideKeys npu_keys(npu, keys, &options.mapping), golden_keys(golden, keys);
+  const std::vector<OpInfo> npu_ops = load_ops(npu, npu_keys), golden_ops = load_ops(golden, golden_keys);
+  const analyzer::OpPairing pairing = analyzer::pair_ops(golden_ops, npu_ops, kCompareStages);
 
   CompareResult result;
   result.npu_path = npu.path();
   result.golden_path = golden.path();
-  const auto total = static_cast<std::int64_t>(matching.pairs.size());
+  const auto total = static_cast<std::int64_t>(pairing.pairs.size());
   std::int64_t tensor_rows = 0, stats_rows = 0, done = 0, undumped = 0;
-  for (const OpPair& pair : matching.pairs) {
-    const OpInfo& n = npu_ops[pair.npu];
-    const OpInfo& g = golden_ops[pair.golden];
+  for (const analyzer::OpPair& pair : pairing.pairs) {
+    const OpInfo& n = npu_ops[pair.subject];
+    const OpInfo& g = golden_ops[pair.reference];
     const std::size_t first = result.rows.size();
     const std::vector<TensorRow> npu_tensors = tensors_of(npu, n.task_id),
                                  golden_tensors = tensors_of(golden, g.task_id);
@@ -125,24 +123,17 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
       r.pass = n.pass;
       r.npu_task_id = n.task_id;
       r.golden_task_id = g.task_id;
-      r.match = pair.kind;
+      r.match = pair.how;
       if (r.verdict != Verdict::kNotApplicable || r.stats_mode) ++(r.stats_mode ? stats_rows : tensor_rows);
     }
     OpVerdict op{n.name, n.type, n.call_index, n.pass, n.task_id, g.task_id, n.start_ns};
     op.npu_overflow = n.overflow;
     op.npu_underflow = n.underflow;
-    judge_op(op, result.rows, first, result.rows.size());
-    for (std::size_t i = first; i < result.rows.size(); ++i) result.rows[i].origin = op.origin;
-    ++(op.verdict == Verdict::kPass   ? result.passed
-       : op.verdict == Verdict::kFail ? result.failed
-                                      : result.not_applicable);
-    if (op.verdict == Verdict::kFail && !result.first_failing) result.first_failing = result.ops.size();
-    if (op.origin == Origin::kIntroduced && !result.first_introducing) result.first_introducing = result.ops.size();
-    result.ops.push_back(std::move(op));
+    add_judged_op(result, std::move(op), first, result.rows.size());
     if (options.progress) options.progress(done, total);
   }
-  for (const std::size_t i : matching.unmatched_npu) result.unmatched_npu.push_back(unmatched(npu_ops[i]));
-  for (const std::size_t i : matching.unmatched_golden) result.unmatched_golden.push_back(unmatched(golden_ops[i]));
+  for (const std::uint32_t i : pairing.subject_only) result.unmatched_npu.push_back(unmatched(npu_ops[i]));
+  for (const std::uint32_t i : pairing.reference_only) result.unmatched_golden.push_back(unmatched(golden_ops[i]));
   result.mode = stats_rows == 0 ? "tensor" : tensor_rows == 0 ? "stats" : "mixed";
   if (result.mode != "tensor") {
     result.notes.push_back(
@@ -159,12 +150,16 @@ CompareResult compare_traces(const collector::TraceReader& npu, const collector:
     result.notes.push_back("the NPU trace " + npu.path() +
                            " is a golden run (META golden = 1): give the NPU run first and the golden run second");
   }
-  const auto by_order = std::count_if(matching.pairs.begin(), matching.pairs.end(),
-                                      [](const OpPair& p) { return p.kind == MatchKind::kOrder; });
-  if (by_order > 0) {
-    result.notes.push_back(std::to_string(by_order) +
+  const auto by = [&](PairingStage stage) {
+    return std::count_if(pairing.pairs.begin(), pairing.pairs.end(),
+                         [&](const analyzer::OpPair& p) { return p.how == stage; });
+  };
+  if (const auto by_type = by(PairingStage::kTypeShape) + by(PairingStage::kTypeOrder); by_type > 0) {
+    result.notes.push_back(std::to_string(by_type) +
                            " ops had no golden op of the same name and call index and were paired by op type in "
-                           "execution order: check them, or give a --mapping file");
+                           "execution order (" +
+                           std::to_string(by(PairingStage::kTypeShape)) +
+                           " of them with the same input shapes): check them, or give a --mapping file");
   }
   return result;
 }

@@ -21,33 +21,6 @@ double stats_rel(double npu, double golden) {
 
 }  // namespace
 
-const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kPass: return "pass";
-    case Verdict::kFail: return "fail";
-    case Verdict::kNotApplicable: return "n/a";
-  }
-  return "?";
-}
-
-const char* origin_name(Origin o) {
-  switch (o) {
-    case Origin::kNone: return "none";
-    case Origin::kIntroduced: return "introduced";
-    case Origin::kInherited: return "inherited";
-  }
-  return "?";
-}
-
-const char* match_name(MatchKind m) {
-  switch (m) {
-    case MatchKind::kName: return "name";
-    case MatchKind::kMapping: return "mapping";
-    case MatchKind::kOrder: return "order";
-  }
-  return "?";
-}
-
 void judge_tensor(CompareRow& row) {
   const TensorMetrics& m = row.metrics;
   if (!m.comparable) {
@@ -91,6 +64,9 @@ void judge_stats(CompareRow& row, const collector::TensorRow& npu, const collect
   row.verdict = row.reason.empty() ? Verdict::kPass : Verdict::kFail;
 }
 
+namespace {
+
+// The op's verdict and origin from its rows.
 void judge_op(OpVerdict& op, const std::vector<CompareRow>& rows, std::size_t first, std::size_t last) {
   bool any_output = false, output_failed = false, input_failed = false;
   op.worst_cosine = std::numeric_limits<double>::quiet_NaN();
@@ -111,7 +87,22 @@ void judge_op(OpVerdict& op, const std::vector<CompareRow>& rows, std::size_t fi
     }
   }
   op.verdict = !any_output ? Verdict::kNotApplicable : output_failed ? Verdict::kFail : Verdict::kPass;
-  op.origin = op.verdict != Verdict::kFail ? Origin::kNone : input_failed ? Origin::kInherited : Origin::kIntroduced;
+  op.origin = op.verdict != Verdict::kFail ? ErrorOrigin::kNone
+              : input_failed               ? ErrorOrigin::kInherited
+                                           : ErrorOrigin::kIntroduced;
+}
+
+}  // namespace
+
+void add_judged_op(CompareResult& result, OpVerdict op, std::size_t first, std::size_t last) {
+  judge_op(op, result.rows, first, last);
+  for (std::size_t i = first; i < last; ++i) result.rows[i].origin = op.origin;
+  ++(op.verdict == Verdict::kPass   ? result.passed
+     : op.verdict == Verdict::kFail ? result.failed
+                                    : result.not_applicable);
+  if (op.verdict == Verdict::kFail && !result.first_failing) result.first_failing = result.ops.size();
+  if (op.origin == ErrorOrigin::kIntroduced && !result.first_introducing) result.first_introducing = result.ops.size();
+  result.ops.push_back(std::move(op));
 }
 
 }  // namespace npuscope::comparator

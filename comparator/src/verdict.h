@@ -29,7 +29,8 @@ void judge_tensor(CompareRow& row);
 // Statistics mode: fills row.stats from the two TENSOR rows' summaries and judges it.
 void judge_stats(CompareRow& row, const collector::TensorRow& npu, const collector::TensorRow& golden);
 
-// The op's verdict and origin from its rows (Note [Verdicts]).
-void judge_op(OpVerdict& op, const std::vector<CompareRow>& rows, std::size_t first, std::size_t last);
+// Judges `op` from its rows result.rows[first, last) (Note [Verdicts]), gives them its origin, and
+// adds it to result.ops, its counts and its first failing and first introducing op.
+void add_judged_op(CompareResult& result, OpVerdict op, std::size_t first, std::size_t last);
 
 }  // namespace npuscope::comparator

@@ -72,7 +72,7 @@ std::string CompareCommand::constant_input(float value) {
 TEST_F(CompareCommand, UnperturbedModelPassesEveryOp) {
   const auto [status, j] = compare_json("--model " + kMlp + kF32 + " --fail-on-mismatch");
   EXPECT_EQ(status, 0);
-  EXPECT_EQ(j["mode"], "tensor");
+  EXPECT_EQ(j["summary"]["mode"], "tensor");
   EXPECT_EQ(j["summary"]["ops_compared"], 42);  // 8 blocks of 5 ops and the head's 2
   EXPECT_EQ(j["summary"]["failed"], 0);
   EXPECT_TRUE(j["first_failing_op"].is_null());
@@ -154,7 +154,7 @@ TEST_F(CompareCommand, TwoRecordedRuns) {
 
   const auto text = run_command(npuscope_cmd("compare " + npu + " " + cpu + " --annotate"));
   EXPECT_EQ(text.status, 0) << text.output;
-  EXPECT_NE(text.output.find("42 ops compared"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("ops compared: 42"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("first failing op: block6.add"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("Worst ops"), std::string::npos);
   // --annotate: the verdicts are in the NPU trace now.
@@ -171,14 +171,18 @@ TEST_F(CompareCommand, TwoRecordedRuns) {
   const std::string cpu_stats = record("cpu_stats", "cpu", "stats");
   const auto [status, j] = compare_json(npu_stats + " " + cpu_stats);
   EXPECT_EQ(status, 0);
-  EXPECT_EQ(j["mode"], "stats");
+  EXPECT_EQ(j["summary"]["mode"], "stats");
   EXPECT_EQ(j["first_failing_op"]["op_name"], "block6.add");
   EXPECT_TRUE((*row_of(j, "block6.add", "output.0"))["cosine"].is_null());
   EXPECT_NE(j["notes"][0].get<std::string>().find("--dump tensor"), std::string::npos);
 
-  // CSV rows with a header.
-  const auto csv = run_command(npuscope_cmd("compare " + npu + " " + cpu + " --format csv"));
-  EXPECT_EQ(csv.output.rfind("op_name,op_type,call_index,tensor,", 0), 0u) << csv.output.substr(0, 200);
+  // CSV: a file per table into -o DIR; rows.csv has a row per tensor under its header.
+  const std::string csv_dir = (dir / "csv").string();
+  const auto csv = run_command(npuscope_cmd("compare " + npu + " " + cpu + " --format csv -o " + csv_dir));
+  EXPECT_EQ(csv.status, 0) << csv.output;
+  const std::string rows_csv = read_file(csv_dir + "/rows.csv");
+  EXPECT_EQ(rows_csv.rfind("op_name,op_type,call_index,tensor,", 0), 0u) << rows_csv.substr(0, 200);
+  EXPECT_EQ(run_command(npuscope_cmd("compare " + npu + " " + cpu + " --format csv")).status, 2) << "csv needs -o DIR";
 
   // Verdicts that cannot be written are not bad input: exit status 1, and the error says where.
   const std::string unwritable = (dir / "no_such_dir" / "results.db").string();

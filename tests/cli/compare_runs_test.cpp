@@ -58,7 +58,7 @@ TEST_F(CompareRuns, CleanProgramPassesEveryOpAndTheGoldenTraceSaysSo) {
   const std::string keep = (dir_ / "traces").string();
   const auto [r, j] = compare_json("--keep-traces " + keep + " --fail-on-mismatch", kLlama);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(j["mode"], "tensor");
+  EXPECT_EQ(j["summary"]["mode"], "tensor");
   EXPECT_GT(j["summary"]["ops_compared"].get<int>(), 15);
   EXPECT_EQ(j["summary"]["failed"], 0) << j["first_failing_op"].dump();
   EXPECT_EQ(j["summary"]["unmatched_npu"], 0);

@@ -58,6 +58,32 @@ Raw bf16(const std::vector<float>& v) {
 
 TensorMetrics compare(const Raw& npu, const Raw& golden) { return compare_tensors(npu.view(), golden.view()); }
 
+// What a comparable case must give: each metric to a few ulps (NaN: NaN).
+struct Expected {
+  double cosine, max_abs_err, max_rel_err, one_thousandth_ratio, five_thousandth_ratio, rmse, euclidean, rel_euclidean;
+};
+
+void expect_metrics(const TensorMetrics& m, const Expected& e) {
+  ASSERT_TRUE(m.comparable) << m.why;
+  EXPECT_TRUE(m.why.empty()) << m.why;
+  const std::pair<const char*, std::pair<double, double>> metrics[] = {
+      {"cosine", {m.cosine, e.cosine}},
+      {"max_abs_err", {m.max_abs_err, e.max_abs_err}},
+      {"max_rel_err", {m.max_rel_err, e.max_rel_err}},
+      {"one_thousandth_ratio", {m.one_thousandth_ratio, e.one_thousandth_ratio}},
+      {"five_thousandth_ratio", {m.five_thousandth_ratio, e.five_thousandth_ratio}},
+      {"rmse", {m.rmse, e.rmse}},
+      {"euclidean", {m.euclidean, e.euclidean}},
+      {"rel_euclidean", {m.rel_euclidean, e.rel_euclidean}}};
+  for (const auto& [name, values] : metrics) {
+    if (std::isnan(values.second)) {
+      EXPECT_TRUE(std::isnan(values.first)) << name << ": " << values.first;
+    } else {
+      EXPECT_DOUBLE_EQ(values.first, values.second) << name;
+    }
+  }
+}
+
 void expect_not_comparable(const TensorMetrics& m) {
   EXPECT_FALSE(m.comparable);
   EXPECT_FALSE(m.allclose);
@@ -68,16 +94,7 @@ void expect_not_comparable(const TensorMetrics& m) {
 
 TEST(TensorMetrics, IdenticalVectors) {
   const auto m = compare(f32({1.5f, -2, 3, 0.25f}), f32({1.5f, -2, 3, 0.25f}));
-  EXPECT_TRUE(m.comparable) << m.why;
-  EXPECT_TRUE(m.why.empty());
-  EXPECT_DOUBLE_EQ(m.cosine, 1.0);
-  EXPECT_EQ(m.max_abs_err, 0);
-  EXPECT_EQ(m.max_rel_err, 0);
-  EXPECT_EQ(m.one_thousandth_ratio, 1);
-  EXPECT_EQ(m.five_thousandth_ratio, 1);
-  EXPECT_EQ(m.rmse, 0);
-  EXPECT_EQ(m.euclidean, 0);
-  EXPECT_EQ(m.rel_euclidean, 0);
+  expect_metrics(m, {1, 0, 0, 1, 1, 0, 0, 0});
   EXPECT_TRUE(m.allclose);
   EXPECT_EQ(m.allclose_mismatches, 0);
   EXPECT_EQ(m.nan_inf_matched, 0);
@@ -87,43 +104,21 @@ TEST(TensorMetrics, IdenticalVectors) {
 TEST(TensorMetrics, OrthogonalVectors) {
   // d = (1, -1); RelErr: 1 vs 0 is |(1 + eps) - eps| / eps = 2^52, 0 vs 1 is 1.
   const auto m = compare(f32({1, 0}), f32({0, 1}));
-  ASSERT_TRUE(m.comparable) << m.why;
-  EXPECT_EQ(m.cosine, 0);
-  EXPECT_EQ(m.max_abs_err, 1);
-  EXPECT_EQ(m.max_rel_err, 0x1p52);
-  EXPECT_EQ(m.one_thousandth_ratio, 0);
-  EXPECT_EQ(m.five_thousandth_ratio, 0);
-  EXPECT_DOUBLE_EQ(m.rmse, 1);
-  EXPECT_DOUBLE_EQ(m.euclidean, std::sqrt(2.0));
-  EXPECT_DOUBLE_EQ(m.rel_euclidean, std::sqrt(2.0));
+  expect_metrics(m, {0, 1, 0x1p52, 0, 0, 1, std::sqrt(2.0), std::sqrt(2.0)});
   EXPECT_FALSE(m.allclose);
   EXPECT_EQ(m.allclose_mismatches, 2);
 }
 
 TEST(TensorMetrics, OppositeVectors) {
   const auto m = compare(f64({1, 2, 3}), f64({-1, -2, -3}));
-  ASSERT_TRUE(m.comparable) << m.why;
-  EXPECT_DOUBLE_EQ(m.cosine, -1);
-  EXPECT_EQ(m.max_abs_err, 6);
-  EXPECT_EQ(m.max_rel_err, 2);
-  EXPECT_DOUBLE_EQ(m.rmse, std::sqrt(56.0 / 3));
-  EXPECT_DOUBLE_EQ(m.euclidean, std::sqrt(56.0));
-  EXPECT_DOUBLE_EQ(m.rel_euclidean, 2);
+  expect_metrics(m, {-1, 6, 2, 0, 0, std::sqrt(56.0 / 3), std::sqrt(56.0), 2});
 }
 
 TEST(TensorMetrics, EveryMetricOnASmallCase) {
   // n.b = 83, |n|^2 = 79, |b|^2 = 88, d = (0, 0, 0, -1, 0), RelErr = (0, 0, 0, 0.2, 0); the fifth
   // element is the kernel's padded tail.
   const auto m = compare(f32({1, 2, 3, 4, 7}), f32({1, 2, 3, 5, 7}));
-  ASSERT_TRUE(m.comparable) << m.why;
-  EXPECT_DOUBLE_EQ(m.cosine, 83 / std::sqrt(79.0 * 88.0));
-  EXPECT_EQ(m.max_abs_err, 1);
-  EXPECT_DOUBLE_EQ(m.max_rel_err, 0.2);
-  EXPECT_DOUBLE_EQ(m.one_thousandth_ratio, 0.8);
-  EXPECT_DOUBLE_EQ(m.five_thousandth_ratio, 0.8);
-  EXPECT_DOUBLE_EQ(m.rmse, std::sqrt(1.0 / 5));
-  EXPECT_DOUBLE_EQ(m.euclidean, 1);
-  EXPECT_DOUBLE_EQ(m.rel_euclidean, std::sqrt(1.0 / 88));
+  expect_metrics(m, {83 / std::sqrt(79.0 * 88.0), 1, 0.2, 0.8, 0.8, std::sqrt(1.0 / 5), 1, std::sqrt(1.0 / 88)});
   EXPECT_EQ(m.allclose_mismatches, 1);
 }
 
@@ -287,15 +282,8 @@ TEST(TensorMetrics, NeverReadsPastTheBytesGiven) {
 }
 
 TEST(TensorMetrics, SingleElement) {
-  const auto m = compare(f32({2}), f32({1}));
-  ASSERT_TRUE(m.comparable) << m.why;
-  EXPECT_TRUE(std::isnan(m.cosine));  // n/a for one element
-  EXPECT_EQ(m.max_abs_err, 1);
-  EXPECT_EQ(m.max_rel_err, 1);
-  EXPECT_EQ(m.rmse, 1);
-  EXPECT_EQ(m.euclidean, 1);
-  EXPECT_EQ(m.rel_euclidean, 1);
-  EXPECT_EQ(m.one_thousandth_ratio, 0);
+  // The cosine is n/a for one element.
+  expect_metrics(compare(f32({2}), f32({1})), {kNaN, 1, 1, 0, 0, 1, 1, 1});
 }
 
 TEST(TensorMetrics, ZeroNorms) {
@@ -312,13 +300,7 @@ TEST(TensorMetrics, ZeroNorms) {
 
 TEST(TensorMetrics, EmptyTensors) {
   const auto m = compare_tensors({nullptr, 0, 0}, {nullptr, 1, 0});
-  EXPECT_TRUE(m.comparable) << m.why;
-  EXPECT_EQ(m.cosine, 1);
-  EXPECT_EQ(m.max_abs_err, 0);
-  EXPECT_EQ(m.max_rel_err, 0);
-  EXPECT_EQ(m.rmse, 0);
-  EXPECT_EQ(m.euclidean, 0);
-  EXPECT_EQ(m.rel_euclidean, 0);
+  expect_metrics(m, {1, 0, 0, 1, 1, 0, 0, 0});
   EXPECT_TRUE(m.allclose);
 }
 

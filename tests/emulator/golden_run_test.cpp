@@ -43,7 +43,7 @@ struct Listener {
   }
 };
 
-// What pairs two runs' tasks (Note [Op matching] in the comparator) and what they ran as.
+// What pairs two runs' tasks (Note [Op pairing] in npuscope/analyzer/op_pairing.h) and what they ran as.
 using TaskKey = std::tuple<std::string, std::uint32_t, std::string, TaskType, std::uint8_t>;
 
 // Every op's output bytes, in call order.
@@ -89,7 +89,7 @@ std::pair<Outputs, std::vector<TaskKey>> run_npu(const RuntimeOptions& options, 
   hooks::subscribe(nullptr);
   std::vector<TaskKey> keys;
   for (const hooks::TaskRecord& r : listener.tasks) {
-    if (!is_op(static_cast<std::int64_t>(r.task_type))) continue;  // copies are not ops
+    if (!is_kernel_op(static_cast<std::int64_t>(r.task_type))) continue;  // copies are not ops
     keys.emplace_back(r.name, r.call_index, r.op_type, r.task_type, r.fallback);
   }
   return {std::move(outputs), std::move(keys)};

@@ -67,7 +67,7 @@ class CompareScriptTest(unittest.TestCase):
 
     def test_clean_script_has_no_failing_op(self):
         result, _ = self.compare()
-        self.assertEqual(result["mode"], "tensor")
+        self.assertEqual(result["summary"]["mode"], "tensor")
         self.assertIsNone(result["first_failing_op"], result["first_failing_op"])
         self.assertEqual(result["summary"]["failed"], 0)
         self.assertEqual(result["summary"]["unmatched_npu"], 0)

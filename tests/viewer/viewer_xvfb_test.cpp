@@ -245,7 +245,7 @@ TEST_F(ViewerXvfbTest, DiffPanelAndTheSelectedOpsBaseDuration) {
     std::map<std::string, npuscope::collector::TaskRow> out;
     const auto reader = TraceReader::open(trace);
     reader->for_each([&](const npuscope::collector::TaskRow& t) {
-      if (npuscope::is_op(t.task_type)) out.emplace(reader->string(t.name_id), t);
+      if (npuscope::is_kernel_op(t.task_type)) out.emplace(reader->string(t.name_id), t);
     });
     return out;
   };

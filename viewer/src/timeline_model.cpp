@@ -199,11 +199,12 @@ std::vector<Lane> TimelineModel::load_pytorch() const {
 void TimelineModel::load_compare_results() {
   std::map<std::uint32_t, std::uint32_t> flags_of;  // compared tasks only: a model's ops, not every task
   trace_.for_each([&](const collector::CompareResultRow& r) {
-    if (!is(r.role, TensorRole::kOutput) || r.verdict == 2) return;  // outputs decide an op's verdict; n/a says nothing
+    // Outputs decide an op's verdict; n/a says nothing.
+    if (!is(r.role, TensorRole::kOutput) || is(r.verdict, Verdict::kNotApplicable)) return;
     std::uint32_t& f = flags_of[static_cast<std::uint32_t>(r.task_id)];
-    if (r.verdict == 1) f = (f & ~kVerdictPass) | kVerdictFail;
-    if (r.verdict == 0 && !(f & kVerdictFail)) f |= kVerdictPass;
-    if (r.origin == 1) f |= kIntroduced;
+    if (is(r.verdict, Verdict::kFail)) f = (f & ~kVerdictPass) | kVerdictFail;
+    if (is(r.verdict, Verdict::kPass) && !(f & kVerdictFail)) f |= kVerdictPass;
+    if (is(r.origin, ErrorOrigin::kIntroduced)) f |= kIntroduced;
   });
   has_compare_ = !flags_of.empty();
   if (!has_compare_) return;

@@ -68,7 +68,7 @@ class DetailsPanel final : public Panel {
     draw_compare();
   }
 
-  // --diff: the op against its BASE counterpart (Note [Diff op matching] in npuscope/analyzer/diff.h).
+  // --diff: the op against its BASE counterpart (Note [Op pairing] in npuscope/analyzer/op_pairing.h).
   void draw_diff(const collector::TaskRow& t) {
     const analyzer::DiffResult* diff = state_.diff->result(state_.single_frame);
     if (diff == nullptr) {
@@ -188,9 +188,9 @@ class DetailsPanel final : public Panel {
       ImGui::TableNextColumn();
       ImGui::Text("%s%d", is(r.role, TensorRole::kInput) ? "in" : "out", r.idx);
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.verdict == 0 ? "pass" : r.verdict == 1 ? "FAIL" : "n/a");
+      ImGui::TextUnformatted(collector::stored_name<Verdict>(r.verdict, "verdict").c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.origin == 1 ? "introduced" : r.origin == 2 ? "inherited" : "-");
+      ImGui::TextUnformatted(collector::stored_name<ErrorOrigin>(r.origin, "origin").c_str());
       for (const double v : {r.cosine, r.max_abs_err, r.max_rel_err, r.rmse, r.one_thousandth_ratio}) {
         ImGui::TableNextColumn();
         ImGui::Text("%.6g", v);

@@ -29,7 +29,7 @@ const analyzer::DiffResult* DiffJob::result(bool wait) {
 }
 
 std::string describe_pair(const analyzer::DiffResult& diff, const collector::TaskRow& task) {
-  if (!is_op(task.task_type) && !is(task.task_type, TaskType::kCommunication)) return "";
+  if (!is_kernel_or_collective_op(task.task_type)) return "";  // what diff pairs (Note [What is an op])
   const analyzer::DiffPair* p = diff.pair_of_new(task.task_id);
   if (p == nullptr) return "added: not in BASE";
   const std::int64_t d = p->new_ns - p->base_ns;

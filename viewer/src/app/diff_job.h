@@ -40,7 +40,7 @@ class DiffJob {
 
 // What the viewer says of NEW's task `task` against BASE: "base duration: 1.26 us (diff +171 ns,
 // ratio 1.14x)" for a paired op, "added: not in BASE" for an op without a pair, "" for a task that
-// is not an op (a copy: the diff pairs ops only, Note [Diff op matching]).
+// is not an op (a copy: the diff pairs ops only, Note [What is an op] in vocabulary.h).
 std::string describe_pair(const analyzer::DiffResult& diff, const collector::TaskRow& task);
 
 }  // namespace npuscope::viewer

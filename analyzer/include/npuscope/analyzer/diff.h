@@ -4,20 +4,11 @@
 // NEW / BASE (REFERENCE.md "Profile diff"). The result is a Report (report.h), written by the same
 // text, JSON and CSV writers as `npuscope analyze` and drawn by the viewer's Diff panel.
 //
-// Note [Diff op matching]
-// An op is a task that ran a kernel (AI Core, AI Vector, AI CPU, a collective, or the golden
-// backend's host CPU task). The ops of the two runs are paired as the comparator pairs NPU and
-// golden ops (Note [Op matching] in comparator/src/op_matching.h), in stages, each on what the one
-// before left:
-//   1. by name and call index, after the name map renamed the BASE ops (`--op-name-map`: ops
-//      renamed between the runs); the call index counts from the first call of the name in the
-//      compared range, so that step 3 of one run pairs with step 7 of the other;
-//   2. by op type and input shapes, in execution order (a renamed scope the map missed).
-// What is left is added (NEW only) or removed (BASE only). Each stage sorts compact keys and
-// merges them: O(N log N) and ~16 bytes per op, where msprof-analyze's LCS alignment is O(N*M)
-// (its own warning: over 30 minutes past 5e9 cells); 10M-task traces diff in seconds. Ops are not
-// paired by type alone: an op whose name and shapes both changed is a removed and an added op,
-// rather than a pair of unrelated ops (two different models' MatMuls) that reads like a regression.
+// The ops of the two runs are paired by name and call index (after --op-name-map renamed BASE's),
+// then by op type and input shapes: Note [Op pairing] in npuscope/analyzer/op_pairing.h, which
+// says why diff runs no type-only stage. Call indexes count from the compared range's first call,
+// so that step 3 of one run pairs with step 7 of the other. What is left is added (NEW only) or
+// removed (BASE only).
 #pragma once
 
 #include <atomic>
@@ -28,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/analyzer/op_pairing.h"
 #include "npuscope/analyzer/report.h"
 #include "npuscope/collector/trace_reader.h"
 
@@ -35,7 +27,7 @@ namespace npuscope::analyzer {
 
 struct DiffOptions {
   // BASE op name -> NEW op name (--op-name-map): ops renamed between the two runs.
-  std::map<std::string, std::string> op_name_map;
+  NameMap op_name_map;
   // Compare one step (MARKER step ranges) of each run, both or neither: a task belongs to the step
   // its launch (TASK.queued_ns) falls in; host APIs, framework ops and memory records by their time.
   std::optional<std::int64_t> base_step, new_step;
@@ -54,15 +46,16 @@ class DiffError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// How an op pair was found (Note [Diff op matching]).
-enum class DiffMatch : std::uint8_t { kName, kNameMap, kTypeShape };
-std::string_view diff_match_name(DiffMatch m);  // "name", "name map", "type+shape"
+// The pairing stages diff runs (Note [Op pairing]): BASE is the reference, NEW the subject.
+inline constexpr PairingStage kDiffStages[] = {PairingStage::kName, PairingStage::kTypeShape};
+// The keys of --op-name-map's list form (msprof-analyze's --op_name_map is the map form).
+inline constexpr NameMapKeys kDiffNameMapKeys{"base", "new", nullptr};
 
 // One matched op: its task in each trace and their device durations.
 struct DiffPair {
   std::int64_t new_task_id = 0, base_task_id = 0;
   std::int64_t new_ns = 0, base_ns = 0;
-  DiffMatch match = DiffMatch::kName;
+  PairingStage match = PairingStage::kName;
 };
 
 struct DiffResult {

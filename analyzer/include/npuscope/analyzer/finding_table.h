@@ -8,19 +8,24 @@
 //   TableSpecs beside its code and fills them; nothing else names a finding.
 // - The unit of a column decides the type of its cells and how each format writes them: ns, bytes,
 //   count, id, task id and address cells are integers, written raw in JSON and CSV and formatted
-//   in text (format_ns, format_bytes, ...); %, x, number, ratio, FLOP/s and B/s cells are doubles;
+//   in text (format_ns, format_bytes, ...); %, x, number, ratio, similarity, FLOP/s and B/s cells are doubles;
 //   text and op name cells strings; flag cells booleans; list cells lists of strings. A cell may be
 //   null (no value: JSON null, an empty CSV field, "-" in text). Table::add checks all of it.
 // - Layout: kRows is a table; kRecord holds one row, written as a JSON object and in text as
 //   "label: value" lines; kItems is a table that text writes as paragraphs (advice, sanitizer
 //   errors): "[first cell] second cell", then a line per other cell, a text cell bare unless its
-//   column has a label. text_rows caps the rows text shows, in both kRows and kItems.
+//   column has a label. text_rows caps the rows text shows, in both kRows and kItems; kNotInText
+//   leaves the table out of the text report (JSON, CSV and the viewer have it), for a table whose
+//   gist text says in a line of another (compare's first failing op) or whose rows are too many to
+//   read in a terminal (compare's every tensor).
 // - Section orders the text report and the viewer: the summary first, then alerts (overflows),
 //   then advice tables by time at stake (their impact column's largest value), then the details in
 //   rule order. JSON and CSV keep rule order.
 // - A column of unit op name or task id lets the viewer jump to the op.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -31,22 +36,23 @@
 namespace npuscope::analyzer {
 
 // X(enumerator, name in docs): each unit once.
-#define NPUSCOPE_FINDING_UNITS(X)                                              \
-  X(kText, "text")                                                             \
-  X(kOpName, "op name") /* an op instance's name: the viewer can jump to it */ \
-  X(kCount, "count")                                                           \
-  X(kId, "id")          /* a device, stream or thread id */                    \
-  X(kTaskId, "task id") /* TASK.task_id: the viewer can jump to it */          \
-  X(kAddress, "address")                                                       \
-  X(kNs, "ns")                                                                 \
-  X(kBytes, "bytes")                                                           \
-  X(kPercent, "%")                                                             \
-  X(kFactor, "x")                                                              \
-  X(kNumber, "number") /* a measured value: errors, norms, tensor elements */  \
-  X(kRatio, "ratio")   /* a share from 0 to 1, as msprof's *_ratio columns */  \
-  X(kFlopsPerS, "FLOP/s")                                                      \
-  X(kBytesPerS, "B/s")                                                         \
-  X(kFlag, "flag")                                                             \
+#define NPUSCOPE_FINDING_UNITS(X)                                                     \
+  X(kText, "text")                                                                    \
+  X(kOpName, "op name") /* an op instance's name: the viewer can jump to it */        \
+  X(kCount, "count")                                                                  \
+  X(kId, "id")          /* a device, stream or thread id */                           \
+  X(kTaskId, "task id") /* TASK.task_id: the viewer can jump to it */                 \
+  X(kAddress, "address")                                                              \
+  X(kNs, "ns")                                                                        \
+  X(kBytes, "bytes")                                                                  \
+  X(kPercent, "%")                                                                    \
+  X(kFactor, "x")                                                                     \
+  X(kNumber, "number")         /* a measured value: errors, norms, tensor elements */ \
+  X(kRatio, "ratio")           /* a share from 0 to 1, as msprof's *_ratio columns */ \
+  X(kSimilarity, "similarity") /* cosine similarity, -1 to 1: six decimals */         \
+  X(kFlopsPerS, "FLOP/s")                                                             \
+  X(kBytesPerS, "B/s")                                                                \
+  X(kFlag, "flag")                                                                    \
   X(kList, "list")
 
 enum class Unit : std::uint8_t {
@@ -65,6 +71,16 @@ struct Column {
 };
 std::string column_label(const Column& c);
 
+// One table's columns from groups that several tables share (a diff's BASE, NEW, diff, ratio):
+// constexpr, for a TableSpec's `columns`.
+template <std::size_t... N>
+constexpr std::array<Column, (N + ...)> join_columns(const Column (&... groups)[N]) {
+  std::array<Column, (N + ...)> out{};
+  std::size_t at = 0;
+  ((std::copy(groups, groups + N, out.begin() + at), at += N), ...);
+  return out;
+}
+
 enum class Layout : std::uint8_t { kRows, kRecord, kItems };
 enum class Section : std::uint8_t { kSummary, kAlert, kAdvice, kDetail };
 
@@ -77,10 +93,12 @@ struct TableSpec {
   Section section = Section::kDetail;
   std::string_view advice;         // printed under the table when it has rows (may be empty)
   std::string_view impact_column;  // kAdvice: rows sorted by it, most first; orders the tables
-  int text_rows = 0;               // the terminal shows at most this many rows (0: all)
+  int text_rows = 0;               // the terminal shows at most this many rows (0: all; kNotInText: none)
 
   int column_index(std::string_view column) const;  // -1 if none
 };
+
+inline constexpr int kNotInText = -1;  // TableSpec::text_rows: the table is not in the text report
 
 using Value = std::variant<std::monostate, std::int64_t, double, std::string, bool, std::vector<std::string>>;
 using Row = std::vector<Value>;

@@ -6,11 +6,9 @@
 #include <string>
 
 #include "npuscope/analyzer/report.h"
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 
 namespace npuscope::analyzer {
-
-using TextStyle = collector::TextStyle;
 
 // In reading order: summary (and the notes), alerts (overflows), advice by time at stake, details.
 // Empty tables are left out.

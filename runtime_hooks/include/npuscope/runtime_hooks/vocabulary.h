@@ -241,6 +241,29 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kPcie, 2, "PCIE", "Between two devices of one server over PCIe (not modelled).") \
   X(kRdma, 3, "RDMA", "Between servers (RoCE).")
 
+// msprobe's verdict on a compared tensor, and on an op (Note [Verdicts] in comparator/src/verdict.h).
+// COMPARE_RESULT.verdict.
+#define NPUSCOPE_VERDICTS(X)                                                                              \
+  X(kPass, 0, "pass",                                                                                     \
+    "Within msprobe's thresholds (Cosine >= 0.99 or MaxAbsErr <= 0.001; Cosine >= 0.9; MaxAbsErr <= 1).") \
+  X(kFail, 1, "fail", "Outside them, or not comparable (shapes differ, NaN/Inf at other places).")        \
+  X(kNotApplicable, 2, "n/a", "Nothing to compare: no counterpart, or neither data nor statistics on one side.")
+
+// Where a failing op's error came from (Note [Verdicts]). COMPARE_RESULT.origin.
+#define NPUSCOPE_ERROR_ORIGINS(X)                                                                                 \
+  X(kNone, 0, "none", "The op did not fail.")                                                                     \
+  X(kIntroduced, 1, "introduced", "The op failed although its inputs matched the golden run: it made the error.") \
+  X(kInherited, 2, "inherited", "The op failed and so did one of its inputs: the error came from earlier.")
+
+// How an op of one run was paired with an op of the other (Note [Op pairing] in
+// analyzer/op_pairing.h): `npuscope compare`'s and `npuscope diff`'s match columns. Not stored.
+#define NPUSCOPE_PAIRING_STAGES(X)                                                                \
+  X(kName, 0, "name", "Same op name and call index.")                                             \
+  X(kNameMap, 1, "name map",                                                                      \
+    "Same call index, the name renamed by the name map (compare --mapping, diff --op-name-map).") \
+  X(kTypeShape, 2, "type+shape", "Same op type and input shapes, in execution order.")            \
+  X(kTypeOrder, 3, "type+order", "Same op type, in execution order.")
+
 // Which kind of device. Not stored in a table (device_id -1 is the cpu device); the emulator's own.
 #define NPUSCOPE_DEVICE_KINDS(X)               \
   X(kCpu, 0, "cpu", "The CPU golden backend.") \
@@ -264,6 +287,9 @@ enum class CollectiveKind : std::uint8_t { NPUSCOPE_COLLECTIVE_KINDS(NPUSCOPE_EN
 enum class CollectiveAlgorithm : std::uint8_t { NPUSCOPE_COLLECTIVE_ALGORITHMS(NPUSCOPE_ENUM_VALUE) };
 enum class ReduceOp : std::uint8_t { NPUSCOPE_REDUCE_OPS(NPUSCOPE_ENUM_VALUE) };
 enum class LinkTransport : std::uint8_t { NPUSCOPE_LINK_TRANSPORTS(NPUSCOPE_ENUM_VALUE) };
+enum class Verdict : std::uint8_t { NPUSCOPE_VERDICTS(NPUSCOPE_ENUM_VALUE) };
+enum class ErrorOrigin : std::uint8_t { NPUSCOPE_ERROR_ORIGINS(NPUSCOPE_ENUM_VALUE) };
+enum class PairingStage : std::uint8_t { NPUSCOPE_PAIRING_STAGES(NPUSCOPE_ENUM_VALUE) };
 #undef NPUSCOPE_ENUM_VALUE
 
 // One value of an enumeration, for names and docs.
@@ -306,6 +332,9 @@ NPUSCOPE_DECLARE_ENUM_TRAITS(CollectiveAlgorithm, NPUSCOPE_COLLECTIVE_ALGORITHMS
                              "COMMUNICATION.algorithm")
 NPUSCOPE_DECLARE_ENUM_TRAITS(ReduceOp, NPUSCOPE_REDUCE_OPS, "reduce_op", "COMMUNICATION.reduce_op")
 NPUSCOPE_DECLARE_ENUM_TRAITS(LinkTransport, NPUSCOPE_LINK_TRANSPORTS, "link_transport", "COMMUNICATION_LINK.transport")
+NPUSCOPE_DECLARE_ENUM_TRAITS(Verdict, NPUSCOPE_VERDICTS, "verdict", "COMPARE_RESULT.verdict")
+NPUSCOPE_DECLARE_ENUM_TRAITS(ErrorOrigin, NPUSCOPE_ERROR_ORIGINS, "origin", "COMPARE_RESULT.origin")
+NPUSCOPE_DECLARE_ENUM_TRAITS(PairingStage, NPUSCOPE_PAIRING_STAGES, "pairing_stage", "")
 #undef NPUSCOPE_DECLARE_ENUM_TRAITS
 #undef NPUSCOPE_ENUM_ENTRY
 
@@ -346,14 +375,24 @@ constexpr bool is(std::int64_t stored, E e) {
   return stored == static_cast<std::int64_t>(e);
 }
 
-// Task types (stored values) that ran an op's kernel on a device unit: the rest are copies, events
-// and the CPU golden backend's ops.
+// Note [What is an op]
+// Every tool that pairs or counts ops asks of a task's type (a stored value) one of these:
+// - is_device_kernel: it ran an op's kernel on a device unit (AI Core, AI Vector, AI CPU): the
+//   analyzer's per-kernel findings and msprof's op_statistic.
+// - is_kernel_op: it ran an op's kernel at all, on a device unit or on the CPU golden backend
+//   (HOST_CPU): an op whose outputs a kernel computed, which `npuscope compare` judges and pairs.
+// - is_kernel_or_collective_op: that, or a collective (HCCL): every op whose device time a profile
+//   accounts, which `npuscope diff` pairs and the viewer's Diff panel looks up. A collective moves
+//   data rather than computing it: compare judges its effect in the next op's inputs.
+// Copies and events are none of these (MEMCPY and the stream's own bookkeeping).
 constexpr bool is_device_kernel(std::int64_t task_type) {
   return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) || is(task_type, TaskType::kAiCpu);
 }
-// Task types that ran an op at all: a device kernel, or the CPU golden backend's (what two runs match by).
-constexpr bool is_op(std::int64_t task_type) {
+constexpr bool is_kernel_op(std::int64_t task_type) {
   return is_device_kernel(task_type) || is(task_type, TaskType::kHostCpu);
+}
+constexpr bool is_kernel_or_collective_op(std::int64_t task_type) {
+  return is_kernel_op(task_type) || is(task_type, TaskType::kCommunication);
 }
 
 // The pipes, and the sanitizer's checks, as many as there are (values are 0, 1, ... in order).

@@ -1,10 +1,10 @@
-#include "npuscope/collector/text_table.h"
+#include "npuscope/analyzer/text_table.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 
-namespace npuscope::collector {
+namespace npuscope::analyzer {
 namespace {
 
 std::string printf_string(const char* format, double v, const char* unit) {
@@ -137,4 +137,4 @@ std::size_t TextReport::visible_length(const std::string& s) {
   return n;
 }
 
-}  // namespace npuscope::collector
+}  // namespace npuscope::analyzer

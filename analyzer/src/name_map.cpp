@@ -1,17 +1,17 @@
-#include "npuscope/comparator/mapping.h"
-
+// Name map files (Note [Op pairing]): YAML or JSON, the map form or the list form, every error
+// naming the file, the item and its line, and the keys expected.
 #include <yaml-cpp/yaml.h>
 
 #include <optional>
 #include <utility>
 
-#include "npuscope/comparator/compare.h"
+#include "npuscope/analyzer/op_pairing.h"
 
-namespace npuscope::comparator {
+namespace npuscope::analyzer {
 namespace {
 
 // "expected a map {NPU op name: golden op name} or a list of {npu: NAME, golden: NAME} items".
-std::string expected(const MappingKeys& k) {
+std::string expected(const NameMapKeys& k) {
   std::string out = std::string("expected a map {") + k.from + " op name: " + k.to + " op name} or a list of {" +
                     k.from + ": NAME, " + k.to + ": NAME} items";
   if (k.to_alias != nullptr) out += std::string(" (\"") + k.to_alias + "\" for \"" + k.to + "\" too)";
@@ -19,7 +19,7 @@ std::string expected(const MappingKeys& k) {
 }
 
 // "npu and golden (or bench)".
-std::string key_names(const MappingKeys& k) {
+std::string key_names(const NameMapKeys& k) {
   std::string out = std::string(k.from) + " and " + k.to;
   if (k.to_alias != nullptr) out += std::string(" (or ") + k.to_alias + ")";
   return out;
@@ -34,18 +34,18 @@ std::string where(const std::string& path, const YAML::Node& node, int item = -1
 }
 
 // A non-empty op name; `at` says where (the node's own line when it is defined).
-std::string scalar(const YAML::Node& node, const std::string& at, const char* what, const MappingKeys& k) {
+std::string scalar(const YAML::Node& node, const std::string& at, const char* what, const NameMapKeys& k) {
   if (!node.IsDefined() || !node.IsScalar() || node.Scalar().empty()) {
-    throw CompareError(at + ": " + what + " must be a non-empty op name; " + expected(k));
+    throw NameMapError(at + ": " + what + " must be a non-empty op name; " + expected(k));
   }
   return node.Scalar();
 }
 
 // One {from: ..., to: ...} item of the list form: exactly these keys, to_alias as to's alias.
 std::pair<std::string, std::string> list_item(const YAML::Node& item, const std::string& path, int index,
-                                              const MappingKeys& k) {
+                                              const NameMapKeys& k) {
   const std::string at = where(path, item, index);
-  if (!item.IsMap()) throw CompareError(at + ": not a {" + k.from + ": NAME, " + k.to + ": NAME} map; " + expected(k));
+  if (!item.IsMap()) throw NameMapError(at + ": not a {" + k.from + ": NAME, " + k.to + ": NAME} map; " + expected(k));
   std::optional<YAML::Node> from, to;  // optional: assigning a YAML::Node writes through it
   for (const auto& kv : item) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
@@ -55,35 +55,35 @@ std::pair<std::string, std::string> list_item(const YAML::Node& item, const std:
     } else if (is_to && !to) {
       to.emplace(kv.second);
     } else if (is_to) {
-      throw CompareError(at + ": both \"" + k.to + "\" and \"" + k.to_alias +
+      throw NameMapError(at + ": both \"" + k.to + "\" and \"" + k.to_alias +
                          "\" given; give one (they are the same key)");
     } else {
-      throw CompareError(at + ": unknown key \"" + key + "\"; the keys are " + key_names(k));
+      throw NameMapError(at + ": unknown key \"" + key + "\"; the keys are " + key_names(k));
     }
   }
-  if (!from) throw CompareError(at + ": no \"" + k.from + "\" key; the keys are " + key_names(k));
+  if (!from) throw NameMapError(at + ": no \"" + k.from + "\" key; the keys are " + key_names(k));
   if (!to) {
     const std::string alias = k.to_alias != nullptr ? std::string(" (or \"") + k.to_alias + "\")" : "";
-    throw CompareError(at + ": no \"" + k.to + "\"" + alias + " key; the keys are " + k.from + " and " + k.to);
+    throw NameMapError(at + ": no \"" + k.to + "\"" + alias + " key; the keys are " + k.from + " and " + k.to);
   }
   return {scalar(*from, at, k.from, k), scalar(*to, at, k.to, k)};
 }
 
 }  // namespace
 
-std::map<std::string, std::string> load_mapping(const std::string& path, const MappingKeys& keys) {
+NameMap load_name_map(const std::string& path, const NameMapKeys& keys) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
-    throw CompareError(path + ": cannot read the mapping file");
+    throw NameMapError(path + ": cannot read the mapping file");
   } catch (const YAML::Exception& e) {
-    throw CompareError(path + ": not a YAML or JSON mapping file: " + e.what());
+    throw NameMapError(path + ": not a YAML or JSON mapping file: " + e.what());
   }
-  std::map<std::string, std::string> mapping;
+  NameMap mapping;
   const auto add = [&](const std::pair<std::string, std::string>& pair, const std::string& at) {
     if (!mapping.emplace(pair.first, pair.second).second) {
-      throw CompareError(at + ": op '" + pair.first + "' is mapped twice; map each " + keys.from + " op once");
+      throw NameMapError(at + ": op '" + pair.first + "' is mapped twice; map each " + keys.from + " op once");
     }
   };
   try {
@@ -99,12 +99,12 @@ std::map<std::string, std::string> load_mapping(const std::string& path, const M
         ++index;
       }
     } else if (!root.IsNull()) {
-      throw CompareError(path + ": " + expected(keys));
+      throw NameMapError(path + ": " + expected(keys));
     }
   } catch (const YAML::Exception& e) {  // yaml-cpp's own words name no file: say which
-    throw CompareError(path + ": not a valid mapping file (" + e.what() + "); " + expected(keys));
+    throw NameMapError(path + ": not a valid mapping file (" + e.what() + "); " + expected(keys));
   }
   return mapping;
 }
 
-}  // namespace npuscope::comparator
+}  // namespace npuscope::analyzer

@@ -1,4 +1,4 @@
-// The frame of the tools' text reports (analyze, compare): aligned terminal tables that fit a width
+// The frame of the tools' text reports (analyze, diff, cluster, compare): aligned terminal tables that fit a width
 // (the widest left-aligned column gives way, cells cut with "~"; numbers right-aligned), word-wrapped
 // lines, colour on request, and the unit formatting.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace npuscope::collector {
+namespace npuscope::analyzer {
 
 struct TextStyle {
   bool colour = false;  // ANSI colours (when stdout is a terminal)
@@ -59,4 +59,4 @@ std::string format_pct(double pct);                       // "12.3 %"
 std::string format_rate(double per_s, const char* unit);  // "12.3 T" + unit
 std::string format_count(std::int64_t n);                 // "1,234,567"
 
-}  // namespace npuscope::collector
+}  // namespace npuscope::analyzer
