@@ -98,10 +98,6 @@ void gru_kernel(KernelContext& ctx) {
   rnn_finish(ctx, s, false);
 }
 
-void gru_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? gru_kernel<double>(ctx) : gru_kernel<float>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "GRU",
@@ -110,7 +106,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "GRU",
                               .max_inputs = 6,
                               .infer = infer_gru,
                               .cost = cost_gru});
-NPUSCOPE_REGISTER_KERNEL_IF("GRU", Backend::kNpu, gru_kernel<float>, rnn_supports);
-NPUSCOPE_REGISTER_KERNEL("GRU", Backend::kCpu, gru_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS("GRU", gru_kernel, rnn_supports);
 
 }  // namespace npuscope::emulator::kernels

@@ -84,11 +84,6 @@ void lstm_kernel(KernelContext& ctx) {
   rnn_finish(ctx, s, true);
 }
 
-// CPU golden: f32 for f32/f16/bf16, f64 for f64.
-void lstm_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? lstm_kernel<double>(ctx) : lstm_kernel<float>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "LSTM",
@@ -97,7 +92,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "LSTM",
                               .max_inputs = 8,
                               .infer = infer_lstm,
                               .cost = cost_lstm});
-NPUSCOPE_REGISTER_KERNEL_IF("LSTM", Backend::kNpu, lstm_kernel<float>, rnn_supports);
-NPUSCOPE_REGISTER_KERNEL("LSTM", Backend::kCpu, lstm_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS("LSTM", lstm_kernel, rnn_supports);
 
 }  // namespace npuscope::emulator::kernels

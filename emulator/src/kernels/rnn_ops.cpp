@@ -49,10 +49,6 @@ void rnn_kernel(KernelContext& ctx) {
   rnn_finish(ctx, s, false);
 }
 
-void rnn_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? rnn_kernel<double>(ctx) : rnn_kernel<float>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "RNN",
@@ -61,7 +57,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "RNN",
                               .max_inputs = 6,
                               .infer = infer_rnn,
                               .cost = cost_rnn});
-NPUSCOPE_REGISTER_KERNEL_IF("RNN", Backend::kNpu, rnn_kernel<float>, rnn_supports);
-NPUSCOPE_REGISTER_KERNEL("RNN", Backend::kCpu, rnn_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS("RNN", rnn_kernel, rnn_supports);
 
 }  // namespace npuscope::emulator::kernels
