@@ -105,25 +105,25 @@ std::vector<std::int64_t> strides_of(const Shape& shape);
 [[noreturn]] void throw_overflow(const char* op, std::string_view what, std::int64_t a, const char* sign,
                                  std::int64_t b);
 template <class What>
+[[noreturn]] void throw_overflow_of(const char* op, const What& what, std::int64_t a, const char* sign,
+                                    std::int64_t b) {
+  if constexpr (std::is_invocable_v<What>)
+    throw_overflow(op, what(), a, sign, b);
+  else
+    throw_overflow(op, what, a, sign, b);
+}
+template <class What>
 std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op, const What& what) {
   std::int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) [[unlikely]] {
-    if constexpr (std::is_invocable_v<What>)
-      throw_overflow(op, what(), a, "+", b);
-    else
-      throw_overflow(op, what, a, "+", b);
-  }
+  if (__builtin_add_overflow(a, b, &r)) [[unlikely]]
+    throw_overflow_of(op, what, a, "+", b);
   return r;
 }
 template <class What>
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op, const What& what) {
   std::int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]] {
-    if constexpr (std::is_invocable_v<What>)
-      throw_overflow(op, what(), a, "*", b);
-    else
-      throw_overflow(op, what, a, "*", b);
-  }
+  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]]
+    throw_overflow_of(op, what, a, "*", b);
   return r;
 }
 

@@ -10,14 +10,6 @@
 namespace npuscope::emulator::kernels {
 namespace {
 
-std::vector<TensorMeta> infer_lstm(std::span<const TensorMeta> in, const Attrs& attrs) {
-  return rnn_infer(in, attrs, RnnKind::kLstm);
-}
-
-KernelCost cost_lstm(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
-  return rnn_cost(in, out, attrs, RnnKind::kLstm);
-}
-
 // What one direction's steps read besides the state.
 template <class T>
 struct LstmDir {
@@ -90,8 +82,8 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "LSTM",
                               .category = OpCategory::kCube,
                               .min_inputs = 3,
                               .max_inputs = 8,
-                              .infer = infer_lstm,
-                              .cost = cost_lstm});
+                              .infer = infer_recurrent<RnnKind::kLstm>,
+                              .cost = cost_recurrent<RnnKind::kLstm>});
 NPUSCOPE_REGISTER_CUBE_KERNELS("LSTM", lstm_kernel, rnn_supports);
 
 }  // namespace npuscope::emulator::kernels
