@@ -79,29 +79,29 @@ em::KernelCost vector(std::size_t i) {
   return e;
 }
 
-void BM_CostModelCube(benchmark::State& state) {
+// Estimates kernel(0), kernel(1), ... with `estimate` (the library's or the previous one).
+template <class Estimate, class Kernel>
+void run_estimates(benchmark::State& state, Estimate estimate, Kernel kernel, em::DType dtype) {
   const em::DeviceSpec spec = em::preset_spec("ascend910b");
   std::size_t i = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(em::estimate_kernel(spec, cube(i++), em::DType::kF16).duration_ns);
+  for (auto _ : state) benchmark::DoNotOptimize(estimate(spec, kernel(i++), dtype).duration_ns);
 }
 
+// The library's estimate and the previous one, as lambdas so that each call is as direct as before.
+constexpr auto kEstimate = [](const em::DeviceSpec& s, const em::KernelCost& c, em::DType t) {
+  return em::estimate_kernel(s, c, t);
+};
+constexpr auto kPreviousEstimate = [](const em::DeviceSpec& s, const em::KernelCost& c, em::DType t) {
+  return previous_estimate_kernel(s, c, t);
+};
+
+void BM_CostModelCube(benchmark::State& state) { run_estimates(state, kEstimate, cube, em::DType::kF16); }
 void BM_PreviousCostModelCube(benchmark::State& state) {
-  const em::DeviceSpec spec = em::preset_spec("ascend910b");
-  std::size_t i = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(previous_estimate_kernel(spec, cube(i++), em::DType::kF16).duration_ns);
+  run_estimates(state, kPreviousEstimate, cube, em::DType::kF16);
 }
-
-void BM_CostModelVector(benchmark::State& state) {
-  const em::DeviceSpec spec = em::preset_spec("ascend910b");
-  std::size_t i = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(em::estimate_kernel(spec, vector(i++), em::DType::kF32).duration_ns);
-}
-
+void BM_CostModelVector(benchmark::State& state) { run_estimates(state, kEstimate, vector, em::DType::kF32); }
 void BM_PreviousCostModelVector(benchmark::State& state) {
-  const em::DeviceSpec spec = em::preset_spec("ascend910b");
-  std::size_t i = 0;
-  for (auto _ : state)
-    benchmark::DoNotOptimize(previous_estimate_kernel(spec, vector(i++), em::DType::kF32).duration_ns);
+  run_estimates(state, kPreviousEstimate, vector, em::DType::kF32);
 }
 
 }  // namespace

@@ -80,6 +80,12 @@ def find(runs, prefix):
     return next((r for r in runs if r["name"].startswith(prefix)), None)
 
 
+def found_cases(runs, cases, counter):
+    """(run, label, judged) for each (prefix, label, judged) case whose run reports `counter`."""
+    rows = [(find(runs, prefix), label, judged) for prefix, label, judged in cases]
+    return [(r, label, judged) for r, label, judged in rows if r and counter in r["counters"]]
+
+
 def load_json_tail(path):
     """The last line of a file as JSON (the scripts print their result last), or None."""
     try:
@@ -475,8 +481,7 @@ HOT_PATH_BENCHES = (("BM_ApiEvent/", "API enter or exit (`on_api`)", True),
 
 
 def hot_path_section(runs):
-    rows = [(find(runs, prefix), label, judged) for prefix, label, judged in HOT_PATH_BENCHES]
-    rows = [(r, label, judged) for r, label, judged in rows if r and "ns_per_event" in r["counters"]]
+    rows = found_cases(runs, HOT_PATH_BENCHES, "ns_per_event")
     if not rows:
         return []
     out = ["", "## Profiler hot path", "",
@@ -638,8 +643,7 @@ COMPARE_CASES = (("CompareTensors/f32_f32/", "f32 NPU vs f32 golden", True),
 
 
 def comparator_section(runs):
-    rows = [(find(runs, prefix), label, judged) for prefix, label, judged in COMPARE_CASES]
-    rows = [(r, label, judged) for r, label, judged in rows if r and "bytes_per_second" in r["counters"]]
+    rows = found_cases(runs, COMPARE_CASES, "bytes_per_second")
     if not rows:
         return []
     elements = rows[0][0]["name"].split("/")[2]

@@ -32,6 +32,16 @@ Attrs view(std::vector<std::int64_t> size, std::vector<std::int64_t> stride) {
   return {{"size", std::move(size)}, {"stride", std::move(stride)}, {"storage_offset", std::int64_t{0}}};
 }
 
+// Times `op` on `inputs`: one call and a synchronize per iteration (the work runs on the device worker).
+void time_op(benchmark::State& state, const char* op, const std::vector<Tensor>& inputs, const Attrs& attrs = {}) {
+  Device& device = Runtime::get().device();
+  for (auto _ : state) {
+    Tensor y = call_op1(op, inputs, attrs);
+    device.synchronize();
+    benchmark::DoNotOptimize(y);
+  }
+}
+
 void set_bytes(benchmark::State& state, std::int64_t elements) {
   state.SetBytesProcessed(state.iterations() * elements * 4 * 2);  // read and written
 }
@@ -40,13 +50,8 @@ void AsStridedTranspose2d(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   Runtime::configure({});
   const Tensor x = Tensor::uniform({n * n}, DType::kF32, DeviceRef::npu(), 1, -1, 1);
-  Device& device = Runtime::get().device();
   const Attrs a = state.range(1) != 0 ? view({n, n}, {1, n}) : view({n * n}, {1});
-  for (auto _ : state) {
-    Tensor y = call_op1("AsStrided", {x}, a);
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, "AsStrided", {x}, a);
   set_bytes(state, n * n);
 }
 
@@ -55,13 +60,8 @@ constexpr std::int64_t kB = 8, kT = 512, kH = 12, kD = 64, kHeads = kB * kT * kH
 void AsStridedHeads(benchmark::State& state) {
   Runtime::configure({});
   const Tensor x = Tensor::uniform({kHeads}, DType::kF32, DeviceRef::npu(), 1, -1, 1);
-  Device& device = Runtime::get().device();
   const Attrs a = view({kB, kH, kT, kD}, {kT * kH * kD, kD, kH * kD, 1});
-  for (auto _ : state) {
-    Tensor y = call_op1("AsStrided", {x}, a);
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, "AsStrided", {x}, a);
   set_bytes(state, kHeads);
 }
 
@@ -69,13 +69,8 @@ void ViewCopyHeads(benchmark::State& state) {
   Runtime::configure({});
   const Tensor storage = Tensor::uniform({kHeads}, DType::kF32, DeviceRef::npu(), 1, -1, 1);
   const Tensor src = Tensor::uniform({kB, kH, kT, kD}, DType::kF32, DeviceRef::npu(), 2, -1, 1);
-  Device& device = Runtime::get().device();
   const Attrs a = view({kB, kH, kT, kD}, {kT * kH * kD, kD, kH * kD, 1});
-  for (auto _ : state) {
-    Tensor y = call_op1("ViewCopy", {storage, src}, a);
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, "ViewCopy", {storage, src}, a);
   set_bytes(state, kHeads);
 }
 
@@ -84,12 +79,7 @@ void AxpySgd(benchmark::State& state) {
   Runtime::configure({});
   const Tensor p = Tensor::uniform({kParams}, DType::kF32, DeviceRef::npu(), 1, -1, 1);
   const Tensor g = Tensor::uniform({kParams}, DType::kF32, DeviceRef::npu(), 2, -1, 1);
-  Device& device = Runtime::get().device();
-  for (auto _ : state) {
-    Tensor y = call_op1("Axpy", {p, g}, {{"alpha", -0.01}});
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, "Axpy", {p, g}, {{"alpha", -0.01}});
   state.SetBytesProcessed(state.iterations() * kParams * 4 * 3);
 }
 
@@ -99,12 +89,7 @@ void AddSameSize(benchmark::State& state) {
   Runtime::configure({});
   const Tensor p = Tensor::uniform({kParams}, DType::kF32, DeviceRef::npu(), 1, -1, 1);
   const Tensor g = Tensor::uniform({kParams}, DType::kF32, DeviceRef::npu(), 2, -1, 1);
-  Device& device = Runtime::get().device();
-  for (auto _ : state) {
-    Tensor y = call_op1("Add", {p, g});
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, "Add", {p, g});
   state.SetBytesProcessed(state.iterations() * kParams * 4 * 3);
 }
 
@@ -132,7 +117,6 @@ void ConvLayer(benchmark::State& state) {
   Runtime::configure({});
   const std::int64_t c = state.range(0), s = state.range(1);
   ConvCase k = conv_case(c, s);
-  Device& device = Runtime::get().device();
   Attrs a = k.attrs;
   std::vector<Tensor> in;
   const char* op = "Conv2d";
@@ -148,11 +132,7 @@ void ConvLayer(benchmark::State& state) {
     in = {k.x, k.dy};
   }
   state.SetLabel(op);
-  for (auto _ : state) {
-    Tensor y = call_op1(op, in, a);
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, op, in, a);
 }
 
 // Add/Sub/Mul/Div (range 0: 0..3) over 11.7 M f32; range 1: 0 same shape, 1 a [1] scalar, 2 a row
@@ -164,14 +144,9 @@ void BinaryOp(benchmark::State& state) {
   const Tensor p = Tensor::uniform({kRows, kCols}, DType::kF32, DeviceRef::npu(), 1, -1, 1);
   const Shape other = state.range(1) == 0 ? Shape{kRows, kCols} : state.range(1) == 1 ? Shape{1} : Shape{kCols};
   const Tensor g = Tensor::uniform(other, DType::kF32, DeviceRef::npu(), 2, 1, 2);
-  Device& device = Runtime::get().device();
   const char* op = kOps[state.range(0)];
   state.SetLabel(op);
-  for (auto _ : state) {
-    Tensor y = call_op1(op, {p, g});
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, op, {p, g});
   state.SetBytesProcessed(state.iterations() * kRows * kCols * 4 * 3);
 }
 
@@ -182,13 +157,8 @@ void AddHalf(benchmark::State& state) {
   const DType t = state.range(0) == 0 ? DType::kF16 : DType::kBF16;
   const Tensor p = Tensor::uniform({kRows, kCols}, t, DeviceRef::npu(), 1, -1, 1);
   const Tensor g = Tensor::uniform({kRows, kCols}, t, DeviceRef::npu(), 2, -1, 1);
-  Device& device = Runtime::get().device();
   state.SetLabel(state.range(0) == 0 ? "f16" : "bf16");
-  for (auto _ : state) {
-    Tensor y = call_op1("Add", {p, g});
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, "Add", {p, g});
   state.SetBytesProcessed(state.iterations() * kRows * kCols * 2 * 3);
 }
 
@@ -196,13 +166,8 @@ void AddHalf(benchmark::State& state) {
 void ReduceSumBias(benchmark::State& state) {
   Runtime::configure({});
   const Tensor dy = Tensor::uniform({8, 64, 56, 56}, DType::kF32, DeviceRef::npu(), 1, -1, 1);
-  Device& device = Runtime::get().device();
   const Attrs a{{"axes", std::vector<std::int64_t>{0, 2, 3}}, {"keepdims", std::int64_t{0}}};
-  for (auto _ : state) {
-    Tensor y = call_op1("ReduceSum", {dy}, a);
-    device.synchronize();
-    benchmark::DoNotOptimize(y);
-  }
+  time_op(state, "ReduceSum", {dy}, a);
 }
 
 // BatchNormTraining (range 0 = 0) / BatchNormTrainingGrad (1) on [8, 64, 56, 56].

@@ -62,6 +62,21 @@ hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase pha
   return r;
 }
 
+// A copy of `bytes` on `stream`, timed by the copy model (the host link, or on the device for a
+// device-to-device copy); `copy` moves the bytes when the task runs.
+std::unique_ptr<Task> copy_task(const DeviceSpec& spec, CopyKind kind, std::uint64_t bytes, std::uint32_t stream,
+                                std::uint64_t connection_id, std::function<void()> copy) {
+  auto task = std::make_unique<Task>();
+  task->kind = Task::Kind::kMemcpy;
+  task->stream = stream;
+  task->connection_id = connection_id;
+  task->copy_kind = kind;
+  task->bytes = bytes;
+  task->duration_ns = estimate_copy_ns(spec, bytes, kind == CopyKind::kDeviceToDevice);
+  task->copy = std::move(copy);
+  return task;
+}
+
 }  // namespace
 
 std::uint64_t next_task_id() { return g_next_task_id.fetch_add(1, std::memory_order_relaxed); }
@@ -208,33 +223,21 @@ void Device::memcpy_h2d(DeviceAddress dst, const void* src, std::uint64_t bytes,
   memory_.translate(dst, bytes, "copy");  // validate now: errors belong to the caller
   auto staged = std::make_shared<std::vector<std::byte>>(bytes);
   std::memcpy(staged->data(), src, bytes);
-  auto task = std::make_unique<Task>();
-  task->kind = Task::Kind::kMemcpy;
-  task->stream = stream.id;
-  task->connection_id = api.connection_id();
-  task->copy_kind = CopyKind::kHostToDevice;
-  task->bytes = bytes;
-  task->duration_ns = estimate_copy_ns(spec_, bytes, false);
   // The lambda holds `keep_alive` until the task is retired on a host thread.
-  task->copy = [this, dst, staged, keep_alive = std::move(keep_alive)] {
-    std::memcpy(memory_.translate(dst, staged->size(), "copy"), staged->data(), staged->size());
-  };
-  enqueue(std::move(task));
+  enqueue(copy_task(spec_, CopyKind::kHostToDevice, bytes, stream.id, api.connection_id(),
+                    [this, dst, staged, keep_alive = std::move(keep_alive)] {
+                      std::memcpy(memory_.translate(dst, staged->size(), "copy"), staged->data(), staged->size());
+                    }));
 }
 
 void Device::memcpy_d2h(void* dst, DeviceAddress src, std::uint64_t bytes, Stream stream) {
   ApiScope api("aclrtMemcpy", ApiKind::kMemcpy);
   check_own_stream(stream);
   memory_.translate(src, bytes, "copy");
-  auto task = std::make_unique<Task>();
-  task->kind = Task::Kind::kMemcpy;
-  task->stream = stream.id;
-  task->connection_id = api.connection_id();
-  task->copy_kind = CopyKind::kDeviceToHost;
-  task->bytes = bytes;
-  task->duration_ns = estimate_copy_ns(spec_, bytes, false);
-  task->copy = [this, dst, src, bytes] { std::memcpy(dst, memory_.translate(src, bytes, "copy"), bytes); };
-  wait_for(stream.id, enqueue(std::move(task)));
+  const std::uint64_t seq =
+      enqueue(copy_task(spec_, CopyKind::kDeviceToHost, bytes, stream.id, api.connection_id(),
+                        [this, dst, src, bytes] { std::memcpy(dst, memory_.translate(src, bytes, "copy"), bytes); }));
+  wait_for(stream.id, seq);
   {
     std::lock_guard lock(mutex_);
     resume_host_at(streams_[stream.id].last_end_ns);
@@ -248,17 +251,10 @@ void Device::memcpy_d2d(DeviceAddress dst, DeviceAddress src, std::uint64_t byte
   check_own_stream(stream);
   memory_.translate(src, bytes, "copy");
   memory_.translate(dst, bytes, "copy");
-  auto task = std::make_unique<Task>();
-  task->kind = Task::Kind::kMemcpy;
-  task->stream = stream.id;
-  task->connection_id = api.connection_id();
-  task->copy_kind = CopyKind::kDeviceToDevice;
-  task->bytes = bytes;
-  task->duration_ns = estimate_copy_ns(spec_, bytes, true);
-  task->copy = [this, dst, src, bytes, keep_alive = std::move(keep_alive)] {
-    std::memmove(memory_.translate(dst, bytes, "copy"), memory_.translate(src, bytes, "copy"), bytes);
-  };
-  enqueue(std::move(task));
+  enqueue(copy_task(spec_, CopyKind::kDeviceToDevice, bytes, stream.id, api.connection_id(),
+                    [this, dst, src, bytes, keep_alive = std::move(keep_alive)] {
+                      std::memmove(memory_.translate(dst, bytes, "copy"), memory_.translate(src, bytes, "copy"), bytes);
+                    }));
 }
 
 void Device::launch(KernelLaunch launch, Stream stream, std::uint64_t connection_id) {

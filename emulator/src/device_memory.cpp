@@ -223,19 +223,21 @@ void CachingAllocator::split(Block* block, std::uint64_t size, FreePool& pool) {
 }
 
 void CachingAllocator::merge_into_neighbours(Block* block, FreePool& pool) {
+  // Folds the block after `b` into `b` and deletes it; both are out of the pool (sorted by size).
+  const auto absorb_next = [](Block* b) {
+    Block* next = b->next;
+    b->size += next->size;
+    b->next = next->next;
+    if (next->next != nullptr) next->next->prev = b;
+    delete next;
+  };
   if (Block* next = block->next; next != nullptr && !next->allocated) {
     pool.erase(next);
-    block->size += next->size;
-    block->next = next->next;
-    if (next->next != nullptr) next->next->prev = block;
-    delete next;
+    absorb_next(block);
   }
   if (Block* prev = block->prev; prev != nullptr && !prev->allocated) {
     pool.erase(prev);
-    prev->size += block->size;
-    prev->next = block->next;
-    if (block->next != nullptr) block->next->prev = prev;
-    delete block;
+    absorb_next(prev);
     block = prev;
   }
   pool.insert(block);

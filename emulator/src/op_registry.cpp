@@ -106,5 +106,10 @@ bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn 
   });
 }
 
+bool register_kernels(const char* type, KernelFn npu, KernelFn cpu, const char* file, int line) {
+  return register_kernel(type, Backend::kNpu, npu, nullptr, file, line) &&
+         register_kernel(type, Backend::kCpu, cpu, nullptr, file, line);
+}
+
 }  // namespace detail
 }  // namespace npuscope::emulator

@@ -30,7 +30,7 @@ import sys
 
 import numpy as np
 from model_file import GraphBuilder, save_checked
-from onnx import TensorProto, helper
+from onnx import helper
 
 OPSET = 17  # LayerNormalization
 LN_EPSILON = 1e-5
@@ -71,16 +71,8 @@ def build_model(seed, blocks, hidden, batch):
     y = b.op("MatMul", "head.matmul", [x, w])
     b.nodes.append(helper.make_node("Add", [y, bias], ["logits"], name="head.add"))
 
-    graph = helper.make_graph(
-        b.nodes, "mlp",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, hidden])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, NUM_OUTPUTS])],
-        initializer=b.inits)
-    model = helper.make_model(graph, producer_name="npuscope make_mlp.py",
-                              opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8  # readable by onnx >= 1.12
-    helper.set_model_props(model, {"seed": str(seed), "blocks": str(blocks), "hidden": str(hidden)})
-    return model
+    return b.model("mlp", [batch, hidden], [batch, NUM_OUTPUTS], OPSET, "npuscope make_mlp.py",
+                   {"seed": str(seed), "blocks": str(blocks), "hidden": str(hidden)})
 
 
 def main(argv):

@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 from model_file import GraphBuilder, save_checked
-from onnx import TensorProto, helper
+from onnx import helper
 
 OPSET = 13
 BN_EPSILON = 1e-5
@@ -94,16 +94,8 @@ def build_model(seed, image):
     bias = b.param("fc.bias", b.rng.uniform(-fc_bound, fc_bound, NUM_CLASSES))
     b.nodes.append(helper.make_node("Gemm", [x, w, bias], ["logits"], name="fc", alpha=1.0, beta=1.0, transB=1))
 
-    graph = helper.make_graph(
-        b.nodes, "resnet18",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, image, image])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", NUM_CLASSES])],
-        initializer=b.inits)
-    model = helper.make_model(graph, producer_name="npuscope make_resnet18.py",
-                              opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8  # opset 13 models; readable by onnx >= 1.10
-    helper.set_model_props(model, {"weights_layout": WEIGHTS_LAYOUT, "seed": str(seed)})
-    return model
+    return b.model("resnet18", ["N", 3, image, image], ["N", NUM_CLASSES], OPSET, "npuscope make_resnet18.py",
+                   {"weights_layout": WEIGHTS_LAYOUT, "seed": str(seed)})
 
 
 def main(argv):

@@ -3,7 +3,7 @@ import os
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 
 class GraphBuilder:
@@ -16,6 +16,19 @@ class GraphBuilder:
     def param(self, name, array):
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(array, dtype=np.float32), name))
         return name
+
+    def model(self, name, input_shape, output_shape, opset, producer, props):
+        """The graph `name` (float32 "input" -> "logits") as an ONNX model of `opset` with metadata `props`.
+        IR version 8: readable by onnx >= 1.10."""
+        graph = helper.make_graph(
+            self.nodes, name,
+            [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
+            [helper.make_tensor_value_info("logits", TensorProto.FLOAT, output_shape)],
+            initializer=self.inits)
+        model = helper.make_model(graph, producer_name=producer, opset_imports=[helper.make_opsetid("", opset)])
+        model.ir_version = 8
+        helper.set_model_props(model, props)
+        return model
 
 
 def save_checked(model, path):

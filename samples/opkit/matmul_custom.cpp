@@ -50,8 +50,8 @@ class KernelMatmul {
     for (std::uint32_t k0 = 0; k0 < td_.k; k0 += kBaseK) {
       const std::uint32_t k = std::min(kBaseK, td_.k - k0);
       CopyIn(tm * kBaseM, tn * kBaseN, k0, m, n, k);
-      SplitA(m, k);
-      SplitB(n, k);
+      SplitFractals(qA1_, qA2_, m, k, false);
+      SplitFractals(qB1_, qB2_, k, n, true);
       LocalTensor<half> a2 = qA2_.DeQue<half>(), b2 = qB2_.DeQue<half>();
       Mmad(c, a2, b2,
            MmadParams{static_cast<std::uint16_t>(m), static_cast<std::uint16_t>(n), static_cast<std::uint16_t>(k),
@@ -78,29 +78,19 @@ class KernelMatmul {
     qA1_.EnQue(a1);
     qB1_.EnQue(b1);
   }
-  // A's NZ fractals (column blocks of 16) into L0A's row-major fractal order.
-  __aicore__ void SplitA(std::uint32_t m, std::uint32_t k) {
-    const std::uint32_t m1 = round16(m) / 16, k1 = round16(k) / 16;
-    LocalTensor<half> a1 = qA1_.DeQue<half>(), a2 = qA2_.AllocTensor<half>();
-    for (std::uint32_t i = 0; i < m1; ++i) {
-      LoadData(a2[i * k1 * 256], a1,
-               LoadData2DParams{static_cast<std::uint16_t>(i), static_cast<std::uint8_t>(k1),
-                                static_cast<std::uint16_t>(m1), 0, 0, false, 0});
+  // A rows x cols tile's NZ fractals (column blocks of 16) from L1 into L0A / L0B in row-major
+  // fractal order: A as they are, B each transposed (column-major inside).
+  template <class L1Queue, class L0Queue>
+  __aicore__ void SplitFractals(L1Queue& l1, L0Queue& l0, std::uint32_t rows, std::uint32_t cols, bool transpose) {
+    const std::uint32_t r1 = round16(rows) / 16, c1 = round16(cols) / 16;
+    LocalTensor<half> src = l1.template DeQue<half>(), dst = l0.template AllocTensor<half>();
+    for (std::uint32_t i = 0; i < r1; ++i) {
+      LoadData(dst[i * c1 * 256], src,
+               LoadData2DParams{static_cast<std::uint16_t>(i), static_cast<std::uint8_t>(c1),
+                                static_cast<std::uint16_t>(r1), 0, 0, transpose, 0});
     }
-    qA1_.FreeTensor(a1);
-    qA2_.EnQue(a2);
-  }
-  // B's NZ fractals into L0B's order, each transposed (column-major inside).
-  __aicore__ void SplitB(std::uint32_t n, std::uint32_t k) {
-    const std::uint32_t n1 = round16(n) / 16, k1 = round16(k) / 16;
-    LocalTensor<half> b1 = qB1_.DeQue<half>(), b2 = qB2_.AllocTensor<half>();
-    for (std::uint32_t i = 0; i < k1; ++i) {
-      LoadData(b2[i * n1 * 256], b1,
-               LoadData2DParams{static_cast<std::uint16_t>(i), static_cast<std::uint8_t>(n1),
-                                static_cast<std::uint16_t>(k1), 0, 0, true, 0});
-    }
-    qB1_.FreeTensor(b1);
-    qB2_.EnQue(b2);
+    l1.FreeTensor(src);
+    l0.EnQue(dst);
   }
 
   MatmulTiling td_{};

@@ -12,21 +12,13 @@
 #include "npuscope/emulator/errors.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 
 class ActivationOpsTest : public OpTest {};
 
 const std::vector<float> kPoints{0, 1, -1, 2, -3, 0.5f};
-
-Tensor cpu_tensor(const std::vector<float>& v, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, {static_cast<std::int64_t>(v.size())}, dtype);
-}
 
 // n evenly spaced points on [lo, hi].
 std::vector<float> grid(float lo, float hi, int n) {
@@ -59,7 +51,7 @@ double tanh_form(double x, bool pade) {
 }  // namespace
 
 TEST_F(ActivationOpsTest, CpuMatchesHandComputedValues) {
-  const Tensor x = cpu_tensor(kPoints);
+  const Tensor x = floats_1d(kPoints);
   EXPECT_TRUE(all_close(
       to_vec(ops::gelu(x)),
       {0, 0.8413447460685429, -0.15865525393145707, 1.9544997361036416, -0.00404969409489031, 0.34573123063700656},
@@ -75,7 +67,7 @@ TEST_F(ActivationOpsTest, CpuMatchesHandComputedValues) {
 }
 
 TEST_F(ActivationOpsTest, NpuGeluDiffersFromErfGoldenByABoundedAmount) {
-  const Tensor x = cpu_tensor(grid(-6, 6, 12001));
+  const Tensor x = floats_1d(grid(-6, 6, 12001));
   const std::vector<double> npu = to_vec(ops::gelu(on_npu({x})[0]));
   const std::vector<double> golden = to_vec(ops::gelu(x));
   const double err = max_abs_diff(npu, golden);
@@ -84,13 +76,13 @@ TEST_F(ActivationOpsTest, NpuGeluDiffersFromErfGoldenByABoundedAmount) {
   EXPECT_GT(err, 1e-4);
   EXPECT_LT(err, 5e-4) << "max |npu - golden| = " << err;
   // Far out the approximation is exact: gelu(x) = x for large x and 0 for very negative x.
-  const std::vector<double> tails = to_vec(ops::gelu(on_npu({cpu_tensor({-20, 20, 100})})[0]));
+  const std::vector<double> tails = to_vec(ops::gelu(on_npu({floats_1d({-20, 20, 100})})[0]));
   EXPECT_EQ(tails, (std::vector<double>{0, 20, 100}));
 }
 
 TEST_F(ActivationOpsTest, NpuGeluIsTheTanhFormWithPadeTanh) {
   const std::vector<float> xs = grid(-8, 8, 4001);
-  const std::vector<double> npu = to_vec(ops::gelu(on_npu({cpu_tensor(xs)})[0]));
+  const std::vector<double> npu = to_vec(ops::gelu(on_npu({floats_1d(xs)})[0]));
   std::vector<double> pade(xs.size()), exact_tanh(xs.size());
   for (std::size_t i = 0; i < xs.size(); ++i) {
     pade[i] = tanh_form(xs[i], true);
@@ -118,7 +110,7 @@ TEST_F(ActivationOpsTest, FastGeluAndSiluNpuMatchCpu) {
         << dtype_name(dt);
   }
   // exp(-1.702x) and exp(-x) overflow for very negative x: the results go to 0, not NaN.
-  const Tensor big = cpu_tensor({-1000, 1000});
+  const Tensor big = floats_1d({-1000, 1000});
   for (const Tensor& in : {big, on_npu({big})[0]}) {
     EXPECT_EQ(to_vec(ops::fast_gelu(in)), (std::vector<double>{0, 1000}));
     EXPECT_EQ(to_vec(ops::silu(in)), (std::vector<double>{0, 1000}));
@@ -126,7 +118,7 @@ TEST_F(ActivationOpsTest, FastGeluAndSiluNpuMatchCpu) {
 }
 
 TEST_F(ActivationOpsTest, OnnxApproximateTanhSelectsTheTanhFormOnCpu) {
-  const Tensor x = cpu_tensor(kPoints);
+  const Tensor x = floats_1d(kPoints);
   const Tensor y = call_op1("Gelu", {x}, {{"approximate", std::string("tanh")}});
   EXPECT_TRUE(all_close(
       to_vec(y),
@@ -172,7 +164,7 @@ TEST_F(ActivationOpsTest, SwiGluGatesTheSecondHalfWithSiluOfTheFirst) {
     EXPECT_TRUE(all_close(to_vec(call_op1("SwiGlu", on_npu({r}))), to_vec(call_op1("SwiGlu", {r})), tol.rtol, tol.atol))
         << dtype_name(dt);
   }
-  EXPECT_THROW(call_op1("SwiGlu", {cpu_tensor({1, 2, 3})}), InvalidArgument);  // odd size
+  EXPECT_THROW(call_op1("SwiGlu", {floats_1d({1, 2, 3})}), InvalidArgument);  // odd size
   const KernelCost c =
       OpRegistry::instance().schema("SwiGlu").cost({{{{4, 32}, DType::kF16}}}, {{{{4, 16}, DType::kF16}}}, {});
   EXPECT_EQ(c.unit, ComputeUnit::kVector);

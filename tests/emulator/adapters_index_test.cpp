@@ -17,13 +17,11 @@ namespace {
 
 class AdaptersIndexTest : public OpTest {};
 
-Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_floats(v, std::move(s), DType::kF32); }
-
 }  // namespace
 
 TEST_F(AdaptersIndexTest, TopKWithTheKAttribute) {
   OneNodeModel m("TopK", 9);
-  m.input("x", f32({3, 1, 4, 1, 5}, {5})).attr("k", std::int64_t{2});
+  m.input("x", floats({3, 1, 4, 1, 5}, {5})).attr("k", std::int64_t{2});
   const auto out = m.run(2);
   EXPECT_EQ(to_vec(out[0]), (Doubles{5, 4}));
   EXPECT_EQ(out[1].to_ints(), (I64s{4, 2}));
@@ -32,7 +30,7 @@ TEST_F(AdaptersIndexTest, TopKWithTheKAttribute) {
 TEST_F(AdaptersIndexTest, HardmaxBeforeOpset13FlattensAtAxis) {
   // [2, 2, 2]: opset 11 (axis 1) takes one maximum over each batch's 4 values; opset 13 (axis -1)
   // one per row of 2.
-  const Tensor x = f32({1, 4, 3, 2, 0, 1, 1, 0}, {2, 2, 2});
+  const Tensor x = floats({1, 4, 3, 2, 0, 1, 1, 0}, {2, 2, 2});
   OneNodeModel old("Hardmax", 11);
   old.input("x", x);
   const Tensor y = old.run(1, DeviceRef::npu())[0];
@@ -45,19 +43,19 @@ TEST_F(AdaptersIndexTest, HardmaxBeforeOpset13FlattensAtAxis) {
 
 TEST_F(AdaptersIndexTest, ScatterIsScatterElements) {
   OneNodeModel m("Scatter", 10);
-  m.input("data", f32({1, 2, 3, 4, 5}, {1, 5})).ints("idx", {1, 3}, {1, 2}).input("upd", f32({9, 8}, {1, 2}));
+  m.input("data", floats({1, 2, 3, 4, 5}, {1, 5})).ints("idx", {1, 3}, {1, 2}).input("upd", floats({9, 8}, {1, 2}));
   m.attr("axis", std::int64_t{1});
   EXPECT_EQ(to_vec(m.run()[0]), (Doubles{1, 9, 3, 8, 5}));
 }
 
 TEST_F(AdaptersIndexTest, EyeLikeNonZeroAndRange) {
   OneNodeModel eye("EyeLike", 9);
-  eye.input("x", f32({0, 0, 0, 0}, {2, 2})).attr("dtype", std::int64_t{onnx::TensorProto::INT64});
+  eye.input("x", floats({0, 0, 0, 0}, {2, 2})).attr("dtype", std::int64_t{onnx::TensorProto::INT64});
   const Tensor e = eye.run()[0];
   EXPECT_EQ(e.dtype(), DType::kI64);
   EXPECT_EQ(e.to_ints(), (I64s{1, 0, 0, 1}));
   OneNodeModel nz("NonZero", 13);
-  nz.input("x", f32({0, 2, -0.0f, 3, 0, 1}, {2, 3}));
+  nz.input("x", floats({0, 2, -0.0f, 3, 0, 1}, {2, 3}));
   const Tensor idx = nz.run(1, DeviceRef::npu())[0];
   EXPECT_EQ(idx.shape(), (Shape{2, 3}));
   EXPECT_EQ(idx.to_ints(), (I64s{0, 1, 1, 1, 0, 2}));
@@ -68,7 +66,7 @@ TEST_F(AdaptersIndexTest, EyeLikeNonZeroAndRange) {
 }
 
 TEST_F(AdaptersIndexTest, ReductionAxesAsInputOrAttribute) {
-  const Tensor x = f32({1, -7, 3, 4, 5, -6}, {2, 3});
+  const Tensor x = floats({1, -7, 3, 4, 5, -6}, {2, 3});
   OneNodeModel max18("ReduceMax", 18);
   max18.input("x", x).ints("axes", {1}).attr("keepdims", std::int64_t{0});
   EXPECT_EQ(to_vec(max18.run(1, DeviceRef::npu())[0]), (Doubles{3, 5}));
@@ -93,7 +91,7 @@ TEST_F(AdaptersIndexTest, ReductionAxesAsInputOrAttribute) {
 // INT64_MIN) and upper with k = INT64_MAX left the input unchanged, where k = 100 gave zeros. ONNX:
 // a k beyond the matrix keeps all or nothing, whatever its size.
 TEST_F(AdaptersIndexTest, TriluKIsReadExactly) {
-  const Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  const Tensor x = floats({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
   const std::int64_t max = std::numeric_limits<std::int64_t>::max();
   const std::int64_t min = std::numeric_limits<std::int64_t>::min();
   const Doubles zeros(9, 0.0), all = to_vec(x);
@@ -110,7 +108,7 @@ TEST_F(AdaptersIndexTest, TriluKIsReadExactly) {
 // The same exact read for TopK's k: INT64_MAX is out of range for the axis, not a wrapped k.
 TEST_F(AdaptersIndexTest, TopKHugeKIsAnError) {
   OneNodeModel m("TopK", 11);
-  m.input("x", f32({3, 1, 4}, {3})).ints("k", {std::numeric_limits<std::int64_t>::max()}, {1});
+  m.input("x", floats({3, 1, 4}, {3})).ints("k", {std::numeric_limits<std::int64_t>::max()}, {1});
   EXPECT_TRUE(mentions(error_of([&] { m.run(2); }), {"TopK", "k = 9223372036854775807", "outside [0, 3]"}));
 }
 
@@ -118,9 +116,9 @@ TEST_F(AdaptersIndexTest, TopKHugeKIsAnError) {
 TEST_F(AdaptersIndexTest, DataTypeAttributesBeyondIntAreErrors) {
   const std::int64_t bad = (std::int64_t{1} << 32) + onnx::TensorProto::FLOAT;
   OneNodeModel cast("Cast", 13);
-  cast.input("x", f32({1, 2}, {2})).attr("to", bad);
+  cast.input("x", floats({1, 2}, {2})).attr("to", bad);
   EXPECT_TRUE(mentions(error_of([&] { cast.run(); }), {"Cast", "'to' = 4294967297 is not an ONNX data type"}));
   OneNodeModel eye("EyeLike", 9);
-  eye.input("x", f32({0, 0, 0, 0}, {2, 2})).attr("dtype", bad);
+  eye.input("x", floats({0, 0, 0, 0}, {2, 2})).attr("dtype", bad);
   EXPECT_TRUE(mentions(error_of([&] { eye.run(); }), {"EyeLike", "'dtype' = 4294967297"}));
 }

@@ -17,8 +17,6 @@ namespace {
 
 class EinsumTest : public OpTest {};
 
-Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_floats(v, std::move(s), DType::kF32); }
-
 // Runs einsum(equation, inputs) on `device`.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& inputs, DeviceRef device = DeviceRef::cpu()) {
   OneNodeModel m("Einsum", 12);
@@ -38,7 +36,7 @@ void expect_einsum(const std::string& eq, const std::vector<Tensor>& in, const S
 
 // [[1, 2, 3], [4, 5, 6]]
 const Tensor& a23() {
-  static const Tensor t = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  static const Tensor t = floats({1, 2, 3, 4, 5, 6}, {2, 3});
   return t;
 }
 
@@ -68,25 +66,25 @@ TEST_F(EinsumTest, TransposeSumAndImplicitOutput) {
 }
 
 TEST_F(EinsumTest, DiagonalsAndTraces) {
-  const Tensor sq = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  const Tensor sq = floats({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
   expect_einsum("ii->i", {sq}, {3}, {1, 5, 9});
   expect_einsum("ii", {sq}, {}, {15});  // implicit: a label used twice is summed
-  const Tensor batch = f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  const Tensor batch = floats({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
   expect_einsum("...ii->...i", {batch}, {2, 2}, {1, 4, 5, 8});
-  expect_einsum("iij->j", {f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2})}, {2}, {1 + 7, 2 + 8});
+  expect_einsum("iij->j", {floats({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2})}, {2}, {1 + 7, 2 + 8});
 }
 
 TEST_F(EinsumTest, ContractionsOnTheCube) {
-  const Tensor b32 = f32({1, 0, 2, 1, 0, 3}, {3, 2});
+  const Tensor b32 = floats({1, 0, 2, 1, 0, 3}, {3, 2});
   expect_einsum("ij,jk->ik", {a23(), b32}, {2, 2}, {5, 11, 14, 23});
   expect_einsum("ij,jk", {a23(), b32}, {2, 2}, {5, 11, 14, 23});
-  expect_einsum("i,i", {f32({1, 2, 3}, {3}), f32({4, 5, 6}, {3})}, {}, {32});
+  expect_einsum("i,i", {floats({1, 2, 3}, {3}), floats({4, 5, 6}, {3})}, {}, {32});
   expect_einsum("ij,ij->i", {a23(), a23()}, {2}, {14, 77});
   // Batched: bij,bjk -> bik with b = 2.
-  const Tensor x = f32({1, 2, 3, 4, 1, 0, 0, 1}, {2, 2, 2}), y = f32({1, 1, 0, 1, 2, 0, 0, 2}, {2, 2, 2});
+  const Tensor x = floats({1, 2, 3, 4, 1, 0, 0, 1}, {2, 2, 2}), y = floats({1, 1, 0, 1, 2, 0, 0, 2}, {2, 2, 2});
   expect_einsum("bij,bjk->bik", {x, y}, {2, 2, 2}, {1, 3, 3, 7, 2, 0, 0, 2});
   // Three operands.
-  expect_einsum("ij,jk,kl->il", {a23(), b32, f32({1, 1}, {2, 1})}, {2, 1}, {16, 37});
+  expect_einsum("ij,jk,kl->il", {a23(), b32, floats({1, 1}, {2, 1})}, {2, 1}, {16, 37});
 }
 
 TEST_F(EinsumTest, ContractionIsACubeTaskAndTheDiagonalAVectorCopy) {
@@ -94,10 +92,10 @@ TEST_F(EinsumTest, ContractionIsACubeTaskAndTheDiagonalAVectorCopy) {
   std::vector<std::pair<std::string, TaskType>> tasks;
   {
     TaskLog log;
-    const Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), y = f32({1, 0, 0, 1, 1, 1, 1, 1}, {2, 2, 2});
+    const Tensor x = floats({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), y = floats({1, 0, 0, 1, 1, 1, 1, 1}, {2, 2, 2});
     einsum("bji,bjk->bik", {x, y}, DeviceRef::npu());  // [b, K, M]: read transposed by the cube
     einsum("ijb,bjk->bik", {x, y}, DeviceRef::npu());  // [M, K, b]: transposed first
-    einsum("ii->i", {f32({1, 2, 3, 4}, {2, 2})}, DeviceRef::npu());
+    einsum("ii->i", {floats({1, 2, 3, 4}, {2, 2})}, DeviceRef::npu());
     Runtime::get().synchronize_all();  // the device thread has recorded every task's end
     tasks = log.tasks;
   }
@@ -109,22 +107,22 @@ TEST_F(EinsumTest, ContractionIsACubeTaskAndTheDiagonalAVectorCopy) {
 }
 
 TEST_F(EinsumTest, BroadcastAndOuterProducts) {
-  expect_einsum("i,j->ij", {f32({1, 2}, {2}), f32({1, 10, 100}, {3})}, {2, 3}, {1, 10, 100, 2, 20, 200});
+  expect_einsum("i,j->ij", {floats({1, 2}, {2}), floats({1, 10, 100}, {3})}, {2, 3}, {1, 10, 100, 2, 20, 200});
   // '...' broadcast: [2, 1, 2] x [3, 2] -> [2, 3] after contracting j.
-  const Tensor x = f32({1, 2, 3, 4}, {2, 1, 2}), y = f32({1, 0, 0, 1, 1, 1}, {3, 2});
+  const Tensor x = floats({1, 2, 3, 4}, {2, 1, 2}), y = floats({1, 0, 0, 1, 1, 1}, {3, 2});
   expect_einsum("...j,...j->...", {x, y}, {2, 3}, {1, 2, 3, 3, 4, 7});
   // The implicit output puts the '...' dims first.
   expect_einsum("...i,...i", {x, y}, {2, 3}, {1, 2, 3, 3, 4, 7});
 }
 
 TEST_F(EinsumTest, ScalarsEmptyDimsAndSizeOneLabels) {
-  expect_einsum(",->", {f32({3}, {}), f32({4}, {})}, {}, {12});
-  expect_einsum("i,->i", {f32({1, 2}, {2}), f32({3}, {})}, {2}, {3, 6});
-  expect_einsum("ij->", {f32({}, {0, 3})}, {}, {0});
-  expect_einsum("ij,jk", {f32({}, {2, 0}), f32({}, {0, 3})}, {2, 3}, {0, 0, 0, 0, 0, 0});
+  expect_einsum(",->", {floats({3}, {}), floats({4}, {})}, {}, {12});
+  expect_einsum("i,->i", {floats({1, 2}, {2}), floats({3}, {})}, {2}, {3, 6});
+  expect_einsum("ij->", {floats({}, {0, 3})}, {}, {0});
+  expect_einsum("ij,jk", {floats({}, {2, 0}), floats({}, {0, 3})}, {2, 3}, {0, 0, 0, 0, 0, 0});
   // A contracted label of size 1 broadcasts: sum_i a[0] * b[i].
-  expect_einsum("i,i", {f32({2}, {1}), f32({1, 2, 3}, {3})}, {}, {12});
-  expect_einsum("Ab,bC->AC", {f32({1, 2}, {1, 2}), f32({3, 4}, {2, 1})}, {1, 1}, {11});
+  expect_einsum("i,i", {floats({2}, {1}), floats({1, 2, 3}, {3})}, {}, {12});
+  expect_einsum("Ab,bC->AC", {floats({1, 2}, {1, 2}), floats({3, 4}, {2, 1})}, {1, 1}, {11});
 }
 
 TEST_F(EinsumTest, BadEquationsNameTheProblem) {
@@ -132,6 +130,6 @@ TEST_F(EinsumTest, BadEquationsNameTheProblem) {
   EXPECT_TRUE(mentions(error_of([&] { einsum("ijk->i", {a23()}); }), {"'ijk'", "names 3 dims", "has 2"}));
   EXPECT_TRUE(mentions(error_of([&] { einsum("i1->i", {a23()}); }), {"'1'", "only letters"}));
   EXPECT_TRUE(mentions(error_of([&] { einsum("ij->k", {a23()}); }), {"output label that no input term has"}));
-  EXPECT_TRUE(mentions(error_of([&] { einsum("ij,ij->", {a23(), f32({1, 2, 3, 4}, {2, 2})}); }), {"sizes 3 and 2"}));
+  EXPECT_TRUE(mentions(error_of([&] { einsum("ij,ij->", {a23(), floats({1, 2, 3, 4}, {2, 2})}); }), {"sizes 3 and 2"}));
   EXPECT_TRUE(mentions(error_of([&] { einsum("ii->i", {a23()}); }), {"repeated label", "[2, 3]"}));
 }

@@ -15,11 +15,9 @@ namespace {
 
 class AdaptersVisionTest : public OpTest {};
 
-Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_floats(v, std::move(s), DType::kF32); }
-
 // Box 1 overlaps box 0 with IoU 0.82; box 2 is apart.
-Tensor boxes() { return f32({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3}, {1, 3, 4}); }
-Tensor scores() { return f32({0.9f, 0.8f, 0.7f}, {1, 1, 3}); }
+Tensor boxes() { return floats({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3}, {1, 3, 4}); }
+Tensor scores() { return floats({0.9f, 0.8f, 0.7f}, {1, 1, 3}); }
 
 }  // namespace
 
@@ -48,7 +46,7 @@ TEST_F(AdaptersVisionTest, RoiAlignOpset10UsesOutputHalfPixel) {
   for (int i = 0; i < 16; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i);
   for (std::int64_t opset : {10, 16}) {
     OneNodeModel m("RoiAlign", opset);
-    m.input("x", f32(v, {1, 1, 4, 4})).input("rois", f32({0, 0, 4, 4}, {1, 4})).ints("idx", {0});
+    m.input("x", floats(v, {1, 1, 4, 4})).input("rois", floats({0, 0, 4, 4}, {1, 4})).ints("idx", {0});
     m.attr("output_height", std::int64_t{1})
         .attr("output_width", std::int64_t{1})
         .attr("sampling_ratio", std::int64_t{2});
@@ -59,7 +57,7 @@ TEST_F(AdaptersVisionTest, RoiAlignOpset10UsesOutputHalfPixel) {
 
 TEST_F(AdaptersVisionTest, GridSampleAndBitShiftByTheDefaultRule) {
   OneNodeModel gs("GridSample", 16);
-  gs.input("x", f32({1, 2, 3, 4}, {1, 1, 2, 2})).input("g", f32({0, 0, 1, 1}, {1, 1, 2, 2}));
+  gs.input("x", floats({1, 2, 3, 4}, {1, 1, 2, 2})).input("g", floats({0, 0, 1, 1}, {1, 1, 2, 2}));
   gs.attr("align_corners", std::int64_t{1});
   EXPECT_EQ(to_vec(gs.run(1, DeviceRef::npu())[0]), (Doubles{2.5, 4}));
   OneNodeModel bs("BitShift", 11);

@@ -17,8 +17,6 @@ namespace {
 using Conv3dTest = OpTest;
 using Ints = std::vector<std::int64_t>;
 
-Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_floats(v, std::move(s), DType::kF32); }
-
 struct Case {
   Shape x, w;
   Ints strides{1, 1, 1}, pads{0, 0, 0, 0, 0, 0}, dilations{1, 1, 1};
@@ -79,21 +77,21 @@ std::vector<float> iota(int n) {
 
 TEST_F(Conv3dTest, CpuMatchesHandComputed) {
   // x = 1..8 as 2x2x2, a 2x2x2 kernel of ones: the sum 36.
-  const auto x = f32(iota(8), {1, 1, 2, 2, 2});
-  const auto ones = f32(std::vector<float>(8, 1.0f), {1, 1, 2, 2, 2});
+  const auto x = floats(iota(8), {1, 1, 2, 2, 2});
+  const auto ones = floats(std::vector<float>(8, 1.0f), {1, 1, 2, 2, 2});
   auto y = call_op1("Conv3d", {x, ones});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 1, 1, 1}));
   EXPECT_EQ(to_vec(y), (std::vector<double>{36}));
   // Pads 1 all round with a 3x3x3 kernel of ones: every output sees the whole input.
-  const auto ones3 = f32(std::vector<float>(27, 1.0f), {1, 1, 3, 3, 3});
+  const auto ones3 = floats(std::vector<float>(27, 1.0f), {1, 1, 3, 3, 3});
   y = call_op1("Conv3d", {x, ones3}, {{"pads", Ints{1, 1, 1, 1, 1, 1}}});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2, 2}));
   EXPECT_EQ(to_vec(y), std::vector<double>(8, 36.0));
   // x = 1..27 as 3x3x3, kernel x[z][y][x] - x[z+1][y+1][x+1] (a 2x2x2 kernel with 1 and -1 at the
   // corners): 1 - 14 = -13 everywhere; bias 0.5.
-  const auto x27 = f32(iota(27), {1, 1, 3, 3, 3});
-  auto w = f32({1, 0, 0, 0, 0, 0, 0, -1}, {1, 1, 2, 2, 2});
-  y = call_op1("Conv3d", {x27, w, f32({0.5f}, {1})});
+  const auto x27 = floats(iota(27), {1, 1, 3, 3, 3});
+  auto w = floats({1, 0, 0, 0, 0, 0, 0, -1}, {1, 1, 2, 2, 2});
+  y = call_op1("Conv3d", {x27, w, floats({0.5f}, {1})});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2, 2}));
   EXPECT_EQ(to_vec(y), std::vector<double>(8, -12.5));
   // Stride 2 along depth only: output depths 0 only (3 - 2) / 2 + 1 = 1.
@@ -112,8 +110,9 @@ TEST_F(Conv3dTest, CpuMatchesHandComputed) {
 
 TEST_F(Conv3dTest, GroupsHandComputed) {
   // Two channels, group 2 (depthwise): channel 0 scaled by 2, channel 1 by -1, bias [1, 0].
-  const auto x = f32(iota(4), {1, 2, 1, 1, 2});
-  const auto y = call_op1("Conv3d", {x, f32({2, -1}, {2, 1, 1, 1, 1}), f32({1, 0}, {2})}, {{"group", std::int64_t{2}}});
+  const auto x = floats(iota(4), {1, 2, 1, 1, 2});
+  const auto y =
+      call_op1("Conv3d", {x, floats({2, -1}, {2, 1, 1, 1, 1}), floats({1, 0}, {2})}, {{"group", std::int64_t{2}}});
   EXPECT_EQ(to_vec(y), (std::vector<double>{3, 5, -3, -4}));
 }
 

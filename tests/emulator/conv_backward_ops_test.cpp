@@ -3,6 +3,7 @@
 // NPU vs CPU in f32 and f16, and bad shapes.
 #include <gtest/gtest.h>
 
+#include "emulator/conv_reference.h"
 #include "emulator/train_op_test_util.h"
 
 using namespace npuscope::emulator;
@@ -13,58 +14,37 @@ namespace {
 using ConvBackwardTest = OpTest;
 using Ints = std::vector<std::int64_t>;
 
-struct Case {
-  Shape x, w;
-  Ints strides{1, 1}, pads{0, 0, 0, 0}, dilations{1, 1};
-  std::int64_t group = 1;
-  Attrs attrs(const char* size_name, const Shape& size) const {
-    return {{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"groups", group}, {size_name, size}};
-  }
-};
-
-// dx and dw by the definition: y[i, o, r, s] = Σ x[i, cin, ih, iw] · w[o, ci, u, v], so each term adds
-// dy·w to dx and dy·x to dw.
-void reference(const Case& p, const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& dy,
-               const Shape& out, std::vector<double>& dx, std::vector<double>& dw) {
-  const std::int64_t n = out[0], co = out[1], oh = out[2], ow = out[3];
-  const std::int64_t c = p.x[1], h = p.x[2], wd = p.x[3], cg = p.w[1], kh = p.w[2], kw = p.w[3];
-  dx.assign(x.size(), 0.0);
-  dw.assign(w.size(), 0.0);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t o = 0; o < co; ++o)
-      for (std::int64_t r = 0; r < oh; ++r)
-        for (std::int64_t s = 0; s < ow; ++s) {
-          const double g = dy[static_cast<std::size_t>(((i * co + o) * oh + r) * ow + s)];
-          for (std::int64_t ci = 0; ci < cg; ++ci)
-            for (std::int64_t u = 0; u < kh; ++u)
-              for (std::int64_t v = 0; v < kw; ++v) {
-                const std::int64_t ih = r * p.strides[0] - p.pads[0] + u * p.dilations[0];
-                const std::int64_t iw = s * p.strides[1] - p.pads[1] + v * p.dilations[1];
-                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
-                const std::int64_t cin = (o / (co / p.group)) * cg + ci;
-                const auto xi = static_cast<std::size_t>(((i * c + cin) * h + ih) * wd + iw);
-                const auto wi = static_cast<std::size_t>(((o * cg + ci) * kh + u) * kw + v);
-                dx[xi] += g * w[wi];
-                dw[wi] += g * x[xi];
-              }
-        }
+// The attributes of Conv2DBackpropInput / Conv2DBackpropFilter for `p`, with the size they rebuild.
+Attrs backward_attrs(const Conv2dCase& p, const char* size_name, const Shape& size) {
+  return {{"strides", p.strides}, {"pads", p.pads}, {"dilations", p.dilations}, {"groups", p.group}, {size_name, size}};
 }
 
-void check(const Case& p, double phase) {
+// dx and dw by the definition: each of its products x · w adds dy·w to dx and dy·x to dw.
+void reference(const Conv2dCase& p, const std::vector<double>& x, const std::vector<double>& w,
+               const std::vector<double>& dy, const Shape& out, std::vector<double>& dx, std::vector<double>& dw) {
+  dx.assign(x.size(), 0.0);
+  dw.assign(w.size(), 0.0);
+  for_each_conv2d_product(p, out, [&](std::size_t yi, std::size_t xi, std::size_t wi) {
+    dx[xi] += dy[yi] * w[wi];
+    dw[wi] += dy[yi] * x[xi];
+  });
+}
+
+void check(const Conv2dCase& p, double phase) {
   const Tensor x = seq(p.x, phase), w = seq(p.w, phase + 0.6);
   const Tensor y = ops::conv2d(x, w, Tensor(), p.strides, p.pads, p.dilations, p.group);
   const Tensor dy = seq(y.shape(), phase + 1.2);
   std::vector<double> dx, dw;
   reference(p, to_vec(x), to_vec(w), to_vec(dy), y.shape(), dx, dw);
-  const Tensor gx = call_op1("Conv2DBackpropInput", {dy, w}, p.attrs("input_size", p.x));
-  const Tensor gw = call_op1("Conv2DBackpropFilter", {x, dy}, p.attrs("filter_size", p.w));
+  const Tensor gx = call_op1("Conv2DBackpropInput", {dy, w}, backward_attrs(p, "input_size", p.x));
+  const Tensor gw = call_op1("Conv2DBackpropFilter", {x, dy}, backward_attrs(p, "filter_size", p.w));
   EXPECT_EQ(gx.shape(), p.x);
   EXPECT_EQ(gw.shape(), p.w);
   EXPECT_TRUE(all_close(to_vec(gx), dx, 1e-5, 1e-5)) << shape_str(p.x) << " " << shape_str(p.w);
   EXPECT_TRUE(all_close(to_vec(gw), dw, 1e-5, 1e-5)) << shape_str(p.x) << " " << shape_str(p.w);
   // NPU (f32 cube under must_keep_origin_dtype) agrees with the golden.
-  const Tensor nx = call_op1("Conv2DBackpropInput", on_npu({dy, w}), p.attrs("input_size", p.x));
-  const Tensor nw = call_op1("Conv2DBackpropFilter", on_npu({x, dy}), p.attrs("filter_size", p.w));
+  const Tensor nx = call_op1("Conv2DBackpropInput", on_npu({dy, w}), backward_attrs(p, "input_size", p.x));
+  const Tensor nw = call_op1("Conv2DBackpropFilter", on_npu({x, dy}), backward_attrs(p, "filter_size", p.w));
   EXPECT_TRUE(all_close(to_vec(nx), dx, 1e-5, 1e-5));
   EXPECT_TRUE(all_close(to_vec(nw), dw, 1e-5, 1e-5));
 }
@@ -106,14 +86,15 @@ TEST_F(ConvBackwardTest, MatchesPytorch) {
 }
 
 TEST_F(ConvBackwardTest, NpuF16MatchesCpu) {
-  const Case p{.x = {2, 4, 6, 6}, .w = {8, 4, 3, 3}, .pads = {1, 1, 1, 1}};
+  const Conv2dCase p{.x = {2, 4, 6, 6}, .w = {8, 4, 3, 3}, .pads = {1, 1, 1, 1}};
   const Tensor x = seq(p.x, 0.3, DType::kF16), w = seq(p.w, 0.9, DType::kF16), dy = seq({2, 8, 6, 6}, 1.5, DType::kF16);
-  const auto gx = to_vec(call_op1("Conv2DBackpropInput", {dy, w}, p.attrs("input_size", p.x)));
-  const auto gw = to_vec(call_op1("Conv2DBackpropFilter", {x, dy}, p.attrs("filter_size", p.w)));
+  const auto gx = to_vec(call_op1("Conv2DBackpropInput", {dy, w}, backward_attrs(p, "input_size", p.x)));
+  const auto gw = to_vec(call_op1("Conv2DBackpropFilter", {x, dy}, backward_attrs(p, "filter_size", p.w)));
+  EXPECT_TRUE(all_close(to_vec(call_op1("Conv2DBackpropInput", on_npu({dy, w}), backward_attrs(p, "input_size", p.x))),
+                        gx, 1e-3, 1e-3));
   EXPECT_TRUE(
-      all_close(to_vec(call_op1("Conv2DBackpropInput", on_npu({dy, w}), p.attrs("input_size", p.x))), gx, 1e-3, 1e-3));
-  EXPECT_TRUE(all_close(to_vec(call_op1("Conv2DBackpropFilter", on_npu({x, dy}), p.attrs("filter_size", p.w))), gw,
-                        1e-3, 1e-3));
+      all_close(to_vec(call_op1("Conv2DBackpropFilter", on_npu({x, dy}), backward_attrs(p, "filter_size", p.w))), gw,
+                1e-3, 1e-3));
 }
 
 TEST_F(ConvBackwardTest, BadShapesNameTheOpAndTheInput) {

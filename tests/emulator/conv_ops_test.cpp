@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "emulator/conv_reference.h"
 #include "emulator/op_test_util.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/op_registry.h"
@@ -17,47 +18,21 @@ namespace {
 using ConvTest = OpTest;
 using Ints = std::vector<std::int64_t>;
 
-Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_floats(v, std::move(s), DType::kF32); }
-
-struct ConvCase {
-  Shape x, w;
-  Ints strides{1, 1}, pads{0, 0, 0, 0}, dilations{1, 1};
-  std::int64_t group = 1;
-  bool bias = false;
-};
-
 // The definition, one output element at a time, in double.
-std::vector<double> ref_conv(const ConvCase& p, const std::vector<double>& x, const std::vector<double>& w,
+std::vector<double> ref_conv(const Conv2dCase& p, const std::vector<double>& x, const std::vector<double>& w,
                              const std::vector<double>& b, const Shape& out) {
-  const std::int64_t n = out[0], co = out[1], oh = out[2], ow = out[3];
-  const std::int64_t c = p.x[1], h = p.x[2], wd = p.x[3], cg = p.w[1], kh = p.w[2], kw = p.w[3];
-  const std::int64_t per_group = co / p.group;
-  std::vector<double> y;
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t o = 0; o < co; ++o)
-      for (std::int64_t r = 0; r < oh; ++r)
-        for (std::int64_t s = 0; s < ow; ++s) {
-          double acc = p.bias ? b[static_cast<std::size_t>(o)] : 0.0;
-          for (std::int64_t ci = 0; ci < cg; ++ci)
-            for (std::int64_t u = 0; u < kh; ++u)
-              for (std::int64_t v = 0; v < kw; ++v) {
-                const std::int64_t ih = r * p.strides[0] - p.pads[0] + u * p.dilations[0];
-                const std::int64_t iw = s * p.strides[1] - p.pads[1] + v * p.dilations[1];
-                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
-                const std::int64_t cin = (o / per_group) * cg + ci;
-                acc += x[static_cast<std::size_t>(((i * c + cin) * h + ih) * wd + iw)] *
-                       w[static_cast<std::size_t>(((o * cg + ci) * kh + u) * kw + v)];
-              }
-          y.push_back(acc);
-        }
+  const auto plane = static_cast<std::size_t>(out[2] * out[3]), channels = static_cast<std::size_t>(out[1]);
+  std::vector<double> y(static_cast<std::size_t>(shape_numel(out)));
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = p.bias ? b[i / plane % channels] : 0.0;
+  for_each_conv2d_product(p, out, [&](std::size_t yi, std::size_t xi, std::size_t wi) { y[yi] += x[xi] * w[wi]; });
   return y;
 }
 
-Tensor run(const ConvCase& p, const Tensor& x, const Tensor& w, const Tensor& b) {
+Tensor run(const Conv2dCase& p, const Tensor& x, const Tensor& w, const Tensor& b) {
   return ops::conv2d(x, w, p.bias ? b : Tensor(), p.strides, p.pads, p.dilations, p.group);
 }
 
-void check_against_reference(const ConvCase& p, std::uint64_t seed) {
+void check_against_reference(const Conv2dCase& p, std::uint64_t seed) {
   auto x = Tensor::uniform(p.x, DType::kF32, DeviceRef::cpu(), seed, -1, 1);
   auto w = Tensor::uniform(p.w, DType::kF32, DeviceRef::cpu(), seed + 1, -1, 1);
   auto b = Tensor::uniform({p.w[0]}, DType::kF32, DeviceRef::cpu(), seed + 2, -1, 1);
@@ -70,17 +45,17 @@ void check_against_reference(const ConvCase& p, std::uint64_t seed) {
 
 TEST_F(ConvTest, CpuMatchesHandComputed) {
   // x = 1..9 as 3x3, w = [[1, 0], [0, -1]]: y[r][s] = x[r][s] - x[r+1][s+1] = -4 everywhere.
-  auto x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
-  auto w = f32({1, 0, 0, -1}, {1, 1, 2, 2});
+  auto x = floats({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
+  auto w = floats({1, 0, 0, -1}, {1, 1, 2, 2});
   auto y = ops::conv2d(x, w, Tensor());
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
   EXPECT_EQ(to_vec(y), (std::vector<double>{-4, -4, -4, -4}));
   // Padding 1 all round, 3x3 ones on a 2x2 input: every output sees the whole input (sum 10).
-  auto x2 = f32({1, 2, 3, 4}, {1, 1, 2, 2});
-  auto ones = f32(std::vector<float>(9, 1.0f), {1, 1, 3, 3});
+  auto x2 = floats({1, 2, 3, 4}, {1, 1, 2, 2});
+  auto ones = floats(std::vector<float>(9, 1.0f), {1, 1, 3, 3});
   EXPECT_EQ(to_vec(ops::conv2d(x2, ones, Tensor(), {1, 1}, {1, 1, 1, 1})), std::vector<double>(4, 10.0));
   // Stride 2, pad 1 bottom/right, bias 0.5: windows at rows/cols 0 and 2; x[r][s] - (x[r+1][s+1] or 0).
-  auto y3 = ops::conv2d(x, w, f32({0.5f}, {1}), {2, 2}, {0, 0, 1, 1});
+  auto y3 = ops::conv2d(x, w, floats({0.5f}, {1}), {2, 2}, {0, 0, 1, 1});
   EXPECT_EQ(y3.shape(), (Shape{1, 1, 2, 2}));
   EXPECT_EQ(to_vec(y3), (std::vector<double>{-3.5, 3.5, 7.5, 9.5}));
   // Dilation 2: the 2x2 kernel spans the 3x3 input corners: 1 - 9 = -8.
@@ -89,14 +64,14 @@ TEST_F(ConvTest, CpuMatchesHandComputed) {
 
 TEST_F(ConvTest, DepthwiseHandComputed) {
   // Two channels, group 2: channel 0 scaled by 2, channel 1 by -1 (1x1 kernels), bias [1, 0].
-  auto x = f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2});
-  auto w = f32({2, -1}, {2, 1, 1, 1});
-  auto y = ops::conv2d(x, w, f32({1, 0}, {2}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 2);
+  auto x = floats({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2});
+  auto w = floats({2, -1}, {2, 1, 1, 1});
+  auto y = ops::conv2d(x, w, floats({1, 0}, {2}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 2);
   EXPECT_EQ(to_vec(y), (std::vector<double>{3, 5, 7, 9, -5, -6, -7, -8}));
 }
 
 TEST_F(ConvTest, CpuMatchesReferenceOnAttributeMix) {
-  const std::vector<ConvCase> cases{
+  const std::vector<Conv2dCase> cases{
       {.x = {2, 3, 7, 6}, .w = {4, 3, 3, 3}},
       {.x = {1, 3, 9, 8}, .w = {5, 3, 3, 2}, .strides = {2, 3}, .pads = {1, 0, 2, 1}, .bias = true},
       {.x = {2, 4, 8, 8}, .w = {6, 2, 3, 3}, .pads = {2, 2, 2, 2}, .dilations = {2, 1}, .group = 2, .bias = true},
@@ -113,7 +88,7 @@ TEST_F(ConvTest, CpuMatchesReferenceOnAttributeMix) {
 // per-tap column ranges, kernel widths 3, 5, 7 (fused rows) and others, strides 1, 2 and 3, channel
 // multipliers; two input channels per group stay on im2col + GEMM.
 TEST_F(ConvTest, DepthwiseDirectMatchesReference) {
-  const std::vector<ConvCase> cases{
+  const std::vector<Conv2dCase> cases{
       {.x = {2, 8, 9, 11}, .w = {8, 1, 3, 3}, .pads = {1, 1, 1, 1}, .group = 8, .bias = true},
       {.x = {1, 4, 12, 13}, .w = {8, 1, 5, 5}, .strides = {2, 2}, .pads = {2, 1, 2, 3}, .group = 4},  // multiplier 2
       {.x = {1, 3, 10, 10}, .w = {3, 1, 3, 3}, .strides = {3, 3}, .pads = {1, 1, 1, 1}, .group = 3, .bias = true},
@@ -128,7 +103,7 @@ TEST_F(ConvTest, DepthwiseDirectMatchesReference) {
 }
 
 TEST_F(ConvTest, DepthwiseDirectF64AndNpuF16) {
-  const ConvCase p{
+  const Conv2dCase p{
       .x = {2, 12, 9, 9}, .w = {24, 1, 3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .group = 12, .bias = true};
   auto x = Tensor::uniform(p.x, DType::kF64, DeviceRef::cpu(), 21, -1, 1);
   auto w = Tensor::uniform(p.w, DType::kF64, DeviceRef::cpu(), 22, -1, 1);
@@ -146,20 +121,14 @@ TEST_F(ConvTest, DepthwiseDirectF64AndNpuF16) {
 }
 
 TEST_F(ConvTest, NpuMatchesCpuF32AndF16) {
-  const ConvCase p{
+  const Conv2dCase p{
       .x = {2, 8, 10, 10}, .w = {12, 4, 3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1}, .group = 2, .bias = true};
   for (DType t : {DType::kF32, DType::kF16}) {
     auto x = Tensor::uniform(p.x, t, DeviceRef::cpu(), 7, -1, 1);
     auto w = Tensor::uniform(p.w, t, DeviceRef::cpu(), 8, -1, 1);
     auto b = Tensor::uniform({p.w[0]}, t, DeviceRef::cpu(), 9, -1, 1);
-    auto golden = run(p, x, w, b);
     auto npu = on_npu({x, w, b});
-    auto out = run(p, npu[0], npu[1], npu[2]);
-    EXPECT_EQ(out.dtype(), t);
-    EXPECT_EQ(out.shape(), golden.shape());
-    // f16: one rounding of the output plus an atol scaled by the accumulation length (4·3·3 = 36).
-    const Tolerance tol = t == DType::kF16 ? Tolerance{1e-3, 1e-5 * 36} : Tolerance{1.3e-6, 1e-5};
-    EXPECT_TRUE(all_close(to_vec(out), to_vec(golden), tol.rtol, tol.atol)) << dtype_name(t);
+    EXPECT_TRUE(cube_close_to_golden(run(p, npu[0], npu[1], npu[2]), run(p, x, w, b), 4 * 3 * 3));
   }
 }
 

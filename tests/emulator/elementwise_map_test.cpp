@@ -9,9 +9,11 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
+#include "emulator/alias_test_util.h"
 #include "emulator/op_test_util.h"
 #include "npuscope/emulator/float16.h"
 #include "npuscope/emulator/op_registry.h"
@@ -28,25 +30,14 @@ struct Result {
   bool overflow = false, saturated = false;
 };
 
-// Runs `op`'s kernel as the device does: host copies of `inputs`, output 0 fresh or written over
-// input `alias` (-1: fresh), the NPU computing in `compute`.
+// Runs `op`'s kernel as the device does, output 0 fresh or written over input `alias` (-1: fresh).
 Result run(const char* op, const std::vector<Tensor>& inputs, Backend backend, DType compute, OverflowMode mode,
            int alias = -1) {
-  const OpRegistry& registry = OpRegistry::instance();
-  std::vector<Tensor> in;
-  std::vector<TensorMeta> metas;
-  for (const Tensor& t : inputs) {
-    in.push_back(Tensor::from_bytes(t.cpu().raw_data(), t.shape(), t.dtype()));
-    metas.push_back({t.shape(), t.dtype()});
-  }
-  const TensorMeta out_meta = registry.schema(op).infer(metas, Attrs{})[0];
-  Tensor out = alias >= 0 ? in[static_cast<std::size_t>(alias)] : Tensor::empty(out_meta.shape, out_meta.dtype);
-  std::vector<TensorView> iv, ov{{out.raw_data(), out.dtype(), &out.shape(), out.numel()}};
-  for (const Tensor& t : in) iv.push_back({t.raw_data(), t.dtype(), &t.shape(), t.numel()});
-  const Attrs attrs;
-  KernelContext ctx{iv, ov, attrs, backend, compute, mode};
-  registry.kernel(op, backend)->fn(ctx);
-  return {out, ctx.overflow, ctx.saturated};
+  const std::optional<std::size_t> over =
+      alias >= 0 ? std::optional<std::size_t>(static_cast<std::size_t>(alias)) : std::nullopt;
+  const npuscope::emulator::testing::KernelRun r =
+      npuscope::emulator::testing::run_kernel(op, inputs, Attrs{}, backend, compute, mode, over);
+  return {r.outputs[0], r.overflow, r.saturated};
 }
 
 // Values in [lo, hi), deterministic.

@@ -14,7 +14,7 @@
 using namespace npuscope;
 using namespace npuscope::emulator;
 
-using npuscope::emulator::testing::EndRecords;
+using namespace npuscope::emulator::testing;
 
 namespace {
 

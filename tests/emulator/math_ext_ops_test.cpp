@@ -14,27 +14,11 @@
 #include "npuscope/emulator/errors.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::bytes_of;
-using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 
 class MathExtOpsTest : public OpTest {};
-
-Tensor vec(const std::vector<float>& v, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, {static_cast<std::int64_t>(v.size())}, dtype);
-}
-Tensor ints(const std::vector<std::int64_t>& v, DType dtype) {
-  return Tensor::from_ints(v, {static_cast<std::int64_t>(v.size())}, dtype);
-}
-
-std::vector<double> run(const char* op, std::vector<Tensor> in, const Attrs& attrs = {}) {
-  return to_vec(call_op1(op, std::move(in), attrs));
-}
 
 struct Case {
   const char* op;
@@ -54,34 +38,42 @@ const std::vector<Case>& float_cases() {
 }  // namespace
 
 TEST_F(MathExtOpsTest, CpuMatchesHandComputedValues) {
-  const Tensor x = vec({-0.5f, 0.25f, 0.75f});
+  const Tensor x = floats_1d({-0.5f, 0.25f, 0.75f});
   constexpr double kTol = 1e-7;  // the golden is rounded once to f32
-  EXPECT_TRUE(all_close(run("Sin", {x}), {-0.47942553860420295, 0.24740395925452296, 0.6816387600233341}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Cos", {x}), {0.8775825618903725, 0.968912421710645, 0.731688868873821}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Tan", {x}), {-0.5463024898437905, 0.25534192122103627, 0.9315964599440725}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Asin", {x}), {-0.5235987755982989, 0.25268025514207865, 0.8480620789814809}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Acos", {x}), {2.0943951023931957, 1.318116071652818, 0.7227342478134157}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Atan", {x}), {-0.4636476090008061, 0.24497866312686414, 0.6435011087932844}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Sinh", {x}), {-0.5210953054937474, 0.2526123168081683, 0.8223167319358299}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Cosh", {x}), {1.1276259652063807, 1.031413099879573, 1.2946832846768446}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Asinh", {x}), {-0.48121182505960347, 0.24746646154726346, 0.6931471805599453}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Atanh", {x}), {-0.5493061443340549, 0.25541281188299536, 0.9729550745276566}, kTol, 0));
-  EXPECT_TRUE(all_close(run("Acosh", {vec({1, 2, 10})}), {0, 1.3169578969248168, 2.993222846126381}, kTol, 0));
-  EXPECT_EQ(run("Reciprocal", {vec({4, -0.5f, 0.125f})}), (std::vector<double>{0.25, -2, 8}));
-  EXPECT_EQ(run("Floor", {vec({-1.5f, -1, 0.5f, 2.9f})}), (std::vector<double>{-2, -1, 0, 2}));
-  EXPECT_EQ(run("Ceil", {vec({-1.5f, -1, 0.5f, 2.1f})}), (std::vector<double>{-1, -1, 1, 3}));
-  EXPECT_EQ(run("Sign", {vec({-3, -0.1f, 0, 0.2f, 7})}), (std::vector<double>{-1, -1, 0, 1, 1}));
+  EXPECT_TRUE(
+      all_close(op_values("Sin", {x}), {-0.47942553860420295, 0.24740395925452296, 0.6816387600233341}, kTol, 0));
+  EXPECT_TRUE(all_close(op_values("Cos", {x}), {0.8775825618903725, 0.968912421710645, 0.731688868873821}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(op_values("Tan", {x}), {-0.5463024898437905, 0.25534192122103627, 0.9315964599440725}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(op_values("Asin", {x}), {-0.5235987755982989, 0.25268025514207865, 0.8480620789814809}, kTol, 0));
+  EXPECT_TRUE(all_close(op_values("Acos", {x}), {2.0943951023931957, 1.318116071652818, 0.7227342478134157}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(op_values("Atan", {x}), {-0.4636476090008061, 0.24497866312686414, 0.6435011087932844}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(op_values("Sinh", {x}), {-0.5210953054937474, 0.2526123168081683, 0.8223167319358299}, kTol, 0));
+  EXPECT_TRUE(all_close(op_values("Cosh", {x}), {1.1276259652063807, 1.031413099879573, 1.2946832846768446}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(op_values("Asinh", {x}), {-0.48121182505960347, 0.24746646154726346, 0.6931471805599453}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(op_values("Atanh", {x}), {-0.5493061443340549, 0.25541281188299536, 0.9729550745276566}, kTol, 0));
+  EXPECT_TRUE(
+      all_close(op_values("Acosh", {floats_1d({1, 2, 10})}), {0, 1.3169578969248168, 2.993222846126381}, kTol, 0));
+  EXPECT_EQ(op_values("Reciprocal", {floats_1d({4, -0.5f, 0.125f})}), (std::vector<double>{0.25, -2, 8}));
+  EXPECT_EQ(op_values("Floor", {floats_1d({-1.5f, -1, 0.5f, 2.9f})}), (std::vector<double>{-2, -1, 0, 2}));
+  EXPECT_EQ(op_values("Ceil", {floats_1d({-1.5f, -1, 0.5f, 2.1f})}), (std::vector<double>{-1, -1, 1, 3}));
+  EXPECT_EQ(op_values("Sign", {floats_1d({-3, -0.1f, 0, 0.2f, 7})}), (std::vector<double>{-1, -1, 0, 1, 1}));
 }
 
 TEST_F(MathExtOpsTest, RoundIsHalfToEvenOnBothBackends) {
-  const Tensor x = vec({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 0.49999997f, 2.6f, -2.4f});
+  const Tensor x = floats_1d({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 0.49999997f, 2.6f, -2.4f});
   const std::vector<double> want{0, 2, 2, -0.0, -2, -2, 0, 3, -2};
   for (DType dt : {DType::kF32, DType::kF16}) {
-    const Tensor in = vec({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 0.49999997f, 2.6f, -2.4f}, dt);
-    EXPECT_EQ(run("Round", {in}), want) << dtype_name(dt);
-    EXPECT_EQ(run("Round", on_npu({in})), want) << dtype_name(dt);
+    const Tensor in = floats_1d({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 0.49999997f, 2.6f, -2.4f}, dt);
+    EXPECT_EQ(op_values("Round", {in}), want) << dtype_name(dt);
+    EXPECT_EQ(op_values("Round", on_npu({in})), want) << dtype_name(dt);
   }
-  EXPECT_TRUE(std::signbit(run("Round", {x})[3]));  // round(-0.5) is -0
+  EXPECT_TRUE(std::signbit(op_values("Round", {x})[3]));  // round(-0.5) is -0
 }
 
 TEST_F(MathExtOpsTest, NpuMatchesCpuInEveryFloatDtype) {
@@ -89,7 +81,7 @@ TEST_F(MathExtOpsTest, NpuMatchesCpuInEveryFloatDtype) {
     const auto tol = default_tolerance(dt);
     for (const Case& c : float_cases()) {
       const Tensor x = Tensor::uniform({3, 129}, dt, DeviceRef::cpu(), 13, c.lo, c.hi);
-      EXPECT_TRUE(all_close(run(c.op, on_npu({x})), run(c.op, {x}), tol.rtol, tol.atol))
+      EXPECT_TRUE(all_close(op_values(c.op, on_npu({x})), op_values(c.op, {x}), tol.rtol, tol.atol))
           << c.op << " " << dtype_name(dt);
     }
   }
@@ -97,20 +89,20 @@ TEST_F(MathExtOpsTest, NpuMatchesCpuInEveryFloatDtype) {
 
 TEST_F(MathExtOpsTest, DomainErrorsAndInfinitiesFollowIeee) {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  const Tensor x = vec({0, 2, -1, std::numeric_limits<float>::quiet_NaN()});
+  const Tensor x = floats_1d({0, 2, -1, std::numeric_limits<float>::quiet_NaN()});
   for (const Tensor& in : {x, on_npu({x})[0]}) {
-    EXPECT_TRUE(all_close(run("Reciprocal", {in}), {inf, 0.5, -1, nan}, 0, 0));
-    EXPECT_TRUE(all_close(run("Asin", {in}), {0, nan, -M_PI / 2, nan}, 1e-7, 0));
-    EXPECT_TRUE(all_close(run("Acosh", {in}), {nan, 1.3169578969248168, nan, nan}, 1e-7, 0));
-    EXPECT_TRUE(all_close(run("Atanh", {in}), {0, nan, -inf, nan}, 0, 0));
-    EXPECT_TRUE(all_close(run("Sign", {in}), {0, 1, -1, nan}, 0, 0));
+    EXPECT_TRUE(all_close(op_values("Reciprocal", {in}), {inf, 0.5, -1, nan}, 0, 0));
+    EXPECT_TRUE(all_close(op_values("Asin", {in}), {0, nan, -M_PI / 2, nan}, 1e-7, 0));
+    EXPECT_TRUE(all_close(op_values("Acosh", {in}), {nan, 1.3169578969248168, nan, nan}, 1e-7, 0));
+    EXPECT_TRUE(all_close(op_values("Atanh", {in}), {0, nan, -inf, nan}, 0, 0));
+    EXPECT_TRUE(all_close(op_values("Sign", {in}), {0, 1, -1, nan}, 0, 0));
   }
 }
 
 TEST_F(MathExtOpsTest, IsNaNAndIsInfGiveExactBools) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (DType dt : {DType::kF32, DType::kF16}) {
-    const Tensor x = vec({-inf, -1, 0, nan, 65504, inf}, dt);
+    const Tensor x = floats_1d({-inf, -1, 0, nan, 65504, inf}, dt);
     for (const Tensor& in : {x, on_npu({x})[0]}) {
       const Tensor isnan = call_op1("IsNaN", {in});
       EXPECT_EQ(isnan.dtype(), DType::kBool);
@@ -127,7 +119,7 @@ TEST_F(MathExtOpsTest, IsNaNAndIsInfGiveExactBools) {
 TEST_F(MathExtOpsTest, IsInfSeesTheInputsAsALoweringPrecisionModeDoes) {
   // force_fp16 lowers the f32 op to f16 on the NPU: 1e5 becomes inf there, never on the CPU.
   Runtime::configure({.precision_mode = PrecisionMode::kForceFp16});
-  const Tensor x = vec({1e5f, 1});
+  const Tensor x = floats_1d({1e5f, 1});
   EXPECT_EQ(bytes_of(call_op1("IsInf", {x})), (std::vector<std::uint8_t>{0, 0}));
   EXPECT_EQ(bytes_of(call_op1("IsInf", on_npu({x}))), (std::vector<std::uint8_t>{1, 0}));
 }
@@ -139,7 +131,7 @@ TEST_F(MathExtOpsTest, IntegerModFollowsTheDivisorOrTheDividend) {
   for (DType dt : {DType::kI8, DType::kI32, DType::kI64}) {
     for (bool npu : {false, true}) {
       const auto put = [&](std::vector<Tensor> in) { return npu ? on_npu(in) : in; };
-      const std::vector<Tensor> in = put({ints(a, dt), ints(b, dt)});
+      const std::vector<Tensor> in = put({ints_1d(a, dt), ints_1d(b, dt)});
       const Tensor mod = call_op1("Mod", in);
       EXPECT_EQ(mod.dtype(), dt);
       EXPECT_EQ(mod.to_ints(), (std::vector<std::int64_t>{0, -2, 5, 0, 2, 3})) << dtype_name(dt);  // numpy.mod
@@ -148,7 +140,7 @@ TEST_F(MathExtOpsTest, IntegerModFollowsTheDivisorOrTheDividend) {
     }
   }
   for (bool npu : {false, true}) {
-    std::vector<Tensor> in{ints({kBig, -kBig, kMin, 5, kMin}, DType::kI64), ints({7, 7, -1, 0, 3}, DType::kI64)};
+    std::vector<Tensor> in{ints_1d({kBig, -kBig, kMin, 5, kMin}, DType::kI64), ints_1d({7, 7, -1, 0, 3}, DType::kI64)};
     if (npu) in = on_npu(in);
     // x mod 0 is 0 (numpy); INT64_MIN mod -1 is 0 instead of a trap.
     EXPECT_EQ(call_op1("Mod", in).to_ints(), (std::vector<std::int64_t>{2, 5, 0, 0, 1}));
@@ -156,7 +148,7 @@ TEST_F(MathExtOpsTest, IntegerModFollowsTheDivisorOrTheDividend) {
   }
   // Broadcasting, as in ONNX's test_mod_broadcast.
   const Tensor x = Tensor::from_ints(std::vector<std::int64_t>{-5, -4, 3, 4, 9, 10}, {2, 3}, DType::kI32);
-  EXPECT_EQ(call_op1("Mod", on_npu({x, ints({7}, DType::kI32)})).to_ints(),
+  EXPECT_EQ(call_op1("Mod", on_npu({x, ints_1d({7}, DType::kI32)})).to_ints(),
             (std::vector<std::int64_t>{2, 3, 3, 4, 2, 3}));
 }
 
@@ -168,20 +160,20 @@ TEST_F(MathExtOpsTest, FloatModIsExactFmod) {
   const std::vector<double> f16{-0.1015625, 0.3984375, 5, 0.1015625, -0.3984375, 3};
   for (bool npu : {false, true}) {
     const auto put = [&](std::vector<Tensor> in) { return npu ? on_npu(in) : in; };
-    EXPECT_EQ(run("Mod", put({vec(a), vec(b)}), fmod), f32);
-    EXPECT_EQ(run("Mod", put({vec(a, DType::kF16), vec(b, DType::kF16)}), fmod), f16);
+    EXPECT_EQ(op_values("Mod", put({floats_1d(a), floats_1d(b)}), fmod), f32);
+    EXPECT_EQ(op_values("Mod", put({floats_1d(a, DType::kF16), floats_1d(b, DType::kF16)}), fmod), f16);
   }
 }
 
 TEST_F(MathExtOpsTest, IntegerSignIsExact) {
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-  const Tensor x = ints({kMin, -3, 0, 9, std::numeric_limits<std::int64_t>::max()}, DType::kI64);
+  const Tensor x = ints_1d({kMin, -3, 0, 9, std::numeric_limits<std::int64_t>::max()}, DType::kI64);
   for (const Tensor& in : {x, on_npu({x})[0]}) {
     const Tensor y = call_op1("Sign", {in});
     EXPECT_EQ(y.dtype(), DType::kI64);
     EXPECT_EQ(y.to_ints(), (std::vector<std::int64_t>{-1, -1, 0, 1, 1}));
   }
-  EXPECT_EQ(call_op1("Sign", {ints({0, 200}, DType::kU8)}).to_ints(), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(call_op1("Sign", {ints_1d({0, 200}, DType::kU8)}).to_ints(), (std::vector<std::int64_t>{0, 1}));
 }
 
 TEST_F(MathExtOpsTest, CategoriesCostsAndShapes) {
@@ -201,7 +193,7 @@ TEST_F(MathExtOpsTest, CategoriesCostsAndShapes) {
 }
 
 TEST_F(MathExtOpsTest, BadInputsAreRejected) {
-  const Tensor i32 = ints({1, 2}, DType::kI32);
+  const Tensor i32 = ints_1d({1, 2}, DType::kI32);
   for (const Case& c : float_cases()) {
     if (std::string(c.op) != "Sign") {
       EXPECT_THROW(call_op1(c.op, {i32}), InvalidArgument) << c.op;
@@ -209,11 +201,11 @@ TEST_F(MathExtOpsTest, BadInputsAreRejected) {
   }
   EXPECT_THROW(call_op1("IsNaN", {i32}), InvalidArgument);
   EXPECT_THROW(call_op1("IsInf", {i32}), InvalidArgument);
-  EXPECT_THROW(call_op1("Sign", {ints({1}, DType::kBool)}), InvalidArgument);
-  const Tensor f = vec({1, 2});
+  EXPECT_THROW(call_op1("Sign", {ints_1d({1}, DType::kBool)}), InvalidArgument);
+  const Tensor f = floats_1d({1, 2});
   EXPECT_THROW(call_op1("Mod", {f, f}), InvalidArgument);  // floats need fmod = 1
   EXPECT_THROW(call_op1("Mod", {i32, i32}, {{"fmod", std::int64_t{2}}}), InvalidArgument);
-  EXPECT_THROW(call_op1("Mod", {i32, ints({1, 2}, DType::kI64)}), InvalidArgument);
-  EXPECT_THROW(call_op1("Mod", {i32, ints({1, 2, 3}, DType::kI32)}), InvalidArgument);  // [2] vs [3]
-  EXPECT_THROW(call_op1("Mod", {ints({1}, DType::kBool), ints({1}, DType::kBool)}), InvalidArgument);
+  EXPECT_THROW(call_op1("Mod", {i32, ints_1d({1, 2}, DType::kI64)}), InvalidArgument);
+  EXPECT_THROW(call_op1("Mod", {i32, ints_1d({1, 2, 3}, DType::kI32)}), InvalidArgument);  // [2] vs [3]
+  EXPECT_THROW(call_op1("Mod", {ints_1d({1}, DType::kBool), ints_1d({1}, DType::kBool)}), InvalidArgument);
 }

@@ -17,8 +17,6 @@ namespace {
 
 using MatmulTest = OpTest;
 
-Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_floats(v, std::move(s), DType::kF32); }
-
 // Reference numpy matmul for rank-3 a [Ba, M, K] and b [Bb, K, N] with Ba or Bb = 1 (broadcast).
 std::vector<double> ref_bmm(const std::vector<double>& a, const std::vector<double>& b, std::int64_t ba,
                             std::int64_t bb, std::int64_t m, std::int64_t k, std::int64_t n) {
@@ -45,26 +43,26 @@ Tolerance f16_tolerance(std::int64_t k) { return {1e-3, 1e-5 * static_cast<doubl
 }  // namespace
 
 TEST_F(MatmulTest, CpuMatchesHandComputed) {
-  auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});
-  auto b = f32({7, 8, 9, 10, 11, 12}, {3, 2});
+  auto a = floats({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto b = floats({7, 8, 9, 10, 11, 12}, {3, 2});
   auto c = ops::matmul(a, b);
   EXPECT_EQ(c.shape(), (Shape{2, 2}));
   EXPECT_EQ(to_vec(c), (std::vector<double>{58, 64, 139, 154}));
 }
 
 TEST_F(MatmulTest, OneDimensionalOperandsArePromoted) {
-  auto v = f32({1, 2, 3}, {3});
-  auto m = f32({1, 2, 3, 4, 5, 6}, {3, 2});
+  auto v = floats({1, 2, 3}, {3});
+  auto m = floats({1, 2, 3, 4, 5, 6}, {3, 2});
   auto vm = ops::matmul(v, m);
   EXPECT_EQ(vm.shape(), (Shape{2}));
   EXPECT_EQ(to_vec(vm), (std::vector<double>{22, 28}));
-  auto mv = ops::matmul(f32({1, 2, 3, 4, 5, 6}, {2, 3}), v);
+  auto mv = ops::matmul(floats({1, 2, 3, 4, 5, 6}, {2, 3}), v);
   EXPECT_EQ(mv.shape(), (Shape{2}));
   EXPECT_EQ(to_vec(mv), (std::vector<double>{14, 32}));
   auto dot = ops::matmul(v, v);
   EXPECT_EQ(dot.shape(), (Shape{}));
   EXPECT_EQ(to_vec(dot), (std::vector<double>{14}));
-  auto batched = ops::matmul(f32({1, 0, 0, 1, 2, 0, 0, 2}, {2, 2, 2}), f32({3, 4}, {2}));
+  auto batched = ops::matmul(floats({1, 0, 0, 1, 2, 0, 0, 2}, {2, 2, 2}), floats({3, 4}, {2}));
   EXPECT_EQ(batched.shape(), (Shape{2, 2}));
   EXPECT_EQ(to_vec(batched), (std::vector<double>{3, 4, 6, 8}));
 }
@@ -88,36 +86,37 @@ TEST_F(MatmulTest, BatchDimsBroadcast) {
 
 TEST_F(MatmulTest, BatchMatMulAdjoints) {
   // a [1, 2, 2] = [[1, 2], [3, 4]], b [1, 2, 2] = [[5, 6], [7, 8]].
-  auto a = f32({1, 2, 3, 4}, {1, 2, 2});
-  auto b = f32({5, 6, 7, 8}, {1, 2, 2});
+  auto a = floats({1, 2, 3, 4}, {1, 2, 2});
+  auto b = floats({5, 6, 7, 8}, {1, 2, 2});
   EXPECT_EQ(to_vec(ops::batch_matmul(a, b)), (std::vector<double>{19, 22, 43, 50}));
   EXPECT_EQ(to_vec(ops::batch_matmul(a, b, true, false)), (std::vector<double>{26, 30, 38, 44}));
   EXPECT_EQ(to_vec(ops::batch_matmul(a, b, false, true)), (std::vector<double>{17, 23, 39, 53}));
   EXPECT_EQ(to_vec(ops::batch_matmul(a, b, true, true)), (std::vector<double>{23, 31, 34, 46}));
   // Non-square with adj_x: a^T of [2, 3, 1] is [2, 1, 3].
-  auto x = f32({1, 2, 3, 4, 5, 6}, {2, 3, 1});
-  auto y = f32({1, 1, 1, 2, 2, 2}, {2, 3, 1});
+  auto x = floats({1, 2, 3, 4, 5, 6}, {2, 3, 1});
+  auto y = floats({1, 1, 1, 2, 2, 2}, {2, 3, 1});
   auto z = ops::batch_matmul(x, y, true, false);
   EXPECT_EQ(z.shape(), (Shape{2, 1, 1}));
   EXPECT_EQ(to_vec(z), (std::vector<double>{6, 30}));
 }
 
 TEST_F(MatmulTest, GemmAlphaBetaTransposesAndBroadcastC) {
-  auto a = f32({1, 2, 3, 4, 5, 6}, {2, 3});   // A
-  auto at = f32({1, 4, 2, 5, 3, 6}, {3, 2});  // A^T
-  auto b = f32({1, 0, 0, 1, 1, 1}, {3, 2});   // B
-  auto bt = f32({1, 0, 1, 0, 1, 1}, {2, 3});  // B^T
+  auto a = floats({1, 2, 3, 4, 5, 6}, {2, 3});   // A
+  auto at = floats({1, 4, 2, 5, 3, 6}, {3, 2});  // A^T
+  auto b = floats({1, 0, 0, 1, 1, 1}, {3, 2});   // B
+  auto bt = floats({1, 0, 1, 0, 1, 1}, {2, 3});  // B^T
   // A·B = [[4, 5], [10, 11]].
   const std::vector<double> ab{4, 5, 10, 11};
   EXPECT_EQ(to_vec(ops::gemm(a, b, Tensor(), 1, 1, false, false)), ab);
   EXPECT_EQ(to_vec(ops::gemm(at, bt, Tensor(), 1, 1, true, true)), ab);
   EXPECT_EQ(to_vec(ops::gemm(a, bt, Tensor(), 1, 1, false, true)), ab);
   // alpha 2, beta 0.5, C [N] = [10, 20] broadcast over rows.
-  EXPECT_EQ(to_vec(ops::gemm(at, b, f32({10, 20}, {2}), 2, 0.5f, true, false)), (std::vector<double>{13, 20, 25, 32}));
+  EXPECT_EQ(to_vec(ops::gemm(at, b, floats({10, 20}, {2}), 2, 0.5f, true, false)),
+            (std::vector<double>{13, 20, 25, 32}));
   // C [M, 1] broadcast over columns, C scalar, C full.
-  EXPECT_EQ(to_vec(ops::gemm(a, b, f32({1, 2}, {2, 1}))), (std::vector<double>{5, 6, 12, 13}));
-  EXPECT_EQ(to_vec(ops::gemm(a, b, f32({-4}, {}))), (std::vector<double>{0, 1, 6, 7}));
-  EXPECT_EQ(to_vec(ops::gemm(a, b, f32({1, 2, 3, 4}, {2, 2}), 1, -1)), (std::vector<double>{3, 3, 7, 7}));
+  EXPECT_EQ(to_vec(ops::gemm(a, b, floats({1, 2}, {2, 1}))), (std::vector<double>{5, 6, 12, 13}));
+  EXPECT_EQ(to_vec(ops::gemm(a, b, floats({-4}, {}))), (std::vector<double>{0, 1, 6, 7}));
+  EXPECT_EQ(to_vec(ops::gemm(a, b, floats({1, 2, 3, 4}, {2, 2}), 1, -1)), (std::vector<double>{3, 3, 7, 7}));
 }
 
 TEST_F(MatmulTest, F64AndEmptyInnerDimension) {
@@ -178,8 +177,8 @@ TEST_F(MatmulTest, ForceFp16RoundsInputsAndResult) {
   // Row 0: x - 1 with x = 1 + 2^-11 + 2^-13, which f16 rounds to 1 + 2^-10 (input rounding).
   // Row 1: 2048 + 1 = 2049, which f16 rounds to 2048 (result rounding, ties to even).
   const float x = 1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -13);
-  auto a = f32({x, -1, 2048, 1}, {2, 2});
-  auto b = f32({1, 1}, {2, 1});
+  auto a = floats({x, -1, 2048, 1}, {2, 2});
+  auto b = floats({1, 1}, {2, 1});
   EXPECT_EQ(to_vec(ops::matmul(a, b)), (std::vector<double>{std::ldexp(1.0, -11) + std::ldexp(1.0, -13), 2049}));
   auto npu = on_npu({a, b});
   EXPECT_EQ(to_vec(ops::matmul(npu[0], npu[1])), (std::vector<double>{std::ldexp(1.0, -10), 2048}));
@@ -219,18 +218,18 @@ TEST_F(MatmulTest, IntegerMatmulFallsBackToAiCpu) {
 }
 
 TEST_F(MatmulTest, BadShapesAreInvalidArgument) {
-  auto m23 = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto m23 = floats({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_THROW(ops::matmul(m23, m23), InvalidArgument);
-  EXPECT_THROW(ops::matmul(f32({1}, {}), m23), InvalidArgument);
+  EXPECT_THROW(ops::matmul(floats({1}, {}), m23), InvalidArgument);
   EXPECT_THROW(ops::matmul(Tensor::zeros({2, 3, 4}, DType::kF32), Tensor::zeros({3, 4, 5}, DType::kF32)),
                InvalidArgument);
   EXPECT_THROW(ops::matmul(m23, Tensor::zeros({3, 2}, DType::kF16)), InvalidArgument);
-  EXPECT_THROW(ops::batch_matmul(m23, f32({1, 2, 3}, {3})), InvalidArgument);
+  EXPECT_THROW(ops::batch_matmul(m23, floats({1, 2, 3}, {3})), InvalidArgument);
   EXPECT_THROW(ops::batch_matmul(m23, m23, false, false), InvalidArgument);
   EXPECT_NO_THROW(ops::batch_matmul(m23, m23, false, true));
-  EXPECT_THROW(ops::gemm(f32({1, 2, 3}, {3}), m23, Tensor()), InvalidArgument);
+  EXPECT_THROW(ops::gemm(floats({1, 2, 3}, {3}), m23, Tensor()), InvalidArgument);
   EXPECT_THROW(ops::gemm(m23, m23, Tensor()), InvalidArgument);
-  EXPECT_THROW(ops::gemm(m23, m23, f32({1, 2, 3}, {3}), 1, 1, false, true), InvalidArgument);
+  EXPECT_THROW(ops::gemm(m23, m23, floats({1, 2, 3}, {3}), 1, 1, false, true), InvalidArgument);
 }
 
 TEST_F(MatmulTest, CubeCostPadsToTheFractal) {

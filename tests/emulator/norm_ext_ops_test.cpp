@@ -17,8 +17,6 @@ namespace {
 using NormExtTest = OpTest;
 using Ints = std::vector<std::int64_t>;
 
-Tensor f32(std::vector<float> v, Shape s, DType t = DType::kF32) { return Tensor::from_floats(v, std::move(s), t); }
-
 Tensor instance_norm(const Tensor& x, const Tensor& s, const Tensor& b, double eps = 1e-5) {
   return call_op1("InstanceNormalization", {x, s, b}, {{"epsilon", eps}});
 }
@@ -37,19 +35,19 @@ void expect_npu_matches_cpu(const std::vector<Tensor>& inputs, F f, const char* 
 
 TEST_F(NormExtTest, InstanceNormHandComputed) {
   // ONNX's example: per (n, c) plane over the spatial dims; both planes have variance 2/3.
-  auto y = instance_norm(f32({-1, 0, 1, 2, 3, 4}, {1, 2, 1, 3}), f32({1, 1.5f}, {2}), f32({0, 1}, {2}));
+  auto y = instance_norm(floats({-1, 0, 1, 2, 3, 4}, {1, 2, 1, 3}), floats({1, 1.5f}, {2}), floats({0, 1}, {2}));
   const double r = 1 / std::sqrt(2.0 / 3 + 1e-5);
   EXPECT_TRUE(all_close(to_vec(y), {-r, 0, r, 1 - 1.5 * r, 1, 1 + 1.5 * r}, 1e-6, 1e-7));
   EXPECT_EQ(y.shape(), (Shape{1, 2, 1, 3}));
 }
 
 TEST_F(NormExtTest, LpNormHandComputed) {
-  auto x = f32({3, 4, 6, 8}, {2, 2});
+  auto x = floats({3, 4, 6, 8}, {2, 2});
   EXPECT_TRUE(all_close(to_vec(call_op1("LpNormalization", {x}, {})), {0.6, 0.8, 0.6, 0.8}, 1e-6, 1e-7));
   auto l1 = call_op1("LpNormalization", {x}, {{"axis", std::int64_t{0}}, {"p", std::int64_t{1}}});
   EXPECT_TRUE(all_close(to_vec(l1), {1.0 / 3, 1.0 / 3, 2.0 / 3, 2.0 / 3}, 1e-6, 1e-7));
   // A zero vector has no direction: 0 / 0, as the ONNX reference gives.
-  auto z = call_op1("LpNormalization", {f32({0, 0, 1, 0}, {2, 2})}, {});
+  auto z = call_op1("LpNormalization", {floats({0, 0, 1, 0}, {2, 2})}, {});
   const auto zv = to_vec(z);
   EXPECT_TRUE(std::isnan(zv[0]) && std::isnan(zv[1]));
   EXPECT_EQ(zv[2], 1.0);
@@ -57,16 +55,16 @@ TEST_F(NormExtTest, LpNormHandComputed) {
 
 TEST_F(NormExtTest, MvnHandComputed) {
   // Default axes {0, 2, 3}: per channel over N. Channel 0 holds {1, 3}, channel 1 {2, 6}: both -> ±1.
-  auto y = call_op1("MeanVarianceNormalization", {f32({1, 2, 3, 6}, {2, 2, 1, 1})}, {});
+  auto y = call_op1("MeanVarianceNormalization", {floats({1, 2, 3, 6}, {2, 2, 1, 1})}, {});
   EXPECT_TRUE(all_close(to_vec(y), {-1, -1, 1, 1}, 1e-6, 1e-7));
   // axes {-1}: per row; [0, 2] -> ±1, [5, 5] -> 0 (zero variance: 0 / 1e-9).
-  auto rows = call_op1("MeanVarianceNormalization", {f32({0, 2, 5, 5}, {2, 2})}, {{"axes", Ints{-1}}});
+  auto rows = call_op1("MeanVarianceNormalization", {floats({0, 2, 5, 5}, {2, 2})}, {{"axes", Ints{-1}}});
   EXPECT_TRUE(all_close(to_vec(rows), {-1, 1, 0, 0}, 1e-6, 1e-7));
 }
 
 TEST_F(NormExtTest, LrnHandComputed) {
   // Channels {1, 2, 3}; size 3 sums channels c-1..c+1, size 2 sums c..c+1.
-  auto x = f32({1, 2, 3}, {1, 3, 1, 1});
+  auto x = floats({1, 2, 3}, {1, 3, 1, 1});
   const double alpha = 0.3, beta = 0.75, bias = 2;
   auto lrn = [&](std::int64_t size) {
     return to_vec(call_op1("LRN", {x}, {{"size", size}, {"alpha", alpha}, {"beta", beta}, {"bias", bias}}));

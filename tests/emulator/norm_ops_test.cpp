@@ -8,19 +8,11 @@
 #include "npuscope/emulator/errors.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 
 class NormOpsTest : public OpTest {};
-
-Tensor cpu_tensor(const std::vector<float>& v, Shape shape, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, std::move(shape), dtype);
-}
 
 // Runs `f` on cpu inputs and on their npu copies; the npu result must match within the dtype tolerance.
 template <class F>
@@ -37,8 +29,8 @@ constexpr double kR = 0.70710678118654752;
 }  // namespace
 
 TEST_F(NormOpsTest, LayerNormCpuMatchesHandComputedValues) {
-  const Tensor x = cpu_tensor({1, 2, 3, 4}, {1, 4});
-  const Tensor scale = cpu_tensor({1, 2, 0.5f, 1}, {4}), bias = cpu_tensor({0, 1, 0, -1}, {4});
+  const Tensor x = floats({1, 2, 3, 4}, {1, 4});
+  const Tensor scale = floats({1, 2, 0.5f, 1}, {4}), bias = floats({0, 1, 0, -1}, {4});
   const std::vector<double> normed{-1.5 * kR, -0.5 * kR, 0.5 * kR, 1.5 * kR};
   EXPECT_TRUE(all_close(to_vec(ops::layer_norm(x, scale, Tensor(), -1, 0.75f)),
                         {normed[0], 2 * normed[1], 0.5 * normed[2], normed[3]}, 1e-6, 0));
@@ -49,8 +41,8 @@ TEST_F(NormOpsTest, LayerNormCpuMatchesHandComputedValues) {
 TEST_F(NormOpsTest, LayerNormOverTwoDims) {
   // [2, 2, 2] normalised over the last two dims: row 0 is [1, 2, 3, 4]; row 1 is constant, so only
   // the bias is left.
-  const Tensor x = cpu_tensor({1, 2, 3, 4, 10, 10, 10, 10}, {2, 2, 2});
-  const Tensor scale = cpu_tensor({1, 2, 0.5f, 1}, {2, 2}), bias = cpu_tensor({0, 1, 0, -1}, {2, 2});
+  const Tensor x = floats({1, 2, 3, 4, 10, 10, 10, 10}, {2, 2, 2});
+  const Tensor scale = floats({1, 2, 0.5f, 1}, {2, 2}), bias = floats({0, 1, 0, -1}, {2, 2});
   const std::vector<double> want{-1.5 * kR, -kR + 1, 0.25 * kR, 1.5 * kR - 1, 0, 1, 0, -1};
   EXPECT_TRUE(all_close(to_vec(ops::layer_norm(x, scale, bias, 1, 0.75f)), want, 1e-6, 1e-7));
   EXPECT_TRUE(all_close(to_vec(ops::layer_norm(x, scale, bias, -2, 0.75f)), want, 1e-6, 1e-7));
@@ -78,7 +70,7 @@ TEST_F(NormOpsTest, LayerNormNpuMatchesCpu) {
 
 TEST_F(NormOpsTest, RmsNormCpuAndNpu) {
   // mean(x²) = 7.5, + eps 0.5 = 8: y = x · scale / (2·sqrt(2)).
-  const Tensor x = cpu_tensor({1, 2, 3, 4}, {1, 4}), scale = cpu_tensor({1, 1, 2, 0.5f}, {4});
+  const Tensor x = floats({1, 2, 3, 4}, {1, 4}), scale = floats({1, 1, 2, 0.5f}, {4});
   EXPECT_TRUE(all_close(to_vec(ops::rms_norm(x, scale, 0.5f)), {kR / 2, kR, 3 * kR, kR}, 1e-6, 0));
   for (DType dt : {DType::kF32, DType::kF16}) {
     const Tensor xs = Tensor::randn({3, 5, 128}, dt, DeviceRef::cpu(), 5, 3.0f);
@@ -90,9 +82,9 @@ TEST_F(NormOpsTest, RmsNormCpuAndNpu) {
 
 TEST_F(NormOpsTest, BatchNormCpuAndNpu) {
   // N = 2, C = 2, L = 2. Channel 0: (x − 4)/2·2 + 1 = x − 3; channel 1: (x − 5)/1·0.5 − 1.
-  const Tensor x = cpu_tensor({1, 3, 2, 4, 5, 7, 6, 8}, {2, 2, 2});
-  const Tensor scale = cpu_tensor({2, 0.5f}, {2}), bias = cpu_tensor({1, -1}, {2});
-  const Tensor mean = cpu_tensor({4, 5}, {2}), var = cpu_tensor({3.99f, 0.99f}, {2});
+  const Tensor x = floats({1, 3, 2, 4, 5, 7, 6, 8}, {2, 2, 2});
+  const Tensor scale = floats({2, 0.5f}, {2}), bias = floats({1, -1}, {2});
+  const Tensor mean = floats({4, 5}, {2}), var = floats({3.99f, 0.99f}, {2});
   EXPECT_TRUE(all_close(to_vec(ops::batch_norm(x, scale, bias, mean, var, 0.01f)), {-2, 0, -2.5, -1.5, 2, 4, -0.5, 0.5},
                         1e-6, 1e-6));
   for (DType dt : {DType::kF32, DType::kF16}) {
@@ -120,7 +112,7 @@ TEST_F(NormOpsTest, StaysF32UnderMixPrecision) {
 
 TEST_F(NormOpsTest, BadShapesAreInvalid) {
   const Tensor x = Tensor::randn({2, 3, 4}, DType::kF32, DeviceRef::cpu(), 1);
-  const Tensor s4 = cpu_tensor({1, 1, 1, 1}, {4}), s3 = cpu_tensor({1, 1, 1}, {3});
+  const Tensor s4 = floats({1, 1, 1, 1}, {4}), s3 = floats({1, 1, 1}, {3});
   EXPECT_THROW(ops::layer_norm(x, s3, Tensor()), InvalidArgument);        // scale [3] vs [4]
   EXPECT_THROW(ops::layer_norm(x, s4, s3), InvalidArgument);              // bias [3] vs [4]
   EXPECT_THROW(ops::layer_norm(x, s4, Tensor(), 1), InvalidArgument);     // axis 1 wants [3, 4]
@@ -128,7 +120,7 @@ TEST_F(NormOpsTest, BadShapesAreInvalid) {
   EXPECT_THROW(ops::layer_norm(x, Tensor(), Tensor()), InvalidArgument);  // no scale
   EXPECT_THROW(ops::layer_norm(on_npu({x})[0], on_npu({s3})[0], Tensor()), InvalidArgument);
   EXPECT_THROW(ops::rms_norm(x, s3), InvalidArgument);
-  const Tensor c3 = cpu_tensor({1, 1, 1}, {3}), c4 = cpu_tensor({1, 1, 1, 1}, {4});
+  const Tensor c3 = floats({1, 1, 1}, {3}), c4 = floats({1, 1, 1, 1}, {4});
   EXPECT_THROW(ops::batch_norm(x, c3, c3, c4, c3), InvalidArgument);             // mean [4] for C = 3
   EXPECT_THROW(ops::batch_norm(x.view({24}), c3, c3, c3, c3), InvalidArgument);  // no channel dim
   const std::vector<std::int64_t> ints{1, 2, 3, 4};

@@ -49,9 +49,38 @@ inline ::testing::AssertionResult all_close(const std::vector<double>& actual, c
 
 inline std::vector<double> to_vec(const Tensor& t) { return t.to_doubles(); }
 
+// A cube op's NPU result against its CPU golden: the same dtype and shape, and within the dtype's
+// tolerance, the f16 atol scaled by the accumulation length `taps` (f16 products summed in f32, one
+// rounding of the output: two summation orders may differ by a few ulps of the running sum).
+inline ::testing::AssertionResult cube_close_to_golden(const Tensor& npu, const Tensor& golden, std::int64_t taps) {
+  if (npu.dtype() != golden.dtype() || npu.shape() != golden.shape()) {
+    return ::testing::AssertionFailure() << "npu " << dtype_name(npu.dtype()) << " " << shape_str(npu.shape())
+                                         << " vs golden " << dtype_name(golden.dtype()) << " "
+                                         << shape_str(golden.shape());
+  }
+  Tolerance tol = default_tolerance(golden.dtype());
+  if (golden.dtype() == DType::kF16) tol.atol *= static_cast<double>(taps);
+  return all_close(to_vec(npu), to_vec(golden), tol.rtol, tol.atol) << " (" << dtype_name(golden.dtype()) << ")";
+}
+
 // A cpu tensor from float values, converted to `dtype`.
 inline Tensor floats(std::vector<float> v, Shape shape, DType dtype = DType::kF32) {
   return Tensor::from_floats(v, std::move(shape), dtype);
+}
+
+// A 1-D cpu tensor from float values, converted to `dtype`.
+inline Tensor floats_1d(const std::vector<float>& v, DType dtype = DType::kF32) {
+  return Tensor::from_floats(v, {static_cast<std::int64_t>(v.size())}, dtype);
+}
+
+// A 1-D cpu tensor from integer values, stored as `dtype`.
+inline Tensor ints_1d(const std::vector<std::int64_t>& v, DType dtype) {
+  return Tensor::from_ints(v, {static_cast<std::int64_t>(v.size())}, dtype);
+}
+
+// Runs the one-output op `op` and returns its values.
+inline std::vector<double> op_values(const char* op, std::vector<Tensor> inputs, const Attrs& attrs = {}) {
+  return to_vec(call_op1(op, std::move(inputs), attrs));
 }
 
 // The raw bytes of a tensor (copied to the host), for bit-exact comparisons.

@@ -14,8 +14,7 @@
 #include "npuscope/runtime_hooks/hook_api.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 namespace hooks = npuscope::hooks;
 
 namespace {

@@ -21,7 +21,7 @@
 
 using namespace npuscope;
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::bytes_of;
+using namespace npuscope::emulator::testing;
 
 namespace {
 

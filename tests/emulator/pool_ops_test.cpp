@@ -11,11 +11,7 @@
 #include "npuscope/emulator/op_registry.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 using Ints = std::vector<std::int64_t>;
 
 namespace {

@@ -17,8 +17,6 @@ using ResizeTest = OpTest;
 using Ints = std::vector<std::int64_t>;
 using Floats = std::vector<double>;
 
-Tensor f32(std::vector<float> v, Shape s, DType t = DType::kF32) { return Tensor::from_floats(v, std::move(s), t); }
-
 Tensor resize(const Tensor& x, Attrs attrs) { return call_op1("Resize", {x}, attrs); }
 
 Attrs with(Attrs a, const char* name, AttrValue v) {
@@ -29,7 +27,7 @@ Attrs with(Attrs a, const char* name, AttrValue v) {
 }  // namespace
 
 TEST_F(ResizeTest, NearestHandComputed) {
-  auto x = f32({1, 2, 3, 4}, {1, 1, 2, 2});
+  auto x = floats({1, 2, 3, 4}, {1, 1, 2, 2});
   // Upsample's example: asymmetric + floor repeats each value (2 rows, 3 columns).
   auto up = resize(x, {{"scales", Floats{1, 1, 2, 3}},
                        {"coordinate_transformation_mode", std::string("asymmetric")},
@@ -40,14 +38,14 @@ TEST_F(ResizeTest, NearestHandComputed) {
   EXPECT_EQ(to_vec(resize(x, {{"sizes", Ints{1, 1, 4, 4}}})),
             (std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
   // ONNX's downsample_scales_nearest: 2x4 at 0.6 -> 1x2 = [1, 3].
-  auto down = resize(f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 4}), {{"scales", Floats{1, 1, 0.6, 0.6}}});
+  auto down = resize(floats({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 4}), {{"scales", Floats{1, 1, 0.6, 0.6}}});
   EXPECT_EQ(down.shape(), (Shape{1, 1, 1, 2}));
   EXPECT_EQ(to_vec(down), (std::vector<double>{1, 3}));
 }
 
 TEST_F(ResizeTest, NearestModesRoundTiesAsNamed) {
   // asymmetric, 4 -> 8: x_original = 0, 0.5, 1, 1.5, ...; the ties at .5 go down or up.
-  auto x = f32({10, 20, 30, 40}, {4});
+  auto x = floats({10, 20, 30, 40}, {4});
   const Attrs base{{"sizes", Ints{8}}, {"coordinate_transformation_mode", std::string("asymmetric")}};
   auto run = [&](const char* mode) { return to_vec(resize(x, with(base, "nearest_mode", std::string(mode)))); };
   EXPECT_EQ(run("round_prefer_floor"), (std::vector<double>{10, 10, 20, 20, 30, 30, 40, 40}));
@@ -58,11 +56,12 @@ TEST_F(ResizeTest, NearestModesRoundTiesAsNamed) {
 
 TEST_F(ResizeTest, LinearHandComputed) {
   // ONNX's upsample_scales_linear (half_pixel, edges clamped).
-  auto up = resize(f32({1, 2, 3, 4}, {1, 1, 2, 2}), {{"mode", std::string("linear")}, {"scales", Floats{1, 1, 2, 2}}});
+  auto up =
+      resize(floats({1, 2, 3, 4}, {1, 1, 2, 2}), {{"mode", std::string("linear")}, {"scales", Floats{1, 1, 2, 2}}});
   EXPECT_TRUE(all_close(to_vec(up), {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4},
                         1e-12, 0));
   // ONNX's downsample_scales_linear and its align_corners variant, whose length_resized is 4 · 0.6 = 2.4.
-  auto x = f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 4});
+  auto x = floats({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 4});
   const Attrs lin{{"mode", std::string("linear")}, {"scales", Floats{1, 1, 0.6, 0.6}}};
   EXPECT_TRUE(all_close(to_vec(resize(x, lin)), {2 + 2.0 / 3, 4 + 1.0 / 3}, 1e-6, 0));
   auto ac = resize(x, with(lin, "coordinate_transformation_mode", std::string("align_corners")));
@@ -72,7 +71,7 @@ TEST_F(ResizeTest, LinearHandComputed) {
 TEST_F(ResizeTest, CubicMatchesKeysWeights) {
   // asymmetric 2x: output 1 sits at 0.5, taps -1..2 (clamped to x0, x0, x1, x2) with Keys' weights
   // for a = -0.75: [-0.09375, 0.59375, 0.59375, -0.09375].
-  auto x = f32({1, 2, 4, 8}, {4});
+  auto x = floats({1, 2, 4, 8}, {4});
   const Attrs cubic{{"mode", std::string("cubic")},
                     {"scales", Floats{2}},
                     {"coordinate_transformation_mode", std::string("asymmetric")}};
@@ -91,16 +90,16 @@ TEST_F(ResizeTest, CubicMatchesKeysWeights) {
 
 TEST_F(ResizeTest, CropAndResizeExtrapolates) {
   // roi [0.5, 1.5] of [0, 1, 2, 3]: x_original = 1.5 + 1.5·x -> 1.5, 3, 4.5 (outside: 10).
-  auto y = resize(f32({0, 1, 2, 3}, {4}), {{"mode", std::string("linear")},
-                                           {"sizes", Ints{3}},
-                                           {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
-                                           {"roi", Floats{0.5, 1.5}},
-                                           {"extrapolation_value", 10.0}});
+  auto y = resize(floats({0, 1, 2, 3}, {4}), {{"mode", std::string("linear")},
+                                              {"sizes", Ints{3}},
+                                              {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                                              {"roi", Floats{0.5, 1.5}},
+                                              {"extrapolation_value", 10.0}});
   EXPECT_EQ(to_vec(y), (std::vector<double>{1.5, 3, 10}));
 }
 
 TEST_F(ResizeTest, OtherCoordinateModes) {
-  auto x = f32({0, 10, 20, 30}, {4});
+  auto x = floats({0, 10, 20, 30}, {4});
   auto run = [&](const char* ctm, std::int64_t out) {
     return to_vec(resize(
         x,

@@ -12,11 +12,7 @@
 
 using namespace npuscope::emulator;
 using npuscope::emulator::ops::Ints;
-using npuscope::emulator::testing::bytes_of;
-using npuscope::emulator::testing::floats;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 

@@ -9,19 +9,11 @@
 #include "npuscope/emulator/errors.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 
 class SoftmaxOpsTest : public OpTest {};
-
-Tensor cpu_tensor(const std::vector<float>& v, Shape shape, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, std::move(shape), dtype);
-}
 
 // Softmax (or log-softmax) of `x` over `axis` of `shape`, straight from the definition, in f64.
 std::vector<double> reference(const std::vector<double>& x, const Shape& shape, std::size_t axis, bool log) {
@@ -51,7 +43,7 @@ void expect_npu_matches_cpu(const Tensor& x, std::int64_t axis, bool log) {
 }  // namespace
 
 TEST_F(SoftmaxOpsTest, CpuMatchesHandComputedValues) {
-  const Tensor x = cpu_tensor({1, 2, 3, 0, 0, 0}, {2, 3});
+  const Tensor x = floats({1, 2, 3, 0, 0, 0}, {2, 3});
   EXPECT_TRUE(all_close(to_vec(ops::softmax(x)),
                         {0.09003057317038046, 0.24472847105479764, 0.6652409557748219, 1 / 3.0, 1 / 3.0, 1 / 3.0}, 1e-7,
                         0));
@@ -67,7 +59,7 @@ TEST_F(SoftmaxOpsTest, LargeLogitsDoNotOverflow) {
     const auto tol = default_tolerance(dt);
     // The last axis (contiguous rows) and a first axis (the strided path).
     for (const auto& [shape, axis] : {std::pair{Shape{1, 2}, -1}, std::pair{Shape{2, 1}, 0}}) {
-      const Tensor x = cpu_tensor({1000, 1001}, shape, dt);
+      const Tensor x = floats({1000, 1001}, shape, dt);
       for (const Tensor& in : {x, on_npu({x})[0]}) {
         EXPECT_TRUE(all_close(to_vec(ops::softmax(in, axis)), soft, tol.rtol, tol.atol)) << dtype_name(dt);
         EXPECT_TRUE(all_close(to_vec(ops::log_softmax(in, axis)), logsoft, tol.rtol, tol.atol)) << dtype_name(dt);
@@ -76,7 +68,7 @@ TEST_F(SoftmaxOpsTest, LargeLogitsDoNotOverflow) {
   }
   // Nothing saturated either.
   Runtime::get().device().set_overflow_mode(OverflowMode::kSaturation);
-  const Tensor y = ops::softmax(on_npu({cpu_tensor({1000, 1001, -1000}, {3}, DType::kF16)})[0]);
+  const Tensor y = ops::softmax(on_npu({floats({1000, 1001, -1000}, {3}, DType::kF16)})[0]);
   EXPECT_TRUE(all_close(to_vec(y), {0.2689414213699951, 0.7310585786300049, 0}, 1e-3, 1e-5));
   EXPECT_FALSE(Runtime::get().device().float_status());
 }
@@ -117,7 +109,7 @@ TEST_F(SoftmaxOpsTest, StaysF32UnderMixPrecisionButNotForceFp16) {
 }
 
 TEST_F(SoftmaxOpsTest, BadArgumentsAreInvalid) {
-  const Tensor x = cpu_tensor({1, 2, 3, 4}, {2, 2});
+  const Tensor x = floats({1, 2, 3, 4}, {2, 2});
   EXPECT_THROW(ops::softmax(x, 2), InvalidArgument);
   EXPECT_THROW(ops::log_softmax(x, -3), InvalidArgument);
   EXPECT_THROW(ops::softmax(on_npu({x})[0], 5), InvalidArgument);

@@ -13,11 +13,7 @@
 #include "npuscope/emulator/errors.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 
@@ -40,29 +36,25 @@ const std::vector<UnaryCase>& all_cases() {
   return cases;
 }
 
-Tensor cpu_tensor(const std::vector<float>& v, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, {static_cast<std::int64_t>(v.size())}, dtype);
-}
-
 std::vector<double> run(UnaryFn fn, const Tensor& x) { return to_vec(fn(x, {})); }
 
 }  // namespace
 
 TEST_F(UnaryOpsTest, CpuMatchesHandComputedValues) {
-  const Tensor x = cpu_tensor({-2, -0.5f, 0, 0.5f, 3});
+  const Tensor x = floats_1d({-2, -0.5f, 0, 0.5f, 3});
   EXPECT_EQ(run(ops::relu, x), (std::vector<double>{0, 0, 0, 0.5, 3}));
   EXPECT_EQ(run(ops::neg, x), (std::vector<double>{2, 0.5, 0, -0.5, -3}));
   EXPECT_EQ(run(ops::abs, x), (std::vector<double>{2, 0.5, 0, 0.5, 3}));
   // Golden values rounded once to f32 from the exact results.
-  EXPECT_TRUE(all_close(run(ops::exp, cpu_tensor({0, 1, -1, 2})),
+  EXPECT_TRUE(all_close(run(ops::exp, floats_1d({0, 1, -1, 2})),
                         {1, 2.718281828459045, 0.36787944117144233, 7.38905609893065}, 1e-7, 0));
-  EXPECT_TRUE(all_close(run(ops::log, cpu_tensor({1, 2, 0.5f, 10})),
+  EXPECT_TRUE(all_close(run(ops::log, floats_1d({1, 2, 0.5f, 10})),
                         {0, 0.6931471805599453, -0.6931471805599453, 2.302585092994046}, 1e-7, 0));
-  EXPECT_EQ(run(ops::sqrt, cpu_tensor({0, 4, 2.25f, 1e6f})), (std::vector<double>{0, 2, 1.5, 1000}));
-  EXPECT_EQ(run(ops::rsqrt, cpu_tensor({4, 0.25f, 1, 16})), (std::vector<double>{0.5, 2, 1, 0.25}));
-  EXPECT_TRUE(all_close(run(ops::tanh, cpu_tensor({0, 0.5f, -1, 3})),
+  EXPECT_EQ(run(ops::sqrt, floats_1d({0, 4, 2.25f, 1e6f})), (std::vector<double>{0, 2, 1.5, 1000}));
+  EXPECT_EQ(run(ops::rsqrt, floats_1d({4, 0.25f, 1, 16})), (std::vector<double>{0.5, 2, 1, 0.25}));
+  EXPECT_TRUE(all_close(run(ops::tanh, floats_1d({0, 0.5f, -1, 3})),
                         {0, 0.46211715726000974, -0.7615941559557649, 0.9950547536867305}, 1e-7, 0));
-  EXPECT_TRUE(all_close(run(ops::sigmoid, cpu_tensor({0, 1, -2, 5})),
+  EXPECT_TRUE(all_close(run(ops::sigmoid, floats_1d({0, 1, -2, 5})),
                         {0.5, 0.7310585786300049, 0.11920292202211755, 0.9933071490757153}, 1e-7, 0));
 }
 
@@ -79,7 +71,7 @@ TEST_F(UnaryOpsTest, NpuMatchesCpuInEveryFloatDtype) {
 
 TEST_F(UnaryOpsTest, F16ResultsAreRoundedOnceToF16) {
   // exp(1) = 2.71828...: the nearest f16 is 2.71875; both backends store it.
-  const Tensor x = cpu_tensor({1, 0.5f}, DType::kF16);
+  const Tensor x = floats_1d({1, 0.5f}, DType::kF16);
   for (const Tensor& in : {x, on_npu({x})[0]}) {
     EXPECT_EQ(run(ops::exp, in), (std::vector<double>{2.71875, 1.6484375}));
   }
@@ -88,7 +80,7 @@ TEST_F(UnaryOpsTest, F16ResultsAreRoundedOnceToF16) {
 TEST_F(UnaryOpsTest, SpecialValuesFollowIeeeInInfNanMode) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Tensor x = cpu_tensor({0, -1, std::numeric_limits<float>::infinity()});
+  const Tensor x = floats_1d({0, -1, std::numeric_limits<float>::infinity()});
   for (const Tensor& in : {x, on_npu({x})[0]}) {
     EXPECT_TRUE(all_close(run(ops::log, in), {-inf, nan, inf}, 0, 0));
     EXPECT_TRUE(all_close(run(ops::sqrt, in), {0, nan, inf}, 0, 0));
@@ -96,7 +88,7 @@ TEST_F(UnaryOpsTest, SpecialValuesFollowIeeeInInfNanMode) {
     EXPECT_TRUE(all_close(run(ops::exp, in), {1, 0.36787944117144233, inf}, 1e-7, 0));
   }
   // Sigmoid saturates to 0 and 1 instead of producing inf/inf; Relu keeps NaN.
-  const Tensor y = cpu_tensor({-200, 200, std::numeric_limits<float>::quiet_NaN()});
+  const Tensor y = floats_1d({-200, 200, std::numeric_limits<float>::quiet_NaN()});
   for (const Tensor& in : {y, on_npu({y})[0]}) {
     EXPECT_TRUE(all_close(run(ops::sigmoid, in), {0, 1, nan}, 0, 0));
     EXPECT_TRUE(all_close(run(ops::tanh, in), {-1, 1, nan}, 0, 0));
@@ -131,7 +123,7 @@ TEST_F(UnaryOpsTest, ShapeAndDtypeArePreserved) {
     EXPECT_EQ(y.shape(), (Shape{2, 3, 4})) << c.name;
     EXPECT_EQ(y.dtype(), DType::kF16) << c.name;
   }
-  const Tensor scalar = cpu_tensor({4});
+  const Tensor scalar = floats_1d({4});
   EXPECT_EQ(ops::sqrt(scalar.view({})).shape(), Shape{});
 }
 

@@ -12,7 +12,7 @@
 #include "npuscope/emulator/float16.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 

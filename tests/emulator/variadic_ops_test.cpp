@@ -18,30 +18,15 @@
 #include "onnx_test_util.h"
 
 using namespace npuscope::emulator;
-using npuscope::emulator::testing::all_close;
-using npuscope::emulator::testing::default_tolerance;
-using npuscope::emulator::testing::on_npu;
-using npuscope::emulator::testing::OpTest;
-using npuscope::emulator::testing::to_vec;
+using namespace npuscope::emulator::testing;
 
 namespace {
 
 class VariadicOpsTest : public OpTest {};
 
-Tensor vec(const std::vector<float>& v, DType dtype = DType::kF32) {
-  return Tensor::from_floats(v, {static_cast<std::int64_t>(v.size())}, dtype);
-}
-Tensor ints(const std::vector<std::int64_t>& v, DType dtype) {
-  return Tensor::from_ints(v, {static_cast<std::int64_t>(v.size())}, dtype);
-}
-
-std::vector<double> run(const char* op, std::vector<Tensor> in, const Attrs& attrs = {}) {
-  return to_vec(call_op1(op, std::move(in), attrs));
-}
-
 // Both backends' results, cpu first.
 std::vector<std::vector<double>> both(const char* op, const std::vector<Tensor>& in, const Attrs& attrs = {}) {
-  return {run(op, in, attrs), run(op, on_npu(in), attrs)};
+  return {op_values(op, in, attrs), op_values(op, on_npu(in), attrs)};
 }
 
 // Runs a one-node Clip model (opset `opset`) on the cpu and the npu; returns both outputs.
@@ -57,7 +42,7 @@ constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
 }  // namespace
 
 TEST_F(VariadicOpsTest, OnnxExamples) {
-  const std::vector<Tensor> in{vec({3, 2, 1}), vec({1, 4, 4}), vec({2, 5, 0})};
+  const std::vector<Tensor> in{floats_1d({3, 2, 1}), floats_1d({1, 4, 4}), floats_1d({2, 5, 0})};
   for (const auto& r : both("Max", in)) EXPECT_EQ(r, (std::vector<double>{3, 5, 4}));
   for (const auto& r : both("Min", in)) EXPECT_EQ(r, (std::vector<double>{1, 2, 0}));
   for (const auto& r : both("Sum", in)) EXPECT_EQ(r, (std::vector<double>{6, 11, 5}));
@@ -70,7 +55,7 @@ TEST_F(VariadicOpsTest, OnnxExamples) {
 
 TEST_F(VariadicOpsTest, AllInputsBroadcastTogether) {
   const Tensor a = Tensor::from_floats(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, DType::kF32);
-  const std::vector<Tensor> in{a, vec({0, 10, -1}), vec({2.5f})};
+  const std::vector<Tensor> in{a, floats_1d({0, 10, -1}), floats_1d({2.5f})};
   for (const auto& r : both("Max", in)) EXPECT_EQ(r, (std::vector<double>{2.5, 10, 3, 4, 10, 6}));
   for (const auto& r : both("Min", in)) EXPECT_EQ(r, (std::vector<double>{0, 2, -1, 0, 2.5, -1}));
   for (const auto& r : both("Sum", in)) EXPECT_EQ(r, (std::vector<double>{3.5, 14.5, 4.5, 6.5, 17.5, 7.5}));
@@ -78,7 +63,7 @@ TEST_F(VariadicOpsTest, AllInputsBroadcastTogether) {
     EXPECT_TRUE(all_close(r, {3.5 / 3, 14.5 / 3, 1.5, 6.5 / 3, 17.5 / 3, 2.5}, 1e-7, 0));
   }
   // The small inputs may come first: the output takes the broadcast shape of all of them.
-  const Tensor y = call_op1("Sum", on_npu({vec({1}), Tensor::zeros({4, 1}, DType::kF32), vec({1, 2, 3})}));
+  const Tensor y = call_op1("Sum", on_npu({floats_1d({1}), Tensor::zeros({4, 1}, DType::kF32), floats_1d({1, 2, 3})}));
   EXPECT_EQ(y.shape(), (Shape{4, 3}));
   EXPECT_EQ(to_vec(y), (std::vector<double>{2, 3, 4, 2, 3, 4, 2, 3, 4, 2, 3, 4}));
 }
@@ -103,7 +88,7 @@ TEST_F(VariadicOpsTest, NpuMatchesCpuInEveryFloatDtype) {
 TEST_F(VariadicOpsTest, MinAndMaxPropagateNaNAsNumpyDoes) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const float fnan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<Tensor> in{vec({1, fnan, 3, 4}), vec({fnan, 2, 1, 5})};
+  const std::vector<Tensor> in{floats_1d({1, fnan, 3, 4}), floats_1d({fnan, 2, 1, 5})};
   for (const auto& r : both("Max", in)) EXPECT_TRUE(all_close(r, {nan, nan, 3, 5}, 0, 0));
   for (const auto& r : both("Min", in)) EXPECT_TRUE(all_close(r, {nan, nan, 1, 4}, 0, 0));
   for (const auto& r : both("Sum", in)) EXPECT_TRUE(all_close(r, {nan, nan, 4, 9}, 0, 0));
@@ -114,25 +99,25 @@ TEST_F(VariadicOpsTest, IntegersAreExactAndSumWraps) {
   constexpr std::int64_t kI32Max = std::numeric_limits<std::int32_t>::max();
   for (bool npu : {false, true}) {
     const auto put = [&](std::vector<Tensor> in) { return npu ? on_npu(in) : in; };
-    const auto in64 = put({ints({kBig, -kBig, 5}, DType::kI64), ints({kBig - 1, -kBig + 1, 5}, DType::kI64)});
+    const auto in64 = put({ints_1d({kBig, -kBig, 5}, DType::kI64), ints_1d({kBig - 1, -kBig + 1, 5}, DType::kI64)});
     EXPECT_EQ(call_op1("Max", in64).to_ints(), (std::vector<std::int64_t>{kBig, -kBig + 1, 5}));
     EXPECT_EQ(call_op1("Min", in64).to_ints(), (std::vector<std::int64_t>{kBig - 1, -kBig, 5}));
     EXPECT_EQ(call_op1("Sum", in64).to_ints(), (std::vector<std::int64_t>{2 * kBig - 1, -2 * kBig + 1, 10}));
-    EXPECT_EQ(call_op1("Sum", put({ints({kI64Max}, DType::kI64), ints({1}, DType::kI64)})).to_ints(),
+    EXPECT_EQ(call_op1("Sum", put({ints_1d({kI64Max}, DType::kI64), ints_1d({1}, DType::kI64)})).to_ints(),
               (std::vector<std::int64_t>{kI64Min}));
-    const Tensor s32 = call_op1("Sum", put({ints({kI32Max, 7}, DType::kI32), ints({1, -9}, DType::kI32)}));
+    const Tensor s32 = call_op1("Sum", put({ints_1d({kI32Max, 7}, DType::kI32), ints_1d({1, -9}, DType::kI32)}));
     EXPECT_EQ(s32.dtype(), DType::kI32);
     EXPECT_EQ(s32.to_ints(), (std::vector<std::int64_t>{std::numeric_limits<std::int32_t>::min(), -2}));
-    EXPECT_EQ(call_op1("Sum", put({ints({200, 3}, DType::kU8), ints({100, 4}, DType::kU8)})).to_ints(),
+    EXPECT_EQ(call_op1("Sum", put({ints_1d({200, 3}, DType::kU8), ints_1d({100, 4}, DType::kU8)})).to_ints(),
               (std::vector<std::int64_t>{44, 7}));
-    EXPECT_EQ(call_op1("Max", put({ints({-128, 5}, DType::kI8), ints({3, -7}, DType::kI8)})).to_ints(),
+    EXPECT_EQ(call_op1("Max", put({ints_1d({-128, 5}, DType::kI8), ints_1d({3, -7}, DType::kI8)})).to_ints(),
               (std::vector<std::int64_t>{3, 5}));
   }
 }
 
 TEST_F(VariadicOpsTest, ClipBoundsAndDefaults) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Tensor x = vec({-3, -1, 0, 1, 3, std::numeric_limits<float>::quiet_NaN()});
+  const Tensor x = floats_1d({-3, -1, 0, 1, 3, std::numeric_limits<float>::quiet_NaN()});
   for (const auto& r : both("Clip", {x}, {{"min", -1.5}, {"max", 2.0}})) {
     EXPECT_TRUE(all_close(r, {-1.5, -1, 0, 1, 2, nan}, 0, 0));
   }
@@ -144,15 +129,15 @@ TEST_F(VariadicOpsTest, ClipBoundsAndDefaults) {
     EXPECT_TRUE(all_close(r, {1, 1, 1, 1, 1, nan}, 0, 0));
   }
   // f16 data keeps its dtype; the bound is rounded with the result.
-  const Tensor h = call_op1("Clip", on_npu({vec({-3, 0.3f, 3}, DType::kF16)}), {{"min", -0.1}, {"max", 1.0}});
+  const Tensor h = call_op1("Clip", on_npu({floats_1d({-3, 0.3f, 3}, DType::kF16)}), {{"min", -0.1}, {"max", 1.0}});
   EXPECT_EQ(h.dtype(), DType::kF16);
   EXPECT_EQ(to_vec(h), (std::vector<double>{-0.0999755859375, 0.300048828125, 1}));
 }
 
 TEST_F(VariadicOpsTest, ClipOnIntegersIsExact) {
   constexpr std::int64_t kBig = (std::int64_t{1} << 60) + 1;
-  const Tensor i8 = ints({-128, -5, 0, 5, 127}, DType::kI8);
-  const Tensor i64 = ints({kI64Min, -kBig - 1, 0, kBig + 1, kI64Max}, DType::kI64);
+  const Tensor i8 = ints_1d({-128, -5, 0, 5, 127}, DType::kI8);
+  const Tensor i64 = ints_1d({kI64Min, -kBig - 1, 0, kBig + 1, kI64Max}, DType::kI64);
   for (bool npu : {false, true}) {
     const Tensor a = npu ? on_npu({i8})[0] : i8;
     const Tensor b = npu ? on_npu({i64})[0] : i64;
@@ -183,11 +168,11 @@ TEST_F(VariadicOpsTest, CategoriesAndCosts) {
 }
 
 TEST_F(VariadicOpsTest, BadInputsAreRejected) {
-  const Tensor f = vec({1, 2}), i = ints({1, 2}, DType::kI32), flags = ints({1, 0}, DType::kBool);
+  const Tensor f = floats_1d({1, 2}), i = ints_1d({1, 2}, DType::kI32), flags = ints_1d({1, 0}, DType::kBool);
   for (const char* op : {"Min", "Max", "Sum", "Mean"}) {
     EXPECT_THROW(call_op1(op, {}), InvalidArgument) << op;
-    EXPECT_THROW(call_op1(op, {f, vec({1, 2, 3})}), InvalidArgument) << op;  // [2] vs [3]
-    EXPECT_THROW(call_op1(op, {f, vec({1, 2}, DType::kF16)}), InvalidArgument) << op;
+    EXPECT_THROW(call_op1(op, {f, floats_1d({1, 2, 3})}), InvalidArgument) << op;  // [2] vs [3]
+    EXPECT_THROW(call_op1(op, {f, floats_1d({1, 2}, DType::kF16)}), InvalidArgument) << op;
     EXPECT_THROW(call_op1(op, {flags, flags}), InvalidArgument) << op;
   }
   EXPECT_THROW(call_op1("Mean", {i, i}), InvalidArgument);  // ONNX Mean is floating only
@@ -207,7 +192,7 @@ TEST_F(VariadicOpsTest, OnnxClipBeforeOpset11TakesAttributes) {
   const float inf = std::numeric_limits<float>::infinity();
   // No min: Clip-6's default is the lowest float, so -inf becomes -FLT_MAX.
   const double lowest = std::numeric_limits<float>::lowest();
-  for (const Tensor& y : run_clip_model(b, "clip6", {{"x", vec({-inf, -1, 3, inf})}})) {
+  for (const Tensor& y : run_clip_model(b, "clip6", {{"x", floats_1d({-inf, -1, 3, inf})}})) {
     EXPECT_EQ(to_vec(y), (std::vector<double>{lowest, -1, 2, 2}));
   }
 }
@@ -217,7 +202,8 @@ TEST_F(VariadicOpsTest, OnnxClipFromOpset11TakesOptionalInputs) {
   npuscope::testing::ModelBuilder b(13);
   b.input("x", TensorProto::FLOAT, {4}).input("hi", TensorProto::FLOAT, {}).output("y", TensorProto::FLOAT, {4});
   b.node("Clip", {"x", "", "hi"}, {"y"});  // min left out
-  for (const Tensor& y : run_clip_model(b, "clip13", {{"x", vec({-5, -1, 3, 7})}, {"hi", vec({2.5f}).view({})}})) {
+  for (const Tensor& y :
+       run_clip_model(b, "clip13", {{"x", floats_1d({-5, -1, 3, 7})}, {"hi", floats_1d({2.5f}).view({})}})) {
     EXPECT_EQ(to_vec(y), (std::vector<double>{-5, -1, 2.5, 2.5}));
   }
   // int64 bounds reach the kernel exactly.
@@ -226,9 +212,9 @@ TEST_F(VariadicOpsTest, OnnxClipFromOpset11TakesOptionalInputs) {
   c.input("x", TensorProto::INT64, {3}).input("lo", TensorProto::INT64, {}).input("hi", TensorProto::INT64, {});
   c.output("y", TensorProto::INT64, {3});
   c.node("Clip", {"x", "lo", "hi"}, {"y"});
-  const std::map<std::string, Tensor> in{{"x", ints({-kBig - 1, 0, kBig + 1}, DType::kI64)},
-                                         {"lo", ints({-kBig}, DType::kI64).view({})},
-                                         {"hi", ints({kBig}, DType::kI64).view({})}};
+  const std::map<std::string, Tensor> in{{"x", ints_1d({-kBig - 1, 0, kBig + 1}, DType::kI64)},
+                                         {"lo", ints_1d({-kBig}, DType::kI64).view({})},
+                                         {"hi", ints_1d({kBig}, DType::kI64).view({})}};
   for (const Tensor& y : run_clip_model(c, "clip13i", in)) {
     EXPECT_EQ(y.to_ints(), (std::vector<std::int64_t>{-kBig, 0, kBig}));
   }
@@ -236,5 +222,5 @@ TEST_F(VariadicOpsTest, OnnxClipFromOpset11TakesOptionalInputs) {
   npuscope::testing::ModelBuilder d(13);
   d.input("x", TensorProto::FLOAT, {2}).input("lo", TensorProto::FLOAT, {2}).output("y", TensorProto::FLOAT, {2});
   d.node("Clip", {"x", "lo"}, {"y"});
-  EXPECT_THROW(run_clip_model(d, "clip13bad", {{"x", vec({1, 2})}, {"lo", vec({0, 0})}}), ModelError);
+  EXPECT_THROW(run_clip_model(d, "clip13bad", {{"x", floats_1d({1, 2})}, {"lo", floats_1d({0, 0})}}), ModelError);
 }

@@ -19,6 +19,24 @@ namespace em = npuscope::emulator;
 
 std::uint32_t r16(std::uint32_t v) { return (v + 15) / 16 * 16; }
 
+// The cube path's buffers for C [m, n] = A [m, k] x B [k, n] of 2-byte elements, in fractals: A and B
+// in L1 (A1, B1) and in L0A / L0B (A2, B2), C (f32) in L0C. Made inside a kernel.
+struct CubeBuffers {
+  CubeBuffers(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+    pipe.InitBuffer(a1, r16(m) * r16(k) * 2);
+    pipe.InitBuffer(b1, r16(k) * r16(n) * 2);
+    pipe.InitBuffer(a2, r16(m) * r16(k) * 2);
+    pipe.InitBuffer(b2, r16(k) * r16(n) * 2);
+    pipe.InitBuffer(co1, r16(m) * r16(n) * 4);
+  }
+  TPipe pipe;
+  TBuf<TPosition::A1> a1;
+  TBuf<TPosition::B1> b1;
+  TBuf<TPosition::A2> a2;
+  TBuf<TPosition::B2> b2;
+  TBuf<TPosition::CO1> co1;
+};
+
 // C = A x B (+ C when accumulate) through the whole cube path, for one tile of m x n x k.
 std::vector<float> cube_product(std::uint32_t m, std::uint32_t n, std::uint32_t k, const std::vector<ok::half>& a,
                                 const std::vector<ok::half>& b, bool twice, ok::LaunchResult* result = nullptr) {
@@ -27,43 +45,33 @@ std::vector<float> cube_product(std::uint32_t m, std::uint32_t n, std::uint32_t 
   ok::LaunchOptions opts{.kernel_name = "cube", .block_dim = 1, .core = ok::CoreType::kCube};
   auto r = ok::launch_blocks(opts, gm, [&] {
     const std::uint32_t m1 = r16(m) / 16, n1 = r16(n) / 16, k1 = r16(k) / 16;
-    TPipe pipe;
-    TBuf<TPosition::A1> a1;
-    TBuf<TPosition::B1> b1;
-    TBuf<TPosition::A2> a2;
-    TBuf<TPosition::B2> b2;
-    TBuf<TPosition::CO1> co1;
-    pipe.InitBuffer(a1, r16(m) * r16(k) * 2);
-    pipe.InitBuffer(b1, r16(k) * r16(n) * 2);
-    pipe.InitBuffer(a2, r16(m) * r16(k) * 2);
-    pipe.InitBuffer(b2, r16(k) * r16(n) * 2);
-    pipe.InitBuffer(co1, r16(m) * r16(n) * 4);
+    CubeBuffers buf(m, n, k);
     GlobalTensor<half> ag, bg;
     GlobalTensor<float> cg;
     ag.SetGlobalBuffer(const_cast<half*>(a.data()), a.size());
     bg.SetGlobalBuffer(const_cast<half*>(b.data()), b.size());
     cg.SetGlobalBuffer(c.data(), c.size());
     const auto u16 = [](std::uint32_t v) { return static_cast<std::uint16_t>(v); };
-    DataCopy(a1.Get<half>(), ag, Nd2NzParams{1, u16(m), u16(k), 0, u16(k), u16(r16(m)), 1, 0});
-    DataCopy(b1.Get<half>(), bg, Nd2NzParams{1, u16(k), u16(n), 0, u16(n), u16(r16(k)), 1, 0});
+    DataCopy(buf.a1.Get<half>(), ag, Nd2NzParams{1, u16(m), u16(k), 0, u16(k), u16(r16(m)), 1, 0});
+    DataCopy(buf.b1.Get<half>(), bg, Nd2NzParams{1, u16(k), u16(n), 0, u16(n), u16(r16(k)), 1, 0});
     PipeBarrier<PIPE_ALL>();
     for (std::uint32_t i = 0; i < m1; ++i) {
-      LoadData(a2.Get<half>()[i * k1 * 256], a1.Get<half>(),
+      LoadData(buf.a2.Get<half>()[i * k1 * 256], buf.a1.Get<half>(),
                LoadData2DParams{u16(i), static_cast<std::uint8_t>(k1), u16(m1), 0, 0, false, 0});
     }
     for (std::uint32_t i = 0; i < k1; ++i) {
-      LoadData(b2.Get<half>()[i * n1 * 256], b1.Get<half>(),
+      LoadData(buf.b2.Get<half>()[i * n1 * 256], buf.b1.Get<half>(),
                LoadData2DParams{u16(i), static_cast<std::uint8_t>(n1), u16(k1), 0, 0, true, 0});
     }
     PipeBarrier<PIPE_ALL>();
     MmadParams p{u16(m), u16(n), u16(k)};
-    Mmad(co1.Get<float>(), a2.Get<half>(), b2.Get<half>(), p);
+    Mmad(buf.co1.Get<float>(), buf.a2.Get<half>(), buf.b2.Get<half>(), p);
     if (twice) {
       p.cmatrixInitVal = false;
-      Mmad(co1.Get<float>(), a2.Get<half>(), b2.Get<half>(), p);
+      Mmad(buf.co1.Get<float>(), buf.a2.Get<half>(), buf.b2.Get<half>(), p);
     }
     PipeBarrier<PIPE_ALL>();
-    Fixpipe(cg, co1.Get<float>(), FixpipeParams{n, m, r16(m), n});
+    Fixpipe(cg, buf.co1.Get<float>(), FixpipeParams{n, m, r16(m), n});
   });
   EXPECT_TRUE(r.findings.empty()) << ok::format_finding(r.findings[0]);
   if (result != nullptr) *result = std::move(r);
@@ -114,27 +122,17 @@ TEST(OpkitCube, FixpipeSaturatesToTheLargestValueOfTheOutputDtype) {
                          .core = ok::CoreType::kCube,
                          .overflow_mode = em::OverflowMode::kSaturation};
   const ok::LaunchResult r = ok::launch_blocks(opts, gm, [&] {
-    TPipe pipe;
-    TBuf<TPosition::A1> a1;
-    TBuf<TPosition::B1> b1;
-    TBuf<TPosition::A2> a2;
-    TBuf<TPosition::B2> b2;
-    TBuf<TPosition::CO1> co1;
-    pipe.InitBuffer(a1, 512);
-    pipe.InitBuffer(b1, 512);
-    pipe.InitBuffer(a2, 512);
-    pipe.InitBuffer(b2, 512);
-    pipe.InitBuffer(co1, 1024);
+    CubeBuffers buf(16, 16, 16);
     GlobalTensor<bfloat16_t> ag, bg, cg;
     ag.SetGlobalBuffer(a.data(), a.size());
     bg.SetGlobalBuffer(b.data(), b.size());
     cg.SetGlobalBuffer(c.data(), c.size());
-    DataCopy(a1.Get<bfloat16_t>(), ag, Nd2NzParams{1, 16, 16, 0, 16, 16, 1, 0});
-    DataCopy(b1.Get<bfloat16_t>(), bg, Nd2NzParams{1, 16, 16, 0, 16, 16, 1, 0});
-    LoadData(a2.Get<bfloat16_t>(), a1.Get<bfloat16_t>(), LoadData2DParams{});
-    LoadData(b2.Get<bfloat16_t>(), b1.Get<bfloat16_t>(), LoadData2DParams{0, 1, 1, 0, 0, true, 0});
-    Mmad(co1.Get<float>(), a2.Get<bfloat16_t>(), b2.Get<bfloat16_t>(), MmadParams{16, 16, 16});
-    Fixpipe(cg, co1.Get<float>(), FixpipeParams{16, 16, 16, 16});
+    DataCopy(buf.a1.Get<bfloat16_t>(), ag, Nd2NzParams{1, 16, 16, 0, 16, 16, 1, 0});
+    DataCopy(buf.b1.Get<bfloat16_t>(), bg, Nd2NzParams{1, 16, 16, 0, 16, 16, 1, 0});
+    LoadData(buf.a2.Get<bfloat16_t>(), buf.a1.Get<bfloat16_t>(), LoadData2DParams{});
+    LoadData(buf.b2.Get<bfloat16_t>(), buf.b1.Get<bfloat16_t>(), LoadData2DParams{0, 1, 1, 0, 0, true, 0});
+    Mmad(buf.co1.Get<float>(), buf.a2.Get<bfloat16_t>(), buf.b2.Get<bfloat16_t>(), MmadParams{16, 16, 16});
+    Fixpipe(cg, buf.co1.Get<float>(), FixpipeParams{16, 16, 16, 16});
   });
   ASSERT_TRUE(r.findings.empty()) << ok::format_finding(r.findings[0]);
   EXPECT_TRUE(r.overflow);

@@ -1,5 +1,6 @@
 """Shared by the PyTorch device tests: the device, a CPU-vs-device check of one function's forward and
-backward, and running a script in a fresh interpreter (for settings that must come first)."""
+backward, and running a script in a fresh interpreter (for settings that must come first). Running
+npuscope itself: script_test_util.py."""
 import os
 import subprocess
 import sys
@@ -49,18 +50,3 @@ def run_python(code, env=None, check=True):
     if check and p.returncode != 0:
         raise AssertionError("script failed (%d):\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
     return p
-
-
-CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
-
-
-def run_command(args, env=None):
-    """Runs a command (npuscope, a script) with this test's environment plus `env`; its stdout. A failure
-    raises AssertionError with both outputs."""
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    p = subprocess.run(args, capture_output=True, text=True, timeout=900, env=full_env)
-    if p.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, p.returncode, p.stdout, p.stderr))
-    return p.stdout
-

@@ -5,10 +5,9 @@ not change."""
 import json
 import os
 import sqlite3
-import tempfile
 import unittest
 
-from npu_test_util import CLI, run_command
+from script_test_util import CLI, ScriptTestCase, run_command
 
 MLP = """
 import torch, npuscope.torch as npu
@@ -39,19 +38,11 @@ def run(args, env=None):
     return run_command(args, env)
 
 
-class CheckOpsTest(unittest.TestCase):
+class CheckOpsTest(ScriptTestCase, script=MLP, name="mlp.py"):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.script = os.path.join(cls.dir.name, "mlp.py")
-        with open(cls.script, "w") as f:
-            f.write(MLP)
-        cls.db = os.path.join(cls.dir.name, "checked.db")
-        cls.out = run([CLI, "run", "-o", cls.db, "--check-ops", "--", "/usr/bin/python3", cls.script])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
+        super().setUpClass()
+        cls.db, cls.out = cls.record("checked.db", "--check-ops")
 
     def test_a_clean_float32_run_passes(self):
         con = sqlite3.connect(self.db)

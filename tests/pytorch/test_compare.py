@@ -4,8 +4,9 @@ perturbation planted in one module's backward (or forward) is found there, with 
 import json
 import os
 import subprocess
-import tempfile
 import unittest
+
+from script_test_util import ScriptTestCase
 
 CLI = os.environ.get("NPUSCOPE_CLI", "npuscope")
 
@@ -38,18 +39,7 @@ print("RESULT", loss.item())
 """
 
 
-class CompareScriptTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.script = os.path.join(cls.dir.name, "train.py")
-        with open(cls.script, "w") as f:
-            f.write(SCRIPT)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
-
+class CompareScriptTest(ScriptTestCase, script=SCRIPT, name="train.py"):
     def compare(self, *flags):
         """Runs npuscope compare FLAGS --format json -- python script; returns (JSON, stderr)."""
         out = os.path.join(self.dir.name, "compare.json")

@@ -5,10 +5,9 @@ optimizer.step() or npuscope.torch.step(), and the analyzer's steps, passes, mod
 import json
 import os
 import sqlite3
-import tempfile
 import unittest
 
-from npu_test_util import CLI, run_command
+from script_test_util import CLI, ScriptTestCase, run_command
 
 # A ResNet-18 (torchvision's) on small images: three SGD steps, then one more forward in eval.
 RESNET = """
@@ -49,21 +48,17 @@ def result_lines(out):
     return [l for l in out.splitlines() if l.startswith("RESULT")]
 
 
-class ModelProfileTest(unittest.TestCase):
+class ModelProfileTest(ScriptTestCase, script=RESNET, name="resnet.py"):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.script = os.path.join(cls.dir.name, "resnet.py")
-        with open(cls.script, "w") as f:
-            f.write(RESNET)
-        cls.db = os.path.join(cls.dir.name, "resnet.db")
-        cls.profiled = run([CLI, "run", "-o", cls.db, "--", "/usr/bin/python3", cls.script])
+        super().setUpClass()
+        cls.db, cls.profiled = cls.record("resnet.db")
         cls.con = sqlite3.connect(cls.db)
 
     @classmethod
     def tearDownClass(cls):
         cls.con.close()
-        cls.dir.cleanup()
+        super().tearDownClass()
 
     def query(self, sql, *args):
         return self.con.execute(sql, args).fetchall()

@@ -6,12 +6,11 @@ gradient."""
 import json
 import os
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 
-from npu_test_util import CLI, run_command
+from script_test_util import CLI, ScriptTestCase, run_command
 
 # Two linear layers, two SGD steps. The script saves, per step, the model's input, fc1's output (a
 # forward hook) and fc1.weight's gradient, as the CPU sees them.
@@ -44,14 +43,11 @@ np.savez(sys.argv[1], **saved)
 """
 
 
-class MsprobeDumpTest(unittest.TestCase):
+class MsprobeDumpTest(ScriptTestCase, script=SCRIPT, name="train.py"):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
+        super().setUpClass()
         d = cls.dir.name
-        cls.script = os.path.join(d, "train.py")
-        with open(cls.script, "w") as f:
-            f.write(SCRIPT)
         cls.expected = {}
         cls.dumps = {}
         env = {"NPUSCOPE_PRECISION_MODE": "must_keep_origin_dtype"}
@@ -61,10 +57,6 @@ class MsprobeDumpTest(unittest.TestCase):
             cls.export_output = run_command([CLI, "export", trace, "--msprobe", out])
             cls.expected[mode] = np.load(saved)
             cls.dumps[mode] = out
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
 
     def dump(self, mode, step):
         base = os.path.join(self.dumps[mode], "step%d" % step, "rank0")

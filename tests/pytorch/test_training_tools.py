@@ -4,14 +4,13 @@ gradients vanish."""
 import json
 import os
 import sqlite3
-import tempfile
 import unittest
 
 import torch
 
 import npuscope.torch as npu
 
-from npu_test_util import CLI, run_command
+from script_test_util import CLI, ScriptTestCase, run_command
 
 # A GPT-style decoder (samples/pytorch/gpt.py) trained in force_fp16 with torch's default loss scale,
 # 65536: more than f16 holds (65504), so the first op of the backward pass, which starts the gradient
@@ -61,10 +60,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "samples", "pytorch")
 
 
+def samples_env(env=None):
+    """`env` with samples/pytorch (gpt.py) on PYTHONPATH."""
+    return dict(env or {}, PYTHONPATH=os.environ.get("PYTHONPATH", "") + os.pathsep + SAMPLES)
+
+
 def run(args, env=None):
-    """run_command with samples/pytorch (gpt.py) on PYTHONPATH."""
-    path = os.environ.get("PYTHONPATH", "") + os.pathsep + SAMPLES
-    return run_command(args, dict(env or {}, PYTHONPATH=path))
+    return run_command(args, samples_env(env))
 
 
 class GradScalerTest(unittest.TestCase):
@@ -120,18 +122,7 @@ class GradScalerTest(unittest.TestCase):
             scaler.unscale_(opt)
 
 
-class GradientOverflowTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.script = os.path.join(cls.dir.name, "gpt_fp16.py")
-        with open(cls.script, "w") as f:
-            f.write(GPT_FP16)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
-
+class GradientOverflowTest(ScriptTestCase, script=GPT_FP16, name="gpt_fp16.py"):
     def profile(self, mode, scale, steps):
         db = os.path.join(self.dir.name, "%s_%g.db" % (mode, scale))
         out = run([CLI, "run", "-o", db, "--force", "--", "/usr/bin/python3", self.script, mode, str(scale),
@@ -173,19 +164,11 @@ class GradientOverflowTest(unittest.TestCase):
                          [l for l in plain.splitlines() if l.startswith(("RESULT", "SCALE"))])
 
 
-class GradProbeTest(unittest.TestCase):
+class GradProbeTest(ScriptTestCase, script=SIGMOID_STACK, name="sigmoid.py"):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.script = os.path.join(cls.dir.name, "sigmoid.py")
-        with open(cls.script, "w") as f:
-            f.write(SIGMOID_STACK)
-        cls.db = os.path.join(cls.dir.name, "probe.db")
-        cls.out = run([CLI, "run", "-o", cls.db, "--grad-probe", "--", "/usr/bin/python3", cls.script])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
+        super().setUpClass()
+        cls.db, cls.out = cls.record("probe.db", "--grad-probe", env=samples_env())
 
     def test_every_parameter_every_step(self):
         con = sqlite3.connect(self.db)

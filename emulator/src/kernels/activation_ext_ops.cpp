@@ -29,6 +29,7 @@ namespace npuscope::emulator::kernels {
 namespace {
 
 using ext::cost_flops;
+using ext::elementwise_schema;
 using ext::infer_float_unary;
 using ext::infer_numeric_unary;
 
@@ -188,53 +189,33 @@ void erf_kernel(KernelContext& c) {
   unary_kernel<T>(c, [](T x) { return std::erf(x); });
 }
 
-constexpr OpSchema schema(const char* type, int inputs, InferFn infer, CostFn cost) {
-  return OpSchema{.type = type,
-                  .category = OpCategory::kVector,
-                  .min_inputs = inputs,
-                  .max_inputs = inputs,
-                  .infer = infer,
-                  .cost = cost};
-}
-
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(schema(kLeakyRelu, 1, infer_float_unary<kLeakyRelu>, cost_flops<2>));
-NPUSCOPE_REGISTER_OP(schema(kPRelu, 2, infer_prelu, cost_flops<2>));
-NPUSCOPE_REGISTER_OP(schema(kElu, 1, infer_float_unary<kElu>, cost_flops<8>));
-NPUSCOPE_REGISTER_OP(schema(kSelu, 1, infer_float_unary<kSelu>, cost_flops<9>));
-NPUSCOPE_REGISTER_OP(schema(kCelu, 1, infer_celu, cost_flops<9>));
-NPUSCOPE_REGISTER_OP(schema(kHardSigmoid, 1, infer_float_unary<kHardSigmoid>, cost_flops<4>));
-NPUSCOPE_REGISTER_OP(schema(kHardSwish, 1, infer_float_unary<kHardSwish>, cost_flops<5>));
-NPUSCOPE_REGISTER_OP(schema(kThresholdedRelu, 1, infer_float_unary<kThresholdedRelu>, cost_flops<1>));
-NPUSCOPE_REGISTER_OP(schema(kShrink, 1, infer_numeric_unary<kShrink>, cost_flops<3>));
-NPUSCOPE_REGISTER_OP(schema(kSoftplus, 1, infer_float_unary<kSoftplus>, cost_flops<14>));  // exp, log, abs, add
-NPUSCOPE_REGISTER_OP(schema(kSoftsign, 1, infer_float_unary<kSoftsign>, cost_flops<6>));   // abs, add, divide
-NPUSCOPE_REGISTER_OP(schema(kErf, 1, infer_float_unary<kErf>, cost_flops<12>));            // a polynomial and an exp
+NPUSCOPE_REGISTER_OP(elementwise_schema(kLeakyRelu, 1, infer_float_unary<kLeakyRelu>, cost_flops<2>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kPRelu, 2, infer_prelu, cost_flops<2>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kElu, 1, infer_float_unary<kElu>, cost_flops<8>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kSelu, 1, infer_float_unary<kSelu>, cost_flops<9>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kCelu, 1, infer_celu, cost_flops<9>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kHardSigmoid, 1, infer_float_unary<kHardSigmoid>, cost_flops<4>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kHardSwish, 1, infer_float_unary<kHardSwish>, cost_flops<5>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kThresholdedRelu, 1, infer_float_unary<kThresholdedRelu>, cost_flops<1>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kShrink, 1, infer_numeric_unary<kShrink>, cost_flops<3>));
+// Softplus: exp, log, abs, add; Softsign: abs, add, divide; Erf: a polynomial and an exp.
+NPUSCOPE_REGISTER_OP(elementwise_schema(kSoftplus, 1, infer_float_unary<kSoftplus>, cost_flops<14>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kSoftsign, 1, infer_float_unary<kSoftsign>, cost_flops<6>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kErf, 1, infer_float_unary<kErf>, cost_flops<12>));
 
-NPUSCOPE_REGISTER_KERNEL(kLeakyRelu, Backend::kNpu, leaky_relu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kLeakyRelu, Backend::kCpu, leaky_relu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kPRelu, Backend::kNpu, prelu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kPRelu, Backend::kCpu, prelu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kElu, Backend::kNpu, elu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kElu, Backend::kCpu, elu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSelu, Backend::kNpu, selu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSelu, Backend::kCpu, selu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kCelu, Backend::kNpu, celu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kCelu, Backend::kCpu, celu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kHardSigmoid, Backend::kNpu, hard_sigmoid_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kHardSigmoid, Backend::kCpu, hard_sigmoid_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kHardSwish, Backend::kNpu, hard_swish_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kHardSwish, Backend::kCpu, hard_swish_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kThresholdedRelu, Backend::kNpu, thresholded_relu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kThresholdedRelu, Backend::kCpu, thresholded_relu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kShrink, Backend::kNpu, shrink_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kShrink, Backend::kCpu, shrink_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSoftplus, Backend::kNpu, softplus_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSoftplus, Backend::kCpu, softplus_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSoftsign, Backend::kNpu, softsign_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSoftsign, Backend::kCpu, softsign_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kErf, Backend::kNpu, erf_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kErf, Backend::kCpu, erf_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLeakyRelu, leaky_relu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kPRelu, prelu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kElu, elu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSelu, selu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kCelu, celu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardSigmoid, hard_sigmoid_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardSwish, hard_swish_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kThresholdedRelu, thresholded_relu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kShrink, shrink_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSoftplus, softplus_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSoftsign, softsign_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kErf, erf_kernel);
 
 }  // namespace npuscope::emulator::kernels

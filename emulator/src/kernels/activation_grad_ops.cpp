@@ -161,17 +161,11 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kDropoutDoMask,
                               .infer = infer_do_mask,
                               .cost = cost<2>});
 
-NPUSCOPE_REGISTER_KERNEL(kGeluV2, Backend::kNpu, gelu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kGeluV2, Backend::kCpu, gelu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kGeluGrad, Backend::kNpu, gelu_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kGeluGrad, Backend::kCpu, gelu_grad_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSiluGrad, Backend::kNpu, silu_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSiluGrad, Backend::kCpu, silu_grad_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSigmoidGrad, Backend::kNpu, sigmoid_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSigmoidGrad, Backend::kCpu, sigmoid_grad_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kTanhGrad, Backend::kNpu, tanh_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kTanhGrad, Backend::kCpu, tanh_grad_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kDropoutDoMask, Backend::kNpu, do_mask_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kDropoutDoMask, Backend::kCpu, do_mask_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kGeluV2, gelu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kGeluGrad, gelu_grad_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSiluGrad, silu_grad_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSigmoidGrad, sigmoid_grad_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kTanhGrad, tanh_grad_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kDropoutDoMask, do_mask_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -82,9 +82,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kSilu,
 
 NPUSCOPE_REGISTER_KERNEL(kGelu, Backend::kNpu, gelu_npu);
 NPUSCOPE_REGISTER_KERNEL(kGelu, Backend::kCpu, gelu_cpu);
-NPUSCOPE_REGISTER_KERNEL(kFastGelu, Backend::kNpu, fast_gelu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kFastGelu, Backend::kCpu, fast_gelu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSilu, Backend::kNpu, silu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSilu, Backend::kCpu, silu_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kFastGelu, fast_gelu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSilu, silu_kernel);
 
 }  // namespace npuscope::emulator::kernels

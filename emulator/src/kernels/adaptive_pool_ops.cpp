@@ -112,9 +112,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kPoolGrad,
                               .max_inputs = 1,
                               .infer = infer_grad,
                               .cost = cost});
-NPUSCOPE_REGISTER_KERNEL(kPool, Backend::kNpu, pool_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kPool, Backend::kCpu, pool_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kPoolGrad, Backend::kNpu, grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kPoolGrad, Backend::kCpu, grad_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kPool, pool_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kPoolGrad, grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -249,9 +249,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kGradOp,
                               .max_inputs = 5,
                               .infer = infer_grad,
                               .cost = cost_grad});
-NPUSCOPE_REGISTER_KERNEL(kTrainOp, Backend::kNpu, train_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kTrainOp, Backend::kCpu, train_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kNpu, grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kCpu, grad_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kTrainOp, train_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kGradOp, grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -108,15 +108,10 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Pow",
                               .infer = infer_pow,
                               .cost = cost_pow});
 
-NPUSCOPE_REGISTER_KERNEL("Add", Backend::kNpu, add_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("Add", Backend::kCpu, add_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("Sub", Backend::kNpu, sub_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("Sub", Backend::kCpu, sub_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("Mul", Backend::kNpu, mul_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("Mul", Backend::kCpu, mul_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("Div", Backend::kNpu, div_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("Div", Backend::kCpu, div_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("Pow", Backend::kNpu, pow_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("Pow", Backend::kCpu, pow_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("Add", add_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("Sub", sub_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("Mul", mul_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("Div", div_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("Pow", pow_kernel);
 
 }  // namespace npuscope::emulator::kernels

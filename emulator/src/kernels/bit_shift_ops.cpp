@@ -65,7 +65,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kOp,
                               .infer = infer_bit_shift,
                               .cost = [](std::span<const TensorMeta> in, std::span<const TensorMeta> out,
                                          const Attrs&) { return vector_cost(in, out, 1); }});
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kNpu, bit_shift_kernel);
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kCpu, bit_shift_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kOp, bit_shift_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -71,11 +71,8 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardsigmoidGrad,
                               .max_inputs = 2,
                               .infer = infer_grad<kHardsigmoidGrad>,
                               .cost = cost});
-NPUSCOPE_REGISTER_KERNEL(kHardtanhGrad, Backend::kNpu, hardtanh_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kHardtanhGrad, Backend::kCpu, hardtanh_grad_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kHardswishGrad, Backend::kNpu, hardswish_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kHardswishGrad, Backend::kCpu, hardswish_grad_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kHardsigmoidGrad, Backend::kNpu, hardsigmoid_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kHardsigmoidGrad, Backend::kCpu, hardsigmoid_grad_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardtanhGrad, hardtanh_grad_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardswishGrad, hardswish_grad_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardsigmoidGrad, hardsigmoid_grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -124,9 +124,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kReverseSequence,
                               .max_inputs = 2,
                               .infer = infer_reverse_sequence,
                               .cost = movement_cost});
-NPUSCOPE_REGISTER_KERNEL(kCompress, Backend::kNpu, compress_kernel);
-NPUSCOPE_REGISTER_KERNEL(kCompress, Backend::kCpu, compress_kernel);
-NPUSCOPE_REGISTER_KERNEL(kReverseSequence, Backend::kNpu, reverse_sequence_kernel);
-NPUSCOPE_REGISTER_KERNEL(kReverseSequence, Backend::kCpu, reverse_sequence_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kCompress, compress_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kReverseSequence, reverse_sequence_kernel);
 
 }  // namespace npuscope::emulator::kernels

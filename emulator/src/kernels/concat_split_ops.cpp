@@ -8,16 +8,23 @@
 namespace npuscope::emulator::kernels {
 namespace {
 
-// Elements before / after `axis` (the outer loop count and the size of one slab of the axis).
-struct AxisSplit {
-  std::int64_t outer = 1, inner = 1;
+// How Concat's inputs lie in its output (Split's outputs in its input): per outer index, the parts
+// side by side, part i a contiguous chunk of chunk[i] bytes.
+struct AxisParts {
+  std::int64_t outer = 1;
+  std::vector<std::size_t> chunk;
 };
 
-AxisSplit split_at(const Shape& shape, std::size_t axis) {
-  AxisSplit s;
-  for (std::size_t d = 0; d < axis; ++d) s.outer *= shape[d];
-  for (std::size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
-  return s;
+AxisParts axis_parts(const TensorView& whole, std::span<const TensorView> parts, const Attrs& attrs, const char* op) {
+  const auto rank = static_cast<std::int64_t>(whole.shape->size());
+  const std::int64_t axis = normalize_axis(attrs.get_int("axis", 0), rank, op);  // checked by infer
+  const AxisSplit s = split_at(*whole.shape, axis);
+  AxisParts p{.outer = s.outer, .chunk = std::vector<std::size_t>(parts.size())};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    p.chunk[i] =
+        static_cast<std::size_t>((*parts[i].shape)[static_cast<std::size_t>(axis)] * s.inner) * dtype_size(whole.dtype);
+  }
+  return p;
 }
 
 // ---- Concat -------------------------------------------------------------------------------------
@@ -47,19 +54,10 @@ std::vector<TensorMeta> infer_concat(std::span<const TensorMeta> in, const Attrs
 }
 
 void concat_kernel(KernelContext& ctx) {
-  const TensorView& y = ctx.outputs[0];
-  const std::size_t esize = dtype_size(y.dtype);
-  const auto rank = static_cast<std::int64_t>(y.shape->size());
-  const std::int64_t a = ctx.attrs.get_int("axis", 0);
-  const auto axis = static_cast<std::size_t>(a < 0 ? a + rank : a);
-  const AxisSplit s = split_at(*y.shape, axis);
-  // chunk[i]: bytes input i contributes per outer index.
-  std::vector<std::size_t> chunk(ctx.inputs.size());
-  for (std::size_t i = 0; i < chunk.size(); ++i) {
-    chunk[i] = static_cast<std::size_t>((*ctx.inputs[i].shape)[axis] * s.inner) * esize;
-  }
-  std::byte* dst = y.data;
-  for (std::int64_t o = 0; o < s.outer; ++o) {
+  const AxisParts p = axis_parts(ctx.outputs[0], ctx.inputs, ctx.attrs, "Concat");
+  const std::vector<std::size_t>& chunk = p.chunk;
+  std::byte* dst = ctx.outputs[0].data;
+  for (std::int64_t o = 0; o < p.outer; ++o) {
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       if (chunk[i] == 0) continue;
       std::memcpy(dst, ctx.inputs[i].data + static_cast<std::size_t>(o) * chunk[i], chunk[i]);
@@ -117,18 +115,10 @@ std::vector<TensorMeta> infer_split(std::span<const TensorMeta> in, const Attrs&
 }
 
 void split_kernel(KernelContext& ctx) {
-  const TensorView& x = ctx.inputs[0];
-  const std::size_t esize = dtype_size(x.dtype);
-  const auto rank = static_cast<std::int64_t>(x.shape->size());
-  const std::int64_t a = ctx.attrs.get_int("axis", 0);
-  const auto axis = static_cast<std::size_t>(a < 0 ? a + rank : a);
-  const AxisSplit s = split_at(*x.shape, axis);
-  std::vector<std::size_t> chunk(ctx.outputs.size());
-  for (std::size_t k = 0; k < chunk.size(); ++k) {
-    chunk[k] = static_cast<std::size_t>((*ctx.outputs[k].shape)[axis] * s.inner) * esize;
-  }
-  const std::byte* src = x.data;
-  for (std::int64_t o = 0; o < s.outer; ++o) {
+  const AxisParts p = axis_parts(ctx.inputs[0], ctx.outputs, ctx.attrs, "Split");
+  const std::vector<std::size_t>& chunk = p.chunk;
+  const std::byte* src = ctx.inputs[0].data;
+  for (std::int64_t o = 0; o < p.outer; ++o) {
     for (std::size_t k = 0; k < chunk.size(); ++k) {
       if (chunk[k] == 0) continue;
       std::memcpy(ctx.outputs[k].data + static_cast<std::size_t>(o) * chunk[k], src, chunk[k]);
@@ -156,9 +146,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Split",
                               .infer = infer_split,
                               .cost = cost_movement});
 
-NPUSCOPE_REGISTER_KERNEL("Concat", Backend::kNpu, concat_kernel);
-NPUSCOPE_REGISTER_KERNEL("Concat", Backend::kCpu, concat_kernel);
-NPUSCOPE_REGISTER_KERNEL("Split", Backend::kNpu, split_kernel);
-NPUSCOPE_REGISTER_KERNEL("Split", Backend::kCpu, split_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Concat", concat_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Split", split_kernel);
 
 }  // namespace npuscope::emulator::kernels

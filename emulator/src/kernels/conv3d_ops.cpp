@@ -15,7 +15,6 @@
 // conv_util.h), and scatters the [Cout/group, nb · Do · Ho · Wo] result back to y. Either way every
 // output element sums its K products in one GEMM, so neither changes a value.
 #include <algorithm>
-#include <optional>
 #include <string>
 
 #include "conv3d_util.h"
@@ -78,16 +77,7 @@ std::vector<TensorMeta> infer_conv3d(std::span<const TensorMeta> in, const Attrs
 
 KernelCost cost_conv3d(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const Conv3dGeom g = geom(in, attrs);
-  KernelCost c;
-  c.unit = ComputeUnit::kCube;
-  c.m = g.n * g.out_vol();
-  c.n = g.cout_g();
-  c.k = g.kdim();
-  c.batch = g.group;
-  c.flops = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) * static_cast<double>(c.n) *
-            static_cast<double>(c.k);
-  c.bytes = io_bytes(in, out);
-  return c;
+  return cube_cost(g.group, g.n * g.out_vol(), g.cout_g(), g.kdim(), io_bytes(in, out));
 }
 
 // Output depth slices per vol2col chunk (Note [Conv3d depth chunks]).
@@ -151,40 +141,31 @@ void conv_images_group(const Conv3dGeom& g, const T* x, const T* w, const T* bia
 
 template <class T>
 void conv3d_kernel(KernelContext& ctx) {
-  const std::vector<TensorMeta> meta{{*ctx.inputs[0].shape, ctx.inputs[0].dtype},
-                                     {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
-  const Conv3dGeom g = geom(meta, ctx.attrs);  // validated by infer: cannot throw here
-  GemmOperand<T> x(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
-  GemmResult<T> y(ctx.outputs[0]);
-  const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
-  std::optional<GemmOperand<T>> bias;
-  if (has_bias) bias.emplace(ctx.inputs[2], ctx);
+  const Conv3dGeom g = geom(conv_operand_metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
+  ConvOperands<T> op(ctx);
   const std::int64_t chunk = slices_per_chunk(g, sizeof(T)), nb = volumes_per_gemm(g, chunk, sizeof(T));
   ScratchBlock col_block, tmp_block;
-  const T* b = has_bias ? bias->data() : nullptr;
+  const T* b = op.bias();
+  const T *x = op.x.data(), *w = op.w.data();
+  T* y = op.y.data();
   if (nb > 1) {
     T* col = col_block.get<T>(g.kdim() * nb * g.out_vol());
     T* tmp = tmp_block.get<T>(g.cout_g() * nb * g.out_vol());
     for (std::int64_t i0 = 0; i0 < g.n; i0 += nb) {
       for (std::int64_t gi = 0; gi < g.group; ++gi) {
-        conv_images_group(g, x.data(), w.data(), b, y.data(), i0, std::min(nb, g.n - i0), gi, col, tmp);
+        conv_images_group(g, x, w, b, y, i0, std::min(nb, g.n - i0), gi, col, tmp);
       }
     }
-    y.finish(ctx);
+    op.y.finish(ctx);
     return;
   }
   T* col = g.direct() ? nullptr : col_block.get<T>(g.kdim() * chunk * g.oh * g.ow);
   for (std::int64_t i = 0; i < g.n; ++i) {
     for (std::int64_t gi = 0; gi < g.group; ++gi) {
-      conv_image_group(g, x.data(), w.data(), b, y.data(), i, gi, chunk, col);
+      conv_image_group(g, x, w, b, y, i, gi, chunk, col);
     }
   }
-  y.finish(ctx);
-}
-
-// CPU golden: f32/f16/bf16 in f32 (sgemm), f64 in f64 (dgemm), as Conv2d's.
-void conv3d_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? conv3d_kernel<double>(ctx) : conv3d_kernel<float>(ctx);
+  op.y.finish(ctx);
 }
 
 }  // namespace
@@ -195,7 +176,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Conv3d",
                               .max_inputs = 3,
                               .infer = infer_conv3d,
                               .cost = cost_conv3d});
-NPUSCOPE_REGISTER_KERNEL_IF("Conv3d", Backend::kNpu, conv3d_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL("Conv3d", Backend::kCpu, conv3d_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS("Conv3d", conv3d_kernel, cube_supports);
 
 }  // namespace npuscope::emulator::kernels

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "gemm_util.h"
+#include "conv_util.h"
 
 namespace npuscope::emulator::kernels {
 
@@ -33,14 +33,6 @@ struct Conv3dGeom {
 // InvalidArgument naming `op`.
 Conv3dGeom conv3d_geom(const Shape& x, const Shape& w, const Attrs& attrs, const char* op);
 
-// The output indices [lo, hi) along one axis whose input index o·stride + off lies in [0, in).
-inline std::pair<std::int64_t, std::int64_t> vol_valid_range(std::int64_t in, std::int64_t stride, std::int64_t off,
-                                                             std::int64_t out) {
-  const std::int64_t lo = off >= 0 ? 0 : std::min(out, (-off + stride - 1) / stride);
-  const std::int64_t hi = in - 1 - off < 0 ? lo : std::clamp((in - 1 - off) / stride + 1, lo, out);
-  return {lo, hi};
-}
-
 // One vol2col row over the output depth slices [oz0, oz1): for every output voxel, the value of channel plane `x` [D,
 // H, W] under kernel tap (kz, ky, kx), zero where the tap falls in the padding. The valid output columns are found once
 // per row, so the inner loop has no bounds checks.
@@ -48,7 +40,7 @@ template <class T>
 void vol2col_row(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1, std::int64_t kz, std::int64_t ky,
                  std::int64_t kx, T* row) {
   const std::int64_t xoff = kx * g.dw - g.pl;  // input column of output column 0
-  const auto [lo, hi] = vol_valid_range(g.w, g.sw, xoff, g.ow);
+  const auto [lo, hi] = conv_valid_cols(g.w, g.sw, xoff, g.ow);
   for (std::int64_t oz = oz0; oz < oz1; ++oz) {
     const std::int64_t iz = oz * g.sd - g.pf + kz * g.dd;
     for (std::int64_t oy = 0; oy < g.oh; ++oy) {
@@ -58,14 +50,7 @@ void vol2col_row(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t
         std::fill(dst, dst + g.ow, T(0));
         continue;
       }
-      const T* src = x + (iz * g.h + iy) * g.w;
-      std::fill(dst, dst + lo, T(0));
-      if (g.sw == 1) {
-        std::copy(src + lo + xoff, src + hi + xoff, dst + lo);
-      } else {
-        for (std::int64_t j = lo; j < hi; ++j) dst[j] = src[j * g.sw + xoff];
-      }
-      std::fill(dst + hi, dst + g.ow, T(0));
+      gather_conv_row(x + (iz * g.h + iy) * g.w, g.sw, xoff, lo, hi, g.ow, dst);
     }
   }
 }

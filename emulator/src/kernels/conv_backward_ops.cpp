@@ -61,20 +61,8 @@ std::vector<TensorMeta> infer_backward(std::span<const TensorMeta> in, const Att
 template <bool kInput>
 KernelCost cost_backward(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const ConvGeom g = backward_geom<kInput>(in, attrs);
-  KernelCost c;
-  c.unit = ComputeUnit::kCube;
-  c.m = kInput ? g.kdim() : g.cout_g();
-  c.n = kInput ? g.n * g.hw() : g.kdim();
-  c.k = kInput ? g.cout_g() : g.n * g.hw();
-  c.batch = g.group;
-  c.flops = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) * static_cast<double>(c.n) *
-            static_cast<double>(c.k);
-  c.bytes = io_bytes(in, out);
-  return c;
-}
-
-std::vector<TensorMeta> metas(const KernelContext& ctx) {
-  return {{*ctx.inputs[0].shape, ctx.inputs[0].dtype}, {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
+  return cube_cost(g.group, kInput ? g.kdim() : g.cout_g(), kInput ? g.n * g.hw() : g.kdim(),
+                   kInput ? g.cout_g() : g.n * g.hw(), io_bytes(in, out));
 }
 
 // dx for images [i0, i0 + nb) and group gi: dy gathered to [Cout/group, nb · Ho · Wo] (in place for
@@ -99,7 +87,7 @@ void input_grad_images(const ConvGeom& g, const T* dy, const T* w, T* dx, std::i
 // dx (Note [Conv backward as GEMM]).
 template <class T>
 void input_grad_kernel(KernelContext& ctx) {
-  const ConvGeom g = backward_geom<true>(metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
+  const ConvGeom g = backward_geom<true>(conv_operand_metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
   GemmOperand<T> dy(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
   GemmResult<T> dx(ctx.outputs[0]);
   const std::int64_t nb = images_per_gemm(g, g.kdim() + g.cout_g(), sizeof(T));
@@ -134,7 +122,7 @@ void filter_grad_images(const ConvGeom& g, const T* x, const T* dy, T* dw, std::
 // dW (Note [Conv backward as GEMM]).
 template <class T>
 void filter_grad_kernel(KernelContext& ctx) {
-  const ConvGeom g = backward_geom<false>(metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
+  const ConvGeom g = backward_geom<false>(conv_operand_metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
   GemmOperand<T> x(ctx.inputs[0], ctx), dy(ctx.inputs[1], ctx);
   GemmResult<T> dw(ctx.outputs[0]);
   std::fill(dw.data(), dw.data() + ctx.outputs[0].numel, T(0));
@@ -148,14 +136,6 @@ void filter_grad_kernel(KernelContext& ctx) {
     }
   }
   dw.finish(ctx);
-}
-
-// CPU golden: f32/f16/bf16 in f32 (sgemm), f64 in f64 (dgemm), as Conv2d's.
-void input_grad_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? input_grad_kernel<double>(ctx) : input_grad_kernel<float>(ctx);
-}
-void filter_grad_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? filter_grad_kernel<double>(ctx) : filter_grad_kernel<float>(ctx);
 }
 
 }  // namespace
@@ -172,9 +152,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kFilterOp,
                               .max_inputs = 2,
                               .infer = infer_backward<false>,
                               .cost = cost_backward<false>});
-NPUSCOPE_REGISTER_KERNEL_IF(kInputOp, Backend::kNpu, input_grad_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL(kInputOp, Backend::kCpu, input_grad_cpu);
-NPUSCOPE_REGISTER_KERNEL_IF(kFilterOp, Backend::kNpu, filter_grad_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL(kFilterOp, Backend::kCpu, filter_grad_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS(kInputOp, input_grad_kernel, cube_supports);
+NPUSCOPE_REGISTER_CUBE_KERNELS(kFilterOp, filter_grad_kernel, cube_supports);
 
 }  // namespace npuscope::emulator::kernels

@@ -5,7 +5,6 @@
 // direct kernel (Note [Direct grouped convolution] in depthwise_conv.h). Cube op: see Note [Cube
 // numerics] in gemm_util.h.
 #include <algorithm>
-#include <optional>
 #include <string>
 
 #include "conv_util.h"
@@ -32,16 +31,7 @@ std::vector<TensorMeta> infer_conv(std::span<const TensorMeta> in, const Attrs& 
 
 KernelCost cost_conv(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const ConvGeom g = conv2d_geom(in, attrs);
-  KernelCost c;
-  c.unit = ComputeUnit::kCube;
-  c.m = g.n * g.hw();
-  c.n = g.cout_g();
-  c.k = g.kdim();
-  c.batch = g.group;
-  c.flops = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) * static_cast<double>(c.n) *
-            static_cast<double>(c.k);
-  c.bytes = io_bytes(in, out);
-  return c;
+  return cube_cost(g.group, g.n * g.hw(), g.cout_g(), g.kdim(), io_bytes(in, out));
 }
 
 // Pre-fills `rows` rows of `cols` values with each row's bias (the GEMMs then accumulate with beta = 1).
@@ -72,17 +62,11 @@ void conv_images(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y,
 
 template <class T>
 void conv_kernel(KernelContext& ctx) {
-  const std::vector<TensorMeta> meta{{*ctx.inputs[0].shape, ctx.inputs[0].dtype},
-                                     {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
-  const ConvGeom g = conv2d_geom(meta, ctx.attrs);  // validated by infer: cannot throw here
-  GemmOperand<T> x(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
-  GemmResult<T> y(ctx.outputs[0]);
-  const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
-  std::optional<GemmOperand<T>> bias;
-  if (has_bias) bias.emplace(ctx.inputs[2], ctx);
+  const ConvGeom g = conv2d_geom(conv_operand_metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
+  ConvOperands<T> op(ctx);
   if (conv_direct_applies(g)) {
-    conv_direct(g, x.data(), w.data(), has_bias ? bias->data() : nullptr, y.data());
-    return y.finish(ctx);
+    conv_direct(g, op.x.data(), op.w.data(), op.bias(), op.y.data());
+    return op.y.finish(ctx);
   }
   const std::int64_t nb = images_per_gemm(g, g.kdim() + g.cout_g(), sizeof(T));
   ScratchBlock col_block, tmp_block;
@@ -90,16 +74,10 @@ void conv_kernel(KernelContext& ctx) {
   T* tmp = nb == 1 ? nullptr : tmp_block.get<T>(g.cout_g() * nb * g.hw());
   for (std::int64_t i0 = 0; i0 < g.n; i0 += nb) {
     for (std::int64_t gi = 0; gi < g.group; ++gi) {
-      conv_images(g, x.data(), w.data(), has_bias ? bias->data() : nullptr, y.data(), i0, std::min(nb, g.n - i0), gi,
-                  col, tmp);
+      conv_images(g, op.x.data(), op.w.data(), op.bias(), op.y.data(), i0, std::min(nb, g.n - i0), gi, col, tmp);
     }
   }
-  y.finish(ctx);
-}
-
-// CPU golden: f32/f16/bf16 in f32 (sgemm), f64 in f64 (dgemm).
-void conv_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? conv_kernel<double>(ctx) : conv_kernel<float>(ctx);
+  op.y.finish(ctx);
 }
 
 }  // namespace
@@ -110,7 +88,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Conv2d",
                               .max_inputs = 3,
                               .infer = infer_conv,
                               .cost = cost_conv});
-NPUSCOPE_REGISTER_KERNEL_IF("Conv2d", Backend::kNpu, conv_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL("Conv2d", Backend::kCpu, conv_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS("Conv2d", conv_kernel, cube_supports);
 
 }  // namespace npuscope::emulator::kernels

@@ -19,7 +19,7 @@
 #include <numeric>
 #include <string>
 
-#include "gemm_util.h"
+#include "conv_util.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -129,16 +129,7 @@ std::vector<TensorMeta> infer_conv_transpose(std::span<const TensorMeta> in, con
 
 KernelCost cost_conv_transpose(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const CtGeom g = ct_geom(in, attrs);
-  KernelCost c;
-  c.unit = ComputeUnit::kCube;
-  c.m = g.n * g.in_size();
-  c.n = g.col_rows();
-  c.k = g.cin_g();
-  c.batch = g.group;
-  c.flops = 2.0 * static_cast<double>(c.batch) * static_cast<double>(c.m) * static_cast<double>(c.n) *
-            static_cast<double>(c.k);
-  c.bytes = io_bytes(in, out);
-  return c;
+  return cube_cost(g.group, g.n * g.in_size(), g.col_rows(), g.cin_g(), io_bytes(in, out));
 }
 
 // Input indices j in [lo, hi) whose output index j·stride + off lies in [0, out).
@@ -183,36 +174,27 @@ void col2im(const T* col, const CtGeom& g, T* y) {
 
 template <class T>
 void conv_transpose_kernel(KernelContext& ctx) {
-  const std::vector<TensorMeta> meta{{*ctx.inputs[0].shape, ctx.inputs[0].dtype},
-                                     {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
-  const CtGeom g = ct_geom(meta, ctx.attrs);  // validated by infer: cannot throw here
-  GemmOperand<T> x(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
-  GemmResult<T> y(ctx.outputs[0]);
-  const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
-  std::fill(y.data(), y.data() + ctx.outputs[0].numel, T(0));
-  if (has_bias) {
-    GemmOperand<T> b(ctx.inputs[2], ctx);
-    for (std::int64_t p = 0; p < g.n * g.m; ++p) {
-      std::fill(y.data() + p * g.out_size(), y.data() + (p + 1) * g.out_size(), b.data()[p % g.m]);
-    }
+  const CtGeom g = ct_geom(conv_operand_metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
+  ConvOperands<T> op(ctx);
+  const T *x = op.x.data(), *w = op.w.data();
+  T* y = op.y.data();
+  std::fill(y, y + ctx.outputs[0].numel, T(0));
+  if (const T* b = op.bias()) {
+    for (std::int64_t p = 0; p < g.n * g.m; ++p)
+      std::fill(y + p * g.out_size(), y + (p + 1) * g.out_size(), b[p % g.m]);
   }
   ScratchBlock col_block;
   T* col = col_block.get<T>(g.col_rows() * g.in_size());
   for (std::int64_t i = 0; i < g.n; ++i) {
     for (std::int64_t gi = 0; gi < g.group; ++gi) {
-      const T* xg = x.data() + (i * g.c + gi * g.cin_g()) * g.in_size();
-      const T* wg = w.data() + gi * g.cin_g() * g.col_rows();
+      const T* xg = x + (i * g.c + gi * g.cin_g()) * g.in_size();
+      const T* wg = w + gi * g.cin_g() * g.col_rows();
       gemm(true, false, g.col_rows(), g.in_size(), g.cin_g(), T(1), wg, g.col_rows(), xg, g.in_size(), T(0), col,
            g.in_size());
-      col2im(col, g, y.data() + (i * g.m + gi * g.mout_g()) * g.out_size());
+      col2im(col, g, y + (i * g.m + gi * g.mout_g()) * g.out_size());
     }
   }
-  y.finish(ctx);
-}
-
-// CPU golden: f32/f16/bf16 in f32 (sgemm), f64 in f64 (dgemm), as Conv2d's.
-void conv_transpose_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? conv_transpose_kernel<double>(ctx) : conv_transpose_kernel<float>(ctx);
+  op.y.finish(ctx);
 }
 
 }  // namespace
@@ -223,7 +205,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "ConvTranspose",
                               .max_inputs = 3,
                               .infer = infer_conv_transpose,
                               .cost = cost_conv_transpose});
-NPUSCOPE_REGISTER_KERNEL_IF("ConvTranspose", Backend::kNpu, conv_transpose_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL("ConvTranspose", Backend::kCpu, conv_transpose_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS("ConvTranspose", conv_transpose_kernel, cube_supports);
 
 }  // namespace npuscope::emulator::kernels

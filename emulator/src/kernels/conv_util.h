@@ -1,5 +1,6 @@
 // Shared by Conv2d (conv_ops.cpp) and its gradients (conv_backward_ops.cpp): the 2-D convolution
-// geometry and the im2col / col2im transforms around the GEMMs.
+// geometry and the im2col / col2im transforms around the GEMMs; the operands and the row gather of
+// every convolution (also conv3d_ops.cpp, conv_transpose_ops.cpp).
 //
 // Attributes (all ops): strides {sh, sw}, pads {top, left, bottom, right}, dilations {dh, dw} and
 // the group count, read from "group" (ONNX's name) or "groups" (aten's name; giving both with
@@ -7,6 +8,8 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "gemm_util.h"
 
@@ -22,6 +25,26 @@ struct ConvGeom {
   std::int64_t kdim() const { return cin_g() * kh * kw; }  // GEMM K
   std::int64_t hw() const { return oh * ow; }
   bool direct() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w; }
+};
+
+// The input and weight metas of a convolution kernel's context, for the geometry functions.
+inline std::vector<TensorMeta> conv_operand_metas(const KernelContext& ctx) {
+  return {{*ctx.inputs[0].shape, ctx.inputs[0].dtype}, {*ctx.inputs[1].shape, ctx.inputs[1].dtype}};
+}
+
+// A convolution kernel's operands as T buffers (Note [Cube numerics]): x, w, the optional bias
+// (input 2) and the output y.
+template <class T>
+struct ConvOperands {
+  explicit ConvOperands(KernelContext& ctx) : x(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx), y(ctx.outputs[0]) {
+    if (ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr) bias_operand.emplace(ctx.inputs[2], ctx);
+  }
+  // Null without a bias.
+  const T* bias() const { return bias_operand ? bias_operand->data() : nullptr; }
+
+  GemmOperand<T> x, w;
+  std::optional<GemmOperand<T>> bias_operand;
+  GemmResult<T> y;
 };
 
 // The output size of a dim of `in` values padded by `pad` in all, for a kernel of `k` taps (checked:
@@ -44,6 +67,20 @@ inline std::pair<std::int64_t, std::int64_t> conv_valid_cols(std::int64_t in, st
   return {lo, hi};
 }
 
+// One output row of an im2col-style transform: dst[j] = src[j · stride + off] for the valid columns
+// j in [lo, hi) (conv_valid_cols), zero for the `out` - (hi - lo) columns in the padding.
+template <class T>
+void gather_conv_row(const T* src, std::int64_t stride, std::int64_t off, std::int64_t lo, std::int64_t hi,
+                     std::int64_t out, T* dst) {
+  std::fill(dst, dst + lo, T(0));
+  if (stride == 1) {
+    std::copy(src + lo + off, src + hi + off, dst + lo);
+  } else {
+    for (std::int64_t j = lo; j < hi; ++j) dst[j] = src[j * stride + off];
+  }
+  std::fill(dst + hi, dst + out, T(0));
+}
+
 // One im2col row: for each output pixel, the input value under kernel tap (ki, kj) of one channel
 // (zero where the tap falls in the padding). Valid output columns are found once per row, so the
 // inner loop has no bounds checks.
@@ -58,14 +95,7 @@ void im2col_row(const T* x, const ConvGeom& g, std::int64_t ki, std::int64_t kj,
       std::fill(dst, dst + g.ow, T(0));
       continue;
     }
-    const T* src = x + ih * g.w;
-    std::fill(dst, dst + lo, T(0));
-    if (g.sw == 1) {
-      std::copy(src + lo + woff, src + hi + woff, dst + lo);
-    } else {
-      for (std::int64_t j = lo; j < hi; ++j) dst[j] = src[j * g.sw + woff];
-    }
-    std::fill(dst + hi, dst + g.ow, T(0));
+    gather_conv_row(x + ih * g.w, g.sw, woff, lo, hi, g.ow, dst);
   }
 }
 

@@ -67,7 +67,6 @@ void det_kernel(KernelContext& ctx) {
 
 NPUSCOPE_REGISTER_OP(OpSchema{
     .type = kOp, .category = OpCategory::kPrecisionSensitive, .infer = infer_det, .cost = cost_det});
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kNpu, det_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kCpu, det_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kOp, det_kernel);
 
 }  // namespace npuscope::emulator::kernels

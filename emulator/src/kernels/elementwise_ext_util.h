@@ -48,6 +48,13 @@ KernelCost cost_flops(std::span<const TensorMeta> in, std::span<const TensorMeta
   return vector_cost(in, out, Flops);
 }
 
+// The schema of an element-wise op with a fixed number of inputs.
+constexpr OpSchema elementwise_schema(const char* type, int inputs, InferFn infer, CostFn cost,
+                                      OpCategory category = OpCategory::kVector) {
+  return OpSchema{
+      .type = type, .category = category, .min_inputs = inputs, .max_inputs = inputs, .infer = infer, .cost = cost};
+}
+
 // ---- kernels ------------------------------------------------------------------------------------
 
 // Input `v` broadcast to `shape` as E: int64 exactly (load_i64), float/double through load<E>.

@@ -25,6 +25,27 @@ bool cube_supports(std::span<const TensorMeta> in, const Attrs& attrs);
 // The CPU golden computes in double for f64 and integer inputs, in float otherwise.
 bool golden_wide(DType t);
 
+// The cost of `batch` GEMMs [m, k] x [k, n] on the cube, moving `bytes` (the cost model's view of a
+// cube op: Note [Cube numerics] for what the GEMM computes).
+inline KernelCost cube_cost(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, double bytes) {
+  KernelCost c;
+  c.unit = ComputeUnit::kCube;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.batch = batch;
+  c.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  c.bytes = bytes;
+  return c;
+}
+
+// The CPU golden of a cube op: kernel<float> (sgemm) for f32/f16/bf16 inputs, kernel<double> (dgemm)
+// for f64 and integers (Note [Cube numerics]).
+template <KernelFn kFloat, KernelFn kDouble>
+void cube_golden(KernelContext& ctx) {
+  golden_wide(ctx.inputs[0].dtype) ? kDouble(ctx) : kFloat(ctx);
+}
+
 // A block from this thread's pool of scratch buffers, given back when destroyed. The cube kernels'
 // f32 copies run to megabytes, and a fresh allocation per call costs page faults that rival the GEMM
 // itself (large blocks are mapped afresh each time), so blocks are reused.
@@ -88,3 +109,13 @@ extern template class GemmResult<float>;
 extern template class GemmResult<double>;
 
 }  // namespace npuscope::emulator::kernels
+
+// A cube op's kernels: kernel<float> on the NPU for the inputs `supports` accepts (others run the
+// CPU kernel as an AI CPU task), cube_golden on the CPU.
+#define NPUSCOPE_REGISTER_CUBE_KERNELS(type, kernel, supports)                                                \
+  [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) =                 \
+      ::npuscope::emulator::detail::register_kernel(type, ::npuscope::emulator::Backend::kNpu, kernel<float>, \
+                                                    supports, __FILE__, __LINE__) &&                          \
+      ::npuscope::emulator::detail::register_kernel(                                                          \
+          type, ::npuscope::emulator::Backend::kCpu,                                                          \
+          ::npuscope::emulator::kernels::cube_golden<kernel<float>, kernel<double>>, nullptr, __FILE__, __LINE__)

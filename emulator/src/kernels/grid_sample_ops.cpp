@@ -234,7 +234,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kOp,
                               .max_inputs = 2,
                               .infer = infer_grid_sample,
                               .cost = cost_grid_sample});
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kNpu, grid_sample_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kCpu, grid_sample_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kOp, grid_sample_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -262,15 +262,10 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kOneHot,
                               .infer = infer_onehot,
                               .cost = movement_cost});
 
-NPUSCOPE_REGISTER_KERNEL(kTopK, Backend::kNpu, topk_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kTopK, Backend::kCpu, topk_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kArgMax, Backend::kNpu, arg_kernel<float, true>);
-NPUSCOPE_REGISTER_KERNEL(kArgMax, Backend::kCpu, arg_kernel<double, true>);
-NPUSCOPE_REGISTER_KERNEL(kArgMin, Backend::kNpu, arg_kernel<float, false>);
-NPUSCOPE_REGISTER_KERNEL(kArgMin, Backend::kCpu, arg_kernel<double, false>);
-NPUSCOPE_REGISTER_KERNEL(kNonZero, Backend::kNpu, nonzero_kernel);
-NPUSCOPE_REGISTER_KERNEL(kNonZero, Backend::kCpu, nonzero_kernel);
-NPUSCOPE_REGISTER_KERNEL(kOneHot, Backend::kNpu, onehot_kernel);
-NPUSCOPE_REGISTER_KERNEL(kOneHot, Backend::kCpu, onehot_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kTopK, topk_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kArgMax, arg_kernel, true);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kArgMin, arg_kernel, false);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kNonZero, nonzero_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kOneHot, onehot_kernel);
 
 }  // namespace npuscope::emulator::kernels

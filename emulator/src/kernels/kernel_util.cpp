@@ -12,8 +12,9 @@
 namespace npuscope::emulator::kernels {
 namespace {
 
+// n values, each static_cast: a widening load, or a wrapping integer store.
 template <class T, class Src>
-void widen(const Src* src, T* dst, std::int64_t n) {
+void cast_n(const Src* src, T* dst, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
 }
 
@@ -45,8 +46,8 @@ template <class T>
 void load_any(const TensorView& v, T* dst) {
   const std::int64_t n = v.numel;
   switch (v.dtype) {
-    case DType::kF32: widen(v.as<float>(), dst, n); break;
-    case DType::kF64: widen(v.as<double>(), dst, n); break;
+    case DType::kF32: cast_n(v.as<float>(), dst, n); break;
+    case DType::kF64: cast_n(v.as<double>(), dst, n); break;
     case DType::kF16:
       if constexpr (std::is_same_v<T, float>) {
         half_to_float_n(v.as<std::uint16_t>(), dst, static_cast<std::size_t>(n));
@@ -57,11 +58,11 @@ void load_any(const TensorView& v, T* dst) {
     case DType::kBF16:
       for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(bf16_bits_to_float(v.as<std::uint16_t>()[i]));
       break;
-    case DType::kI8: widen(v.as<std::int8_t>(), dst, n); break;
-    case DType::kU8: widen(v.as<std::uint8_t>(), dst, n); break;
-    case DType::kI32: widen(v.as<std::int32_t>(), dst, n); break;
-    case DType::kI64: widen(v.as<std::int64_t>(), dst, n); break;
-    case DType::kBool: widen(v.as<std::uint8_t>(), dst, n); break;
+    case DType::kI8: cast_n(v.as<std::int8_t>(), dst, n); break;
+    case DType::kU8: cast_n(v.as<std::uint8_t>(), dst, n); break;
+    case DType::kI32: cast_n(v.as<std::int32_t>(), dst, n); break;
+    case DType::kI64: cast_n(v.as<std::int64_t>(), dst, n); break;
+    case DType::kBool: cast_n(v.as<std::uint8_t>(), dst, n); break;
   }
 }
 
@@ -72,6 +73,11 @@ I to_int(T x) {
   if (x <= static_cast<T>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
   if (x >= static_cast<T>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
   return static_cast<I>(x);
+}
+
+template <class I, class T>
+void to_int_n(const T* src, I* dst, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = to_int<I>(src[i]);
 }
 
 // True when some value is inf or NaN. The exponent bits are tested as integers: std::isfinite
@@ -124,18 +130,10 @@ bool store_any(const TensorView& v, const T* src) {
       for (std::int64_t i = 0; i < n && !nonfinite; ++i) nonfinite |= (dst[i] & 0x7f80u) == 0x7f80u;
       break;
     }
-    case DType::kI8:
-      for (std::int64_t i = 0; i < n; ++i) v.as<std::int8_t>()[i] = to_int<std::int8_t>(src[i]);
-      break;
-    case DType::kU8:
-      for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = to_int<std::uint8_t>(src[i]);
-      break;
-    case DType::kI32:
-      for (std::int64_t i = 0; i < n; ++i) v.as<std::int32_t>()[i] = to_int<std::int32_t>(src[i]);
-      break;
-    case DType::kI64:
-      for (std::int64_t i = 0; i < n; ++i) v.as<std::int64_t>()[i] = to_int<std::int64_t>(src[i]);
-      break;
+    case DType::kI8: to_int_n(src, v.as<std::int8_t>(), n); break;
+    case DType::kU8: to_int_n(src, v.as<std::uint8_t>(), n); break;
+    case DType::kI32: to_int_n(src, v.as<std::int32_t>(), n); break;
+    case DType::kI64: to_int_n(src, v.as<std::int64_t>(), n); break;
     case DType::kBool:
       for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = src[i] != T(0) ? 1 : 0;
       break;
@@ -274,21 +272,15 @@ void load_i64(const TensorView& v, std::int64_t* dst) {
   }
   std::vector<double> tmp(static_cast<std::size_t>(v.numel));
   load_any(v, tmp.data());
-  for (std::int64_t i = 0; i < v.numel; ++i) dst[i] = to_int<std::int64_t>(tmp[i]);
+  to_int_n(tmp.data(), dst, v.numel);
 }
 
 void store_i64(const TensorView& v, const std::int64_t* src) {
   const std::int64_t n = v.numel;
   switch (v.dtype) {
-    case DType::kI8:
-      for (std::int64_t i = 0; i < n; ++i) v.as<std::int8_t>()[i] = static_cast<std::int8_t>(src[i]);
-      break;
-    case DType::kU8:
-      for (std::int64_t i = 0; i < n; ++i) v.as<std::uint8_t>()[i] = static_cast<std::uint8_t>(src[i]);
-      break;
-    case DType::kI32:
-      for (std::int64_t i = 0; i < n; ++i) v.as<std::int32_t>()[i] = static_cast<std::int32_t>(src[i]);
-      break;
+    case DType::kI8: cast_n(src, v.as<std::int8_t>(), n); break;
+    case DType::kU8: cast_n(src, v.as<std::uint8_t>(), n); break;
+    case DType::kI32: cast_n(src, v.as<std::int32_t>(), n); break;
     case DType::kI64:
       if (n > 0) std::memcpy(v.data, src, static_cast<std::size_t>(n) * 8);  // src is null for no values
       break;

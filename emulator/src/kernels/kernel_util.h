@@ -77,6 +77,18 @@ void count_stored_underflow(const TensorView& v, const double* src, KernelContex
 // ---- shapes -----------------------------------------------------------------------------------
 // Normalises a possibly negative axis; throws InvalidArgument naming `op`.
 std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank, const char* op);
+// A shape seen around one of its axes: [outer, len, inner], the elements before the axis, along it
+// and after it (a kernel along an axis loops over outer and inner).
+struct AxisSplit {
+  std::int64_t outer = 1, len = 1, inner = 1;
+};
+inline AxisSplit split_at(const Shape& shape, std::int64_t axis) {
+  AxisSplit s;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    (d < axis ? s.outer : d == axis ? s.len : s.inner) *= shape[static_cast<std::size_t>(d)];
+  }
+  return s;
+}
 // numpy broadcast of two shapes; throws InvalidArgument naming `op` and both shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // Row-major strides of `shape`.
@@ -93,25 +105,25 @@ std::vector<std::int64_t> strides_of(const Shape& shape);
 [[noreturn]] void throw_overflow(const char* op, std::string_view what, std::int64_t a, const char* sign,
                                  std::int64_t b);
 template <class What>
+[[noreturn]] void throw_overflow_of(const char* op, const What& what, std::int64_t a, const char* sign,
+                                    std::int64_t b) {
+  if constexpr (std::is_invocable_v<What>)
+    throw_overflow(op, what(), a, sign, b);
+  else
+    throw_overflow(op, what, a, sign, b);
+}
+template <class What>
 std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* op, const What& what) {
   std::int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) [[unlikely]] {
-    if constexpr (std::is_invocable_v<What>)
-      throw_overflow(op, what(), a, "+", b);
-    else
-      throw_overflow(op, what, a, "+", b);
-  }
+  if (__builtin_add_overflow(a, b, &r)) [[unlikely]]
+    throw_overflow_of(op, what, a, "+", b);
   return r;
 }
 template <class What>
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* op, const What& what) {
   std::int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]] {
-    if constexpr (std::is_invocable_v<What>)
-      throw_overflow(op, what(), a, "*", b);
-    else
-      throw_overflow(op, what, a, "*", b);
-  }
+  if (__builtin_mul_overflow(a, b, &r)) [[unlikely]]
+    throw_overflow_of(op, what, a, "*", b);
   return r;
 }
 

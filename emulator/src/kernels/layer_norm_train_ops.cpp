@@ -185,9 +185,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kLayerNormGrad,
                               .infer = infer_backward,
                               .cost = cost_backward});
 
-NPUSCOPE_REGISTER_KERNEL(kLayerNormV3, Backend::kNpu, forward_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kLayerNormV3, Backend::kCpu, forward_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kLayerNormGrad, Backend::kNpu, backward_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kLayerNormGrad, Backend::kCpu, backward_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLayerNormV3, forward_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLayerNormGrad, backward_kernel);
 
 }  // namespace npuscope::emulator::kernels

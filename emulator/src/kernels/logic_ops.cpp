@@ -58,44 +58,30 @@ void not_kernel(KernelContext& c) {
 
 // Comparisons and logic do no arithmetic that could round, so a precision mode never lowers their
 // inputs (as CANN's "follow the input dtype" ops): an f32 comparison stays exact under force_fp16.
-constexpr OpSchema schema(const char* type, int inputs, InferFn infer) {
-  return OpSchema{.type = type,
-                  .category = OpCategory::kDataMovement,
-                  .min_inputs = inputs,
-                  .max_inputs = inputs,
-                  .infer = infer,
-                  .cost = ext::cost_flops<1>};
+constexpr OpSchema logic_schema(const char* type, int inputs, InferFn infer) {
+  return ext::elementwise_schema(type, inputs, infer, ext::cost_flops<1>, OpCategory::kDataMovement);
 }
 
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(schema(kEqual, 2, infer_compare<kEqual, true>));
-NPUSCOPE_REGISTER_OP(schema(kLess, 2, infer_compare<kLess, false>));
-NPUSCOPE_REGISTER_OP(schema(kGreater, 2, infer_compare<kGreater, false>));
-NPUSCOPE_REGISTER_OP(schema(kLessOrEqual, 2, infer_compare<kLessOrEqual, false>));
-NPUSCOPE_REGISTER_OP(schema(kGreaterOrEqual, 2, infer_compare<kGreaterOrEqual, false>));
-NPUSCOPE_REGISTER_OP(schema(kNot, 1, infer_logic<kNot>));
-NPUSCOPE_REGISTER_OP(schema(kAnd, 2, infer_logic<kAnd>));
-NPUSCOPE_REGISTER_OP(schema(kOr, 2, infer_logic<kOr>));
-NPUSCOPE_REGISTER_OP(schema(kXor, 2, infer_logic<kXor>));
+NPUSCOPE_REGISTER_OP(logic_schema(kEqual, 2, infer_compare<kEqual, true>));
+NPUSCOPE_REGISTER_OP(logic_schema(kLess, 2, infer_compare<kLess, false>));
+NPUSCOPE_REGISTER_OP(logic_schema(kGreater, 2, infer_compare<kGreater, false>));
+NPUSCOPE_REGISTER_OP(logic_schema(kLessOrEqual, 2, infer_compare<kLessOrEqual, false>));
+NPUSCOPE_REGISTER_OP(logic_schema(kGreaterOrEqual, 2, infer_compare<kGreaterOrEqual, false>));
+NPUSCOPE_REGISTER_OP(logic_schema(kNot, 1, infer_logic<kNot>));
+NPUSCOPE_REGISTER_OP(logic_schema(kAnd, 2, infer_logic<kAnd>));
+NPUSCOPE_REGISTER_OP(logic_schema(kOr, 2, infer_logic<kOr>));
+NPUSCOPE_REGISTER_OP(logic_schema(kXor, 2, infer_logic<kXor>));
 
-NPUSCOPE_REGISTER_KERNEL(kEqual, Backend::kNpu, binary_predicate<float, decltype(equal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kEqual, Backend::kCpu, binary_predicate<double, decltype(equal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kLess, Backend::kNpu, binary_predicate<float, decltype(less_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kLess, Backend::kCpu, binary_predicate<double, decltype(less_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kGreater, Backend::kNpu, binary_predicate<float, decltype(greater_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kGreater, Backend::kCpu, binary_predicate<double, decltype(greater_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kLessOrEqual, Backend::kNpu, binary_predicate<float, decltype(less_equal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kLessOrEqual, Backend::kCpu, binary_predicate<double, decltype(less_equal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kGreaterOrEqual, Backend::kNpu, binary_predicate<float, decltype(greater_equal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kGreaterOrEqual, Backend::kCpu, binary_predicate<double, decltype(greater_equal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kNot, Backend::kNpu, not_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kNot, Backend::kCpu, not_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kAnd, Backend::kNpu, binary_predicate<float, decltype(and_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAnd, Backend::kCpu, binary_predicate<double, decltype(and_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kOr, Backend::kNpu, binary_predicate<float, decltype(or_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kOr, Backend::kCpu, binary_predicate<double, decltype(or_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kXor, Backend::kNpu, binary_predicate<float, decltype(xor_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kXor, Backend::kCpu, binary_predicate<double, decltype(xor_fn)>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kEqual, binary_predicate, decltype(equal_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLess, binary_predicate, decltype(less_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kGreater, binary_predicate, decltype(greater_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLessOrEqual, binary_predicate, decltype(less_equal_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kGreaterOrEqual, binary_predicate, decltype(greater_equal_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kNot, not_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAnd, binary_predicate, decltype(and_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kOr, binary_predicate, decltype(or_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kXor, binary_predicate, decltype(xor_fn));
 
 }  // namespace npuscope::emulator::kernels

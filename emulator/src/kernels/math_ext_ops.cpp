@@ -21,6 +21,7 @@ namespace npuscope::emulator::kernels {
 namespace {
 
 using ext::cost_flops;
+using ext::elementwise_schema;
 using ext::infer_float_unary;
 using ext::infer_numeric_unary;
 
@@ -117,75 +118,47 @@ void mod_kernel(KernelContext& c) {
   });
 }
 
-constexpr OpSchema schema(const char* type, int inputs, InferFn infer, CostFn cost) {
-  return OpSchema{.type = type,
-                  .category = OpCategory::kVector,
-                  .min_inputs = inputs,
-                  .max_inputs = inputs,
-                  .infer = infer,
-                  .cost = cost};
-}
-
 }  // namespace
 
-NPUSCOPE_REGISTER_OP(schema(kReciprocal, 1, infer_float_unary<kReciprocal>, cost_flops<4>));  // a divide
-NPUSCOPE_REGISTER_OP(schema(kFloor, 1, infer_float_unary<kFloor>, cost_flops<1>));
-NPUSCOPE_REGISTER_OP(schema(kCeil, 1, infer_float_unary<kCeil>, cost_flops<1>));
-NPUSCOPE_REGISTER_OP(schema(kRound, 1, infer_float_unary<kRound>, cost_flops<1>));
-NPUSCOPE_REGISTER_OP(schema(kSign, 1, infer_numeric_unary<kSign>, cost_flops<1>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kReciprocal, 1, infer_float_unary<kReciprocal>, cost_flops<4>));  // a divide
+NPUSCOPE_REGISTER_OP(elementwise_schema(kFloor, 1, infer_float_unary<kFloor>, cost_flops<1>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kCeil, 1, infer_float_unary<kCeil>, cost_flops<1>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kRound, 1, infer_float_unary<kRound>, cost_flops<1>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kSign, 1, infer_numeric_unary<kSign>, cost_flops<1>));
 // Transcendentals: a range reduction and a polynomial (sinh/cosh: exps; inverse hyperbolics: a log).
-NPUSCOPE_REGISTER_OP(schema(kSin, 1, infer_float_unary<kSin>, cost_flops<10>));
-NPUSCOPE_REGISTER_OP(schema(kCos, 1, infer_float_unary<kCos>, cost_flops<10>));
-NPUSCOPE_REGISTER_OP(schema(kTan, 1, infer_float_unary<kTan>, cost_flops<14>));
-NPUSCOPE_REGISTER_OP(schema(kAsin, 1, infer_float_unary<kAsin>, cost_flops<12>));
-NPUSCOPE_REGISTER_OP(schema(kAcos, 1, infer_float_unary<kAcos>, cost_flops<12>));
-NPUSCOPE_REGISTER_OP(schema(kAtan, 1, infer_float_unary<kAtan>, cost_flops<12>));
-NPUSCOPE_REGISTER_OP(schema(kSinh, 1, infer_float_unary<kSinh>, cost_flops<10>));
-NPUSCOPE_REGISTER_OP(schema(kCosh, 1, infer_float_unary<kCosh>, cost_flops<10>));
-NPUSCOPE_REGISTER_OP(schema(kAsinh, 1, infer_float_unary<kAsinh>, cost_flops<12>));
-NPUSCOPE_REGISTER_OP(schema(kAcosh, 1, infer_float_unary<kAcosh>, cost_flops<12>));
-NPUSCOPE_REGISTER_OP(schema(kAtanh, 1, infer_float_unary<kAtanh>, cost_flops<12>));
-NPUSCOPE_REGISTER_OP(schema(kIsNaN, 1, infer_predicate<kIsNaN>, cost_flops<1>));
-NPUSCOPE_REGISTER_OP(schema(kIsInf, 1, infer_predicate<kIsInf>, cost_flops<2>));
-NPUSCOPE_REGISTER_OP(schema(kMod, 2, infer_mod, cost_flops<4>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kSin, 1, infer_float_unary<kSin>, cost_flops<10>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kCos, 1, infer_float_unary<kCos>, cost_flops<10>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kTan, 1, infer_float_unary<kTan>, cost_flops<14>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kAsin, 1, infer_float_unary<kAsin>, cost_flops<12>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kAcos, 1, infer_float_unary<kAcos>, cost_flops<12>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kAtan, 1, infer_float_unary<kAtan>, cost_flops<12>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kSinh, 1, infer_float_unary<kSinh>, cost_flops<10>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kCosh, 1, infer_float_unary<kCosh>, cost_flops<10>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kAsinh, 1, infer_float_unary<kAsinh>, cost_flops<12>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kAcosh, 1, infer_float_unary<kAcosh>, cost_flops<12>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kAtanh, 1, infer_float_unary<kAtanh>, cost_flops<12>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kIsNaN, 1, infer_predicate<kIsNaN>, cost_flops<1>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kIsInf, 1, infer_predicate<kIsInf>, cost_flops<2>));
+NPUSCOPE_REGISTER_OP(elementwise_schema(kMod, 2, infer_mod, cost_flops<4>));
 
-NPUSCOPE_REGISTER_KERNEL(kReciprocal, Backend::kNpu, float_unary<float, decltype(reciprocal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kReciprocal, Backend::kCpu, float_unary<double, decltype(reciprocal_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kFloor, Backend::kNpu, float_unary<float, decltype(floor_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kFloor, Backend::kCpu, float_unary<double, decltype(floor_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kCeil, Backend::kNpu, float_unary<float, decltype(ceil_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kCeil, Backend::kCpu, float_unary<double, decltype(ceil_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kRound, Backend::kNpu, float_unary<float, decltype(round_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kRound, Backend::kCpu, float_unary<double, decltype(round_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kSign, Backend::kNpu, sign_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSign, Backend::kCpu, sign_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSin, Backend::kNpu, float_unary<float, decltype(sin_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kSin, Backend::kCpu, float_unary<double, decltype(sin_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kCos, Backend::kNpu, float_unary<float, decltype(cos_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kCos, Backend::kCpu, float_unary<double, decltype(cos_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kTan, Backend::kNpu, float_unary<float, decltype(tan_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kTan, Backend::kCpu, float_unary<double, decltype(tan_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAsin, Backend::kNpu, float_unary<float, decltype(asin_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAsin, Backend::kCpu, float_unary<double, decltype(asin_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAcos, Backend::kNpu, float_unary<float, decltype(acos_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAcos, Backend::kCpu, float_unary<double, decltype(acos_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAtan, Backend::kNpu, float_unary<float, decltype(atan_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAtan, Backend::kCpu, float_unary<double, decltype(atan_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kSinh, Backend::kNpu, float_unary<float, decltype(sinh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kSinh, Backend::kCpu, float_unary<double, decltype(sinh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kCosh, Backend::kNpu, float_unary<float, decltype(cosh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kCosh, Backend::kCpu, float_unary<double, decltype(cosh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAsinh, Backend::kNpu, float_unary<float, decltype(asinh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAsinh, Backend::kCpu, float_unary<double, decltype(asinh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAcosh, Backend::kNpu, float_unary<float, decltype(acosh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAcosh, Backend::kCpu, float_unary<double, decltype(acosh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAtanh, Backend::kNpu, float_unary<float, decltype(atanh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kAtanh, Backend::kCpu, float_unary<double, decltype(atanh_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kIsNaN, Backend::kNpu, isnan_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kIsNaN, Backend::kCpu, isnan_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kIsInf, Backend::kNpu, isinf_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kIsInf, Backend::kCpu, isinf_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kMod, Backend::kNpu, mod_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kMod, Backend::kCpu, mod_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReciprocal, float_unary, decltype(reciprocal_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kFloor, float_unary, decltype(floor_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kCeil, float_unary, decltype(ceil_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kRound, float_unary, decltype(round_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSign, sign_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSin, float_unary, decltype(sin_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kCos, float_unary, decltype(cos_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kTan, float_unary, decltype(tan_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAsin, float_unary, decltype(asin_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAcos, float_unary, decltype(acos_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAtan, float_unary, decltype(atan_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSinh, float_unary, decltype(sinh_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kCosh, float_unary, decltype(cosh_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAsinh, float_unary, decltype(asinh_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAcosh, float_unary, decltype(acosh_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAtanh, float_unary, decltype(atanh_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kIsNaN, isnan_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kIsInf, isinf_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMod, mod_kernel);
 
 }  // namespace npuscope::emulator::kernels

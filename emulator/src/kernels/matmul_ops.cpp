@@ -63,28 +63,15 @@ std::vector<TensorMeta> infer_batch_matmul(std::span<const TensorMeta> in, const
   return {{s.out, in[0].dtype}};
 }
 
-KernelCost cube_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, std::int64_t batch,
-                     std::int64_t m, std::int64_t n, std::int64_t k) {
-  KernelCost c;
-  c.unit = ComputeUnit::kCube;
-  c.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  c.bytes = io_bytes(in, out);
-  c.m = m;
-  c.n = n;
-  c.k = k;
-  c.batch = batch;
-  return c;
-}
-
 KernelCost cost_matmul(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
   const auto s = matmul_shape(in[0].shape, in[1].shape, false, false, true, "MatMul");
-  return cube_cost(in, out, s.batch, s.m, s.n, s.k);
+  return cube_cost(s.batch, s.m, s.n, s.k, io_bytes(in, out));
 }
 
 KernelCost cost_batch_matmul(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const auto s = matmul_shape(in[0].shape, in[1].shape, attrs.get_int("adj_x", 0) != 0, attrs.get_int("adj_y", 0) != 0,
                               false, "BatchMatMul");
-  return cube_cost(in, out, s.batch, s.m, s.n, s.k);
+  return cube_cost(s.batch, s.m, s.n, s.k, io_bytes(in, out));
 }
 
 // Gemm: A [M, K] ([K, M] with transA), B [K, N] ([N, K] with transB), C unidirectionally
@@ -123,7 +110,7 @@ std::vector<TensorMeta> infer_gemm(std::span<const TensorMeta> in, const Attrs& 
 
 KernelCost cost_gemm(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const GemmShape s = gemm_shape(in, attrs);
-  return cube_cost(in, out, 1, s.m, s.n, s.k);
+  return cube_cost(1, s.m, s.n, s.k, io_bytes(in, out));
 }
 
 // ---- kernels -------------------------------------------------------------------------------------
@@ -205,17 +192,6 @@ void gemm_kernel(KernelContext& ctx) {
   y.finish(ctx);
 }
 
-// CPU golden: f32/f16/bf16 in f32 (sgemm), f64 and integers in f64 (dgemm).
-void matmul_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? matmul_kernel<double>(ctx) : matmul_kernel<float>(ctx);
-}
-void batch_matmul_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? batch_matmul_kernel<double>(ctx) : batch_matmul_kernel<float>(ctx);
-}
-void gemm_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? gemm_kernel<double>(ctx) : gemm_kernel<float>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "MatMul",
@@ -237,11 +213,8 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Gemm",
                               .infer = infer_gemm,
                               .cost = cost_gemm});
 
-NPUSCOPE_REGISTER_KERNEL_IF("MatMul", Backend::kNpu, matmul_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL("MatMul", Backend::kCpu, matmul_cpu);
-NPUSCOPE_REGISTER_KERNEL_IF("BatchMatMul", Backend::kNpu, batch_matmul_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL("BatchMatMul", Backend::kCpu, batch_matmul_cpu);
-NPUSCOPE_REGISTER_KERNEL_IF("Gemm", Backend::kNpu, gemm_kernel<float>, cube_supports);
-NPUSCOPE_REGISTER_KERNEL("Gemm", Backend::kCpu, gemm_cpu);
+NPUSCOPE_REGISTER_CUBE_KERNELS("MatMul", matmul_kernel, cube_supports);
+NPUSCOPE_REGISTER_CUBE_KERNELS("BatchMatMul", batch_matmul_kernel, cube_supports);
+NPUSCOPE_REGISTER_CUBE_KERNELS("Gemm", gemm_kernel, cube_supports);
 
 }  // namespace npuscope::emulator::kernels

@@ -288,15 +288,10 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kRange,
                               .infer = infer_range,
                               .cost = cost_per_element});
 
-NPUSCOPE_REGISTER_KERNEL(kTrilu, Backend::kNpu, trilu_kernel);
-NPUSCOPE_REGISTER_KERNEL(kTrilu, Backend::kCpu, trilu_kernel);
-NPUSCOPE_REGISTER_KERNEL(kCumSum, Backend::kNpu, cumsum_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kCumSum, Backend::kCpu, cumsum_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kHardmax, Backend::kNpu, hardmax_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kHardmax, Backend::kCpu, hardmax_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kEyeLike, Backend::kNpu, eye_like_kernel);
-NPUSCOPE_REGISTER_KERNEL(kEyeLike, Backend::kCpu, eye_like_kernel);
-NPUSCOPE_REGISTER_KERNEL(kRange, Backend::kNpu, range_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kRange, Backend::kCpu, range_kernel<double>);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kTrilu, trilu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kCumSum, cumsum_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardmax, hardmax_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kEyeLike, eye_like_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kRange, range_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -244,9 +244,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kGradOp,
                               .max_inputs = 2,
                               .infer = infer_grad,
                               .cost = cost_grad});
-NPUSCOPE_REGISTER_KERNEL(kPoolOp, Backend::kNpu, pool_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kPoolOp, Backend::kCpu, pool_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kNpu, grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kCpu, grad_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kPoolOp, pool_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kGradOp, grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -96,7 +96,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kOp,
                               .max_inputs = 2,
                               .infer = infer_max_unpool,
                               .cost = movement_cost});
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kNpu, max_unpool_kernel);
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kCpu, max_unpool_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kOp, max_unpool_kernel);
 
 }  // namespace npuscope::emulator::kernels

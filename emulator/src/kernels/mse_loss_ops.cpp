@@ -90,9 +90,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kMseLossGrad,
                               .max_inputs = 3,
                               .infer = infer_grad,
                               .cost = cost});
-NPUSCOPE_REGISTER_KERNEL(kMseLoss, Backend::kNpu, loss_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kMseLoss, Backend::kCpu, loss_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kMseLossGrad, Backend::kNpu, grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kMseLossGrad, Backend::kCpu, grad_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMseLoss, loss_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMseLossGrad, grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

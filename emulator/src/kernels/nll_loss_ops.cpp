@@ -91,57 +91,71 @@ std::vector<std::int64_t> load_targets(const TensorView& t, std::int64_t c, std:
   return target;
 }
 
+// What both kernels read first, with x [.., C] at input `x_index`, the targets after it and the optional
+// class weights after those.
+template <class T>
+struct NllInputs {
+  std::int64_t reduction = 1, ignore = -100, c = 0, n = 0;
+  bool per_sample = false;           // reduction "none" on [N, C]: one loss per row
+  std::vector<std::int64_t> target;  // empty after a fault
+  bool weighted = false;
+  std::vector<T> weight;
+  T weight_of(std::int64_t t) const { return t == ignore ? T(0) : weighted ? weight[t] : T(1); }
+};
+
+template <class T>
+NllInputs<T> read_nll_inputs(KernelContext& ctx, std::size_t x_index, const char* op) {
+  NllInputs<T> in;
+  in.reduction = ctx.attrs.get_int("reduction", 1);
+  in.ignore = ctx.attrs.get_int("ignore_index", -100);
+  const TensorView& xv = ctx.inputs[x_index];
+  in.c = xv.shape->back();
+  in.n = in.c == 0 ? 0 : xv.numel / in.c;
+  in.per_sample = in.reduction == 0 && xv.shape->size() == 2;
+  in.target = load_targets(ctx.inputs[x_index + 1], in.c, in.ignore, op, ctx);
+  const std::size_t w = x_index + 2;
+  in.weighted = ctx.inputs.size() > w && ctx.inputs[w].data != nullptr;
+  if (in.weighted && ctx.fault.empty()) in.weight = load<T>(ctx.inputs[w], ctx);
+  return in;
+}
+
 template <class T>
 void loss_kernel(KernelContext& ctx) {
-  const std::int64_t reduction = ctx.attrs.get_int("reduction", 1), ignore = ctx.attrs.get_int("ignore_index", -100);
-  const TensorView& xv = ctx.inputs[0];
-  const std::int64_t c = xv.shape->back(), n = c == 0 ? 0 : xv.numel / c;
-  const std::vector<std::int64_t> target = load_targets(ctx.inputs[1], c, ignore, kLossOp, ctx);
+  const NllInputs<T> in = read_nll_inputs<T>(ctx, 0, kLossOp);
   if (!ctx.fault.empty()) return;
-  const std::vector<T> x = load<T>(xv, ctx);
-  const bool weighted = ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr;
-  const std::vector<T> w = weighted ? load<T>(ctx.inputs[2], ctx) : std::vector<T>{};
-  auto weight_of = [&](std::int64_t i) {
-    const std::int64_t t = target[i];
-    return t == ignore ? T(0) : weighted ? w[t] : T(1);
-  };
+  const std::vector<T> x = load<T>(ctx.inputs[0], ctx);
+  auto weight_of = [&](std::int64_t i) { return in.weight_of(in.target[i]); };
   auto loss_of = [&](std::int64_t i) {
-    const std::int64_t t = target[i];
-    return t == ignore ? T(0) : -x[i * c + t] * weight_of(i);
+    const std::int64_t t = in.target[i];
+    return t == in.ignore ? T(0) : -x[i * in.c + t] * weight_of(i);
   };
-  if (reduction == 0 && xv.shape->size() == 2) {
-    std::vector<T> loss(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) loss[i] = loss_of(i);
+  if (in.per_sample) {
+    std::vector<T> loss(static_cast<std::size_t>(in.n));
+    for (std::int64_t i = 0; i < in.n; ++i) loss[i] = loss_of(i);
     T zero = 0;
     store<T>(ctx.outputs[0], loss.data(), ctx);
     store<T>(ctx.outputs[1], &zero, ctx);
     return;
   }
-  T total = lane_sum<T>(n, weight_of);
-  T loss = lane_sum<T>(n, loss_of);
-  if (reduction == 1) loss /= total;
+  T total = lane_sum<T>(in.n, weight_of);
+  T loss = lane_sum<T>(in.n, loss_of);
+  if (in.reduction == 1) loss /= total;
   store<T>(ctx.outputs[0], &loss, ctx);
   store<T>(ctx.outputs[1], &total, ctx);
 }
 
 template <class T>
 void grad_kernel(KernelContext& ctx) {
-  const std::int64_t reduction = ctx.attrs.get_int("reduction", 1), ignore = ctx.attrs.get_int("ignore_index", -100);
-  const TensorView& xv = ctx.inputs[1];
-  const std::int64_t c = xv.shape->back(), n = c == 0 ? 0 : xv.numel / c;
-  const std::vector<std::int64_t> target = load_targets(ctx.inputs[2], c, ignore, kGradOp, ctx);
+  const NllInputs<T> in = read_nll_inputs<T>(ctx, 1, kGradOp);
   if (!ctx.fault.empty()) return;
   const std::vector<T> dloss = load<T>(ctx.inputs[0], ctx), total = load<T>(ctx.inputs[4], ctx);
-  const bool weighted = ctx.inputs[3].data != nullptr;
-  const std::vector<T> w = weighted ? load<T>(ctx.inputs[3], ctx) : std::vector<T>{};
-  const bool per_sample = reduction == 0 && xv.shape->size() == 2;
-  const T g = per_sample ? T(0) : reduction == 1 ? -dloss[0] / total[0] : -dloss[0];
-  std::vector<T> dx(static_cast<std::size_t>(xv.numel), T(0));
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t t = target[i];
-    if (t == ignore) continue;
-    const T gi = per_sample ? -dloss[i] : g;
-    dx[i * c + t] = weighted ? w[t] * gi : gi;
+  const T g = in.per_sample ? T(0) : in.reduction == 1 ? -dloss[0] / total[0] : -dloss[0];
+  std::vector<T> dx(static_cast<std::size_t>(ctx.inputs[1].numel), T(0));
+  for (std::int64_t i = 0; i < in.n; ++i) {
+    const std::int64_t t = in.target[i];
+    if (t == in.ignore) continue;
+    const T gi = in.per_sample ? -dloss[i] : g;
+    dx[i * in.c + t] = in.weighted ? in.weight[t] * gi : gi;
   }
   store<T>(ctx.outputs[0], dx.data(), ctx);
 }
@@ -160,9 +174,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kGradOp,
                               .max_inputs = 5,
                               .infer = infer_grad,
                               .cost = cost_grad});
-NPUSCOPE_REGISTER_KERNEL(kLossOp, Backend::kNpu, loss_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kLossOp, Backend::kCpu, loss_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kNpu, grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kGradOp, Backend::kCpu, grad_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLossOp, loss_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kGradOp, grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -109,12 +109,7 @@ void lp_norm_kernel(KernelContext& ctx) {
   const auto axis = static_cast<std::size_t>(
       normalize_axis(ctx.attrs.get_int("axis", -1), static_cast<std::int64_t>(shape.size()), "LpNormalization"));
   const bool l1 = ctx.attrs.get_int("p", 2) == 1;
-  std::int64_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (d < axis) outer *= shape[d];
-    if (d > axis) inner *= shape[d];
-  }
-  const std::int64_t len = shape[axis];
+  const auto [outer, len, inner] = split_at(shape, static_cast<std::int64_t>(axis));
   std::vector<T> x = load<T>(xv, ctx);
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t i = 0; i < inner; ++i) {
@@ -226,13 +221,9 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "LRN",
                               .infer = infer_lrn,
                               .cost = cost_lrn});
 
-NPUSCOPE_REGISTER_KERNEL("InstanceNormalization", Backend::kNpu, instance_norm_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("InstanceNormalization", Backend::kCpu, instance_norm_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("LpNormalization", Backend::kNpu, lp_norm_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("LpNormalization", Backend::kCpu, lp_norm_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("MeanVarianceNormalization", Backend::kNpu, mvn_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("MeanVarianceNormalization", Backend::kCpu, mvn_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("LRN", Backend::kNpu, lrn_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("LRN", Backend::kCpu, lrn_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("InstanceNormalization", instance_norm_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("LpNormalization", lp_norm_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("MeanVarianceNormalization", mvn_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("LRN", lrn_kernel);
 
 }  // namespace npuscope::emulator::kernels

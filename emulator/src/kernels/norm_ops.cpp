@@ -180,10 +180,8 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "BatchNorm",
                               .infer = infer_batch_norm,
                               .cost = cost_batch_norm});
 
-NPUSCOPE_REGISTER_KERNEL("LayerNorm", Backend::kNpu, layer_norm_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("LayerNorm", Backend::kCpu, layer_norm_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL("RMSNorm", Backend::kNpu, rms_norm_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("RMSNorm", Backend::kCpu, rms_norm_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("LayerNorm", layer_norm_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("RMSNorm", rms_norm_kernel);
 NPUSCOPE_REGISTER_KERNEL("BatchNorm", Backend::kNpu, batch_norm_kernel<float, true>);
 NPUSCOPE_REGISTER_KERNEL("BatchNorm", Backend::kCpu, batch_norm_kernel<double, false>);
 

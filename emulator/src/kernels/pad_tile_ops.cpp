@@ -178,9 +178,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kTile,
                               .infer = infer_tile,
                               .cost = movement_cost});
 
-NPUSCOPE_REGISTER_KERNEL(kPad, Backend::kNpu, pad_kernel);
-NPUSCOPE_REGISTER_KERNEL(kPad, Backend::kCpu, pad_kernel);
-NPUSCOPE_REGISTER_KERNEL(kTile, Backend::kNpu, tile_kernel);
-NPUSCOPE_REGISTER_KERNEL(kTile, Backend::kCpu, tile_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kPad, pad_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kTile, tile_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "kernel_util.h"
+#include "pool_util.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -29,22 +29,15 @@ KernelCost cost_global_max_pool(std::span<const TensorMeta> in, std::span<const 
 
 template <class T>
 void global_max_pool_kernel(KernelContext& ctx) {
-  const TensorView& xv = ctx.inputs[0];
-  const std::int64_t planes = ctx.outputs[0].numel;
-  const std::int64_t plane = planes == 0 ? 0 : xv.numel / planes;
-  const std::vector<T> x = load<T>(xv, ctx);
-  std::vector<T> y(static_cast<std::size_t>(planes));
-  for (std::int64_t p = 0; p < planes; ++p) {
-    const T* src = x.data() + p * plane;
+  global_pool_kernel<T>(ctx, [](const T* src, std::int64_t len) {
     T acc = -std::numeric_limits<T>::infinity();
     bool nan = false;  // kept apart so that the max stays branch-free
-    for (std::int64_t j = 0; j < plane; ++j) {
+    for (std::int64_t j = 0; j < len; ++j) {
       acc = acc < src[j] ? src[j] : acc;
       nan |= src[j] != src[j];
     }
-    y[static_cast<std::size_t>(p)] = nan ? std::numeric_limits<T>::quiet_NaN() : acc;
-  }
-  store<T>(ctx.outputs[0], y.data(), ctx);
+    return nan ? std::numeric_limits<T>::quiet_NaN() : acc;
+  });
 }
 
 void global_max_pool_cpu(KernelContext& ctx) {

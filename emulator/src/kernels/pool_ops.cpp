@@ -28,7 +28,7 @@
 #include <limits>
 #include <string>
 
-#include "kernel_util.h"
+#include "pool_util.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -298,19 +298,12 @@ void pool_kernel(KernelContext& ctx) {
 
 template <class T>
 void global_avg_pool_kernel(KernelContext& ctx) {
-  const TensorView& xv = ctx.inputs[0];
-  const std::int64_t planes = ctx.outputs[0].numel;
-  const std::int64_t plane = planes == 0 ? 0 : xv.numel / planes;
-  const std::vector<T> x = load<T>(xv, ctx);
-  std::vector<T> y(static_cast<std::size_t>(planes));
-  for (std::int64_t p = 0; p < planes; ++p) {
-    const T* src = x.data() + p * plane;
+  global_pool_kernel<T>(ctx, [](const T* src, std::int64_t len) {
     T lanes[8] = {};
-    for (std::int64_t j = 0; j < plane; ++j) lanes[j & 7] += src[j];
+    for (std::int64_t j = 0; j < len; ++j) lanes[j & 7] += src[j];
     const T sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-    y[static_cast<std::size_t>(p)] = plane == 0 ? std::numeric_limits<T>::quiet_NaN() : sum / static_cast<T>(plane);
-  }
-  store<T>(ctx.outputs[0], y.data(), ctx);
+    return len == 0 ? std::numeric_limits<T>::quiet_NaN() : sum / static_cast<T>(len);
+  });
 }
 
 // Integer max pools go to the CPU golden (f64 holds them exactly); the NPU kernel computes in f32.
@@ -348,9 +341,7 @@ NPUSCOPE_REGISTER_KERNEL("MaxPool", Backend::kCpu, (pool_kernel<double, PoolKind
 NPUSCOPE_REGISTER_KERNEL_IF("MaxPoolWithIndices", Backend::kNpu, (pool_kernel<float, PoolKind::kMaxIndices>),
                             max_pool_npu_supports);
 NPUSCOPE_REGISTER_KERNEL("MaxPoolWithIndices", Backend::kCpu, (pool_kernel<double, PoolKind::kMaxIndices>));
-NPUSCOPE_REGISTER_KERNEL("AvgPool", Backend::kNpu, (pool_kernel<float, PoolKind::kAvg>));
-NPUSCOPE_REGISTER_KERNEL("AvgPool", Backend::kCpu, (pool_kernel<double, PoolKind::kAvg>));
-NPUSCOPE_REGISTER_KERNEL("GlobalAvgPool", Backend::kNpu, global_avg_pool_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("GlobalAvgPool", Backend::kCpu, global_avg_pool_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("AvgPool", pool_kernel, PoolKind::kAvg);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("GlobalAvgPool", global_avg_pool_kernel);
 
 }  // namespace npuscope::emulator::kernels

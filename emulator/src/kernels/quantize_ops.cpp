@@ -166,11 +166,8 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kDynamic,
                               .infer = infer_dynamic,
                               .cost = [](std::span<const TensorMeta> in, std::span<const TensorMeta> out,
                                          const Attrs&) { return vector_cost(in, out, 5); }});
-NPUSCOPE_REGISTER_KERNEL(kQuantize, Backend::kNpu, quantize_kernel);
-NPUSCOPE_REGISTER_KERNEL(kQuantize, Backend::kCpu, quantize_kernel);
-NPUSCOPE_REGISTER_KERNEL(kDequantize, Backend::kNpu, dequantize_kernel);
-NPUSCOPE_REGISTER_KERNEL(kDequantize, Backend::kCpu, dequantize_kernel);
-NPUSCOPE_REGISTER_KERNEL(kDynamic, Backend::kNpu, dynamic_kernel);
-NPUSCOPE_REGISTER_KERNEL(kDynamic, Backend::kCpu, dynamic_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kQuantize, quantize_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kDequantize, dequantize_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kDynamic, dynamic_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -58,7 +58,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kBernoulli,
                               .max_inputs = 1,
                               .infer = infer_bernoulli,
                               .cost = cost_bernoulli});
-NPUSCOPE_REGISTER_KERNEL(kBernoulli, Backend::kNpu, bernoulli_kernel);
-NPUSCOPE_REGISTER_KERNEL(kBernoulli, Backend::kCpu, bernoulli_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kBernoulli, bernoulli_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -185,19 +185,12 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSumExp,
                               .infer = infer_reduce<kReduceLogSumExp>,
                               .cost = cost_reduce<4>});
 
-NPUSCOPE_REGISTER_KERNEL(kReduceMin, Backend::kNpu, reduce_kernel<float, Op::kMin>);
-NPUSCOPE_REGISTER_KERNEL(kReduceMin, Backend::kCpu, reduce_kernel<double, Op::kMin>);
-NPUSCOPE_REGISTER_KERNEL(kReduceProd, Backend::kNpu, reduce_kernel<float, Op::kProd>);
-NPUSCOPE_REGISTER_KERNEL(kReduceProd, Backend::kCpu, reduce_kernel<double, Op::kProd>);
-NPUSCOPE_REGISTER_KERNEL(kReduceL1, Backend::kNpu, reduce_kernel<float, Op::kL1>);
-NPUSCOPE_REGISTER_KERNEL(kReduceL1, Backend::kCpu, reduce_kernel<double, Op::kL1>);
-NPUSCOPE_REGISTER_KERNEL(kReduceL2, Backend::kNpu, reduce_kernel<float, Op::kL2>);
-NPUSCOPE_REGISTER_KERNEL(kReduceL2, Backend::kCpu, reduce_kernel<double, Op::kL2>);
-NPUSCOPE_REGISTER_KERNEL(kReduceSumSquare, Backend::kNpu, reduce_kernel<float, Op::kSumSquare>);
-NPUSCOPE_REGISTER_KERNEL(kReduceSumSquare, Backend::kCpu, reduce_kernel<double, Op::kSumSquare>);
-NPUSCOPE_REGISTER_KERNEL(kReduceLogSum, Backend::kNpu, reduce_kernel<float, Op::kLogSum>);
-NPUSCOPE_REGISTER_KERNEL(kReduceLogSum, Backend::kCpu, reduce_kernel<double, Op::kLogSum>);
-NPUSCOPE_REGISTER_KERNEL(kReduceLogSumExp, Backend::kNpu, reduce_kernel<float, Op::kLogSumExp>);
-NPUSCOPE_REGISTER_KERNEL(kReduceLogSumExp, Backend::kCpu, reduce_kernel<double, Op::kLogSumExp>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceMin, reduce_kernel, Op::kMin);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceProd, reduce_kernel, Op::kProd);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceL1, reduce_kernel, Op::kL1);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceL2, reduce_kernel, Op::kL2);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceSumSquare, reduce_kernel, Op::kSumSquare);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceLogSum, reduce_kernel, Op::kLogSum);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceLogSumExp, reduce_kernel, Op::kLogSumExp);
 
 }  // namespace npuscope::emulator::kernels

@@ -227,11 +227,8 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceMax,
                               .infer = infer_reduce<kReduceMax>,
                               .cost = cost_reduce});
 
-NPUSCOPE_REGISTER_KERNEL(kReduceSum, Backend::kNpu, (reduce_kernel<float, Reduce::kSum>));
-NPUSCOPE_REGISTER_KERNEL(kReduceSum, Backend::kCpu, (reduce_kernel<double, Reduce::kSum>));
-NPUSCOPE_REGISTER_KERNEL(kReduceMean, Backend::kNpu, (reduce_kernel<float, Reduce::kMean>));
-NPUSCOPE_REGISTER_KERNEL(kReduceMean, Backend::kCpu, (reduce_kernel<double, Reduce::kMean>));
-NPUSCOPE_REGISTER_KERNEL(kReduceMax, Backend::kNpu, (reduce_kernel<float, Reduce::kMax>));
-NPUSCOPE_REGISTER_KERNEL(kReduceMax, Backend::kCpu, (reduce_kernel<double, Reduce::kMax>));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceSum, reduce_kernel, Reduce::kSum);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceMean, reduce_kernel, Reduce::kMean);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceMax, reduce_kernel, Reduce::kMax);
 
 }  // namespace npuscope::emulator::kernels

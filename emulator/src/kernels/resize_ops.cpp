@@ -235,12 +235,7 @@ AxisTaps axis_taps(const ResizeParams& p, std::size_t d, std::int64_t in, std::i
 template <class T>
 void resize_axis(const std::vector<T>& src, std::vector<T>& dst, Shape& shape, std::size_t d, std::int64_t out,
                  const AxisTaps& a, T extrapolation) {
-  std::int64_t outer = 1, inner = 1;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i < d) outer *= shape[i];
-    if (i > d) inner *= shape[i];
-  }
-  const std::int64_t in = shape[d];
+  const auto [outer, in, inner] = split_at(shape, static_cast<std::int64_t>(d));
   dst.assign(static_cast<std::size_t>(outer * out * inner), T(0));
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t j = 0; j < out; ++j) {

@@ -10,14 +10,6 @@
 namespace npuscope::emulator::kernels {
 namespace {
 
-std::vector<TensorMeta> infer_gru(std::span<const TensorMeta> in, const Attrs& attrs) {
-  return rnn_infer(in, attrs, RnnKind::kGru);
-}
-
-KernelCost cost_gru(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
-  return rnn_cost(in, out, attrs, RnnKind::kGru);
-}
-
 template <class T>
 struct GruDir {
   const T* xw;   // [T·B, 3H]
@@ -98,19 +90,14 @@ void gru_kernel(KernelContext& ctx) {
   rnn_finish(ctx, s, false);
 }
 
-void gru_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? gru_kernel<double>(ctx) : gru_kernel<float>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "GRU",
                               .category = OpCategory::kCube,
                               .min_inputs = 3,
                               .max_inputs = 6,
-                              .infer = infer_gru,
-                              .cost = cost_gru});
-NPUSCOPE_REGISTER_KERNEL_IF("GRU", Backend::kNpu, gru_kernel<float>, rnn_supports);
-NPUSCOPE_REGISTER_KERNEL("GRU", Backend::kCpu, gru_cpu);
+                              .infer = infer_recurrent<RnnKind::kGru>,
+                              .cost = cost_recurrent<RnnKind::kGru>});
+NPUSCOPE_REGISTER_CUBE_KERNELS("GRU", gru_kernel, rnn_supports);
 
 }  // namespace npuscope::emulator::kernels

@@ -10,14 +10,6 @@
 namespace npuscope::emulator::kernels {
 namespace {
 
-std::vector<TensorMeta> infer_lstm(std::span<const TensorMeta> in, const Attrs& attrs) {
-  return rnn_infer(in, attrs, RnnKind::kLstm);
-}
-
-KernelCost cost_lstm(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
-  return rnn_cost(in, out, attrs, RnnKind::kLstm);
-}
-
 // What one direction's steps read besides the state.
 template <class T>
 struct LstmDir {
@@ -84,20 +76,14 @@ void lstm_kernel(KernelContext& ctx) {
   rnn_finish(ctx, s, true);
 }
 
-// CPU golden: f32 for f32/f16/bf16, f64 for f64.
-void lstm_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? lstm_kernel<double>(ctx) : lstm_kernel<float>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "LSTM",
                               .category = OpCategory::kCube,
                               .min_inputs = 3,
                               .max_inputs = 8,
-                              .infer = infer_lstm,
-                              .cost = cost_lstm});
-NPUSCOPE_REGISTER_KERNEL_IF("LSTM", Backend::kNpu, lstm_kernel<float>, rnn_supports);
-NPUSCOPE_REGISTER_KERNEL("LSTM", Backend::kCpu, lstm_cpu);
+                              .infer = infer_recurrent<RnnKind::kLstm>,
+                              .cost = cost_recurrent<RnnKind::kLstm>});
+NPUSCOPE_REGISTER_CUBE_KERNELS("LSTM", lstm_kernel, rnn_supports);
 
 }  // namespace npuscope::emulator::kernels

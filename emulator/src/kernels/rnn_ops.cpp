@@ -6,14 +6,6 @@
 namespace npuscope::emulator::kernels {
 namespace {
 
-std::vector<TensorMeta> infer_rnn(std::span<const TensorMeta> in, const Attrs& attrs) {
-  return rnn_infer(in, attrs, RnnKind::kRnn);
-}
-
-KernelCost cost_rnn(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
-  return rnn_cost(in, out, attrs, RnnKind::kRnn);
-}
-
 template <class T>
 void rnn_direction(RnnState<T>& s, const Activation& f, const T* xw, const T* r, std::int64_t d, T* z) {
   const RnnGeom& g = s.g;
@@ -49,19 +41,14 @@ void rnn_kernel(KernelContext& ctx) {
   rnn_finish(ctx, s, false);
 }
 
-void rnn_cpu(KernelContext& ctx) {
-  golden_wide(ctx.inputs[0].dtype) ? rnn_kernel<double>(ctx) : rnn_kernel<float>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "RNN",
                               .category = OpCategory::kCube,
                               .min_inputs = 3,
                               .max_inputs = 6,
-                              .infer = infer_rnn,
-                              .cost = cost_rnn});
-NPUSCOPE_REGISTER_KERNEL_IF("RNN", Backend::kNpu, rnn_kernel<float>, rnn_supports);
-NPUSCOPE_REGISTER_KERNEL("RNN", Backend::kCpu, rnn_cpu);
+                              .infer = infer_recurrent<RnnKind::kRnn>,
+                              .cost = cost_recurrent<RnnKind::kRnn>});
+NPUSCOPE_REGISTER_CUBE_KERNELS("RNN", rnn_kernel, rnn_supports);
 
 }  // namespace npuscope::emulator::kernels

@@ -195,24 +195,12 @@ namespace {
 // Vector flops per hidden unit and step of the gate math (activations count ~4 each).
 double gate_flops(RnnKind kind) { return kind == RnnKind::kLstm ? 40 : kind == RnnKind::kGru ? 30 : 8; }
 
-KernelCost cube_part(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, double bytes) {
-  KernelCost c;
-  c.unit = ComputeUnit::kCube;
-  c.m = m;
-  c.n = n;
-  c.k = k;
-  c.batch = batch;
-  c.flops = 2.0 * static_cast<double>(batch * m) * static_cast<double>(n) * static_cast<double>(k);
-  c.bytes = bytes;
-  return c;
-}
-
 }  // namespace
 
 KernelCost rnn_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs, RnnKind kind) {
   const RnnGeom g = rnn_geom(in, attrs, kind);
   const double steps = static_cast<double>(g.dirs * g.seq * g.batch);
-  KernelCost c = cube_part(g.dirs, g.seq * g.batch, g.gh(), g.input + g.hidden, io_bytes(in, out));
+  KernelCost c = cube_cost(g.dirs, g.seq * g.batch, g.gh(), g.input + g.hidden, io_bytes(in, out));
   c.flops += steps * static_cast<double>(g.hidden) * gate_flops(kind);
   return c;
 }
@@ -223,11 +211,11 @@ std::uint64_t rnn_device_ns(const DeviceSpec& spec, const RnnGeom& g, DType dtyp
   const auto B = static_cast<double>(g.batch), H = static_cast<double>(g.hidden), GH = static_cast<double>(g.gh());
   const auto I = static_cast<double>(g.input);
   const KernelCost proj =
-      cube_part(g.dirs, g.seq * g.batch, g.gh(), g.input, (TB * I + D * GH * I) * es + D * TB * GH * f32);
+      cube_cost(g.dirs, g.seq * g.batch, g.gh(), g.input, (TB * I + D * GH * I) * es + D * TB * GH * f32);
   const KernelCost step =
-      cube_part(g.dirs, g.batch, g.gh(), g.hidden, (D * GH * H + D * B * H) * es + D * B * GH * f32);
+      cube_cost(g.dirs, g.batch, g.gh(), g.hidden, (D * GH * H + D * B * H) * es + D * B * GH * f32);
   const KernelCost extra =
-      cube_part(g.dirs, g.batch, g.hidden, g.hidden, (D * H * H + D * B * H) * es + D * B * H * f32);
+      cube_cost(g.dirs, g.batch, g.hidden, g.hidden, (D * H * H + D * B * H) * es + D * B * H * f32);
   KernelCost gates;
   gates.flops = D * B * H * gate_flops(g.kind);
   gates.bytes = D * B * (2 * GH * f32 + 2 * H * es + (g.kind == RnnKind::kLstm ? 2 * H * f32 : 0));

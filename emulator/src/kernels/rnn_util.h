@@ -66,6 +66,15 @@ struct RnnGeom {
 RnnGeom rnn_geom(std::span<const TensorMeta> in, const Attrs& attrs, RnnKind kind);
 std::vector<TensorMeta> rnn_infer(std::span<const TensorMeta> in, const Attrs& attrs, RnnKind kind);
 KernelCost rnn_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs, RnnKind kind);
+// The two above for one kind, as an op schema's infer and cost functions.
+template <RnnKind kKind>
+std::vector<TensorMeta> infer_recurrent(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return rnn_infer(in, attrs, kKind);
+}
+template <RnnKind kKind>
+KernelCost cost_recurrent(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
+  return rnn_cost(in, out, attrs, kKind);
+}
 // The NPU kernel's own time (Note [Recurrent cost]); `extra_step_gemm`: GRU's (r ⊙ H) · Rh.
 std::uint64_t rnn_device_ns(const DeviceSpec& spec, const RnnGeom& g, DType dtype, bool extra_step_gemm);
 // NPU supports: every float input f16/bf16/f32 (sequence_lens is an integer).

@@ -197,7 +197,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kOp,
                               .max_inputs = 3,
                               .infer = infer_roi_align,
                               .cost = cost_roi_align});
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kNpu, roi_align_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kCpu, roi_align_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kOp, roi_align_kernel);
 
 }  // namespace npuscope::emulator::kernels

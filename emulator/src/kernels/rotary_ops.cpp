@@ -65,7 +65,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "RotaryEmbedding",
                               .infer = infer_rotary,
                               .cost = cost_rotary});
 
-NPUSCOPE_REGISTER_KERNEL("RotaryEmbedding", Backend::kNpu, rotary_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("RotaryEmbedding", Backend::kCpu, rotary_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("RotaryEmbedding", rotary_kernel);
 
 }  // namespace npuscope::emulator::kernels

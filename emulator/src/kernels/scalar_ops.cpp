@@ -267,21 +267,13 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kFill,
                               .infer = infer_fill,
                               .cost = cost_out_only<0>});
 
-NPUSCOPE_REGISTER_KERNEL(kAdds, Backend::kNpu, adds_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kAdds, Backend::kCpu, adds_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kMuls, Backend::kNpu, muls_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kMuls, Backend::kCpu, muls_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kAxpy, Backend::kNpu, axpy_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kAxpy, Backend::kCpu, axpy_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kAddcmul, Backend::kNpu, addcmul_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kAddcmul, Backend::kCpu, addcmul_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kAddcdiv, Backend::kNpu, addcdiv_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kAddcdiv, Backend::kCpu, addcdiv_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kLerp, Backend::kNpu, lerp_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kLerp, Backend::kCpu, lerp_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kMaskedFill, Backend::kNpu, masked_fill_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kMaskedFill, Backend::kCpu, masked_fill_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kFill, Backend::kNpu, fill_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kFill, Backend::kCpu, fill_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAdds, adds_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMuls, muls_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAxpy, axpy_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAddcmul, addcmul_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAddcdiv, addcdiv_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLerp, lerp_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMaskedFill, masked_fill_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kFill, fill_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -321,12 +321,10 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kScatterND,
                               .infer = infer_scatter_nd,
                               .cost = movement_cost});
 
-NPUSCOPE_REGISTER_KERNEL(kGatherElements, Backend::kNpu, gather_elements_kernel);
-NPUSCOPE_REGISTER_KERNEL(kGatherElements, Backend::kCpu, gather_elements_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kGatherElements, gather_elements_kernel);
 NPUSCOPE_REGISTER_KERNEL_IF(kScatterElements, Backend::kNpu, scatter_elements_kernel<float>, npu_supports_scatter);
 NPUSCOPE_REGISTER_KERNEL(kScatterElements, Backend::kCpu, scatter_elements_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kGatherND, Backend::kNpu, gather_nd_kernel);
-NPUSCOPE_REGISTER_KERNEL(kGatherND, Backend::kCpu, gather_nd_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kGatherND, gather_nd_kernel);
 NPUSCOPE_REGISTER_KERNEL_IF(kScatterND, Backend::kNpu, scatter_nd_kernel<float>, npu_supports_scatter);
 NPUSCOPE_REGISTER_KERNEL(kScatterND, Backend::kCpu, scatter_nd_kernel<double>);
 

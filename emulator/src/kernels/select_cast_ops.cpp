@@ -189,9 +189,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kCast,
                               .infer = infer_cast,
                               .cost = cost_cast});
 
-NPUSCOPE_REGISTER_KERNEL(kWhere, Backend::kNpu, where_kernel);
-NPUSCOPE_REGISTER_KERNEL(kWhere, Backend::kCpu, where_kernel);
-NPUSCOPE_REGISTER_KERNEL(kCast, Backend::kNpu, cast_kernel);
-NPUSCOPE_REGISTER_KERNEL(kCast, Backend::kCpu, cast_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kWhere, where_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kCast, cast_kernel);
 
 }  // namespace npuscope::emulator::kernels

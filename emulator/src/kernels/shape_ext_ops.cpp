@@ -230,19 +230,12 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kSpaceToDepth,
                               .infer = infer_space_to_depth,
                               .cost = movement_cost});
 
-NPUSCOPE_REGISTER_KERNEL(kFlatten, Backend::kNpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL(kFlatten, Backend::kCpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL(kSqueeze, Backend::kNpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL(kSqueeze, Backend::kCpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL(kUnsqueeze, Backend::kNpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL(kUnsqueeze, Backend::kCpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL("Identity", Backend::kNpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL("Identity", Backend::kCpu, copy_kernel);
-NPUSCOPE_REGISTER_KERNEL(kExpand, Backend::kNpu, expand_kernel);
-NPUSCOPE_REGISTER_KERNEL(kExpand, Backend::kCpu, expand_kernel);
-NPUSCOPE_REGISTER_KERNEL(kDepthToSpace, Backend::kNpu, depth_to_space_kernel);
-NPUSCOPE_REGISTER_KERNEL(kDepthToSpace, Backend::kCpu, depth_to_space_kernel);
-NPUSCOPE_REGISTER_KERNEL(kSpaceToDepth, Backend::kNpu, space_to_depth_kernel);
-NPUSCOPE_REGISTER_KERNEL(kSpaceToDepth, Backend::kCpu, space_to_depth_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kFlatten, copy_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kSqueeze, copy_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kUnsqueeze, copy_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Identity", copy_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kExpand, expand_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kDepthToSpace, depth_to_space_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kSpaceToDepth, space_to_depth_kernel);
 
 }  // namespace npuscope::emulator::kernels

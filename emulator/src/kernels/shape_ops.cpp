@@ -254,9 +254,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Transpose",
                               .infer = infer_transpose,
                               .cost = cost_movement});
 
-NPUSCOPE_REGISTER_KERNEL("Reshape", Backend::kNpu, reshape_kernel);
-NPUSCOPE_REGISTER_KERNEL("Reshape", Backend::kCpu, reshape_kernel);
-NPUSCOPE_REGISTER_KERNEL("Transpose", Backend::kNpu, transpose_kernel);
-NPUSCOPE_REGISTER_KERNEL("Transpose", Backend::kCpu, transpose_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Reshape", reshape_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Transpose", transpose_kernel);
 
 }  // namespace npuscope::emulator::kernels

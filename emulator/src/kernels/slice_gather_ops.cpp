@@ -143,13 +143,9 @@ std::vector<TensorMeta> infer_gather(std::span<const TensorMeta> in, const Attrs
 void gather_kernel(KernelContext& ctx) {
   const TensorView &x = ctx.inputs[0], &indices = ctx.inputs[1], &y = ctx.outputs[0];
   const Shape& shape = *x.shape;
-  const auto rank = static_cast<std::int64_t>(shape.size());
-  const std::int64_t a = ctx.attrs.get_int("axis", 0);
-  const auto axis = static_cast<std::size_t>(a < 0 ? a + rank : a);
-  std::int64_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (std::size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
-  const std::int64_t dim = shape[axis];
+  const std::int64_t axis = normalize_axis(ctx.attrs.get_int("axis", 0), static_cast<std::int64_t>(shape.size()),
+                                           "Gather");  // checked by infer
+  const auto [outer, dim, inner] = split_at(shape, axis);
   std::vector<std::int64_t> idx(static_cast<std::size_t>(indices.numel));
   load_i64(indices, idx.data());
   for (auto& k : idx) {  // wrap negatives; -1 marks an index out of range
@@ -198,9 +194,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Gather",
                               .infer = infer_gather,
                               .cost = cost_selection});
 
-NPUSCOPE_REGISTER_KERNEL("Slice", Backend::kNpu, slice_kernel);
-NPUSCOPE_REGISTER_KERNEL("Slice", Backend::kCpu, slice_kernel);
-NPUSCOPE_REGISTER_KERNEL("Gather", Backend::kNpu, gather_kernel);
-NPUSCOPE_REGISTER_KERNEL("Gather", Backend::kCpu, gather_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Slice", slice_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Gather", gather_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -13,23 +13,6 @@
 namespace npuscope::emulator::kernels {
 namespace {
 
-struct AxisSplit {
-  std::int64_t outer = 1, len = 1, inner = 1;
-};
-
-AxisSplit split_at(const Shape& shape, std::int64_t axis) {
-  AxisSplit s;
-  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    if (d < axis)
-      s.outer *= shape[d];
-    else if (d == axis)
-      s.len = shape[d];
-    else
-      s.inner *= shape[d];
-  }
-  return s;
-}
-
 template <bool kLog>
 constexpr const char* op_name() {
   return kLog ? "LogSoftmax" : "Softmax";
@@ -95,7 +78,7 @@ void softmax_block(T* x, const AxisSplit& s, std::vector<T>& m, std::vector<T>& 
   }
 }
 
-template <bool kLog, class T>
+template <class T, bool kLog>
 void softmax_kernel(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const std::int64_t axis =
@@ -128,9 +111,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "LogSoftmax",
                               .infer = infer_softmax<true>,
                               .cost = cost_softmax});
 
-NPUSCOPE_REGISTER_KERNEL("Softmax", Backend::kNpu, softmax_kernel<false, float>);
-NPUSCOPE_REGISTER_KERNEL("Softmax", Backend::kCpu, softmax_kernel<false, double>);
-NPUSCOPE_REGISTER_KERNEL("LogSoftmax", Backend::kNpu, softmax_kernel<true, float>);
-NPUSCOPE_REGISTER_KERNEL("LogSoftmax", Backend::kCpu, softmax_kernel<true, double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("Softmax", softmax_kernel, false);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("LogSoftmax", softmax_kernel, true);
 
 }  // namespace npuscope::emulator::kernels

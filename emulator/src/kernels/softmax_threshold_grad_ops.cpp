@@ -35,19 +35,6 @@ KernelCost cost_softmax_grad(std::span<const TensorMeta> in, std::span<const Ten
   return vector_cost(in, out, 4);  // product (or exp), sum, subtract, multiply
 }
 
-// [outer, len, inner] around the axis.
-struct AxisSplit {
-  std::int64_t outer = 1, len = 1, inner = 1;
-};
-
-AxisSplit split_at(const Shape& shape, std::int64_t axis) {
-  AxisSplit s;
-  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    (d < axis ? s.outer : d == axis ? s.len : s.inner) *= shape[d];
-  }
-  return s;
-}
-
 // dy and y hold one [len, inner] block; `lanes` is scratch for 8 · inner partial sums. Writes dx
 // into dy.
 template <bool kLog, class T>
@@ -83,7 +70,7 @@ void softmax_grad_block(T* dy, const T* y, const AxisSplit& s, std::vector<T>& l
   }
 }
 
-template <bool kLog, class T>
+template <class T, bool kLog>
 void softmax_grad_kernel(KernelContext& ctx) {
   const TensorView& dyv = ctx.inputs[0];
   const std::int64_t axis =
@@ -145,11 +132,8 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "ThresholdGrad",
                               .infer = infer_threshold_grad,
                               .cost = cost_threshold_grad});
 
-NPUSCOPE_REGISTER_KERNEL("LogSoftmaxGrad", Backend::kNpu, softmax_grad_kernel<true, float>);
-NPUSCOPE_REGISTER_KERNEL("LogSoftmaxGrad", Backend::kCpu, softmax_grad_kernel<true, double>);
-NPUSCOPE_REGISTER_KERNEL("SoftmaxGrad", Backend::kNpu, softmax_grad_kernel<false, float>);
-NPUSCOPE_REGISTER_KERNEL("SoftmaxGrad", Backend::kCpu, softmax_grad_kernel<false, double>);
-NPUSCOPE_REGISTER_KERNEL("ThresholdGrad", Backend::kNpu, threshold_grad_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL("ThresholdGrad", Backend::kCpu, threshold_grad_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("LogSoftmaxGrad", softmax_grad_kernel, true);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("SoftmaxGrad", softmax_grad_kernel, false);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("ThresholdGrad", threshold_grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

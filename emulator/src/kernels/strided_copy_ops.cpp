@@ -273,9 +273,7 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kViewCopy,
                               .infer = infer_view_copy,
                               .cost = cost_view_copy});
 
-NPUSCOPE_REGISTER_KERNEL(kAsStrided, Backend::kNpu, as_strided_kernel);
-NPUSCOPE_REGISTER_KERNEL(kAsStrided, Backend::kCpu, as_strided_kernel);
-NPUSCOPE_REGISTER_KERNEL(kViewCopy, Backend::kNpu, view_copy_kernel);
-NPUSCOPE_REGISTER_KERNEL(kViewCopy, Backend::kCpu, view_copy_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kAsStrided, as_strided_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kViewCopy, view_copy_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -36,10 +36,8 @@ void swiglu_kernel(KernelContext& c) {
   const Shape& shape = *x.shape;
   const auto dim = static_cast<std::size_t>(
       normalize_axis(c.attrs.get_int("dim", -1), static_cast<std::int64_t>(shape.size()), kSwiGlu));
-  std::int64_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < dim; ++d) outer *= shape[d];
-  for (std::size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
-  const std::int64_t half = shape[dim] / 2, run = half * inner;  // one half's elements per outer index
+  const auto [outer, len, inner] = split_at(shape, static_cast<std::int64_t>(dim));
+  const std::int64_t half = len / 2, run = half * inner;  // one half's elements per outer index
   const std::vector<T> in = load<T>(x, c);
   std::vector<T> result(static_cast<std::size_t>(y.numel));
   for (std::int64_t o = 0; o < outer; ++o) {
@@ -59,7 +57,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kSwiGlu,
                               .max_inputs = 1,
                               .infer = infer_swiglu,
                               .cost = cost_swiglu});
-NPUSCOPE_REGISTER_KERNEL(kSwiGlu, Backend::kNpu, swiglu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSwiGlu, Backend::kCpu, swiglu_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSwiGlu, swiglu_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -130,23 +130,14 @@ NPUSCOPE_REGISTER_OP(unary_schema(kRsqrt, OpCategory::kVector, infer_floating<kR
 NPUSCOPE_REGISTER_OP(unary_schema(kTanh, OpCategory::kVector, infer_floating<kTanh>, cost_sigmoid_tanh));
 NPUSCOPE_REGISTER_OP(unary_schema(kSigmoid, OpCategory::kVector, infer_floating<kSigmoid>, cost_sigmoid_tanh));
 
-NPUSCOPE_REGISTER_KERNEL(kRelu, Backend::kNpu, relu_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kRelu, Backend::kCpu, relu_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kNeg, Backend::kNpu, neg_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kNeg, Backend::kCpu, neg_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kAbs, Backend::kNpu, abs_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kAbs, Backend::kCpu, abs_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kExp, Backend::kNpu, exp_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kExp, Backend::kCpu, exp_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kLog, Backend::kNpu, log_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kLog, Backend::kCpu, log_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSqrt, Backend::kNpu, sqrt_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSqrt, Backend::kCpu, sqrt_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kRsqrt, Backend::kNpu, rsqrt_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kRsqrt, Backend::kCpu, rsqrt_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kTanh, Backend::kNpu, tanh_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kTanh, Backend::kCpu, tanh_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kSigmoid, Backend::kNpu, sigmoid_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kSigmoid, Backend::kCpu, sigmoid_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kRelu, relu_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kNeg, neg_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kAbs, abs_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kExp, exp_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLog, log_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSqrt, sqrt_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kRsqrt, rsqrt_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kTanh, tanh_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSigmoid, sigmoid_kernel);
 
 }  // namespace npuscope::emulator::kernels

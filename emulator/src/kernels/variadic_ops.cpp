@@ -135,15 +135,10 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kClip,
                               .infer = infer_clip,
                               .cost = ext::cost_flops<2>});
 
-NPUSCOPE_REGISTER_KERNEL(kMin, Backend::kNpu, fold_kernel<float, decltype(min_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kMin, Backend::kCpu, fold_kernel<double, decltype(min_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kMax, Backend::kNpu, fold_kernel<float, decltype(max_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kMax, Backend::kCpu, fold_kernel<double, decltype(max_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kSum, Backend::kNpu, fold_kernel<float, decltype(sum_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kSum, Backend::kCpu, fold_kernel<double, decltype(sum_fn)>);
-NPUSCOPE_REGISTER_KERNEL(kMean, Backend::kNpu, mean_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kMean, Backend::kCpu, mean_kernel<double>);
-NPUSCOPE_REGISTER_KERNEL(kClip, Backend::kNpu, clip_kernel<float>);
-NPUSCOPE_REGISTER_KERNEL(kClip, Backend::kCpu, clip_kernel<double>);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMin, fold_kernel, decltype(min_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMax, fold_kernel, decltype(max_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSum, fold_kernel, decltype(sum_fn));
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMean, mean_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kClip, clip_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -119,13 +119,9 @@ NPUSCOPE_REGISTER_OP(OpSchema{
 NPUSCOPE_REGISTER_OP(OpSchema{
     .type = kBlackman, .category = OpCategory::kVector, .infer = infer_window<kBlackman>, .cost = cost_window});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kMel, .category = OpCategory::kVector, .infer = infer_mel, .cost = cost_window});
-NPUSCOPE_REGISTER_KERNEL(kMel, Backend::kNpu, mel_kernel);
-NPUSCOPE_REGISTER_KERNEL(kMel, Backend::kCpu, mel_kernel);
-NPUSCOPE_REGISTER_KERNEL(kHann, Backend::kNpu, window_kernel<float, kHannC>);
-NPUSCOPE_REGISTER_KERNEL(kHann, Backend::kCpu, window_kernel<double, kHannC>);
-NPUSCOPE_REGISTER_KERNEL(kHamming, Backend::kNpu, window_kernel<float, kHammingC>);
-NPUSCOPE_REGISTER_KERNEL(kHamming, Backend::kCpu, window_kernel<double, kHammingC>);
-NPUSCOPE_REGISTER_KERNEL(kBlackman, Backend::kNpu, window_kernel<float, kBlackmanC>);
-NPUSCOPE_REGISTER_KERNEL(kBlackman, Backend::kCpu, window_kernel<double, kBlackmanC>);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kMel, mel_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHann, window_kernel, kHannC);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kHamming, window_kernel, kHammingC);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kBlackman, window_kernel, kBlackmanC);
 
 }  // namespace npuscope::emulator::kernels

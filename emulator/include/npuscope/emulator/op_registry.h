@@ -7,6 +7,11 @@
 //   NPUSCOPE_REGISTER_KERNEL("Relu", Backend::kNpu, relu_npu);
 //   NPUSCOPE_REGISTER_KERNEL("Relu", Backend::kCpu, relu_cpu);
 //
+// Most ops write one kernel template over the element type and register it in one line:
+//   NPUSCOPE_REGISTER_FLOAT_KERNELS("Relu", relu_kernel);  // relu_kernel<float> on the NPU, <double> on the CPU
+// and an op with nothing to round (data movement) registers one kernel for both backends:
+//   NPUSCOPE_REGISTER_KERNEL_FOR_BOTH("Pad", pad_kernel);
+//
 // A second registration of the same op/backend fails at start-up naming both files and lines. An
 // op with no NPU kernel (or whose NPU kernel declines the dtypes) runs its CPU kernel as an AI CPU
 // task: that is the one generic fallback rule, not per-op code.
@@ -145,6 +150,7 @@ class OpRegistry {
 namespace detail {
 bool register_op(OpSchema schema, const char* file, int line);
 bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn supports, const char* file, int line);
+bool register_kernels(const char* type, KernelFn npu, KernelFn cpu, const char* file, int line);
 }  // namespace detail
 
 }  // namespace npuscope::emulator
@@ -161,3 +167,14 @@ bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn 
 #define NPUSCOPE_REGISTER_KERNEL_IF(type, backend, fn, supports)                              \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
       ::npuscope::emulator::detail::register_kernel(type, backend, fn, supports, __FILE__, __LINE__)
+// kernel<float> on the NPU (f32 arithmetic, rounded to the compute dtype as it stores) and
+// kernel<double> as the CPU golden. Template arguments after the element type follow the kernel:
+// NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceSum, reduce_kernel, Reduce::kSum).
+#define NPUSCOPE_REGISTER_FLOAT_KERNELS(type, kernel, ...)                                           \
+  [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) =        \
+      ::npuscope::emulator::detail::register_kernels(type, kernel<float __VA_OPT__(, ) __VA_ARGS__>, \
+                                                     kernel<double __VA_OPT__(, ) __VA_ARGS__>, __FILE__, __LINE__)
+// One kernel for both backends: an op with nothing to round (copies, gathers, integer-exact ops).
+#define NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(type, ...)                                          \
+  [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
+      ::npuscope::emulator::detail::register_kernels(type, __VA_ARGS__, __VA_ARGS__, __FILE__, __LINE__)

@@ -89,22 +89,17 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, 
   detail::vec_cast(dtype_of<D>(), dtype_of<S>(), dst.ref(), src.ref(), mode, count, loc);
 }
 
-// dst[0] = the sum / max of src[0, count); work is scratch of at least `count` elements.
-template <class T>
-void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, std::uint32_t count,
-               std::source_location loc = std::source_location::current()) {
-  detail::vec_reduce(ReduceOp::kSum, dtype_of<T>(), dst.ref(), src.ref(), work.ref(), count, loc);
-}
-template <class T>
-void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, std::uint32_t count,
-               std::source_location loc = std::source_location::current()) {
-  detail::vec_reduce(ReduceOp::kMax, dtype_of<T>(), dst.ref(), src.ref(), work.ref(), count, loc);
-}
-template <class T>
-void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, std::uint32_t count,
-               std::source_location loc = std::source_location::current()) {
-  detail::vec_reduce(ReduceOp::kMin, dtype_of<T>(), dst.ref(), src.ref(), work.ref(), count, loc);
-}
+// dst[0] = the sum / max / min of src[0, count); work is scratch of at least `count` elements.
+#define NPUSCOPE_OPKIT_REDUCE(Name, op)                                                                            \
+  template <class T>                                                                                               \
+  void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, std::uint32_t count, \
+            std::source_location loc = std::source_location::current()) {                                          \
+    detail::vec_reduce(op, dtype_of<T>(), dst.ref(), src.ref(), work.ref(), count, loc);                           \
+  }
+NPUSCOPE_OPKIT_REDUCE(ReduceSum, ReduceOp::kSum)
+NPUSCOPE_OPKIT_REDUCE(ReduceMax, ReduceOp::kMax)
+NPUSCOPE_OPKIT_REDUCE(ReduceMin, ReduceOp::kMin)
+#undef NPUSCOPE_OPKIT_REDUCE
 
 // dst (uint8, one bit per element, element i in bit i % 8 of byte i / 8) = a <mode> b.
 template <class T>
