@@ -76,16 +76,18 @@ const collector::ReaderOptions kDiffReading{
 void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
   side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own.count("TASK"))));
   // A task belongs to the step its launch falls in; it starts at or after its launch.
-  own.for_each( [&](const collector::TaskRow& t) {
-    check.row();
-    check_times(own, "TASK", "task_id", t.task_id,
-                {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
-    if (!is_kernel_or_collective_op(t.task_type) || !range.contains(t.queued_ns)) return;
-    const PairingKeys ids{collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
-                          collector::compact_string_id(t.input_shapes_id), t.call_index};
-    side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns), ids,
-                        static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
-  }, {.starting = {{range.start_ns, kNoEnd}}});
+  own.for_each(
+      [&](const collector::TaskRow& t) {
+        check.row();
+        check_times(own, "TASK", "task_id", t.task_id,
+                    {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
+        if (!is_kernel_or_collective_op(t.task_type) || !range.contains(t.queued_ns)) return;
+        const PairingKeys ids{collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
+                              collector::compact_string_id(t.input_shapes_id), t.call_index};
+        side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns), ids,
+                            static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
+      },
+      {.starting = {{range.start_ns, kNoEnd}}});
   // A step keeps a part of the trace's tasks: give the rest back (the whole trace keeps ~all, no copy).
   if (side.ops.size() < side.ops.capacity() / 2) side.ops.shrink_to_fit();
   rebase_call_indexes(side.ops);  // so that two steps line up (Note [Op pairing])
