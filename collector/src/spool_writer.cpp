@@ -27,7 +27,8 @@ constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
 
 class SpoolWriter final : public TraceWriter {
  public:
-  SpoolWriter(const std::string& path, const WriterOptions& options) : path_(path), interval_(options.commit_interval) {
+  SpoolWriter(const std::string& path, const WriterOptions& options)
+      : path_(path), interval_(options.commit_interval), clock_(options.clock) {
     open_and_lock();
     buffer_.reserve(2 * kFlushBytes);
     buffer_.insert(buffer_.end(), std::begin(spool::kHeader), std::end(spool::kHeader));
@@ -35,7 +36,7 @@ class SpoolWriter final : public TraceWriter {
     spool::Encoder(buffer_).pod(spool::Layout::of_this_build());
     end_frame(at);
     flush();
-    last_commit_ = std::chrono::steady_clock::now();
+    last_commit_ = clock_();
   }
 
   ~SpoolWriter() override {
@@ -84,7 +85,7 @@ class SpoolWriter final : public TraceWriter {
   void commit() override {
     check_writable();
     flush();
-    last_commit_ = std::chrono::steady_clock::now();
+    last_commit_ = clock_();
   }
 
   void finalize(TraceStatus status) override {
@@ -134,7 +135,7 @@ class SpoolWriter final : public TraceWriter {
 
   void after_add(std::size_t rows) {
     rows_written_ += static_cast<std::int64_t>(rows);
-    if (std::chrono::steady_clock::now() - last_commit_ >= interval_) commit();
+    if (clock_() - last_commit_ >= interval_) commit();
   }
 
   // Creates the spool, or opens the empty one npuscope run made, and holds its writer and owner
@@ -187,6 +188,7 @@ class SpoolWriter final : public TraceWriter {
   std::vector<char> buffer_;
   StringIds strings_;
   std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point (*clock_)();
   std::chrono::steady_clock::time_point last_commit_;
   std::int64_t rows_written_ = 0;
   bool finalized_ = false;

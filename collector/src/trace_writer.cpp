@@ -139,7 +139,8 @@ class SqliteTraceWriter final : public TraceWriter {
   SqliteTraceWriter(const std::string& path, const WriterOptions& options)
       : db_(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX),
         interval_(options.commit_interval),
-        durable_(options.durable) {
+        durable_(options.durable),
+        clock_(options.clock) {
     create_schema();
   }
 
@@ -182,7 +183,7 @@ class SqliteTraceWriter final : public TraceWriter {
     writers_->flush();
     db_.exec("COMMIT");
     db_.exec("BEGIN");
-    last_commit_ = std::chrono::steady_clock::now();
+    last_commit_ = clock_();
   }
 
   void finalize(TraceStatus status) override;
@@ -219,7 +220,7 @@ class SqliteTraceWriter final : public TraceWriter {
 
   void after_add(std::size_t rows) {
     rows_written_ += static_cast<std::int64_t>(rows);
-    if (std::chrono::steady_clock::now() - last_commit_ >= interval_) commit();
+    if (clock_() - last_commit_ >= interval_) commit();
   }
 
   void check_writable() const {
@@ -234,6 +235,7 @@ class SqliteTraceWriter final : public TraceWriter {
   std::vector<schema::KernelRow> fresh_kernels_;
   std::chrono::milliseconds interval_;
   bool durable_;
+  std::chrono::steady_clock::time_point (*clock_)();
   std::chrono::steady_clock::time_point last_commit_;
   std::int64_t rows_written_ = 0;  // rows of the data tables (not META, not STRING_IDS)
   bool finalized_ = false;
@@ -263,7 +265,7 @@ void SqliteTraceWriter::create_schema() {
   set_meta(schema::kMetaToolVersion, NPUSCOPE_VERSION);
   db_.exec("COMMIT");  // from here on the file is a valid (incomplete) trace
   db_.exec("BEGIN");
-  last_commit_ = std::chrono::steady_clock::now();
+  last_commit_ = clock_();
 }
 
 void SqliteTraceWriter::finalize(TraceStatus status) {

@@ -2,10 +2,10 @@
 // killed with SIGKILL), the complete/incomplete status, overwriting, and misuse.
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "trace_test_util.h"
 
@@ -60,17 +60,23 @@ TEST_F(TraceWriterTest, InternDeduplicatesByContent) {
   EXPECT_EQ(reader->string(2), "Add");
 }
 
+// The writers' clock in these tests (WriterOptions::clock): it moves only when a test moves it.
+std::chrono::steady_clock::time_point g_now{};
+std::chrono::steady_clock::time_point test_clock() { return g_now; }
+
 TEST_F(TraceWriterTest, RowsBecomeVisibleAfterTheCommitInterval) {
-  auto writer = TraceWriter::create(path(), {.commit_interval = 300ms});
+  auto writer = TraceWriter::create(path(), {.commit_interval = 300ms, .clock = test_clock});
   const StringId name = writer->intern("op");
   std::vector<TaskRow> rows;
   for (int i = 0; i < 100; ++i) rows.push_back(make_task(i, name, name));
   writer->add(rows);
-  EXPECT_EQ(TraceReader::open(path())->count("TASK"), 0);  // not committed yet
-  std::this_thread::sleep_for(400ms);
+  g_now += 299ms;
+  writer->add(std::span(rows).first(1));
+  EXPECT_EQ(TraceReader::open(path())->count("TASK"), 0);  // not committed yet: the interval has not passed
+  g_now += 1ms;
   writer->add(std::span(rows).first(1));  // the interval is checked on each add
   const auto reader = TraceReader::open(path());
-  EXPECT_EQ(reader->count("TASK"), 101);
+  EXPECT_EQ(reader->count("TASK"), 102);
   EXPECT_EQ(reader->string(name), "op");  // strings are committed with the rows naming them
   EXPECT_FALSE(reader->complete());
   EXPECT_EQ(reader->meta("status"), "incomplete");
@@ -147,16 +153,20 @@ TEST_F(TraceWriterTest, NothingCanBeAddedAfterFinalize) {
   expect_trace_error([&] { writer->intern("new string"); }, "finalized");
 }
 
-// The child writes tasks until it is killed; what it leaves must be a valid, incomplete trace.
-[[noreturn]] void write_until_killed(const std::string& path) {
+// The child commits five batches of tasks (its clock moves one commit interval before each), then
+// writes more that it never commits, tells the parent through `ready` and writes on until it is
+// killed; what it leaves must be a valid, incomplete trace of exactly the committed batches.
+[[noreturn]] void write_until_killed(const std::string& path, int ready) {
   try {
-    auto writer = TraceWriter::create(path, {.commit_interval = 100ms});
+    auto writer = TraceWriter::create(path, {.commit_interval = 100ms, .clock = test_clock});
     const StringId op = writer->intern("op");
     std::vector<TaskRow> batch(100);
     for (std::int64_t i = 0;; i += 100) {
+      if (i < 500) g_now += 100ms;
       for (std::int64_t j = 0; j < 100; ++j) batch[static_cast<std::size_t>(j)] = make_task(i + j, op, op);
       writer->add(batch);
-      std::this_thread::sleep_for(1ms);  // a workload's pace, and a trace small enough to check quickly
+      if (i == 600 && write(ready, "k", 1) != 1) _exit(4);
+      if (i >= 600) pause();  // killed here, its last two batches not committed
     }
   } catch (...) {
     _exit(3);
@@ -164,14 +174,19 @@ TEST_F(TraceWriterTest, NothingCanBeAddedAfterFinalize) {
 }
 
 TEST_F(TraceWriterTest, KilledWriterLeavesAValidIncompleteTrace) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
-  if (pid == 0) write_until_killed(path());
-  std::this_thread::sleep_for(500ms);
+  if (pid == 0) write_until_killed(path(), ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1) << "the writer ended before it wrote its batches";
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the writer exited by itself, status " << WEXITSTATUS(status);
+  close(ready[0]);
+  close(ready[1]);
 
   ASSERT_TRUE(std::filesystem::exists(path() + "-wal"));  // killed mid-transaction, in WAL mode
   const auto reader = TraceReader::open(path());
@@ -179,8 +194,7 @@ TEST_F(TraceWriterTest, KilledWriterLeavesAValidIncompleteTrace) {
   EXPECT_EQ(reader->meta("status"), "incomplete");
   EXPECT_EQ(sql_text(path(), "PRAGMA integrity_check"), "ok");
   const std::int64_t count = reader->count("TASK");
-  EXPECT_GT(count, 0);
-  EXPECT_EQ(count % 100, 0) << "commits happen between adds, never inside one";
+  EXPECT_EQ(count, 500) << "the five committed batches, none of the two added after";
   std::int64_t seen = 0;
   reader->for_each([&](const TaskRow& t) {
     EXPECT_EQ(reader->string(t.name_id), "op");

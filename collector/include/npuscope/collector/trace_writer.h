@@ -33,6 +33,8 @@ struct WriterOptions {
   // false: no journal and no fsync, for a file rebuilt from a durable source (a spool): ~20 % faster,
   // and a crash leaves a file to throw away, so write it under a temporary name and rename it.
   bool durable = true;
+  // What "now" is for commit_interval: the steady clock; a test passes a clock it moves itself.
+  std::chrono::steady_clock::time_point (*clock)() = &std::chrono::steady_clock::now;
 };
 
 class TraceWriter {
