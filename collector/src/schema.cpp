@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 namespace npuscope::collector::schema {
@@ -728,39 +729,29 @@ const TableInfo& view_of(const TableInfo& stored, std::string_view name, std::st
 
 }  // namespace
 
+// META and STRING_IDS, then the tables of NPUSCOPE_TRACE_ROWS in its order, each followed by what
+// stores or shows it: TASK's rows live in TASK_EXEC and KERNEL (Note [Kernel table]); API_CALL and
+// MEMORY_OP are shown as the views API and MEMORY_RECORD (Note [Clustered tables]).
 const std::vector<const TableInfo*>& all_tables() {
-  static const TableInfo& api = view_of(
-      table_for<ApiRow>().info, "API",
-      "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread. A view of API_CALL.");
-  static const TableInfo& memory =
-      view_of(table_for<MemoryRow>().info, "MEMORY_RECORD",
-              "Device memory operations of the caching allocator, with the totals after each. A view of MEMORY_OP.");
-  static const std::vector<const TableInfo*>& tables = *new std::vector<const TableInfo*>{
-      &table_for<MetaRow>().info,
-      &table_for<StringRow>().info,
-      &table_for<DeviceInfoRow>().info,
-      &table_for<ApiRow>().info,
-      &api,
-      &table_for<TaskExecRow>().info,
-      &table_for<KernelRow>().info,
-      &table_for<TaskRow>().info,
-      &table_for<TensorRow>().info,
-      &table_for<MemoryRow>().info,
-      &memory,
-      &table_for<MemcpyRow>().info,
-      &table_for<MarkerRow>().info,
-      &table_for<CompareResultRow>().info,
-      &table_for<PytorchApiRow>().info,
-      &table_for<GradientRow>().info,
-      &table_for<LossScaleRow>().info,
-      &table_for<OpCheckRow>().info,
-      &table_for<KernelBlockRow>().info,
-      &table_for<PipeInstructionRow>().info,
-      &table_for<KernelFindingRow>().info,
-      &table_for<CommunicatorRow>().info,
-      &table_for<CommunicationRow>().info,
-      &table_for<CommunicationLinkRow>().info,
-  };
+  static const std::vector<const TableInfo*>& tables = *[] {
+    auto* list = new std::vector<const TableInfo*>{&table_for<MetaRow>().info, &table_for<StringRow>().info};
+    TraceRows::for_each_type([&]<class Row>() {
+      if constexpr (std::is_same_v<Row, TaskRow>) {
+        list->insert(list->end(), {&table_for<TaskExecRow>().info, &table_for<KernelRow>().info});
+      }
+      list->push_back(&table_for<Row>().info);
+      if constexpr (std::is_same_v<Row, ApiRow>) {
+        list->push_back(&view_of(table_for<ApiRow>().info, "API",
+                                 "Host runtime API calls (msprof's CANN_API): enter and exit times on the host thread. "
+                                 "A view of API_CALL."));
+      } else if constexpr (std::is_same_v<Row, MemoryRow>) {
+        list->push_back(&view_of(
+            table_for<MemoryRow>().info, "MEMORY_RECORD",
+            "Device memory operations of the caching allocator, with the totals after each. A view of MEMORY_OP."));
+      }
+    });
+    return list;
+  }();
   return tables;
 }
 

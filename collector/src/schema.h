@@ -140,45 +140,15 @@ const Table<MetaRow>& table_for<MetaRow>();
 template <>
 const Table<StringRow>& table_for<StringRow>();
 template <>
-const Table<DeviceInfoRow>& table_for<DeviceInfoRow>();
-template <>
-const Table<ApiRow>& table_for<ApiRow>();
-template <>
-const Table<TaskRow>& table_for<TaskRow>();  // the TASK view
-template <>
 const Table<TaskExecRow>& table_for<TaskExecRow>();
 template <>
 const Table<KernelRow>& table_for<KernelRow>();
-template <>
-const Table<TensorRow>& table_for<TensorRow>();
-template <>
-const Table<MemoryRow>& table_for<MemoryRow>();
-template <>
-const Table<MemcpyRow>& table_for<MemcpyRow>();
-template <>
-const Table<MarkerRow>& table_for<MarkerRow>();
-template <>
-const Table<CompareResultRow>& table_for<CompareResultRow>();
-template <>
-const Table<PytorchApiRow>& table_for<PytorchApiRow>();
-template <>
-const Table<GradientRow>& table_for<GradientRow>();
-template <>
-const Table<LossScaleRow>& table_for<LossScaleRow>();
-template <>
-const Table<OpCheckRow>& table_for<OpCheckRow>();
-template <>
-const Table<KernelBlockRow>& table_for<KernelBlockRow>();
-template <>
-const Table<PipeInstructionRow>& table_for<PipeInstructionRow>();
-template <>
-const Table<KernelFindingRow>& table_for<KernelFindingRow>();
-template <>
-const Table<CommunicatorRow>& table_for<CommunicatorRow>();
-template <>
-const Table<CommunicationRow>& table_for<CommunicationRow>();
-template <>
-const Table<CommunicationLinkRow>& table_for<CommunicationLinkRow>();
+// One per table of NPUSCOPE_TRACE_ROWS (TaskRow's is the TASK view), defined in schema.cpp.
+#define NPUSCOPE_DECLARE_TABLE_FOR(Row) \
+  template <>                           \
+  const Table<Row>& table_for<Row>();
+NPUSCOPE_TRACE_ROWS(NPUSCOPE_DECLARE_TABLE_FOR)
+#undef NPUSCOPE_DECLARE_TABLE_FOR
 
 // Every table, in creation (and documentation) order.
 const std::vector<const TableInfo*>& all_tables();

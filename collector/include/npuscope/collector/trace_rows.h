@@ -302,12 +302,12 @@ struct CommunicationLinkRow {
 // library; rows also come from `npuscope compare --annotate` (COMPARE_RESULT) and from importers.
 #define NPUSCOPE_TRACE_ROWS(X) \
   X(DeviceInfoRow)             \
-  X(TaskRow)                   \
   X(ApiRow)                    \
+  X(TaskRow)                   \
+  X(TensorRow)                 \
   X(MemoryRow)                 \
   X(MemcpyRow)                 \
   X(MarkerRow)                 \
-  X(TensorRow)                 \
   X(CompareResultRow)          \
   X(PytorchApiRow)             \
   X(GradientRow)               \
