@@ -30,7 +30,7 @@ BENCH_DESCRIPTIONS = [
     "- `BM_ApiEvent` / `BM_TaskEvents` / `BM_MarkerEvent` / `BM_ApiEventCold` (inject_bench): the injection",
     "  library's callbacks called directly, bursts of 32768 calls with the drain thread writing SQLite beside",
     "  them (time per burst; see the profiler hot path section for the time per event).",
-    "- `TraceWriterTasks/SPAN` (trace_writer_bench): 1M task rows through `TraceWriter::add_tasks`, SPAN rows",
+    "- `TraceWriterTasks/SPAN` (trace_writer_bench): 1M task rows through `TraceWriter::add`, SPAN rows",
     "  per call, from `create()` to `finalize()` in a fresh file.",
     "- `ViewerLoad/N/HOST` (viewer_load_bench): the viewer's timeline model of the same kind of trace, without",
     "  (0) or with (1) an API call per task.",
@@ -555,9 +555,9 @@ def trace_writer_section(runs):
     if not spans:
         return []
     out = ["", "## Trace writer", "",
-           "1M task rows (no tensors) through `TraceWriter::add_tasks`, SPAN rows per call (1024: what the drain "
+           "1M task rows (no tensors) through `TraceWriter::add`, SPAN rows per call (1024: what the drain "
            "thread hands over; 1: the worst case), into a fresh file. *add wall* = rows / wall time of the "
-           "`add_tasks` calls (commits included); *add CPU* = rows / CPU seconds of those calls; *incl. finalize* = "
+           "`add` calls (commits included); *add CPU* = rows / CPU seconds of those calls; *incl. finalize* = "
            "rows / the whole time from `create()` to `finalize()` (index builds, WAL checkpoint); bytes per row = final file size / rows (TASK rows with "
            "their indexes). *WAL* is the writer the injection library uses in the process (no `npuscope run`); "
            "*no journal* the one `npuscope run` converts the spool with (Note [Trace spool]).", "",

@@ -1,11 +1,11 @@
 // How fast does the trace writer store tasks, and how big is a task on disk?
-//   TraceWriterTasks/SPAN   1M TASK rows handed over SPAN rows per add_tasks() call (1024: what a
+//   TraceWriterTasks/SPAN   1M TASK rows handed over SPAN rows per add() call (1024: what a
 //                           drain thread does; 1: the worst case), from create() to finalize()
 //                           (500 ms commits, index builds, WAL checkpoint) in a fresh file.
 //   TraceWriterTasksFromSpool/1024  the same without a journal, as `npuscope run` converts a spool.
 // Counters:
 //   rows_per_second         rows / the whole time, finalize included: the sustained rate
-//   add_rows_per_second     rows / the time of the add_tasks() calls alone (commits included)
+//   add_rows_per_second     rows / the time of the add() calls alone (commits included)
 //   add_cpu_rows_per_second rows / the CPU time of those calls: what an idle core sustains (the
 //                           2-core machines we run on are shared, so wall time varies by ~2x)
 //   finalize_ms             index builds, WAL checkpoint, close
