@@ -139,6 +139,15 @@ constexpr Column<TaskRow> kTaskColumns[] = {
     {"subnormal", &TaskRow::subnormal,
      "Output elements narrowed to f16/bf16 that are subnormal (below 6.1e-5 in f16: fewer significant bits); 0 if "
      "none."},
+    {"input_formats_id", &TaskRow::input_formats_id,
+     "The kernel's input formats (STRING_IDS.id) as a real profile records them (`NC1HWC0;FRACTAL_Z;`); 0 when "
+     "not recorded."},
+    {"output_shapes_id", &TaskRow::output_shapes_id,
+     "The kernel's output shapes (STRING_IDS.id), as input_shapes_id; 0 when not recorded."},
+    {"output_dtypes_id", &TaskRow::output_dtypes_id,
+     "The kernel's output dtypes (STRING_IDS.id), as input_dtypes_id; 0 when not recorded."},
+    {"output_formats_id", &TaskRow::output_formats_id,
+     "The kernel's output formats (STRING_IDS.id), as input_formats_id; 0 when not recorded."},
 };
 static_assert(covers_each_member_once(kTaskColumns));
 
@@ -173,6 +182,10 @@ constexpr Column<KernelRow> kKernelColumns[] = {
     {"fallback", &KernelRow::fallback, "As TASK.fallback."},
     {"input_shapes_id", &KernelRow::input_shapes_id, "As TASK.input_shapes_id."},
     {"input_dtypes_id", &KernelRow::input_dtypes_id, "As TASK.input_dtypes_id."},
+    {"input_formats_id", &KernelRow::input_formats_id, "As TASK.input_formats_id."},
+    {"output_shapes_id", &KernelRow::output_shapes_id, "As TASK.output_shapes_id."},
+    {"output_dtypes_id", &KernelRow::output_dtypes_id, "As TASK.output_dtypes_id."},
+    {"output_formats_id", &KernelRow::output_formats_id, "As TASK.output_formats_id."},
 };
 static_assert(covers_each_member_once(kKernelColumns));
 
@@ -284,6 +297,9 @@ constexpr Column<PytorchApiRow> kPytorchApiColumns[] = {
      "Input shapes (STRING_IDS.id) as TASK.input_shapes_id; 0 if none."},
     {"input_dtypes_id", &PytorchApiRow::input_dtypes_id, "Input dtypes (STRING_IDS.id) as TASK.input_dtypes_id."},
     {"parent_id", &PytorchApiRow::parent_id, "The op it ran inside, on the same thread (PYTORCH_API.id); 0 if none."},
+    {"stack_id", &PytorchApiRow::stack_id,
+     "Its Python call stack (STRING_IDS.id), innermost frame first, frames separated by `;\\n`; 0 when not "
+     "recorded."},
 };
 static_assert(covers_each_member_once(kPytorchApiColumns));
 
@@ -493,11 +509,13 @@ const Table<TaskRow>& table_for<TaskRow>() {
        .doc = "Device tasks: one row per kernel run (and event record/wait) with its modelled times. A view of "
               "TASK_EXEC joined with KERNEL (Note [Kernel table] in collector/src/schema.h): query it as a table.",
        .order_by = "start_ns",
-       .view_select = "SELECT e.task_id, e.start_ns, e.end_ns, e.queued_ns, e.device_id, e.stream_id, k.name_id, "
-                      "k.op_type_id, k.task_type, e.connection_id, k.block_dim, k.flops, k.bytes, e.overflow, "
-                      "k.fallback, k.compute_dtype, e.call_index, e.emulation_ns, e.thread_id, k.input_shapes_id, "
-                      "k.input_dtypes_id, e.pytorch_api_id, e.underflow, e.subnormal "
-                      "FROM TASK_EXEC e JOIN KERNEL k ON k.kernel_id = e.kernel_id",
+       .view_select =
+           "SELECT e.task_id, e.start_ns, e.end_ns, e.queued_ns, e.device_id, e.stream_id, k.name_id, "
+           "k.op_type_id, k.task_type, e.connection_id, k.block_dim, k.flops, k.bytes, e.overflow, "
+           "k.fallback, k.compute_dtype, e.call_index, e.emulation_ns, e.thread_id, k.input_shapes_id, "
+           "k.input_dtypes_id, e.pytorch_api_id, e.underflow, e.subnormal, k.input_formats_id, k.output_shapes_id, "
+           "k.output_dtypes_id, k.output_formats_id "
+           "FROM TASK_EXEC e JOIN KERNEL k ON k.kernel_id = e.kernel_id",
        .rows_in = "TASK_EXEC"},
       kTaskColumns));
   return table;
@@ -700,6 +718,65 @@ const Table<CommunicationLinkRow>& table_for<CommunicationLinkRow>() {
        .indexes = {{{"task_id"}}},
        .order_by = "task_id, peer_rank"},
       kCommunicationLinkColumns));
+  return table;
+}
+
+namespace {
+constexpr Column<TaskPmuRow> kTaskPmuColumns[] = {
+    {"task_id", &TaskPmuRow::task_id, "The task measured (TASK.task_id)."},
+    {"name_id", &TaskPmuRow::name_id,
+     "The metric (STRING_IDS.id), by the profiler's own name: `aic_mac_ratio`, `aiv_vec_ratio`, "
+     "`aic_total_cycles`, `aicore_time(us)`, ..."},
+    {"value", &TaskPmuRow::value, "Its value, in the metric's own unit (ratios 0 to 1, cycles, us, GB/s)."},
+};
+static_assert(covers_each_member_once(kTaskPmuColumns));
+constexpr Column<CounterRow> kCounterColumns[] = {
+    {"ts_ns", &CounterRow::ts_ns, "When the counter was read (ns, the trace's clock)."},
+    {"device_id", &CounterRow::device_id, "The device (DEVICE_INFO.device_id); -1 for the host."},
+    {"name_id", &CounterRow::name_id, "The counter (STRING_IDS.id) with its unit: `AI Core Freq (MHz)`, ..."},
+    {"value", &CounterRow::value, "Its value, in the unit its name gives."},
+};
+static_assert(covers_each_member_once(kCounterColumns));
+constexpr Column<UnmappedRow> kUnmappedColumns[] = {
+    {"source_id", &UnmappedRow::source_id, "The file of the source it was found in (STRING_IDS.id)."},
+    {"what_id", &UnmappedRow::what_id,
+     "What was not mapped (STRING_IDS.id): an event category, a column, a table of the source."},
+    {"count", &UnmappedRow::count, "How many rows, events or values of it the import passed over."},
+};
+static_assert(covers_each_member_once(kUnmappedColumns));
+}  // namespace
+
+template <>
+const Table<TaskPmuRow>& table_for<TaskPmuRow>() {
+  static const Table<TaskPmuRow>& table = *new Table<TaskPmuRow>(make_table<TaskPmuRow>(
+      {.name = "TASK_PMU",
+       .doc = "Hardware metrics of the tasks of an imported real profile, one row per task and metric (msprof's "
+              "TASK_PMU_INFO, kernel_details' PMU columns). Empty in an emulated trace.",
+       .indexes = {{{"task_id"}}},
+       .order_by = "task_id"},
+      kTaskPmuColumns));
+  return table;
+}
+
+template <>
+const Table<CounterRow>& table_for<CounterRow>() {
+  static const Table<CounterRow>& table = *new Table<CounterRow>(make_table<CounterRow>(
+      {.name = "COUNTER",
+       .doc = "Counters over time of an imported real profile (AI Core frequency, HBM and LLC bandwidth, memory, "
+              "a Kineto trace's counter events). Empty in an emulated trace.",
+       .order_by = "ts_ns"},
+      kCounterColumns));
+  return table;
+}
+
+template <>
+const Table<UnmappedRow>& table_for<UnmappedRow>() {
+  static const Table<UnmappedRow>& table = *new Table<UnmappedRow>(make_table<UnmappedRow>(
+      {.name = "UNMAPPED",
+       .doc = "What `npuscope import` found in a source and did not map into a table, counted (never dropped "
+              "silently); `npuscope import` and `analyze` report it. Empty in an emulated trace.",
+       .order_by = "source_id, what_id"},
+      kUnmappedColumns));
   return table;
 }
 

@@ -100,6 +100,7 @@ struct KernelRow {
   std::int64_t flops = 0, bytes = 0;
   std::int32_t compute_dtype = 0, fallback = 0;
   StringId input_shapes_id = 0, input_dtypes_id = 0;
+  StringId input_formats_id = 0, output_shapes_id = 0, output_dtypes_id = 0, output_formats_id = 0;
 };
 
 // Note [Clustered tables]

@@ -242,7 +242,11 @@ class SqliteTraceReader final : public TraceReader {
                kernel.input_dtypes_id,
                e.pytorch_api_id,
                e.underflow,
-               e.subnormal};
+               e.subnormal,
+               kernel.input_formats_id,
+               kernel.output_shapes_id,
+               kernel.output_dtypes_id,
+               kernel.output_formats_id};
           f(t);
         },
         where, args);
@@ -296,6 +300,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_6();
   void adapt_schema_7();
   void adapt_schema_10();
+  void adapt_schema_11();
   // Note [Older traces]: an empty TEMP table for each stored table the trace lacks.
   void add_missing_tables();
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
@@ -343,7 +348,9 @@ void SqliteTraceReader::adapt_schema_1() {
   for (const schema::ColumnInfo& c : kernel.columns) {
     if (c.name == "kernel_id") continue;
     const std::string name(c.name);
-    const bool added_later = c.name == "input_shapes_id" || c.name == "input_dtypes_id";
+    const bool added_later = c.name == "input_shapes_id" || c.name == "input_dtypes_id" ||
+                             c.name == "input_formats_id" || c.name == "output_shapes_id" ||
+                             c.name == "output_dtypes_id" || c.name == "output_formats_id";
     kernel_columns += (kernel_columns.empty() ? "" : ", ") + name;
     kernel_values += (kernel_values.empty() ? "" : ", ") + (added_later ? "0 AS " + name : name);
     if (!added_later) same_kernel += (same_kernel.empty() ? "" : " AND ") + ("k." + name + " IS t." + name);
@@ -432,6 +439,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 7) adapt_schema_6();
   if (schema_version_ < 8) adapt_schema_7();
   if (schema_version_ < 11) adapt_schema_10();
+  if (schema_version_ < 12) adapt_schema_11();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -464,6 +472,16 @@ void SqliteTraceReader::add_missing_tables() {
   }
 }
 
+// Schema 12 added what real profiles say of a kernel (KERNEL's formats and output shapes and dtypes)
+// and of a framework op (PYTORCH_API.stack_id): an older trace's read as 0, not recorded. (Before
+// schema 6, adapt_schema_5 shadows KERNEL with them already, and PYTORCH_API is made empty.)
+void SqliteTraceReader::adapt_schema_11() {
+  if (schema_version_ < 6) return;
+  view_with_zeros(schema::table_for<schema::KernelRow>().info,
+                  {"input_formats_id", "output_shapes_id", "output_dtypes_id", "output_formats_id"});
+  view_with_zeros(schema::table_for<PytorchApiRow>().info, {"stack_id"});
+}
+
 // Schema 11 added TASK_EXEC's underflow counts: an older trace's tasks read as 0, not counted. (Before
 // schema 6, adapt_schema_5 shadows TASK_EXEC with them already.)
 void SqliteTraceReader::adapt_schema_10() {
@@ -486,7 +504,9 @@ void SqliteTraceReader::adapt_schema_5() {
   // A schema 1 trace's TASK_EXEC and KERNEL are TEMP already (Note [Reading schema 1]): shadowed again here.
   if (schema_version_ >= 2) {
     view_with_zeros(schema::table_for<schema::TaskExecRow>().info, {"pytorch_api_id", "underflow", "subnormal"});
-    view_with_zeros(schema::table_for<schema::KernelRow>().info, {"input_shapes_id", "input_dtypes_id"});
+    view_with_zeros(schema::table_for<schema::KernelRow>().info,
+                    {"input_shapes_id", "input_dtypes_id", "input_formats_id", "output_shapes_id", "output_dtypes_id",
+                     "output_formats_id"});
   }
 }
 

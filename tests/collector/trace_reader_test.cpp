@@ -245,6 +245,50 @@ TEST_F(TraceReaderTest, Schema6TracesReadTensorAddressesAsZero) {
   EXPECT_EQ(old.shape, "2");
 }
 
+// Schema 12 added what real profiles say of a kernel and of a framework op: a schema 11 trace reads
+// them as 0, not recorded, and the rest of its rows as written; the tables real profiles fill
+// (TASK_PMU, COUNTER, UNMAPPED) read as empty in it (Note [Older traces]).
+TEST_F(TraceReaderTest, Schema11TracesReadKernelFormatsAsZeroAndImportTablesAsEmpty) {
+  {
+    auto writer = TraceWriter::create(path());
+    const StringId op = writer->intern("op"), nz = writer->intern("FRACTAL_NZ;"), stack = writer->intern("a.py:1");
+    TaskRow t = make_task(1, op, op);
+    t.input_formats_id = nz;
+    t.output_shapes_id = writer->intern("16,16;");
+    writer->add(t);
+    writer->add(PytorchApiRow{.id = 1, .start_ns = 0, .end_ns = 5, .name_id = op, .stack_id = stack});
+    writer->add(TaskPmuRow{.task_id = 1, .name_id = op, .value = 0.5});
+    writer->add(CounterRow{.ts_ns = 3, .device_id = 0, .name_id = op, .value = 1800});
+    writer->add(UnmappedRow{.source_id = op, .what_id = op, .count = 7});
+    writer->finalize();
+  }
+  {
+    const auto reader = TraceReader::open(path());
+    EXPECT_EQ(reader->string(reader->rows<TaskRow>().at(0).input_formats_id), "FRACTAL_NZ;");
+    EXPECT_EQ(reader->string(reader->rows<TaskRow>().at(0).output_shapes_id), "16,16;");
+    EXPECT_EQ(reader->string(reader->rows<PytorchApiRow>().at(0).stack_id), "a.py:1");
+    EXPECT_EQ(reader->rows<TaskPmuRow>({.task_id = 1}).at(0).value, 0.5);
+    EXPECT_EQ(reader->rows<CounterRow>().at(0).value, 1800);
+    EXPECT_EQ(reader->rows<UnmappedRow>().at(0).count, 7);
+  }
+  sql_exec(path(),
+           "DROP VIEW TASK; ALTER TABLE KERNEL DROP COLUMN input_formats_id; ALTER TABLE KERNEL DROP COLUMN "
+           "output_shapes_id; "
+           "ALTER TABLE KERNEL DROP COLUMN output_dtypes_id; ALTER TABLE KERNEL DROP COLUMN output_formats_id; "
+           "ALTER TABLE PYTORCH_API DROP COLUMN stack_id; DROP TABLE TASK_PMU; DROP TABLE COUNTER; "
+           "DROP TABLE UNMAPPED; UPDATE META SET value = '11' WHERE key = 'schema_version'");
+  const auto old = TraceReader::open(path());
+  const TaskRow t = old->rows<TaskRow>().at(0);
+  EXPECT_EQ(t.input_formats_id, 0);
+  EXPECT_EQ(t.output_shapes_id, 0);
+  EXPECT_EQ(old->string(t.name_id), "op");
+  EXPECT_EQ(old->rows<PytorchApiRow>().at(0).stack_id, 0);
+  EXPECT_EQ(old->rows<PytorchApiRow>().at(0).end_ns, 5);
+  EXPECT_TRUE(old->rows<TaskPmuRow>().empty());
+  EXPECT_TRUE(old->rows<CounterRow>().empty());
+  EXPECT_EQ(old->count("UNMAPPED"), 0);
+}
+
 // Schema 4 added MEMORY_RECORD.seq: memory operations with equal times come back in allocator
 // order, whatever order they were written in; a schema 3 trace reads them in written order, with
 // seq = that order (adapt_older_schema).

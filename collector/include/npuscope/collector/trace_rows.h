@@ -24,12 +24,13 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 10: COMMUNICATOR, COMMUNICATION, COMMUNICATION_LINK, META rank keys (many ranks); 9: KERNEL_BLOCK, PIPE_INSTRUCTION,
-// KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6: PYTORCH_API,
-// TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
-// MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
+// 12: KERNEL's formats and output shapes/dtypes, PYTORCH_API.stack_id (real profiles); 11: TASK_EXEC's
+// underflow counts; 10: COMMUNICATOR, COMMUNICATION, COMMUNICATION_LINK, META rank keys (many ranks); 9: KERNEL_BLOCK,
+// PIPE_INSTRUCTION, KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6:
+// PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API
+// and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -87,6 +88,9 @@ struct TaskRow {
   // Output elements whose finite non-zero result the narrowing to f16/bf16 flushed to zero / left
   // subnormal (Note [Underflow counts] in emulator/src/kernels/kernel_util.h); 0 none.
   std::int64_t underflow = 0, subnormal = 0;
+  // What a real profile also says of a kernel (kernel_details' Input Formats, Output Shapes, ...);
+  // 0 when not recorded (an emulated trace keeps its formats in its dtypes, its outputs in TENSOR).
+  StringId input_formats_id = 0, output_shapes_id = 0, output_dtypes_id = 0, output_formats_id = 0;
 };
 
 // A framework op on the host timeline (PyTorch: an aten op, a module call, an autograd function, an
@@ -103,6 +107,7 @@ struct PytorchApiRow {
   std::int32_t fwd_thread_id = 0;
   StringId input_shapes_id = 0, input_dtypes_id = 0;
   std::int64_t parent_id = 0;  // the op it ran inside, on the same thread; 0 none
+  StringId stack_id = 0;       // its Python call stack, frames separated by ";\n"; 0 not recorded
 };
 
 struct ApiRow {
@@ -292,6 +297,36 @@ struct CommunicationLinkRow {
   std::int64_t time_ns = 0;
 };
 
+// One hardware metric of one task, as a real profile measured it (TASK_PMU_INFO, kernel_details'
+// PMU columns: aic_mac_ratio, aiv_vec_ratio, aic_total_cycles, ...): TASK_PMU.
+struct TaskPmuRow {
+  std::int64_t task_id = 0;
+  StringId name_id = 0;
+  double value = 0;
+};
+
+// A counter's value at one time (a real profile's AI Core frequency, HBM and LLC bandwidth, memory):
+// COUNTER.
+struct CounterRow {
+  std::int64_t ts_ns = 0;
+  std::int32_t device_id = 0;
+  StringId name_id = 0;  // "AI Core Freq (MHz)", "HBM read (MB/s)", ...
+  double value = 0;
+};
+
+// What an import found in its source and did not map into the tables above, counted: UNMAPPED.
+struct UnmappedRow {
+  StringId source_id = 0;  // the file it came from
+  StringId what_id = 0;    // "event cat=Overlap Analysis", "column aic_l2_hit_rate", "table NPU_MEM"
+  std::int64_t count = 0;
+};
+
+// META keys of an imported trace (absent in an emulated one): the tool that wrote the source, its
+// version where it says, and what was imported.
+inline constexpr std::string_view kMetaSource = "source";  // "kineto", "ascend_pytorch_profiler_db", ...
+inline constexpr std::string_view kMetaSourceVersion = "source_version";
+inline constexpr std::string_view kMetaSourcePath = "source_path";
+
 // Note [Trace rows]
 // Every table a trace stores, by the row type the writer takes and the reader returns, declared once
 // in NPUSCOPE_TRACE_ROWS (Tracy's QueueType and Perfetto's declared tables are the models): the
@@ -318,7 +353,10 @@ struct CommunicationLinkRow {
   X(KernelFindingRow)          \
   X(CommunicatorRow)           \
   X(CommunicationRow)          \
-  X(CommunicationLinkRow)
+  X(CommunicationLinkRow)      \
+  X(TaskPmuRow)                \
+  X(CounterRow)                \
+  X(UnmappedRow)
 
 // A list of row types, for what follows from NPUSCOPE_TRACE_ROWS.
 template <class... Rows>

@@ -105,7 +105,14 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kEventRecord, 4, "EVENT_RECORD", "An event recorded on a stream.")                                            \
   X(kEventWait, 5, "EVENT_WAIT", "A stream waiting for an event.")                                                \
   X(kHostCpu, 6, "HOST_CPU", "An op run on the `cpu` device (the golden backend), `device_id` = -1.")             \
-  X(kCommunication, 7, "HCCL", "A collective or send/recv between ranks (COMMUNICATION has its detail).")
+  X(kCommunication, 7, "HCCL", "A collective or send/recv between ranks (COMMUNICATION has its detail).")         \
+  X(kMixAiCore, 8, "MIX_AIC", "A mix kernel led by the cube: AI Cores with their vector cores (real Ascend).")    \
+  X(kMixAiVector, 9, "MIX_AIV", "A mix kernel led by the vector cores (real Ascend).")                            \
+  X(kKernel, 10, "KERNEL", "A GPU's (or another accelerator's) kernel, from a Kineto trace: no unit split.")      \
+  X(kMemset, 11, "MEMSET", "A memset on a stream.")                                                               \
+  X(kCommunicationTask, 12, "HCCL_TASK",                                                                          \
+    "A link-level task of a collective (notify, SDMA/RDMA transfer, reduce): its HCCL op is an HCCL task.")       \
+  X(kOtherDeviceTask, 13, "OTHER", "A device task a real profile records that is no op (STARS_COMMON, ...).")
 
 // Nsight Systems' copyKind values. MEMCPY.copy_kind.
 #define NPUSCOPE_COPY_KINDS(X)                   \
@@ -377,8 +384,8 @@ constexpr bool is(std::int64_t stored, E e) {
 
 // Note [What is an op]
 // Every tool that pairs or counts ops asks of a task's type (a stored value) one of these:
-// - is_device_kernel: it ran an op's kernel on a device unit (AI Core, AI Vector, AI CPU): the
-//   analyzer's per-kernel findings and msprof's op_statistic.
+// - is_device_kernel: it ran an op's kernel on a device unit (AI Core, AI Vector, AI CPU, a real
+//   Ascend's mix kernels, a GPU's kernel): the analyzer's per-kernel findings and msprof's op_statistic.
 // - is_kernel_op: it ran an op's kernel at all, on a device unit or on the CPU golden backend
 //   (HOST_CPU): an op whose outputs a kernel computed, which `npuscope compare` judges and pairs.
 // - is_kernel_or_collective_op: that, or a collective (HCCL): every op whose device time a profile
@@ -386,7 +393,9 @@ constexpr bool is(std::int64_t stored, E e) {
 //   data rather than computing it: compare judges its effect in the next op's inputs.
 // Copies and events are none of these (MEMCPY and the stream's own bookkeeping).
 constexpr bool is_device_kernel(std::int64_t task_type) {
-  return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) || is(task_type, TaskType::kAiCpu);
+  return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) ||
+         is(task_type, TaskType::kAiCpu) || is(task_type, TaskType::kMixAiCore) ||
+         is(task_type, TaskType::kMixAiVector) || is(task_type, TaskType::kKernel);
 }
 constexpr bool is_kernel_op(std::int64_t task_type) {
   return is_device_kernel(task_type) || is(task_type, TaskType::kHostCpu);
