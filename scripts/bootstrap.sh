@@ -14,6 +14,8 @@ PACKAGES=(
   libsqlite3-dev               # trace store
   libboost-program-options-dev # CLI parsing
   nlohmann-json3-dev           # device spec files, JSON reports
+  rapidjson-dev                # importer: streaming (SAX) JSON of real profiles, exact numbers
+  zlib1g-dev                   # importer: .json.gz traces read as a stream
   libyaml-cpp-dev              # compare --mapping files in YAML
   libeigen3-dev                # npuscope calibrate --fit: Levenberg-Marquardt (header-only)
   libzstd-dev                  # compressed tensor dumps

@@ -91,5 +91,6 @@ int exec_command(int argc, char** argv);
 int export_command(int argc, char** argv);
 int run_command(int argc, char** argv);
 int view_command(int argc, char** argv);
+int import_command(int argc, char** argv);
 
 }  // namespace npuscope::cli

@@ -17,6 +17,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", npuscope::cli::run_command, "profile a program: npuscope run [-o T.db] [--dump stats] -- CMD [ARGS]"},
     {"exec", npuscope::cli::exec_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
+    {"import", npuscope::cli::import_command,
+     "a real profile (Ascend PyTorch Profiler, msprof, Kineto) into a trace: npuscope import SRC [-o T.db]"},
     {"export", npuscope::cli::export_command,
      "export a trace: --chrome FILE.json, --csv DIR, --npy DIR, --msprobe DIR"},
     {"analyze", npuscope::cli::analyze_command, "bottlenecks, overflows, memory and advice from a trace"},

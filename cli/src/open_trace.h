@@ -1,5 +1,6 @@
-// Opening the trace a command reads, recovered first if a killed `npuscope run` left only its spool
-// (Note [Recovering a killed run] in npuscope/collector/trace_recovery.h).
+// Opening the trace a command reads: recovered first if a killed `npuscope run` left only its spool
+// (Note [Recovering a killed run] in npuscope/collector/trace_recovery.h), imported first if it is a
+// real profile (Note [Importing a source] in npuscope/importer/import.h).
 #pragma once
 
 #include <memory>
@@ -9,8 +10,10 @@
 
 namespace npuscope::cli {
 
-// The trace to read for `path` (a trace, or its spool OUT.db.spool), after recovering it; a
-// recovery is reported on stderr in one line ("npuscope: recovered ..."). Throws TraceError.
+// The trace to read for `path`: a trace; its spool OUT.db.spool, after recovering it; or a real
+// profile (importer::detect), through its cached import. A recovery or an import is reported on
+// stderr in one line ("npuscope: recovered ...", "npuscope: imported ..."). Throws TraceError,
+// importer::ImportError.
 std::string recover_trace_path(const std::string& path);
 
 // TraceReader::open of recover_trace_path(path).

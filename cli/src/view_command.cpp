@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "command.h"
+#include "npuscope/importer/import.h"
 #include "npuscope/viewer/view_options.h"
+#include "open_trace.h"
 #include "shipped_files.h"
 
 namespace npuscope::cli {
@@ -40,8 +42,18 @@ int view_command(int argc, char** argv) {
     return 0;
   }
   const std::string program = viewer_program();
+  // A real profile given as the trace or the --diff base: the viewer opens its cached import.
+  std::vector<std::string> imported;
+  imported.reserve(2);
   std::vector<char*> args{const_cast<char*>("npuscope")};
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == options.trace || arg == options.diff) && importer::detect(arg)) {
+      args.push_back(imported.emplace_back(recover_trace_path(arg)).data());
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
   args.push_back(nullptr);
   std::fflush(nullptr);
   execv(program.c_str(), args.data());
