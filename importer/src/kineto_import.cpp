@@ -19,6 +19,15 @@ namespace {
 using namespace kineto;
 using collector::compact_string_id;
 
+// Note [Kineto op types]
+// A device task is typed by the host op that launched it (op_type: "aten::addmm", input shapes and
+// dtypes its inputs'), not by its kernel's name: kernel names are the vendor's (cutlass_80_wmma...,
+// Cijk_Alik_Bljk...), aten ops are the model's, so that `npuscope diff` pairs an H100 trace's
+// kernels with an MI300X trace's by type and shapes (Note [Op pairing]). An aten op that is one
+// vendor's implementation (aten::cudnn_convolution on CUDA, aten::miopen_convolution on ROCm) types
+// its tasks by the op it implements, its parent (aten::_convolution), the same on both. A task no
+// host op launched (a sampled trace, a runtime's own copy) is typed by its kernel's base name.
+//
 // A host op as a device task needs it, by the op's External id (Note [Kineto import]).
 struct HostOpRef {
   std::uint32_t row = 0;  // PYTORCH_API.id; 0: none
@@ -70,7 +79,7 @@ struct OpenOp {
   std::int64_t end_ns;
   std::int64_t row;
   std::int8_t pass;
-  std::int32_t comm;
+  HostOpRef ref;  // what its tasks are typed by
 };
 
 std::int64_t int_or(std::string_view text, std::int64_t fallback) { return parse_int(text).value_or(fallback); }
@@ -167,11 +176,16 @@ class KinetoImporter {
                                  .input_dtypes_id = dtypes,
                                  .parent_id = parent != nullptr ? parent->row : 0,
                                  .stack_id = stack_id});
-    std::int32_t comm = parent != nullptr ? parent->comm : -1;
-    if (e.name == "record_param_comms") comm = collective_of(e);
-    host_ops_.insert(int_or(external_id(e), -1), {static_cast<std::uint32_t>(row_id), compact_string_id(name_id),
-                                                  compact_string_id(shapes), compact_string_id(dtypes), comm});
-    stack.push_back({end, row_id, pass, comm});
+    HostOpRef ref{static_cast<std::uint32_t>(row_id), compact_string_id(name_id), compact_string_id(shapes),
+                  compact_string_id(dtypes), parent != nullptr ? parent->ref.comm : -1};
+    if (e.name == "record_param_comms") ref.comm = collective_of(e);
+    if (parent != nullptr && is_vendor_op(e.name)) {  // Note [Kineto op types]
+      ref.name = parent->ref.name;
+      ref.shapes = parent->ref.shapes;
+      ref.dtypes = parent->ref.dtypes;
+    }
+    host_ops_.insert(int_or(external_id(e), -1), ref);
+    stack.push_back({end, row_id, pass, ref});
     count_args(e, e.name == "record_param_comms" ? std::span<const std::string_view>(kCommArgs) : kHostArgs);
   }
 

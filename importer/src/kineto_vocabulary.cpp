@@ -59,6 +59,14 @@ std::optional<ModelPass> pass_started_by(std::string_view name) {
   return std::nullopt;
 }
 
+bool is_vendor_op(std::string_view name) {
+  if (!name.starts_with("aten::")) return false;
+  name.remove_prefix(6);
+  if (name.starts_with("_")) name.remove_prefix(1);
+  return name.starts_with("cudnn_") || name.starts_with("miopen_") || name.starts_with("mkldnn_") ||
+         name.starts_with("mps_");
+}
+
 ApiKind api_kind(std::string_view n) {
   if (has(n, "Launch") || has(n, "launch") || n.starts_with("runFunction")) return ApiKind::kLaunch;
   if (has(n, "ynchronize")) return ApiKind::kSynchronize;

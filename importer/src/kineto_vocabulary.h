@@ -33,6 +33,10 @@ std::optional<std::int64_t> profiler_step(std::string_view name);
 HostOpKind host_op_kind(std::string_view name, bool annotation);
 std::optional<ModelPass> pass_started_by(std::string_view name);
 
+// An aten op one vendor's library implements (aten::cudnn_convolution, aten::miopen_batch_norm,
+// aten::_cudnn_rnn, aten::mkldnn_*): Note [Kineto op types] in kineto_import.cpp.
+bool is_vendor_op(std::string_view name);
+
 // A runtime or driver call's kind (CUDA, HIP, MTIA and PrivateUse1 names alike).
 ApiKind api_kind(std::string_view name);
 
