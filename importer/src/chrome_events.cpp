@@ -133,6 +133,7 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       case Where::kEvent: return event_member(s, n, kind);
       case Where::kArgs: args_.push_back({text(key_), text(s, n), kind}); return true;
       case Where::kTopObject:
+        if (key_ == "traceEvents") return false;  // must be the list of events
         if (h_.top_level) h_.top_level(key_, std::string_view(s, n));
         return true;
       default: return false;  // a scalar where an event or the trace should be
@@ -179,9 +180,9 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     switch (where_) {
       case Where::kRoot: where_ = open == '[' ? Where::kEvents : Where::kTopObject; return true;
       case Where::kTopObject:
-        if (open == '[' && key_ == "traceEvents") {
+        if (key_ == "traceEvents") {
           where_ = Where::kEvents;
-          return true;
+          return open == '[';  // must be the list of events
         }
         return begin_capture(open, Where::kTopObject);
       case Where::kEvents:

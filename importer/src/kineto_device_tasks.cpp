@@ -4,11 +4,11 @@
 namespace npuscope::importer::kineto {
 
 void DeviceTaskQueue::launch(std::int64_t correlation, const Launch& l) {
-  if (const auto w = waiting_.find(correlation); w != waiting_.end()) {
-    slots_[w->second].launch = l;
-    waiting_.erase(w);
-    return;
-  }
+  // Every task waiting for it (an accelerator's one copy call can be several DMA requests), and
+  // the tasks of it still to come.
+  const auto [first, last] = waiting_.equal_range(correlation);
+  for (auto w = first; w != last; ++w) slots_[w->second].launch = l;
+  waiting_.erase(first, last);
   if (launches_.insert_or_assign(correlation, l).second) launch_order_.push_back(correlation);
   while (launch_order_.size() > kLaunches) {
     launches_.erase(launch_order_.front());
@@ -19,10 +19,7 @@ void DeviceTaskQueue::launch(std::int64_t correlation, const Launch& l) {
 std::uint32_t DeviceTaskQueue::take(PendingTask&& t) {
   const std::int64_t correlation = t.row.connection_id;
   if (correlation != 0) {
-    if (const auto l = launches_.find(correlation); l != launches_.end()) {
-      t.launch = l->second;
-      launches_.erase(l);  // its launch_order_ entry goes when it comes round (erasing an absent key)
-    }
+    if (const auto l = launches_.find(correlation); l != launches_.end()) t.launch = l->second;
   }
   std::uint32_t slot;
   if (!free_.empty()) {
@@ -34,7 +31,7 @@ std::uint32_t DeviceTaskQueue::take(PendingTask&& t) {
     slots_.push_back(std::move(t));
   }
   const PendingTask& p = slots_[slot];
-  if (correlation != 0 && !p.launch) waiting_[correlation] = slot;
+  if (correlation != 0 && !p.launch) waiting_.emplace(correlation, slot);
   heap_.push({p.row.start_ns, seq_++, slot});
   return slot;
 }
@@ -45,8 +42,13 @@ PendingTask DeviceTaskQueue::pop() {
   PendingTask t = std::move(slots_[o.slot]);
   free_.push_back(o.slot);
   if (t.row.connection_id != 0 && !t.launch) {
-    const auto w = waiting_.find(t.row.connection_id);
-    if (w != waiting_.end() && w->second == o.slot) waiting_.erase(w);
+    const auto [first, last] = waiting_.equal_range(t.row.connection_id);
+    for (auto w = first; w != last; ++w) {
+      if (w->second == o.slot) {
+        waiting_.erase(w);
+        break;
+      }
+    }
   }
   return t;
 }

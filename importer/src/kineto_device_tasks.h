@@ -37,8 +37,8 @@ class DeviceTaskQueue {
   static constexpr std::size_t kWindow = 16384;    // tasks held for start order
   static constexpr std::size_t kLaunches = 65536;  // runtime calls held for a task to come
 
-  // A runtime call with a correlation: given to its waiting task, or kept for the task to come
-  // (the oldest of kLaunches kept are let go: calls that launch nothing, cudaStreamIsCapturing...).
+  // A runtime call with a correlation: given to its waiting tasks and kept for those to come (one
+  // call can have several tasks; the oldest of kLaunches kept are let go).
   void launch(std::int64_t correlation, const Launch& l);
   // A task; `emit` is called with each task that leaves the window, in start order.
   template <class Emit>
@@ -66,8 +66,8 @@ class DeviceTaskQueue {
   std::vector<std::uint32_t> free_;
   std::priority_queue<Order, std::vector<Order>, std::greater<>> heap_;
   std::uint64_t seq_ = 0;
-  std::unordered_map<std::int64_t, std::uint32_t> waiting_;  // correlation -> slot of a task without its call
-  std::unordered_map<std::int64_t, Launch> launches_;        // correlation -> a call without its task yet
+  std::unordered_multimap<std::int64_t, std::uint32_t> waiting_;  // correlation -> slots of tasks without their call
+  std::unordered_map<std::int64_t, Launch> launches_;             // correlation -> a call without its task yet
   std::deque<std::int64_t> launch_order_;
 };
 

@@ -61,6 +61,31 @@ class HostOpIndex {
   std::unordered_map<std::int64_t, std::unique_ptr<Page>> pages_;
 };
 
+// Note [Kineto input lists]
+// Host ops' "Input Dims" and "Input type" are written in the shared form of tensor_lists.h (what an
+// Ascend profile's op gets), so that diff pairs a GPU op with an NPU op by shapes. The same few
+// texts repeat on most host ops: each distinct JSON text is converted once and its string id kept
+// (as many as the trace's distinct lists, which the trace's string table holds anyway).
+class ListIds {
+ public:
+  template <class Convert>
+  collector::StringId get(std::string_view json, Convert&& convert) {
+    if (const auto it = ids_.find(json); it != ids_.end()) return it->second;
+    if (ids_.size() >= kMax) ids_.clear();  // a trace of ever-new shapes: converting each is all it costs
+    const collector::StringId id = convert(json);
+    ids_.emplace(std::string(json), id);
+    return id;
+  }
+
+ private:
+  static constexpr std::size_t kMax = 1 << 16;
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, collector::StringId, Hash, std::equal_to<>> ids_;
+};
+
 struct CommInfo {
   std::int32_t communicator = 0;  // index into communicators_
   std::optional<CollectiveKind> kind;
@@ -145,12 +170,10 @@ class KinetoImporter {
     const ChromeArg* dims = e.arg("Input Dims");
     if (dims == nullptr) dims = e.arg("Input dims");
     const ChromeArg* types = e.arg("Input type");
-    text_.clear();
-    if (dims != nullptr) append_dims(text_, dims->value);
-    const collector::StringId shapes = dims != nullptr ? sink_.id(text_) : 0;
-    text_.clear();
-    if (types != nullptr) append_types(text_, types->value);
-    const collector::StringId dtypes = types != nullptr ? sink_.id(text_) : 0;
+    const collector::StringId shapes =
+        dims != nullptr ? shape_ids_.get(dims->value, [this](auto json) { return sink_.id(input_shapes(json)); }) : 0;
+    const collector::StringId dtypes =
+        types != nullptr ? dtype_ids_.get(types->value, [this](auto json) { return sink_.id(input_dtypes(json)); }) : 0;
     collector::StringId stack_id = 0;
     if (const ChromeArg* s = e.arg("Call stack")) {
       text_.clear();
@@ -570,6 +593,7 @@ class KinetoImporter {
   std::int32_t rank_ = -1;
   std::unordered_map<std::int32_t, std::vector<OpenOp>> stacks_;
   HostOpIndex host_ops_;
+  ListIds shape_ids_, dtype_ids_;
   DeviceTaskQueue tasks_;
   std::vector<std::int32_t> calls_;  // tasks so far by name id
   std::vector<CommInfo> comms_;

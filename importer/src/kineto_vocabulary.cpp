@@ -5,6 +5,8 @@
 #include <array>
 #include <utility>
 
+#include "tensor_lists.h"
+
 namespace npuscope::importer::kineto {
 namespace {
 
@@ -184,31 +186,38 @@ std::optional<DType> torch_dtype(std::string_view n) {
   return std::nullopt;
 }
 
-void append_dims(std::string& out, std::string_view json) {
-  // Depth 1 is the outer list; each element at depth 2 (its brackets dropped) ends with ';'. An
-  // element that is no list (a writer's scalar) is passed over with its comma.
-  int depth = 0;
+std::string input_shapes(std::string_view json) {
+  // Depth 1 is the outer list; the elements at depth 2 (their brackets dropped) joined by ';' as
+  // shape_list takes them. An element that is no list (a writer's scalar) is passed over.
+  std::string entries;
+  int depth = 0, element = 0;
   for (const char c : json) {
     if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
     if (c == '[') {
-      if (++depth > 2) out.push_back(c);
+      if (++depth == 2 && element++ > 0) entries.push_back(';');
+      if (depth > 2) entries.push_back(c);
     } else if (c == ']') {
-      if (depth > 2) out.push_back(c);
-      if (depth-- == 2) out.push_back(';');
+      if (depth-- > 2) entries.push_back(c);
     } else if (depth >= 2) {
-      out.push_back(c);
+      entries.push_back(c);
     }
   }
+  // One input without dimensions (a 0-dim tensor) is one empty entry: shape_list reads "" as none.
+  return element == 1 && entries.empty() ? std::string(";") : shape_list(entries);
 }
 
-void append_types(std::string& out, std::string_view json) {
-  // The strings of a flat array; Kineto writes no escapes in type names, a '\' is kept as is.
+std::string input_dtypes(std::string_view json) {
+  // The strings of a flat array joined by ';'; Kineto writes no escapes in type names.
+  std::string entries;
   bool in_string = false;
-  std::size_t start = 0;
+  int element = 0;
   for (std::size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (!in_string) {
-      if (c == '"') in_string = true, start = i + 1;
+      if (c == '"') {
+        in_string = true;
+        if (element++ > 0) entries.push_back(';');
+      }
       continue;
     }
     if (c == '\\') {
@@ -217,15 +226,11 @@ void append_types(std::string& out, std::string_view json) {
     }
     if (c == '"') {
       in_string = false;
-      const std::string_view t = json.substr(start, i - start);
-      if (const auto d = torch_dtype(t)) {
-        out += dtype_name(*d);
-      } else {
-        out += t;
-      }
-      out.push_back(';');
+    } else {
+      entries.push_back(c);
     }
   }
+  return element == 1 && entries.empty() ? std::string(";") : dtype_list(entries);
 }
 
 void append_stack(std::string& out, std::string_view frames) {

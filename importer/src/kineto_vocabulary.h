@@ -60,11 +60,11 @@ ReduceOp reduce_op(std::string_view kernel_name, CollectiveKind kind);
 // A scalar type as Kineto writes it ("Float", "c10::BFloat16", "long int", "float", "Half", ...).
 std::optional<DType> torch_dtype(std::string_view name);
 
-// "Input Dims" ([[1, 141, 512], [], [512]]) in npuscope's form "1,141,512;;512;": each input's
-// dimensions joined by ',', each input followed by ';' (a list input keeps its inner brackets).
-void append_dims(std::string& out, std::string_view json);
-// "Input type" (["float", "Scalar", ""]) as "f32;Scalar;;": npuscope's dtype names where known.
-void append_types(std::string& out, std::string_view json);
+// "Input Dims" ([[1, 141, 512], [], [512]]) in the shared form of tensor_lists.h, "1,141,512;;512;"
+// (a list input keeps its inner brackets: "[2,3],[4];").
+std::string input_shapes(std::string_view json);
+// "Input type" (["float", "Scalar", ""]) in the shared form, "f32;Scalar;;" (tensor_lists.h dtype_list).
+std::string input_dtypes(std::string_view json);
 // "Call stack" frames ("a.py(1): f;b.py(2): g") as PYTORCH_API.stack_id's form ("...;\n...").
 void append_stack(std::string& out, std::string_view frames);
 

@@ -20,7 +20,7 @@ using collector::TraceReader;
 
 // A CUDA-like trace: two host ops nested on thread 10, a step, a kernel written before its launch
 // (as CUPTI delivers them), a copy, a memory event, a counter; the time base after the events.
-constexpr const char *kTrace = R"({
+constexpr const char* kTrace = R"J({
   "schemaVersion": 1,
   "deviceProperties": [{"id": 0, "name": "Test GPU", "totalGlobalMem": 1000, "numSms": 7}],
   "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 4},
@@ -57,7 +57,7 @@ constexpr const char *kTrace = R"({
   "traceName": "t.json",
   "displayTimeUnit": "ms",
   "baseTimeNanoseconds": 1000000000000
-})";
+})J";
 
 class KinetoSmallTest : public ::testing::Test {
  protected:
@@ -244,22 +244,126 @@ TEST_F(KinetoSmallTest, NotJsonAtAllIsAnImportErrorNamingTheFile) {
 }
 
 TEST_F(KinetoSmallTest, LegacyCategoriesOfPyTorch19) {
-  const auto t = import(write("legacy.pt.trace.json", R"({"schemaVersion": 1, "traceEvents": [
+  const auto t = import(write("legacy.pt.trace.json", R"J({"schemaVersion": 1, "traceEvents": [
     {"ph": "X", "cat": "Operator", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 10, "dur": 5, "args": {"external id": 5}},
     {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 11, "dur": 1, "args": {"correlation": 9, "external id": 5}},
     {"ph": "X", "cat": "Kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 13, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": 9, "external id": 5}},
     {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 16, "dur": 1, "args": {
   "device" : 0, "stream" : 7, "correlation" : 10}}
   ]
-})"));
+})J"));
   ASSERT_TRUE(t);
-const auto tasks = t->rows<collector::TaskRow>();
-ASSERT_EQ(tasks.size(), 2u);
-EXPECT_TRUE(is(tasks[0].task_type, TaskType::kKernel));
-EXPECT_EQ(t->string(tasks[0].op_type_id), "aten::relu");
-EXPECT_EQ(tasks[0].queued_ns, 11000);
-EXPECT_TRUE(is(tasks[1].task_type, TaskType::kMemset));
-EXPECT_EQ(t->count("API"), 1);
+  const auto tasks = t->rows<collector::TaskRow>();
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_TRUE(is(tasks[0].task_type, TaskType::kKernel));
+  EXPECT_EQ(t->string(tasks[0].op_type_id), "aten::relu");
+  EXPECT_EQ(tasks[0].queued_ns, 11000);
+  EXPECT_TRUE(is(tasks[1].task_type, TaskType::kMemset));
+  EXPECT_EQ(t->count("API"), 1);
+}
+
+TEST_F(KinetoSmallTest, WrongJsonIsAnImportErrorNamingTheFile) {
+  int i = 0;
+  for (const char* text :
+       {R"([1, 2, 3])", R"({"traceEvents": 7})", R"({"traceEvents": {"ph": "X"}})", R"({"traceEvents": [{"ph": )"}) {
+    const std::string name = "wrong" + std::to_string(i++) + ".pt.trace.json";
+    const std::string path = write(name, text);
+    const auto source = detect(path);
+    ASSERT_TRUE(source) << text;  // named as torch.profiler names its traces
+    try {
+      import_to_file(*source, path + ".db", true);
+      ADD_FAILURE() << "imported " << text;
+    } catch (const ImportError& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Ids past 2^53 and times with nanosecond digits, as numbers or strings, are read exactly (a double
+// would round them).
+TEST_F(KinetoSmallTest, IdsPast2To53AndNanosecondDigitsAreExact) {
+  const auto t = import(write("exact.pt.trace.json", R"J({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": "1736408883688177.930", "dur": 10.001,
+     "args": {"External id": 9007199254740995}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 1736408883688178.001, "dur": 1,
+     "args": {"External id": 9007199254740995, "correlation": 9007199254740993}},
+    {"ph": "X", "cat": "kernel", "name": "mm_kernel", "pid": 0, "tid": 7, "ts": "1736408883688180.123", "dur": "2.5",
+     "args": {"device": 0, "stream": 7, "correlation": 9007199254740993}}]})J"));
+  ASSERT_TRUE(t);
+  const auto ops = t->rows<collector::PytorchApiRow>();
+  const auto tasks = t->rows<collector::TaskRow>();
+  ASSERT_EQ(ops.size(), 1u);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(ops[0].start_ns, 1736408883688177930);
+  EXPECT_EQ(ops[0].end_ns, 1736408883688187931);
+  EXPECT_EQ(tasks[0].connection_id, 9007199254740993);
+  EXPECT_EQ(tasks[0].start_ns, 1736408883688180123);
+  EXPECT_EQ(tasks[0].end_ns, 1736408883688182623);
+  EXPECT_EQ(tasks[0].queued_ns, 1736408883688178001);
+  EXPECT_EQ(tasks[0].pytorch_api_id, ops[0].id);
+}
+
+// ts is microseconds whatever displayTimeUnit says (it only sets the viewer's display unit).
+TEST_F(KinetoSmallTest, DisplayTimeUnitMsOrNsReadsTheSameTimes) {
+  std::vector<std::int64_t> starts;
+  for (const char* unit : {"ms", "ns", ""}) {
+    std::string text = kTrace;
+    const std::string from = R"("displayTimeUnit": "ms",)";
+    text.replace(text.find(from), from.size(),
+                 *unit != '\0' ? std::string(R"("displayTimeUnit": ")") + unit + "\"," : std::string());
+    const auto t = import(write(std::string("unit_") + unit + ".json", text));
+    ASSERT_TRUE(t);
+    std::int64_t sum = 0;
+    for (const auto& task : t->rows<collector::TaskRow>()) sum += task.start_ns - kBase;
+    starts.push_back(sum);
+  }
+  EXPECT_EQ(starts, (std::vector<std::int64_t>(3, 125000 + 130001 + 205000)));
+}
+
+// The runtimes Kineto records: ROCm/HIP (the call written before its kernel), MTIA (one copy call
+// done as several DMA requests on the device), PrivateUse1 (an out-of-tree backend's runtime).
+TEST_F(KinetoSmallTest, HipMtiaAndPrivateUse1Runtimes) {
+  const auto t = import(write("runtimes.pt.trace.json", R"J({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 5, "ts": 10, "dur": 20, "args": {"External id": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 5, "ts": 11, "dur": 1,
+     "args": {"External id": 1, "correlation": 100}},
+    {"ph": "X", "cat": "kernel", "name": "elementwise_kernel", "pid": 2, "tid": 0, "ts": 14, "dur": 2,
+     "args": {"device": 2, "stream": 0, "correlation": 100}},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "dma_request", "pid": 17, "tid": 3, "ts": 40, "dur": 5,
+     "args": {"correlation": 200, "stream": 101, "direction": "HOST_TO_DEVICE", "size": 64}},
+    {"ph": "X", "cat": "mtia_ccp_events", "name": "dma_request", "pid": 17, "tid": 3, "ts": 46, "dur": 5,
+     "args": {"correlation": 200, "stream": 101, "direction": "HOST_TO_DEVICE", "size": 32}},
+    {"ph": "X", "cat": "mtia_runtime", "name": "enqueueCommand memcpyHtoDAsync", "pid": 1, "tid": 6, "ts": 35, "dur": 1,
+     "args": {"correlation": 200, "device": 17, "stream_id": 101}},
+    {"ph": "X", "cat": "privateuse1_runtime", "name": "aclrtLaunchKernel", "pid": 1, "tid": 7, "ts": 60, "dur": 1,
+     "args": {"correlation": 300}},
+    {"ph": "X", "cat": "privateuse1_driver", "name": "rtKernelLaunch", "pid": 1, "tid": 7, "ts": 60.5, "dur": 0.25},
+    {"ph": "X", "cat": "kernel", "name": "AddCustom", "pid": 3, "tid": 1, "ts": 62, "dur": 3,
+     "args": {"device": 3, "stream": 1, "correlation": 300}}]})J"));
+  ASSERT_TRUE(t);
+  const auto tasks = t->rows<collector::TaskRow>();
+  ASSERT_EQ(tasks.size(), 4u);
+  EXPECT_EQ(tasks[0].queued_ns, 11000);  // HIP
+  EXPECT_EQ(tasks[0].thread_id, 5);
+  EXPECT_EQ(tasks[0].device_id, 2);
+  EXPECT_EQ(t->string(tasks[0].op_type_id), "aten::add");
+  for (const int i : {1, 2}) {  // both DMA requests of the one MTIA call
+    EXPECT_TRUE(is(tasks[i].task_type, TaskType::kMemcpy)) << i;
+    EXPECT_EQ(tasks[i].queued_ns, 35000) << i;
+    EXPECT_EQ(tasks[i].thread_id, 6) << i;
+  }
+  const auto copies = t->rows<collector::MemcpyRow>();
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(copies[0].bytes + copies[1].bytes, 96);
+  EXPECT_TRUE(is(copies[0].copy_kind, CopyKind::kHostToDevice));
+  EXPECT_EQ(tasks[3].queued_ns, 60000);  // PrivateUse1
+  EXPECT_EQ(tasks[3].device_id, 3);
+  const auto apis = t->rows<collector::ApiRow>();
+  ASSERT_EQ(apis.size(), 4u);
+  EXPECT_TRUE(is(apis[0].kind, ApiKind::kLaunch));
+  EXPECT_TRUE(is(apis[1].kind, ApiKind::kMemcpyAsync));
+  EXPECT_TRUE(is(apis[2].kind, ApiKind::kLaunch));
+  EXPECT_TRUE(is(apis[3].kind, ApiKind::kLaunch));
 }
 
 }  // namespace

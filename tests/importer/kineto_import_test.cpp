@@ -149,7 +149,9 @@ TEST_P(KinetoRealTest, HostOpsNestInsideTheirParentOnTheirThread) {
     EXPECT_LE(p->second->start_ns, op.start_ns);
     EXPECT_GT(p->second->end_ns, op.start_ns);
   }
-  if (ops.size() > 100) EXPECT_GT(nested, static_cast<std::int64_t>(ops.size()) / 2);
+  if (ops.size() > 100) {
+    EXPECT_GT(nested, static_cast<std::int64_t>(ops.size()) / 2);
+  }
 }
 
 TEST_P(KinetoRealTest, TasksJoinTheirLaunchAndTheirHostOp) {
@@ -163,7 +165,9 @@ TEST_P(KinetoRealTest, TasksJoinTheirLaunchAndTheirHostOp) {
   std::int64_t joined = 0;
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int32_t>>> calls;  // name -> (start, call)
   reader_->for_each([&](const collector::TaskRow& t) {
-    if (t.pytorch_api_id != 0) EXPECT_TRUE(host_ids.count(t.pytorch_api_id)) << t.task_id;
+    if (t.pytorch_api_id != 0) {
+      EXPECT_TRUE(host_ids.count(t.pytorch_api_id)) << t.task_id;
+    }
     calls[t.name_id].emplace_back(t.start_ns, t.call_index);
     const auto a = api.find(t.connection_id);
     if (a == api.end()) return;

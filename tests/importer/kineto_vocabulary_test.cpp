@@ -3,25 +3,30 @@
 
 #include <gtest/gtest.h>
 
+#include "../../importer/src/tensor_lists.h"
+
 namespace npuscope::importer::kineto {
 namespace {
 
-std::string dims(std::string_view json) {
-  std::string out;
-  append_dims(out, json);
-  return out;
-}
-std::string types(std::string_view json) {
-  std::string out;
-  append_types(out, json);
-  return out;
-}
+std::string dims(std::string_view json) { return input_shapes(json); }
+std::string types(std::string_view json) { return input_dtypes(json); }
 
 TEST(KinetoVocabulary, InputDimsAndTypesInNpuscopesForm) {
   EXPECT_EQ(dims("[[1, 141, 512], [], [512]]"), "1,141,512;;512;");
   EXPECT_EQ(dims("[]"), "");
   EXPECT_EQ(dims("[[[2, 3], [4]], [5]]"), "[2,3],[4];5;");  // a tensor list keeps its brackets
+  EXPECT_EQ(dims("[[]]"), ";");                             // one 0-dim tensor
+  EXPECT_EQ(dims("[[], []]"), ";;");
   EXPECT_EQ(types(R"(["float", "c10::BFloat16", "Scalar", "", "long int", "c10::Half"])"), "f32;bf16;Scalar;;i64;f16;");
+  EXPECT_EQ(types(R"([""])"), ";");
+  EXPECT_EQ(types("[]"), "");
+}
+
+// A GPU op's lists read as an Ascend profile's op's (tensor_lists.h): diff pairs them by shapes.
+TEST(KinetoVocabulary, InputListsAreTheSharedForm) {
+  EXPECT_EQ(dims("[[32, 3, 224, 224], [64, 3, 11, 11], [64]]"), shape_list("32,3,224,224;64,3,11,11;64"));
+  EXPECT_EQ(types(R"(["c10::BFloat16", "float", "long int", "double", "bool"])"),
+            dtype_list("DT_BF16;FLOAT;INT64;DOUBLE;BOOL"));
 }
 
 TEST(KinetoVocabulary, Categories) {
