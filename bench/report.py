@@ -416,6 +416,41 @@ def cluster_section(out_dir):
     return out
 
 
+IMPORT_TARGET_RATIO = 5.0
+IMPORT_TARGET_RSS_MIB = 1024
+
+
+def import_section(out_dir):
+    # import.json, not *_bench.json: those names are Google Benchmark runs (load_runs).
+    data = load_json_tail(os.path.join(out_dir, "import.json"))
+    if data is None or not data.get("available"):
+        return []
+    ok = data["ratio"] >= IMPORT_TARGET_RATIO
+    if not ok:
+        warn("import: %.1fx Python's json.load (target %gx)" % (data["ratio"], IMPORT_TARGET_RATIO))
+    out = ["", "## Importing real traces", "",
+           "`npuscope import` of the biggest real Kineto trace in shared/realdata (`%s`, %.1f MB of JSON) against "
+           "/usr/bin/python3's `json.load` of the same file, median of runs alternated in one bench run; MB of JSON "
+           "per CPU second (user + sys, per core)." % (data["trace"], data["mb"]), "",
+           "| reader | MB/s per core | |", "|---|---:|---|",
+           "| `npuscope import` (parse, map, trace written) | %.0f | %.1fx json.load (target >= %gx: %s) |" % (
+               data["npuscope_mb_s"], data["ratio"], IMPORT_TARGET_RATIO, verdict(ok)),
+           "| Python `json.load` (parse only) | %.0f | |" % data["python_mb_s"]]
+    if data.get("synthetic"):
+        out += ["", "Synthetic traces made by repeating its events (`bench/make_kineto_trace`), imported one by one: "
+                "peak RSS (`wait4`) stays flat whatever the size.", "",
+                "| trace | wall | MB/s per core | peak RSS | target |", "|---:|---:|---:|---:|---|"]
+        for row in data["synthetic"]:
+            ok_m = row["rss_mib"] <= IMPORT_TARGET_RSS_MIB
+            if not ok_m:
+                warn("import: %.1f GB took %.0f MiB" % (row["gb"], row["rss_mib"]))
+            out.append("| %.2f GB | %.1f s | %.0f | %.0f MiB | <= %d MiB (%s) |" % (
+                row["gb"], row["wall_s"], row["mb_s"], row["rss_mib"], IMPORT_TARGET_RSS_MIB,
+                verdict(ok_m, "ABOVE")))
+    out += ["", "Command: `/usr/bin/python3 bench/import_bench.py BUILD [--big]` (JSON on stdout)."]
+    return out
+
+
 ZOO_TARGET_MEDIAN = 1.5
 ZOO_TARGET_WORST = 3.0
 
@@ -895,6 +930,7 @@ def main(argv):
     lines += comparator_section(runs)
     lines += overhead_section(out_dir)
     lines += cluster_section(out_dir)
+    lines += import_section(out_dir)
     lines += zoo_section(out_dir)
     if update:
         lines = update_report(report, lines)

@@ -84,6 +84,15 @@ if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/bench/write_rank_traces"
     echo "run_bench.sh: warning: bench/cluster_bench.py failed; its section is left out" >&2
 fi
 
+# npuscope import of the biggest real Kineto trace against Python's json.load, and the peak memory of
+# importing synthetic traces of 0.1, 1 and 4 GB made from it (NPUSCOPE_IMPORT_BENCH_ARGS=--big adds 10 GB).
+if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/bench/make_kineto_trace" ]; then
+  echo "== import_bench.py"
+  # shellcheck disable=SC2086
+  /usr/bin/python3 "$ROOT/bench/import_bench.py" "$BUILD_DIR" ${NPUSCOPE_IMPORT_BENCH_ARGS:-} >"$OUT_DIR/import.json" ||
+    echo "run_bench.sh: warning: bench/import_bench.py failed; its section is left out" >&2
+fi
+
 # The model zoo: ~20 models' forward on cpu and npu against PyTorch's own, exported at bench time.
 if [ -x "$BUILD_DIR/bench/zoo_exec" ]; then
   echo "== model_zoo.py"
