@@ -31,11 +31,14 @@ class GzStream {
   GzStream(const GzStream&) = delete;
   GzStream& operator=(const GzStream&) = delete;
 
-  Ch Peek() const { return pos_ < end_ ? buf_[pos_] : '\0'; }
-  Ch Take() {
-    if (pos_ >= end_) return '\0';
-    const Ch c = buf_[pos_++];
-    if (pos_ == end_) fill();
+  // RapidJSON calls these for every byte: inlined, the refill out of line.
+  [[gnu::always_inline]] Ch Peek() const { return pos_ < end_ ? data_[pos_] : '\0'; }
+  [[gnu::always_inline]] Ch Take() {
+    if (pos_ >= end_) [[unlikely]]
+      return '\0';
+    const Ch c = data_[pos_++];
+    if (pos_ == end_) [[unlikely]]
+      fill();
     return c;
   }
   std::size_t Tell() const { return static_cast<std::size_t>(consumed_ + static_cast<std::int64_t>(pos_)); }
@@ -49,7 +52,7 @@ class GzStream {
   std::int64_t bytes() const { return consumed_ + static_cast<std::int64_t>(pos_); }
 
  private:
-  void fill() {
+  [[gnu::noinline]] void fill() {
     consumed_ += static_cast<std::int64_t>(end_);
     pos_ = end_ = 0;
     if (eof_) return;
@@ -78,6 +81,7 @@ class GzStream {
   std::string path_;
   gzFile file_;
   std::vector<char> buf_ = std::vector<char>(kReadBytes);
+  const char* data_ = buf_.data();
   std::size_t pos_ = 0, end_ = 0;
   std::int64_t consumed_ = 0;
   bool eof_ = false, cut_short_ = false;

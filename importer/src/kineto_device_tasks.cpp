@@ -9,17 +9,13 @@ void DeviceTaskQueue::launch(std::int64_t correlation, const Launch& l) {
   const auto [first, last] = waiting_.equal_range(correlation);
   for (auto w = first; w != last; ++w) slots_[w->second].launch = l;
   waiting_.erase(first, last);
-  if (launches_.insert_or_assign(correlation, l).second) launch_order_.push_back(correlation);
-  while (launch_order_.size() > kLaunches) {
-    launches_.erase(launch_order_.front());
-    launch_order_.pop_front();
-  }
+  launches_[slot_of(correlation)] = {correlation, l};
 }
 
 std::uint32_t DeviceTaskQueue::take(PendingTask&& t) {
   const std::int64_t correlation = t.row.connection_id;
   if (correlation != 0) {
-    if (const auto l = launches_.find(correlation); l != launches_.end()) t.launch = l->second;
+    if (const KeptLaunch& l = launches_[slot_of(correlation)]; l.correlation == correlation) t.launch = l.launch;
   }
   std::uint32_t slot;
   if (!free_.empty()) {

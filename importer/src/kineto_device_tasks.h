@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -38,7 +37,9 @@ class DeviceTaskQueue {
   static constexpr std::size_t kLaunches = 65536;  // runtime calls held for a task to come
 
   // A runtime call with a correlation: given to its waiting tasks and kept for those to come (one
-  // call can have several tasks; the oldest of kLaunches kept are let go).
+  // call can have several tasks). Kept in a table of kLaunches by correlation modulo kLaunches:
+  // Kineto's correlations count up, so a call is let go when one kLaunches later comes (a call
+  // that launched nothing, cudaStreamIsCapturing...), in O(1) and without allocating.
   void launch(std::int64_t correlation, const Launch& l);
   // A task; `emit` is called with each task that leaves the window, in start order.
   template <class Emit>
@@ -67,8 +68,14 @@ class DeviceTaskQueue {
   std::priority_queue<Order, std::vector<Order>, std::greater<>> heap_;
   std::uint64_t seq_ = 0;
   std::unordered_multimap<std::int64_t, std::uint32_t> waiting_;  // correlation -> slots of tasks without their call
-  std::unordered_map<std::int64_t, Launch> launches_;             // correlation -> a call without its task yet
-  std::deque<std::int64_t> launch_order_;
+  struct KeptLaunch {
+    std::int64_t correlation = 0;  // 0: none
+    Launch launch;
+  };
+  static std::size_t slot_of(std::int64_t correlation) {
+    return static_cast<std::size_t>(correlation) & (kLaunches - 1);
+  }
+  std::vector<KeptLaunch> launches_ = std::vector<KeptLaunch>(kLaunches);
 };
 
 }  // namespace npuscope::importer::kineto
