@@ -182,7 +182,10 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
       return true;
     }
     switch (where_) {
-      case Where::kRoot: where_ = open == '[' ? Where::kEvents : Where::kTopObject; return true;
+      case Where::kRoot:
+        top_object_ = open == '{';
+        where_ = top_object_ ? Where::kTopObject : Where::kEvents;
+        return true;
       case Where::kTopObject:
         if (key_ == "traceEvents") {
           where_ = Where::kEvents;
@@ -231,7 +234,6 @@ class Handler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> 
     capture_.assign(1, open);
     capture_depth_ = 1;
     after_open_ = true;
-    if (owner == Where::kTopObject) top_object_ = true;
     return true;
   }
   void finish_capture() {

@@ -250,7 +250,7 @@ TEST_F(KinetoSmallTest, LegacyCategoriesOfPyTorch19) {
     {"ph": "X", "cat": "Kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 13, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": 9, "external id": 5}},
     {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 16, "dur": 1, "args": {
   "device" : 0, "stream" : 7, "correlation" : 10}}
-  ]
+  ], "displayTimeUnit": "ms"
 })J"));
   ASSERT_TRUE(t);
   const auto tasks = t->rows<collector::TaskRow>();
