@@ -7,7 +7,8 @@
    it) imported by `npuscope import` and loaded by /usr/bin/python3's json.load, side by side, each
    RUNS times (median): MB of JSON per CPU second (user + sys of the process, from wait4: per core,
    whatever else the machine runs), and their ratio. Python's time is json.load's alone (measured in
-   its process, without the interpreter's start); npuscope's is the whole process, trace written.
+   its process, without the interpreter's start); npuscope's is the whole process, trace written;
+   bench/read_chrome_events gives the JSON reading's share (chrome_events.h, events read, not mapped).
 2. Memory: synthetic traces of SIZES GB made by repeating that trace's events (bench/make_kineto_trace,
    Note [Repeated Kineto trace]) imported one by one: peak RSS (wait4) and throughput. --big adds a
    10 GB one (it needs ~15 GB of disk for the trace and its import, deleted after).
@@ -77,6 +78,7 @@ def main():
     build = os.path.abspath(args.build)
     npuscope = os.path.join(build, "cli", "npuscope")
     maker = os.path.join(build, "bench", "make_kineto_trace")
+    reader = os.path.join(build, "bench", "read_chrome_events")
     found = biggest_kineto_trace(args.realdata)
     if found is None:
         print(json.dumps({"available": False, "error": "no Kineto trace under %s/kineto" % args.realdata}))
@@ -89,10 +91,11 @@ def main():
         plain = os.path.join(work, "real.pt.trace.json")
         with gzip.open(source, "rb") if source.endswith(".gz") else open(source, "rb") as f, open(plain, "wb") as o:
             shutil.copyfileobj(f, o, 1 << 20)
-        npu, py = [], []
-        for _ in range(args.runs):  # alternated, so that a busy neighbour weighs on both alike
+        npu, py, read = [], [], []
+        for _ in range(args.runs):  # alternated, so that a busy neighbour weighs on all alike
             npu.append(import_trace(npuscope, plain, os.path.join(work, "real.db")))
             py.append(float(run([PYTHON, "-c", JSON_LOAD, plain])[3].strip().splitlines()[-1]))
+            read.append(float(run([reader, plain])[3].split()[2]))
         result["npuscope_cpu_s"] = median(c for _, c, _ in npu)
         result["npuscope_wall_s"] = median(w for w, _, _ in npu)
         result["npuscope_rss_mib"] = max(r for _, _, r in npu)
@@ -100,8 +103,12 @@ def main():
         result["npuscope_mb_s"] = size / 1e6 / result["npuscope_cpu_s"]
         result["python_mb_s"] = size / 1e6 / result["python_s"]
         result["ratio"] = result["npuscope_mb_s"] / result["python_mb_s"]
-        print("real: npuscope %.0f MB/s, python json.load %.0f MB/s (%.1fx)" % (
-            result["npuscope_mb_s"], result["python_mb_s"], result["ratio"]), file=sys.stderr)
+        result["read_s"] = median(read)
+        result["read_mb_s"] = size / 1e6 / result["read_s"]
+        result["read_ratio"] = result["read_mb_s"] / result["python_mb_s"]
+        print("real: npuscope import %.0f MB/s, its JSON reading alone %.0f MB/s, python json.load %.0f MB/s "
+              "(%.1fx, %.1fx)" % (result["npuscope_mb_s"], result["read_mb_s"], result["python_mb_s"],
+                                  result["ratio"], result["read_ratio"]), file=sys.stderr)
 
         sizes = [float(s) for s in args.sizes.split(",") if s] + ([10.0] if args.big else [])
         result["synthetic"] = []

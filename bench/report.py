@@ -435,6 +435,8 @@ def import_section(out_dir):
            "| reader | MB/s per core | |", "|---|---:|---|",
            "| `npuscope import` (parse, map, trace written) | %.0f | %.1fx json.load (target >= %gx: %s) |" % (
                data["npuscope_mb_s"], data["ratio"], IMPORT_TARGET_RATIO, verdict(ok)),
+           "| its JSON reading alone (`bench/read_chrome_events`) | %.0f | %.1fx json.load |" % (
+               data["read_mb_s"], data["read_ratio"]),
            "| Python `json.load` (parse only) | %.0f | |" % data["python_mb_s"]]
     if data.get("synthetic"):
         out += ["", "Synthetic traces made by repeating its events (`bench/make_kineto_trace`), imported one by one: "
