@@ -34,31 +34,56 @@ struct HostOpRef {
   std::int32_t name = 0, shapes = 0, dtypes = 0;
   std::int32_t comm = -1;  // the collective (record_param_comms) it ran in
 };
-static_assert(sizeof(HostOpRef) == 20);
 
-// External id -> HostOpRef in pages of 4096 ids, allocated as ids are seen: dense ids (Kineto's
-// count up) cost 20 bytes each, sparse ones (a sampled trace) a page per id at worst.
+// External id -> HostOpRef, the only state that grows with the trace. Kept in 8 bytes a host op:
+// its row and the index of its (name, shapes, dtypes, collective), which repeat from step to step
+// and are kept once each. In pages of 4096 ids, allocated as ids are seen: dense ids (Kineto's
+// count up) cost 8 bytes each, sparse ones (a sampled trace) a page per id at worst.
 class HostOpIndex {
  public:
-  HostOpRef* find(std::int64_t id) {
-    if (id < 0) return nullptr;
+  std::optional<HostOpRef> find(std::int64_t id) const {
+    if (id < 0) return std::nullopt;
     const auto p = pages_.find(id >> kBits);
-    if (p == pages_.end()) return nullptr;
-    HostOpRef& r = (*p->second)[static_cast<std::size_t>(id & kMask)];
-    return r.row == 0 ? nullptr : &r;
+    if (p == pages_.end()) return std::nullopt;
+    const Entry& e = (*p->second)[static_cast<std::size_t>(id & kMask)];
+    if (e.row == 0) return std::nullopt;
+    const Info& i = infos_[e.info];
+    return HostOpRef{e.row, i.name, i.shapes, i.dtypes, i.comm};
   }
   void insert(std::int64_t id, const HostOpRef& r) {
     if (id < 0) return;
     auto& page = pages_[id >> kBits];
     if (!page) page = std::make_unique<Page>();
-    (*page)[static_cast<std::size_t>(id & kMask)] = r;
+    const Info info{r.name, r.shapes, r.dtypes, r.comm};
+    const auto [it, added] = info_index_.try_emplace(info, static_cast<std::uint32_t>(infos_.size()));
+    if (added) infos_.push_back(info);
+    (*page)[static_cast<std::size_t>(id & kMask)] = {r.row, it->second};
   }
 
  private:
+  struct Entry {
+    std::uint32_t row = 0, info = 0;
+  };
+  static_assert(sizeof(Entry) == 8);
+  struct Info {
+    std::int32_t name, shapes, dtypes, comm;
+    bool operator==(const Info&) const = default;
+  };
+  struct InfoHash {
+    std::size_t operator()(const Info& i) const {
+      std::uint64_t h = static_cast<std::uint32_t>(i.name);
+      h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(i.shapes);
+      h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(i.dtypes);
+      h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(i.comm);
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
   static constexpr int kBits = 12;
   static constexpr std::int64_t kMask = (std::int64_t{1} << kBits) - 1;
-  using Page = std::array<HostOpRef, std::size_t{1} << kBits>;
+  using Page = std::array<Entry, std::size_t{1} << kBits>;
   std::unordered_map<std::int64_t, std::unique_ptr<Page>> pages_;
+  std::vector<Info> infos_;
+  std::unordered_map<Info, std::uint32_t, InfoHash> info_index_;
 };
 
 // Note [Kineto input lists]
@@ -293,8 +318,8 @@ class KinetoImporter {
       r.thread_id = t.launch->thread_id;
       if (ext < 0) ext = t.launch->external_id;
     }
-    const HostOpRef* op = host_ops_.find(ext);
-    if (op != nullptr) {
+    const std::optional<HostOpRef> op = host_ops_.find(ext);
+    if (op) {
       r.pytorch_api_id = op->row;
       r.op_type_id = op->name;
       r.input_shapes_id = op->shapes;
@@ -318,7 +343,7 @@ class KinetoImporter {
                                        .connection_id = r.connection_id});
     }
     if (is(r.task_type, TaskType::kCommunication)) {
-      communication(t, t.comm >= 0 ? t.comm : (op != nullptr ? op->comm : -1));
+      communication(t, t.comm >= 0 ? t.comm : (op ? op->comm : -1));
     }
     sink_.add(std::move(r));
   }
