@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "../collector/src/export_util.h"
+#include "../importer/src/chrome_events.h"
 
 namespace {
 
@@ -50,39 +54,17 @@ std::string read_all(const char* path) {
   return text;
 }
 
-// Microseconds with up to three decimals ("130.001") as ns; the number's length in `used`.
+// A number of microseconds at the start of `t` ("130.001") as ns (chrome_events.h's exact
+// reading); the number's length in `used`.
 bool parse_time(std::string_view t, std::int64_t& ns, std::size_t& used) {
   std::size_t i = 0;
-  const bool negative = i < t.size() && t[i] == '-';
-  if (negative) ++i;
-  std::int64_t whole = 0, frac = 0;
-  const std::size_t digits_at = i;
-  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) whole = whole * 10 + (t[i] - '0');
-  if (i == digits_at) return false;
-  int k = 0;
-  if (i < t.size() && t[i] == '.') {
-    for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++k) {
-      if (k >= 3) return false;  // sub-ns digits: left as they are
-      frac = frac * 10 + (t[i] - '0');
-    }
-  }
-  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) return false;
-  for (; k < 3; ++k) frac *= 10;
-  ns = (whole * 1000 + frac) * (negative ? -1 : 1);
+  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '-' || t[i] == '.')) ++i;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) return false;  // left as written
+  const auto v = npuscope::importer::parse_us_as_ns(t.substr(0, i));
+  if (!v) return false;
+  ns = *v;
   used = i;
   return true;
-}
-
-void format_time(std::string& out, std::int64_t ns) {
-  if (ns < 0) out.push_back('-'), ns = -ns;
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, ns / 1000);
-  out.append(buf, r.ptr);
-  const auto f = static_cast<int>(ns % 1000);
-  out.push_back('.');
-  out.push_back(static_cast<char>('0' + f / 100));
-  out.push_back(static_cast<char>('0' + f / 10 % 10));
-  out.push_back(static_cast<char>('0' + f % 10));
 }
 
 // The [begin, end) of the traceEvents array's contents.
@@ -207,7 +189,7 @@ int main(int argc, char** argv) {
       if (!p.has_number) continue;
       number.clear();
       if (p.shift == Shift::kTime) {
-        format_time(number, p.value + copy * tmpl.time_span);
+        npuscope::collector::export_util::append_us(number, p.value + copy * tmpl.time_span);
       } else {
         char buf[24];
         const auto r = std::to_chars(buf, buf + sizeof buf, p.value + copy * tmpl.id_span);

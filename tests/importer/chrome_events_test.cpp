@@ -9,26 +9,15 @@
 
 #include "../../importer/src/chrome_events.h"
 #include "npuscope/importer/import.h"
+#include "test_files.h"
 
 namespace npuscope::importer {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ChromeEventsTest : public ::testing::Test {
+class ChromeEventsTest : public ::testing::Test, protected test::TestFiles {
  protected:
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  std::string write_gz(const std::string& name, const std::string& text) {
-    const std::string p = (dir_ / name).string();
-    gzFile f = gzopen(p.c_str(), "wb");
-    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
-    gzclose(f);
-    return p;
-  }
   struct Seen {
     std::string ph, name, cat, pid, tid, id;
     std::optional<std::int64_t> ts, dur;
@@ -58,11 +47,6 @@ class ChromeEventsTest : public ::testing::Test {
     if (result) *result = r;
     return out;
   }
-  fs::path dir_ = [] {
-    std::string t = (fs::temp_directory_path() / "npuscope_chrome_XXXXXX").string();
-    return fs::path(mkdtemp(t.data()));
-  }();
-  ~ChromeEventsTest() override { fs::remove_all(dir_); }
 };
 
 TEST_F(ChromeEventsTest, ABareArrayWithStringTimesAndHugeFlowIdsIsReadExactly) {

@@ -11,6 +11,7 @@
 #include "../../importer/src/kineto_import.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/importer/import.h"
+#include "test_files.h"
 
 namespace npuscope::importer {
 namespace {
@@ -59,28 +60,8 @@ constexpr const char* kTrace = R"J({
   "baseTimeNanoseconds": 1000000000000
 })J";
 
-class KinetoSmallTest : public ::testing::Test {
+class KinetoSmallTest : public ::testing::Test, protected test::TestFiles {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kineto_small_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-  std::string write_gz(const std::string& name, const std::string& text) {
-    const std::string p = (dir_ / name).string();
-    gzFile f = gzopen(p.c_str(), "wb");
-    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
-    gzclose(f);
-    return p;
-  }
   std::unique_ptr<TraceReader> import(const std::string& path, ImportReport* report = nullptr) {
     const auto source = detect(path);
     EXPECT_TRUE(source.has_value()) << path;
@@ -91,7 +72,6 @@ class KinetoSmallTest : public ::testing::Test {
     if (report != nullptr) *report = r;
     return TraceReader::open(out);
   }
-  fs::path dir_;
 };
 
 constexpr std::int64_t kBase = 1000000000000;
