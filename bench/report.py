@@ -439,8 +439,10 @@ def import_section(out_dir):
                data["read_mb_s"], data["read_ratio"]),
            "| Python `json.load` (parse only) | %.0f | |" % data["python_mb_s"]]
     if data.get("synthetic"):
-        out += ["", "Synthetic traces made by repeating its events (`bench/make_kineto_trace`), imported one by one: "
-                "peak RSS (`wait4`) stays flat whatever the size.", "",
+        out += ["", "Synthetic traces made by repeating its events, shifted in time and ids (`bench/make_kineto_trace`, "
+                "streamed), imported one by one: peak RSS (`wait4`). All that grows with the trace is the index "
+                "the device tasks join their host op through, 8 bytes a host op (Note [Kineto import]); wall "
+                "times on a machine shared with other jobs.", "",
                 "| trace | wall | MB/s per core | peak RSS | target |", "|---:|---:|---:|---:|---|"]
         for row in data["synthetic"]:
             ok_m = row["rss_mib"] <= IMPORT_TARGET_RSS_MIB
