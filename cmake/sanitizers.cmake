@@ -30,6 +30,11 @@ if(NPUSCOPE_FUZZ)
   endif()
   # fuzzer-no-link: coverage for the libraries; the harness executables link libFuzzer itself.
   list(APPEND npuscope_sanitize_flags -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
+  # C++17's matching of template template arguments (P0522: std::vector for a one-parameter
+  # template, as in TraceRows::Each<std::tuple, std::vector>) is opt-in before clang 19.
+  if(CMAKE_CXX_COMPILER_VERSION VERSION_LESS 19)
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-frelaxed-template-template-args>)
+  endif()
 endif()
 if(npuscope_sanitize_flags)
   list(APPEND npuscope_sanitize_flags -fno-omit-frame-pointer)
