@@ -126,6 +126,11 @@ constexpr Column kDataLossColumns[] = {
     {"value", Unit::kCount, "how many records (or bytes, as the counter says) were lost"},
     {"meaning", Unit::kText, "what is missing from the trace"},
 };
+constexpr Column kUnmappedColumns[] = {
+    {"source", Unit::kText, "the file of the imported profile"},
+    {"what", Unit::kText, "what the import passed over: an event kind, a column, a table"},
+    {"count", Unit::kCount, "how many"},
+};
 constexpr Column kStreamColumns[] = {
     {"device_id", Unit::kId, "the NPU device", "device"},
     {"stream_id", Unit::kId, "the stream", "stream"},
@@ -147,6 +152,13 @@ constexpr TableSpec kDataLossTable{"data_loss",
                                    kDataLossColumns,
                                    Layout::kRows,
                                    Section::kSummary};
+constexpr TableSpec kUnmappedTable{"unmapped",
+                                   "Not mapped",
+                                   "What the import of a real profile found and did not map (UNMAPPED): no "
+                                   "figure of this report counts it.",
+                                   kUnmappedColumns,
+                                   Layout::kRows,
+                                   Section::kSummary};
 constexpr TableSpec kStreamsTable{"streams",      "Streams",     "Per stream: its utilisation of its device's span.",
                                   kStreamColumns, Layout::kRows, Section::kSummary};
 
@@ -162,6 +174,15 @@ void run_summary(RuleContext& c) {
           {lost.name, lost.value,
            lost.doc.empty() ? std::string("a counter this build does not know") : std::string(lost.doc)});
   }
+  std::int64_t unmapped = 0;
+  c.data.reader.for_each([&](const collector::UnmappedRow& u) {
+    c.add(kUnmappedTable, {c.data.str(u.source_id), c.data.str(u.what_id), u.count});
+    unmapped = add_ns(unmapped, u.count);
+  });
+  if (unmapped > 0) {
+    c.note("the import did not map " + std::to_string(unmapped) + " records of " + c.data.source +
+           "'s profile (the unmapped table)");
+  }
   c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, s.dropped_records,
                         s.kernel_findings ? Value(*s.kernel_findings) : Value()});
   for (const DeviceUse& d : s.devices) {
@@ -174,7 +195,8 @@ void run_summary(RuleContext& c) {
   }
 }
 
-constexpr const TableSpec* kSummaryTables[] = {&kSummaryTable, &kDataLossTable, &kDevicesTable, &kStreamsTable};
+constexpr const TableSpec* kSummaryTables[] = {&kSummaryTable, &kDataLossTable, &kUnmappedTable, &kDevicesTable,
+                                               &kStreamsTable};
 
 }  // namespace
 

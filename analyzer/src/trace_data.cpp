@@ -3,7 +3,6 @@
 #include "cancel_check.h"
 #include "launch_times.h"
 #include "npuscope/analyzer/analyze.h"
-#include "npuscope/collector/api_kind_names.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -141,12 +140,6 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
         api_kinds[static_cast<std::size_t>(id)] = enum_from_value<ApiKind>(a.kind).value_or(ApiKind::kOther);
       apis.push_back({a.start_ns, a.end_ns, id, a.thread_id});
     });
-    if (imported()) {  // a call the importer left at kOther: what its name says (api_kind_names.h)
-      for (std::size_t id = 1; id < api_kinds.size(); ++id) {
-        if (api_kinds[id] == ApiKind::kOther)
-          api_kinds[id] = collector::api_kind_of_name(r.string(static_cast<collector::StringId>(id)));
-      }
-    }
     memory = own->rows<collector::MemoryRow>();
     for (const MemoryRow& m : memory) check_times(r, "MEMORY", "seq", m.seq, {{"ts_ns", m.ts_ns}});
     for (const collector::MarkerRow& m : own->rows<collector::MarkerRow>()) {
