@@ -105,7 +105,8 @@ constexpr Column kSummaryColumns[] = {
     {"api_calls", Unit::kCount, "runtime API calls, all host threads", "API calls"},
     {"host_api_ns", Unit::kNs, "host time inside runtime API calls (nested calls once, summed over threads)",
      "host time in API calls"},
-    {"dropped_records", Unit::kCount, "records the profiler lost (META stat.dropped_records): figures undercount"},
+    {"dropped_records", Unit::kCount,
+     "records the profiler lost (META stat.dropped_records): figures undercount; null for an imported profile"},
     {"kernel_findings", Unit::kCount,
      "the opkit sanitizer's findings in custom kernels (KERNEL_FINDING rows; kernel_sanitizer lists them); null "
      "when no custom kernel ran",
@@ -183,7 +184,9 @@ void run_summary(RuleContext& c) {
     c.note("the import did not map " + std::to_string(unmapped) + " records of " + c.data.source +
            "'s profile (the unmapped table)");
   }
-  c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, s.dropped_records,
+  // An imported profile does not say what its profiler lost (Note [Emulated-only rules]).
+  const Value dropped = c.data.imported() ? Value() : Value(s.dropped_records);
+  c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, dropped,
                         s.kernel_findings ? Value(*s.kernel_findings) : Value()});
   for (const DeviceUse& d : s.devices) {
     c.add(kDevicesTable, {std::int64_t{d.device_id}, d.name, d.tasks, d.first_ns, d.last_ns, d.last_ns - d.first_ns,

@@ -246,3 +246,15 @@ TEST_F(RealDataAnalyze, CubeAlignmentReadsTheTasksOwnShapes) {
   EXPECT_EQ(advice_titles(r, "cube_alignment"),
             std::vector<std::string>{"MatMulV2 M=1000 N=64 K=30: not multiples of 16"});
 }
+
+TEST_F(RealDataAnalyze, AiCpuOpsWithoutTheEmulatorsFallbackFlag) {
+  const Report r = analyze_all(true);
+  const Table* f = r.find("fallback_ops");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->rows.size(), 2u);  // NonZero (30 us), Where (10 us)
+  EXPECT_EQ(std::get<std::string>(*f->cell(0, "op_type")), "NonZero");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(*f->cell(0, "fallback")));
+  const Table* s = r.find("summary");
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(*s->cell(0, "dropped_records")));
+}
