@@ -3,13 +3,13 @@
 // and the GPU kernel classes of a diff across hardware (Note [Kernel classes] in
 // analyzer/src/diff_side.cpp).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "../realdata_util.h"
 #include "cli_test_util.h"
+#include "profile_dir_test_util.h"
 
 namespace {
 
@@ -24,24 +24,7 @@ json json_of(const std::string& output) {
   return json::parse(output.substr(at));
 }
 
-class RealProfilesCommandTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("npuscope_real_profiles_cli_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string copy(const std::string& src, const std::string& name) {
-    const fs::path to = dir_ / name;
-    fs::create_directories(to.parent_path());
-    fs::copy_file(src, to, fs::copy_options::overwrite_existing);
-    return to.string();
-  }
-  fs::path dir_;
-};
+class RealProfilesCommandTest : public npuscope::testing::ProfileDirTest {};
 
 // Two of the 128 ranks of an A100 job (Kineto traces with distributedInfo): imported once each,
 // the 126 others reported missing; run again, the cached imports are read and not counted twice.
