@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analyses.h"
+#include "device_cores.h"
 #include "npuscope/analyzer/text_table.h"
 #include "rules.h"
 #include "tensor_shapes.h"
@@ -67,14 +68,20 @@ void advise_block_dim(const TraceData& data, int top, std::vector<Advice>& out) 
   };
   std::map<std::int32_t, Low> by_type;  // op type id
   for (const Task& t : data.kernels) {
-    if (duration(t) < kBigOpNs || is(t.task_type, TaskType::kAiCpu)) continue;
+    const bool cube = is(t.task_type, TaskType::kAiCore) || is(t.task_type, TaskType::kMixAiCore);
+    const bool vector = is(t.task_type, TaskType::kAiVectorCore) || is(t.task_type, TaskType::kMixAiVector);
+    if (duration(t) < kBigOpNs || (!cube && !vector)) continue;
     const DeviceInfoRow* d = data.device(t.device_id);
     if (!d) continue;
-    const std::int32_t cores = is(t.task_type, TaskType::kAiCore) ? d->cube_cores : d->vector_cores;
-    if (t.block_dim <= 0 || t.block_dim >= cores) continue;
+    const CoreCounts counts = core_counts(*d);
+    // As msprof-analyze's block dim check: the vector cores where the device has its own (910B).
+    const std::int32_t cores = cube || counts.vector <= 0 ? counts.cube : counts.vector;
+    if (t.block_dim <= 0 || cores <= 0 || t.block_dim % cores == 0) continue;
     Low& l = by_type[t.op_type_id];
-    // At most duration(t): in 128 bits, as duration x cores may not fit 64.
-    const auto idle = static_cast<std::int64_t>(static_cast<__int128>(duration(t)) * (cores - t.block_dim) / cores);
+    // The last wave's idle cores: ceil(block_dim / cores) waves of `cores` slots, block_dim used. At
+    // most duration(t): in 128 bits, as duration x slots may not fit 64.
+    const std::int64_t slots = (t.block_dim + cores - 1) / cores * cores;
+    const auto idle = static_cast<std::int64_t>(static_cast<__int128>(duration(t)) * (slots - t.block_dim) / slots);
     ++l.count;
     l.ns = add_ns(l.ns, duration(t));
     l.idle_core_ns = add_ns(l.idle_core_ns, idle);
@@ -97,7 +104,9 @@ void advise_block_dim(const TraceData& data, int top, std::vector<Advice>& out) 
     }
     Advice a;
     a.rule = "block_dim";
-    a.title = type + " runs on " + dims + " of " + std::to_string(l.cores) + " cores";
+    a.title = l.idle_by_dim.rbegin()->first < l.cores
+                  ? type + " runs on " + dims + " of " + std::to_string(l.cores) + " cores"
+                  : type + " runs " + dims + " blocks on " + std::to_string(l.cores) + " cores";
     if (l.idle_by_dim.size() > 1) a.title += " (mostly " + std::to_string(worst->first) + ")";
     a.detail = std::to_string(l.count) + " calls of at least " + format_ns(static_cast<double>(kBigOpNs)) + ", " +
                format_ns(static_cast<double>(l.ns)) + " in all, with cores left idle";
@@ -243,7 +252,8 @@ void run_dynamic_shapes(RuleContext& c) {
 
 extern const Rule kCubeAlignmentRule{"cube_alignment", "cube ops with M, N or K not a multiple of 16",
                                      run_cube_alignment, kAdviceTables};
-extern const Rule kBlockDimRule{"block_dim", "long ops on fewer blocks than cores", run_block_dim, kAdviceTables};
+extern const Rule kBlockDimRule{"block_dim", "long ops whose block dim is not a multiple of the core count",
+                                run_block_dim, kAdviceTables};
 extern const Rule kSynchronizationRule{"synchronization", "frequent synchronizations", run_synchronization,
                                        kAdviceTables};
 extern const Rule kSmallMemcpyRule{"small_memcpy", "many copies under 64 KiB", run_small_memcpy, kAdviceTables};

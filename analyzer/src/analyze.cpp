@@ -41,12 +41,23 @@ Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& option
   if (cancelled()) throw AnalyzeCancelled();
   const TraceData data(trace, options.cancel);
   RuleContext context(data, options.top, r.tables, r.notes);
+  std::string skipped;  // Note [Emulated-only rules]
   for (const Rule* rule : registered_rules()) {
     if (!rule->always && std::find(r.rules.begin(), r.rules.end(), rule->name) == r.rules.end()) continue;
+    if (data.imported() && !rule->emulated_only.empty()) {
+      skipped += std::string(skipped.empty() ? "" : "; ") + std::string(rule->name) + " (" +
+                 std::string(rule->emulated_only) + ")";
+      continue;
+    }
     // A rule runs only if the analysis is still wanted: each takes up to a few seconds on 10M tasks.
     if (cancelled()) throw AnalyzeCancelled();
     for (const TableSpec* spec : rule->tables) context.table(*spec);  // reported even when empty
     rule->run(context);
+  }
+  for (const std::string& part : context.left_out()) skipped += (skipped.empty() ? "" : "; ") + part;
+  if (!skipped.empty()) {
+    r.notes.push_back("not run on this trace imported from " + data.source +
+                      ", as they need what only the emulator records: " + skipped);
   }
   for (Table& t : r.tables) sort_by_impact(t);
   return r;

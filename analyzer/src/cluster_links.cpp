@@ -1,8 +1,9 @@
-// The communication matrix (what each rank sent to each peer, per transport) and the slow links: per
+// The communication matrix (what each rank sent to each peer, per communicator and transport) and the slow links: per
 // transport, the spread of the links' bandwidth, (max - min) / mean > 5 % naming the slowest link
 // (msprof-analyze's advisor applies the slow-rank test to bandwidth), small packets left out.
 #include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "cluster_merge.h"
@@ -10,10 +11,13 @@
 namespace npuscope::analyzer::cluster_detail {
 
 void links(const std::vector<RankSummary>& ranks, const ClusterOptions& options, ClusterReport& report) {
-  std::map<std::tuple<int, int, std::int32_t>, MatrixEntry> matrix;
+  std::map<std::tuple<std::string, int, int, std::int32_t>, MatrixEntry> matrix;  // per communicator
   for (const RankSummary& s : ranks) {
     for (const LinkTotal& l : s.links) {
-      MatrixEntry& e = matrix[{s.rank, l.dst, l.transport}];
+      const bool known = l.communicator >= 0 && static_cast<std::size_t>(l.communicator) < s.communicators.size();
+      const std::string communicator = known ? s.communicators[static_cast<std::size_t>(l.communicator)].name : "";
+      MatrixEntry& e = matrix[{communicator, s.rank, l.dst, l.transport}];
+      e.communicator = communicator;
       e.src = s.rank;  // what the rank says it sent: its own rank, whatever the summary's src says
       e.dst = l.dst;
       e.transport = l.transport;

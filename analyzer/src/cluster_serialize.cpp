@@ -9,7 +9,7 @@ namespace npuscope::analyzer {
 namespace {
 
 constexpr std::string_view kMagic = "NPSRANK";
-constexpr std::uint8_t kVersion = 2;
+constexpr std::uint8_t kVersion = 3;  // 3: LinkTotal.communicator
 
 class Writer {
  public:
@@ -95,8 +95,8 @@ void summary_fields(Io& io, Summary& s) {
     for (auto* v : {&c.communicator, &c.sequence, &c.kind, &c.peer}) io.i32(*v);
     for (auto* v : {&c.bytes, &c.arrival_ns, &c.start_ns, &c.end_ns}) io.i64(*v);
   });
-  io.list(s.links, 3 * 4 + 3 * 8, [&](auto& l) {
-    for (auto* v : {&l.src, &l.dst, &l.transport}) io.i32(*v);
+  io.list(s.links, 4 * 4 + 3 * 8, [&](auto& l) {
+    for (auto* v : {&l.communicator, &l.src, &l.dst, &l.transport}) io.i32(*v);
     for (auto* v : {&l.bytes, &l.time_ns, &l.transfers}) io.i64(*v);
   });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "npuscope/analyzer/cluster.h"
@@ -50,12 +51,14 @@ void read_communication(const TraceReader& reader, RankSummary& s) {
     index[c.communicator_id] = static_cast<std::int32_t>(s.communicators.size());
     s.communicators.push_back({reader.string(c.name_id), parse_ranks(reader.string(c.members_id))});
   });
+  std::unordered_map<std::int64_t, std::int32_t> communicator_of;  // a collective's task id -> s.communicators
   reader.for_each([&](const collector::CommunicationRow& c) {
     auto it = index.find(c.communicator_id);
     if (it == index.end()) {  // a row without its communicator: keep it under a name of its own
       it = index.emplace(c.communicator_id, static_cast<std::int32_t>(s.communicators.size())).first;
       s.communicators.push_back({"communicator" + std::to_string(c.communicator_id), {}});
     }
+    communicator_of[c.task_id] = it->second;
     s.collectives.push_back({.communicator = it->second,
                              .sequence = c.sequence,
                              .kind = c.kind,
@@ -65,9 +68,14 @@ void read_communication(const TraceReader& reader, RankSummary& s) {
                              .start_ns = c.start_ns,
                              .end_ns = c.end_ns});
   });
-  std::map<std::pair<std::int32_t, std::int32_t>, LinkTotal> links;  // (dst, transport)
+  // The communication matrix per communicator: a link row's task is its collective's
+  // (COMMUNICATION_LINK.task_id), an importer's link-level tasks (HCCL_TASK) summed under it.
+  std::map<std::tuple<std::int32_t, std::int32_t, std::int32_t>, LinkTotal> links;  // (communicator, dst, transport)
   reader.for_each([&](const collector::CommunicationLinkRow& l) {
-    LinkTotal& t = links[{l.peer_rank, l.transport}];
+    const auto c = communicator_of.find(l.task_id);
+    const std::int32_t communicator = c == communicator_of.end() ? -1 : c->second;
+    LinkTotal& t = links[{communicator, l.peer_rank, l.transport}];
+    t.communicator = communicator;
     t.src = s.rank;
     t.dst = l.peer_rank;
     t.transport = l.transport;

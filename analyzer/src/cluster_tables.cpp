@@ -102,6 +102,7 @@ constexpr TableSpec kSlowTable{
 
 constexpr Column kMatrixColumns[] = {
     {"Src-Dst", Unit::kText, "Sender and receiver world ranks, as msprof-analyze's matrix keys."},
+    {"Communicator", Unit::kText, "The communicator of the collectives (hccl_world_group, a process group)."},
     {"Src Rank", Unit::kId, "The sender.", {}, true},
     {"Dst Rank", Unit::kId, "The receiver.", {}, true},
     {"Transport Type", Unit::kText, "LOCAL, HCCS, PCIE or RDMA."},
@@ -114,7 +115,7 @@ constexpr Column kMatrixColumns[] = {
 };
 constexpr TableSpec kMatrixTable{"cluster_communication_matrix",
                                  "Communication matrix",
-                                 "What each rank sent to each peer, per transport.",
+                                 "What each rank sent to each peer, per communicator and transport.",
                                  kMatrixColumns,
                                  Layout::kRows,
                                  Section::kDetail,
@@ -239,9 +240,9 @@ Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   }
   Table& matrix = table(kMatrixTable);
   for (const MatrixEntry& e : r.matrix) {
-    matrix.add({link(e.src, e.dst), std::int64_t{e.src}, std::int64_t{e.dst}, transport_name(e.transport),
-                static_cast<double>(e.bytes) / (1024.0 * 1024.0), ms(e.time_ns), e.bandwidth_gbps(), e.bytes, e.time_ns,
-                e.transfers});
+    matrix.add({link(e.src, e.dst), e.communicator, std::int64_t{e.src}, std::int64_t{e.dst},
+                transport_name(e.transport), static_cast<double>(e.bytes) / (1024.0 * 1024.0), ms(e.time_ns),
+                e.bandwidth_gbps(), e.bytes, e.time_ns, e.transfers});
   }
   Table& links = table(kLinkTable);
   for (const LinkSpread& l : r.link_spreads) {

@@ -25,8 +25,30 @@ std::vector<Tally> tallies_by_key(const std::vector<Tally>& by_id, SideKeys& key
 
 // Note [Diff memory]: the ops' names, types and shapes become shared keys, BASE's names through
 // the name map (Note [Op pairing]); so do the API names.
-void ids_to_keys(DiffSide& side, SideKeys& key) {
-  for (DiffOp& op : side.ops) op.keys = key.op_keys(op.keys.name, op.keys.type, op.keys.shapes, op.keys.call);
+// Note [Diff across hardware]
+// A GPU's kernels and an NPU's tasks share no name and no op type (sm90_xmma_gemm_* and MatMulV2),
+// so a diff of a GPU profile against an NPU one pairs them as msprof-analyze's compare pairs a GPU
+// and an NPU profile: by the framework op that launched them (aten::addmm) and its input shapes.
+// When one side has GPU kernels and the other NPU tasks, each op launched by a framework op takes
+// that op's name as its type and that op's input shapes as its shapes (type+shape, Note [Op
+// pairing]); the k-th kernel of an aten op call pairs with the k-th on the other side, and an op
+// that launched more kernels on one side leaves the rest added or removed. Two GPU traces (a
+// Kineto import's op type is already the aten op) and two NPU traces pair as any two traces.
+constexpr std::string_view kAcrossHardwareNote =
+    "one run is a GPU's and the other an NPU's: their ops are paired by the framework op that launched them and "
+    "its input shapes (type+shape), as msprof-analyze's compare pairs them";
+
+void ids_to_keys(DiffSide& side, SideKeys& key, bool across_hardware) {
+  const bool framework = across_hardware && side.framework_op_of.size() == side.ops.size();
+  for (std::size_t i = 0; i < side.ops.size(); ++i) {
+    DiffOp& op = side.ops[i];
+    if (framework && side.framework_op_of[i].first != 0) {
+      op.keys.type = side.framework_op_of[i].first;
+      op.keys.shapes = side.framework_op_of[i].second;
+    }
+    op.keys = key.op_keys(op.keys.name, op.keys.type, op.keys.shapes, op.keys.call);
+  }
+  side.framework_op_of = {};
   side.apis = tallies_by_key(side.apis, key);
   side.framework_ops = tallies_by_key(side.framework_ops, key);
 }
@@ -67,11 +89,13 @@ DiffResult diff(const collector::TraceReader& base, const collector::TraceReader
   DiffSide b = loading_base.get();
   KeySpace keys;
   SideKeys base_keys(base, keys, &options.op_name_map), new_keys(next, keys);
-  ids_to_keys(b, base_keys);
-  ids_to_keys(n, new_keys);
+  const bool across_hardware = (b.gpu && !b.npu && n.npu && !n.gpu) || (n.gpu && !n.npu && b.npu && !b.gpu);
+  ids_to_keys(b, base_keys, across_hardware);
+  ids_to_keys(n, new_keys, across_hardware);
   const OpPairing pairing = pair_ops(b.ops, n.ops, kDiffStages);
   DiffResult result;
   result.report = diff_report({b, n, pairing, keys, base_keys.renamed_from()});
+  if (across_hardware) result.report.notes.emplace_back(kAcrossHardwareNote);
   if (options.top > 0) keep_top_rows(result.report, static_cast<std::size_t>(options.top));
   if (options.keep_pairs) {
     result.pairs.reserve(pairing.pairs.size());

@@ -43,6 +43,9 @@ Table overall_table(const TimeSplit& b, const TimeSplit& n) {
   add("  Vector (AI Vector)", &TimeSplit::vector_ns, &TimeSplit::vector_count, false);
   add("  AI CPU (fallback)", &TimeSplit::ai_cpu_ns, &TimeSplit::ai_cpu_count, false);
   add("  Host CPU (golden)", &TimeSplit::host_cpu_ns, &TimeSplit::host_cpu_count, false);
+  add("  GEMM (GPU)", &TimeSplit::gemm_ns, &TimeSplit::gemm_count, false);
+  add("  Elementwise (GPU)", &TimeSplit::elementwise_ns, &TimeSplit::elementwise_count, false);
+  add("  Other kernels (GPU)", &TimeSplit::other_kernel_ns, &TimeSplit::other_kernel_count, false);
   add("  Copies (SDMA)", &TimeSplit::copy_ns, &TimeSplit::copy_count, false);
   add("Communication (not overlapped)", &TimeSplit::uncovered_communication_ns, nullptr, false);
   add("  Communication (all)", &TimeSplit::communication_ns, &TimeSplit::communication_count, false);

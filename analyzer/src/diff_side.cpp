@@ -2,8 +2,11 @@
 #include "diff_side.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "cancel_check.h"
 #include "npuscope/analyzer/diff.h"
@@ -67,25 +70,56 @@ StepRange step_range(const collector::TraceReader& trace, std::optional<std::int
 // an API call per task).
 const collector::ReaderOptions kDiffReading{
     .verify = false,
-    .skip_columns = {"TASK.connection_id", "TASK.emulation_ns", "TASK.thread_id", "TASK.pytorch_api_id",
-                     "TASK.underflow", "TASK.subnormal", "TASK.overflow", "TASK.stream_id", "API.connection_id",
-                     "API.thread_id", "API.kind", "PYTORCH_API.thread_id", "PYTORCH_API.module_id",
-                     "PYTORCH_API.sequence_number", "PYTORCH_API.fwd_thread_id", "PYTORCH_API.input_shapes_id",
-                     "PYTORCH_API.input_dtypes_id", "PYTORCH_API.parent_id"}};
+    .skip_columns = {"TASK.connection_id", "TASK.emulation_ns", "TASK.thread_id", "TASK.underflow", "TASK.subnormal",
+                     "TASK.overflow", "TASK.stream_id", "API.connection_id", "API.thread_id", "API.kind",
+                     "PYTORCH_API.thread_id", "PYTORCH_API.module_id", "PYTORCH_API.sequence_number",
+                     "PYTORCH_API.fwd_thread_id", "PYTORCH_API.input_dtypes_id", "PYTORCH_API.parent_id"}};
 
-void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
+// Note [Kernel classes]
+// msprof-analyze's compare splits a GPU profile's compute by its kernels: GEMMs (a name with
+// "gemm": cuBLAS' and CUTLASS' sm90_xmma_gemm_*, Kernel2<cutlass_*gemm*>, and rocBLAS/Tensile's
+// Cijk_* on ROCm), then the rest as vector work; npuscope splits the rest into elementwise kernels
+// (PyTorch's elementwise_kernel, vectorized_elementwise_kernel, unrolled_elementwise_kernel) and
+// the others (reductions, normalisations, attention, copies' kernels).
+enum KernelClass : std::int8_t { kNotAKernel = 0, kGemm = 1, kElementwise = 2, kOtherKernel = 3 };
+
+KernelClass kernel_class(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.find("gemm") != std::string::npos || lower.starts_with("cijk_")) return kGemm;
+  if (lower.find("elementwise") != std::string::npos) return kElementwise;
+  return kOtherKernel;
+}
+
+void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check,
+              std::vector<std::int64_t>& framework_op_ids) {
   side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own.count("TASK"))));
-  // A task belongs to the step its launch falls in; it starts at or after its launch.
+  std::vector<std::int8_t> class_of_name;               // by name id; -1 not seen yet
+  const bool framework = own.count("PYTORCH_API") > 0;  // else no framework op launched any
+  // A task belongs to the step its launch falls in; it starts at or after its launch. An imported
+  // task's launch is unknown (queued_ns 0): its start stands in.
   own.for_each(
       [&](const collector::TaskRow& t) {
         check.row();
         check_times(own, "TASK", "task_id", t.task_id,
                     {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
-        if (!is_kernel_or_collective_op(t.task_type) || !range.contains(t.queued_ns)) return;
+        if (!is_kernel_or_collective_op(t.task_type) || !range.contains(t.queued_ns > 0 ? t.queued_ns : t.start_ns))
+          return;
         const PairingKeys ids{collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
                               collector::compact_string_id(t.input_shapes_id), t.call_index};
+        std::int8_t kind = kNotAKernel;
+        if (is(t.task_type, TaskType::kKernel)) {
+          side.gpu = true;
+          const auto id = static_cast<std::size_t>(ids.name);
+          if (id >= class_of_name.size()) class_of_name.resize(id + 1, -1);
+          if (class_of_name[id] < 0) class_of_name[id] = kernel_class(own.string(ids.name));
+          kind = class_of_name[id];
+        } else if (!is(t.task_type, TaskType::kCommunication) && !is(t.task_type, TaskType::kHostCpu)) {
+          side.npu = true;
+        }
         side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns), ids,
-                            static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
+                            static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0), kind});
+        if (framework) framework_op_ids.push_back(t.pytorch_api_id);
       },
       {.starting = {{range.start_ns, kNoEnd}}});
   // A step keeps a part of the trace's tasks: give the rest back (the whole trace keeps ~all, no copy).
@@ -100,7 +134,13 @@ void tally(std::vector<Tally>& by_id, std::int32_t id, std::int64_t v) {
   by_id[i].add(v);
 }
 
-void read_host(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
+void read_host(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check,
+               const std::vector<std::int64_t>& framework_op_ids) {
+  // The framework ops that launched the side's ops: their name and input shapes.
+  std::unordered_map<std::int64_t, std::pair<std::int32_t, std::int32_t>> launched;
+  for (const std::int64_t id : framework_op_ids) {
+    if (id != 0) launched.try_emplace(id);
+  }
   own.for_each([&](const collector::ApiRow& a) {
     check.row();
     check_times(own, "API", nullptr, 0, {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
@@ -113,7 +153,17 @@ void read_host(const collector::TraceReader& own, const StepRange& range, DiffSi
     if (range.contains(h.start_ns))
       tally(side.framework_ops, collector::compact_string_id(h.name_id),
             std::max<std::int64_t>(0, h.end_ns - h.start_ns));
+    if (const auto it = launched.find(h.id); it != launched.end()) {
+      it->second = {collector::compact_string_id(h.name_id), collector::compact_string_id(h.input_shapes_id)};
+    }
   });
+  if (!launched.empty()) {
+    side.framework_op_of.reserve(framework_op_ids.size());
+    for (const std::int64_t id : framework_op_ids) {
+      const auto it = id != 0 ? launched.find(id) : launched.end();
+      side.framework_op_of.push_back(it != launched.end() ? it->second : std::pair<std::int32_t, std::int32_t>{});
+    }
+  }
   MemoryTotals& m = side.memory;
   own.for_each([&](const collector::MemoryRow& r) {
     check.row();
@@ -129,7 +179,7 @@ void read_host(const collector::TraceReader& own, const StepRange& range, DiffSi
 // The unions of Note [Diff memory]'s TimeSplit, from the ops and the copies, both in start order.
 void split_time(const std::vector<DiffOp>& ops, const std::vector<std::pair<std::int64_t, std::int64_t>>& copies,
                 std::optional<StepRange> step, TimeSplit& t) {
-  Union computing, busy, communication, cube, vector, ai_cpu, host_cpu, copy;
+  Union computing, busy, communication, cube, vector, ai_cpu, host_cpu, copy, gemm, elementwise, other_kernel;
   std::int64_t first = kNoEnd, last = std::numeric_limits<std::int64_t>::min();
   std::size_t c = 0;
   const auto add_copy = [&](std::int64_t s, std::int64_t e) {
@@ -156,6 +206,9 @@ void split_time(const std::vector<DiffOp>& ops, const std::vector<std::pair<std:
     if (is(op.task_type, TaskType::kAiVectorCore)) vector.add(s, e), ++t.vector_count;
     if (is(op.task_type, TaskType::kAiCpu)) ai_cpu.add(s, e), ++t.ai_cpu_count, t.fallback_count += op.fallback;
     if (is(op.task_type, TaskType::kHostCpu)) host_cpu.add(s, e), ++t.host_cpu_count;
+    if (op.kernel_class == kGemm) gemm.add(s, e), ++t.gemm_count;
+    if (op.kernel_class == kElementwise) elementwise.add(s, e), ++t.elementwise_count;
+    if (op.kernel_class == kOtherKernel) other_kernel.add(s, e), ++t.other_kernel_count;
   }
   for (; c < copies.size(); ++c) add_copy(copies[c].first, copies[c].second);
   if (step) {  // the step's span, and the device work it launched that ran past it
@@ -169,6 +222,9 @@ void split_time(const std::vector<DiffOp>& ops, const std::vector<std::pair<std:
   t.ai_cpu_ns = ai_cpu.total();
   t.host_cpu_ns = host_cpu.total();
   t.copy_ns = copy.total();
+  t.gemm_ns = gemm.total();
+  t.elementwise_ns = elementwise.total();
+  t.other_kernel_ns = other_kernel.total();
   t.communication_ns = communication.total();
   t.uncovered_communication_ns = busy.total() - t.computing_ns;
   t.free_ns = std::max<std::int64_t>(0, t.e2e_ns - busy.total());
@@ -195,7 +251,8 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
   const StepRange range = step_range(trace, step, side.steps);
   CancelCheck check(cancel);
   const auto own = collector::TraceReader::open(trace.path(), kDiffReading);
-  read_ops(*own, range, side, check);
+  std::vector<std::int64_t> framework_op_ids;  // parallel to side.ops
+  read_ops(*own, range, side, check, framework_op_ids);
   std::vector<std::pair<std::int64_t, std::int64_t>> copies;
   trace.for_each([&](const collector::MemcpyRow& m) {
     check_times(trace, "MEMCPY", "task_id", m.task_id,
@@ -203,7 +260,7 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
     if (range.contains(m.queued_ns)) copies.emplace_back(m.start_ns, std::max(m.start_ns, m.end_ns));
   });
   split_time(side.ops, copies, step ? std::optional(range) : std::nullopt, side.time);
-  read_host(*own, range, side, check);
+  read_host(*own, range, side, check, framework_op_ids);
   const auto devices = trace.rows<collector::DeviceInfoRow>();
   side.command = trace.meta("command").value_or("");
   side.device = device_values(devices, &collector::DeviceInfoRow::name);

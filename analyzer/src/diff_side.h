@@ -25,6 +25,7 @@ struct DiffOp {
   // the call index counted from the range's first call of the name.
   PairingKeys keys;
   std::int8_t task_type = 0, fallback = 0;
+  std::int8_t kernel_class = 0;  // a GPU kernel's KernelClass (TaskType KERNEL); 0 otherwise
 };
 static_assert(sizeof(DiffOp) == 48, "Note [Diff memory]: 48 bytes an op");
 
@@ -53,6 +54,10 @@ struct TimeSplit {
   std::int64_t cube_ns = 0, vector_ns = 0, ai_cpu_ns = 0, host_cpu_ns = 0, copy_ns = 0;
   std::int64_t cube_count = 0, vector_count = 0, ai_cpu_count = 0, fallback_count = 0, host_cpu_count = 0,
                copy_count = 0, communication_count = 0;
+  // A GPU's kernels (TaskType KERNEL) by what their name says, as msprof-analyze's compare splits a
+  // GPU profile: GEMM, elementwise, the others (Note [Kernel classes] in diff_side.cpp).
+  std::int64_t gemm_ns = 0, elementwise_ns = 0, other_kernel_ns = 0;
+  std::int64_t gemm_count = 0, elementwise_count = 0, other_kernel_count = 0;
   std::int64_t communication_ns = 0;            // every collective's time
   std::int64_t uncovered_communication_ns = 0;  // |computing U communication| - |computing|
   std::int64_t free_ns = 0;                     // e2e - |computing U communication|
@@ -63,6 +68,11 @@ struct DiffSide {
   std::optional<std::int64_t> step;  // the step compared; none: the whole trace
   std::int64_t steps = 0;            // step markers in the trace
   std::vector<DiffOp> ops;           // in start order
+  // The framework op (PYTORCH_API) that launched each op, parallel to ops, as that op's name and
+  // input shapes string ids; {0, 0}: none. Empty for a trace without framework ops. Read for a diff
+  // across hardware (Note [Diff across hardware] in diff.cpp), then released.
+  std::vector<std::pair<std::int32_t, std::int32_t>> framework_op_of;
+  bool gpu = false, npu = false;  // it has GPU kernels (KERNEL); NPU tasks (AI_CORE, AI_VECTOR_CORE, MIX_*, AI_CPU)
   TimeSplit time;
   MemoryTotals memory;
   std::vector<Tally> apis;           // host API calls' durations, by name id

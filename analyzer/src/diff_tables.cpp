@@ -23,8 +23,8 @@ constexpr Column kRunsColumns[] = {
 
 constexpr Column kOverallColumns[] = {
     {"metric", Unit::kText,
-     "msprof-analyze's OverallMetrics rows: Computing (kernels and copies) split by unit, Communication not "
-     "overlapped by computing, Free, E2E"},
+     "msprof-analyze's OverallMetrics rows: Computing (kernels and copies) split by unit (an NPU's Cube, Vector, "
+     "AI CPU; a GPU's GEMM, elementwise and other kernels), Communication not overlapped by computing, Free, E2E"},
     {"base_ns", Unit::kNs, "BASE's time (a union of intervals: overlapping streams count once)", "base"},
     {"base_share_pct", Unit::kPercent, "of BASE's E2E", "base %"},
     {"base_count", Unit::kCount, "BASE's tasks", "base n"},

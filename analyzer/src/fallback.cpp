@@ -35,7 +35,9 @@ namespace {
 
 constexpr Column kFallbackColumns[] = {
     {"op_type", Unit::kText, "the op type"},
-    {"fallback", Unit::kFlag, "true: no NPU kernel for its dtypes, its CPU kernel ran; false: an AI CPU op by design"},
+    {"fallback", Unit::kFlag,
+     "true: no NPU kernel for its dtypes, its CPU kernel ran; false: an AI CPU op by design; null for an imported "
+     "profile, which does not say"},
     {"count", Unit::kCount, "its AI CPU tasks"},
     {"total_ns", Unit::kNs, "their time"},
     {"avg_ns", Unit::kNs, "total / count"},
@@ -59,7 +61,8 @@ namespace {
 
 void run_fallback(RuleContext& c) {
   for (const FallbackOp& f : fallback_ops(c.data)) {
-    c.add(kFallbackTable, {f.op_type, f.fallback, f.count, f.total_ns,
+    // Whether an op fell back is the emulator's knowledge (Note [Emulated-only rules]).
+    c.add(kFallbackTable, {f.op_type, c.data.imported() ? Value() : Value(f.fallback), f.count, f.total_ns,
                            static_cast<std::int64_t>(std::llround(f.avg_ns)), f.max_ns, f.example_op_name});
   }
 }

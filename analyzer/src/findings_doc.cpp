@@ -50,7 +50,12 @@ std::string findings_markdown() {
        "numbers for %, x, number, ratio (a share from 0 to 1), FLOP/s and B/s; strings for text and op name; "
        "booleans for flag; lists of strings for list; null when there is no value.\n\n"
     << "| rule | what it finds |\n|---|---|\n";
-  for (const Rule* r : registered_rules()) o << "| `" << r->name << "` | " << r->doc << " |\n";
+  for (const Rule* r : registered_rules()) {
+    o << "| `" << r->name << "` | " << r->doc;
+    // Note [Emulated-only rules]
+    if (!r->emulated_only.empty()) o << "; not run on an imported profile (it needs " << r->emulated_only << ")";
+    o << " |\n";
+  }
   for (const TableSpec* t : all_table_specs()) o << table_markdown(*t, ". Written by " + rules_writing(t));
   return o.str();
 }

@@ -1,8 +1,10 @@
 // Device idle time split as Holistic Trace Analysis does it, over each device's span.
 //
 // Note [Idle gaps]
-// The gaps are the holes in the union of a device's kernel intervals (nsys' "GPU gaps": the k-th
-// end to the (k+1)-th start in time order). Each gap is charged by the task that ends it:
+// The gaps are the holes in the union of a device's kernel and communication-op intervals (nsys'
+// "GPU gaps": the k-th end to the (k+1)-th start in time order; a device inside a collective is not
+// idle: its wait is the collective's, step_time's Communication). Each gap is charged by the task
+// that ends it (its launch: Note [Launch time] in launch_times.h):
 //   host_wait  it was launched (TASK.queued_ns) after the gap began: the device had nothing queued
 //              and waited for the host to launch;
 //   sync_wait  the same, but the launching thread spent the gap's start blocked in a synchronizing
@@ -111,7 +113,16 @@ IdleReport idle_time(const TraceData& data, int top) {
   std::vector<Gap> gaps;
   const auto keep = static_cast<std::size_t>(std::max(top, 0));
   Device* d = nullptr;
-  for (const Task& t : data.kernels) {  // in start order
+  // The kernels and the collectives, both in start order, merged.
+  std::size_t k = 0, c = 0;
+  const auto next = [&]() -> const Task* {
+    const bool kernel = k < data.kernels.size() &&
+                        (c >= data.collectives.size() || data.kernels[k].start_ns <= data.collectives[c].start_ns);
+    if (kernel) return &data.kernels[k++];
+    return c < data.collectives.size() ? &data.collectives[c++] : nullptr;
+  };
+  for (const Task* task = next(); task != nullptr; task = next()) {
+    const Task& t = *task;
     if (!d || d->idle.device_id != t.device_id) {
       const auto [it, added] = devices.try_emplace(t.device_id);
       d = &it->second;
@@ -158,8 +169,8 @@ namespace {
 
 constexpr Column kIdleColumns[] = {
     {"device_id", Unit::kId, "the NPU device", "device"},
-    {"span_ns", Unit::kNs, "its first kernel's start to its last kernel's end"},
-    {"idle_ns", Unit::kNs, "the span less the union of its kernels' intervals"},
+    {"span_ns", Unit::kNs, "its first task's start to its last task's end (kernels and communication ops)"},
+    {"idle_ns", Unit::kNs, "the span less the union of its kernels' and communication ops' intervals"},
     {"idle_pct", Unit::kPercent, "idle / span", "%"},
     {"host_wait_ns", Unit::kNs, "gaps ended by a task launched after the device went idle"},
     {"host_wait_pct", Unit::kPercent, "host wait / span", "%"},

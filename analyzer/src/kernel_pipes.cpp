@@ -439,8 +439,12 @@ constexpr const TableSpec* kKernelPipesTables[] = {&kKernelPipesTable, &kAdviceT
 
 }  // namespace
 
-extern const Rule kKernelPipesRule{"kernel_pipes",
-                                   "custom kernels' pipe utilisation (vec_ratio, mte2_ratio, ...) and what to change",
-                                   run_kernel_pipes, kKernelPipesTables};
+extern const Rule kKernelPipesRule{
+    "kernel_pipes",
+    "custom kernels' pipe utilisation (vec_ratio, mte2_ratio, ...) and what to change",
+    run_kernel_pipes,
+    kKernelPipesTables,
+    false,
+    "its kernel model's pipe cycles (KERNEL_BLOCK); operator_bound reads the real PMU ratios"};
 
 }  // namespace npuscope::analyzer

@@ -140,6 +140,9 @@ constexpr const TableSpec* kKernelSanitizerTables[] = {&kKernelFindingCountsTabl
 
 extern const Rule kKernelSanitizerRule{"kernel_sanitizer",
                                        "the opkit sanitizer's errors in custom kernels, and their counts",
-                                       run_kernel_sanitizer, kKernelSanitizerTables};
+                                       run_kernel_sanitizer,
+                                       kKernelSanitizerTables,
+                                       false,
+                                       "its kernel sanitizer"};
 
 }  // namespace npuscope::analyzer

@@ -96,12 +96,21 @@ namespace {
 void run_memory(RuleContext& c) {
   const MemoryReport m = memory_usage(c.data, c.top);
   if (m.devices.empty()) return;  // no memory records: nothing to say
-  c.add(kMemoryTable, {m.peak_allocated_bytes, m.peak_reserved_bytes, m.leaked_bytes});
+  // A real profile records a window of the run: a block freed after it ends is no leak (Note
+  // [Emulated-only rules]); the leak cells are null there.
+  const bool leaks = !c.data.imported();
+  const auto leak = [&](std::int64_t v) { return leaks ? Value(v) : Value(); };
+  c.add(kMemoryTable, {m.peak_allocated_bytes, m.peak_reserved_bytes, leak(m.leaked_bytes)});
   for (const DeviceMemory& d : m.devices) {
-    c.add(kMemoryDevicesTable,
-          {std::int64_t{d.device_id}, d.peak_allocated_bytes, d.peak_allocated_ns, d.peak_reserved_bytes,
-           d.peak_reserved_ns, 100 * d.fragmentation_at_peak, d.allocations, d.leaked_count, d.leaked_bytes});
+    c.add(kMemoryDevicesTable, {std::int64_t{d.device_id}, d.peak_allocated_bytes, d.peak_allocated_ns,
+                                d.peak_reserved_bytes, d.peak_reserved_ns, 100 * d.fragmentation_at_peak, d.allocations,
+                                leak(d.leaked_count), leak(d.leaked_bytes)});
+    if (!leaks) continue;
     for (const Leak& l : d.largest_leaks) c.add(kLeaksTable, {std::int64_t{d.device_id}, l.address, l.bytes, l.ts_ns});
+  }
+  if (!leaks) {
+    c.leave_out("memory's leaks (a profile records a window of the run: a block freed after it is no leak)",
+                &kLeaksTable);
   }
 }
 

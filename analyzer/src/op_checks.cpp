@@ -165,7 +165,8 @@ constexpr const TableSpec* kOpCheckTables[] = {&kOpCheckSummaryTable, &kFailingO
 
 }  // namespace
 
-extern const Rule kOpChecksRule{"op_checks", "the online op check's failing ops (--check-ops)", run_op_checks,
-                                kOpCheckTables};
+extern const Rule kOpChecksRule{"op_checks",   "the online op check's failing ops (--check-ops)",
+                                run_op_checks, kOpCheckTables,
+                                false,         "the online op check of `npuscope run --check-ops`"};
 
 }  // namespace npuscope::analyzer

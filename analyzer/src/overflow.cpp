@@ -144,7 +144,8 @@ constexpr const TableSpec* kOverflowTables[] = {&kOverflowSummaryTable, &kOverfl
 
 }  // namespace
 
-extern const Rule kOverflowsRule{"overflows", "overflowing tasks, the first one and the NaN/Inf origin", run_overflows,
-                                 kOverflowTables};
+extern const Rule kOverflowsRule{"overflows",   "overflowing tasks, the first one and the NaN/Inf origin",
+                                 run_overflows, kOverflowTables,
+                                 false,         "the overflow flags and tensor statistics of its dumps"};
 
 }  // namespace npuscope::analyzer

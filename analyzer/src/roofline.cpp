@@ -171,11 +171,30 @@ constexpr TableSpec kTimeByBoundTable{
 namespace {
 
 void run_top_ops(RuleContext& c) {
+  // An imported trace has no cost-model FLOPs or bytes: its roofline cells are null (Note
+  // [Emulated-only rules]).
+  const bool roofline = !c.data.imported();
   for (const TaskPerf& p : top_ops(c.data, c.top)) {
-    c.add(kTopOpsTable,
-          {p.task_id, p.op_name, p.op_type, p.task_type, std::int64_t{p.device_id}, std::int64_t{p.stream_id},
-           p.start_ns, p.duration_ns, std::int64_t{p.block_dim}, p.flops, p.bytes, std::string(bound_name(p.bound)),
-           p.flops_per_s, p.compute_pct, p.compute_peak_pct, p.bytes_per_s, p.memory_pct, p.memory_peak_pct});
+    Row row{p.task_id,
+            p.op_name,
+            p.op_type,
+            p.task_type,
+            std::int64_t{p.device_id},
+            std::int64_t{p.stream_id},
+            p.start_ns,
+            p.duration_ns,
+            std::int64_t{p.block_dim}};
+    if (roofline) {
+      row.insert(row.end(), {p.flops, p.bytes, std::string(bound_name(p.bound)), p.flops_per_s, p.compute_pct,
+                             p.compute_peak_pct, p.bytes_per_s, p.memory_pct, p.memory_peak_pct});
+    } else {
+      row.resize(std::size(kTopOpsColumns));
+    }
+    c.add(kTopOpsTable, std::move(row));
+  }
+  if (!roofline) {
+    c.leave_out("top_ops' roofline bound and time_by_bound (the cost model's FLOPs and bytes)", &kTimeByBoundTable);
+    return;
   }
   for (const BoundShare& b : bound_shares(c.data)) {
     c.add(kTimeByBoundTable, {std::string(bound_name(b.bound)), b.tasks, b.total_ns});

@@ -9,29 +9,33 @@
 
 namespace npuscope::analyzer {
 
-#define NPUSCOPE_RULES(X) \
-  X(kSummaryRule)         \
-  X(kStepTimeRule)        \
-  X(kTopOpsRule)          \
-  X(kStepsRule)           \
-  X(kModelRule)           \
-  X(kIdleRule)            \
-  X(kFallbackRule)        \
-  X(kOverflowsRule)       \
-  X(kUnderflowRule)       \
-  X(kLossScaleRule)       \
-  X(kGradientsRule)       \
-  X(kOpChecksRule)        \
-  X(kKernelSanitizerRule) \
-  X(kMemoryRule)          \
-  X(kOpStatisticsRule)    \
-  X(kFusionRule)          \
-  X(kCubeAlignmentRule)   \
-  X(kBlockDimRule)        \
-  X(kSynchronizationRule) \
-  X(kSmallMemcpyRule)     \
-  X(kDynamicShapesRule)   \
-  X(kLongTailOpsRule)     \
+#define NPUSCOPE_RULES(X)  \
+  X(kSummaryRule)          \
+  X(kStepTimeRule)         \
+  X(kTopOpsRule)           \
+  X(kStepsRule)            \
+  X(kModelRule)            \
+  X(kIdleRule)             \
+  X(kFallbackRule)         \
+  X(kOverflowsRule)        \
+  X(kUnderflowRule)        \
+  X(kLossScaleRule)        \
+  X(kGradientsRule)        \
+  X(kOpChecksRule)         \
+  X(kKernelSanitizerRule)  \
+  X(kMemoryRule)           \
+  X(kCommunicationRule)    \
+  X(kOpStatisticsRule)     \
+  X(kFusionRule)           \
+  X(kCubeAlignmentRule)    \
+  X(kBlockDimRule)         \
+  X(kOperatorBoundRule)    \
+  X(kAiCpuRule)            \
+  X(kFormatConversionRule) \
+  X(kSynchronizationRule)  \
+  X(kSmallMemcpyRule)      \
+  X(kDynamicShapesRule)    \
+  X(kLongTailOpsRule)      \
   X(kKernelPipesRule)
 
 #define NPUSCOPE_DECLARE_RULE(r) extern const Rule r;
@@ -74,10 +78,19 @@ Table& RuleContext::table(const TableSpec& spec) {
 
 void RuleContext::note(std::string_view text) { notes_.emplace_back(text); }
 
+void RuleContext::leave_out(std::string_view what, const TableSpec* dropped) {
+  left_out_.emplace_back(what);
+  std::erase_if(tables_, [&](const Table& t) { return t.spec == dropped; });
+}
+
 const TensorShapes& RuleContext::shapes() {
   if (!shapes_) {
     shapes_ = std::make_unique<TensorShapes>(data);
-    if (!shapes_->any()) {
+    if (!shapes_->any() && data.imported()) {
+      note(
+          "cube_alignment and dynamic_shapes need tensor shapes: this profile has none (profile with "
+          "record_shapes=True)");
+    } else if (!shapes_->any()) {
       note("cube_alignment and dynamic_shapes need tensor shapes: record with `npuscope run --dump stats`");
     }
   }

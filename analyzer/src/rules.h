@@ -30,6 +30,11 @@ class RuleContext {
   // Out of line and by view: a literal built into a std::string at every call site tripped g++ 12's
   // -Warray-bounds false positive on the inlined copy.
   void note(std::string_view text);
+  // Part of a rule left out on an imported trace (Note [Emulated-only rules]): analyze() names it in
+  // its one note about what an imported trace cannot show.
+  // `dropped`: a table of the rule not reported at all.
+  void leave_out(std::string_view what, const TableSpec* dropped = nullptr);
+  const std::vector<std::string>& left_out() const { return left_out_; }
   // The tensor shapes of the trace, read once for the rules that need them; the first call notes
   // when the trace has none.
   const TensorShapes& shapes();
@@ -38,6 +43,7 @@ class RuleContext {
   std::vector<Table>& tables_;
   std::vector<std::string>& notes_;
   std::unique_ptr<TensorShapes> shapes_;
+  std::vector<std::string> left_out_;
 };
 
 struct Rule {
@@ -46,7 +52,19 @@ struct Rule {
   void (*run)(RuleContext& context);
   std::span<const TableSpec* const> tables;  // the tables it writes (several rules may share one)
   bool always = false;                       // runs whatever --rules says (the summary)
+  // What it reads that only a trace the emulator recorded has (Note [Emulated-only rules]); empty:
+  // it holds on an imported real profile too.
+  std::string_view emulated_only;
 };
+
+// Note [Emulated-only rules]
+// Some findings rest on what only the emulator records: overflow and underflow flags from its
+// dumps, its kernel model's pipe cycles, the sanitizer's findings, the loss scaler's and grad
+// probe's records, the online op check. A real profile (META source set) has none of it, and an
+// empty table would read as "no overflows". analyze() does not run such a rule on an imported
+// trace and says so in one note naming them, whatever --rules asked for. A rule that holds on real
+// data only in part (top_ops' roofline columns, from the cost model's FLOPs and bytes) leaves those
+// cells null there and says so in the same note.
 
 // In report order.
 std::span<const Rule* const> registered_rules();

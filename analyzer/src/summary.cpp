@@ -105,7 +105,8 @@ constexpr Column kSummaryColumns[] = {
     {"api_calls", Unit::kCount, "runtime API calls, all host threads", "API calls"},
     {"host_api_ns", Unit::kNs, "host time inside runtime API calls (nested calls once, summed over threads)",
      "host time in API calls"},
-    {"dropped_records", Unit::kCount, "records the profiler lost (META stat.dropped_records): figures undercount"},
+    {"dropped_records", Unit::kCount,
+     "records the profiler lost (META stat.dropped_records): figures undercount; null for an imported profile"},
     {"kernel_findings", Unit::kCount,
      "the opkit sanitizer's findings in custom kernels (KERNEL_FINDING rows; kernel_sanitizer lists them); null "
      "when no custom kernel ran",
@@ -125,6 +126,11 @@ constexpr Column kDataLossColumns[] = {
     {"counter", Unit::kText, "the META stat.<name> counter (docs/schema.md lists them all)"},
     {"value", Unit::kCount, "how many records (or bytes, as the counter says) were lost"},
     {"meaning", Unit::kText, "what is missing from the trace"},
+};
+constexpr Column kUnmappedColumns[] = {
+    {"source", Unit::kText, "the file of the imported profile"},
+    {"what", Unit::kText, "what the import passed over: an event kind, a column, a table"},
+    {"count", Unit::kCount, "how many"},
 };
 constexpr Column kStreamColumns[] = {
     {"device_id", Unit::kId, "the NPU device", "device"},
@@ -147,6 +153,13 @@ constexpr TableSpec kDataLossTable{"data_loss",
                                    kDataLossColumns,
                                    Layout::kRows,
                                    Section::kSummary};
+constexpr TableSpec kUnmappedTable{"unmapped",
+                                   "Not mapped",
+                                   "What the import of a real profile found and did not map (UNMAPPED): no "
+                                   "figure of this report counts it.",
+                                   kUnmappedColumns,
+                                   Layout::kRows,
+                                   Section::kSummary};
 constexpr TableSpec kStreamsTable{"streams",      "Streams",     "Per stream: its utilisation of its device's span.",
                                   kStreamColumns, Layout::kRows, Section::kSummary};
 
@@ -162,7 +175,18 @@ void run_summary(RuleContext& c) {
           {lost.name, lost.value,
            lost.doc.empty() ? std::string("a counter this build does not know") : std::string(lost.doc)});
   }
-  c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, s.dropped_records,
+  std::int64_t unmapped = 0;
+  c.data.reader.for_each([&](const collector::UnmappedRow& u) {
+    c.add(kUnmappedTable, {c.data.str(u.source_id), c.data.str(u.what_id), u.count});
+    unmapped = add_ns(unmapped, u.count);
+  });
+  if (unmapped > 0) {
+    c.note("the import did not map " + std::to_string(unmapped) + " records of " + c.data.source +
+           "'s profile (the unmapped table)");
+  }
+  // An imported profile does not say what its profiler lost (Note [Emulated-only rules]).
+  const Value dropped = c.data.imported() ? Value() : Value(s.dropped_records);
+  c.add(kSummaryTable, {s.command, s.complete, s.tasks, s.span_ns, s.api_calls, s.host_api_ns, dropped,
                         s.kernel_findings ? Value(*s.kernel_findings) : Value()});
   for (const DeviceUse& d : s.devices) {
     c.add(kDevicesTable, {std::int64_t{d.device_id}, d.name, d.tasks, d.first_ns, d.last_ns, d.last_ns - d.first_ns,
@@ -174,7 +198,8 @@ void run_summary(RuleContext& c) {
   }
 }
 
-constexpr const TableSpec* kSummaryTables[] = {&kSummaryTable, &kDataLossTable, &kDevicesTable, &kStreamsTable};
+constexpr const TableSpec* kSummaryTables[] = {&kSummaryTable, &kDataLossTable, &kUnmappedTable, &kDevicesTable,
+                                               &kStreamsTable};
 
 }  // namespace
 

@@ -218,9 +218,11 @@ constexpr const TableSpec* kGradientTables[] = {&kGradientIssuesTable};
 
 }  // namespace
 
-extern const Rule kLossScaleRule{"loss_scale", "the loss scaler's skipped steps and the op that triggered each",
-                                 run_loss_scale, kLossScaleTables};
-extern const Rule kGradientsRule{"gradients", "vanishing, exploding and non-finite gradients (grad probe)",
-                                 run_gradients, kGradientTables};
+extern const Rule kLossScaleRule{"loss_scale",   "the loss scaler's skipped steps and the op that triggered each",
+                                 run_loss_scale, kLossScaleTables,
+                                 false,          "the loss scaler's decisions of `npuscope run`"};
+extern const Rule kGradientsRule{"gradients",   "vanishing, exploding and non-finite gradients (grad probe)",
+                                 run_gradients, kGradientTables,
+                                 false,         "the grad probe of `npuscope run`"};
 
 }  // namespace npuscope::analyzer

@@ -141,7 +141,8 @@ constexpr const TableSpec* kUnderflowTables[] = {&kUnderflowSummaryTable, &kUnde
 
 }  // namespace
 
-extern const Rule kUnderflowRule{"underflow", "tasks whose f16/bf16 results were flushed to zero, the first one",
-                                 run_underflow, kUnderflowTables};
+extern const Rule kUnderflowRule{"underflow",   "tasks whose f16/bf16 results were flushed to zero, the first one",
+                                 run_underflow, kUnderflowTables,
+                                 false,         "its flushed-to-zero counts (TASK.underflow) and tensor statistics"};
 
 }  // namespace npuscope::analyzer

@@ -3,12 +3,12 @@
 // trace); the cross-hardware golden check: an H100 and an MI300X trace of one model diff with their
 // ops paired by aten op and input shapes (Note [Kineto op types]).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "../realdata_util.h"
 #include "cli_test_util.h"
+#include "profile_dir_test_util.h"
 
 namespace {
 
@@ -17,26 +17,7 @@ using npuscope::testing::npuscope_cmd;
 using npuscope::testing::read_file;
 using npuscope::testing::run_command;
 
-class KinetoCommandTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("npuscope_kineto_cli_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  // A copy in a writable folder: the cached trace goes beside it.
-  std::string copy(const std::string& src, const std::string& name) {
-    const fs::path to = dir_ / name;
-    fs::create_directories(to.parent_path());
-    fs::copy_file(src, to, fs::copy_options::overwrite_existing);
-    return to.string();
-  }
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+class KinetoCommandTest : public npuscope::testing::ProfileDirTest {};
 
 TEST_F(KinetoCommandTest, ImportSaysWhatItImportedAndWhatItPassedOver) {
   NPUSCOPE_REALDATA_OR_SKIP(src, "kineto/a100_nccl_world2.json.gz");

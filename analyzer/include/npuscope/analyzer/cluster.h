@@ -90,10 +90,11 @@ struct CollectiveRecord {
   bool operator==(const CollectiveRecord&) const = default;
 };
 
-// What this rank sent to one peer over one transport, summed over its collectives.
+// What this rank sent to one peer over one transport in one communicator's collectives, summed.
 struct LinkTotal {
-  std::int32_t src = 0, dst = 0;  // world ranks
-  std::int32_t transport = 0;     // LinkTransport
+  std::int32_t communicator = -1;  // index into RankSummary::communicators; -1: its collective is not recorded
+  std::int32_t src = 0, dst = 0;   // world ranks
+  std::int32_t transport = 0;      // LinkTransport
   std::int64_t bytes = 0, time_ns = 0;
   std::int64_t transfers = 0;  // COMMUNICATION_LINK rows
   bool operator==(const LinkTotal&) const = default;
@@ -105,7 +106,7 @@ struct RankSummary : RankFile {
   std::vector<StepTimes> steps;                 // in step order
   std::vector<CommunicatorInfo> communicators;  // by first use
   std::vector<CollectiveRecord> collectives;    // in start order
-  std::vector<LinkTotal> links;                 // by (dst, transport)
+  std::vector<LinkTotal> links;                 // by (communicator, dst, transport)
   bool operator==(const RankSummary&) const = default;
 };
 
@@ -153,6 +154,7 @@ struct RankCommunication {
 };
 
 struct MatrixEntry {
+  std::string communicator;  // its name; empty: the collective was not recorded
   int src = 0, dst = 0;
   std::int32_t transport = 0;  // LinkTransport
   std::int64_t bytes = 0, time_ns = 0, transfers = 0;

@@ -1,0 +1,37 @@
+// A test's own temporary folder for the CLI tests of real profiles: copies of shared/realdata
+// files in a writable place (a command given a source caches its import beside it) and the paths
+// of the outputs.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+namespace npuscope::testing {
+
+class ProfileDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ::testing::TestInfo& test = *::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("npuscope_" + std::string(test.test_suite_name()) + "_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // A copy of `src` as `name` (a relative path) in the folder.
+  std::string copy(const std::string& src, const std::string& name) {
+    const std::filesystem::path to = dir_ / name;
+    std::filesystem::create_directories(to.parent_path());
+    std::filesystem::copy_file(src, to, std::filesystem::copy_options::overwrite_existing);
+    return to.string();
+  }
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+}  // namespace npuscope::testing
