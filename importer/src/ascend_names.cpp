@@ -1,142 +1,145 @@
-// Ascend's names in npuscope's vocabulary (ascend_names.h).
 #include "ascend_names.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
-#include <string>
+#include <utility>
 
 namespace npuscope::importer {
 namespace {
 
-template <class T>
-struct Named {
-  std::string_view name;
-  T value;
-};
-
-template <class T, std::size_t N>
-std::optional<T> lookup(const Named<T> (&table)[N], std::string_view name) {
-  for (const Named<T>& e : table) {
-    if (e.name == name) return e.value;
-  }
-  return std::nullopt;
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-constexpr Named<TaskType> kCoreTypes[] = {
-    {"AI_CORE", TaskType::kAiCore},       {"AI_VECTOR_CORE", TaskType::kAiVectorCore},
-    {"AIV", TaskType::kAiVectorCore},     {"AI_CPU", TaskType::kAiCpu},
-    {"MIX_AIC", TaskType::kMixAiCore},    {"MIX_AIV", TaskType::kMixAiVector},
-    {"HCCL", TaskType::kCommunication},   {"COMMUNICATION", TaskType::kCommunication},
-};
-
-constexpr Named<TaskType> kHardwareTypes[] = {
-    {"KERNEL_AICORE", TaskType::kAiCore},
-    {"AI_CORE", TaskType::kAiCore},
-    {"KERNEL_AIVEC", TaskType::kAiVectorCore},
-    {"AI_VECTOR_CORE", TaskType::kAiVectorCore},
-    {"KERNEL_AICPU", TaskType::kAiCpu},
-    {"AI_CPU", TaskType::kAiCpu},
-    {"KERNEL_MIX_AIC", TaskType::kMixAiCore},
-    {"MIX_AIC", TaskType::kMixAiCore},
-    {"KERNEL_MIX_AIV", TaskType::kMixAiVector},
-    {"MIX_AIV", TaskType::kMixAiVector},
-    {"MEMCPY_ASYNC", TaskType::kMemcpy},
-    {"MEMCPY", TaskType::kMemcpy},
-    {"SDMA", TaskType::kMemcpy},
-    {"SDMA_SQE", TaskType::kMemcpy},
-    {"PCIE_DMA_SQE", TaskType::kMemcpy},
-    {"MEMSET", TaskType::kMemset},
-    {"EVENT_RECORD", TaskType::kEventRecord},
-    {"EVENT_RECORD_SQE", TaskType::kEventRecord},
-    {"EVENT_WAIT", TaskType::kEventWait},
-    {"EVENT_WAIT_SQE", TaskType::kEventWait},
-};
-
-constexpr Named<CollectiveKind> kCollectives[] = {
-    {"allreduce", CollectiveKind::kAllReduce},         {"allgather", CollectiveKind::kAllGather},
-    {"allgatherv", CollectiveKind::kAllGather},        {"reducescatter", CollectiveKind::kReduceScatter},
-    {"reducescatterv", CollectiveKind::kReduceScatter}, {"broadcast", CollectiveKind::kBroadcast},
-    {"alltoall", CollectiveKind::kAllToAll},           {"alltoallv", CollectiveKind::kAllToAll},
-    {"alltoallvc", CollectiveKind::kAllToAll},         {"send", CollectiveKind::kSend},
-    {"receive", CollectiveKind::kRecv},                {"recv", CollectiveKind::kRecv},
-    {"barrier", CollectiveKind::kBarrier},
-};
-
-constexpr Named<HcclDataType> kDataTypes[] = {
-    {"FP32", {DType::kF32, 4}},  {"FP16", {DType::kF16, 2}},   {"BFP16", {DType::kBF16, 2}},
-    {"BF16", {DType::kBF16, 2}}, {"INT8", {DType::kI8, 1}},    {"UINT8", {DType::kU8, 1}},
-    {"INT32", {DType::kI32, 4}}, {"INT64", {DType::kI64, 8}},  {"FP64", {DType::kF64, 8}},
-    {"INT16", {std::nullopt, 2}}, {"UINT16", {std::nullopt, 2}}, {"UINT32", {std::nullopt, 4}},
-    {"UINT64", {std::nullopt, 8}}, {"INT128", {std::nullopt, 16}}, {"HIF8", {std::nullopt, 1}},
-    {"FP8E4M3", {std::nullopt, 1}}, {"FP8E5M2", {std::nullopt, 1}}, {"FP8E8M0", {std::nullopt, 1}},
-};
+bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
 
 }  // namespace
 
-TaskType ascend_task_type(std::string_view core, std::string_view hw) {
-  if (const auto t = lookup(kCoreTypes, core)) return *t;
-  if (const auto t = lookup(kHardwareTypes, hw)) return *t;
+TaskType ascend_task_type(std::string_view t) {
+  static constexpr std::array<std::pair<std::string_view, TaskType>, 26> kTypes{{
+      {"AI_CORE", TaskType::kAiCore},
+      {"KERNEL_AICORE", TaskType::kAiCore},
+      {"AI_VECTOR_CORE", TaskType::kAiVectorCore},
+      {"KERNEL_AIVEC", TaskType::kAiVectorCore},
+      {"AIV", TaskType::kAiVectorCore},
+      {"AI_CPU", TaskType::kAiCpu},
+      {"KERNEL_AICPU", TaskType::kAiCpu},
+      {"AICPU", TaskType::kAiCpu},
+      {"MIX_AIC", TaskType::kMixAiCore},
+      {"MIX_AIV", TaskType::kMixAiVector},
+      {"HCCL", TaskType::kCommunication},
+      {"COMMUNICATION", TaskType::kCommunication},
+      {"MEMCPY_ASYNC", TaskType::kMemcpy},
+      {"PCIE_DMA_SQE", TaskType::kMemcpy},
+      {"SDMA_SQE", TaskType::kMemcpy},
+      {"MEMCPY", TaskType::kMemcpy},
+      {"EVENT_RECORD_SQE", TaskType::kEventRecord},
+      {"EVENT_RECORD", TaskType::kEventRecord},
+      {"EVENT_WAIT_SQE", TaskType::kEventWait},
+      {"EVENT_WAIT", TaskType::kEventWait},
+      {"MEMSET", TaskType::kMemset},
+      {"MEMSET_SQE", TaskType::kMemset},
+      {"Notify Wait", TaskType::kCommunicationTask},
+      {"Notify Record", TaskType::kCommunicationTask},
+      {"Write Value", TaskType::kCommunicationTask},
+      {"SDMA", TaskType::kCommunicationTask},
+  }};
+  for (const auto& [name, type] : kTypes) {
+    if (name == t) return type;
+  }
+  if (is_hccl_link_task_type(t)) return TaskType::kCommunicationTask;
   return TaskType::kOtherDeviceTask;
 }
 
+bool is_hccl_link_task_type(std::string_view t) {
+  static constexpr std::array<std::string_view, 14> kLink{
+      "Notify Wait",   "Notify Record", "Notify_Wait", "Notify_Record", "Write Value", "SDMA",          "RDMA",
+      "Reduce_Inline", "Memcpy",        "RDMASend",    "Reduce Inline", "Inline Reduce", "Write_Value", "Local_Copy"};
+  return std::find(kLink.begin(), kLink.end(), t) != kLink.end();
+}
+
+std::optional<DType> hccl_dtype(std::string_view name) {
+  const std::string n = lower(name);
+  if (n == "fp32" || n == "float" || n == "float32") return DType::kF32;
+  if (n == "fp16" || n == "float16" || n == "half") return DType::kF16;
+  if (n == "bf16" || n == "bfloat16") return DType::kBF16;
+  if (n == "int8") return DType::kI8;
+  if (n == "uint8") return DType::kU8;
+  if (n == "int32") return DType::kI32;
+  if (n == "int64") return DType::kI64;
+  if (n == "fp64" || n == "float64" || n == "double") return DType::kF64;
+  return std::nullopt;
+}
+
+std::optional<CollectiveKind> hccl_collective_kind(std::string_view op_name) {
+  const std::string n = lower(op_name);
+  if (contains(n, "allreduce")) return CollectiveKind::kAllReduce;
+  if (contains(n, "allgather")) return CollectiveKind::kAllGather;
+  if (contains(n, "reducescatter") || contains(n, "reduce_scatter")) return CollectiveKind::kReduceScatter;
+  if (contains(n, "broadcast")) return CollectiveKind::kBroadcast;
+  if (contains(n, "alltoall")) return CollectiveKind::kAllToAll;
+  if (contains(n, "barrier")) return CollectiveKind::kBarrier;
+  if (contains(n, "send")) return CollectiveKind::kSend;
+  if (contains(n, "receive") || contains(n, "recv")) return CollectiveKind::kRecv;
+  return std::nullopt;
+}
+
+std::optional<CollectiveAlgorithm> hccl_algorithm(std::string_view alg_type) {
+  std::string first = lower(alg_type.substr(0, alg_type.find('-')));
+  if (first == "mesh" || first == "fullmesh") return CollectiveAlgorithm::kFullMesh;
+  if (first == "ring" || first == "nhr" || first == "nhr_v1" || first == "dbring") return CollectiveAlgorithm::kRing;
+  if (first == "hd" || first == "rhd" || first == "h" || first == "nb") return CollectiveAlgorithm::kHalvingDoubling;
+  if (first == "pairwise") return CollectiveAlgorithm::kPairwise;
+  return std::nullopt;
+}
+
+LinkTransport hccl_transport(std::string_view link_type, std::string_view transport_type, bool to_self) {
+  if (to_self) return LinkTransport::kLocal;
+  const std::string l = lower(link_type);
+  if (l == "on_chip") return LinkTransport::kLocal;
+  if (l == "hccs" || l == "hccs_sw" || l == "sio") return LinkTransport::kHccs;
+  if (l == "pcie") return LinkTransport::kPcie;
+  if (l == "roce" || l == "standard_roce" || l == "rdma") return LinkTransport::kRdma;
+  const std::string t = lower(transport_type);
+  if (t == "rdma") return LinkTransport::kRdma;
+  if (t == "local") return LinkTransport::kLocal;
+  return LinkTransport::kHccs;  // SDMA between two devices: inside the server
+}
+
+std::string_view hccl_op_type(std::string_view name) {
+  for (;;) {
+    const std::size_t u = name.rfind('_');
+    if (u == std::string_view::npos || u + 1 == name.size()) return name;
+    const std::string_view tail = name.substr(u + 1);
+    if (!std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; })) return name;
+    name = name.substr(0, u);
+  }
+}
+
 ApiKind cann_api_kind(std::string_view name) {
-  if (name.starts_with("aclnn") || name == "launch" || name.starts_with("aclopCompileAndExecute") ||
-      name.starts_with("aclopExecute") || name.starts_with("rtKernelLaunch") || name.starts_with("aclrtLaunchKernel")) {
+  const std::string_view call = name.substr(name.find('@') == std::string_view::npos ? 0 : name.find('@') + 1);
+  const std::string n = lower(call);
+  if (contains(n, "synchronize")) return ApiKind::kSynchronize;
+  if (contains(n, "memcpyasync")) return ApiKind::kMemcpyAsync;
+  if (contains(n, "memcpy")) return ApiKind::kMemcpy;
+  if (contains(n, "malloc")) return ApiKind::kMalloc;
+  if (contains(n, "free")) return ApiKind::kFree;
+  if (contains(n, "event")) return ApiKind::kEvent;
+  if (n.starts_with("aclnn") || n == "launch" || contains(n, "launch") || n.starts_with("aclopcompileandexecute")) {
     return ApiKind::kLaunch;
-  }
-  if (name.starts_with("aclrtSynchronize") || name == "aclrtStreamSynchronize" || name.starts_with("rtStreamSynchronize") ||
-      name.starts_with("rtDeviceSynchronize") || name.starts_with("rtEventSynchronize")) {
-    return ApiKind::kSynchronize;
-  }
-  if (name == "aclrtMemcpy" || name == "aclrtMemcpy2d" || name == "rtMemcpy") return ApiKind::kMemcpy;
-  if (name.starts_with("aclrtMemcpyAsync") || name == "aclrtMemcpy2dAsync" || name.starts_with("rtMemcpyAsync")) {
-    return ApiKind::kMemcpyAsync;
-  }
-  if (name.starts_with("aclrtMalloc") || name.starts_with("rtMalloc")) return ApiKind::kMalloc;
-  if (name.starts_with("aclrtFree") || name.starts_with("rtFree")) return ApiKind::kFree;
-  if (name == "aclrtRecordEvent" || name == "aclrtStreamWaitEvent" || name == "rtEventRecord" ||
-      name == "rtStreamWaitEvent") {
-    return ApiKind::kEvent;
   }
   return ApiKind::kOther;
 }
 
-std::optional<CollectiveKind> hccl_collective_kind(std::string_view op) {
-  // hcom_allReduce__210_0_1, hcom_allReduce_, HcclAllReduce, allreduce
-  std::string_view word = op;
-  if (word.starts_with("hcom_")) {
-    word.remove_prefix(5);
-    word = word.substr(0, word.find('_'));
-  } else if (word.starts_with("Hccl")) {
-    word.remove_prefix(4);
-  }
-  return lookup(kCollectives, lower(word));
-}
-
-CollectiveAlgorithm hccl_algorithm(std::string_view alg, CollectiveKind kind) {
-  if (kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv) return CollectiveAlgorithm::kPointToPoint;
-  const std::string name = lower(alg);
-  if (name.starts_with("h-d")) return CollectiveAlgorithm::kHalvingDoubling;
-  const std::string first = name.substr(0, name.find('-'));
-  if (first == "mesh" || first == "fullmesh") return CollectiveAlgorithm::kFullMesh;
-  if (first == "hd" || first == "nhr" || first == "nb") return CollectiveAlgorithm::kHalvingDoubling;
-  if (first == "pairwise") return CollectiveAlgorithm::kPairwise;
-  return CollectiveAlgorithm::kRing;
-}
-
-HcclDataType hccl_data_type(std::string_view name) { return lookup(kDataTypes, name).value_or(HcclDataType{}); }
-
-LinkTransport hccl_link_transport(bool to_itself, std::string_view transport, std::string_view link) {
-  if (to_itself || transport == "LOCAL") return LinkTransport::kLocal;
-  if (transport == "RDMA" || transport == "ROCE" || link == "ROCE" || link == "STANDARD_ROCE") return LinkTransport::kRdma;
-  if (link == "PCIE") return LinkTransport::kPcie;
-  return LinkTransport::kHccs;
+std::string pmu_metric_name(std::string_view column) {
+  std::string n(column);
+  if (n.ends_with("(us)")) n.resize(n.size() - 4);
+  if (n == "aicore_time") return "aic_total_time";
+  if (n == "aiv_time") return "aiv_total_time";
+  return n;
 }
 
 }  // namespace npuscope::importer
