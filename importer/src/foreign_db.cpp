@@ -54,7 +54,7 @@ fs::path private_folder() {
 
 }  // namespace
 
-std::string quoted(std::string_view identifier) {
+std::string sql_quoted(std::string_view identifier) {
   std::string q = "\"";
   for (const char c : identifier) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
@@ -134,7 +134,7 @@ bool ForeignDb::has_table(std::string_view name) const {
 
 std::vector<std::string> ForeignDb::columns(std::string_view table) const {
   std::vector<std::string> out;
-  ForeignStmt info(const_cast<ForeignDb&>(*this), "PRAGMA table_info(" + quoted(table) + ")");
+  ForeignStmt info(const_cast<ForeignDb&>(*this), "PRAGMA table_info(" + sql_quoted(table) + ")");
   while (info.step()) out.emplace_back(info.text(1));
   return out;
 }
@@ -250,12 +250,12 @@ bool ForeignTable::has(std::initializer_list<std::string_view> names) const {
 
 std::string ForeignTable::col(std::string_view alias, std::initializer_list<std::string_view> names) {
   const std::string c = find(names);
-  return c.empty() ? std::string("NULL") : std::string(alias) + "." + quoted(c);
+  return c.empty() ? std::string("NULL") : std::string(alias) + "." + sql_quoted(c);
 }
 
 std::string ForeignTable::required(std::string_view alias, std::initializer_list<std::string_view> names) {
   const std::string c = find(names);
-  if (!c.empty()) return std::string(alias) + "." + quoted(c);
+  if (!c.empty()) return std::string(alias) + "." + sql_quoted(c);
   std::string have;
   for (const Column& k : columns_) have += (have.empty() ? "" : ", ") + k.name;
   throw ImportError(db_.path() + ": table " + name_ + " has no column " + std::string(*names.begin()) +
@@ -268,11 +268,11 @@ void ForeignTable::count_unread(ImportSink& sink, std::string_view file) {
   for (const Column& c : columns_) {
     if (c.read) continue;
     unread.push_back(&c);
-    counts += (counts.empty() ? "" : ", ") + std::string("COUNT(") + quoted(c.name) + ")";
+    counts += (counts.empty() ? "" : ", ") + std::string("COUNT(") + sql_quoted(c.name) + ")";
   }
   if (unread.empty()) return;
   try {
-    ForeignStmt count(db_, "SELECT " + counts + " FROM " + quoted(name_));
+    ForeignStmt count(db_, "SELECT " + counts + " FROM " + sql_quoted(name_));
     if (!count.step()) return;
     for (std::size_t i = 0; i < unread.size(); ++i) {
       const std::int64_t n = count.int64(static_cast<int>(i));

@@ -139,6 +139,6 @@ class ForeignTable {
 };
 
 // SQL text of an identifier: "name" with inner quotes doubled.
-std::string quoted(std::string_view identifier);
+std::string sql_quoted(std::string_view identifier);
 
 }  // namespace npuscope::importer

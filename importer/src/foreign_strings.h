@@ -37,6 +37,8 @@ class ForeignStrings {
   }
   // The foreign id of `value`, if STRING_IDS holds it.
   std::optional<std::int64_t> find(std::string_view value);
+  // The table to join for a value by id in SQL: STRING_IDS, or its indexed temporary copy.
+  const std::string& table() const { return table_; }
 
  private:
   ForeignDb& db_;
