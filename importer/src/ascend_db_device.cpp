@@ -32,8 +32,8 @@ void import_devices(AscendDb& a) {
 
 void import_meta(AscendDb& a) {
   if (ForeignTable meta = a.table("META_DATA"); meta.exists()) {
-    ForeignStmt q(a.db, "SELECT " + meta.required("m", {"name"}) + ", " + meta.required("m", {"value"}) +
-                            " FROM META_DATA m");
+    ForeignStmt q(
+        a.db, "SELECT " + meta.required("m", {"name"}) + ", " + meta.required("m", {"value"}) + " FROM META_DATA m");
     while (q.step()) {
       if (q.text(0) == "SCHEMA_VERSION") {
         a.sink.meta(collector::kMetaSourceVersion, "db schema " + std::string(q.text(1)));
@@ -146,8 +146,8 @@ void import_counters(AscendDb& a) {
       if (value == "NULL") continue;
       // The columns the name reads must exist; a table without them is counted instead.
       try {
-        ForeignStmt q(a.db, "SELECT " + ts + ", " + device + ", " + name + ", " + value + " FROM " + sql_quoted(spec.table) +
-                                " c ORDER BY CAST(" + ts + " AS INTEGER)");
+        ForeignStmt q(a.db, "SELECT " + ts + ", " + device + ", " + name + ", " + value + " FROM " +
+                                sql_quoted(spec.table) + " c ORDER BY CAST(" + ts + " AS INTEGER)");
         while (q.step()) {
           a.sink.add(collector::CounterRow{
               .ts_ns = q.int64(0), .device_id = i32(q.int64(1)), .name_id = a.sink.id(q.text(2)), .value = q.real(3)});

@@ -31,20 +31,21 @@ void make_join_tables(AscendDb& a, ForeignTable& api, const std::string& type_te
   if (a.db.has_table("CONNECTION_IDS") && api.has({"connectionId"})) {
     ForeignTable ids = a.table("CONNECTION_IDS");
     const std::string id = ids.required("c", {"id"}), conn = ids.required("c", {"connectionId"});
-    a.db.exec("CREATE TEMP TABLE np_conn_op(conn INTEGER PRIMARY KEY, op INTEGER); "
-              "INSERT OR REPLACE INTO temp.np_conn_op SELECT " +
-              conn + ", p.rowid FROM CONNECTION_IDS c JOIN PYTORCH_API p ON " + api.col("p", {"connectionId"}) +
-              " = " + id + " WHERE COALESCE(" + type_text + ", 'op') = 'op' ORDER BY CAST(" +
-              api.col("p", {"startNs"}) + " AS INTEGER)");
+    a.db.exec(
+        "CREATE TEMP TABLE np_conn_op(conn INTEGER PRIMARY KEY, op INTEGER); "
+        "INSERT OR REPLACE INTO temp.np_conn_op SELECT " +
+        conn + ", p.rowid FROM CONNECTION_IDS c JOIN PYTORCH_API p ON " + api.col("p", {"connectionId"}) + " = " + id +
+        " WHERE COALESCE(" + type_text + ", 'op') = 'op' ORDER BY CAST(" + api.col("p", {"startNs"}) + " AS INTEGER)");
     a.conn_op_table = true;
   }
   if (a.db.has_table("PYTORCH_CALLCHAINS") && api.has({"callchainId"})) {
     ForeignTable chains = a.table("PYTORCH_CALLCHAINS");
-    a.db.exec("CREATE TEMP TABLE np_stacks(id INTEGER PRIMARY KEY, stack TEXT); "
-              "INSERT OR REPLACE INTO temp.np_stacks SELECT id, group_concat(frame, ';\n') FROM (SELECT " +
-              chains.required("c", {"id"}) + " AS id, s.value AS frame FROM PYTORCH_CALLCHAINS c JOIN " +
-              a.strings.table() + " s ON s.id = " + chains.required("c", {"stack"}) + " ORDER BY 1, " +
-              chains.col("c", {"stackDepth"}) + ") GROUP BY id");
+    a.db.exec(
+        "CREATE TEMP TABLE np_stacks(id INTEGER PRIMARY KEY, stack TEXT); "
+        "INSERT OR REPLACE INTO temp.np_stacks SELECT id, group_concat(frame, ';\n') FROM (SELECT " +
+        chains.required("c", {"id"}) + " AS id, s.value AS frame FROM PYTORCH_CALLCHAINS c JOIN " + a.strings.table() +
+        " s ON s.id = " + chains.required("c", {"stack"}) + " ORDER BY 1, " + chains.col("c", {"stackDepth"}) +
+        ") GROUP BY id");
   }
 }
 
@@ -90,18 +91,19 @@ void import_pytorch_api(AscendDb& a) {
     const std::string_view name = s.text(q.int64(4, -1));
     std::int32_t pass = open.empty() ? static_cast<std::int32_t>(ModelPass::kForward) : open.back().pass;
     if (const auto p = kineto::pass_started_by(name)) pass = static_cast<std::int32_t>(*p);
-    collector::PytorchApiRow r{.id = q.int64(0),
-                               .start_ns = start_ns,
-                               .end_ns = end_ns,
-                               .thread_id = thread_of(global_tid),
-                               .name_id = s.id(q.int64(4, -1)),
-                               .kind = static_cast<std::int32_t>(kind == HostRow::kPython ? HostOpKind::kPythonFunction
-                                                                                          : kineto::host_op_kind(name, false)),
-                               .pass = pass,
-                               .sequence_number = q.int64(5, -1),
-                               .fwd_thread_id = i32(q.int64(6, 0)),
-                               .parent_id = open.empty() ? 0 : open.back().id,
-                               .stack_id = a.sink.id(q.text(10))};
+    collector::PytorchApiRow r{
+        .id = q.int64(0),
+        .start_ns = start_ns,
+        .end_ns = end_ns,
+        .thread_id = thread_of(global_tid),
+        .name_id = s.id(q.int64(4, -1)),
+        .kind = static_cast<std::int32_t>(kind == HostRow::kPython ? HostOpKind::kPythonFunction
+                                                                   : kineto::host_op_kind(name, false)),
+        .pass = pass,
+        .sequence_number = q.int64(5, -1),
+        .fwd_thread_id = i32(q.int64(6, 0)),
+        .parent_id = open.empty() ? 0 : open.back().id,
+        .stack_id = a.sink.id(q.text(10))};
     const std::int64_t shapes = q.int64(7, -1), dtypes = q.int64(8, -1);
     if (!swapped && shapes >= 0 && !s.text(shapes).empty()) swapped = has_letters(s.text(shapes));
     if (swapped.value_or(false)) {

@@ -162,8 +162,9 @@ void import_ascend_db(const Source& source, ImportSink& sink) {
     if (gid != "NULL") a.comm_task_base = task_id_of(scalar(db, "SELECT MAX(" + gid + ") FROM TASK t", 0)) + 1;
   }
   if (source.files.size() > 1) {
-    sink.note(source.files[1] + ": not read (its step times and communication figures are recomputed from the "
-                                "profile by `npuscope analyze` and `cluster`)");
+    sink.note(source.files[1] +
+              ": not read (its step times and communication figures are recomputed from the "
+              "profile by `npuscope analyze` and `cluster`)");
   }
 
   pass(a, import_device_and_counters);

@@ -49,7 +49,8 @@ void import_tasks(AscendDb& a) {
   ForeignTable link(a.db, "COMMUNICATION_TASK_INFO");  // its columns counted by import_collectives
   const bool has_compute = compute.exists() && compute.has({"globalTaskId"});
   const bool has_link = link.exists() && link.has({"globalTaskId"});
-  const bool has_ops = a.db.has_table("COMMUNICATION_OP") && ForeignTable(a.db, "COMMUNICATION_OP").has({"connectionId"});
+  const bool has_ops =
+      a.db.has_table("COMMUNICATION_OP") && ForeignTable(a.db, "COMMUNICATION_OP").has({"connectionId"});
   const bool has_conn_op = a.conn_op_table;
 
   const std::string start = task.required("t", {"startNs"}), gid = task.required("t", {"globalTaskId"});
@@ -74,8 +75,10 @@ void import_tasks(AscendDb& a) {
   sql += has_ops && conn != "NULL" ? ", " + conn + " IN (SELECT connectionId FROM COMMUNICATION_OP)" : ", 0";
   sql += has_conn_op && conn != "NULL" ? ", co.op" : ", NULL";
   sql += " FROM TASK t";
-  if (has_compute) sql += " LEFT JOIN COMPUTE_TASK_INFO c ON c." + sql_quoted(compute.find({"globalTaskId"})) + " = " + gid;
-  if (has_link) sql += " LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct." + sql_quoted(link.find({"globalTaskId"})) + " = " + gid;
+  if (has_compute)
+    sql += " LEFT JOIN COMPUTE_TASK_INFO c ON c." + sql_quoted(compute.find({"globalTaskId"})) + " = " + gid;
+  if (has_link)
+    sql += " LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct." + sql_quoted(link.find({"globalTaskId"})) + " = " + gid;
   if (has_conn_op && conn != "NULL") sql += " LEFT JOIN temp.np_conn_op co ON co.conn = " + conn;
   sql += " ORDER BY CAST(" + start + " AS INTEGER)";
 
@@ -134,7 +137,8 @@ void import_tasks(AscendDb& a) {
   ForeignStmt m(a.db, "SELECT " + pmu.required("p", {"globalTaskId"}) + ", " + pmu.required("p", {"name"}) + ", " +
                           pmu.required("p", {"value"}) + " FROM TASK_PMU_INFO p");
   while (m.step()) {
-    a.sink.add(collector::TaskPmuRow{.task_id = task_id_of(m.int64(0)), .name_id = s.id(m.int64(1, -1)), .value = m.real(2)});
+    a.sink.add(
+        collector::TaskPmuRow{.task_id = task_id_of(m.int64(0)), .name_id = s.id(m.int64(1, -1)), .value = m.real(2)});
   }
   pmu.count_unread(a.sink, a.file);
 }
@@ -179,12 +183,12 @@ void import_collectives(AscendDb& a) {
   std::string stream = "NULL", device = "NULL", join;
   if (a.db.has_table("TASK") && op_conn != "NULL") {
     ForeignTable task(a.db, "TASK");
-    a.db.exec("CREATE TEMP TABLE IF NOT EXISTS np_op_stream(conn INTEGER PRIMARY KEY, stream INTEGER, device INTEGER); "
-              "INSERT OR IGNORE INTO temp.np_op_stream SELECT t." +
-              sql_quoted(task.find({"connectionId"})) + ", " + task.col("t", {"streamId"}) + ", " +
-              task.col("t", {"deviceId"}) + " FROM TASK t WHERE t." + sql_quoted(task.find({"connectionId"})) +
-              " IN (SELECT connectionId FROM COMMUNICATION_OP) ORDER BY CAST(" + task.col("t", {"startNs"}) +
-              " AS INTEGER)");
+    a.db.exec(
+        "CREATE TEMP TABLE IF NOT EXISTS np_op_stream(conn INTEGER PRIMARY KEY, stream INTEGER, device INTEGER); "
+        "INSERT OR IGNORE INTO temp.np_op_stream SELECT t." +
+        sql_quoted(task.find({"connectionId"})) + ", " + task.col("t", {"streamId"}) + ", " +
+        task.col("t", {"deviceId"}) + " FROM TASK t WHERE t." + sql_quoted(task.find({"connectionId"})) +
+        " IN (SELECT connectionId FROM COMMUNICATION_OP) ORDER BY CAST(" + task.col("t", {"startNs"}) + " AS INTEGER)");
     stream = "os.stream", device = "os.device", join = " LEFT JOIN temp.np_op_stream os ON os.conn = " + op_conn;
   }
   const std::string start = op.required("o", {"startNs"});
@@ -238,10 +242,9 @@ void import_collectives(AscendDb& a) {
         .sequence = sequence,
         .kind = static_cast<std::int32_t>(kind),
         .algorithm = static_cast<std::int32_t>(hccl_algorithm(q.text(7)).value_or(CollectiveAlgorithm{})),
-        .reduce_op = static_cast<std::int32_t>(kind == CollectiveKind::kAllReduce ||
-                                                       kind == CollectiveKind::kReduceScatter
-                                                   ? ReduceOp::kSum
-                                                   : ReduceOp::kNone),
+        .reduce_op = static_cast<std::int32_t>(
+            kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ? ReduceOp::kSum
+                                                                                         : ReduceOp::kNone),
         .dtype = static_cast<std::int32_t>(dtype.value_or(DType{})),
         .bytes = dtype ? q.int64(8) * static_cast<std::int64_t>(dtype_size(*dtype)) : 0,
         .arrival_ns = start_ns,
@@ -257,8 +260,8 @@ void import_collectives(AscendDb& a) {
   const std::string src = link.col("l", {"srcRank"}), dst = link.col("l", {"dstRank"}),
                     transport = link.col("l", {"transportType"}), kind = link.col("l", {"linkType"}),
                     size = link.col("l", {"size"}), lg = link.col("l", {"groupName"});
-  link.find({"name"});        // the collective's name: its opId joins it
-  link.find({"taskType"});    // read by import_tasks
+  link.find({"name"});      // the collective's name: its opId joins it
+  link.find({"taskType"});  // read by import_tasks
   link.find({"opId"});
   link.find({"globalTaskId"});
   ForeignStmt l(a.db, "SELECT l.opId, " + lg + ", " + src + ", " + dst + ", " +

@@ -91,15 +91,17 @@ ForeignDb::ForeignDb(const std::string& path) : path_(path) {
   } else {
     private_copy_ = private_folder();
     const fs::path copy = private_copy_ / "db";
-    if (private_copy_.empty() || !fs::copy_file(path, copy, ec) || !fs::copy_file(wal_file, copy.string() + "-wal", ec)) {
+    if (private_copy_.empty() || !fs::copy_file(path, copy, ec) ||
+        !fs::copy_file(wal_file, copy.string() + "-wal", ec)) {
       throw ImportError(path + ": its -wal holds data and has no -shm beside it; copying both to read them failed (" +
                         (ec ? ec.message() : std::string("no temporary folder")) + ")");
     }
     open(uri_of(copy.string(), "mode=ro"));
   }
   try {
-    ForeignStmt list(*this, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' "
-                            "ORDER BY rowid");
+    ForeignStmt list(*this,
+                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' "
+                     "ORDER BY rowid");
     while (list.step()) tables_.emplace_back(list.text(0));
   } catch (const ImportError& e) {
     throw ImportError(path + ": not a readable SQLite database (" + e.what() + ")");
@@ -184,8 +186,7 @@ void ForeignStmt::bind(int index, std::string_view value) {
 
 std::int64_t ForeignStmt::int64(int col, std::int64_t otherwise) const {
   switch (sqlite3_column_type(stmt_, col)) {
-    case SQLITE_INTEGER:
-      return sqlite3_column_int64(stmt_, col);
+    case SQLITE_INTEGER: return sqlite3_column_int64(stmt_, col);
     case SQLITE_FLOAT: {
       const double d = sqlite3_column_double(stmt_, col);
       if (!(d < 9.2e18 && d > -9.2e18)) return otherwise;
@@ -199,26 +200,23 @@ std::int64_t ForeignStmt::int64(int col, std::int64_t otherwise) const {
       }
       return otherwise;
     }
-    default:
-      return otherwise;
+    default: return otherwise;
   }
 }
 
 double ForeignStmt::real(int col, double otherwise) const {
   switch (sqlite3_column_type(stmt_, col)) {
     case SQLITE_INTEGER:
-    case SQLITE_FLOAT:
-      return sqlite3_column_double(stmt_, col);
-    case SQLITE_TEXT:
-      return parse_double(text(col)).value_or(otherwise);
-    default:
-      return otherwise;
+    case SQLITE_FLOAT: return sqlite3_column_double(stmt_, col);
+    case SQLITE_TEXT: return parse_double(text(col)).value_or(otherwise);
+    default: return otherwise;
   }
 }
 
 std::string_view ForeignStmt::text(int col) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-  return p == nullptr ? std::string_view{} : std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+  return p == nullptr ? std::string_view{}
+                      : std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
 ForeignTable::ForeignTable(ForeignDb& db, std::string name) : db_(db), name_(std::move(name)) {

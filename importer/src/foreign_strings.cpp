@@ -21,8 +21,9 @@ ForeignStrings::ForeignStrings(ForeignDb& db, ImportSink& sink) : db_(db), sink_
   strings.required("s", {"id"});
   strings.required("s", {"value"});
   if (!id_is_rowid(db)) {  // index it in the temporary database, once
-    db.exec("CREATE TEMP TABLE np_strings(id INTEGER PRIMARY KEY, value TEXT); "
-            "INSERT OR IGNORE INTO temp.np_strings SELECT id, value FROM main.STRING_IDS WHERE typeof(id) = 'integer'");
+    db.exec(
+        "CREATE TEMP TABLE np_strings(id INTEGER PRIMARY KEY, value TEXT); "
+        "INSERT OR IGNORE INTO temp.np_strings SELECT id, value FROM main.STRING_IDS WHERE typeof(id) = 'integer'");
     table_ = "temp.np_strings";
   }
   lookup_.emplace(db, "SELECT value FROM " + table_ + " WHERE id = ?");
