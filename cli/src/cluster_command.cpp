@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cluster_over_mpi.h"
+#include "cluster_sources.h"
 #include "command.h"
 #include "npuscope/analyzer/cluster.h"
 #include "report_output.h"
@@ -51,13 +52,14 @@ int cluster_command(int argc, char** argv) {
   analyzer::ClusterReport cluster;
   try {
     // Under mpirun the processes share the traces (Note [npuscope cluster over MPI]); alone, threads.
+    const ClusterDir dir(f.dir);  // real rank exports imported (Note [A cluster of real profiles])
     if (tool_scaleout::launched_over_mpi()) {
       const auto mpi = tool_scaleout::join_over_mpi(mpi_module(), &argc, &argv);
-      std::optional<analyzer::ClusterReport> merged = analyze_cluster_over_mpi(*mpi, f.dir, options);
+      std::optional<analyzer::ClusterReport> merged = analyze_cluster_over_mpi(*mpi, dir.path(), options);
       if (!merged) return 0;  // rank 0 reports
       cluster = std::move(*merged);
     } else {
-      cluster = analyzer::analyze_cluster(f.dir, options);
+      cluster = analyzer::analyze_cluster(dir.path(), options);
     }
   } catch (const analyzer::RankSetError& e) {
     throw InputError(e.what());

@@ -148,7 +148,8 @@ TEST_F(AscendDbImport, CommunicationMatrixAgreesWithAnalysisDb) {
   });
   const Sql analysis((fs::path(src) / "ASCEND_PROFILER_OUTPUT" / "analysis.db").string());
   const auto matrix = analysis.rows(
-      "SELECT DISTINCT op_name, dst_rank, transport_type, transit_size FROM CommAnalyzerMatrix WHERE src_rank = 0 AND op_name LIKE 'hcom%'");
+      "SELECT DISTINCT op_name, dst_rank, transport_type, transit_size FROM CommAnalyzerMatrix WHERE src_rank = 0 AND "
+      "op_name LIKE 'hcom%'");
   ASSERT_FALSE(matrix.empty());
   std::set<std::pair<std::string, int>> checked;
   for (const auto& m : matrix) {
