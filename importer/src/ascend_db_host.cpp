@@ -154,12 +154,30 @@ void import_mstx(AscendDb& a) {
   mstx.count_unread(a.sink, a.file);
 }
 
+// GC_RECORD (torch_npu's gc_detect_threshold): Python's garbage collections, as ranges named GC.
+void import_gc(AscendDb& a) {
+  ForeignTable gc = a.table("GC_RECORD");
+  if (!gc.exists()) return;
+  ForeignStmt q(a.db, "SELECT " + gc.required("g", {"startNs"}) + ", " + gc.required("g", {"endNs"}) + ", " +
+                          gc.col("g", {"globalTid"}) + " FROM GC_RECORD g");
+  const collector::StringId name = a.sink.id("GC");
+  while (q.step()) {
+    a.sink.add(collector::MarkerRow{.start_ns = q.int64(0),
+                                    .end_ns = q.int64(1),
+                                    .name_id = name,
+                                    .thread_id = thread_of(q.int64(2)),
+                                    .kind = static_cast<std::int32_t>(MarkerKind::kRange)});
+  }
+  gc.count_unread(a.sink, a.file);
+}
+
 }  // namespace
 
 void import_host(AscendDb& a) {
   import_pytorch_api(a);
   import_cann_api(a);
   import_mstx(a);
+  import_gc(a);
 }
 
 }  // namespace npuscope::importer
