@@ -11,6 +11,15 @@ namespace npuscope::importer {
 namespace {
 
 enum ListKind : std::size_t { kShapes = 8, kDTypes, kShapesAsDTypes, kDTypesAsShapes };
+enum MemoKind : std::size_t { kHostOp = 8, kApiKind };
+
+// A framework op's kind (low byte) and the pass it starts + 1 (0: none), from its name, packed for
+// ForeignStrings::memo.
+std::int64_t host_op_of(std::string_view name) {
+  const auto pass = kineto::pass_started_by(name);
+  return static_cast<std::int64_t>(kineto::host_op_kind(name, false)) +
+         256 * (pass ? static_cast<std::int64_t>(*pass) + 1 : 0);
+}
 
 std::int32_t i32(std::int64_t v) { return static_cast<std::int32_t>(v); }
 
@@ -88,22 +97,21 @@ void import_pytorch_api(AscendDb& a) {
     }
     if (global_tid != thread) open.clear(), thread = global_tid;
     while (!open.empty() && open.back().end < end_ns) open.pop_back();
-    const std::string_view name = s.text(q.int64(4, -1));
+    const std::int64_t op = s.memo(kHostOp, q.int64(4, -1), host_op_of);
     std::int32_t pass = open.empty() ? static_cast<std::int32_t>(ModelPass::kForward) : open.back().pass;
-    if (const auto p = kineto::pass_started_by(name)) pass = static_cast<std::int32_t>(*p);
-    collector::PytorchApiRow r{
-        .id = q.int64(0),
-        .start_ns = start_ns,
-        .end_ns = end_ns,
-        .thread_id = thread_of(global_tid),
-        .name_id = s.id(q.int64(4, -1)),
-        .kind = static_cast<std::int32_t>(kind == HostRow::kPython ? HostOpKind::kPythonFunction
-                                                                   : kineto::host_op_kind(name, false)),
-        .pass = pass,
-        .sequence_number = q.int64(5, -1),
-        .fwd_thread_id = i32(q.int64(6, 0)),
-        .parent_id = open.empty() ? 0 : open.back().id,
-        .stack_id = a.sink.id(q.text(10))};
+    if (op >= 256) pass = static_cast<std::int32_t>(op / 256 - 1);
+    collector::PytorchApiRow r{.id = q.int64(0),
+                               .start_ns = start_ns,
+                               .end_ns = end_ns,
+                               .thread_id = thread_of(global_tid),
+                               .name_id = s.id(q.int64(4, -1)),
+                               .kind = kind == HostRow::kPython ? static_cast<std::int32_t>(HostOpKind::kPythonFunction)
+                                                                : static_cast<std::int32_t>(op % 256),
+                               .pass = pass,
+                               .sequence_number = q.int64(5, -1),
+                               .fwd_thread_id = i32(q.int64(6, 0)),
+                               .parent_id = open.empty() ? 0 : open.back().id,
+                               .stack_id = a.sink.id(q.text(10))};
     const std::int64_t shapes = q.int64(7, -1), dtypes = q.int64(8, -1);
     if (!swapped && shapes >= 0 && !s.text(shapes).empty()) swapped = has_letters(s.text(shapes));
     if (swapped.value_or(false)) {
@@ -133,7 +141,9 @@ void import_cann_api(AscendDb& a) {
                                  .name_id = s.id(name),
                                  .connection_id = q.int64(3),
                                  .thread_id = thread_of(q.int64(4)),
-                                 .kind = static_cast<std::int32_t>(cann_api_kind(s.text(name)))});
+                                 .kind = static_cast<std::int32_t>(s.memo(kApiKind, name, [](std::string_view n) {
+                                   return static_cast<std::int64_t>(cann_api_kind(n));
+                                 }))});
   }
   api.count_unread(a.sink, a.file);
 }

@@ -12,7 +12,13 @@ namespace npuscope::importer {
 namespace {
 
 // The conversions ForeignStrings::id remembers, by kind.
-enum ListKind : std::size_t { kShapes, kDTypes, kHcclOpType };
+enum ListKind : std::size_t { kShapes, kDTypes };
+enum MemoKind : std::size_t { kTaskType };
+
+TaskType task_type_of(ForeignStrings& s, std::int64_t foreign) {
+  return static_cast<TaskType>(
+      s.memo(kTaskType, foreign, [](std::string_view t) { return static_cast<std::int64_t>(ascend_task_type(t)); }));
+}
 
 bool is_kernel(TaskType t) {
   return t == TaskType::kAiCore || t == TaskType::kAiVectorCore || t == TaskType::kMixAiCore ||
@@ -101,7 +107,7 @@ void import_tasks(AscendDb& a) {
       r.task_type = static_cast<std::int32_t>(TaskType::kCommunicationTask);
       r.name_id = r.op_type_id = s.id(q.int64(19, -1));
     } else if (q.int64(7) != 0) {  // a kernel
-      r.task_type = static_cast<std::int32_t>(ascend_task_type(s.text(q.int64(10, -1))));
+      r.task_type = static_cast<std::int32_t>(task_type_of(s, q.int64(10, -1)));
       r.name_id = s.id(q.int64(8, -1));
       r.op_type_id = s.id(q.int64(9, -1));
       r.block_dim = i32(q.int64(11));
@@ -117,7 +123,7 @@ void import_tasks(AscendDb& a) {
       a.sink.unmapped(a.file, "TASK row of a collective (written from COMMUNICATION_OP)");
       continue;
     } else {
-      const TaskType type = ascend_task_type(s.text(q.int64(6, -1)));
+      const TaskType type = task_type_of(s, q.int64(6, -1));
       if (is_kernel(type) && kernels_need_info) {
         a.sink.unmapped(a.file, "TASK row of a kernel without COMPUTE_TASK_INFO (a mix kernel's second part)");
         continue;
@@ -208,7 +214,10 @@ void import_collectives(AscendDb& a) {
       next_sequence[g.id] = 0;
       if (g.size == 0) g.size = 1;
       std::string members;
-      for (std::int32_t r = 0; r < g.size; ++r) members += (r ? "," : "") + std::to_string(r);
+      for (std::int32_t r = 0; r < g.size; ++r) {
+        if (r > 0) members += ',';
+        members += std::to_string(r);
+      }
       a.sink.add(collector::CommunicatorRow{.communicator_id = g.id,
                                             .name_id = s.id(group_id),
                                             .rank = g.rank,

@@ -46,11 +46,4 @@ collector::StringId ForeignStrings::id(std::int64_t foreign) {
   return ours;
 }
 
-std::optional<std::int64_t> ForeignStrings::find(std::string_view value) {
-  ForeignStmt q(db_, "SELECT id FROM " + table_ + " WHERE value = ? LIMIT 1");
-  q.bind(1, value);
-  if (q.step()) return q.int64(0);
-  return std::nullopt;
-}
-
 }  // namespace npuscope::importer

@@ -35,8 +35,17 @@ class ForeignStrings {
     cache.emplace(foreign, ours);
     return ours;
   }
-  // The foreign id of `value`, if STRING_IDS holds it.
-  std::optional<std::int64_t> find(std::string_view value);
+  // make(text) of a foreign id, a small value (a task type, an API kind) remembered per `kind`: a
+  // name's meaning is worked out once, not once per row.
+  template <class F>
+  std::int64_t memo(std::size_t kind, std::int64_t foreign, F&& make) {
+    if (kind >= memo_.size()) memo_.resize(kind + 1);
+    auto& cache = memo_[kind];
+    if (const auto it = cache.find(foreign); it != cache.end()) return it->second;
+    const std::int64_t value = make(text(foreign));
+    cache.emplace(foreign, value);
+    return value;
+  }
   // The table to join for a value by id in SQL: STRING_IDS, or its indexed temporary copy.
   const std::string& table() const { return table_; }
 
@@ -48,6 +57,7 @@ class ForeignStrings {
   std::string text_;
   std::unordered_map<std::int64_t, collector::StringId> ids_;
   std::vector<std::unordered_map<std::int64_t, collector::StringId>> made_;
+  std::vector<std::unordered_map<std::int64_t, std::int64_t>> memo_;
 };
 
 }  // namespace npuscope::importer
