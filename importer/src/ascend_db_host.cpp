@@ -148,37 +148,25 @@ void import_cann_api(AscendDb& a) {
   api.count_unread(a.sink, a.file);
 }
 
-void import_mstx(AscendDb& a) {
-  ForeignTable mstx = a.table("MSTX_EVENTS");
-  if (!mstx.exists()) return;
-  ForeignStmt q(a.db, "SELECT " + mstx.required("m", {"startNs"}) + ", " + mstx.col("m", {"endNs"}) + ", " +
-                          mstx.col("m", {"message"}) + ", " + mstx.col("m", {"globalTid"}) + " FROM MSTX_EVENTS m");
+// MARKER ranges from a table of ranges: MSTX_EVENTS (named by their message) and GC_RECORD (torch_npu's
+// gc_detect_threshold: Python's garbage collections, named `fixed_name`).
+void import_ranges(AscendDb& a, const char* table, std::string_view fixed_name) {
+  ForeignTable t = a.table(table);
+  if (!t.exists()) return;
+  const std::string start = t.required("m", {"startNs"});
+  ForeignStmt q(a.db, "SELECT " + start + ", " + t.col("m", {"endNs"}) + ", " +
+                          (fixed_name.empty() ? t.col("m", {"message"}) : std::string("NULL")) + ", " +
+                          t.col("m", {"globalTid"}) + " FROM " + sql_quoted(table) + " m");
+  const collector::StringId fixed = a.sink.id(fixed_name);
   while (q.step()) {
-    const std::int64_t start = q.int64(0);
-    a.sink.add(collector::MarkerRow{.start_ns = start,
-                                    .end_ns = q.int64(1, start),
-                                    .name_id = a.strings.id(q.int64(2, -1)),
+    const std::int64_t start_ns = q.int64(0);
+    a.sink.add(collector::MarkerRow{.start_ns = start_ns,
+                                    .end_ns = q.int64(1, start_ns),
+                                    .name_id = fixed_name.empty() ? a.strings.id(q.int64(2, -1)) : fixed,
                                     .thread_id = thread_of(q.int64(3)),
                                     .kind = static_cast<std::int32_t>(MarkerKind::kRange)});
   }
-  mstx.count_unread(a.sink, a.file);
-}
-
-// GC_RECORD (torch_npu's gc_detect_threshold): Python's garbage collections, as ranges named GC.
-void import_gc(AscendDb& a) {
-  ForeignTable gc = a.table("GC_RECORD");
-  if (!gc.exists()) return;
-  ForeignStmt q(a.db, "SELECT " + gc.required("g", {"startNs"}) + ", " + gc.required("g", {"endNs"}) + ", " +
-                          gc.col("g", {"globalTid"}) + " FROM GC_RECORD g");
-  const collector::StringId name = a.sink.id("GC");
-  while (q.step()) {
-    a.sink.add(collector::MarkerRow{.start_ns = q.int64(0),
-                                    .end_ns = q.int64(1),
-                                    .name_id = name,
-                                    .thread_id = thread_of(q.int64(2)),
-                                    .kind = static_cast<std::int32_t>(MarkerKind::kRange)});
-  }
-  gc.count_unread(a.sink, a.file);
+  t.count_unread(a.sink, a.file);
 }
 
 }  // namespace
@@ -186,8 +174,8 @@ void import_gc(AscendDb& a) {
 void import_host(AscendDb& a) {
   import_pytorch_api(a);
   import_cann_api(a);
-  import_mstx(a);
-  import_gc(a);
+  import_ranges(a, "MSTX_EVENTS", "");
+  import_ranges(a, "GC_RECORD", "GC");
 }
 
 }  // namespace npuscope::importer
