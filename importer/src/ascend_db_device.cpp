@@ -73,8 +73,7 @@ void import_memory(AscendDb& a) {
   const std::string ts = mem.required("m", {"timestamp", "timestampNs"});
   ForeignStmt q(a.db, "SELECT " + enum_text(a, mem.col("m", {"component"}), "") + ", " + ts + ", " +
                           mem.required("m", {"totalAllocated"}) + ", " + mem.col("m", {"totalReserved"}) + ", " +
-                          mem.col("m", {"deviceId"}) + " FROM MEMORY_RECORD m ORDER BY CAST(" + ts +
-                          " AS INTEGER), m.rowid");
+                          mem.col("m", {"deviceId"}) + " FROM MEMORY_RECORD m" + a.by_time(ts));
   std::vector<std::pair<std::int64_t, std::int64_t>> last;  // allocated, reserved by device (small ids)
   std::int64_t seq = 0;
   while (q.step()) {
@@ -147,7 +146,7 @@ void import_counters(AscendDb& a) {
       // The columns the name reads must exist; a table without them is counted instead.
       try {
         ForeignStmt q(a.db, "SELECT " + ts + ", " + device + ", " + name + ", " + value + " FROM " +
-                                sql_quoted(spec.table) + " c ORDER BY CAST(" + ts + " AS INTEGER)");
+                                sql_quoted(spec.table) + " c" + a.by_time(ts));
         while (q.step()) {
           a.sink.add(collector::CounterRow{
               .ts_ns = q.int64(0), .device_id = i32(q.int64(1)), .name_id = a.sink.id(q.text(2)), .value = q.real(3)});

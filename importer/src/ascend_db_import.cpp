@@ -68,26 +68,33 @@ void require_tables(ForeignDb& db) {
                     (have.empty() ? std::string("no table") : have) + ")");
 }
 
+void damaged(AscendDb& a, const std::string& what) {
+  a.sink.set_incomplete();
+  if (!a.damage_noted) a.sink.note(what + ": what was read before stands");
+  a.damage_noted = true;
+}
+
 // Runs one pass; a damaged page ends it, and the import goes on with the next (marked incomplete).
+// In a file cut short any failure is one (a table whose pages are gone).
 template <class F>
 void pass(AscendDb& a, F&& f) {
   try {
     f(a);
   } catch (const ForeignDbDamaged& e) {
-    a.sink.set_incomplete();
-    a.sink.note(std::string(e.what()) + ": what was read before stands");
+    damaged(a, e.what());
+  } catch (const ImportError& e) {
+    if (!a.db.cut_short()) throw;
+    damaged(a, e.what());
   }
 }
 
 void count_unmapped_tables(AscendDb& a) {
   for (const std::string& t : a.db.tables()) {
     if (a.mapped.contains(t) || t == "sqlite_sequence" || t.starts_with("ENUM_")) continue;
-    try {
+    pass(a, [&](AscendDb&) {
       const std::int64_t n = scalar(a.db, "SELECT COUNT(*) FROM " + sql_quoted(t), 0);
       if (n > 0) a.sink.unmapped(a.file, "table " + t, n);
-    } catch (const ForeignDbDamaged&) {
-      a.sink.set_incomplete();
-    }
+    });
   }
 }
 
@@ -143,6 +150,10 @@ void import_ascend_db(const Source& source, ImportSink& sink) {
   const std::string& file = source.files.front();
   ForeignDb db(file);
   require_tables(db);
+  if (db.cut_short()) {
+    sink.set_incomplete();
+    sink.note(file + ": shorter than its header says (cut short): what it holds is imported");
+  }
   ForeignStrings strings(db, sink);
   AscendDb a{.db = db, .sink = sink, .strings = strings, .file = file};
   a.mapped.insert("STRING_IDS");
@@ -172,6 +183,7 @@ void import_ascend_db(const Source& source, ImportSink& sink) {
   pass(a, import_tasks);
   pass(a, import_collectives);
   count_unmapped_tables(a);
+  if (strings.damaged()) damaged(a, file + ": damaged where STRING_IDS is: names not found there are empty");
 
   if (a.rank >= 0) sink.meta(collector::kMetaRank, std::to_string(a.rank));
   if (a.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(a.world_size));

@@ -86,7 +86,7 @@ void import_tasks(AscendDb& a) {
   if (has_link)
     sql += " LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct." + sql_quoted(link.find({"globalTaskId"})) + " = " + gid;
   if (has_conn_op && conn != "NULL") sql += " LEFT JOIN temp.np_conn_op co ON co.conn = " + conn;
-  sql += " ORDER BY CAST(" + start + " AS INTEGER)";
+  sql += a.by_time(start);
 
   // Without COMPUTE_TASK_INFO rows (an msprof db of a level-0 run) a kernel is known by its TASK row only.
   const bool kernels_need_info = has_compute && [&] {

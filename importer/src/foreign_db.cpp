@@ -98,11 +98,24 @@ ForeignDb::ForeignDb(const std::string& path) : path_(path) {
     }
     open(uri_of(copy.string(), "mode=ro"));
   }
-  try {
+  const auto list_tables = [&] {
+    tables_.clear();
     ForeignStmt list(*this,
                      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' "
                      "ORDER BY rowid");
     while (list.step()) tables_.emplace_back(list.text(0));
+  };
+  try {
+    list_tables();
+  } catch (const ForeignDbDamaged& e) {
+    // A file shorter than its header says (Note [A database cut short]): read what it holds.
+    try {
+      exec("PRAGMA writable_schema = ON");
+      list_tables();
+      cut_short_ = true;
+    } catch (const ImportError&) {
+      throw ImportError(path + ": not a readable SQLite database, damaged or cut short (" + e.what() + ")");
+    }
   } catch (const ImportError& e) {
     throw ImportError(path + ": not a readable SQLite database (" + e.what() + ")");
   }

@@ -22,6 +22,13 @@
 // Temporary tables (CREATE TEMP TABLE) live in SQLite's temporary database, in a file under
 // $TMPDIR: joins the foreign schema lacks an index for are materialised there, in bounded memory.
 //
+// Note [A database cut short]
+// A database file copied or written only in part is shorter than the page count its header gives,
+// and SQLite then refuses to open its schema ("malformed"). With writable_schema on (the connection
+// is read-only: nothing is written) it takes the file's own length instead: the schema and the
+// tables' pages that are there read, a read that reaches a missing page fails with SQLITE_CORRUPT
+// (ForeignDbDamaged), and the import keeps what was read before, marked incomplete.
+//
 // Note [Foreign columns by name]
 // The tools change their schemas between versions (msprof renamed COMPUTE_TASK_INFO.block_dim to
 // blockDim and later to blockNum, reusing blockDim for another meaning; torch_npu added depth
@@ -63,6 +70,9 @@ class ForeignDb {
   ForeignDb& operator=(const ForeignDb&) = delete;
 
   const std::string& path() const { return path_; }
+  // The file is shorter than its header says (Note [A database cut short]): the tables read as far
+  // as the file goes; the import is incomplete.
+  bool cut_short() const { return cut_short_; }
   sqlite3* get() const { return db_; }
   // The tables of the database (not SQLite's own), in schema order.
   const std::vector<std::string>& tables() const { return tables_; }
@@ -81,6 +91,7 @@ class ForeignDb {
   sqlite3* db_ = nullptr;
   std::filesystem::path private_copy_;  // the temporary folder of a copied database, else empty
   std::vector<std::string> tables_;
+  bool cut_short_ = false;
 };
 
 class ForeignStmt {

@@ -34,7 +34,11 @@ std::string_view ForeignStrings::text(std::int64_t foreign) {
   if (foreign < 0) return text_;
   lookup_->reset();
   lookup_->bind(1, foreign);
-  if (lookup_->step()) text_.assign(lookup_->text(0));
+  try {
+    if (lookup_->step()) text_.assign(lookup_->text(0));
+  } catch (const ForeignDbDamaged&) {
+    damaged_ = true;
+  }
   return text_;
 }
 

@@ -19,8 +19,8 @@ class ForeignStrings {
   // ImportError naming the file when it has no STRING_IDS(id, value).
   ForeignStrings(ForeignDb& db, ImportSink& sink);
 
-  // The text of a foreign id; "" for one STRING_IDS does not hold (and for a NULL read as -1).
-  // Valid until the next call.
+  // The text of a foreign id; "" for one STRING_IDS does not hold (and for a NULL read as -1), and
+  // for one on a damaged page of it (damaged() then says so). Valid until the next call.
   std::string_view text(std::int64_t foreign);
   // The trace's id of that text (0 for "").
   collector::StringId id(std::int64_t foreign);
@@ -48,6 +48,8 @@ class ForeignStrings {
   }
   // The table to join for a value by id in SQL: STRING_IDS, or its indexed temporary copy.
   const std::string& table() const { return table_; }
+  // A lookup reached a damaged page of STRING_IDS.
+  bool damaged() const { return damaged_; }
 
  private:
   ForeignDb& db_;
@@ -55,6 +57,7 @@ class ForeignStrings {
   std::string table_;  // STRING_IDS, or the temporary copy of it indexed by id
   std::optional<ForeignStmt> lookup_;
   std::string text_;
+  bool damaged_ = false;
   std::unordered_map<std::int64_t, collector::StringId> ids_;
   std::vector<std::unordered_map<std::int64_t, collector::StringId>> made_;
   std::vector<std::unordered_map<std::int64_t, std::int64_t>> memo_;

@@ -354,22 +354,36 @@ TEST_F(AscendDbImport, NotSqliteOrAnalysisDbAloneIsAnError) {
 }
 
 // A db cut short (a copy interrupted, a disk full): what can be read is imported and the trace is
-// marked incomplete, or the import says the file is damaged; never a crash.
-TEST_F(AscendDbImport, ACutShortDbImportsWhatIsThereOrSaysItIsDamaged) {
+// marked incomplete (Note [A database cut short]), or the import says the file is damaged; never a crash.
+TEST_F(AscendDbImport, ACutShortDbImportsWhatIsThere) {
   NPUSCOPE_REALDATA_OR_SKIP(src, kRank0);
-  const std::string full = (fs::path(src) / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db").string();
+  const std::string full = out("full.db");
+  {
+    const Sql profile((fs::path(src) / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db").string());
+    profile.rows("VACUUM INTO '" + full + "'");  // its tables one after the other
+  }
   const auto size = fs::file_size(full);
-  for (const double part : {0.3, 0.6, 0.9}) {
-    const std::string cut = out("ascend_pytorch_profiler_" + std::to_string(static_cast<int>(part * 10)) + ".db");
-    fs::copy_file(full, cut, fs::copy_options::overwrite_existing);
-    fs::resize_file(cut, static_cast<std::uintmax_t>(static_cast<double>(size) * part));
+  const std::string cut = out("ascend_pytorch_profiler_0.db");
+  fs::copy_file(full, cut);
+  fs::resize_file(cut, size * 6 / 10);
+  ImportReport report;
+  const auto trace = import(cut, &report);
+  ASSERT_TRUE(trace);
+  EXPECT_TRUE(report.incomplete);
+  EXPECT_FALSE(trace->complete());
+  EXPECT_GT(report.tasks, 400);
+  // The profiler's own file, cut anywhere: incomplete, or an error naming the file.
+  const std::string raw = (fs::path(src) / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db").string();
+  for (const int tenths : {1, 3, 6, 9}) {
+    const std::string part = out("ascend_pytorch_profiler_" + std::to_string(tenths) + ".db");
+    fs::copy_file(raw, part);
+    fs::resize_file(part, fs::file_size(raw) * static_cast<std::uintmax_t>(tenths) / 10);
     try {
-      const auto source = detect(cut);
+      const auto source = detect(part);
       ASSERT_TRUE(source);
-      const ImportReport r = import_to_file(*source, cut + ".npuscope.db", true);
-      EXPECT_TRUE(r.incomplete) << cut;
+      EXPECT_TRUE(import_to_file(*source, part + ".npuscope.db", true).incomplete) << part;
     } catch (const ImportError& e) {
-      EXPECT_NE(std::string(e.what()).find(cut), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(part + ": not a readable SQLite database"), std::string::npos) << e.what();
     }
   }
 }
