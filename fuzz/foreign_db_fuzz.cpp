@@ -7,11 +7,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace im = npuscope::importer;
-  npuscope::fuzz::InputFile file("ascend_pytorch_profiler_0.db", data, size);
+  npuscope::fuzz::InputFile file("profile.db", data, size);
   try {
-    const auto source = im::detect(file.path());
-    if (!source) return 0;
-    im::import_to_file(*source, file.scratch(".trace.db"), true);
+    // The input file's name is no profiler's: the source is named directly (detection is by name).
+    const im::Source source{im::Format::kAscendPtDb, file.path(), {file.path()}};
+    im::import_to_file(source, file.scratch(".trace.db"), true);
   } catch (const im::ImportError&) {
   } catch (const npuscope::collector::TraceError&) {
   }

@@ -79,45 +79,50 @@ ForeignDb::ForeignDb(const std::string& path) : path_(path) {
   if (got < 100) {
     throw ImportError(path + ": an SQLite database cut short inside its header (" + std::to_string(got) + " bytes)");
   }
-  const bool wal = header[18] == 2 || header[19] == 2;
-  const fs::path wal_file = path + "-wal", shm_file = path + "-shm";
-  std::error_code ec;
-  if (!wal) {
-    open(uri_of(path, "mode=ro"));
-  } else if (size_or_zero(wal_file) <= 32) {  // no frame: the main file is the database
-    open(uri_of(path, "immutable=1"));
-  } else if (fs::exists(shm_file, ec)) {
-    open(uri_of(path, "mode=ro&readonly_shm=1"));
-  } else {
-    private_copy_ = private_folder();
-    const fs::path copy = private_copy_ / "db";
-    if (private_copy_.empty() || !fs::copy_file(path, copy, ec) ||
-        !fs::copy_file(wal_file, copy.string() + "-wal", ec)) {
-      throw ImportError(path + ": its -wal holds data and has no -shm beside it; copying both to read them failed (" +
-                        (ec ? ec.message() : std::string("no temporary folder")) + ")");
-    }
-    open(uri_of(copy.string(), "mode=ro"));
-  }
-  const auto list_tables = [&] {
-    tables_.clear();
-    ForeignStmt list(*this,
-                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' "
-                     "ORDER BY rowid");
-    while (list.step()) tables_.emplace_back(list.text(0));
-  };
   try {
-    list_tables();
-  } catch (const ForeignDbDamaged& e) {
-    // A file shorter than its header says (Note [A database cut short]): read what it holds.
-    try {
-      exec("PRAGMA writable_schema = ON");
-      list_tables();
-      cut_short_ = true;
-    } catch (const ImportError&) {
-      throw ImportError(path + ": not a readable SQLite database, damaged or cut short (" + e.what() + ")");
+    const bool wal = header[18] == 2 || header[19] == 2;
+    const fs::path wal_file = path + "-wal", shm_file = path + "-shm";
+    std::error_code ec;
+    if (!wal) {
+      open(uri_of(path, "mode=ro"));
+    } else if (size_or_zero(wal_file) <= 32) {  // no frame: the main file is the database
+      open(uri_of(path, "immutable=1"));
+    } else if (fs::exists(shm_file, ec)) {
+      open(uri_of(path, "mode=ro&readonly_shm=1"));
+    } else {
+      private_copy_ = private_folder();
+      const fs::path copy = private_copy_ / "db";
+      if (private_copy_.empty() || !fs::copy_file(path, copy, ec) ||
+          !fs::copy_file(wal_file, copy.string() + "-wal", ec)) {
+        throw ImportError(path + ": its -wal holds data and has no -shm beside it; copying both to read them failed (" +
+                          (ec ? ec.message() : std::string("no temporary folder")) + ")");
+      }
+      open(uri_of(copy.string(), "mode=ro"));
     }
-  } catch (const ImportError& e) {
-    throw ImportError(path + ": not a readable SQLite database (" + e.what() + ")");
+    const auto list_tables = [&] {
+      tables_.clear();
+      ForeignStmt list(*this,
+                       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' "
+                       "ORDER BY rowid");
+      while (list.step()) tables_.emplace_back(list.text(0));
+    };
+    try {
+      list_tables();
+    } catch (const ForeignDbDamaged& e) {
+      // A file shorter than its header says (Note [A database cut short]): read what it holds.
+      try {
+        exec("PRAGMA writable_schema = ON");
+        list_tables();
+        cut_short_ = true;
+      } catch (const ImportError&) {
+        throw ImportError(path + ": not a readable SQLite database, damaged or cut short (" + e.what() + ")");
+      }
+    } catch (const ImportError& e) {
+      throw ImportError(path + ": not a readable SQLite database (" + e.what() + ")");
+    }
+  } catch (...) {  // no destructor runs for an object whose constructor threw
+    close();
+    throw;
   }
 }
 
@@ -132,11 +137,15 @@ void ForeignDb::open(const std::string& uri) {
   sqlite3_busy_timeout(db_, 2000);  // a profiler still writing it (not with immutable=1)
 }
 
-ForeignDb::~ForeignDb() {
-  sqlite3_close(db_);
+ForeignDb::~ForeignDb() { close(); }
+
+void ForeignDb::close() {
+  sqlite3_close_v2(db_);  // _v2: freed once the last statement is finalized
+  db_ = nullptr;
   if (!private_copy_.empty()) {
     std::error_code ec;
     fs::remove_all(private_copy_, ec);
+    private_copy_.clear();
   }
 }
 

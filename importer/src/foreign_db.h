@@ -86,6 +86,7 @@ class ForeignDb {
 
  private:
   void open(const std::string& uri);
+  void close();
 
   std::string path_;
   sqlite3* db_ = nullptr;
