@@ -2,25 +2,20 @@
 //
 //   npuscope cluster DIR [--format text|json|csv] [--top N] [--threads N] [-o FILE|DIR]
 //
-// DIR holds one trace per rank (*.db with a rank in META), or a real job's rank exports (Note [Cluster
-// of real rank exports]). text goes to stdout (colour on a
+// DIR holds one trace per rank (*.db with a rank in META), or a real job's rank exports (Note [A cluster
+// of real profiles] in cluster_sources.h). text goes to stdout (colour on a
 // terminal) or FILE; json likewise; csv writes one file per table into the directory -o names
 // (cluster_step_trace_time.csv, cluster_communication_matrix.csv, ...). Missing, duplicated or
 // unreadable rank traces and mismatched collectives are in the report (exit 0); a DIR without any
 // rank trace is an error. Under mpirun the processes share the traces (Note [npuscope cluster over MPI]
 // in cluster_over_mpi.h).
 
-#include <algorithm>
-#include <filesystem>
-#include <set>
 #include <string>
-#include <vector>
 
 #include "cluster_over_mpi.h"
+#include "cluster_sources.h"
 #include "command.h"
-#include "import_report.h"
 #include "npuscope/analyzer/cluster.h"
-#include "npuscope/importer/import.h"
 #include "report_output.h"
 #include "shipped_files.h"
 
@@ -34,43 +29,6 @@ struct ClusterFlags {
   int top = 15;
   int threads = 0;
 };
-
-// Note [Cluster of real rank exports]
-// DIR may hold a real job's rank exports (an Ascend PyTorch Profiler folder or db export per rank,
-// Kineto traces, ...) beside or instead of npuscope traces: each entry importer::detect() knows is
-// read through its cached import (docs/import.md), said in one line; the others are the *.db rank
-// traces as before, less the cached imports of the sources found. A source that does not import
-// is reported as a trace that cannot be read, like any other, and the others go on.
-analyzer::ClusterReport analyze_directory(const std::string& dir, const analyzer::ClusterOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return analyzer::analyze_cluster(dir, options);  // its error
-  std::vector<fs::path> entries;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
-  std::sort(entries.begin(), entries.end());
-  std::vector<fs::path> traces;
-  std::vector<analyzer::RankSummary> failed;
-  std::set<fs::path> imported;
-  for (const fs::path& e : entries) {
-    const auto source = importer::detect(e.string());
-    if (!source) continue;
-    try {
-      const importer::CachedTrace cached = importer::cached_import(*source);
-      if (cached.report) print_import(stderr, *source, cached.path, *cached.report, false);
-      traces.emplace_back(cached.path);
-      imported.insert(fs::weakly_canonical(cached.path, ec));
-    } catch (const std::exception& x) {  // reported with the ranks, the others go on
-      failed.push_back(analyzer::RankSummary{analyzer::unreadable_rank_file(e.string(), x.what())});
-    }
-  }
-  if (traces.empty() && failed.empty()) return analyzer::analyze_cluster(dir, options);  // npuscope traces only
-  for (const fs::path& t : analyzer::list_rank_traces(dir)) {
-    if (!imported.contains(fs::weakly_canonical(t, ec)) && !importer::detect(t.string())) traces.push_back(t);
-  }
-  std::vector<analyzer::RankSummary> summaries = analyzer::summarize_ranks(traces, options.threads);
-  for (analyzer::RankSummary& f : failed) summaries.push_back(std::move(f));
-  return analyzer::merge_directory(dir, traces.size() + failed.size(), std::move(summaries), options);
-}
 
 }  // namespace
 
@@ -96,13 +54,14 @@ int cluster_command(int argc, char** argv) {
   analyzer::ClusterReport cluster;
   try {
     // Under mpirun the processes share the traces (Note [npuscope cluster over MPI]); alone, threads.
+    ClusterInputs inputs = cluster_inputs(f.dir);  // real rank exports imported (Note [A cluster of real profiles])
     if (tool_scaleout::launched_over_mpi()) {
       const auto mpi = tool_scaleout::join_over_mpi(mpi_module(), &argc, &argv);
-      std::optional<analyzer::ClusterReport> merged = analyze_cluster_over_mpi(*mpi, f.dir, options);
+      std::optional<analyzer::ClusterReport> merged = analyze_cluster_over_mpi(*mpi, f.dir, std::move(inputs), options);
       if (!merged) return 0;  // rank 0 reports
       cluster = std::move(*merged);
     } else {
-      cluster = analyze_directory(f.dir, options);
+      cluster = analyze_cluster_inputs(f.dir, std::move(inputs), options);
     }
   } catch (const analyzer::RankSetError& e) {
     throw InputError(e.what());

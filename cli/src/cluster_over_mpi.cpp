@@ -8,8 +8,9 @@
 namespace npuscope::cli {
 
 std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::Processes& mpi, const std::string& dir,
+                                                                ClusterInputs inputs,
                                                                 const analyzer::ClusterOptions& options) {
-  const std::vector<std::filesystem::path> files = analyzer::list_rank_traces(dir);
+  const std::vector<std::filesystem::path>& files = inputs.traces;
   std::vector<std::filesystem::path> share;
   for (std::size_t i = static_cast<std::size_t>(mpi.rank()); i < files.size();
        i += static_cast<std::size_t>(mpi.size()))
@@ -24,6 +25,7 @@ std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::P
   const std::vector<std::string> all = mpi.gather(mine);
   if (mpi.rank() != 0) return std::nullopt;
   std::vector<analyzer::RankSummary> summaries;
+  for (analyzer::RankSummary& u : inputs.unreadable) summaries.push_back(std::move(u));
   for (const std::string& blob : all) {
     std::string_view rest = blob;
     while (rest.size() >= sizeof(std::uint64_t)) {
@@ -35,7 +37,7 @@ std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::P
       rest.remove_prefix(n);
     }
   }
-  return analyzer::merge_directory(dir, files.size(), std::move(summaries), options);
+  return analyzer::merge_directory(dir, inputs.files(), std::move(summaries), options);
 }
 
 }  // namespace npuscope::cli

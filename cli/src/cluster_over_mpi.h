@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "cluster_sources.h"
 #include "npuscope/analyzer/cluster.h"
 #include "npuscope/tool_scaleout/processes.h"
 
@@ -18,7 +19,9 @@ namespace npuscope::cli {
 
 // The merged report on rank 0, nullopt on the other processes. Throws analyzer::RankSetError as
 // analyze_cluster does (analyzer::merge_directory, on rank 0, for a directory without any rank trace).
+// `inputs`: cluster_inputs(dir), the same in every process.
 std::optional<analyzer::ClusterReport> analyze_cluster_over_mpi(tool_scaleout::Processes& mpi, const std::string& dir,
+                                                                ClusterInputs inputs,
                                                                 const analyzer::ClusterOptions& options);
 
 }  // namespace npuscope::cli

@@ -143,3 +143,12 @@ std::string pmu_metric_name(std::string_view column) {
 }
 
 }  // namespace npuscope::importer
+
+namespace npuscope::importer {
+
+std::optional<DType> hccl_enum_dtype(std::string_view name) {
+  if (name == "BFP16") return DType::kBF16;
+  return hccl_dtype(name);
+}
+
+}  // namespace npuscope::importer

@@ -39,3 +39,10 @@ ApiKind cann_api_kind(std::string_view name);
 std::string pmu_metric_name(std::string_view column);
 
 }  // namespace npuscope::importer
+
+namespace npuscope::importer {
+
+// hccl_dtype, and the names only ENUM_HCCL_DATA_TYPE of the db exports writes (BFP16, INT128: nullopt).
+std::optional<DType> hccl_enum_dtype(std::string_view name);
+
+}  // namespace npuscope::importer

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "ascend_db.h"
 #include "kineto_import.h"
 
 namespace npuscope::importer {
@@ -9,6 +10,8 @@ namespace npuscope::importer {
 // Each importer adds its line here; detect() asks them in this order.
 std::span<const FormatImporter> format_importers() {
   static const std::vector<FormatImporter> kImporters = {
+      {Format::kAscendPtDb, &detect_ascend_pt_db, &import_ascend_db},
+      {Format::kMsprofDb, &detect_msprof_db, &import_ascend_db},
       {Format::kKineto, &detect_kineto, &import_kineto},
   };
   return kImporters;
