@@ -11,6 +11,7 @@ namespace npuscope::analyzer {
 
 #define NPUSCOPE_RULES(X) \
   X(kSummaryRule)         \
+  X(kStepTimeRule)        \
   X(kTopOpsRule)          \
   X(kStepsRule)           \
   X(kModelRule)           \

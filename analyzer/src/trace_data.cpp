@@ -1,6 +1,7 @@
 #include "trace_data.h"
 
 #include "cancel_check.h"
+#include "launch_times.h"
 #include "npuscope/analyzer/analyze.h"
 
 #include <algorithm>
@@ -84,12 +85,15 @@ void check_times(const collector::TraceReader& r, const char* table, const char*
 }
 
 TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* cancel) : reader(r) {
+  source = r.meta(std::string(collector::kMetaSource)).value_or("");
+  const LaunchTimes launch(r);  // Note [Launch time]: reads nothing for an emulated trace
   // Note [Compact rows]: the columns no finding reads are not even decoded.
-  const collector::ReaderOptions options{
+  collector::ReaderOptions options{
       .verify = false,
-      .skip_columns = {"TASK.connection_id", "TASK.call_index", "TASK.emulation_ns", "API.connection_id",
-                       "PYTORCH_API.thread_id", "PYTORCH_API.sequence_number", "PYTORCH_API.fwd_thread_id",
-                       "PYTORCH_API.input_shapes_id", "PYTORCH_API.input_dtypes_id"}};
+      .skip_columns = {"TASK.call_index", "TASK.emulation_ns", "API.connection_id", "PYTORCH_API.thread_id",
+                       "PYTORCH_API.sequence_number", "PYTORCH_API.fwd_thread_id", "PYTORCH_API.input_shapes_id",
+                       "PYTORCH_API.input_dtypes_id"}};
+  if (!launch.needed()) options.skip_columns.emplace_back("TASK.connection_id");
   const auto start_range = r.task_start_range();  // not a structured binding: clang 14 cannot capture one
   const std::int64_t first_start = start_range.first, last_start = start_range.second;
   // Rows are checked as they are read (check_times); these bounds must not overflow before that.
@@ -97,7 +101,7 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
     check_times(r, "TASK", nullptr, 0, {{"start_ns", first_start}, {"start_ns", last_start}});
   const std::int64_t middle = first_start / 2 + last_start / 2;
   const std::int64_t after_last = collector::add_saturated(last_start, 1);
-  const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out) {
+  const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out, std::vector<Task>& comm) {
     if (last_start < first_start) return;  // no tasks
     CancelCheck check(cancel);
     collector::TraceReader::open(r.path(), options)
@@ -106,12 +110,17 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
               check.row();
               check_times(r, "TASK", "task_id", t.task_id,
                           {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
-              if (t.device_id < 0 || !is_device_kernel(t.task_type)) return;  // the cpu golden backend, copies, events
-              out.push_back({t.task_id, t.start_ns, t.end_ns, t.queued_ns, t.flops, t.bytes, t.pytorch_api_id,
-                             collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
-                             t.device_id, t.stream_id, t.block_dim, t.thread_id, saturate_u32(t.underflow),
-                             saturate_u32(t.subnormal), narrow_small(t.task_type), narrow_small(t.overflow),
-                             narrow_small(t.fallback), narrow_small(t.compute_dtype)});
+              if (t.device_id < 0) return;  // the cpu golden backend
+              const bool kernel = is_device_kernel(t.task_type);
+              if (!kernel && !is(t.task_type, TaskType::kCommunication)) return;  // copies, events, link tasks
+              const std::int64_t launched = launch.of(t);
+              check_times(r, "TASK", "task_id", t.task_id, {{"launch", launched}});
+              (kernel ? out : comm)
+                  .push_back({t.task_id, t.start_ns, t.end_ns, launched, t.flops, t.bytes, t.pytorch_api_id,
+                              collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
+                              t.device_id, t.stream_id, t.block_dim, t.thread_id, saturate_u32(t.underflow),
+                              saturate_u32(t.subnormal), narrow_small(t.task_type), narrow_small(t.overflow),
+                              narrow_small(t.fallback), narrow_small(t.compute_dtype)});
             },
             {.starting = {{a, b}}});
   };
@@ -155,16 +164,17 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   // machines CI runs on, the two vCPUs do ~1.1x the work of one, and three readers took 8.1 s where
   // one took 7.2 s (10M tasks).
   if (std::thread::hardware_concurrency() < 4) {
-    read_tasks(first_start, after_last, kernels);
+    read_tasks(first_start, after_last, kernels, collectives);
     read_rest();
     return;
   }
-  std::vector<Task> later;
-  Worker second_half([&] { read_tasks(middle, after_last, later); });
+  std::vector<Task> later, later_collectives;
+  Worker second_half([&] { read_tasks(middle, after_last, later, later_collectives); });
   Worker rest(read_rest);
-  read_tasks(first_start, middle, kernels);
+  read_tasks(first_start, middle, kernels, collectives);
   second_half.join();
   kernels.insert(kernels.end(), later.begin(), later.end());
+  collectives.insert(collectives.end(), later_collectives.begin(), later_collectives.end());
   later = {};
   rest.join();
 }

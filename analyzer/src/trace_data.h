@@ -72,7 +72,15 @@ struct TraceData {
   bool is_blocking_api(const Api& a) const { return blocks_host(kind(a)); }
 
   const collector::TraceReader& reader;
-  std::vector<Task> kernels;  // kernel tasks on NPU devices (not the cpu golden backend)
+  // META source: the tool that wrote the profile this trace was imported from ("kineto", ...); empty
+  // for a trace the emulator recorded. Rules that model the emulator (virtual time, the cost model's
+  // FLOPs and ceilings) say so on an imported trace instead of judging it.
+  std::string source;
+  bool imported() const { return !source.empty(); }
+  // Kernel tasks on devices (not the cpu golden backend): is_device_kernel. Their queued_ns is their
+  // launch (Note [Launch time] in launch_times.h: an imported trace's from the host call joined to it).
+  std::vector<Task> kernels;
+  std::vector<Task> collectives;  // communication ops on devices (TASK type HCCL), in start order
   std::vector<Api> apis;
   std::vector<MemoryRow> memory;
   std::vector<MemcpyRow> memcpys;

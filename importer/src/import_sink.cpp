@@ -7,7 +7,12 @@ ImportSink::ImportSink(collector::TraceWriter& out, const Source& source) : out_
 }
 
 void ImportSink::unmapped(std::string_view file, std::string_view what, std::int64_t count) {
-  unmapped_[{std::string(file), std::string(what)}] += count;
+  const auto it = unmapped_.find(std::pair<std::string_view, std::string_view>(file, what));
+  if (it != unmapped_.end()) {
+    it->second += count;
+  } else {
+    unmapped_.emplace(std::pair<std::string, std::string>(file, what), count);
+  }
 }
 
 ImportReport ImportSink::finish() {

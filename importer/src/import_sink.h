@@ -57,7 +57,16 @@ class ImportSink {
 
   collector::TraceWriter& out_;
   collector::TraceRows::Each<std::tuple, std::vector> batches_;
-  std::map<std::pair<std::string, std::string>, std::int64_t> unmapped_;
+  // Looked up by string_views: counting in a parse loop allocates only for a new (file, what).
+  struct PairLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+             std::pair<std::string_view, std::string_view>(b.first, b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, std::int64_t, PairLess> unmapped_;
   ImportReport report_;
   std::int64_t last_task_id_ = 0;
 };

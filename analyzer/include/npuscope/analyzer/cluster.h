@@ -54,10 +54,10 @@ class SummaryFormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One step of one rank: msprof-analyze's step trace time columns (ns). Computing is the union of
-// the compute tasks' time (AI_CORE, AI_VECTOR_CORE, AI_CPU), communication the union of the HCCL
-// tasks' time (arrival to end: wait included), overlapped their intersection, free the step's span
-// less the union of both.
+// One step of one rank: msprof-analyze's step trace time columns (ns), its devices as one, as
+// Note [Step time] in step_time.h defines them: Computing the union of its kernels, Communication
+// the union of its communication ops (arrival to end: wait included), Overlapped their
+// intersection, Free the gaps between its busy spans; start and end its window on the device.
 struct StepTimes {
   std::int64_t step = -1;  // MARKER.step; -1: the trace has no step markers, the whole trace is one
   std::int64_t start_ns = 0, end_ns = 0;
