@@ -48,7 +48,7 @@ void HostOps::write(ImportSink& sink, std::int64_t offset_ns) {
   };
   std::vector<Derived> derived(ops_.size());
   struct OpenOp {
-    std::uint32_t pos;    // in `order`
+    std::uint32_t pos;     // in `order`
     std::int32_t in_list;  // in the thread's list
   };
   std::unordered_map<std::int32_t, std::vector<OpenOp>> stacks;  // the ops open on each thread
@@ -58,7 +58,7 @@ void HostOps::write(ImportSink& sink, std::int64_t offset_ns) {
     auto& stack = stacks[op.tid];
     auto& list = threads_[op.tid];
     while (!stack.empty() && ops_[order[stack.back().pos]].end_ns <= op.start_ns) stack.pop_back();
-    const std::int64_t parent_pos = stack.empty() ? -1 : stack.back().pos;
+    const std::int64_t parent_pos = stack.empty() ? std::int64_t{-1} : std::int64_t{stack.back().pos};
     const std::int32_t parent_in_list = stack.empty() ? -1 : stack.back().in_list;
     Derived d{0, autograd_threads.contains(op.tid) ? ModelPass::kBackward : ModelPass::kForward};
     if (parent_pos >= 0) d = derived[static_cast<std::size_t>(parent_pos)];
@@ -93,9 +93,8 @@ std::int64_t HostOps::innermost(std::int32_t tid, std::int64_t ts_ns) const {
   const auto it = threads_.find(tid);
   if (it == threads_.end()) return 0;
   const std::vector<Open>& list = it->second;
-  auto at = std::upper_bound(list.begin(), list.end(), ts_ns, [](std::int64_t t, const Open& o) {
-    return t < o.start_ns;
-  });
+  auto at =
+      std::upper_bound(list.begin(), list.end(), ts_ns, [](std::int64_t t, const Open& o) { return t < o.start_ns; });
   if (at == list.begin()) return 0;
   std::int32_t i = static_cast<std::int32_t>(at - list.begin()) - 1;
   while (i >= 0) {

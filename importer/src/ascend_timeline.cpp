@@ -9,6 +9,7 @@
 #include "ascend_timeline_state.h"
 #include "chrome_events.h"
 #include "csv_reader.h"
+#include "tensor_lists.h"
 
 namespace npuscope::importer {
 namespace {
@@ -22,7 +23,7 @@ std::int64_t id_of(std::string_view text) {
   if (digits != std::string_view::npos && digits + 1 < text.size()) {
     if (const auto v = parse_int(text.substr(digits + 1))) return *v;
   }
-  return static_cast<std::int64_t>(std::hash<std::string_view>{}(text) & 0x7fffffff);
+  return static_cast<std::int64_t>(std::hash<std::string_view>{}(text)&0x7fffffff);
 }
 std::int32_t tid_of(std::string_view text) { return static_cast<std::int32_t>(id_of(text)); }
 
@@ -33,18 +34,13 @@ std::uint64_t flow_id_of(std::string_view text) {
   return std::hash<std::string_view>{}(text);
 }
 
-std::optional<std::int64_t> arg_int(const ChromeEvent& e, std::string_view key) {
-  const ChromeArg* a = e.arg(key);
-  return a ? csv_int(a->value) : std::nullopt;
-}
-
 bool is_overlap_analysis(std::string_view name) {
   return name == "Computing" || name == "Communication" || name == "Communication(Not Overlapped)" || name == "Free";
 }
 
 // The arguments of a device event a row takes (from the event itself when kernel_details has no row).
-constexpr std::array<std::string_view, 7> kShapeArgs{"Input Shapes",      "Input Data Types", "Input Formats",
-                                                     "Output Shapes",     "Output Data Types", "Output Formats",
+constexpr std::array<std::string_view, 7> kShapeArgs{"Input Shapes",  "Input Data Types",  "Input Formats",
+                                                     "Output Shapes", "Output Data Types", "Output Formats",
                                                      "Block Dim"};
 
 class Reader {
@@ -75,7 +71,7 @@ class Reader {
     if (e.arg("Task Type")) return hw_task(e, start, end);
     if (e.arg("src rank") || e.arg("task type")) return link_task(e, start, end);
     if (e.arg("alg_type") || (e.arg("count") && e.arg("data_type"))) return collective(e, start, end);
-    if (e.arg("level") || e.name.find('@') != std::string_view::npos) return api(e, start, end);
+    if (e.arg("level") || (cat.empty() && e.name.find('@') != std::string_view::npos)) return api(e, start, end);
     if (e.args.empty() && is_overlap_analysis(e.name)) return count("event Overlap Analysis ", e.name);
     if (e.name.starts_with("Iteration ")) {  // the older msprof's step_trace json
       if (const auto n = parse_int(e.name.substr(10))) return step(e, *n, start, end);
@@ -96,9 +92,9 @@ class Reader {
       } else if (a.key == "Fwd thread id") {
         op.fwd_tid = static_cast<std::int32_t>(parse_int(a.value).value_or(0));
       } else if (a.key == "Input Dims") {
-        op.shapes_id = s_.sink.id(join_parts(a.value, ";"));
+        op.shapes_id = s_.sink.id(shape_list(a.value));
       } else if (a.key == "Input type") {
-        op.dtypes_id = s_.sink.id(join_parts(a.value, ";"));
+        op.dtypes_id = s_.sink.id(dtype_list(a.value));
       } else if (a.key == "Call stack") {
         op.stack_id = s_.sink.id(join_parts(a.value, ";\n"));
       } else if (a.key == "Python module id") {
@@ -131,6 +127,7 @@ class Reader {
     for (const ChromeArg& a : e.args) {
       if (a.key == "Task Type") {
         t.type = ascend_task_type(a.value);
+        if (t.type == TaskType::kMixAiCore || t.type == TaskType::kMixAiVector) s_.result.split_cores = true;
       } else if (a.key == "Physic Stream Id" || a.key == "Stream Id") {
         t.stream = static_cast<std::int32_t>(parse_int(a.value).value_or(t.stream));
       } else if (a.key == "Task Id") {
@@ -158,14 +155,14 @@ class Reader {
   }
 
   bool shape_arg(const ChromeArg& a, TaskArgs& x) {
-    StringId* slots[] = {&x.input_shapes, &x.input_dtypes, &x.input_formats, &x.output_shapes, &x.output_dtypes,
-                         &x.output_formats};
+    StringId* slots[] = {&x.input_shapes,  &x.input_dtypes,  &x.input_formats,
+                         &x.output_shapes, &x.output_dtypes, &x.output_formats};
     for (std::size_t i = 0; i < kShapeArgs.size(); ++i) {
       if (a.key != kShapeArgs[i]) continue;
       if (i == 6) {
         x.block_dim = static_cast<std::int32_t>(csv_int(a.value).value_or(-1));
       } else if (!csv_missing(a.value)) {
-        *slots[i] = s_.sink.id(a.value);
+        *slots[i] = s_.sink.id(i == 1 || i == 4 ? dtype_list(a.value) : shape_list(a.value));
       }
       return true;
     }
@@ -317,7 +314,10 @@ void AscendTimeline::read(const std::string& path, const std::function<void(std:
   Reader reader(*s_);
   ChromeHandlers handlers;
   handlers.event = [&](const ChromeEvent& e) { reader.on_event(e); };
-  handlers.top_level = [&](std::string_view key, std::string_view) { s_->count("top-level member ", key); };
+  handlers.top_level = [&](std::string_view key, std::string_view) {
+    s_->key.assign("top-level member ").append(key);
+    s_->count(s_->key);
+  };
   handlers.progress = progress;
   const ChromeStreamResult r = stream_chrome_events(path, handlers);
   s_->result.events += r.events;

@@ -49,11 +49,11 @@ struct MatrixLink {
 
 struct TimelineInputs {
   std::int32_t device_id = 0;
-  std::int32_t rank = -1;              // this rank (META rank); -1 unknown
-  std::int64_t clock_offset_ns = 0;    // added to every time read (older msprof: boot-relative clocks)
-  KernelTable* kernels = nullptr;      // kernel_details.csv / op_summary: enriches the tasks
+  std::int32_t rank = -1;            // this rank (META rank); -1 unknown
+  std::int64_t clock_offset_ns = 0;  // added to every time read (older msprof: boot-relative clocks)
+  KernelTable* kernels = nullptr;    // kernel_details.csv / op_summary: enriches the tasks
   std::map<std::string, CollectiveInfo, std::less<>> collectives;  // communication.json, by op name
-  std::vector<MatrixLink> matrix;      // communication_matrix.json: the links when the events have none
+  std::vector<MatrixLink> matrix;  // communication_matrix.json: the links when the events have none
   std::map<std::string, std::vector<std::int64_t>, std::less<>> group_ranks;  // profiler_metadata.json
 };
 
@@ -62,6 +62,7 @@ struct TimelineResult {
   bool truncated = false;
   std::int32_t world_size = 0;  // the largest communicator seen (0: none)
   bool steps = false;           // step markers were written
+  bool split_cores = false;     // mix kernels or aiv_ metrics: separate cube and vector cores (910B family)
 };
 
 class AscendTimeline {

@@ -56,8 +56,8 @@ class CsvReader {
   std::string_view field(int col) const;
   std::size_t fields() const { return fields_.size(); }
 
-  std::int64_t rows() const { return rows_; }         // records read so far (the header not counted)
-  std::int64_t line() const { return line_; }         // line of the current record's start (1-based)
+  std::int64_t rows() const { return rows_; }          // records read so far (the header not counted)
+  std::int64_t line() const { return line_; }          // line of the current record's start (1-based)
   std::int64_t offset() const { return rec_offset_; }  // byte offset of the current record
   std::int64_t bytes() const { return consumed_ + static_cast<std::int64_t>(begin_); }  // read so far
   bool truncated() const { return truncated_; }

@@ -5,19 +5,28 @@
 #include <array>
 
 #include "ascend_names.h"
+#include "tensor_lists.h"
 
 namespace npuscope::importer {
 namespace {
 
 // Every column the table knows (mapped or not): the PMU metrics are the columns right of them.
-constexpr std::array<std::string_view, 32> kKnownColumns{
-    "Device_id",         "Step Id",          "Model ID",           "Model Name",        "Infer ID",
-    "Task ID",           "Stream ID",        "Name",               "Op Name",           "Type",
-    "OP Type",           "OP State",         "Accelerator Core",   "Task Type",         "Start Time(us)",
-    "Task Start Time(us)", "Duration(us)",   "Task Duration(us)",  "Wait Time(us)",     "Task Wait Time(us)",
-    "Block Dim",         "Block Num",        "Mix Block Dim",      "Mix Block Num",     "HF32 Eligible",
-    "Input Shapes",      "Input Data Types", "Input Formats",      "Output Shapes",     "Output Data Types",
-    "Output Formats",    "Context ID"};
+constexpr std::array<std::string_view, 32> kKnownColumns{"Device_id",        "Step Id",
+                                                         "Model ID",         "Model Name",
+                                                         "Infer ID",         "Task ID",
+                                                         "Stream ID",        "Name",
+                                                         "Op Name",          "Type",
+                                                         "OP Type",          "OP State",
+                                                         "Accelerator Core", "Task Type",
+                                                         "Start Time(us)",   "Task Start Time(us)",
+                                                         "Duration(us)",     "Task Duration(us)",
+                                                         "Wait Time(us)",    "Task Wait Time(us)",
+                                                         "Block Dim",        "Block Num",
+                                                         "Mix Block Dim",    "Mix Block Num",
+                                                         "HF32 Eligible",    "Input Shapes",
+                                                         "Input Data Types", "Input Formats",
+                                                         "Output Shapes",    "Output Data Types",
+                                                         "Output Formats",   "Context ID"};
 
 std::int32_t to_i32(std::optional<std::int64_t> v) {
   return v && *v >= INT32_MIN && *v <= INT32_MAX ? static_cast<std::int32_t>(*v) : -1;
@@ -69,8 +78,8 @@ void KernelTable::index() {
     }
     const std::int64_t dur = csv_time_ns(csv_.field(col_.dur)).value_or(0);
     if (!rows_.empty() && *start < rows_.back().start_ns) sorted = false;
-    rows_.push_back({*start, to_i32(csv_int(csv_.field(col_.stream))), to_i32(csv_int(csv_.field(col_.task))),
-                     csv_.offset()});
+    rows_.push_back(
+        {*start, to_i32(csv_int(csv_.field(col_.stream))), to_i32(csv_int(csv_.field(col_.task))), csv_.offset()});
     if (const auto step = csv_int(csv_.field(col_.step))) {
       auto [it, added] = steps_.try_emplace(*step, *start, *start + dur);
       if (!added) {
@@ -127,7 +136,8 @@ const KernelFields& KernelTable::read(std::size_t row) {
 
 void KernelTable::apply(collector::TaskRow& t, ImportSink& sink, bool whole) {
   const KernelFields& f = fields_;
-  const auto text_id = [&](std::string_view v) { return csv_missing(v) ? 0 : sink.id(v); };
+  const auto shapes = [&](std::string_view v) { return csv_missing(v) ? 0 : sink.id(shape_list(v)); };
+  const auto dtypes = [&](std::string_view v) { return csv_missing(v) ? 0 : sink.id(dtype_list(v)); };
   if (whole) {
     t.name_id = sink.id(f.name);
     t.start_ns = f.start_ns;
@@ -137,18 +147,25 @@ void KernelTable::apply(collector::TaskRow& t, ImportSink& sink, bool whole) {
   if (!csv_missing(f.type)) t.op_type_id = sink.id(f.type);
   if (!csv_missing(f.core)) t.task_type = static_cast<std::int32_t>(ascend_task_type(f.core));
   if (f.block_dim) t.block_dim = static_cast<std::int32_t>(*f.block_dim);
-  t.input_shapes_id = text_id(f.input_shapes);
-  t.input_dtypes_id = text_id(f.input_dtypes);
-  t.input_formats_id = text_id(f.input_formats);
-  t.output_shapes_id = text_id(f.output_shapes);
-  t.output_dtypes_id = text_id(f.output_dtypes);
-  t.output_formats_id = text_id(f.output_formats);
+  t.input_shapes_id = shapes(f.input_shapes);
+  t.input_dtypes_id = dtypes(f.input_dtypes);
+  t.input_formats_id = shapes(f.input_formats);
+  t.output_shapes_id = shapes(f.output_shapes);
+  t.output_dtypes_id = dtypes(f.output_dtypes);
+  t.output_formats_id = shapes(f.output_formats);
   for (Pmu& p : pmu_) {
     const auto v = csv_double(csv_.field(p.column));
     if (!v) continue;
     if (p.id == 0) p.id = sink.id(p.name);
     sink.add(collector::TaskPmuRow{.task_id = t.task_id, .name_id = p.id, .value = *v});
   }
+}
+
+bool KernelTable::split_cores() const {
+  const auto has = [&](std::string_view prefix) {
+    return std::any_of(pmu_.begin(), pmu_.end(), [&](const Pmu& p) { return p.name.starts_with(prefix); });
+  };
+  return has("aic_") && has("aiv_");
 }
 
 void KernelTable::count_unmapped(ImportSink& sink) const {

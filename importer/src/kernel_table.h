@@ -52,6 +52,7 @@ class KernelTable {
   // join]), or -1. A row is found once: find() marks it.
   std::int64_t find(std::int32_t stream, std::int32_t task, std::int64_t start_ns);
   bool found(std::size_t row) const { return found_[row]; }
+  std::int64_t start_of(std::size_t row) const { return rows_[row].start_ns; }
   // Row `row`'s fields.
   const KernelFields& read(std::size_t row);
   // Fills a task from the last read() row: op type, task type, block dim, shapes, dtypes, formats
@@ -61,6 +62,8 @@ class KernelTable {
   // The steps the rows name (Step Id) and the span of their kernels, in step order.
   const std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>>& steps() const { return steps_; }
   std::optional<std::int64_t> device() const { return device_; }
+  // Both aic_* and aiv_* PMU columns: the kernels ran on separate cube and vector cores.
+  bool split_cores() const;
   // Counts in `sink` what the table did not map: its unused columns (a value per row each).
   void count_unmapped(ImportSink& sink) const;
 
@@ -86,7 +89,7 @@ class KernelTable {
     collector::StringId id = 0;
   };
   std::vector<Pmu> pmu_;
-  std::vector<Row> rows_;                         // in start order
+  std::vector<Row> rows_;  // in start order
   std::vector<bool> found_;
   std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> steps_;
   std::optional<std::int64_t> device_;
