@@ -310,9 +310,10 @@ void import_ascend_chrome_json(const Source& source, ImportSink& sink) {
   const TimelineResult r = import_timeline(sink, TimelineInputs{}, "", {source.path});
   write_device(sink, 0, r.split_cores);
   if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
-  sink.note(
-      "a bare timeline: op types, shapes and PMU metrics come from the events alone (point npuscope at "
-      "the whole folder to join its kernel table)");
+  static const std::string kBare =
+      "a bare timeline: op types, shapes and PMU metrics come from the events alone (point npuscope at the "
+      "whole folder to join its kernel table)";
+  sink.note(kBare);
 }
 
 }  // namespace npuscope::importer
