@@ -103,8 +103,9 @@ void write_device(ImportSink& sink, std::int32_t device, bool split_cores) {
 }
 
 // The timeline and kernel table of one device, the side files read into `in` already.
+// `device_from_table`: the device is the kernel table's Device_id (msprof's op_summary), when it has one.
 TimelineResult import_timeline(ImportSink& sink, TimelineInputs in, const std::string& kernel_csv,
-                               const std::vector<std::string>& timelines) {
+                               const std::vector<std::string>& timelines, bool device_from_table = false) {
   std::unique_ptr<KernelTable> kernels;
   if (!kernel_csv.empty()) {
     kernels = std::make_unique<KernelTable>(kernel_csv);
@@ -113,6 +114,7 @@ TimelineResult import_timeline(ImportSink& sink, TimelineInputs in, const std::s
       sink.note(kernel_csv + " ends in the middle of a row (cut short?): the rows before the cut are imported");
     }
     in.kernels = kernels.get();
+    if (device_from_table && kernels->device()) in.device_id = static_cast<std::int32_t>(*kernels->device());
   }
   AscendTimeline timeline(sink, std::move(in));
   for (const std::string& t : timelines) timeline.read(t);
@@ -274,7 +276,7 @@ void import_msprof_folder(const Source& source, ImportSink& sink) {
     for (std::size_t i = 1; i < summaries.size(); ++i) {
       sink.unmapped(summaries[i], "op_summary of a further export (the first one is joined)");
     }
-    msprof_device_info(root, 0, sink, r.split_cores);
+    msprof_device_info(root, r.device_id, sink, r.split_cores);
     if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
     return;
   }

@@ -332,6 +332,7 @@ void AscendTimeline::read(const std::string& path, const std::function<void(std:
 
 TimelineResult AscendTimeline::finish() {
   write_timeline(*s_);
+  s_->result.device_id = s_->in.device_id;
   return s_->result;
 }
 

@@ -61,6 +61,7 @@ struct TimelineResult {
   std::int64_t events = 0, bytes = 0;
   bool truncated = false;
   std::int32_t world_size = 0;  // the largest communicator seen (0: none)
+  std::int32_t device_id = 0;   // the device the tasks were written on
   bool steps = false;           // step markers were written
   bool split_cores = false;     // mix kernels or aiv_ metrics: separate cube and vector cores (910B family)
 };

@@ -11,9 +11,12 @@ namespace npuscope::importer {
 namespace {
 
 // Every column the table knows (mapped or not): the PMU metrics are the columns right of them.
-constexpr std::array<std::string_view, 32> kKnownColumns{"Device_id",        "Step Id",
-                                                         "Model ID",         "Model Name",
-                                                         "Infer ID",         "Task ID",
+constexpr std::array<std::string_view, 38> kKnownColumns{"Device_id",        "Device ID",
+                                                         "Device Id",        "Step ID",
+                                                         "Iteration ID",     "Stream Id",
+                                                         "Step Id",          "Model ID",
+                                                         "Model Name",       "Infer ID",
+                                                         "Task ID",          "Task Id",
                                                          "Stream ID",        "Name",
                                                          "Op Name",          "Type",
                                                          "OP Type",          "OP State",
@@ -43,12 +46,12 @@ void KernelTable::find_columns() {
   col_.name = csv_.require({"Name", "Op Name"});
   col_.start = csv_.require({"Start Time(us)", "Task Start Time(us)"});
   col_.dur = csv_.require({"Duration(us)", "Task Duration(us)"});
-  col_.stream = csv_.require("Stream ID");
-  col_.task = csv_.require("Task ID");
+  col_.stream = csv_.require({"Stream ID", "Stream Id"});
+  col_.task = csv_.require({"Task ID", "Task Id"});
   col_.type = csv_.column({"Type", "OP Type"});
   col_.core = csv_.column({"Accelerator Core", "Task Type"});
-  col_.step = csv_.column("Step Id");
-  col_.device = csv_.column("Device_id");
+  col_.step = csv_.column({"Step Id", "Step ID", "Iteration ID"});
+  col_.device = csv_.column({"Device_id", "Device ID", "Device Id"});
   col_.block_dim = csv_.column({"Block Dim", "Block Num"});
   col_.in_shapes = csv_.column("Input Shapes");
   col_.in_dtypes = csv_.column("Input Data Types");

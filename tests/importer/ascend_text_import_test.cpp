@@ -60,6 +60,17 @@ class AscendTextTest : public ::testing::Test {
     fs::permissions(to, fs::perms::owner_all, fs::perm_options::add);
     return to;
   }
+  // The message of the ImportError importing `folder` throws (detect's or the import's), "" if none.
+  std::string import_error(const fs::path& folder) {
+    try {
+      const auto source = detect(folder.string());
+      if (source) import_to_file(*source, (dir_ / "t.db").string(), true);
+    } catch (const ImportError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error importing " << folder;
+    return {};
+  }
   fs::path dir_;
 };
 
@@ -352,48 +363,27 @@ TEST_F(AscendTextTest, AKernelTableWithoutAJoinColumnNamesTheFileAndColumn) {
   }
   text.replace(text.find("Start Time(us)"), 14, "Begin(us)");
   std::ofstream(kd, std::ios::binary) << text;
-  const auto source = detect(copy.string());
-  ASSERT_TRUE(source);
-  try {
-    import_to_file(*source, (dir_ / "t.db").string(), true);
-    FAIL() << "no error";
-  } catch (const ImportError& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel_details.csv"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("Start Time(us)"), std::string::npos) << e.what();
-  }
+  const std::string error = import_error(copy);
+  EXPECT_NE(error.find("kernel_details.csv"), std::string::npos) << error;
+  EXPECT_NE(error.find("Start Time(us)"), std::string::npos) << error;
 }
 
 TEST_F(AscendTextTest, AFolderMissingItsKernelTableNamesTheFile) {
   NPUSCOPE_REALDATA_OR_SKIP(src, kRank0);
   const fs::path copy = copy_dir(src, "nokernels_ascend_pt");
   fs::remove(copy / "ASCEND_PROFILER_OUTPUT/kernel_details.csv");
-  const auto source = detect(copy.string());
-  ASSERT_TRUE(source);
-  try {
-    import_to_file(*source, (dir_ / "t.db").string(), true);
-    FAIL() << "no error";
-  } catch (const ImportError& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel_details.csv: missing"), std::string::npos) << e.what();
-  }
+  std::string error = import_error(copy);
+  EXPECT_NE(error.find("kernel_details.csv: missing"), std::string::npos) << error;
   // Without either file of the timeline, the folder is recognisably an export, and broken.
   fs::remove(copy / "ASCEND_PROFILER_OUTPUT/trace_view.json");
-  try {
-    detect(copy.string());
-    FAIL() << "no error";
-  } catch (const ImportError& e) {
-    EXPECT_NE(std::string(e.what()).find("neither trace_view.json nor kernel_details.csv"), std::string::npos)
-        << e.what();
-  }
+  error = import_error(copy);
+  EXPECT_NE(error.find("neither trace_view.json nor kernel_details.csv"), std::string::npos) << error;
 }
 
 TEST_F(AscendTextTest, AProfFolderWithoutExportSaysSo) {
   fs::create_directories(dir_ / "PROF_000003_empty" / "host");
-  try {
-    detect((dir_ / "PROF_000003_empty").string());
-    FAIL() << "no error";
-  } catch (const ImportError& e) {
-    EXPECT_NE(std::string(e.what()).find("mindstudio_profiler_output"), std::string::npos) << e.what();
-  }
+  const std::string error = import_error(dir_ / "PROF_000003_empty");
+  EXPECT_NE(error.find("mindstudio_profiler_output"), std::string::npos) << error;
 }
 
 }  // namespace
