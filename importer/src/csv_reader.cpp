@@ -32,7 +32,12 @@ CsvReader::CsvReader(std::string path) : path_(std::move(path)), buf_(kReadBytes
   file_ = gzopen(path_.c_str(), "rb");
   if (file_ == nullptr) throw ImportError(path_ + ": cannot open: " + std::strerror(errno));
   gzbuffer(file_, static_cast<unsigned>(kReadBytes));
-  if (!next()) throw ImportError(path_ + ": empty file: expected a CSV header line");
+  try {
+    if (!next()) throw ImportError(path_ + ": empty file: expected a CSV header line");
+  } catch (...) {  // no destructor runs for a constructor that throws
+    gzclose(file_);
+    throw;
+  }
   for (std::size_t i = 0; i < fields_.size(); ++i) {
     std::string_view h = clean(fields_[i]);
     if (i == 0 && h.starts_with("\xEF\xBB\xBF")) h.remove_prefix(3);  // a UTF-8 byte order mark
