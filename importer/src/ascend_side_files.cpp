@@ -231,7 +231,8 @@ std::optional<std::int64_t> msprof_clock_offset(const std::string& device_dir) {
   return std::nullopt;
 }
 
-bool read_msprof_info(const std::string& device_dir, std::int32_t device, ImportSink& sink) {
+bool read_msprof_info(const std::string& device_dir, std::int32_t device, const std::string& fallback_name,
+                      ImportSink& sink) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(device_dir, ec)) {
     if (!e.path().filename().string().starts_with("info.json")) continue;
@@ -246,10 +247,7 @@ bool read_msprof_info(const std::string& device_dir, std::int32_t device, Import
       if (const auto mhz = json_double(*info, "aic_frequency")) row.clock_hz = *mhz * 1e6;
       row.name = json_text(*info, "chip_name").value_or("");
     }
-    if (row.name.empty()) {
-      const auto platform = json_text(d, "platform_version");
-      row.name = platform ? "Ascend (msprof platform_version " + *platform + ")" : "Ascend";
-    }
+    if (row.name.empty()) row.name = fallback_name;
     if (const auto v = json_text(d, "version")) sink.meta(collector::kMetaSourceVersion, "msprof " + *v);
     if (const auto h = json_text(d, "hostname")) sink.meta(collector::kMetaHostname, *h);
     sink.add(std::move(row));

@@ -35,7 +35,9 @@ void count_csv_rows(const std::string& path, std::string_view what, ImportSink& 
 // the epoch, from start_info.N (collectionTimeBegin us, clockMonotonicRaw ns) or host_start.log
 // beside it; nullopt when neither says.
 std::optional<std::int64_t> msprof_clock_offset(const std::string& device_dir);
-// msprof's info.json.N: the device's name and core counts as DEVICE_INFO (written when found).
-bool read_msprof_info(const std::string& device_dir, std::int32_t device, ImportSink& sink);
+// msprof's info.json.N in `device_dir`: the device's core counts and name as DEVICE_INFO (written
+// when found; the name `fallback_name` when the file does not say it).
+bool read_msprof_info(const std::string& device_dir, std::int32_t device, const std::string& fallback_name,
+                      ImportSink& sink);
 
 }  // namespace npuscope::importer

@@ -91,15 +91,26 @@ std::string find_in(const TextLayout& l, std::string_view name) {
   return {};
 }
 
-// Torch_npu's text export lacks the device's name: the cores its kernels ran on tell the family.
-void write_device(ImportSink& sink, std::int32_t device, bool split_cores) {
+// DEVICE_INFO from msprof's info.json of `device` under `root` (an msprof folder, or a torch_npu
+// export's PROF_* raw data), else a row of its own; torch_npu's export and an info.json without a
+// chip name do not name the device: the cores its kernels ran on tell the family.
+void write_device(const fs::path& root, ImportSink& sink, std::int32_t device, bool split_cores) {
+  const std::string name = split_cores ? "Ascend910B" : "Ascend";
+  const std::string dir_name = "device_" + std::to_string(device);
+  std::vector<fs::path> dirs{root / dir_name};
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    if (e.path().filename().string().starts_with("PROF_")) dirs.push_back(e.path() / dir_name);
+  }
+  for (const fs::path& d : dirs) {
+    if (is_dir(d) && read_msprof_info(d.string(), device, name, sink)) return;
+  }
   collector::DeviceInfoRow row;
   row.device_id = device;
-  row.name = split_cores ? "Ascend910B" : "Ascend";
+  row.name = name;
   sink.add(std::move(row));
-  sink.note(std::string("the export does not name its device: written as \"") +
-            (split_cores ? "Ascend910B" : "Ascend") +
-            (split_cores ? "\" (its kernels ran on separate cube and vector cores: the 910B / 910_93 family)" : "\""));
+  sink.note("the profile does not name its device: written as \"" + name + "\"" +
+            (split_cores ? " (its kernels ran on separate cube and vector cores: the 910B / 910_93 family)" : ""));
 }
 
 // The timeline and kernel table of one device, the side files read into `in` already.
@@ -180,7 +191,7 @@ void import_ascend_text(const Source& source, ImportSink& sink) {
   std::vector<std::string> timelines;
   if (!trace.empty()) timelines.push_back(trace);
   const TimelineResult r = import_timeline(sink, std::move(in), kernel_csv, timelines);
-  write_device(sink, device, r.split_cores);
+  write_device(l->root, sink, device, r.split_cores);
   if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
   // What the export derived from the data npuscope imports: its tools compute the same.
   for (const auto& [name, what] : std::initializer_list<std::pair<std::string_view, std::string_view>>{
@@ -218,17 +229,6 @@ std::vector<MsprofDevice> msprof_devices(const fs::path& root) {
   }
   std::sort(out.begin(), out.end(), [](const MsprofDevice& a, const MsprofDevice& b) { return a.id < b.id; });
   return out;
-}
-
-// Every device's info.json, else one DEVICE_INFO row named from the kernels' cores.
-void msprof_device_info(const fs::path& root, std::int32_t device, ImportSink& sink, bool split_cores) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root, ec)) {
-    if (e.is_directory(ec) && e.path().filename().string() == "device_" + std::to_string(device)) {
-      if (read_msprof_info(e.path().string(), device, sink)) return;
-    }
-  }
-  write_device(sink, device, split_cores);
 }
 
 }  // namespace
@@ -276,7 +276,7 @@ void import_msprof_folder(const Source& source, ImportSink& sink) {
     for (std::size_t i = 1; i < summaries.size(); ++i) {
       sink.unmapped(summaries[i], "op_summary of a further export (the first one is joined)");
     }
-    msprof_device_info(root, r.device_id, sink, r.split_cores);
+    write_device(root, sink, r.device_id, r.split_cores);
     if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
     return;
   }
@@ -291,7 +291,7 @@ void import_msprof_folder(const Source& source, ImportSink& sink) {
       sink.note(d.dir.string() + ": no start_info: its times stay boot-relative (since the machine started)");
     }
     const TimelineResult r = import_timeline(sink, std::move(in), "", d.timeline);
-    msprof_device_info(root, d.id, sink, r.split_cores);
+    write_device(root, sink, d.id, r.split_cores);
   }
 }
 
@@ -310,7 +310,7 @@ std::optional<Source> detect_ascend_chrome_json(const fs::path& path) {
 
 void import_ascend_chrome_json(const Source& source, ImportSink& sink) {
   const TimelineResult r = import_timeline(sink, TimelineInputs{}, "", {source.path});
-  write_device(sink, 0, r.split_cores);
+  write_device(fs::path(source.path).parent_path(), sink, 0, r.split_cores);
   if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
   static const std::string kBare =
       "a bare timeline: op types, shapes and PMU metrics come from the events alone (point npuscope at the "
