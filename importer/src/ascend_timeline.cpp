@@ -99,7 +99,7 @@ class Reader {
         op.stack_id = s_.sink.id(join_parts(a.value, ";\n"));
       } else if (a.key == "Python module id") {
         module_id = true;
-      } else if (a.key != "Python id" && a.key != "Python parent id" && a.key != "Python thread") {
+      } else {  // Python id / parent id / thread: the nesting follows from the times
         count("argument ", a.key, e.cat);
       }
     }
@@ -194,8 +194,8 @@ class Reader {
         link_type = a.value;
       } else if (a.key == "transport type") {
         transport = a.value;
-      } else if (a.key != "task type" && a.key != "duration estimated(us)" && a.key != "bandwidth(GB/s)") {
-        count("argument ", a.key, "HCCL task");  // notify_id, context id, data type, model id, ...
+      } else if (a.key != "task type") {  // notify_id, context id, data type, bandwidth(GB/s), ...
+        count("argument ", a.key, "HCCL task");
       }
     }
     constexpr std::int64_t kNoRank = 4294967295;
@@ -237,8 +237,8 @@ class Reader {
         connection = parse_int(a.value).value_or(0);
       } else if (a.key == "Thread Id") {
         tid = static_cast<std::int32_t>(parse_int(a.value).value_or(tid));
-      } else if (a.key != "level" && a.key != "id" && a.key != "item_id") {
-        count("argument ", a.key, "CANN API");  // Mode, ...
+      } else if (a.key != "level") {  // Mode, id, item_id (the name's parts), ...
+        count("argument ", a.key, "CANN API");
       }
     }
     s_.sink.add(collector::ApiRow{.start_ns = s_.t(start),
