@@ -42,7 +42,7 @@ void read_fields(const std::string& path) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const int kind = data[0] % 5;
+  const int kind = static_cast<std::uint8_t>(data[0] - '0') % 5;  // seeds: '0' to '4'
   npuscope::fuzz::InputFile input("input.csv", data + 1, size - 1);
   npuscope::fuzz::InputFile scratch("scratch", nullptr, 0);
   const fs::path root = scratch.scratch(kind == 3 ? "PROF_000001" : "_ascend_pt");

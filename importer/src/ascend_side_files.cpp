@@ -7,6 +7,7 @@
 
 #include "csv_reader.h"
 #include "json_file.h"
+#include "npuscope/collector/time_math.h"
 #include "npuscope/importer/import.h"
 
 namespace npuscope::importer {
@@ -49,7 +50,7 @@ MemColumn mem_column(CsvReader& csv, std::string_view base) {
 std::optional<std::int64_t> bytes_of(const CsvReader& csv, const MemColumn& c) {
   const auto v = csv_double(csv.field(c.col));
   if (!v) return std::nullopt;
-  return static_cast<std::int64_t>(*v * c.to_bytes + 0.5);
+  return clamp_to_i64(*v * c.to_bytes);
 }
 
 }  // namespace
@@ -57,7 +58,7 @@ std::optional<std::int64_t> bytes_of(const CsvReader& csv, const MemColumn& c) {
 ProfilerInfo read_profiler_info(const std::string& path, ImportSink& sink) {
   ProfilerInfo info;
   const rapidjson::Document d = read_json_file(path);
-  if (const auto r = json_int(d, "rank_id"); r && *r >= 0) {
+  if (const auto r = json_int(d, "rank_id"); r && *r >= 0 && *r < (std::int64_t{1} << 20)) {
     info.rank = static_cast<std::int32_t>(*r);
     sink.meta(collector::kMetaRank, std::to_string(*r));
   }
@@ -114,7 +115,7 @@ void read_communication(const std::string& path, TimelineInputs& in, ImportSink&
         CollectiveInfo info;
         info.group = at == std::string_view::npos ? "" : std::string(key.substr(at + 1));
         if (const auto* t = json_member(op.value, "Communication Time Info")) {
-          if (const auto w = json_double(*t, "Wait Time(ms)")) info.wait_ns = static_cast<std::int64_t>(*w * 1e6 + 0.5);
+          if (const auto w = json_double(*t, "Wait Time(ms)")) info.wait_ns = clamp_to_i64(*w * 1e6);
         }
         in.collectives[std::string(key.substr(0, at))] = std::move(info);
         ++ops;
@@ -146,7 +147,7 @@ std::optional<std::int32_t> read_memory_record(const std::string& path, ImportSi
       sink.unmapped(path, "row without a timestamp");
       continue;
     }
-    const std::int64_t at = *t + offset_ns;
+    const std::int64_t at = collector::add_saturated(*t, offset_ns);
     if (const auto dv = device_of(csv.field(device_col)); dv && !device) device = dv;
     const std::int32_t dev = device.value_or(0);
     const std::string_view comp = csv.field(component);
@@ -158,7 +159,8 @@ std::optional<std::int32_t> read_memory_record(const std::string& path, ImportSi
       sink.add(collector::MemoryRow{.ts_ns = at,
                                     .device_id = dev,
                                     .op = static_cast<std::int32_t>(op),
-                                    .bytes = a >= last_allocated ? a - last_allocated : last_allocated - a,
+                                    .bytes = a >= last_allocated ? collector::duration_saturated(last_allocated, a)
+                                                                 : collector::duration_saturated(a, last_allocated),
                                     .allocated_bytes = a,
                                     .reserved_bytes = r,
                                     .seq = ++seq});
@@ -198,7 +200,7 @@ void read_module_memory(const std::string& path, std::int32_t device, ImportSink
       continue;
     }
     name.assign("module memory ").append(csv.field(component)).append(" reserved (MB)");
-    sink.add(collector::CounterRow{.ts_ns = *t + offset_ns,
+    sink.add(collector::CounterRow{.ts_ns = collector::add_saturated(*t, offset_ns),
                                    .device_id = device_of(csv.field(device_col)).value_or(device),
                                    .name_id = sink.id(name),
                                    .value = static_cast<double>(*v) / kMiB});
@@ -224,7 +226,11 @@ std::optional<std::int64_t> msprof_clock_offset(const std::string& device_dir) {
       const rapidjson::Document d = read_json_file(e.path().string());
       const auto begin_us = json_int(d, "collectionTimeBegin");
       const auto mono_ns = json_int(d, "clockMonotonicRaw");
-      if (begin_us && mono_ns) return *begin_us * 1000 - *mono_ns;
+      std::int64_t begin_ns = 0, offset = 0;
+      if (begin_us && mono_ns && !__builtin_mul_overflow(*begin_us, 1000, &begin_ns) &&
+          !__builtin_sub_overflow(begin_ns, *mono_ns, &offset)) {
+        return offset;
+      }
     } catch (const ImportError&) {
     }
   }

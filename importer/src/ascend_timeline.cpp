@@ -9,6 +9,7 @@
 #include "ascend_timeline_state.h"
 #include "chrome_events.h"
 #include "csv_reader.h"
+#include "npuscope/collector/time_math.h"
 #include "tensor_lists.h"
 
 namespace npuscope::importer {
@@ -65,7 +66,8 @@ class Reader {
 
   void complete(const ChromeEvent& e) {
     if (!e.ts_ns) return count("event without ts: ph=X ", e.name.substr(0, 40));
-    const std::int64_t start = *e.ts_ns, end = start + std::max<std::int64_t>(0, e.dur_ns.value_or(0));
+    const std::int64_t start = *e.ts_ns,
+                       end = collector::add_saturated(start, std::max<std::int64_t>(0, e.dur_ns.value_or(0)));
     const std::string_view cat = e.cat;
     if (cat == "cpu_op" || cat == "python_function" || cat == "user_annotation") return host_op(e, start, end);
     if (e.arg("Task Type")) return hw_task(e, start, end);
@@ -198,8 +200,10 @@ class Reader {
         count("argument ", a.key, "HCCL task");
       }
     }
-    constexpr std::int64_t kNoRank = 4294967295;
-    const bool to_self = l.dst == kNoRank || l.dst < 0 || l.dst == l.src;
+    // A rank past any cluster's size is none (4294967295: HCCL's "no peer"; or a damaged file).
+    constexpr std::int64_t kMaxRank = std::int64_t{1} << 20;
+    if (l.src >= kMaxRank) l.src = -1;
+    const bool to_self = l.dst < 0 || l.dst >= kMaxRank || l.dst == l.src;
     if (to_self) l.dst = l.src;
     l.transport = hccl_transport(link_type, transport, to_self);
     s_.links.push_back(l);

@@ -11,6 +11,7 @@
 
 #include "ascend_host_ops.h"
 #include "ascend_timeline.h"
+#include "npuscope/collector/time_math.h"
 
 namespace npuscope::importer {
 
@@ -68,8 +69,9 @@ struct FlowEndKey {
   bool operator==(const FlowEndKey&) const = default;
 };
 struct FlowEndKeyHash {
-  std::size_t operator()(const FlowEndKey& k) const {
-    return std::hash<std::int64_t>{}(k.ts_ns * 1000003 ^ k.pid * 31 ^ k.tid);
+  std::size_t operator()(const FlowEndKey& k) const {  // unsigned: wraps, never overflows
+    return static_cast<std::size_t>(k.ts_ns) * 1000003u ^ static_cast<std::size_t>(k.pid) * 31u ^
+           static_cast<std::size_t>(static_cast<std::uint32_t>(k.tid));
   }
 };
 
@@ -95,7 +97,7 @@ struct AscendTimeline::State {
   std::string key;                                          // scratch for UNMAPPED keys and names
 
   State(ImportSink& s, TimelineInputs i) : sink(s), in(std::move(i)) {}
-  std::int64_t t(std::int64_t ns) const { return ns + in.clock_offset_ns; }
+  std::int64_t t(std::int64_t ns) const { return collector::add_saturated(ns, in.clock_offset_ns); }
   void count(std::string_view what, std::int64_t n = 1) {
     const auto it = counts.find(what);
     if (it != counts.end()) {

@@ -20,8 +20,10 @@ struct TaskKey {
   bool operator==(const TaskKey&) const = default;
 };
 struct TaskKeyHash {
-  std::size_t operator()(const TaskKey& k) const {
-    return std::hash<std::int64_t>{}(k.start_ns * 1000003 ^ (static_cast<std::int64_t>(k.stream) << 20) ^ k.task);
+  std::size_t operator()(const TaskKey& k) const {  // unsigned: wraps, never overflows
+    return static_cast<std::size_t>(k.start_ns) * 1000003u ^
+           static_cast<std::size_t>(static_cast<std::uint32_t>(k.stream)) << 20 ^
+           static_cast<std::size_t>(static_cast<std::uint32_t>(k.task));
   }
 };
 
@@ -108,8 +110,8 @@ class Writer {
         collective_stream_[static_cast<std::size_t>(c)] = l.stream;
       if (l.size <= 0) continue;
       LinkTotal& t = links_[{c, static_cast<std::int32_t>(l.dst), static_cast<std::int32_t>(l.transport)}];
-      t.bytes += l.size;
-      t.time_ns += l.end_ns - l.start_ns;
+      t.bytes = collector::add_saturated(t.bytes, l.size);
+      t.time_ns = collector::add_saturated(t.time_ns, collector::duration_saturated(l.start_ns, l.end_ns));
       max_rank_ = std::max({max_rank_, l.src, l.dst});
     }
   }
@@ -172,7 +174,10 @@ class Writer {
                         std::int32_t* thread) const {
     if (const auto f = s_.flow_ends.find(FlowEndKey{pid, start_ns, tid}); f != s_.flow_ends.end()) {
       if (const auto st = s_.flow_starts.find(f->second); st != s_.flow_starts.end()) {
-        if (const std::int64_t id = s_.host_ops.innermost(st->second.tid, st->second.ts_ns)) return id;
+        if (const std::int64_t id = s_.host_ops.innermost(st->second.tid, st->second.ts_ns)) {
+          *thread = st->second.tid;
+          return id;
+        }
       }
     }
     if (connection == 0) return 0;
@@ -277,14 +282,15 @@ class Writer {
       r.algorithm = std::max(0, c.algorithm);
       if (c.dtype >= 0) {
         r.dtype = c.dtype;
-        if (c.count > 0) r.bytes = c.count * static_cast<std::int64_t>(dtype_size(static_cast<DType>(c.dtype)));
+        const auto size = static_cast<std::int64_t>(dtype_size(static_cast<DType>(c.dtype)));
+        if (c.count > 0 && __builtin_mul_overflow(c.count, size, &r.bytes)) r.bytes = 0;
       }
       r.root_or_peer = -1;
       r.last_rank = std::max(0, s_.in.rank);
       r.arrival_ns = s_.t(c.start_ns);
       r.start_ns = r.arrival_ns;
       if (const auto it = s_.in.collectives.find(c.name); it != s_.in.collectives.end() && it->second.wait_ns > 0) {
-        r.start_ns = std::min(s_.t(c.end_ns), r.arrival_ns + it->second.wait_ns);
+        r.start_ns = std::min(s_.t(c.end_ns), collector::add_saturated(r.arrival_ns, it->second.wait_ns));
       }
       r.end_ns = s_.t(c.end_ns);
       sink_.add(r);
@@ -313,8 +319,11 @@ class Writer {
       size = static_cast<std::int32_t>(it->second.size());
     } else {
       // The ranks its transfers reached: 0..max (a group of consecutive ranks, the usual world group).
-      size = static_cast<std::int32_t>(std::max<std::int64_t>({max_rank_ + 1, s_.in.rank + 1, 1}));
-      for (std::int32_t i = 0; i < size; ++i) members.append(i == 0 ? "" : ",").append(std::to_string(i));
+      size = static_cast<std::int32_t>(std::max<std::int64_t>({max_rank_ + 1, std::int64_t{s_.in.rank} + 1, 1}));
+      constexpr std::int32_t kListed = 1 << 16;  // ranks are < 2^20 (the reader's bound); list a sane group only
+      for (std::int32_t i = 0; i < size && size <= kListed; ++i) {
+        members.append(i == 0 ? "" : ",").append(std::to_string(i));
+      }
     }
     s_.result.world_size = std::max(s_.result.world_size, size);
     sink_.add(collector::CommunicatorRow{

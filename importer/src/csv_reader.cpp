@@ -1,6 +1,9 @@
 // See Note [Reading profilers' CSVs] in csv_reader.h.
 #include "csv_reader.h"
 
+#include <cmath>
+#include <limits>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -255,6 +258,14 @@ bool csv_missing(std::string_view v) {
 std::optional<std::int64_t> csv_int(std::string_view v) {
   if (csv_missing(v)) return std::nullopt;
   return parse_int(v);
+}
+
+std::int64_t clamp_to_i64(double v) {
+  if (!(v == v)) return 0;
+  constexpr double kMax = 9.2233720368547748e18;  // 2^63: the first double past INT64_MAX
+  if (v >= kMax) return std::numeric_limits<std::int64_t>::max();
+  if (v <= -kMax) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(std::llround(v));
 }
 
 std::optional<double> csv_double(std::string_view v) {

@@ -89,6 +89,8 @@ bool csv_missing(std::string_view v);
 // Numbers in a field; nullopt when missing or not a number.
 std::optional<std::int64_t> csv_int(std::string_view v);
 std::optional<double> csv_double(std::string_view v);
+// `v` rounded to the nearest int64, clamped to its range (NaN: 0): a value from a file may be anything.
+std::int64_t clamp_to_i64(double v);
 // A time in microseconds ("1736408883704643.212") as exact integer nanoseconds.
 std::optional<std::int64_t> csv_time_ns(std::string_view v);
 // A list the tools write with ";\r\n" between its parts (Input Dims, Call stack) as `sep` between them.

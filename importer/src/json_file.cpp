@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "chrome_events.h"
+#include "csv_reader.h"
 #include "npuscope/importer/import.h"
 
 namespace npuscope::importer {
@@ -53,7 +54,7 @@ std::optional<std::int64_t> json_int(const rapidjson::Value& v, std::string_view
   const rapidjson::Value* m = json_member(v, key);
   if (m == nullptr) return std::nullopt;
   if (m->IsInt64()) return m->GetInt64();
-  if (m->IsDouble()) return static_cast<std::int64_t>(m->GetDouble());
+  if (m->IsDouble()) return clamp_to_i64(m->GetDouble());
   if (m->IsString()) return parse_int(std::string_view(m->GetString(), m->GetStringLength()));
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "ascend_names.h"
+#include "npuscope/collector/time_math.h"
 #include "tensor_lists.h"
 
 namespace npuscope::importer {
@@ -84,10 +85,11 @@ void KernelTable::index() {
     rows_.push_back(
         {*start, to_i32(csv_int(csv_.field(col_.stream))), to_i32(csv_int(csv_.field(col_.task))), csv_.offset()});
     if (const auto step = csv_int(csv_.field(col_.step))) {
-      auto [it, added] = steps_.try_emplace(*step, *start, *start + dur);
+      const std::int64_t end = collector::add_saturated(*start, dur);
+      auto [it, added] = steps_.try_emplace(*step, *start, end);
       if (!added) {
         it->second.first = std::min(it->second.first, *start);
-        it->second.second = std::max(it->second.second, *start + dur);
+        it->second.second = std::max(it->second.second, end);
       }
     }
     if (!device_) device_ = csv_int(csv_.field(col_.device));
@@ -144,7 +146,7 @@ void KernelTable::apply(collector::TaskRow& t, ImportSink& sink, bool whole) {
   if (whole) {
     t.name_id = sink.id(f.name);
     t.start_ns = f.start_ns;
-    t.end_ns = f.start_ns + f.dur_ns;
+    t.end_ns = collector::add_saturated(f.start_ns, std::max<std::int64_t>(0, f.dur_ns));
     if (f.stream >= 0) t.stream_id = f.stream;
   }
   if (!csv_missing(f.type)) t.op_type_id = sink.id(f.type);
