@@ -1,5 +1,5 @@
 // analyze, diff and cluster on real profiles of shared/realdata through the CLI: the cluster of a
-// directory of real rank exports (Note [Cluster of real rank exports] in cli/src/cluster_command.cpp)
+// directory of real rank exports (Note [A cluster of real profiles] in cli/src/cluster_sources.h)
 // and the GPU kernel classes of a diff across hardware (Note [Kernel classes] in
 // analyzer/src/diff_side.cpp).
 #include <gtest/gtest.h>
