@@ -39,6 +39,7 @@ std::size_t pipe_of(std::string_view metric) {
   if (!metric.ends_with("_ratio")) return kNoPipe;
   metric.remove_suffix(6);
   if (metric.starts_with("aic_") || metric.starts_with("aiv_")) metric.remove_prefix(4);
+  if (metric == "cube") metric = "mac";  // the cube's busy share under its other name
   for (std::size_t i = 0; i < kPipes.size(); ++i) {
     if (metric == kPipes[i]) return i;
   }

@@ -258,3 +258,14 @@ TEST_F(RealDataAnalyze, AiCpuOpsWithoutTheEmulatorsFallbackFlag) {
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(std::holds_alternative<std::monostate>(*s->cell(0, "dropped_records")));
 }
+
+TEST_F(RealDataAnalyze, ADeviceInsideACollectiveIsNotIdle) {
+  // Kernels until 255 us, the allreduce [300, 400]: the span runs to 400 us and the idle time is the
+  // gaps 190-200, five of 5 us between the TransData tasks and 255-300: 80 us.
+  const Report r = analyze_all(true);
+  const Table* idle = r.find("idle");
+  ASSERT_NE(idle, nullptr);
+  ASSERT_EQ(idle->rows.size(), 1u);
+  EXPECT_EQ(std::get<std::int64_t>(*idle->cell(0, "span_ns")), 400'000);
+  EXPECT_EQ(std::get<std::int64_t>(*idle->cell(0, "idle_ns")), 80'000);
+}
