@@ -76,6 +76,25 @@ mpirun --oversubscribe -np 4 "$NPUSCOPE" run -o "$DEMO/ranks/rank_%r.db" -- "$BU
 section "The cluster analysis of the 4 rank traces (npuscope cluster): the slow rank, the matrix, the waits"
 "$NPUSCOPE" cluster "$DEMO/ranks" -o "$DEMO/cluster.txt"
 sed -n 1,60p "$DEMO/cluster.txt"
+# Real profiles: shared/realdata when this clone sits beside it, else the real traces every clone has.
+
+REALDATA="$ROOT/../shared/realdata"
+REAL="$DEMO/real"
+rm -rf "$REAL" && mkdir -p "$REAL"
+cp "$ROOT"/tests/data/realdata/kineto_cross_hw/*.json.gz "$REAL/"
+ASCEND="$REALDATA/ascend_pytorch_profiler/text/level1/rank0_ascend_pt"
+if [ -d "$ASCEND" ]; then
+  cp -r "$ASCEND" "$REAL/"
+  section "A real Ascend 910B profile (torch_npu's text export, rank 0 of 8): npuscope import, then analyze"
+  "$NPUSCOPE" import "$REAL/rank0_ascend_pt"
+  "$NPUSCOPE" analyze "$REAL/rank0_ascend_pt" --top 8 --rules summary,step_time,top_ops,op_statistics,memory,block_dim
+else
+  echo "(no ../shared/realdata beside this clone: the Ascend profile is skipped, the GPU traces below are not)"
+fi
+section "A real torch.profiler trace from an H100 (BERT-small): imported on first use, then analyzed"
+"$NPUSCOPE" analyze "$REAL/h100_bert_small.json.gz" --top 5
+section "The same model on an H100 and an MI300X (npuscope diff): aten ops paired across vendors"
+"$NPUSCOPE" diff "$REAL/h100_bert_small.json.gz" "$REAL/mi300_bert_small.json.gz" --top 10
 section "The timeline viewer (npuscope view): the LLaMA trace"
 if [ -n "${DISPLAY:-}" ]; then
   "$NPUSCOPE" view "$DEMO/llama.db"

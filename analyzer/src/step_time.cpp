@@ -71,7 +71,7 @@ StepTime StepTimeBuilder::step_of(const Device& d, std::int32_t device_id, std::
   const std::int64_t end = std::max(k.spans.empty() ? step.host_end : k.spans.last(), step.host_end);
   IntervalUnion communication, receive;
   const auto first = std::lower_bound(d.collectives.begin(), d.collectives.end(), start,
-                                      [](const Collective& c, std::int64_t t) { return c.start < t; });
+                                      [](const Collective& c, std::int64_t at_ns) { return c.start < at_ns; });
   for (auto c = first; c != d.collectives.end() && c->start < end; ++c) {
     const auto at = static_cast<std::size_t>(c - d.collectives.begin());
     if (taken[at]) continue;  // counted in an earlier step's window

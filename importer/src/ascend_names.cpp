@@ -56,7 +56,7 @@ TaskType ascend_task_type(std::string_view t) {
 
 bool is_hccl_link_task_type(std::string_view t) {
   static constexpr std::array<std::string_view, 14> kLink{
-      "Notify Wait",   "Notify Record", "Notify_Wait", "Notify_Record", "Write Value", "SDMA",          "RDMA",
+      "Notify Wait",   "Notify Record", "Notify_Wait", "Notify_Record", "Write Value",   "SDMA",        "RDMA",
       "Reduce_Inline", "Memcpy",        "RDMASend",    "Reduce Inline", "Inline Reduce", "Write_Value", "Local_Copy"};
   return std::find(kLink.begin(), kLink.end(), t) != kLink.end();
 }

@@ -158,9 +158,10 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kModule, 2, "module",                                                                                              \
     "An `nn.Module` call, named as msprobe names it (`Module.layer1.0.conv1.Conv2d.forward.0`).")                      \
   X(kOptimizer, 3, "optimizer", "An optimizer call (`Optimizer.step#SGD.step`, `Optimizer.zero_grad#SGD.zero_grad`).") \
-  X(kUserScope, 4, "user_scope", "A range the script opened (`torch.autograd.profiler.record_function`).")    \
+  X(kUserScope, 4, "user_scope", "A range the script opened (`torch.autograd.profiler.record_function`).")             \
   X(kPythonFunction, 5, "python_function",                                                                             \
-    "A Python function a real profile's stack tracer recorded (with_stack: `torch/nn/modules/conv.py(443): forward`).")
+    "A Python function a real profile's stack tracer recorded (with_stack: `torch/nn/modules/conv.py(443): "           \
+    "forward`).")
 
 // Which pass of a training step a framework op (and the device tasks it launched) belongs to.
 // PYTORCH_API.pass.
