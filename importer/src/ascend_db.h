@@ -71,11 +71,21 @@ struct AscendDb {
   }
 };
 
+// a + b and a * b as two's complement wraps them: a damaged db's ids must not overflow (undefined).
+inline std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+inline std::int64_t wrap_sub(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+inline std::int64_t wrap_mul(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
 // A task's id in the trace.
-inline std::int64_t task_id_of(std::int64_t global_task_id) { return global_task_id + 1; }
+inline std::int64_t task_id_of(std::int64_t global_task_id) { return wrap_add(global_task_id, 1); }
 // The OS thread of a globalTid (pid << 32 | tid).
 inline std::int32_t thread_of(std::int64_t global_tid) { return static_cast<std::int32_t>(global_tid & 0xffffffff); }
-// HCCL's and msprof's "no value" (4294967295, 65535, ...) as a rank: nullopt.
+// HCCL's and msprof's "no value" (4294967295, 65535, ...) where a rank is expected.
 inline bool is_invalid_rank(std::int64_t r) { return r < 0 || r >= 0xffff; }
 
 // The SQL text of a foreign enum or string id column `expr` read as text: its ENUM table's name

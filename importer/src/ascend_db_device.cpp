@@ -93,10 +93,10 @@ void import_memory(AscendDb& a) {
     std::int64_t bytes = 0;
     if (was_allocated >= 0 && allocated != was_allocated) {
       op = allocated > was_allocated ? MemoryOp::kAlloc : MemoryOp::kFree;
-      bytes = allocated > was_allocated ? allocated - was_allocated : was_allocated - allocated;
+      bytes = allocated > was_allocated ? wrap_sub(allocated, was_allocated) : wrap_sub(was_allocated, allocated);
     } else if (was_reserved >= 0 && reserved != was_reserved) {
       op = reserved > was_reserved ? MemoryOp::kReserve : MemoryOp::kRelease;
-      bytes = reserved > was_reserved ? reserved - was_reserved : was_reserved - reserved;
+      bytes = reserved > was_reserved ? wrap_sub(reserved, was_reserved) : wrap_sub(was_reserved, reserved);
     }
     was_allocated = allocated, was_reserved = reserved;
     a.sink.add(collector::MemoryRow{.ts_ns = q.int64(1),

@@ -170,7 +170,7 @@ void import_ascend_db(const Source& source, ImportSink& sink) {
   if (db.has_table("TASK") && db.columns("TASK").size() > 0) {
     ForeignTable task(db, "TASK");
     const std::string gid = task.col("t", {"globalTaskId"});
-    if (gid != "NULL") a.comm_task_base = task_id_of(scalar(db, "SELECT MAX(" + gid + ") FROM TASK t", 0)) + 1;
+    if (gid != "NULL") a.comm_task_base = wrap_add(task_id_of(scalar(db, "SELECT MAX(" + gid + ") FROM TASK t", 0)), 1);
   }
   if (source.files.size() > 1) {
     sink.note(source.files[1] +

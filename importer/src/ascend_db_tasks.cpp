@@ -2,6 +2,7 @@
 // import] in ascend_db.h).
 #include <charconv>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "ascend_db.h"
@@ -206,6 +207,7 @@ void import_collectives(AscendDb& a) {
                           " ORDER BY CAST(" + start + " AS INTEGER)");
   ForeignStrings& s = a.strings;
   std::map<std::int64_t, std::int32_t> next_sequence;  // by communicator id
+  std::set<std::int64_t> written;                      // the opIds written as collectives
   while (q.step()) {
     const std::int64_t group_id = q.int64(4, -1);
     Group& g = groups[group_id];
@@ -226,7 +228,8 @@ void import_collectives(AscendDb& a) {
       a.world_size = std::max(a.world_size, static_cast<int>(g.size));
     }
     const std::string name(s.text(q.int64(0, -1)));
-    const std::int64_t task_id = a.comm_task_base + q.int64(5);
+    const std::int64_t task_id = wrap_add(a.comm_task_base, q.int64(5));
+    written.insert(q.int64(5));
     const collector::StringId name_id = a.sink.id(name);
     std::int32_t& counter = next_sequence[g.id];
     const std::int32_t sequence = hccl_sequence(name).value_or(counter);
@@ -255,7 +258,7 @@ void import_collectives(AscendDb& a) {
             kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ? ReduceOp::kSum
                                                                                          : ReduceOp::kNone),
         .dtype = static_cast<std::int32_t>(dtype.value_or(DType{})),
-        .bytes = dtype ? q.int64(8) * static_cast<std::int64_t>(dtype_size(*dtype)) : 0,
+        .bytes = dtype ? wrap_mul(q.int64(8), static_cast<std::int64_t>(dtype_size(*dtype))) : 0,
         .arrival_ns = start_ns,
         .start_ns = start_ns,
         .end_ns = end_ns});
@@ -281,6 +284,10 @@ void import_collectives(AscendDb& a) {
                           " = l.globalTaskId WHERE " + size + " > 0 GROUP BY l.opId, " + src + ", " + dst + ", " +
                           transport + ", " + kind);
   while (l.step()) {
+    if (!written.contains(l.int64(0))) {
+      a.sink.unmapped(a.file, "COMMUNICATION_TASK_INFO transfers of a collective COMMUNICATION_OP lacks");
+      continue;
+    }
     const Group& g = groups[l.int64(1, -1)];
     const std::int64_t from = l.int64(2, -1), to = l.int64(3, -1);
     if (!is_invalid_rank(from) && from != g.rank) {
@@ -289,7 +296,7 @@ void import_collectives(AscendDb& a) {
     }
     const bool to_self = is_invalid_rank(to) || to == g.rank;
     a.sink.add(collector::CommunicationLinkRow{
-        .task_id = a.comm_task_base + l.int64(0),
+        .task_id = wrap_add(a.comm_task_base, l.int64(0)),
         .peer_rank = to_self ? (a.rank >= 0 ? a.rank : g.rank) : i32(to),
         .transport = static_cast<std::int32_t>(hccl_transport(l.text(5), l.text(4), to_self)),
         .bytes = l.int64(6),

@@ -15,7 +15,7 @@ bool id_is_rowid(ForeignDb& db) {
 
 }  // namespace
 
-ForeignStrings::ForeignStrings(ForeignDb& db, ImportSink& sink) : db_(db), sink_(sink), table_("STRING_IDS") {
+ForeignStrings::ForeignStrings(ForeignDb& db, ImportSink& sink) : sink_(sink), table_("STRING_IDS") {
   ForeignTable strings(db, "STRING_IDS");
   if (!strings.exists()) throw ImportError(db.path() + ": no table STRING_IDS (every name of an msprof db is in it)");
   strings.required("s", {"id"});

@@ -52,7 +52,6 @@ class ForeignStrings {
   bool damaged() const { return damaged_; }
 
  private:
-  ForeignDb& db_;
   ImportSink& sink_;
   std::string table_;  // STRING_IDS, or the temporary copy of it indexed by id
   std::optional<ForeignStmt> lookup_;
