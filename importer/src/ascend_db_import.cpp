@@ -3,31 +3,18 @@
 #include <charconv>
 
 #include "ascend_db.h"
+#include "source_files.h"
 
 namespace npuscope::importer {
 namespace fs = std::filesystem;
 
 namespace {
 
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-
 // The first file of `dir` (in name order) whose name starts with `prefix` and ends in .db.
 std::optional<fs::path> db_in(const fs::path& dir, std::string_view prefix) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.starts_with(prefix) && name.ends_with(".db") && is_file(it->path())) found.push_back(it->path());
-  }
+  const std::vector<std::string> found = files_like(dir, prefix, ".db");
   if (found.empty()) return std::nullopt;
-  return *std::min_element(found.begin(), found.end());
+  return fs::path(found.front());
 }
 
 constexpr std::string_view kPtPrefix = "ascend_pytorch_profiler";

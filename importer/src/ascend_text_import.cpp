@@ -10,6 +10,7 @@
 #include "ascend_timeline.h"
 #include "chrome_events.h"
 #include "kernel_table.h"
+#include "source_files.h"
 
 namespace npuscope::importer {
 namespace fs = std::filesystem;
@@ -17,27 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kOutput = "ASCEND_PROFILER_OUTPUT";
-
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-
-// The files of `dir` whose name starts with `prefix` and ends with `suffix`, sorted by name.
-std::vector<std::string> files_like(const fs::path& dir, std::string_view prefix, std::string_view suffix) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file(ec) && name.starts_with(prefix) && name.ends_with(suffix)) out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 bool has_db(const fs::path& dir) { return !files_like(dir, "", ".db").empty(); }
 
