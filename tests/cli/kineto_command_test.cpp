@@ -43,7 +43,9 @@ TEST_F(KinetoCommandTest, AnalyzeAndExportTakeTheTraceItself) {
   EXPECT_NE(json.find("aten::"), std::string::npos);
 }
 
-TEST_F(KinetoCommandTest, ViewDrawsAnImportedTrace) {
+// (Xvfb in the name: the ASan suite runs it without the leak check, as every viewer under Xvfb:
+// scripts/sanitizers/run_tests.sh.)
+TEST_F(KinetoCommandTest, ViewUnderXvfbDrawsAnImportedTrace) {
   NPUSCOPE_REALDATA_OR_SKIP(src, "kineto/mi250_minitoy_train.json.gz");
   ASSERT_EQ(run_command("command -v xvfb-run").status, 0) << "xvfb-run is missing (scripts/bootstrap.sh installs it)";
   const std::string trace = copy(src, "mi250.json.gz");
