@@ -36,7 +36,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 
 #include "foreign_db.h"
 #include "foreign_strings.h"
@@ -55,14 +54,12 @@ struct AscendDb {
   std::set<std::string> mapped;     // the tables a pass read (the others are counted whole)
   bool conn_op_table = false;       // temp.np_conn_op(conn, op): a connection id's framework op
   bool damage_noted = false;        // a damaged page was reported (once)
-  std::unordered_map<collector::StringId, std::int32_t> calls;  // call_index: calls so far per name
 
   // Marks `name` read; a ForeignTable of it whose unread columns will be counted (count_unread).
   ForeignTable table(const std::string& name) {
     mapped.insert(name);
     return ForeignTable(db, name);
   }
-  std::int32_t next_call(collector::StringId name) { return calls[name]++; }
   // " ORDER BY CAST(expr AS INTEGER)"; nothing in a file cut short (Note [A database cut short]):
   // sorting reads a whole table first, and one missing page would lose all of it, where a scan in
   // rowid order (the profilers insert by time) keeps every row before that page.

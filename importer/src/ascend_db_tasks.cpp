@@ -133,7 +133,7 @@ void import_tasks(AscendDb& a) {
       r.name_id = r.op_type_id = s.id(q.int64(6, -1));
     }
     r.pytorch_api_id = q.int64(21, 0);
-    r.call_index = a.next_call(r.name_id);
+    r.call_index = a.sink.next_call_index(r.name_id);
     a.sink.add(std::move(r));
   }
   task.count_unread(a.sink, a.file);
@@ -247,7 +247,7 @@ void import_collectives(AscendDb& a) {
                                   .op_type_id = a.sink.id(op_type),
                                   .task_type = static_cast<std::int32_t>(TaskType::kCommunication),
                                   .connection_id = q.int64(3),
-                                  .call_index = a.next_call(name_id)});
+                                  .call_index = a.sink.next_call_index(name_id)});
     a.sink.add(collector::CommunicationRow{
         .task_id = task_id,
         .communicator_id = g.id,

@@ -165,7 +165,7 @@ class Writer {
     return r;
   }
   void add(collector::TaskRow& r) {
-    r.call_index = calls_[r.name_id]++;
+    r.call_index = sink_.next_call_index(r.name_id);
     sink_.add(r);
   }
 
@@ -346,7 +346,6 @@ class Writer {
 
   AscendTimeline::State& s_;
   ImportSink& sink_;
-  std::unordered_map<StringId, std::int32_t> calls_;
   std::vector<std::int64_t> collective_task_id_;
   std::vector<std::int32_t> collective_stream_;
   std::unordered_map<std::int32_t, std::int64_t> collective_row_;                    // collective -> its kernel row

@@ -2,6 +2,7 @@
 // interned, task ids handed out, and what the source held that no table takes counted (UNMAPPED).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -42,6 +43,13 @@ class ImportSink {
   void note(std::string text) { report_.notes.push_back(std::move(text)); }
   void set_incomplete() { report_.incomplete = true; }
   std::int64_t next_task_id() { return ++last_task_id_; }
+  // The call_index of the next task named `name` (the n-th of its name, from 0): tasks must be
+  // added in start order (the diff pairs the n-th call of a name with the other run's n-th).
+  std::int32_t next_call_index(collector::StringId name) {
+    const auto i = static_cast<std::size_t>(std::max<collector::StringId>(0, name));
+    if (i >= calls_.size()) calls_.resize(i + 1, 0);
+    return calls_[i]++;
+  }
 
   // Writes what is batched and the UNMAPPED rows; the report of the import.
   ImportReport finish();
@@ -68,6 +76,7 @@ class ImportSink {
   };
   std::map<std::pair<std::string, std::string>, std::int64_t, PairLess> unmapped_;
   ImportReport report_;
+  std::vector<std::int32_t> calls_;  // tasks so far by name id
   std::int64_t last_task_id_ = 0;
 };
 

@@ -327,20 +327,17 @@ class KinetoImporter {
     } else {
       r.op_type_id = t.own_type;
     }
-    const auto name = static_cast<std::size_t>(std::max<collector::StringId>(0, r.name_id));
-    if (name >= calls_.size()) calls_.resize(name + 1, 0);
-    r.call_index = calls_[name]++;
-    if (is(r.task_type, TaskType::kMemcpy) || is(r.task_type, TaskType::kMemset)) {
-      if (is(r.task_type, TaskType::kMemcpy))
-        sink_.add(collector::MemcpyRow{.task_id = r.task_id,
-                                       .start_ns = r.start_ns,
-                                       .end_ns = r.end_ns,
-                                       .queued_ns = r.queued_ns,
-                                       .device_id = r.device_id,
-                                       .stream_id = r.stream_id,
-                                       .bytes = t.bytes,
-                                       .copy_kind = t.copy_kind,
-                                       .connection_id = r.connection_id});
+    r.call_index = sink_.next_call_index(r.name_id);
+    if (is(r.task_type, TaskType::kMemcpy)) {
+      sink_.add(collector::MemcpyRow{.task_id = r.task_id,
+                                     .start_ns = r.start_ns,
+                                     .end_ns = r.end_ns,
+                                     .queued_ns = r.queued_ns,
+                                     .device_id = r.device_id,
+                                     .stream_id = r.stream_id,
+                                     .bytes = t.bytes,
+                                     .copy_kind = t.copy_kind,
+                                     .connection_id = r.connection_id});
     }
     if (is(r.task_type, TaskType::kCommunication)) {
       communication(t, t.comm >= 0 ? t.comm : (op ? op->comm : -1));
@@ -620,7 +617,6 @@ class KinetoImporter {
   HostOpIndex host_ops_;
   ListIds shape_ids_, dtype_ids_;
   DeviceTaskQueue tasks_;
-  std::vector<std::int32_t> calls_;  // tasks so far by name id
   std::vector<CommInfo> comms_;
   std::vector<Communicator> communicators_;
   std::string text_;
