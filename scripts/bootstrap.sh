@@ -16,6 +16,7 @@ PACKAGES=(
   nlohmann-json3-dev           # device spec files, JSON reports
   rapidjson-dev                # importer: streaming (SAX) JSON of real profiles, exact numbers
   zlib1g-dev                   # importer: .json.gz traces read as a stream
+  libsimdjson-dev              # importer: the events of JSON traces, parsed fast (RapidJSON for the rest)
   libyaml-cpp-dev              # compare --mapping files in YAML
   libeigen3-dev                # npuscope calibrate --fit: Levenberg-Marquardt (header-only)
   libzstd-dev                  # compressed tensor dumps

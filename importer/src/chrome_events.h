@@ -2,14 +2,27 @@
 // and msprof's msprof_*.json are all one of these.
 //
 // Note [Streaming Chrome events]
-// A trace of any size is read in bounded memory: RapidJSON's SAX reader (Debian's rapidjson-dev)
-// pulls the file through zlib's gzread, which reads .gz and plain files alike, 1 MiB at a time, and
-// hands each event to the caller as soon as its closing brace is read; nothing of an event outlives
-// the callback. Numbers are taken as the text they are written as (kParseNumbersAsStringsFlag), so
-// that a timestamp with nanosecond digits ("1736408883688177.930", as a string or a number) and a
-// flow id past 2^53 are read exactly: a double would round both (Perfetto's mis-nesting of such
-// files, Ascend/pytorch issue 133). A file cut short (a killed profiler) yields the events before the
-// cut and says so; any other malformation is an ImportError naming the file and the byte.
+// A trace of any size is read in bounded memory: zlib's gzread (.gz and plain files alike) fills a
+// window of about 1 MiB (json_window.h); each event is handed to the caller as soon as it is whole,
+// and nothing of it outlives the callback. Two parsers share the work:
+// - the fast path (chrome_events_simd.cpp): simdjson's On-Demand API (Debian's libsimdjson-dev)
+//   reads the events of a window as the elements of one array, the window wrapped in "[" and "]".
+//   simdjson's first pass refuses a text whose last string is cut open, so a window that ends
+//   inside a string is cut before that string's opening quote (the last quote not after an odd
+//   run of backslashes), a point outside every string; the event cut by the window's end fails,
+//   and the events before it stand.
+// - the careful path (chrome_events_sax.cpp): RapidJSON's SAX reader (rapidjson-dev) takes the
+//   event the fast path stopped at, and the rest of that window: the event cut by the window's end
+//   (read again once the window holds it: a window grows to hold an event of any size), and
+//   whatever simdjson refuses but a profiler writes (NaN, a byte that is no UTF-8), with the exact
+//   error and byte for malformed JSON. It also reads the top level's other members, whose few
+//   structural bytes (the top-level object, "traceEvents") are walked by hand.
+// Both hand numbers over as the text they are written as, so that a timestamp with nanosecond
+// digits ("1736408883688177.930", as a string or a number) and a flow id past 2^53 are read
+// exactly: a double would round both (Perfetto's mis-nesting of such files, Ascend/pytorch issue
+// 133). A list or object argument is its JSON text (as written by the fast path, compacted by the
+// careful one: whitespace aside, the same). A file cut short (a killed profiler) yields the events
+// before the cut and says so; any other malformation is an ImportError naming the file and the byte.
 // The top level may be a bare array of events (trace_view.json) or an object holding
 // "traceEvents" and the trace's metadata (Kineto: deviceProperties, distributedInfo, ...), whose
 // other members are handed over as their JSON text.
@@ -25,7 +38,7 @@
 namespace npuscope::importer {
 
 // One argument of an event: scalars as their text (a string's content, a number's digits, true,
-// false, null), arrays and objects as compact JSON text.
+// false, null), arrays and objects as JSON text (whitespace as written or none).
 struct ChromeArg {
   std::string_view key;
   std::string_view value;

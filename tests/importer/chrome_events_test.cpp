@@ -16,6 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A list or object argument is its JSON text, with the spaces as written or without (Note
+// [Streaming Chrome events]).
+std::string without_spaces(std::string s) {
+  std::erase(s, ' ');
+  return s;
+}
+
 class ChromeEventsTest : public ::testing::Test, protected test::TestFiles {
  protected:
   struct Seen {
@@ -63,7 +70,7 @@ TEST_F(ChromeEventsTest, ABareArrayWithStringTimesAndHugeFlowIdsIsReadExactly) {
   EXPECT_EQ(events[0].dur, 12500);
   ASSERT_EQ(events[0].args.size(), 3u);
   EXPECT_EQ(events[0].args[0], (std::pair<std::string, std::string>{"connection_id", "7"}));
-  EXPECT_EQ(events[0].args[1].second, "[[1,2],[3]]");
+  EXPECT_EQ(without_spaces(events[0].args[1].second), "[[1,2],[3]]");  // a list argument: its JSON text
   EXPECT_EQ(events[0].args[2].second, "a\"b");
   EXPECT_EQ(events[1].id, "18446744073709551615");
   EXPECT_EQ(events[1].ts, 1000);  // 1.0001 us: the nanosecond rounds half away from zero
@@ -104,6 +111,69 @@ TEST_F(ChromeEventsTest, AFileCutShortYieldsItsWholeEventsAndSaysSo) {
   EXPECT_TRUE(rg.truncated);
   EXPECT_GT(part.size(), 100u);
   EXPECT_LT(part.size(), 20000u);
+}
+
+// Events written as a profiler may write them, over many of the reader's windows: names with
+// escapes and runs of backslashes before a quote (where a window may end inside a string), raw
+// UTF-8, an event bigger than a window, and what only the careful path takes (a NaN, a byte that
+// is no UTF-8) in the middle. Read the same pretty and compact, and cut anywhere: a prefix.
+TEST_F(ChromeEventsTest, EventsOverManyWindowsAreReadExactlyAndCutAnywhereGiveAPrefix) {
+  struct Written {
+    std::string name_json, name, arg;
+  };
+  std::vector<Written> written;
+  const std::string names[][2] = {{R"(a\"b)", "a\"b"},
+                                  {R"(c\\)", "c\\"},
+                                  {R"(d\\\"e)", "d\\\"e"},
+                                  {R"(\u00e9t\u00e9)", "\xC3\xA9t\xC3\xA9"},
+                                  {"\xC3\xA9t\xC3\xA9", "\xC3\xA9t\xC3\xA9"},
+                                  {"aten::add_", "aten::add_"},
+                                  {R"(x\/y\n)", "x/y\n"}};
+  for (int i = 0; i < 40000; ++i) {
+    const auto& n = names[i % 7];
+    written.push_back({n[0], n[1], "[[" + std::to_string(i) + ", 3], []]"});
+  }
+  const std::string huge(3 << 20, 'h');  // bigger than a window
+  written[20000] = {huge, huge, "[]"};
+  const auto trace = [&](bool pretty) {
+    const std::string sep = pretty ? "\n  " : "";
+    std::string t = "{\"schemaVersion\": 1," + sep + "\"traceEvents\": [" + sep;
+    for (std::size_t i = 0; i < written.size(); ++i) {
+      if (i) t += "," + sep;
+      t += "{\"ph\": \"X\", \"name\": \"" + written[i].name_json + "\", \"ts\": \"" + std::to_string(i) +
+           ".001\", \"args\": {\"Input Dims\": " + written[i].arg + (i == 30000 ? ", \"occupancy\": NaN" : "") +
+           (i == 30001 ? ", \"bad\": \"\xFF\"" : "") + "}}";
+    }
+    return t + "]," + sep + "\"traceName\": \"t\"}";
+  };
+  for (const bool pretty : {true, false}) {
+    SCOPED_TRACE(pretty ? "pretty" : "compact");
+    const std::string text = trace(pretty);
+    ChromeStreamResult r;
+    std::vector<std::pair<std::string, std::string>> top;
+    const auto events = read(write("many.json", text), &r, &top);
+    ASSERT_EQ(events.size(), written.size());
+    EXPECT_FALSE(r.truncated);
+    EXPECT_EQ(r.bytes, static_cast<std::int64_t>(text.size()));
+    for (std::size_t i = 0; i < written.size(); ++i) {
+      ASSERT_EQ(events[i].name, written[i].name) << i;
+      ASSERT_EQ(events[i].ts, static_cast<std::int64_t>(i) * 1000 + 1) << i;
+      ASSERT_FALSE(events[i].args.empty()) << i;
+      ASSERT_EQ(without_spaces(events[i].args[0].second), without_spaces(written[i].arg)) << i;
+    }
+    EXPECT_EQ(events[30000].args.at(1).second, "NaN");
+    EXPECT_EQ(events[30001].args.at(1).second, "\xFF");
+    ASSERT_EQ(top.size(), 2u);
+    EXPECT_EQ(top[1], (std::pair<std::string, std::string>{"traceName", "t"}));
+    for (const std::size_t cut : {text.size() / 3 + 1, text.size() / 2 + 7, text.size() - 30}) {
+      const auto part = read(write("cut.json", text.substr(0, cut)), &r);
+      EXPECT_TRUE(r.truncated) << cut;
+      ASSERT_GT(part.size(), 0u);
+      ASSERT_LE(part.size(), written.size());
+      EXPECT_EQ(part.back().name, written[part.size() - 1].name) << cut;
+      EXPECT_EQ(part.back().ts, static_cast<std::int64_t>(part.size() - 1) * 1000 + 1) << cut;
+    }
+  }
 }
 
 TEST_F(ChromeEventsTest, WhatIsNotAChromeTraceIsAnErrorNamingTheFileAndByte) {
