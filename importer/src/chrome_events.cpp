@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
 
 #include "chrome_events_sax.h"
 #include "chrome_events_simd.h"
@@ -77,23 +78,24 @@ class ChromeReader {
         c = next_token();
       }
       if (c != '"') return structure_error(c, "Missing a name for object member.");
-      const std::string key = read_key();
+      const std::optional<std::string> key = read_key();
+      if (!key) return cut_short(in_.size());
       c = next_token();
       if (c != ':') return structure_error(c, "Missing a colon after a name of object member.");
       in_.consume(1);
       c = next_token();
-      if (key == "traceEvents") {
+      if (*key == "traceEvents") {
         if (c != '[') return c < 0 ? cut_short(0) : not_a_trace();  // must be the list of events
         in_.consume(1);
         if (!events()) return;
-      } else if (!top_level_value(key)) {
+      } else if (!top_level_value(*key)) {
         return;
       }
     }
   }
 
   // A member's name (its raw text: the names that matter have no escapes).
-  std::string read_key() {
+  std::optional<std::string> read_key() {
     for (;;) {
       const char* p = in_.data();
       const std::size_t n = in_.size();
@@ -106,10 +108,7 @@ class ChromeReader {
           return key;
         }
       }
-      if (!in_.read_more()) {
-        cut_short(in_.size());
-        return {};
-      }
+      if (!in_.read_more()) return std::nullopt;
     }
   }
 
