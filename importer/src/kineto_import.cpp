@@ -9,6 +9,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "ascend_host_ops.h"  // host_op_kind of a python_function, as torch_npu's exports have them
 #include "chrome_events.h"
 #include "kineto_device_tasks.h"
 #include "kineto_vocabulary.h"
@@ -163,6 +164,7 @@ class KinetoImporter {
     switch (kind) {
       case EventKind::kHostOp: return host_op(e, false);
       case EventKind::kUserAnnotation: return host_op(e, true);
+      case EventKind::kPythonFunction: return python_function(e);
       case EventKind::kKernel:
       case EventKind::kMemcpy:
       case EventKind::kMemset: return device_task(e, kind);
@@ -235,6 +237,37 @@ class KinetoImporter {
     host_ops_.insert(int_or(external_id(e), -1), ref);
     stack.push_back({end, row_id, pass, ref});
     count_args(e, e.name == "record_param_comms" ? std::span<const std::string_view>(kCommArgs) : kHostArgs);
+  }
+
+  // A Python function (the stack tracer's, with_stack) or an nn.Module call: a host op nested by its
+  // "Python parent id". Kineto writes them after every cpu_op, so they nest among themselves only
+  // (a cpu_op's parent stays the op around it).
+  void python_function(const ChromeEvent& e) {
+    const std::int64_t start = *e.ts_ns + base_ns_, end = start + e.dur_ns.value_or(0);
+    const std::int64_t row_id = ++host_rows_;
+    const std::int64_t python_id = int_or(arg_value(e, "Python id"), -1);
+    const std::int64_t parent_id = int_or(arg_value(e, "Python parent id"), -1);
+    const bool parent_known = parent_id >= 0 && parent_id < static_cast<std::int64_t>(python_rows_.size()) &&
+                              python_rows_[static_cast<std::size_t>(parent_id)] != 0;
+    const std::int64_t parent_row = parent_known ? python_rows_[static_cast<std::size_t>(parent_id)] : 0;
+    sink_.add(collector::PytorchApiRow{.id = row_id,
+                                       .start_ns = start,
+                                       .end_ns = end,
+                                       .thread_id = static_cast<std::int32_t>(int_or(e.tid, 0)),
+                                       .name_id = sink_.id(e.name),
+                                       .kind = static_cast<std::int32_t>(host_op_kind(
+                                           "python_function", e.name, e.arg("Python module id") != nullptr)),
+                                       .pass = static_cast<std::int8_t>(ModelPass::kForward),
+                                       .sequence_number = -1,
+                                       .parent_id = parent_row});
+    // Python ids count from 0 in the tracer's order: a vector (8 bytes a function), bounded against a
+    // damaged id.
+    if (python_id >= 0 && python_id < static_cast<std::int64_t>(host_rows_) + (1 << 20)) {
+      if (python_rows_.size() <= static_cast<std::size_t>(python_id))
+        python_rows_.resize(static_cast<std::size_t>(python_id) + 1, 0);
+      python_rows_[static_cast<std::size_t>(python_id)] = row_id;
+    }
+    count_args(e, kPythonArgs);
   }
 
   void runtime(const ChromeEvent& e) {
@@ -564,6 +597,8 @@ class KinetoImporter {
   collector::StringId pmu_name(std::string_view key) { return sink_.id(key); }
 
   static constexpr std::array<std::string_view, 2> kStepArgs = {"External id", "Record function id"};
+  static constexpr std::array<std::string_view, 4> kPythonArgs = {"Python id", "Python parent id", "Python module id",
+                                                                  "Python thread"};
   static constexpr std::array<std::string_view, 10> kHostArgs = {
       "External id", "external id", "Sequence number", "Fwd thread id",    "Input Dims",
       "Input dims",  "Input type",  "Call stack",      "Module Hierarchy", "Record function id"};
@@ -614,6 +649,7 @@ class KinetoImporter {
   std::int64_t host_rows_ = 0, memory_seq_ = 0;
   std::int32_t rank_ = -1;
   std::unordered_map<std::int32_t, std::vector<OpenOp>> stacks_;
+  std::vector<std::int64_t> python_rows_;  // PYTORCH_API id by Python id
   HostOpIndex host_ops_;
   ListIds shape_ids_, dtype_ids_;
   DeviceTaskQueue tasks_;

@@ -27,6 +27,7 @@ EventKind classify(std::string_view ph, std::string_view cat, std::string_view n
   if (ph != "X") return EventKind::kOther;
   if (cat == "cpu_op" || cat == "Operator" || cat == "operator") return EventKind::kHostOp;
   if (cat == "user_annotation") return EventKind::kUserAnnotation;
+  if (cat == "python_function") return EventKind::kPythonFunction;
   if (cat == "kernel" || cat == "Kernel" || cat == "mtia_ccp_events") return EventKind::kKernel;
   if (cat == "gpu_memcpy" || cat == "Memcpy") return EventKind::kMemcpy;
   if (cat == "gpu_memset" || cat == "Memset") return EventKind::kMemset;

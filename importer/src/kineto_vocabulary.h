@@ -16,6 +16,7 @@ namespace npuscope::importer::kineto {
 enum class EventKind : std::uint8_t {
   kHostOp,          // cpu_op (Operator in PyTorch <= 1.9)
   kUserAnnotation,  // user_annotation: ProfilerStep#N, record_function ranges, nccl:* scopes
+  kPythonFunction,  // python_function: the Python stack tracer's frames and nn.Module calls (with_stack)
   kKernel,          // kernel (Kernel), and an accelerator's device events (mtia_ccp_events)
   kMemcpy,          // gpu_memcpy (Memcpy)
   kMemset,          // gpu_memset (Memset)

@@ -27,6 +27,7 @@ struct DirectCounts {
   std::int64_t kernels = 0, copies = 0, memsets = 0, device_events = 0;
   std::int64_t kernel_ns = 0, device_ns = 0;  // sums of dur
   std::int64_t host_ops = 0, runtime = 0, memory = 0;
+  std::int64_t python_functions = 0, python_modules = 0;  // python_function events (with_stack)
   std::set<std::int64_t> steps;
   std::int64_t joined = 0;  // device events whose correlation a runtime event has
 };
@@ -57,6 +58,9 @@ DirectCounts count_directly(const std::string& path) {
       if (const auto k = correlation(); k != 0) device_correlations.push_back(k);
     } else if (in(e.cat, {"cpu_op", "Operator"})) {
       ++c.host_ops;
+    } else if (e.cat == "python_function") {
+      ++c.host_ops;
+      ++(e.name.starts_with("nn.Module:") || e.arg("Python module id") ? c.python_modules : c.python_functions);
     } else if (e.cat == "user_annotation") {
       if (e.name.starts_with("ProfilerStep#")) {
         c.steps.insert(*parse_int(e.name.substr(13)));
@@ -103,6 +107,17 @@ TEST_P(KinetoRealTest, CountsMatchTheFile) {
   const auto tasks = reader_->rows<collector::TaskRow>();
   EXPECT_EQ(static_cast<std::int64_t>(tasks.size()), c.device_events);
   EXPECT_EQ(reader_->count("PYTORCH_API"), c.host_ops);
+  std::int64_t python_functions = 0, python_modules = 0, python_nested = 0;
+  for (const auto& op : reader_->rows<collector::PytorchApiRow>()) {
+    if (is(op.kind, HostOpKind::kPythonFunction)) ++python_functions;
+    // An nn.Module call is a python_function event: the only module rows of a Kineto import.
+    if (is(op.kind, HostOpKind::kModule)) ++python_modules;
+    if ((is(op.kind, HostOpKind::kPythonFunction) || is(op.kind, HostOpKind::kModule)) && op.parent_id != 0)
+      ++python_nested;
+  }
+  EXPECT_EQ(python_functions, c.python_functions);
+  EXPECT_EQ(python_modules, c.python_modules);
+  if (c.python_functions > 100) EXPECT_GT(python_nested, (c.python_functions + c.python_modules) / 2);
   EXPECT_EQ(reader_->count("API"), c.runtime);
   EXPECT_EQ(reader_->count("MEMORY_RECORD"), c.memory);
   EXPECT_EQ(reader_->count("MEMCPY"), c.copies);

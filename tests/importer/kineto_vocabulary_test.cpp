@@ -42,7 +42,7 @@ TEST(KinetoVocabulary, Categories) {
   }
   EXPECT_EQ(classify("i", "cpu_instant_event", "[memory]"), EventKind::kMemory);
   EXPECT_EQ(classify("C", "", "Clock"), EventKind::kCounter);
-  EXPECT_EQ(classify("X", "python_function", "f"), EventKind::kOther);
+  EXPECT_EQ(classify("X", "python_function", "f"), EventKind::kPythonFunction);
   EXPECT_EQ(classify("s", "ac2g", "ac2g"), EventKind::kOther);
   EXPECT_EQ(classify("X", "gpu_user_annotation", "g"), EventKind::kOther);
 }
