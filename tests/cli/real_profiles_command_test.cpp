@@ -1,11 +1,13 @@
 // analyze, diff and cluster on real profiles of shared/realdata through the CLI: the cluster of a
 // directory of real rank exports (Note [A cluster of real profiles] in cli/src/cluster_sources.h)
-// and the GPU kernel classes of a diff across hardware (Note [Kernel classes] in
-// analyzer/src/diff_side.cpp).
+// and the overall split of a diff across hardware, row by row (Note [Kernel classes] in
+// npuscope/analyzer/diff_classes.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "../realdata_util.h"
 #include "cli_test_util.h"
@@ -43,8 +45,50 @@ TEST_F(RealProfilesCommandTest, ClusterOfADirectoryOfRealRankExports) {
   }
 }
 
-// The H100 and MI300X traces of one model: every kernel a GEMM, an elementwise kernel or another
-// on both (cuBLAS/CUTLASS GEMMs against rocBLAS' Cijk_* ones).
+// The overall table's rows by metric: (base ns, base n, new ns, new n), a count -1 when none.
+struct OverallRow {
+  std::int64_t base_ns = 0, base_n = -1, new_ns = 0, new_n = -1;
+};
+std::map<std::string, OverallRow> overall(const json& doc) {
+  std::map<std::string, OverallRow> out;
+  for (const json& r : doc["diff_overall"]) {
+    const auto n = [](const json& v) { return v.is_number() ? v.get<std::int64_t>() : std::int64_t{-1}; };
+    out[r["metric"]] = {r["base_ns"], n(r["base_count"]), r["new_ns"], n(r["new_count"])};
+  }
+  return out;
+}
+
+std::size_t indent(const std::string& metric) { return metric.find_first_not_of(' '); }
+
+// On each side, Computing Time's leaf rows (a row with no deeper row under it) sum to it, and
+// Computing, Uncovered Communication and Free Time to E2E Time.
+void expect_rows_add_up(const json& doc) {
+  const json& rows = doc["diff_overall"];
+  for (const char* side : {"base_ns", "new_ns"}) {
+    std::int64_t computing = -1, leaves = 0, top = 0, e2e = -1;
+    std::string section;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const std::string metric = rows[i]["metric"];
+      const std::int64_t ns = rows[i][side];
+      if (indent(metric) == 0) {
+        section = metric;
+        if (metric == "E2E Time")
+          e2e = ns;
+        else
+          top += ns;
+        if (metric == "Computing Time") computing = ns;
+        continue;
+      }
+      const bool leaf = i + 1 == rows.size() || indent(rows[i + 1]["metric"]) <= indent(metric);
+      if (section == "Computing Time" && leaf) leaves += ns;
+    }
+    EXPECT_EQ(leaves, computing) << side << "\n" << rows.dump(1);
+    EXPECT_EQ(top, e2e) << side;
+  }
+}
+
+// The H100 and MI300X traces of one model: msprof-analyze's classes on both, row by row (cuBLAS and
+// CUTLASS GEMMs against rocBLAS' Cijk_* ones, FlashAttention-2 against attn_fwd).
 TEST_F(RealProfilesCommandTest, DiffAcrossGpusSplitsTheirKernels) {
   NPUSCOPE_REALDATA_OR_SKIP(h100, "kineto/cross_hw/h100/gaunernst_bert-small-uncased__1016001.json.gz");
   NPUSCOPE_REALDATA_OR_SKIP(mi300, "kineto/cross_hw/mi300/gaunernst_bert-small-uncased__1016001.json.gz");
@@ -52,15 +96,53 @@ TEST_F(RealProfilesCommandTest, DiffAcrossGpusSplitsTheirKernels) {
                                           copy(mi300, "mi300/bert.json.gz") + " --format json"));
   ASSERT_EQ(r.status, 0) << r.output;
   const json doc = json_of(r.output);
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> counts;  // metric -> (base n, new n)
-  for (const json& row : doc["diff_overall"]) {
-    if (row["base_count"].is_number()) counts[row["metric"]] = {row["base_count"], row["new_count"]};
-  }
-  EXPECT_EQ(counts["  GEMM (GPU)"], std::make_pair(std::int64_t{26}, std::int64_t{26}));
-  EXPECT_EQ(counts["  Elementwise (GPU)"].first + counts["  Other kernels (GPU)"].first + 26, 60);
-  EXPECT_EQ(counts["  Elementwise (GPU)"].second + counts["  Other kernels (GPU)"].second + 26, 60);
+  const auto rows = overall(doc);
+  EXPECT_EQ(rows.at("    Matmul (Cube)").base_n, 26);
+  EXPECT_EQ(rows.at("    Matmul (Cube)").new_n, 26);
+  EXPECT_EQ(rows.at("    Flash Attention (Forward) (Cube)").base_n, 4);
+  EXPECT_EQ(rows.at("    Flash Attention (Forward) (Cube)").new_n, 4);
+  EXPECT_EQ(rows.at("    Vector (No Trans)").base_n, 30);
+  EXPECT_EQ(rows.at("    Vector (No Trans)").new_n, 30);
+  EXPECT_EQ(rows.at("Computing Time").base_n, 60);
+  expect_rows_add_up(doc);
   EXPECT_EQ(doc["diff_matching"]["added"], 0);
   EXPECT_EQ(doc["diff_matching"]["removed"], 0);
+}
+
+// The 910B job's rank 0 (an AlexNet-like CNN, Ascend PyTorch Profiler text export) against the
+// H100's ViT (its patch embedding a convolution): the NPU's kernels and the GPU's in the same rows.
+// msprof's step_trace_time.csv for the NPU's step: Computing 8873.756 us, Communication(Not
+// Overlapped) 101963.203, Free 25744.05.
+TEST_F(RealProfilesCommandTest, DiffOfAnNpuProfileAgainstAGpuTraceLinesUpRowByRow) {
+  NPUSCOPE_REALDATA_OR_SKIP(npu, "ascend_pytorch_profiler/text/level1/rank0_ascend_pt");
+  NPUSCOPE_REALDATA_OR_SKIP(h100, "kineto/cross_hw/h100/Falconsai_nsfw_image_detection__1016002.json.gz");
+  const auto r = run_command(
+      npuscope_cmd("diff " + copy_dir(npu, "rank0_ascend_pt") + " " + copy(h100, "vit.json.gz") + " --format json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json doc = json_of(r.output);
+  const auto rows = overall(doc);
+  const auto near = [](std::int64_t ns, double us) { EXPECT_NEAR(static_cast<double>(ns) / 1e3, us, us * 0.005); };
+  near(rows.at("Computing Time").base_ns, 8873.756);
+  near(rows.at("Uncovered Communication Time").base_ns, 101963.203);
+  near(rows.at("Free Time").base_ns, 25744.05);
+  // NPU: Conv2D (AI_CORE) with the TransData around it (vector) in aten::conv2d; the backward convs
+  // in aten::convolution_backward; MatMulV2/V3 in aten::addmm and aten::mm. GPU: the patch
+  // embedding's fprop with cuDNN's layout kernels, the GEMMs in aten::addmm.
+  EXPECT_EQ(rows.at("    Conv (Forward) (Cube)").base_n, 5);
+  EXPECT_EQ(rows.at("    Conv (Forward) (Cube)").new_n, 1);
+  EXPECT_EQ(rows.at("    Conv (Forward) (Vector)").base_n, 15);
+  EXPECT_EQ(rows.at("    Conv (Backward) (Cube)").base_n, 9);
+  EXPECT_EQ(rows.at("    Conv (Backward) (Cube)").new_n, 0);
+  EXPECT_EQ(rows.at("    Matmul (Cube)").base_n, 9);
+  EXPECT_EQ(rows.at("    Matmul (Cube)").new_n, 73);
+  EXPECT_EQ(rows.at("    Flash Attention (Forward) (Cube)").new_n, 12);
+  EXPECT_EQ(rows.at("  SDMA (Tensor Move)").base_n, 11);  // aclnnInplaceCopy's TensorMove
+  EXPECT_GT(rows.at("    Vector (Trans)").base_n, 0);     // TransData, Transpose, Cast
+  // The NPU's all-reduces on its one communicator, the wait from communication.json.
+  EXPECT_EQ(rows.at("  17522688603477080586").base_n, 4);
+  EXPECT_GT(rows.at("    Wait").base_ns, 0);
+  EXPECT_GT(rows.at("    Transmit").base_ns, rows.at("    Wait").base_ns);
+  expect_rows_add_up(doc);
 }
 
 }  // namespace
