@@ -4,10 +4,12 @@
 // npuscope/analyzer/diff_classes.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 
 #include "../realdata_util.h"
 #include "cli_test_util.h"
@@ -18,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using npuscope::testing::npuscope_cmd;
+using npuscope::testing::read_file;
 using npuscope::testing::run_command;
 
 // The JSON report after the import lines (stderr and stdout are read together).
@@ -45,6 +48,59 @@ TEST_F(RealProfilesCommandTest, ClusterOfADirectoryOfRealRankExports) {
   }
 }
 
+// The two 910B ranks' text exports as a cluster: the communication matrix per op against each
+// rank's own communication_matrix.json (torch_npu's: per step, its entries allreduce-top1@group,
+// -middle, -bottom1..3, -total, each link with the op it picked): every entry and link there is a
+// row here of the same transport and op, the sizes exact and the times within 0.5 %; and the op it
+// picked is a per-op row of the same figures (Note [Communication matrix per op]).
+TEST_F(RealProfilesCommandTest, ClusterMatrixPerOpIsTheRanksCommunicationMatrixJson) {
+  NPUSCOPE_REALDATA_OR_SKIP(text, "ascend_pytorch_profiler/text/level1");
+  for (const char* rank : {"rank0_ascend_pt", "rank1_ascend_pt"})
+    copy_dir(text + "/" + rank, std::string("job/") + rank);
+  const auto r = run_command(npuscope_cmd("cluster " + (dir_ / "job").string() + " --format json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json doc = json_of(r.output);
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, json> ours;  // step, type, key, link
+  for (const json& row : doc["cluster_communication_matrix_ops"]) {
+    const std::string step = row["Step"].is_null() ? "step" : "step" + std::to_string(row["Step"].get<int>());
+    const std::string key = row["HCCL Op Name"].get<std::string>() + "@" + row["Group"].get<std::string>();
+    ours[{step, row["Type"], key, row["Src-Dst"]}] = row;
+  }
+  const auto same = [](const json& want, const json& got, const std::string& at) {
+    EXPECT_EQ(got["Transport Type"], want["Transport Type"]) << at;
+    EXPECT_EQ(got["Transit Bytes"].get<std::int64_t>(), std::llround(want["Transit Size(MB)"].get<double>() * 1e6))
+        << at;
+    const double ms = want["Transit Time(ms)"];
+    EXPECT_NEAR(got["Transit Time(ms)"].get<double>(), ms, ms * 0.005) << at;
+  };
+  int entries = 0, picked = 0;
+  for (const char* rank : {"rank0_ascend_pt", "rank1_ascend_pt"}) {
+    const json file = json::parse(read_file(text + "/" + rank + "/ASCEND_PROFILER_OUTPUT/communication_matrix.json"));
+    for (const auto& [step, types] : file.items()) {
+      for (const auto& [type, keys] : types.items()) {
+        for (const auto& [key, links] : keys.items()) {
+          for (const auto& [link, want] : links.items()) {
+            const std::string at = std::string(rank) + " " + step + " " + key + " " + link;
+            const auto it = ours.find({step, type, key, link});
+            ASSERT_NE(it, ours.end()) << at;
+            same(want, it->second, at);
+            ++entries;
+            if (!want.contains("Op Name")) continue;
+            EXPECT_EQ(it->second["Op Name"], want["Op Name"]) << at;
+            const std::string group = key.substr(key.find('@'));
+            const auto op = ours.find({step, type, want["Op Name"].get<std::string>() + group, link});
+            ASSERT_NE(op, ours.end()) << at;
+            same(want, op->second, at + " (its op)");
+            ++picked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(entries, 2 * 6 * 8);  // two ranks, six entries (allreduce top1 ... total), eight links
+  EXPECT_EQ(picked, 2 * 5 * 8);
+}
+
 // The overall table's rows by metric: (base ns, base n, new ns, new n), a count -1 when none.
 struct OverallRow {
   std::int64_t base_ns = 0, base_n = -1, new_ns = 0, new_n = -1;
@@ -56,6 +112,16 @@ std::map<std::string, OverallRow> overall(const json& doc) {
     out[r["metric"]] = {r["base_ns"], n(r["base_count"]), r["new_ns"], n(r["new_count"])};
   }
   return out;
+}
+
+// The task counts (base, new) of some rows.
+void expect_counts(const std::map<std::string, OverallRow>& rows,
+                   const std::map<std::string, std::pair<std::int64_t, std::int64_t>>& want) {
+  for (const auto& [metric, n] : want) {
+    const auto it = rows.find(metric);
+    ASSERT_NE(it, rows.end()) << metric;
+    EXPECT_EQ(std::make_pair(it->second.base_n, it->second.new_n), n) << metric;
+  }
 }
 
 std::size_t indent(const std::string& metric) { return metric.find_first_not_of(' '); }
@@ -97,13 +163,10 @@ TEST_F(RealProfilesCommandTest, DiffAcrossGpusSplitsTheirKernels) {
   ASSERT_EQ(r.status, 0) << r.output;
   const json doc = json_of(r.output);
   const auto rows = overall(doc);
-  EXPECT_EQ(rows.at("    Matmul (Cube)").base_n, 26);
-  EXPECT_EQ(rows.at("    Matmul (Cube)").new_n, 26);
-  EXPECT_EQ(rows.at("    Flash Attention (Forward) (Cube)").base_n, 4);
-  EXPECT_EQ(rows.at("    Flash Attention (Forward) (Cube)").new_n, 4);
-  EXPECT_EQ(rows.at("    Vector (No Trans)").base_n, 30);
-  EXPECT_EQ(rows.at("    Vector (No Trans)").new_n, 30);
-  EXPECT_EQ(rows.at("Computing Time").base_n, 60);
+  expect_counts(rows, {{"    Matmul (Cube)", {26, 26}},
+                       {"    Flash Attention (Forward) (Cube)", {4, 4}},
+                       {"    Vector (No Trans)", {30, 30}},
+                       {"Computing Time", {60, 60}}});
   expect_rows_add_up(doc);
   EXPECT_EQ(doc["diff_matching"]["added"], 0);
   EXPECT_EQ(doc["diff_matching"]["removed"], 0);
@@ -128,16 +191,13 @@ TEST_F(RealProfilesCommandTest, DiffOfAnNpuProfileAgainstAGpuTraceLinesUpRowByRo
   // NPU: Conv2D (AI_CORE) with the TransData around it (vector) in aten::conv2d; the backward convs
   // in aten::convolution_backward; MatMulV2/V3 in aten::addmm and aten::mm. GPU: the patch
   // embedding's fprop with cuDNN's layout kernels, the GEMMs in aten::addmm.
-  EXPECT_EQ(rows.at("    Conv (Forward) (Cube)").base_n, 5);
-  EXPECT_EQ(rows.at("    Conv (Forward) (Cube)").new_n, 1);
-  EXPECT_EQ(rows.at("    Conv (Forward) (Vector)").base_n, 15);
-  EXPECT_EQ(rows.at("    Conv (Backward) (Cube)").base_n, 9);
-  EXPECT_EQ(rows.at("    Conv (Backward) (Cube)").new_n, 0);
-  EXPECT_EQ(rows.at("    Matmul (Cube)").base_n, 9);
-  EXPECT_EQ(rows.at("    Matmul (Cube)").new_n, 73);
-  EXPECT_EQ(rows.at("    Flash Attention (Forward) (Cube)").new_n, 12);
-  EXPECT_EQ(rows.at("  SDMA (Tensor Move)").base_n, 11);  // aclnnInplaceCopy's TensorMove
-  EXPECT_GT(rows.at("    Vector (Trans)").base_n, 0);     // TransData, Transpose, Cast
+  expect_counts(rows, {{"    Conv (Forward) (Cube)", {5, 1}},
+                       {"    Conv (Forward) (Vector)", {15, 4}},
+                       {"    Conv (Backward) (Cube)", {9, 0}},
+                       {"    Matmul (Cube)", {9, 73}},
+                       {"    Flash Attention (Forward) (Cube)", {0, 12}},
+                       {"    Vector (Trans)", {25, 0}},      // TransData, Transpose, Cast
+                       {"  SDMA (Tensor Move)", {11, 0}}});  // aclnnInplaceCopy's TensorMove
   // The NPU's all-reduces on its one communicator, the wait from communication.json.
   EXPECT_EQ(rows.at("  17522688603477080586").base_n, 4);
   EXPECT_GT(rows.at("    Wait").base_ns, 0);
