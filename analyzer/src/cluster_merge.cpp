@@ -27,6 +27,7 @@ ClusterReport merge(std::vector<RankSummary> summaries, const ClusterOptions& op
   }
   cluster_detail::slow_ranks(ranks, options, report);
   cluster_detail::links(ranks, options, report);
+  cluster_detail::op_matrix(ranks, report);
   cluster_detail::collectives(ranks, options, report);
   return report;
 }

@@ -9,7 +9,7 @@ namespace npuscope::analyzer {
 namespace {
 
 constexpr std::string_view kMagic = "NPSRANK";
-constexpr std::uint8_t kVersion = 3;  // 3: LinkTotal.communicator
+constexpr std::uint8_t kVersion = 4;  // 3: LinkTotal.communicator; 4: link_ops, op_links
 
 class Writer {
  public:
@@ -99,6 +99,15 @@ void summary_fields(Io& io, Summary& s) {
     for (auto* v : {&l.communicator, &l.src, &l.dst, &l.transport}) io.i32(*v);
     for (auto* v : {&l.bytes, &l.time_ns, &l.transfers}) io.i64(*v);
   });
+  io.list(s.link_ops, 8 + 4 + 8, [&](auto& o) {
+    io.str(o.name);
+    io.i32(o.communicator);
+    io.i64(o.start_ns);
+  });
+  io.list(s.op_links, 3 * 4 + 2 * 8, [&](auto& l) {
+    for (auto* v : {&l.op, &l.dst, &l.transport}) io.i32(*v);
+    for (auto* v : {&l.bytes, &l.time_ns}) io.i64(*v);
+  });
 }
 
 }  // namespace
@@ -124,6 +133,17 @@ RankSummary deserialize(std::string_view bytes) {
     if (c.communicator < 0 || static_cast<std::size_t>(c.communicator) >= s.communicators.size()) {
       Reader::fail("a collective of communicator " + std::to_string(c.communicator) + " of " +
                    std::to_string(s.communicators.size()));
+    }
+  }
+  for (const LinkOp& o : s.link_ops) {
+    if (o.communicator < -1 || o.communicator >= static_cast<std::int64_t>(s.communicators.size())) {
+      Reader::fail("an op of communicator " + std::to_string(o.communicator) + " of " +
+                   std::to_string(s.communicators.size()));
+    }
+  }
+  for (const OpLink& l : s.op_links) {
+    if (l.op < 0 || static_cast<std::size_t>(l.op) >= s.link_ops.size()) {
+      Reader::fail("a link of op " + std::to_string(l.op) + " of " + std::to_string(s.link_ops.size()));
     }
   }
   return s;

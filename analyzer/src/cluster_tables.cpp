@@ -100,19 +100,29 @@ constexpr TableSpec kSlowTable{
     "ranks meet at each collective, so the ranks waiting longest are not the slow ones: they wait for the rank that "
     "arrives last, which waits least. Look at what the Slow Rank does more of (Computing, Free) on that rank."};
 
-constexpr Column kMatrixColumns[] = {
-    {"Src-Dst", Unit::kText, "Sender and receiver world ranks, as msprof-analyze's matrix keys."},
-    {"Communicator", Unit::kText, "The communicator of the collectives (hccl_world_group, a process group)."},
+// The link columns of both matrices (msprof's keys and figures; exact bytes and ns in the details).
+constexpr Column kSrcDst{"Src-Dst", Unit::kText, "Sender and receiver world ranks, as msprof-analyze's matrix keys."};
+constexpr Column kLinkFigures[] = {
     {"Src Rank", Unit::kId, "The sender.", {}, true},
     {"Dst Rank", Unit::kId, "The receiver.", {}, true},
     {"Transport Type", Unit::kText, "LOCAL, HCCS, PCIE or RDMA."},
-    {"Transit Size(MB)", Unit::kNumber, "Bytes sent / 2^20, over every collective."},
-    {"Transit Time(ms)", Unit::kNumber, "Time sending, over every collective."},
+    {"Transit Size(MB)", Unit::kNumber, "Bytes sent / 10^6 (msprof's MB)."},
+    {"Transit Time(ms)", Unit::kNumber, "Time sending."},
     {"Bandwidth(GB/s)", Unit::kNumber, "Transit Size / Transit Time, in 10^9 bytes per second."},
-    {"Transit Bytes", Unit::kBytes, "Bytes sent, exactly.", {}, true},
-    {"Transit Time(ns)", Unit::kNs, "Time sending, exactly.", {}, true},
+};
+constexpr Column kBytes{"Transit Bytes", Unit::kBytes, "Bytes sent, exactly.", {}, true};
+constexpr Column kTimeNs{"Transit Time(ns)", Unit::kNs, "Time sending, exactly.", {}, true};
+
+constexpr Column kMatrixLead[] = {
+    kSrcDst,
+    {"Communicator", Unit::kText, "The communicator of the collectives (hccl_world_group, a process group)."},
+};
+constexpr Column kMatrixTail[] = {
+    kBytes,
+    kTimeNs,
     {"Transfers", Unit::kCount, "Sends over the link (COMMUNICATION_LINK rows).", {}, true},
 };
+constexpr auto kMatrixColumns = join_columns(kMatrixLead, kLinkFigures, kMatrixTail);
 constexpr TableSpec kMatrixTable{"cluster_communication_matrix",
                                  "Communication matrix",
                                  "What each rank sent to each peer, per communicator and transport.",
@@ -122,6 +132,36 @@ constexpr TableSpec kMatrixTable{"cluster_communication_matrix",
                                  {},
                                  {},
                                  64};
+
+constexpr Column kOpMatrixLead[] = {
+    {"Step", Unit::kId, "The step (MARKER.step) whose device window holds the collective; empty: none."},
+    {"Type", Unit::kText, "collective, or p2p (send, receive)."},
+    {"HCCL Op Name", Unit::kText,
+     "The entry, msprof's key before its @: the op (hcom_allReduce__586_0_1), its type's top1, middle, bottom1, "
+     "bottom2, bottom3 or total (allreduce-top1, ...), or the group's Total Op Info."},
+    {"Group", Unit::kText, "The communicator, msprof's key after its @."},
+    kSrcDst,
+};
+constexpr Column kOpMatrixTail[] = {
+    {"Op Name", Unit::kText,
+     "The op whose figures these are: the op itself, or the one a top1 ... bottom3 entry picked; empty for sums."},
+    kBytes,
+    kTimeNs,
+};
+constexpr auto kOpMatrixColumns = join_columns(kOpMatrixLead, kLinkFigures, kOpMatrixTail);
+constexpr TableSpec kOpMatrixTable{
+    "cluster_communication_matrix_ops",
+    "Communication matrix per op",
+    "msprof's communication_matrix.json and msprof-analyze's cluster_communication_matrix.json, a row per entry "
+    "and link: per step and group, each op's transfers, per op type and link the fastest (top1), median (middle) "
+    "and three slowest (bottom1-3) op by bandwidth and their total, and the group's Total Op Info (Note "
+    "[Communication matrix per op] in cluster.h).",
+    kOpMatrixColumns,
+    Layout::kRows,
+    Section::kDetail,
+    {},
+    {},
+    64};
 
 constexpr Column kLinkColumns[] = {
     {"Transport Type", Unit::kText, "LOCAL, HCCS, PCIE or RDMA."},
@@ -176,6 +216,7 @@ constexpr TableSpec kCommTable{
 
 Value rank_or_null(int rank) { return rank >= 0 ? Value(std::int64_t{rank}) : Value(); }
 double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+double mb(std::int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 std::string link(int src, int dst) { return std::to_string(src) + "-" + std::to_string(dst); }
 
 Row summary_row(const ClusterReport& r, const ClusterOptions& o) {
@@ -203,7 +244,7 @@ Row summary_row(const ClusterReport& r, const ClusterOptions& o) {
 Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   Report report;
   report.rules = {"cluster"};
-  report.tables.reserve(10);  // each table is filled through a reference before the next is added
+  report.tables.reserve(11);  // each table is filled through a reference before the next is added
   const auto table = [&](const TableSpec& spec) -> Table& { return report.tables.emplace_back(Table{&spec, {}}); };
   table(kSummaryTable).add(summary_row(r, o));
   Table& problems = table(kProblemTable);
@@ -241,8 +282,14 @@ Report cluster_tables(const ClusterReport& r, const ClusterOptions& o) {
   Table& matrix = table(kMatrixTable);
   for (const MatrixEntry& e : r.matrix) {
     matrix.add({link(e.src, e.dst), e.communicator, std::int64_t{e.src}, std::int64_t{e.dst},
-                transport_name(e.transport), static_cast<double>(e.bytes) / (1024.0 * 1024.0), ms(e.time_ns),
-                e.bandwidth_gbps(), e.bytes, e.time_ns, e.transfers});
+                transport_name(e.transport), mb(e.bytes), ms(e.time_ns), e.bandwidth_gbps(), e.bytes, e.time_ns,
+                e.transfers});
+  }
+  Table& ops = table(kOpMatrixTable);
+  for (const OpMatrixEntry& e : r.op_matrix) {
+    ops.add({e.step >= 0 ? Value(e.step) : Value(), std::string(e.p2p ? "p2p" : "collective"), e.hccl_op, e.group,
+             link(e.src, e.dst), std::int64_t{e.src}, std::int64_t{e.dst}, transport_name(e.transport), mb(e.bytes),
+             ms(e.time_ns), e.bandwidth_gbps(), e.op, e.bytes, e.time_ns});
   }
   Table& links = table(kLinkTable);
   for (const LinkSpread& l : r.link_spreads) {

@@ -2,6 +2,8 @@
 // are in diff_op_tables.cpp.
 #include "diff_report.h"
 
+#include <map>
+
 #include "diff_op_tables.h"
 #include "diff_tables.h"
 
@@ -29,29 +31,108 @@ double share_pct(std::int64_t ns, std::int64_t e2e) {
   return e2e > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(e2e) : 0.0;
 }
 
+// The Computing rows (Note [Kernel classes]): a parent is the sum of consecutive leaves, shown above
+// them; a leaf without a parent is a row of its own.
+struct ComputeRows {
+  const char* parent;  // null: the leaves are rows of their own
+  ComputeClass first, last;
+};
+constexpr ComputeRows kComputeRows[] = {
+    {nullptr, ComputeClass::kMc2, ComputeClass::kMc2},
+    {"Flash Attention (Forward)", ComputeClass::kFlashAttentionForwardCube, ComputeClass::kFlashAttentionForwardVector},
+    {"Flash Attention (Backward)", ComputeClass::kFlashAttentionBackwardCube,
+     ComputeClass::kFlashAttentionBackwardVector},
+    {"Conv (Forward)", ComputeClass::kConvForwardCube, ComputeClass::kConvForwardVector},
+    {"Conv (Backward)", ComputeClass::kConvBackwardCube, ComputeClass::kConvBackwardVector},
+    {"Matmul", ComputeClass::kMatmulCube, ComputeClass::kMatmulVector},
+    {nullptr, ComputeClass::kPagedAttention, ComputeClass::kPagedAttention},
+    {"Vector", ComputeClass::kVectorTrans, ComputeClass::kVectorNoTrans},
+    {nullptr, ComputeClass::kCube, ComputeClass::kSdmaTensorMove},
+    {nullptr, ComputeClass::kOther, ComputeClass::kOther},
+};
+
+// Every class in one row group, in order (a new class needs its row).
+constexpr bool rows_cover_classes() {
+  int next = 0;
+  for (const ComputeRows& r : kComputeRows) {
+    if (static_cast<int>(r.first) != next || r.last < r.first) return false;
+    next = static_cast<int>(r.last) + 1;
+  }
+  return next == kComputeClasses;
+}
+static_assert(rows_cover_classes(), "kComputeRows: each ComputeClass once, in order");
+
+class OverallRows {
+ public:
+  OverallRows(const TimeSplit& b, const TimeSplit& n) : b_(b), n_(n) {}
+  // A row, left out when 0 on both sides unless `always`; counts none when negative.
+  void add(const std::string& metric, std::int64_t base, std::int64_t next, std::int64_t base_count,
+           std::int64_t new_count, bool always = false) {
+    if (!always && base == 0 && next == 0) return;
+    const auto count = [](std::int64_t c) { return c >= 0 ? Value(c) : Value(); };
+    t_.add({metric, base, share_pct(base, b_.e2e_ns), count(base_count), next, share_pct(next, n_.e2e_ns),
+            count(new_count), next - base, diff_ratio(base, next)});
+  }
+  void computing() {
+    add("Computing Time", b_.computing_ns, n_.computing_ns, b_.computing_count, n_.computing_count, true);
+    for (const ComputeRows& r : kComputeRows) {
+      if (r.parent != nullptr)
+        add(std::string("  ") + r.parent, sum(b_, r, &ClassTime::ns), sum(n_, r, &ClassTime::ns),
+            sum(b_, r, &ClassTime::count), sum(n_, r, &ClassTime::count));
+      const std::string indent = r.parent != nullptr ? "    " : "  ";
+      for (int c = static_cast<int>(r.first); c <= static_cast<int>(r.last); ++c) {
+        const ClassTime& x = b_.classes[static_cast<std::size_t>(c)];
+        const ClassTime& y = n_.classes[static_cast<std::size_t>(c)];
+        add(indent + std::string(compute_class_label(static_cast<ComputeClass>(c))), x.ns, y.ns, x.count, y.count);
+      }
+    }
+  }
+  void communication() {
+    add("Uncovered Communication Time", b_.uncovered_communication_ns, n_.uncovered_communication_ns,
+        b_.communication_count, n_.communication_count);
+    std::map<std::string, std::pair<GroupTime, GroupTime>> groups;  // by name: BASE's, NEW's
+    for (const GroupTime& g : b_.groups) add_to(groups[g.name].first, g);
+    for (const GroupTime& g : n_.groups) add_to(groups[g.name].second, g);
+    for (const auto& [name, g] : groups) {
+      const auto& [x, y] = g;
+      add("  " + (name.empty() ? std::string("(no communicator)") : name), x.uncovered_ns, y.uncovered_ns, x.count,
+          y.count);
+      add("    Wait", x.wait_ns, y.wait_ns, -1, -1);
+      add("    Transmit", x.uncovered_ns - x.wait_ns, y.uncovered_ns - y.wait_ns, -1, -1);
+    }
+    add("  Uncovered Communication Overlapped", b_.group_overlap_ns, n_.group_overlap_ns, -1, -1);
+  }
+  void free() {
+    add("Free Time", b_.free_ns, n_.free_ns, -1, -1, true);
+    add("  SDMA", b_.sdma_ns, n_.sdma_ns, b_.sdma_count, n_.sdma_count);
+    add("  Free", b_.free_ns - b_.sdma_ns, n_.free_ns - n_.sdma_ns, -1, -1);
+    add("E2E Time", b_.e2e_ns, n_.e2e_ns, -1, -1, true);
+  }
+  Table take() { return std::move(t_); }
+
+ private:
+  static std::int64_t sum(const TimeSplit& s, const ComputeRows& r, std::int64_t ClassTime::*what) {
+    std::int64_t out = 0;
+    for (int c = static_cast<int>(r.first); c <= static_cast<int>(r.last); ++c)
+      out += s.classes[static_cast<std::size_t>(c)].*what;
+    return out;
+  }
+  static void add_to(GroupTime& to, const GroupTime& g) {  // two communicators of one name: one row
+    to.uncovered_ns += g.uncovered_ns;
+    to.wait_ns += g.wait_ns;
+    to.count += g.count;
+  }
+  const TimeSplit& b_;
+  const TimeSplit& n_;
+  Table t_{&kDiffOverallTable, {}};
+};
+
 Table overall_table(const TimeSplit& b, const TimeSplit& n) {
-  Table t{&kDiffOverallTable, {}};
-  // `always`: shown when 0 on both sides too.
-  const auto add = [&](const char* metric, std::int64_t TimeSplit::*ns, std::int64_t TimeSplit::*count, bool always) {
-    if (!always && b.*ns == 0 && n.*ns == 0) return;
-    const auto tasks = [&](const TimeSplit& s) { return count ? Value(s.*count) : Value(); };
-    t.add({std::string(metric), b.*ns, share_pct(b.*ns, b.e2e_ns), tasks(b), n.*ns, share_pct(n.*ns, n.e2e_ns),
-           tasks(n), n.*ns - b.*ns, diff_ratio(b.*ns, n.*ns)});
-  };
-  add("Computing", &TimeSplit::computing_ns, nullptr, true);
-  add("  Cube (AI Core)", &TimeSplit::cube_ns, &TimeSplit::cube_count, false);
-  add("  Vector (AI Vector)", &TimeSplit::vector_ns, &TimeSplit::vector_count, false);
-  add("  AI CPU (fallback)", &TimeSplit::ai_cpu_ns, &TimeSplit::ai_cpu_count, false);
-  add("  Host CPU (golden)", &TimeSplit::host_cpu_ns, &TimeSplit::host_cpu_count, false);
-  add("  GEMM (GPU)", &TimeSplit::gemm_ns, &TimeSplit::gemm_count, false);
-  add("  Elementwise (GPU)", &TimeSplit::elementwise_ns, &TimeSplit::elementwise_count, false);
-  add("  Other kernels (GPU)", &TimeSplit::other_kernel_ns, &TimeSplit::other_kernel_count, false);
-  add("  Copies (SDMA)", &TimeSplit::copy_ns, &TimeSplit::copy_count, false);
-  add("Communication (not overlapped)", &TimeSplit::uncovered_communication_ns, nullptr, false);
-  add("  Communication (all)", &TimeSplit::communication_ns, &TimeSplit::communication_count, false);
-  add("Free", &TimeSplit::free_ns, nullptr, true);
-  add("E2E", &TimeSplit::e2e_ns, nullptr, true);
-  return t;
+  OverallRows rows(b, n);
+  rows.computing();
+  rows.communication();
+  rows.free();
+  return rows.take();
 }
 
 Table memory_table(const MemoryTotals& b, const MemoryTotals& n) {

@@ -2,13 +2,15 @@
 #include "diff_side.h"
 
 #include <algorithm>
-#include <cctype>
+#include <array>
 #include <limits>
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cancel_check.h"
+#include "diff_time_split.h"
 #include "npuscope/analyzer/diff.h"
 #include "trace_data.h"
 
@@ -16,22 +18,6 @@ namespace npuscope::analyzer {
 namespace {
 
 constexpr std::int64_t kNoEnd = std::numeric_limits<std::int64_t>::max();
-
-// The length of the union of intervals added in start order (a sweep: overlap counts once).
-class Union {
- public:
-  void add(std::int64_t start, std::int64_t end) {
-    if (start > end_) {
-      total_ += end_ - start_;
-      start_ = start;
-    }
-    end_ = std::max(end_, end);
-  }
-  std::int64_t total() const { return total_ + (end_ - start_); }
-
- private:
-  std::int64_t start_ = 0, end_ = 0, total_ = 0;  // the open interval, and what closed before it
-};
 
 struct StepRange {  // the whole trace by default
   std::int64_t start_ns = std::numeric_limits<std::int64_t>::min(), end_ns = kNoEnd;
@@ -75,26 +61,24 @@ const collector::ReaderOptions kDiffReading{
                      "PYTORCH_API.thread_id", "PYTORCH_API.module_id", "PYTORCH_API.sequence_number",
                      "PYTORCH_API.fwd_thread_id", "PYTORCH_API.input_dtypes_id", "PYTORCH_API.parent_id"}};
 
-// Note [Kernel classes]
-// msprof-analyze's compare splits a GPU profile's compute by its kernels: GEMMs (a name with
-// "gemm": cuBLAS' and CUTLASS' sm90_xmma_gemm_*, Kernel2<cutlass_*gemm*>, and rocBLAS/Tensile's
-// Cijk_* on ROCm), then the rest as vector work; npuscope splits the rest into elementwise kernels
-// (PyTorch's elementwise_kernel, vectorized_elementwise_kernel, unrolled_elementwise_kernel) and
-// the others (reductions, normalisations, attention, copies' kernels).
-enum KernelClass : std::int8_t { kNotAKernel = 0, kGemm = 1, kElementwise = 2, kOtherKernel = 3 };
+// What read_ops gathers for the classes of the ops (Note [Kernel classes]), by the trace's ids.
+struct ClassInputs {
+  std::vector<std::int64_t> framework_op_ids;          // parallel to side.ops; empty without framework ops
+  std::vector<KernelTraits> name_traits, type_traits;  // by name id, op type id
+  std::vector<std::int8_t> seen_name, seen_type;
+};
 
-KernelClass kernel_class(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.find("gemm") != std::string::npos || lower.starts_with("cijk_")) return kGemm;
-  if (lower.find("elementwise") != std::string::npos) return kElementwise;
-  return kOtherKernel;
+KernelTraits traits_of(std::vector<KernelTraits>& traits, std::vector<std::int8_t>& seen, std::int32_t id,
+                       const std::string& text, KernelTraits (*read)(std::string_view)) {
+  const auto i = static_cast<std::size_t>(id);
+  if (i >= seen.size()) seen.resize(i + 1, 0), traits.resize(i + 1, 0);
+  if (seen[i] == 0) traits[i] = read(text), seen[i] = 1;
+  return traits[i];
 }
 
 void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check,
-              std::vector<std::int64_t>& framework_op_ids) {
+              ClassInputs& classes, std::vector<Span>& copies, std::unordered_set<std::int64_t>& copy_tasks) {
   side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own.count("TASK"))));
-  std::vector<std::int8_t> class_of_name;               // by name id; -1 not seen yet
   const bool framework = own.count("PYTORCH_API") > 0;  // else no framework op launched any
   // A task belongs to the step its launch falls in; it starts at or after its launch. An imported
   // task's launch is unknown (queued_ns 0): its start stands in.
@@ -103,28 +87,47 @@ void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSid
         check.row();
         check_times(own, "TASK", "task_id", t.task_id,
                     {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
-        if (!is_kernel_or_collective_op(t.task_type) || !range.contains(t.queued_ns > 0 ? t.queued_ns : t.start_ns))
-          return;
+        if (!range.contains(t.queued_ns > 0 ? t.queued_ns : t.start_ns)) return;
+        if (is(t.task_type, TaskType::kMemcpy) || is(t.task_type, TaskType::kMemset)) {
+          copies.emplace_back(t.start_ns, std::max(t.start_ns, t.end_ns));
+          copy_tasks.insert(t.task_id);
+        }
+        if (!is_kernel_or_collective_op(t.task_type)) return;
         const PairingKeys ids{collector::compact_string_id(t.name_id), collector::compact_string_id(t.op_type_id),
                               collector::compact_string_id(t.input_shapes_id), t.call_index};
-        std::int8_t kind = kNotAKernel;
         if (is(t.task_type, TaskType::kKernel)) {
           side.gpu = true;
-          const auto id = static_cast<std::size_t>(ids.name);
-          if (id >= class_of_name.size()) class_of_name.resize(id + 1, -1);
-          if (class_of_name[id] < 0) class_of_name[id] = kernel_class(own.string(ids.name));
-          kind = class_of_name[id];
         } else if (!is(t.task_type, TaskType::kCommunication) && !is(t.task_type, TaskType::kHostCpu)) {
           side.npu = true;
         }
+        if (is_device_kernel(t.task_type)) {  // the strings' traits, each distinct one read once
+          traits_of(classes.name_traits, classes.seen_name, ids.name, own.string(ids.name), kernel_name_traits);
+          traits_of(classes.type_traits, classes.seen_type, ids.type, own.string(ids.type), op_type_traits);
+        }
         side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns), ids,
-                            static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0), kind});
-        if (framework) framework_op_ids.push_back(t.pytorch_api_id);
+                            static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
+        if (framework) classes.framework_op_ids.push_back(t.pytorch_api_id);
       },
       {.starting = {{range.start_ns, kNoEnd}}});
   // A step keeps a part of the trace's tasks: give the rest back (the whole trace keeps ~all, no copy).
   if (side.ops.size() < side.ops.capacity() / 2) side.ops.shrink_to_fit();
   rebase_call_indexes(side.ops);  // so that two steps line up (Note [Op pairing])
+}
+
+// The collectives' communicators and waits (COMMUNICATOR, COMMUNICATION), by task id.
+std::unordered_map<std::int64_t, CollectiveTimes> read_collectives(const collector::TraceReader& own,
+                                                                   std::vector<std::string>& names) {
+  std::unordered_map<std::int64_t, std::int32_t> group_of;  // COMMUNICATOR id -> names
+  own.for_each([&](const collector::CommunicatorRow& c) {
+    group_of[c.communicator_id] = static_cast<std::int32_t>(names.size());
+    names.push_back(own.string(c.name_id));
+  });
+  std::unordered_map<std::int64_t, CollectiveTimes> out;
+  own.for_each([&](const collector::CommunicationRow& c) {
+    const auto g = group_of.find(c.communicator_id);
+    out[c.task_id] = {g != group_of.end() ? g->second : -1, c.arrival_ns, c.start_ns};
+  });
+  return out;
 }
 
 // Adds v to the tally of id, growing the table.
@@ -134,10 +137,29 @@ void tally(std::vector<Tally>& by_id, std::int32_t id, std::int64_t v) {
   by_id[i].add(v);
 }
 
-void read_host(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check,
-               const std::vector<std::int64_t>& framework_op_ids) {
-  // The framework ops that launched the side's ops: their name and input shapes.
-  std::unordered_map<std::int64_t, std::pair<std::int32_t, std::int32_t>> launched;
+// A framework op whose name classes the kernels launched inside it (Note [Kernel classes], step 2).
+struct ClassingOp {
+  std::int64_t start_ns = 0, end_ns = 0;
+  FrameworkOpClass what;
+};
+
+// Step 2 of Note [Kernel classes]: the earliest-starting classing op that contains `t` (ops sorted by
+// start, `reach` the running maximum of their ends).
+FrameworkOpClass classing_op_at(const std::vector<ClassingOp>& ops, const std::vector<std::int64_t>& reach,
+                                std::int64_t t) {
+  const auto i = static_cast<std::size_t>(std::lower_bound(reach.begin(), reach.end(), t) - reach.begin());
+  return i < ops.size() && ops[i].start_ns <= t && ops[i].end_ns >= t ? ops[i].what : FrameworkOpClass{};
+}
+
+// Returns the framework class of each op (parallel to side.ops; empty without framework ops).
+std::vector<FrameworkOpClass> read_host(const collector::TraceReader& own, const StepRange& range, DiffSide& side,
+                                        CancelCheck& check, const std::vector<std::int64_t>& framework_op_ids) {
+  struct Launcher {
+    std::int32_t name = 0, shapes = 0;
+    std::int64_t start_ns = -1;
+  };
+  // The framework ops that launched the side's ops: their name, input shapes and start.
+  std::unordered_map<std::int64_t, Launcher> launched;
   for (const std::int64_t id : framework_op_ids) {
     if (id != 0) launched.try_emplace(id);
   }
@@ -147,23 +169,50 @@ void read_host(const collector::TraceReader& own, const StepRange& range, DiffSi
     if (range.contains(a.start_ns))
       tally(side.apis, collector::compact_string_id(a.name_id), std::max<std::int64_t>(0, a.end_ns - a.start_ns));
   });
+  std::vector<ClassingOp> classing;
+  std::vector<std::array<std::int8_t, 2>> class_of_name;  // by name id, then backward pass: kind | backward << 4
   own.for_each([&](const collector::PytorchApiRow& h) {
     check.row();
     check_times(own, "PYTORCH_API", "id", h.id, {{"start_ns", h.start_ns}, {"end_ns", h.end_ns}});
-    if (range.contains(h.start_ns))
-      tally(side.framework_ops, collector::compact_string_id(h.name_id),
-            std::max<std::int64_t>(0, h.end_ns - h.start_ns));
+    const std::int32_t name = collector::compact_string_id(h.name_id);
+    if (range.contains(h.start_ns)) tally(side.framework_ops, name, std::max<std::int64_t>(0, h.end_ns - h.start_ns));
     if (const auto it = launched.find(h.id); it != launched.end()) {
-      it->second = {collector::compact_string_id(h.name_id), collector::compact_string_id(h.input_shapes_id)};
+      it->second = {name, collector::compact_string_id(h.input_shapes_id), h.start_ns};
+    }
+    if (launched.empty()) return;
+    const auto n = static_cast<std::size_t>(name);
+    if (n >= class_of_name.size()) class_of_name.resize(n + 1, {-1, -1});
+    const bool backward = is(h.pass, ModelPass::kBackward);
+    std::int8_t& code = class_of_name[n][backward ? 1 : 0];
+    if (code < 0) {
+      const FrameworkOpClass c = framework_op_class(own.string(name), backward);
+      code = static_cast<std::int8_t>(c.kind | (c.backward ? 16 : 0));
+    }
+    if (code != FrameworkOpClass::kNone) {
+      classing.push_back({h.start_ns, h.end_ns, {static_cast<FrameworkOpClass::Kind>(code & 15), (code & 16) != 0}});
     }
   });
-  if (!launched.empty()) {
-    side.framework_op_of.reserve(framework_op_ids.size());
-    for (const std::int64_t id : framework_op_ids) {
-      const auto it = id != 0 ? launched.find(id) : launched.end();
-      side.framework_op_of.push_back(it != launched.end() ? it->second : std::pair<std::int32_t, std::int32_t>{});
-    }
+  if (launched.empty()) return {};
+  side.framework_op_of.reserve(framework_op_ids.size());
+  for (const std::int64_t id : framework_op_ids) {
+    const auto it = id != 0 ? launched.find(id) : launched.end();
+    side.framework_op_of.emplace_back(it != launched.end() ? std::pair(it->second.name, it->second.shapes)
+                                                           : std::pair<std::int32_t, std::int32_t>{});
   }
+  std::stable_sort(classing.begin(), classing.end(),
+                   [](const ClassingOp& a, const ClassingOp& b) { return a.start_ns < b.start_ns; });
+  std::vector<std::int64_t> reach(classing.size());
+  for (std::size_t i = 0; i < classing.size(); ++i)
+    reach[i] = std::max(classing[i].end_ns, i > 0 ? reach[i - 1] : classing[i].end_ns);
+  std::vector<FrameworkOpClass> out(framework_op_ids.size());
+  for (std::size_t i = 0; i < framework_op_ids.size() && !classing.empty(); ++i) {
+    const auto it = framework_op_ids[i] != 0 ? launched.find(framework_op_ids[i]) : launched.end();
+    if (it != launched.end() && it->second.start_ns >= 0) out[i] = classing_op_at(classing, reach, it->second.start_ns);
+  }
+  return out;
+}
+
+void read_memory(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check) {
   MemoryTotals& m = side.memory;
   own.for_each([&](const collector::MemoryRow& r) {
     check.row();
@@ -174,60 +223,6 @@ void read_host(const collector::TraceReader& own, const StepRange& range, DiffSi
     if (is(r.op, MemoryOp::kAlloc)) m.allocations.add(r.bytes);
     if (is(r.op, MemoryOp::kFree)) m.frees.add(r.bytes);
   });
-}
-
-// The unions of Note [Diff memory]'s TimeSplit, from the ops and the copies, both in start order.
-void split_time(const std::vector<DiffOp>& ops, const std::vector<std::pair<std::int64_t, std::int64_t>>& copies,
-                std::optional<StepRange> step, TimeSplit& t) {
-  Union computing, busy, communication, cube, vector, ai_cpu, host_cpu, copy, gemm, elementwise, other_kernel;
-  std::int64_t first = kNoEnd, last = std::numeric_limits<std::int64_t>::min();
-  std::size_t c = 0;
-  const auto add_copy = [&](std::int64_t s, std::int64_t e) {
-    computing.add(s, e);
-    busy.add(s, e);
-    copy.add(s, e);
-    ++t.copy_count;
-    first = std::min(first, s);
-    last = std::max(last, e);
-  };
-  for (const DiffOp& op : ops) {
-    for (; c < copies.size() && copies[c].first <= op.start_ns; ++c) add_copy(copies[c].first, copies[c].second);
-    const std::int64_t s = op.start_ns, e = op.start_ns + op.dur_ns;
-    first = std::min(first, s);
-    last = std::max(last, e);
-    busy.add(s, e);
-    if (is(op.task_type, TaskType::kCommunication)) {
-      communication.add(s, e);
-      ++t.communication_count;
-      continue;
-    }
-    computing.add(s, e);
-    if (is(op.task_type, TaskType::kAiCore)) cube.add(s, e), ++t.cube_count;
-    if (is(op.task_type, TaskType::kAiVectorCore)) vector.add(s, e), ++t.vector_count;
-    if (is(op.task_type, TaskType::kAiCpu)) ai_cpu.add(s, e), ++t.ai_cpu_count, t.fallback_count += op.fallback;
-    if (is(op.task_type, TaskType::kHostCpu)) host_cpu.add(s, e), ++t.host_cpu_count;
-    if (op.kernel_class == kGemm) gemm.add(s, e), ++t.gemm_count;
-    if (op.kernel_class == kElementwise) elementwise.add(s, e), ++t.elementwise_count;
-    if (op.kernel_class == kOtherKernel) other_kernel.add(s, e), ++t.other_kernel_count;
-  }
-  for (; c < copies.size(); ++c) add_copy(copies[c].first, copies[c].second);
-  if (step) {  // the step's span, and the device work it launched that ran past it
-    first = step->start_ns;
-    last = std::max(step->end_ns, last);
-  }
-  t.e2e_ns = last > first ? last - first : 0;
-  t.computing_ns = computing.total();
-  t.cube_ns = cube.total();
-  t.vector_ns = vector.total();
-  t.ai_cpu_ns = ai_cpu.total();
-  t.host_cpu_ns = host_cpu.total();
-  t.copy_ns = copy.total();
-  t.gemm_ns = gemm.total();
-  t.elementwise_ns = elementwise.total();
-  t.other_kernel_ns = other_kernel.total();
-  t.communication_ns = communication.total();
-  t.uncovered_communication_ns = busy.total() - t.computing_ns;
-  t.free_ns = std::max<std::int64_t>(0, t.e2e_ns - busy.total());
 }
 
 // DEVICE_INFO's values, "a, b" when the devices differ.
@@ -243,6 +238,19 @@ std::string device_values(const std::vector<collector::DeviceInfoRow>& devices,
 
 }  // namespace
 
+// The classes of Note [Kernel classes], once the framework ops are read.
+void classify(DiffSide& side, const ClassInputs& in, const std::vector<FrameworkOpClass>& framework) {
+  const auto traits = [](const std::vector<KernelTraits>& by_id, std::int32_t id) {
+    return static_cast<std::size_t>(id) < by_id.size() ? by_id[static_cast<std::size_t>(id)] : KernelTraits{0};
+  };
+  for (std::size_t i = 0; i < side.ops.size(); ++i) {
+    DiffOp& op = side.ops[i];
+    const auto t =
+        static_cast<KernelTraits>(traits(in.name_traits, op.keys.name) | traits(in.type_traits, op.keys.type));
+    op.compute_class = compute_class(op.task_type, t, i < framework.size() ? framework[i] : FrameworkOpClass{});
+  }
+}
+
 DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::int64_t> step,
                         const std::atomic<bool>* cancel) {
   DiffSide side;
@@ -251,16 +259,27 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
   const StepRange range = step_range(trace, step, side.steps);
   CancelCheck check(cancel);
   const auto own = collector::TraceReader::open(trace.path(), kDiffReading);
-  std::vector<std::int64_t> framework_op_ids;  // parallel to side.ops
-  read_ops(*own, range, side, check, framework_op_ids);
-  std::vector<std::pair<std::int64_t, std::int64_t>> copies;
+  ClassInputs classes;
+  // Copies and memsets: TASK rows (an import's), then MEMCPY rows without one (the emulator's).
+  std::vector<Span> copies;
+  std::unordered_set<std::int64_t> copy_tasks;
+  read_ops(*own, range, side, check, classes, copies, copy_tasks);
   trace.for_each([&](const collector::MemcpyRow& m) {
     check_times(trace, "MEMCPY", "task_id", m.task_id,
                 {{"start_ns", m.start_ns}, {"end_ns", m.end_ns}, {"queued_ns", m.queued_ns}});
-    if (range.contains(m.queued_ns)) copies.emplace_back(m.start_ns, std::max(m.start_ns, m.end_ns));
+    if (range.contains(m.queued_ns) && !copy_tasks.contains(m.task_id))
+      copies.emplace_back(m.start_ns, std::max(m.start_ns, m.end_ns));
   });
-  split_time(side.ops, copies, step ? std::optional(range) : std::nullopt, side.time);
-  read_host(*own, range, side, check, framework_op_ids);
+  std::stable_sort(copies.begin(), copies.end());
+  classify(side, classes, read_host(*own, range, side, check, classes.framework_op_ids));
+  read_memory(*own, range, side, check);
+  std::vector<std::string> groups;
+  const auto collectives = read_collectives(*own, groups);
+  side.time = split_time({.ops = side.ops,
+                          .copies = copies,
+                          .collectives = collectives,
+                          .group_names = groups,
+                          .step = step ? std::optional(Span{range.start_ns, range.end_ns}) : std::nullopt});
   const auto devices = trace.rows<collector::DeviceInfoRow>();
   side.command = trace.meta("command").value_or("");
   side.device = device_values(devices, &collector::DeviceInfoRow::name);

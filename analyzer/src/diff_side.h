@@ -8,12 +8,14 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "npuscope/analyzer/diff_classes.h"
 #include "npuscope/analyzer/op_pairing.h"
 #include "npuscope/collector/trace_reader.h"
 
@@ -25,7 +27,7 @@ struct DiffOp {
   // the call index counted from the range's first call of the name.
   PairingKeys keys;
   std::int8_t task_type = 0, fallback = 0;
-  std::int8_t kernel_class = 0;  // a GPU kernel's KernelClass (TaskType KERNEL); 0 otherwise
+  ComputeClass compute_class = ComputeClass::kOther;  // Note [Kernel classes] (a collective: unused)
 };
 static_assert(sizeof(DiffOp) == 48, "Note [Diff memory]: 48 bytes an op");
 
@@ -46,21 +48,25 @@ struct MemoryTotals {
   bool recorded = false;     // any MEMORY_RECORD row in the range
 };
 
-// Where the ops' time went on the device (msprof-analyze's OverallMetrics): interval unions, so
-// that overlapping streams count once.
+// Where the ops' time went on the device (msprof-analyze's OverallMetrics, Note [Overall time
+// split] in diff_time_split.h): interval unions, so that overlapping streams count once.
+struct ClassTime {
+  std::int64_t ns = 0, count = 0;
+};
+struct GroupTime {   // one communicator's collectives
+  std::string name;  // the communicator's; empty: a collective without its COMMUNICATION row
+  std::int64_t uncovered_ns = 0, wait_ns = 0, count = 0;
+};
 struct TimeSplit {
   std::int64_t e2e_ns = 0;
-  std::int64_t computing_ns = 0;  // kernels and copies
-  std::int64_t cube_ns = 0, vector_ns = 0, ai_cpu_ns = 0, host_cpu_ns = 0, copy_ns = 0;
-  std::int64_t cube_count = 0, vector_count = 0, ai_cpu_count = 0, fallback_count = 0, host_cpu_count = 0,
-               copy_count = 0, communication_count = 0;
-  // A GPU's kernels (TaskType KERNEL) by what their name says, as msprof-analyze's compare splits a
-  // GPU profile: GEMM, elementwise, the others (Note [Kernel classes] in diff_side.cpp).
-  std::int64_t gemm_ns = 0, elementwise_ns = 0, other_kernel_ns = 0;
-  std::int64_t gemm_count = 0, elementwise_count = 0, other_kernel_count = 0;
-  std::int64_t communication_ns = 0;            // every collective's time
-  std::int64_t uncovered_communication_ns = 0;  // |computing U communication| - |computing|
-  std::int64_t free_ns = 0;                     // e2e - |computing U communication|
+  std::int64_t computing_ns = 0, computing_count = 0;  // |U kernels| (copies are not computing)
+  std::array<ClassTime, kComputeClasses> classes{};    // sum to computing_ns
+  std::int64_t uncovered_communication_ns = 0;         // |computing U communication| - |computing|
+  std::int64_t communication_count = 0;                // collectives
+  std::vector<GroupTime> groups;                       // by name
+  std::int64_t group_overlap_ns = 0;                   // sum of the groups' uncovered - the whole
+  std::int64_t free_ns = 0;                            // e2e - |computing U communication|
+  std::int64_t sdma_ns = 0, sdma_count = 0;            // of Free, the copies' and memsets'
 };
 
 struct DiffSide {

@@ -23,8 +23,10 @@ constexpr Column kRunsColumns[] = {
 
 constexpr Column kOverallColumns[] = {
     {"metric", Unit::kText,
-     "msprof-analyze's OverallMetrics rows: Computing (kernels and copies) split by unit (an NPU's Cube, Vector, "
-     "AI CPU; a GPU's GEMM, elementwise and other kernels), Communication not overlapped by computing, Free, E2E"},
+     "msprof-analyze's OverallMetrics rows: Computing Time split into Flash Attention, Conv, Matmul (each Cube and "
+     "Vector), Paged Attention, Vector (Trans, No Trans), Cube, SDMA (Tensor Move), MC2 and Other (Note [Kernel "
+     "classes]); Uncovered Communication Time per communicator with its Wait and Transmit; Free Time split into "
+     "SDMA and Free; E2E Time"},
     {"base_ns", Unit::kNs, "BASE's time (a union of intervals: overlapping streams count once)", "base"},
     {"base_share_pct", Unit::kPercent, "of BASE's E2E", "base %"},
     {"base_count", Unit::kCount, "BASE's tasks", "base n"},
@@ -146,9 +148,11 @@ const TableSpec kDiffRunsTable{"diff_runs",  "Runs compared", "What each run was
 const TableSpec kDiffOverallTable{
     "diff_overall",
     "Overall (where the device time went)",
-    "msprof-analyze's OverallMetrics: Computing is the union of the kernels' and copies' intervals, split by unit; "
-    "Communication (not overlapped) = |computing U communication| - |computing|; Free = E2E - |computing U "
-    "communication|; E2E from the first task's start to the last one's end (a step: from its start).",
+    "msprof-analyze's OverallMetrics (Note [Overall time split]): Computing Time is the union of the kernels' "
+    "intervals, each class given the part its kernels cover first, so that the classes sum to it; Uncovered "
+    "Communication Time = |computing U communication| - |computing|; Free Time = E2E - |computing U "
+    "communication|, of which SDMA is what copies cover; E2E from the first task's start to the last one's end (a "
+    "step: from its start). A row 0 in both runs is left out.",
     kOverallColumns,
     Layout::kRows,
     Section::kSummary};

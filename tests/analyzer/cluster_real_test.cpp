@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "analyzer/cluster_trace_util.h"
 #include "npuscope/analyzer/cluster.h"
@@ -143,4 +144,72 @@ TEST_F(ClusterRealTest, TheSummarysSerializedFormKeepsTheCommunicator) {
   ASSERT_FALSE(s.links.empty());
   EXPECT_GE(s.links.front().communicator, 0);
   EXPECT_EQ(deserialize(serialize(s)), s);
+}
+
+// Note [Communication matrix per op] on summaries whose link speeds are known: rank 0 sends to rank 1
+// in four all-reduces of step 5 (1, 4, 2 and 3 GB/s, in that order) and one send; rank 1 to rank 0
+// in one all-reduce only.
+TEST(ClusterOpMatrixTest, PerOpEntriesTheirTypesTopMiddleBottomTotalAndTheGroupsTotal) {
+  const auto hccs = static_cast<std::int32_t>(LinkTransport::kHccs);
+  std::vector<RankSummary> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankSummary s{RankFile{.path = "r" + std::to_string(r), .rank = r, .world_size = 2}};
+    s.steps = {{.step = 5, .start_ns = 0, .end_ns = 1'000'000}};
+    s.communicators = {{"hccl_world_group", {0, 1}}};
+    const int ops = r == 0 ? 4 : 1;
+    for (int i = 0; i < ops; ++i) {
+      s.link_ops.push_back({"hcom_allReduce__1_" + std::to_string(i) + "_1", 0, 1000 * i});
+      const std::int64_t gbps[] = {1, 4, 2, 3};
+      s.op_links.push_back({.op = i, .dst = 1 - r, .transport = hccs, .bytes = gbps[i] * 1000, .time_ns = 1000});
+    }
+    if (r == 0) {
+      s.link_ops.push_back({"hcom_send__7_0_1", 0, 9000});
+      s.op_links.push_back({.op = 4, .dst = 1, .transport = hccs, .bytes = 500, .time_ns = 1000});
+    }
+    ranks.push_back(std::move(s));
+  }
+  const ClusterReport report = merge(ranks);
+  std::map<std::pair<std::string, std::string>, const OpMatrixEntry*> by;  // (entry, src-dst)
+  for (const OpMatrixEntry& e : report.op_matrix) {
+    EXPECT_EQ(e.step, 5);
+    EXPECT_EQ(e.group, "hccl_world_group");
+    by[{e.hccl_op, std::to_string(e.src) + "-" + std::to_string(e.dst)}] = &e;
+  }
+  const auto op = [&](const std::string& entry, const std::string& link) -> std::string {
+    const auto it = by.find({entry, link});
+    return it == by.end() ? "(none)" : it->second->op;
+  };
+  EXPECT_EQ(op("hcom_allReduce__1_2_1", "0-1"), "hcom_allReduce__1_2_1");
+  // Rank 0's four by bandwidth: _1 (4), _3 (3), _2 (2), _0 (1).
+  EXPECT_EQ(op("allreduce-top1", "0-1"), "hcom_allReduce__1_1_1");
+  EXPECT_EQ(op("allreduce-middle", "0-1"), "hcom_allReduce__1_2_1");
+  EXPECT_EQ(op("allreduce-bottom1", "0-1"), "hcom_allReduce__1_0_1");
+  EXPECT_EQ(op("allreduce-bottom2", "0-1"), "hcom_allReduce__1_2_1");
+  EXPECT_EQ(op("allreduce-bottom3", "0-1"), "hcom_allReduce__1_3_1");
+  EXPECT_EQ(by.at({"allreduce-total", "0-1"})->bytes, 10'000);
+  EXPECT_EQ(by.at({"allreduce-total", "0-1"})->time_ns, 4'000);
+  // Rank 1's one op is each of them.
+  for (const char* stat : {"top1", "middle", "bottom1", "bottom2", "bottom3"}) {
+    EXPECT_EQ(op(std::string("allreduce-") + stat, "1-0"), "hcom_allReduce__1_0_1") << stat;
+  }
+  // The send: p2p, its own type and total; the group's total, collective and p2p apart.
+  const OpMatrixEntry* send = by.at({"send-top1", "0-1"});
+  EXPECT_TRUE(send->p2p);
+  EXPECT_EQ(send->bytes, 500);
+  int totals = 0;
+  for (const OpMatrixEntry& e : report.op_matrix) {
+    if (e.hccl_op != "Total Op Info" || e.src != 0) continue;
+    EXPECT_EQ(e.bytes, e.p2p ? 500 : 10'000);
+    ++totals;
+  }
+  EXPECT_EQ(totals, 2);
+  // Rows: per step and group, the collectives' entries before the p2p ones; each op's rows first.
+  EXPECT_EQ(report.op_matrix.front().hccl_op, "hcom_allReduce__1_0_1");
+  EXPECT_EQ(report.op_matrix.back().hccl_op, "Total Op Info");
+  EXPECT_TRUE(report.op_matrix.back().p2p);
+  // And the summary's byte form keeps them; a link of an op it does not have is refused.
+  EXPECT_EQ(deserialize(serialize(ranks[0])), ranks[0]);
+  RankSummary damaged = ranks[0];
+  damaged.op_links[0].op = 9;
+  EXPECT_THROW(deserialize(serialize(damaged)), SummaryFormatError);
 }

@@ -121,20 +121,32 @@ TEST(DiffTest, OverallCountsOverlapOnceAndCommunicationNotOverlapped) {
   next.ops[0].end = 2600;  // the MatMul 600 ns slower: the allreduce is now overlapped up to 2600
   const Report r = diff_of(base, next).report;
   // Computing: [1000, 2500] + [4000, 4400] = 1900 in BASE; [1000, 2600] + 400 = 2000 in NEW.
-  EXPECT_EQ(ns(r, "diff_overall", "Computing", "base_ns"), 1900);
-  EXPECT_EQ(ns(r, "diff_overall", "Computing", "new_ns"), 2000);
-  EXPECT_EQ(ns(r, "diff_overall", "Computing", "diff_ns"), 100);
-  EXPECT_EQ(ns(r, "diff_overall", "  Cube (AI Core)", "diff_ns"), 600);
-  EXPECT_EQ(ns(r, "diff_overall", "  AI CPU (fallback)", "base_ns"), 400);
-  // The allreduce [2200, 3200]: uncovered from 2500 (700 ns) in BASE, from 2600 (600 ns) in NEW.
-  EXPECT_EQ(ns(r, "diff_overall", "Communication (not overlapped)", "base_ns"), 700);
-  EXPECT_EQ(ns(r, "diff_overall", "Communication (not overlapped)", "new_ns"), 600);
-  EXPECT_EQ(ns(r, "diff_overall", "  Communication (all)", "base_ns"), 1000);
-  // E2E [1000, 4400]; Free = 3400 - |busy| = 3400 - (2200 + 400).
-  EXPECT_EQ(ns(r, "diff_overall", "E2E", "base_ns"), 3400);
-  EXPECT_EQ(ns(r, "diff_overall", "Free", "base_ns"), 800);
-  // No host CPU or copies in either run: those rows are left out.
-  for (const Row& row : r.find("diff_overall")->rows) EXPECT_NE(std::get<std::string>(row[0]), "  Copies (SDMA)");
+  EXPECT_EQ(ns(r, "diff_overall", "Computing Time", "base_ns"), 1900);
+  EXPECT_EQ(ns(r, "diff_overall", "Computing Time", "new_ns"), 2000);
+  EXPECT_EQ(ns(r, "diff_overall", "Computing Time", "diff_ns"), 100);
+  // Each class has the part of Computing its ops cover first (Note [Overall time split]): the
+  // MatMul its 1000 (1600 in NEW), the Add what it adds after the MatMul: 500 (none in NEW).
+  EXPECT_EQ(ns(r, "diff_overall", "  Matmul", "diff_ns"), 600);
+  EXPECT_EQ(ns(r, "diff_overall", "    Matmul (Cube)", "base_ns"), 1000);
+  EXPECT_EQ(ns(r, "diff_overall", "    Vector (No Trans)", "base_ns"), 500);
+  EXPECT_EQ(ns(r, "diff_overall", "    Vector (No Trans)", "new_ns"), 0);
+  EXPECT_EQ(ns(r, "diff_overall", "  Other (AI CPU, host CPU)", "base_ns"), 400);
+  // The allreduce [2200, 3200]: uncovered from 2500 (700 ns) in BASE, from 2600 (600 ns) in NEW; it
+  // has no COMMUNICATION row, so no communicator and no wait.
+  EXPECT_EQ(ns(r, "diff_overall", "Uncovered Communication Time", "base_ns"), 700);
+  EXPECT_EQ(ns(r, "diff_overall", "Uncovered Communication Time", "new_ns"), 600);
+  EXPECT_EQ(ns(r, "diff_overall", "  (no communicator)", "base_ns"), 700);
+  EXPECT_EQ(ns(r, "diff_overall", "    Transmit", "base_ns"), 700);
+  // E2E [1000, 4400]; Free = 3400 - |busy| = 3400 - (2200 + 400), all of it idle.
+  EXPECT_EQ(ns(r, "diff_overall", "E2E Time", "base_ns"), 3400);
+  EXPECT_EQ(ns(r, "diff_overall", "Free Time", "base_ns"), 800);
+  EXPECT_EQ(ns(r, "diff_overall", "  Free", "base_ns"), 800);
+  // No copies, waits, convs or attention in either run: those rows are left out.
+  for (const Row& row : r.find("diff_overall")->rows) {
+    EXPECT_NE(std::get<std::string>(row[0]), "  SDMA");
+    EXPECT_NE(std::get<std::string>(row[0]), "    Wait");
+    EXPECT_EQ(std::get<std::string>(row[0]).find("Conv"), std::string::npos);
+  }
   // The slower op is the top row, with the ratio NEW / BASE.
   const Table& ops = *r.find("diff_ops");
   EXPECT_EQ(std::get<std::string>(ops.rows[0][0]), "mm");
@@ -228,7 +240,7 @@ TEST(DiffTest, OneStepIsComparedWithAnotherStep) {
   EXPECT_EQ(std::get<std::string>(cell(r, "diff_runs", "step", "base")), "1");
   EXPECT_EQ(std::get<std::string>(cell(r, "diff_runs", "step", "new")), "2");
   // E2E: from the step's start to the end of the last task it launched.
-  EXPECT_EQ(ns(r, "diff_overall", "E2E", "base_ns"), 6500);
+  EXPECT_EQ(ns(r, "diff_overall", "E2E Time", "base_ns"), 6500);
   // A step the trace lacks names the steps it has; one step flag without the other is refused.
   o.new_step = 7;
   try {
@@ -290,7 +302,7 @@ TEST(DiffTest, RatiosOfZeroInJsonAndTopRows) {
   ASSERT_EQ(j["diff_ops"].size(), 1u);  // the row adding the most
   EXPECT_EQ(j["diff_ops"][0]["op"], "b");
   EXPECT_EQ(j["diff_ops"][0]["ratio"], "inf");
-  EXPECT_EQ(j["diff_overall"][0]["metric"], "Computing");
+  EXPECT_EQ(j["diff_overall"][0]["metric"], "Computing Time");
   bool noted = false;
   for (const std::string& n : r.notes) noted |= n == "diff_ops: the 1 rows adding the most time of 4 (--top N: more)";
   EXPECT_TRUE(noted);

@@ -81,14 +81,15 @@ TEST_F(AscendDbCommandTest, ClusterOfRankExportsReportsTheMissingRanksAndTheMatr
   EXPECT_NE(c.output.find("Ranks Analysed: 2"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("Missing Ranks: 2, 3, 4, 5, 6, 7"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("Mismatched Collectives: 0"), std::string::npos) << c.output;
-  // analysis.db's CommAnalyzerMatrix: rank 0 sent 58.38 MB to each peer over HCCS, 57.54 MB to rank 7.
+  // analysis.db's CommAnalyzerMatrix (allreduce-total): rank 0 sent 61.21 MB (10^6 bytes) to each peer
+  // over HCCS, 60.33 MB to rank 7.
   // (a matrix row: Src-Dst, Communicator, Transport Type, Transit Size(MB), ...)
   const auto has_row = [&](const std::string& link, const std::string& transport, const std::string& mb) {
     return std::regex_search(c.output, std::regex("\\n  " + link + " +\\S+ +" + transport + " +" + mb + " "));
   };
-  EXPECT_TRUE(has_row("0-1", "HCCS", "58\\.38")) << c.output;
-  EXPECT_TRUE(has_row("0-7", "HCCS", "57\\.54")) << c.output;
-  EXPECT_TRUE(has_row("1-1", "LOCAL", "58\\.38")) << c.output;
+  EXPECT_TRUE(has_row("0-1", "HCCS", "61\\.21")) << c.output;
+  EXPECT_TRUE(has_row("0-7", "HCCS", "60\\.33")) << c.output;
+  EXPECT_TRUE(has_row("1-1", "LOCAL", "61\\.21")) << c.output;
   // Again: the cached imports are read, not taken as ranks of their own.
   const auto again = run_command(npuscope_cmd("cluster " + job));
   ASSERT_EQ(again.status, 0) << again.output;

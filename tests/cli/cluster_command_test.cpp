@@ -41,7 +41,7 @@ TEST_F(ClusterCommandTest, JsonHasMsprofAnalyzeKeys) {
   EXPECT_EQ(link["Src-Dst"], "0-1");
   EXPECT_EQ(link["Transport Type"], "HCCS");
   EXPECT_EQ(link["Transit Bytes"], 3 << 20);
-  EXPECT_DOUBLE_EQ(link["Transit Size(MB)"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(link["Transit Size(MB)"].get<double>(), (3 << 20) / 1e6);  // msprof's MB: 10^6 bytes
   EXPECT_TRUE(link.contains("Bandwidth(GB/s)"));
   EXPECT_EQ(doc["cluster_communication"].size(), 4u);
   EXPECT_TRUE(doc["cluster_communication"][0].contains("Wait Time Ratio"));

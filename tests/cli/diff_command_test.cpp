@@ -83,10 +83,10 @@ TEST(DiffCommand, MisalignedMatMulIsTheTopRowWithItsShapeChange) {
 TEST(DiffCommand, ForceFp16CutsCubeTime) {
   const std::string f32 = "--variant base --dtype f32 --precision-mode ";
   const json d = diff_json(profile("keep", f32 + "must_keep_origin_dtype"), profile("fp16", f32 + "force_fp16"));
-  const json& cube = row(d["diff_overall"], "metric", "  Cube (AI Core)");
+  const json& cube = row(d["diff_overall"], "metric", "    Matmul (Cube)");
   EXPECT_LT(cube["new_ns"].get<std::int64_t>(), cube["base_ns"].get<std::int64_t>()) << cube.dump();
   EXPECT_LT(cube["ratio"].get<double>(), 1.0);
-  const json& vector = row(d["diff_overall"], "metric", "  Vector (AI Vector)");
+  const json& vector = row(d["diff_overall"], "metric", "  Vector");
   EXPECT_EQ(vector["diff_ns"], 0);  // vector ops keep f32 in both modes
   const json& mode = row(d["diff_runs"], "setting", "precision mode");
   EXPECT_EQ(mode["base"], "must_keep_origin_dtype");
@@ -109,7 +109,7 @@ TEST(DiffCommand, ForcedFallbackRaisesThatOpAndAiCpuTime) {
   EXPECT_EQ(top["base_unit"], "AI_VECTOR_CORE");
   EXPECT_EQ(top["new_unit"], "AI_CPU");
   EXPECT_EQ(top["change"], "AI_VECTOR_CORE -> AI_CPU");
-  const json& ai_cpu = row(d["diff_overall"], "metric", "  AI CPU (fallback)");
+  const json& ai_cpu = row(d["diff_overall"], "metric", "  Other (AI CPU, host CPU)");
   EXPECT_EQ(ai_cpu["base_ns"], 0);
   EXPECT_GT(ai_cpu["new_ns"].get<std::int64_t>(), 0);
   EXPECT_EQ(ai_cpu["new_count"], 1);

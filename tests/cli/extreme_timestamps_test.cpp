@@ -96,7 +96,7 @@ TEST_F(ExtremeTimestamps, TheDocumentedRangesEdgesAnalyzeDiffAndExportSanely) {
   const auto d = run_command(npuscope_cmd("diff " + db + " " + db + " --format json"));
   ASSERT_EQ(d.status, 0) << d.output;
   const auto diff = nlohmann::json::parse(d.output.substr(d.output.find('{')));
-  EXPECT_EQ(diff["diff_overall"].back()["metric"], "E2E");
+  EXPECT_EQ(diff["diff_overall"].back()["metric"], "E2E Time");
   EXPECT_EQ(diff["diff_overall"].back()["base_ns"], kMaxTimestampNs);
   EXPECT_EQ(diff["diff_overall"].back()["diff_ns"], 0);
   expect_sane_exports(db);

@@ -30,6 +30,17 @@ class ProfileDirTest : public ::testing::Test {
     std::filesystem::copy_file(src, to, std::filesystem::copy_options::overwrite_existing);
     return to.string();
   }
+  // A copy of the folder `src` as `name`, writable (the source's files may be read-only).
+  std::string copy_dir(const std::string& src, const std::string& name) {
+    const std::filesystem::path to = dir_ / name;
+    std::filesystem::create_directories(to.parent_path());
+    std::filesystem::copy(src, to, std::filesystem::copy_options::recursive);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(to)) {
+      std::filesystem::permissions(e.path(), std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+    }
+    std::filesystem::permissions(to, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+    return to.string();
+  }
   std::string out(const std::string& name) const { return (dir_ / name).string(); }
   std::filesystem::path dir_;
 };

@@ -100,6 +100,23 @@ struct LinkTotal {
   bool operator==(const LinkTotal&) const = default;
 };
 
+// A collective whose transfers the trace records (COMMUNICATION_LINK rows under its task), for the
+// communication matrix per op (Note [Communication matrix per op]).
+struct LinkOp {
+  std::string name;                // its TASK name: "hcom_allReduce__586_0_1"
+  std::int32_t communicator = -1;  // index into RankSummary::communicators; -1: its collective is not recorded
+  std::int64_t start_ns = 0;       // its task's start: the step it belongs to
+  bool operator==(const LinkOp&) const = default;
+};
+
+// What this rank sent to one peer over one transport in one collective, summed.
+struct OpLink {
+  std::int32_t op = 0;  // index into RankSummary::link_ops
+  std::int32_t dst = 0, transport = 0;
+  std::int64_t bytes = 0, time_ns = 0;
+  bool operator==(const OpLink&) const = default;
+};
+
 // The map step's result: what merge() needs of one rank trace (Note [Cluster analysis as map and
 // merge]): its META (only that when it is not a rank's, or not a trace), then its parts.
 struct RankSummary : RankFile {
@@ -107,6 +124,8 @@ struct RankSummary : RankFile {
   std::vector<CommunicatorInfo> communicators;  // by first use
   std::vector<CollectiveRecord> collectives;    // in start order
   std::vector<LinkTotal> links;                 // by (communicator, dst, transport)
+  std::vector<LinkOp> link_ops;                 // in start order
+  std::vector<OpLink> op_links;                 // by (op, dst, transport)
   bool operator==(const RankSummary&) const = default;
 };
 
@@ -161,6 +180,33 @@ struct MatrixEntry {
   double bandwidth_gbps() const { return time_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(time_ns) : 0; }
 };
 
+// Note [Communication matrix per op]
+// msprof's communication_matrix.json (torch_npu's per-rank export, and msprof-analyze's
+// cluster_communication_matrix.json that gathers the ranks'), per step and per op, key "{src}-{dst}"
+// -> Transport Type, Transit Size(MB) (10^6 bytes), Transit Time(ms), Bandwidth(GB/s); its entries:
+// - "{op}@{group}": one collective's transfers (msprof's own per-op file: hcom_allReduce__586_0_1);
+// - per op type and group ("allreduce-top1@{group}", ...): the type by the op's name (send and
+//   receive: p2p, the rest collective; allreduce, reduce, allgather, broadcast, ..., the first of
+//   msprof's alternatives found earliest in the name, so that msprof's "reduce" stands for a
+//   reduce-scatter too), per link its ops sorted by bandwidth (rounded to 4 decimals), fastest
+//   first: top1 the fastest, middle the (n/2)-th, bottom1 the slowest, bottom2 and bottom3 the
+//   second and third slowest (the slowest there is, with fewer ops), each with the op's own figures
+//   and name ("Op Name"); total their sums, its transport the fastest op's;
+// - "Total Op Info@{group}" (msprof-analyze's cluster file): every op of the group, summed.
+// A collective belongs to the step whose device window holds its start (Note [Step time]); a rank
+// sends from its own rank, to world ranks.
+struct OpMatrixEntry {
+  std::int64_t step = -1;  // -1: the trace has no step markers
+  bool p2p = false;        // send / receive, else a collective
+  std::string hccl_op;     // "hcom_allReduce__586_0_1", "allreduce-top1", "Total Op Info"
+  std::string group;       // the communicator's name; empty: the collective was not recorded
+  std::string op;          // the collective whose figures these are (msprof's "Op Name"); empty for sums
+  int src = 0, dst = 0;
+  std::int32_t transport = 0;  // LinkTransport
+  std::int64_t bytes = 0, time_ns = 0;
+  double bandwidth_gbps() const { return time_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(time_ns) : 0; }
+};
+
 // The spread of link bandwidth over the links of one transport; the slowest link named when > 5 %.
 // Links whose mean transfer is a small packet (msprof-analyze's advisor: RDMA < 1 MB, SDMA < 16 MB)
 // are latency-bound: their bandwidth says nothing of the link, so they are counted, not judged.
@@ -202,6 +248,7 @@ struct ClusterReport {
   std::vector<PartSpread> parts;                 // Computing, Communication Wait, Communication Transit, Free
   std::vector<SlowRank> slow_ranks;              // by rank
   std::vector<MatrixEntry> matrix;               // by src, dst, transport
+  std::vector<OpMatrixEntry> op_matrix;          // by step, group, entry (Note [Communication matrix per op]), src, dst
   std::vector<LinkSpread> link_spreads;          // by transport
   std::vector<TopCollective> top_collectives;    // by total elapse, most first
   std::vector<RankCommunication> communication;  // by rank
@@ -226,7 +273,8 @@ ClusterReport merge_directory(const std::filesystem::path& dir, std::size_t file
 ClusterReport analyze_cluster(const std::filesystem::path& dir, const ClusterOptions& options = {});
 
 // The report as finding tables (finding_table.h), for write_text / to_json / write_csv: tables
-// cluster_step_trace_time, cluster_slow_rank, cluster_communication_matrix, cluster_slow_link,
+// cluster_step_trace_time, cluster_slow_rank, cluster_communication_matrix,
+// cluster_communication_matrix_ops, cluster_slow_link,
 // cluster_top_collectives, cluster_communication, cluster_problems.
 Report cluster_tables(const ClusterReport& report, const ClusterOptions& options = {});
 
