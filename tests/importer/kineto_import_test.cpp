@@ -117,7 +117,9 @@ TEST_P(KinetoRealTest, CountsMatchTheFile) {
   }
   EXPECT_EQ(python_functions, c.python_functions);
   EXPECT_EQ(python_modules, c.python_modules);
-  if (c.python_functions > 100) EXPECT_GT(python_nested, (c.python_functions + c.python_modules) / 2);
+  if (c.python_functions > 100) {
+    EXPECT_GT(python_nested, (c.python_functions + c.python_modules) / 2);
+  }
   EXPECT_EQ(reader_->count("API"), c.runtime);
   EXPECT_EQ(reader_->count("MEMORY_RECORD"), c.memory);
   EXPECT_EQ(reader_->count("MEMCPY"), c.copies);
