@@ -97,7 +97,8 @@ void import_collectives(AscendDb& a);
 // PYTORCH_API (+ CONNECTION_IDS, PYTORCH_CALLCHAINS) -> PYTORCH_API; CANN_API -> API; MSTX_EVENTS,
 // GC_RECORD -> MARKER ranges.
 void import_host(AscendDb& a);
-// NPU_INFO -> DEVICE_INFO; STEP_TIME -> MARKER steps; MEMORY_RECORD -> MEMORY_RECORD; the counters
+// NPU_INFO -> DEVICE_INFO; STEP_TIME -> MARKER steps; MEMORY_RECORD -> MEMORY_RECORD; OP_MEMORY (or
+// NPU_OP_MEM's allocate/release pairs) -> OP_MEMORY; the counters
 // over time (AICORE_FREQ, HBM, LLC, DDR, NPU_MEM, NPU_MODULE_MEM) -> COUNTER; META_DATA -> META.
 void import_device_and_counters(AscendDb& a);
 

@@ -134,6 +134,11 @@ ApiKind cann_api_kind(std::string_view name) {
   return ApiKind::kOther;
 }
 
+std::string_view op_memory_name(std::string_view name) {
+  constexpr std::string_view kCann = "cann::";
+  return name.starts_with(kCann) ? name.substr(kCann.size()) : name;
+}
+
 std::string pmu_metric_name(std::string_view column) {
   std::string n(column);
   if (n.ends_with("(us)")) n.resize(n.size() - 4);

@@ -34,6 +34,10 @@ std::string_view hccl_op_type(std::string_view op_name);
 // What a CANN API call does, from its name (AscendCL@aclrtMemcpyAsync, Node@launch, ...).
 ApiKind cann_api_kind(std::string_view name);
 
+// The op an operator_memory row names, as the db export names it: newer torch_npu text exports write
+// GE's ops as `cann::Conv2D1`, its db export and msprof as `Conv2D1` (the kernel's own name).
+std::string_view op_memory_name(std::string_view name);
+
 // A kernel_details / op_summary PMU column as TASK_PMU names it, the db export's TASK_PMU_INFO names:
 // "(us)" dropped, aicore_time(us) -> aic_total_time, aiv_time(us) -> aiv_total_time; other units kept.
 std::string pmu_metric_name(std::string_view column);

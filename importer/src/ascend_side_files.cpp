@@ -1,10 +1,13 @@
 // See ascend_side_files.h.
 #include "ascend_side_files.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
+#include "ascend_names.h"
 #include "csv_reader.h"
 #include "json_file.h"
 #include "npuscope/collector/time_math.h"
@@ -207,6 +210,53 @@ void read_module_memory(const std::string& path, std::int32_t device, ImportSink
   }
   for (const std::string& c : csv.unused_columns()) sink.unmapped(path, "column " + c, csv.rows());
   if (csv.truncated()) sink.set_incomplete();
+}
+
+void read_operator_memory(const std::string& path, std::int32_t device, ImportSink& sink, std::int64_t offset_ns) {
+  CsvReader csv(path);
+  const int name = csv.require({"Name", "Op Name"});
+  const MemColumn size = mem_column(csv, "Size");
+  if (size.col < 0) throw ImportError(path + ": no \"Size(KB)\" column (an operator_memory.csv has it)");
+  const int allocated_at = csv.require("Allocation Time(us)");
+  const int released_at = csv.column("Release Time(us)"), active_at = csv.column("Active Release Time(us)");
+  const int held = csv.column("Duration(us)"), active_held = csv.column("Active Duration(us)");
+  const MemColumn totals[] = {
+      mem_column(csv, "Allocation Total Allocated"), mem_column(csv, "Allocation Total Reserved"),
+      mem_column(csv, "Allocation Total Active"),    mem_column(csv, "Release Total Allocated"),
+      mem_column(csv, "Release Total Reserved"),     mem_column(csv, "Release Total Active")};
+  const int stream = csv.column("Stream Ptr"), device_col = csv.column({"Device Type", "Device"}),
+            device_id = csv.column("Device_id");
+  const auto time = [&](int col) {
+    const auto t = csv_time_ns(csv.field(col));
+    return t ? collector::add_saturated(*t, offset_ns) : std::int64_t{-1};
+  };
+  // A release time, else the allocation plus how long it was held (msprof writes only the latter).
+  const auto end = [&](int at, int duration, std::int64_t start) {
+    if (const std::int64_t t = time(at); t >= 0 || at >= 0) return t;
+    const auto d = csv_time_ns(csv.field(duration));
+    return start >= 0 && d && *d >= 0 ? collector::add_saturated(start, *d) : std::int64_t{-1};
+  };
+  while (csv.next()) {
+    collector::OpMemoryRow r{.name_id = sink.id(op_memory_name(csv.field(name)))};
+    const auto id = csv_int(csv.field(device_id));
+    r.device_id = device_of(csv.field(device_col)).value_or(id ? static_cast<std::int32_t>(*id) : device);
+    // msprof: a block released in the profile but allocated before it has a negative size.
+    const std::int64_t bytes = bytes_of(csv, size).value_or(0);
+    r.bytes = bytes >= 0 ? bytes : bytes == INT64_MIN ? INT64_MAX : -bytes;
+    r.allocation_ns = time(allocated_at);
+    r.release_ns = end(released_at, held, r.allocation_ns);
+    r.active_release_ns = end(active_at, active_held, r.allocation_ns);
+    std::int64_t* out[] = {&r.allocation_allocated_bytes, &r.allocation_reserved_bytes, &r.allocation_active_bytes,
+                           &r.release_allocated_bytes,    &r.release_reserved_bytes,    &r.release_active_bytes};
+    for (std::size_t i = 0; i < std::size(totals); ++i) *out[i] = bytes_of(csv, totals[i]).value_or(-1);
+    r.stream_ptr = csv_int(csv.field(stream)).value_or(0);
+    sink.add(r);
+  }
+  for (const std::string& c : csv.unused_columns()) sink.unmapped(path, "column " + c, csv.rows());
+  if (csv.truncated()) {
+    sink.set_incomplete();
+    sink.note(path + " ends in the middle of a row (cut short?): the rows before the cut are imported");
+  }
 }
 
 void count_csv_rows(const std::string& path, std::string_view what, ImportSink& sink) {

@@ -28,6 +28,10 @@ void read_communication(const std::string& path, TimelineInputs& in, ImportSink&
 std::optional<std::int32_t> read_memory_record(const std::string& path, ImportSink& sink, std::int64_t offset_ns);
 // npu_module_mem.csv: each module's reserved memory as COUNTER rows.
 void read_module_memory(const std::string& path, std::int32_t device, ImportSink& sink, std::int64_t offset_ns);
+// operator_memory.csv (torch_npu: Release Time(us), totals in MB) or msprof's operator_memory_*.csv
+// (no release time: allocation + Duration; totals in KB): each op's block as an OP_MEMORY row.
+// `device` when a row does not name its own (Device Type "NPU:0", Device_id).
+void read_operator_memory(const std::string& path, std::int32_t device, ImportSink& sink, std::int64_t offset_ns);
 // A CSV npuscope does not map (it derives it, or no table takes it): its rows counted in UNMAPPED.
 void count_csv_rows(const std::string& path, std::string_view what, ImportSink& sink);
 

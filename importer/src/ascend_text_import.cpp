@@ -157,9 +157,7 @@ void import_ascend_text(const Source& source, ImportSink& sink) {
   }
   in.device_id = device;
   if (const auto f = file("npu_module_mem.csv"); !f.empty()) read_module_memory(f, device, sink, 0);
-  if (const auto f = file("operator_memory.csv"); !f.empty()) {
-    count_csv_rows(f, "row (an op's allocation; MEMORY_RECORD holds the allocator's totals)", sink);
-  }
+  if (const auto f = file("operator_memory.csv"); !f.empty()) read_operator_memory(f, device, sink, 0);
   const std::string kernel_csv = file("kernel_details.csv");
   const std::string trace = file("trace_view.json");
   if (kernel_csv.empty() && info.npu_activity) {
@@ -221,7 +219,9 @@ std::optional<Source> detect_msprof_folder(const fs::path& path) {
   if (!prof && !is_dir(out)) return std::nullopt;
   Source s{Format::kMsprofFolder, path.string(), {}};
   if (is_dir(out)) {
-    for (auto& f : files_like(out, "op_summary", ".csv")) s.files.push_back(std::move(f));
+    for (const std::string_view csv : {"op_summary", "operator_memory"}) {
+      for (auto& f : files_like(out, csv, ".csv")) s.files.push_back(std::move(f));
+    }
     const auto jsons = files_like(out, "msprof", ".json");
     if (jsons.empty()) {
       if (has_db(out)) return std::nullopt;  // the db export: msprof_*.db's importer
@@ -256,6 +256,7 @@ void import_msprof_folder(const Source& source, ImportSink& sink) {
     for (std::size_t i = 1; i < summaries.size(); ++i) {
       sink.unmapped(summaries[i], "op_summary of a further export (the first one is joined)");
     }
+    for (const auto& f : files_like(out, "operator_memory", ".csv")) read_operator_memory(f, r.device_id, sink, 0);
     write_device(root, sink, r.device_id, r.split_cores);
     if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
     return;

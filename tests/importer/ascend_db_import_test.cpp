@@ -12,6 +12,7 @@
 #include <set>
 
 #include "../realdata_util.h"
+#include "foreign_sql.h"
 #include "npuscope/analyzer/step_time.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/importer/import.h"
@@ -25,43 +26,8 @@ using collector::TraceReader;
 constexpr const char* kRank0 = "ascend_pytorch_profiler/db/level1/rank0_ascend_pt";
 constexpr const char* kRank1 = "ascend_pytorch_profiler/db/level1/rank1_ascend_pt";
 
-// Reads an SQLite file without writing beside it (immutable: the shared files stay as they are).
-class Sql {
- public:
-  explicit Sql(const std::string& path) {
-    const std::string uri = "file:" + fs::absolute(path).string() + "?immutable=1";
-    EXPECT_EQ(sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr), SQLITE_OK);
-  }
-  ~Sql() { sqlite3_close(db_); }
-  // Every row of `sql`, each column as text.
-  std::vector<std::vector<std::string>> rows(const std::string& sql) const {
-    std::vector<std::vector<std::string>> out;
-    sqlite3_stmt* s = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db_);
-    while (s != nullptr && sqlite3_step(s) == SQLITE_ROW) {
-      std::vector<std::string> row;
-      for (int i = 0; i < sqlite3_column_count(s); ++i) {
-        const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
-        row.emplace_back(t != nullptr ? t : "");
-      }
-      out.push_back(std::move(row));
-    }
-    sqlite3_finalize(s);
-    return out;
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
-
-void exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* error = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
-  sqlite3_free(error);
-  sqlite3_close(db);
-}
+using test::exec;
+using test::Sql;
 
 class AscendDbImport : public ::testing::Test {
  protected:

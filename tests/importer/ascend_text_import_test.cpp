@@ -15,6 +15,7 @@
 #include "../../importer/src/csv_reader.h"
 #include "../../importer/src/json_file.h"
 #include "../realdata_util.h"
+#include "import_test_dir.h"
 #include "npuscope/analyzer/step_time.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/importer/import.h"
@@ -30,49 +31,7 @@ constexpr const char* kRank1 = "ascend_pytorch_profiler/text/level1/rank1_ascend
 constexpr const char* kDb0 =
     "ascend_pytorch_profiler/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db";
 
-class AscendTextTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("npuscope_asctext_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::unique_ptr<TraceReader> import(const std::string& src, ImportReport* report = nullptr) {
-    const auto source = detect(src);
-    EXPECT_TRUE(source.has_value()) << src;
-    if (!source) return nullptr;
-    const std::string out = (dir_ / "t.db").string();
-    ImportReport r = import_to_file(*source, out, true);
-    if (report != nullptr) *report = r;
-    return TraceReader::open(out);
-  }
-  // A writable copy of a real export folder.
-  fs::path copy_dir(const std::string& src, const std::string& name) {
-    const fs::path to = dir_ / name;
-    fs::copy(src, to, fs::copy_options::recursive);
-    for (const auto& e : fs::recursive_directory_iterator(to)) {
-      fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
-    }
-    fs::permissions(to, fs::perms::owner_all, fs::perm_options::add);
-    return to;
-  }
-  // The message of the ImportError importing `folder` throws (detect's or the import's), "" if none.
-  std::string import_error(const fs::path& folder) {
-    try {
-      const auto source = detect(folder.string());
-      if (source) import_to_file(*source, (dir_ / "t.db").string(), true);
-    } catch (const ImportError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "no error importing " << folder;
-    return {};
-  }
-  fs::path dir_;
-};
+class AscendTextTest : public test::ImportTestDir {};
 
 double us_of(std::string_view v) { return csv_double(v).value_or(NAN); }
 

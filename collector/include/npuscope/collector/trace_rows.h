@@ -321,6 +321,22 @@ struct UnmappedRow {
   std::int64_t count = 0;
 };
 
+// One block of device memory an op allocated, with when it was released, as a real profile records
+// it (torch_npu's operator_memory.csv and OP_MEMORY, msprof's NPU_OP_MEM allocate/release pairs):
+// OP_MEMORY. A time or total the profile does not give is -1: a block allocated before the profile
+// began, or released after it ended, has no allocation or release time.
+struct OpMemoryRow {
+  StringId name_id = 0;  // the op that allocated it: "aten::empty_strided", GE's "Conv2D1", ...
+  std::int32_t device_id = 0;
+  std::int64_t bytes = 0;
+  std::int64_t allocation_ns = -1, release_ns = -1;
+  std::int64_t active_release_ns = -1;  // when the allocator got it back (torch_npu); -1 not said
+  // The allocator's totals when it was allocated and when it was released (bytes); -1 not said.
+  std::int64_t allocation_allocated_bytes = -1, allocation_reserved_bytes = -1, allocation_active_bytes = -1;
+  std::int64_t release_allocated_bytes = -1, release_reserved_bytes = -1, release_active_bytes = -1;
+  std::int64_t stream_ptr = 0;  // the allocator's stream, as the profile writes it; 0 not said
+};
+
 // META keys of an imported trace (absent in an emulated one): the tool that wrote the source, its
 // version where it says, and what was imported.
 inline constexpr std::string_view kMetaSource = "source";  // "kineto", "ascend_pytorch_profiler_db", ...
@@ -356,7 +372,8 @@ inline constexpr std::string_view kMetaSourcePath = "source_path";
   X(CommunicationLinkRow)      \
   X(TaskPmuRow)                \
   X(CounterRow)                \
-  X(UnmappedRow)
+  X(UnmappedRow)               \
+  X(OpMemoryRow)
 
 // A list of row types, for what follows from NPUSCOPE_TRACE_ROWS.
 template <class... Rows>
