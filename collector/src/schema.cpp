@@ -100,6 +100,9 @@ constexpr Column<ApiRow> kApiColumns[] = {
      "Joins the call to the device work it launched (TASK.connection_id, MEMCPY.connection_id); 0 if none."},
     {"thread_id", &ApiRow::thread_id, "Host thread (small per-process index)."},
     {"kind", &ApiRow::kind, "What the call does (launch, synchronize, memcpy, ...): see Enumerations: api_kind."},
+    {"level", &ApiRow::level,
+     "The layer it belongs to (acl, node, hccl, runtime, driver, ...): see Enumerations: api_level; 0 before "
+     "schema 13."},
 };
 static_assert(covers_each_member_once(kApiColumns));
 

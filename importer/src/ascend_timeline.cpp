@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 
+#include "api_levels.h"
 #include "ascend_names.h"
 #include "ascend_timeline_state.h"
 #include "chrome_events.h"
@@ -236,12 +237,15 @@ class Reader {
   void api(const ChromeEvent& e, std::int64_t start, std::int64_t end) {
     std::int32_t tid = tid_of(e.tid);
     std::int64_t connection = 0;
+    std::string_view level;
     for (const ChromeArg& a : e.args) {
       if (a.key == "connection_id") {
         connection = parse_int(a.value).value_or(0);
       } else if (a.key == "Thread Id") {
         tid = static_cast<std::int32_t>(parse_int(a.value).value_or(tid));
-      } else if (a.key != "level") {  // Mode, id, item_id (the name's parts), ...
+      } else if (a.key == "level") {
+        level = a.value;
+      } else {  // Mode, id, item_id (the name's parts), ...
         count("argument ", a.key, "CANN API");
       }
     }
@@ -250,7 +254,8 @@ class Reader {
                                   .name_id = s_.sink.id(e.name),
                                   .connection_id = connection,
                                   .thread_id = tid,
-                                  .kind = static_cast<std::int32_t>(cann_api_kind(e.name))});
+                                  .kind = static_cast<std::int32_t>(cann_api_kind(e.name)),
+                                  .level = static_cast<std::int32_t>(cann_api_level(level, e.name))});
     if (connection != 0) s_.api_by_connection.try_emplace(connection, ApiRef{start, tid});
   }
 
