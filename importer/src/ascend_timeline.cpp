@@ -283,7 +283,7 @@ class Reader {
       }
       name.append(label);
       s_.sink.add(collector::CounterRow{
-          .ts_ns = s_.t(*e.ts_ns), .device_id = s_.in.device_id, .name_id = s_.sink.id(name), .value = *v});
+          .ts_ns = s_.t(*e.ts_ns), .device_id = s_.device_of(id_of(e.pid)), .name_id = s_.sink.id(name), .value = *v});
     }
   }
 
@@ -293,8 +293,14 @@ class Reader {
       s_.process_names[id_of(e.pid)] = std::string(name->value);
     } else if (e.name == "thread_name" && name) {
       s_.thread_names[{id_of(e.pid), tid_of(e.tid)}] = std::string(name->value);
+    } else if (e.name == "process_labels") {  // "NPU 3": the device of a timeline of several; "NPU", "CPU"
+      const ChromeArg* labels = e.arg("labels");
+      const std::string_view l = labels != nullptr ? labels->value : std::string_view();
+      if (const auto n = l.starts_with("NPU ") ? parse_int(l.substr(4)) : std::nullopt; n && *n >= 0 && *n < 65536) {
+        s_.process_devices[id_of(e.pid)] = static_cast<std::int32_t>(*n);
+      }
     } else {
-      count("metadata ", e.name);  // process_labels, process_sort_index, thread_sort_index, ...
+      count("metadata ", e.name);  // process_sort_index, thread_sort_index, ...
     }
   }
 
@@ -342,6 +348,7 @@ void AscendTimeline::read(const std::string& path, const std::function<void(std:
 TimelineResult AscendTimeline::finish() {
   write_timeline(*s_);
   s_->result.device_id = s_->in.device_id;
+  if (s_->result.devices.empty()) s_->result.devices.push_back(s_->in.device_id);
   return s_->result;
 }
 

@@ -10,6 +10,7 @@
 // with "src rank" / "task type" (HCCL's Plane N threads) -> an HCCL_TASK and, for a transfer of some
 // bytes, a COMMUNICATION_LINK; with "alg_type" / "count" (HCCL's Group N Communication) -> an HCCL
 // TASK, its COMMUNICATION and COMMUNICATOR; with "level" or an `X@` name (the CANN process) -> API;
+// a process labelled "NPU N" (msprof's timeline of several devices) puts its tasks on device N;
 // ph C -> COUNTER; torch_to_npu flows -> TASK.pytorch_api_id. The rest (Overlap Analysis, enqueue /
 // dequeue, task-queue and fwdbwd flows, display metadata, arguments no column takes) is counted in
 // UNMAPPED. The device tasks of a collective appear twice, once on their stream (Ascend Hardware:
@@ -48,7 +49,7 @@ struct MatrixLink {
 };
 
 struct TimelineInputs {
-  std::int32_t device_id = 0;
+  std::int32_t device_id = 0;        // of the events whose process says none
   std::int32_t rank = -1;            // this rank (META rank); -1 unknown
   std::int64_t clock_offset_ns = 0;  // added to every time read (older msprof: boot-relative clocks)
   KernelTable* kernels = nullptr;    // kernel_details.csv / op_summary: enriches the tasks
@@ -60,10 +61,11 @@ struct TimelineInputs {
 struct TimelineResult {
   std::int64_t events = 0, bytes = 0;
   bool truncated = false;
-  std::int32_t world_size = 0;  // the largest communicator seen (0: none)
-  std::int32_t device_id = 0;   // the device the tasks were written on
-  bool steps = false;           // step markers were written
-  bool split_cores = false;     // mix kernels or aiv_ metrics: separate cube and vector cores (910B family)
+  std::int32_t world_size = 0;        // the largest communicator seen (0: none)
+  std::int32_t device_id = 0;         // the device of what says none (TimelineInputs::device_id)
+  std::vector<std::int32_t> devices;  // the devices tasks were written on, in order (device_id if none)
+  bool steps = false;                 // step markers were written
+  bool split_cores = false;           // mix kernels or aiv_ metrics: separate cube and vector cores (910B family)
 };
 
 class AscendTimeline {

@@ -90,6 +90,7 @@ struct AscendTimeline::State {
   std::unordered_map<std::uint64_t, FlowStart> flow_starts;    // torch_to_npu, by flow id
   std::unordered_map<FlowEndKey, std::uint64_t, FlowEndKeyHash> flow_ends;
   std::unordered_map<std::int64_t, std::string> process_names;
+  std::unordered_map<std::int64_t, std::int32_t> process_devices;  // process_labels "NPU 3": pid -> 3
   std::map<std::pair<std::int64_t, std::int32_t>, std::string> thread_names;
 
   std::string file;                                         // being read
@@ -98,6 +99,15 @@ struct AscendTimeline::State {
 
   State(ImportSink& s, TimelineInputs i) : sink(s), in(std::move(i)) {}
   std::int64_t t(std::int64_t ns) const { return collector::add_saturated(ns, in.clock_offset_ns); }
+  // The device a process's label names ("NPU 3"), -1 when it names none.
+  std::int32_t labelled_device(std::int64_t pid) const {
+    const auto it = process_devices.find(pid);
+    return it == process_devices.end() ? -1 : it->second;
+  }
+  std::int32_t device_of(std::int64_t pid) const {
+    const std::int32_t d = labelled_device(pid);
+    return d >= 0 ? d : in.device_id;
+  }
   void count(std::string_view what, std::int64_t n = 1) {
     const auto it = counts.find(what);
     if (it != counts.end()) {

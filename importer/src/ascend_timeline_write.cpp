@@ -122,7 +122,9 @@ class Writer {
     KernelTable* k = s_.in.kernels;
     for (std::size_t i = 0; i < s_.hw.size(); ++i) {
       HwTask& t = s_.hw[i];
-      if (k != nullptr && t.task_id >= 0) t.kernel_row = k->find(t.stream, t.task_id, t.start_ns);
+      if (k != nullptr && t.task_id >= 0) {
+        t.kernel_row = k->find(s_.labelled_device(t.pid), t.stream, t.task_id, t.start_ns);
+      }
       p.push_back({t.start_ns, Pending::kHw, static_cast<std::int32_t>(i)});
     }
     for (std::size_t j = 0; j < s_.links.size(); ++j) {
@@ -158,14 +160,17 @@ class Writer {
     return -1;
   }
 
-  collector::TaskRow row(std::int64_t start_ns, std::int64_t end_ns, StringId name) {
+  collector::TaskRow row(std::int64_t start_ns, std::int64_t end_ns, StringId name, std::int32_t device) {
     collector::TaskRow r{.task_id = sink_.next_task_id(), .start_ns = s_.t(start_ns), .end_ns = s_.t(end_ns)};
-    r.device_id = s_.in.device_id;
+    r.device_id = device;
     r.name_id = name;
     return r;
   }
   void add(collector::TaskRow& r) {
     r.call_index = sink_.next_call_index(r.name_id);
+    if (std::find(s_.result.devices.begin(), s_.result.devices.end(), r.device_id) == s_.result.devices.end()) {
+      s_.result.devices.push_back(r.device_id);
+    }
     sink_.add(r);
   }
 
@@ -188,7 +193,7 @@ class Writer {
   }
 
   void hw_task(const HwTask& t) {
-    collector::TaskRow r = row(t.start_ns, t.end_ns, t.name_id);
+    collector::TaskRow r = row(t.start_ns, t.end_ns, t.name_id, s_.device_of(t.pid));
     r.stream_id = t.stream;
     r.task_type = static_cast<std::int32_t>(t.type);
     r.connection_id = t.connection_id;
@@ -219,7 +224,7 @@ class Writer {
   }
 
   void link_task(const LinkTask& l) {
-    collector::TaskRow r = row(l.start_ns, l.end_ns, l.name_id);
+    collector::TaskRow r = row(l.start_ns, l.end_ns, l.name_id, s_.device_of(l.pid));
     r.stream_id = l.stream;
     r.task_type = static_cast<std::int32_t>(TaskType::kCommunicationTask);
     add(r);
@@ -227,7 +232,7 @@ class Writer {
 
   void collective(std::size_t i) {
     const Collective& c = s_.collectives[i];
-    collector::TaskRow r = row(c.start_ns, c.end_ns, c.name_id);
+    collector::TaskRow r = row(c.start_ns, c.end_ns, c.name_id, s_.device_of(c.pid));
     r.stream_id = std::max(0, collective_stream_[i]);
     r.task_type = static_cast<std::int32_t>(TaskType::kCommunication);
     r.connection_id = c.connection_id;
@@ -245,8 +250,8 @@ class Writer {
   void kernel_row(std::size_t row_index) {
     KernelTable& k = *s_.in.kernels;
     const KernelFields& f = k.read(row_index);
-    collector::TaskRow r = row(0, 0, 0);
-    k.apply(r, sink_, true);
+    collector::TaskRow r = row(0, 0, 0, s_.in.device_id);
+    k.apply(r, sink_, true);  // the row's Device_id, when it has one
     r.start_ns = s_.t(r.start_ns);
     r.end_ns = s_.t(r.end_ns);
     if (r.task_type == static_cast<std::int32_t>(TaskType::kCommunication) && r.op_type_id == 0) {
@@ -258,7 +263,8 @@ class Writer {
   // COMMUNICATOR per group, COMMUNICATION per collective (sequence: its index on the group, the same
   // on every rank), COMMUNICATION_LINK per collective and peer.
   void communication() {
-    std::map<std::string, std::int64_t, std::less<>> groups;  // name -> communicator id
+    // (device, name) -> communicator id: the devices of one timeline are members of their own.
+    std::map<std::pair<std::int32_t, std::string>, std::int64_t> groups;
     std::map<std::int64_t, std::int32_t> sequence;
     std::vector<std::int64_t> communicator_of(s_.collectives.size(), 0);
     for (std::size_t i = 0; i < s_.collectives.size(); ++i) {
@@ -269,10 +275,11 @@ class Writer {
         const auto t = s_.thread_names.find({c.pid, c.tid});
         group = t != s_.thread_names.end() ? t->second : "HCCL";
       }
-      const auto [it, added] = groups.try_emplace(group, static_cast<std::int64_t>(groups.size()) + 1);
+      const auto [it, added] =
+          groups.try_emplace({s_.device_of(c.pid), std::move(group)}, static_cast<std::int64_t>(groups.size()) + 1);
       communicator_of[i] = it->second;
     }
-    for (const auto& [name, id] : groups) communicator(name, id);
+    for (const auto& [key, id] : groups) communicator(key.second, id);
     for (std::size_t i = 0; i < s_.collectives.size(); ++i) {
       const Collective& c = s_.collectives[i];
       collector::CommunicationRow r{.task_id = collective_task_id_[i], .communicator_id = communicator_of[i]};

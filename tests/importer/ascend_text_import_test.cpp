@@ -284,6 +284,11 @@ TEST_F(AscendTextTest, AnOlderMsprofFolderMovesBootRelativeTimesToTheEpoch) {
       << R"([{"name": "process_name", "pid": 7, "tid": 0, "ph": "M", "args": {"name": "Ascend Hardware"}},)"
       << R"({"name": "MatMul_1", "pid": 7, "tid": 2, "ts": 6000.5, "dur": 10, "ph": "X",)"
       << R"( "args": {"Task Type": "AI_CORE", "Stream Id": 2, "Task Id": 9}}])";
+  // Its kernel table, on the same boot-relative clock: joined to the event.
+  fs::create_directories(dev / "summary");
+  std::ofstream(dev / "summary" / "op_summary_3_1.csv")
+      << "Device_id,Op Name,OP Type,Task Type,Task Start Time(us),Task Duration(us),Stream ID,Task ID,Block Dim\n"
+         "3,MatMul_1,MatMul,AI_CORE,6000.5,10,2,9,20\n";
   ImportReport report;
   const auto trace = import((dir_ / "PROF_000002_old").string(), &report);
   const auto tasks = trace->rows<collector::TaskRow>();
@@ -291,6 +296,8 @@ TEST_F(AscendTextTest, AnOlderMsprofFolderMovesBootRelativeTimesToTheEpoch) {
   EXPECT_EQ(tasks[0].start_ns, 1700000000000000LL * 1000 - 5000000000LL + 6000500);
   EXPECT_EQ(tasks[0].device_id, 3);
   EXPECT_EQ(tasks[0].stream_id, 2);
+  EXPECT_EQ(trace->string(tasks[0].op_type_id), "MatMul");
+  EXPECT_EQ(tasks[0].block_dim, 20);
   const auto devices = trace->rows<collector::DeviceInfoRow>();
   ASSERT_EQ(devices.size(), 1u);
   EXPECT_EQ(devices[0].cube_cores, 24);
