@@ -39,6 +39,7 @@
 
 #include "foreign_db.h"
 #include "foreign_strings.h"
+#include "hccl_groups.h"
 #include "import_sink.h"
 
 namespace npuscope::importer {
@@ -52,8 +53,9 @@ struct AscendDb {
   std::int64_t comm_task_base = 0;  // a collective's task id: comm_task_base + its opId
   int world_size = 0;               // the largest communicator's size seen; 0 unknown
   std::set<std::string> mapped;     // the tables a pass read (the others are counted whole)
-  bool conn_op_table = false;       // temp.np_conn_op(conn, op): a connection id's framework op
-  bool damage_noted = false;        // a damaged page was reported (once)
+  GroupRanks groups;           // parallel_group_info (META_DATA or profiler_metadata.json): Note [Communicator members]
+  bool conn_op_table = false;  // temp.np_conn_op(conn, op): a connection id's framework op
+  bool damage_noted = false;   // a damaged page was reported (once)
 
   // Marks `name` read; a ForeignTable of it whose unread columns will be counted (count_unread).
   ForeignTable table(const std::string& name) {

@@ -41,6 +41,14 @@ void import_meta(AscendDb& a) {
     while (q.step()) {
       if (q.text(0) == "SCHEMA_VERSION") {
         a.sink.meta(collector::kMetaSourceVersion, "db schema " + std::string(q.text(1)));
+      } else if (q.text(0) == "parallel_group_info") {
+        rapidjson::Document info;
+        info.Parse(q.text(1).data(), q.text(1).size());
+        if (info.HasParseError() || !info.IsObject()) {
+          a.sink.unmapped(a.file, "META_DATA parallel_group_info (not a JSON object)");
+        } else if (a.groups.empty()) {  // profiler_metadata.json's, read first, says the same
+          a.groups = parallel_group_ranks(info);
+        }
       } else {
         a.sink.unmapped(a.file, "META_DATA " + std::string(q.text(0)));
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <utility>
 
 namespace npuscope::importer {
@@ -117,6 +118,23 @@ std::string_view hccl_op_type(std::string_view name) {
     if (!std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; })) return name;
     name = name.substr(0, u);
   }
+}
+
+std::optional<std::int32_t> hccl_sequence(std::string_view name) {
+  const std::string_view type = hccl_op_type(name);
+  if (type.size() >= name.size()) return std::nullopt;
+  std::array<std::int32_t, 3> groups{};
+  std::size_t n = 0;
+  std::string_view rest = name.substr(type.size());
+  while (!rest.empty()) {
+    if (rest.front() != '_' || n == groups.size()) return std::nullopt;
+    rest.remove_prefix(1);
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), groups[n++]);
+    if (ec != std::errc()) return std::nullopt;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+  }
+  if (n != groups.size()) return std::nullopt;
+  return groups[1];
 }
 
 ApiKind cann_api_kind(std::string_view name) {

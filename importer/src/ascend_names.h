@@ -31,6 +31,10 @@ LinkTransport hccl_transport(std::string_view link_type, std::string_view transp
 // (hcom_allReduce__586_0_1 -> hcom_allReduce_, as kernel_details' Type says).
 std::string_view hccl_op_type(std::string_view op_name);
 
+// The index on its communicator an HCCL op's name holds, the same on every member:
+// hcom_allReduce__210_3_1 -> 3 (nullopt for a name without one).
+std::optional<std::int32_t> hccl_sequence(std::string_view op_name);
+
 // What a CANN API call does, from its name (AscendCL@aclrtMemcpyAsync, Node@launch, ...).
 ApiKind cann_api_kind(std::string_view name);
 

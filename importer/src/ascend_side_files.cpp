@@ -9,6 +9,7 @@
 
 #include "ascend_names.h"
 #include "csv_reader.h"
+#include "hccl_groups.h"
 #include "json_file.h"
 #include "npuscope/collector/time_math.h"
 #include "npuscope/importer/import.h"
@@ -86,17 +87,7 @@ ProfilerInfo read_profiler_info(const std::string& path, ImportSink& sink) {
 
 void read_profiler_metadata(const std::string& path, TimelineInputs& in, ImportSink& sink) {
   const rapidjson::Document d = read_json_file(path);
-  if (const auto* groups = json_member(d, "parallel_group_info"); groups && groups->IsObject()) {
-    for (const auto& g : groups->GetObject()) {
-      const auto* ranks = json_member(g.value, "global_ranks");
-      if (ranks == nullptr || !ranks->IsArray()) continue;
-      std::vector<std::int64_t> list;
-      for (const auto& r : ranks->GetArray()) {
-        if (r.IsInt64()) list.push_back(r.GetInt64());
-      }
-      in.group_ranks[std::string(g.name.GetString(), g.name.GetStringLength())] = list;
-    }
-  }
+  if (const auto* groups = json_member(d, "parallel_group_info")) in.group_ranks = parallel_group_ranks(*groups);
   for (const char* key : {"torch_npu_version", "cann_version"}) {
     if (const auto v = json_text(d, key)) sink.meta(std::string("source_") + key, *v);
   }
@@ -127,6 +118,36 @@ void read_communication(const std::string& path, TimelineInputs& in, ImportSink&
   }
   // Its bandwidth and time figures are what npuscope computes from the tasks and links.
   if (ops > 0) sink.unmapped(path, "collective's time and bandwidth figures (derived from the tasks)", ops);
+}
+
+void read_communication_matrix(const std::string& path, TimelineInputs& in, ImportSink& sink) {
+  const rapidjson::Document d = read_json_file(path);
+  if (!d.IsObject()) throw ImportError(path + ": not a JSON object of steps ({\"step50\": {\"collective\": ...}})");
+  std::int64_t links = 0;
+  for (const auto& step : d.GetObject()) {
+    if (!step.value.IsObject()) continue;
+    for (const auto& kind : step.value.GetObject()) {
+      if (!kind.value.IsObject()) continue;
+      for (const auto& op : kind.value.GetObject()) {  // "allreduce-top1@<group>": {"0-1": {...}, ...}
+        const std::string_view key(op.name.GetString(), op.name.GetStringLength());
+        const std::size_t at = key.rfind('@');
+        if (at == std::string_view::npos || !op.value.IsObject()) continue;
+        std::int32_t& seen = in.group_size_seen[std::string(key.substr(at + 1))];
+        for (const auto& link : op.value.GetObject()) {
+          const std::string_view pair(link.name.GetString(), link.name.GetStringLength());
+          const std::size_t dash = pair.find('-');
+          ++links;
+          for (const std::string_view r :
+               {pair.substr(0, dash), dash == std::string_view::npos ? "" : pair.substr(dash + 1)}) {
+            if (const auto n = csv_int(r); n && *n >= 0 && *n < (1 << 20)) {
+              seen = std::max(seen, static_cast<std::int32_t>(*n) + 1);
+            }
+          }
+        }
+      }
+    }
+  }
+  if (links > 0) sink.unmapped(path, "link figures (COMMUNICATION_LINK holds them, from the HCCL transfers)", links);
 }
 
 std::optional<std::int32_t> read_memory_record(const std::string& path, ImportSink& sink, std::int64_t offset_ns) {

@@ -22,6 +22,9 @@ ProfilerInfo read_profiler_info(const std::string& path, ImportSink& sink);
 void read_profiler_metadata(const std::string& path, TimelineInputs& in, ImportSink& sink);
 // communication.json: each collective's group and wait time.
 void read_communication(const std::string& path, TimelineInputs& in, ImportSink& sink);
+// communication_matrix.json: how many ranks each group's links reached (its link figures are
+// COMMUNICATION_LINK's, from the transfers: counted).
+void read_communication_matrix(const std::string& path, TimelineInputs& in, ImportSink& sink);
 
 // memory_record.csv: PTA's (torch's caching allocator) totals as MEMORY_RECORD rows, every
 // component's totals as COUNTER rows; the device it names (Device Type "NPU:0"), if any.

@@ -149,9 +149,7 @@ void import_ascend_text(const Source& source, ImportSink& sink) {
   const auto file = [&](std::string_view name) { return find_in(*l, name); };
   if (const auto f = file("profiler_metadata.json"); !f.empty()) read_profiler_metadata(f, in, sink);
   if (const auto f = file("communication.json"); !f.empty()) read_communication(f, in, sink);
-  if (const auto f = file("communication_matrix.json"); !f.empty()) {
-    sink.unmapped(f, "communication matrix (COMMUNICATION_LINK holds it, from the HCCL transfers)");
-  }
+  if (const auto f = file("communication_matrix.json"); !f.empty()) read_communication_matrix(f, in, sink);
   std::int32_t device = info.rank >= 0 ? info.rank : 0;
   if (const auto f = file("memory_record.csv"); !f.empty()) {
     if (const auto d = read_memory_record(f, sink, 0)) device = *d;

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "hccl_groups.h"
 #include "import_sink.h"
 #include "kernel_table.h"
 
@@ -41,21 +42,16 @@ struct CollectiveInfo {
   std::int64_t wait_ns = -1;  // -1: not said
 };
 
-// A link of communication_matrix.json (its per-type totals: "allreduce-total@group").
-struct MatrixLink {
-  std::string op_kind, group;  // "allreduce", "17522688603477080586"
-  std::int64_t src = 0, dst = 0, bytes = 0, time_ns = 0;
-  LinkTransport transport = LinkTransport::kHccs;
-};
-
 struct TimelineInputs {
   std::int32_t device_id = 0;        // of the events whose process says none
   std::int32_t rank = -1;            // this rank (META rank); -1 unknown
   std::int64_t clock_offset_ns = 0;  // added to every time read (older msprof: boot-relative clocks)
   KernelTable* kernels = nullptr;    // kernel_details.csv / op_summary: enriches the tasks
   std::map<std::string, CollectiveInfo, std::less<>> collectives;  // communication.json, by op name
-  std::vector<MatrixLink> matrix;  // communication_matrix.json: the links when the events have none
-  std::map<std::string, std::vector<std::int64_t>, std::less<>> group_ranks;  // profiler_metadata.json
+  // communication_matrix.json: per group, past the largest rank its links reached (a timeline
+  // without HCCL transfer events: an export without trace_view.json).
+  std::map<std::string, std::int32_t, std::less<>> group_size_seen;
+  GroupRanks group_ranks;  // profiler_metadata.json's parallel_group_info (Note [Communicator members])
 };
 
 struct TimelineResult {

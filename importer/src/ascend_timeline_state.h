@@ -34,13 +34,16 @@ struct TaskArgs {
   std::uint32_t pmu_begin = 0, pmu_end = 0;  // in TimelineState::task_pmu
 };
 
-// An HCCL op (Group N Communication).
+// An HCCL op (Group N Communication), or a kernel table's HCCL row no such event has (an export
+// without a timeline).
 struct Collective {
-  std::int64_t start_ns = 0, end_ns = 0, connection_id = 0, pid = 0, count = -1;
+  std::int64_t start_ns = 0, end_ns = 0, connection_id = 0, pid = -1, count = -1;
+  std::int64_t kernel_row = -1;  // its KernelTable row, -1 none
   collector::StringId name_id = 0;
   std::string name;  // op names are few: kept for communication.json and the kind
   std::int32_t tid = 0;
   std::int32_t dtype = -1, algorithm = -1;
+  std::int32_t device = -1;  // a kernel row's Device_id; -1: its process's device
 };
 
 // A link-level task of a collective (HCCL's Plane N).

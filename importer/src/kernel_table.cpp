@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 #include "ascend_names.h"
 #include "npuscope/collector/time_math.h"
@@ -42,7 +43,8 @@ KernelTable::KernelTable(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     parts_.push_back(std::make_unique<Part>(path));
     find_columns(*parts_.back());
-    index(static_cast<std::int32_t>(parts_.size() - 1));
+    if (parts_.size() > INT16_MAX) throw ImportError(path + ": more than 32767 files of one kernel table");
+    index(static_cast<std::int16_t>(parts_.size() - 1));
   }
   const auto by_start = [](const Row& a, const Row& b) { return a.start_ns < b.start_ns; };
   if (!std::is_sorted(rows_.begin(), rows_.end(), by_start)) std::stable_sort(rows_.begin(), rows_.end(), by_start);
@@ -80,7 +82,7 @@ void KernelTable::find_columns(Part& p) {
   }
 }
 
-void KernelTable::index(std::int32_t part) {
+void KernelTable::index(std::int16_t part) {
   Part& p = *parts_[static_cast<std::size_t>(part)];
   CsvReader& csv = p.csv;
   while (csv.next()) {
@@ -92,8 +94,10 @@ void KernelTable::index(std::int32_t part) {
     ++p.rows;
     const std::int64_t dur = csv_time_ns(csv.field(p.col.dur)).value_or(0);
     const auto device = csv_int(csv.field(p.col.device));
+    const bool collective = ascend_task_type(csv.field(p.col.core)) == TaskType::kCommunication ||
+                            csv.field(p.col.name).starts_with("hcom_");
     rows_.push_back({*start, to_i32(csv_int(csv.field(p.col.stream))), to_i32(csv_int(csv.field(p.col.task))),
-                     csv.offset(), part, to_i32(device)});
+                     csv.offset(), to_i32(device), part, collective});
     if (const auto step = csv_int(csv.field(p.col.step))) {
       const std::int64_t end = collector::add_saturated(*start, dur);
       auto [it, added] = steps_.try_emplace(*step, *start, end);

@@ -58,6 +58,9 @@ class KernelTable {
   // (Note [Kernel details join]), or -1. A row is found once: find() marks it.
   std::int64_t find(std::int32_t device, std::int32_t stream, std::int32_t task, std::int64_t start_ns);
   bool found(std::size_t row) const { return found_[row]; }
+  void take(std::size_t row) { found_[row] = true; }  // matched otherwise (a collective's)
+  // The row is a collective's (Accelerator Core / Task Type HCCL, or an `hcom_` name).
+  bool collective(std::size_t row) const { return rows_[row].collective; }
   std::int64_t start_of(std::size_t row) const { return rows_[row].start_ns; }
   // Row `row`'s fields.
   const KernelFields& read(std::size_t row);
@@ -79,7 +82,9 @@ class KernelTable {
     std::int64_t start_ns;
     std::int32_t stream, task;
     std::int64_t offset;
-    std::int32_t part, device;
+    std::int32_t device;
+    std::int16_t part;
+    bool collective;
   };
   struct Columns {
     int step = -1, device = -1, stream = -1, task = -1, name = -1, type = -1, core = -1, start = -1, dur = -1,
@@ -100,7 +105,7 @@ class KernelTable {
     std::int64_t rows = 0, bad_rows = 0;  // bad: without a start time
   };
   void find_columns(Part& p);
-  void index(std::int32_t part);
+  void index(std::int16_t part);
 
   std::vector<std::unique_ptr<Part>> parts_;
   Part* current_ = nullptr;  // the part of the last read() row

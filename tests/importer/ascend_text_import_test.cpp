@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "../../importer/src/csv_reader.h"
 #include "../../importer/src/json_file.h"
@@ -223,12 +224,34 @@ TEST_F(AscendTextTest, MapsHostOpsStepsDeviceAndJoins) {
 
 // ---- older and other layouts ----------------------------------------------------------------------
 
+// A collective's row, as the trace a test compares: name, kind, sequence, its communicator's name,
+// size and members, and its own times.
+using CollectiveSeen = std::tuple<std::string, std::int32_t, std::int32_t, std::string, std::int32_t, std::string,
+                                  std::int64_t, std::int64_t, std::int64_t>;
+std::vector<CollectiveSeen> collectives(const TraceReader& t) {
+  std::map<std::int64_t, collector::CommunicatorRow> communicators;
+  for (const auto& c : t.rows<collector::CommunicatorRow>()) communicators[c.communicator_id] = c;
+  std::map<std::int64_t, std::string> names;
+  t.for_each([&](const collector::TaskRow& r) { names[r.task_id] = t.string(r.name_id); });
+  std::vector<CollectiveSeen> out;
+  for (const auto& c : t.rows<collector::CommunicationRow>()) {
+    const collector::CommunicatorRow& g = communicators.at(c.communicator_id);
+    out.emplace_back(names.at(c.task_id), c.kind, c.sequence, t.string(g.name_id), g.size, t.string(g.members_id),
+                     c.arrival_ns, c.start_ns, c.end_ns);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 TEST_F(AscendTextTest, AnExportWithoutTraceViewTakesItsTasksFromKernelDetails) {
   NPUSCOPE_REALDATA_OR_SKIP(src, kRank0);
   const fs::path root = dir_ / "old_ascend_pt" / "ASCEND_PROFILER_OUTPUT";
   fs::create_directories(root);
-  fs::copy_file(src + "/ASCEND_PROFILER_OUTPUT/kernel_details.csv", root / "kernel_details.csv");
-  fs::copy_file(src + "/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", root / "step_trace_time.csv");
+  for (const char* f :
+       {"kernel_details.csv", "step_trace_time.csv", "communication.json", "communication_matrix.json"}) {
+    fs::copy_file(src + "/ASCEND_PROFILER_OUTPUT/" + f, root / f);
+  }
+  fs::copy_file(src + "/profiler_info_0.json", root.parent_path() / "profiler_info_0.json");
   ImportReport report;
   const auto trace = import((dir_ / "old_ascend_pt").string(), &report);
   EXPECT_EQ(report.tasks, 191);
@@ -239,6 +262,23 @@ TEST_F(AscendTextTest, AnExportWithoutTraceViewTakesItsTasksFromKernelDetails) {
   const auto steps = analyzer::step_times(*trace);
   ASSERT_EQ(steps.size(), 1u);
   expect_near_pct(steps[0].computing_ns / 1e3, 8873.756, "Computing");
+  // Its HCCL rows are collectives as the timeline's are (the same code from the kernel rows on): the
+  // same communicator (its size from communication_matrix.json's links), kinds, sequences, waits from
+  // communication.json, and times (kernel_details' rounding of them: within 1 us).
+  auto without = collectives(*trace);
+  ASSERT_EQ(without.size(), 4u);
+  auto with = collectives(*import(src));
+  ASSERT_EQ(with.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_NEAR(std::get<6>(without[i]), std::get<6>(with[i]), 1000);
+    EXPECT_NEAR(std::get<7>(without[i]), std::get<7>(with[i]), 1000);
+    EXPECT_NEAR(std::get<8>(without[i]), std::get<8>(with[i]), 1000);
+    for (auto* c : {&without[i], &with[i]}) std::get<6>(*c) = std::get<7>(*c) = std::get<8>(*c) = 0;
+  }
+  EXPECT_EQ(without, with);
+  EXPECT_EQ(std::get<5>(without[0]), "0,1,2,3,4,5,6,7");
+  EXPECT_EQ(std::get<3>(without[0]), "17522688603477080586");
+  EXPECT_EQ(std::get<1>(without[0]), static_cast<std::int32_t>(CollectiveKind::kAllReduce));
 }
 
 TEST_F(AscendTextTest, AMsprofFolderAndABareMsprofJson) {
