@@ -20,7 +20,7 @@ bool contains(std::string_view hay, std::string_view needle) { return hay.find(n
 }  // namespace
 
 TaskType ascend_task_type(std::string_view t) {
-  static constexpr std::array<std::pair<std::string_view, TaskType>, 26> kTypes{{
+  static constexpr std::array<std::pair<std::string_view, TaskType>, 27> kTypes{{
       {"AI_CORE", TaskType::kAiCore},
       {"KERNEL_AICORE", TaskType::kAiCore},
       {"AI_VECTOR_CORE", TaskType::kAiVectorCore},
@@ -31,6 +31,7 @@ TaskType ascend_task_type(std::string_view t) {
       {"AICPU", TaskType::kAiCpu},
       {"MIX_AIC", TaskType::kMixAiCore},
       {"MIX_AIV", TaskType::kMixAiVector},
+      {"DSA_SQE", TaskType::kDsa},
       {"HCCL", TaskType::kCommunication},
       {"COMMUNICATION", TaskType::kCommunication},
       {"MEMCPY_ASYNC", TaskType::kMemcpy},

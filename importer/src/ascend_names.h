@@ -12,8 +12,8 @@
 
 namespace npuscope::importer {
 
-// AI_CORE, KERNEL_AIVEC, MIX_AIV, AI_CPU, HCCL, MEMCPY_ASYNC, PCIE_DMA_SQE, EVENT_RECORD_SQE, Notify
-// Wait, SDMA, ...: the task type; OTHER for one that is no op (PLACE_HOLDER_SQE, STARS_COMMON, DSA_SQE).
+// AI_CORE, KERNEL_AIVEC, MIX_AIV, AI_CPU, DSA_SQE, HCCL, MEMCPY_ASYNC, PCIE_DMA_SQE, EVENT_RECORD_SQE,
+// Notify Wait, SDMA, ...: the task type; OTHER for one that is no op (PLACE_HOLDER_SQE, STARS_COMMON).
 TaskType ascend_task_type(std::string_view name);
 // A link-level task of a collective as the device stream shows it (Notify Wait, Write Value, SDMA, ...).
 bool is_hccl_link_task_type(std::string_view name);

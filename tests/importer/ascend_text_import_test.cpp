@@ -54,6 +54,12 @@ void expect_near_pct(double got_us, double want_us, const std::string& what) {
   EXPECT_NEAR(got_us, want_us, std::max(0.005 * std::abs(want_us), 0.01)) << what;
 }
 
+// torch_npu computes step_trace_time.csv in float microseconds since the epoch, which at 1.7e15 us
+// resolve a quarter of a microsecond: npuscope's exact figures agree within that.
+void expect_within_float_us(double got_us, double want_us, const std::string& what) {
+  EXPECT_NEAR(got_us, want_us, 0.25) << what;
+}
+
 void check_step_time(const std::string& folder, TraceReader& trace) {
   const auto want = step_trace_time(folder + "/ASCEND_PROFILER_OUTPUT/step_trace_time.csv");
   ASSERT_FALSE(want.empty());
@@ -64,13 +70,14 @@ void check_step_time(const std::string& folder, TraceReader& trace) {
     ASSERT_TRUE(by_step.contains(step)) << "step " << step;
     const analyzer::StepTime& s = by_step[step];
     const std::string at = folder + " step " + std::to_string(step) + ": ";
-    expect_near_pct(s.computing_ns / 1e3, cols.at("Computing"), at + "Computing");
-    expect_near_pct(s.communication_not_overlapped_ns() / 1e3, cols.at("Communication(Not Overlapped)"),
-                    at + "Communication(Not Overlapped)");
-    expect_near_pct(s.overlapped_ns / 1e3, cols.at("Overlapped"), at + "Overlapped");
-    expect_near_pct(s.communication_ns / 1e3, cols.at("Communication"), at + "Communication");
-    expect_near_pct(s.free_ns / 1e3, cols.at("Free"), at + "Free");
-    if (cols.contains("Preparing")) expect_near_pct(s.preparing_ns / 1e3, cols.at("Preparing"), at + "Preparing");
+    expect_within_float_us(s.computing_ns / 1e3, cols.at("Computing"), at + "Computing");
+    expect_within_float_us(s.communication_not_overlapped_ns() / 1e3, cols.at("Communication(Not Overlapped)"),
+                           at + "Communication(Not Overlapped)");
+    expect_within_float_us(s.overlapped_ns / 1e3, cols.at("Overlapped"), at + "Overlapped");
+    expect_within_float_us(s.communication_ns / 1e3, cols.at("Communication"), at + "Communication");
+    expect_within_float_us(s.free_ns / 1e3, cols.at("Free"), at + "Free");
+    if (cols.contains("Preparing"))
+      expect_within_float_us(s.preparing_ns / 1e3, cols.at("Preparing"), at + "Preparing");
   }
 }
 
@@ -202,7 +209,7 @@ TEST_F(AscendTextTest, MapsHostOpsStepsDeviceAndJoins) {
     std::sort(list.begin(), list.end());
     for (std::size_t i = 0; i < list.size(); ++i) EXPECT_EQ(list[i].second, static_cast<std::int32_t>(i));
   }
-  EXPECT_EQ(kernels, 185);
+  EXPECT_EQ(kernels, 187);  // kernel_details' rows but its 4 HCCL ops: 2 of them DSA_SQE (DropoutGenMask)
   EXPECT_GE(launched, kernels * 9 / 10);
   EXPECT_GE(shaped, kernels * 9 / 10);
   std::int64_t first_transdata_shapes = 0;

@@ -112,7 +112,9 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kMemset, 11, "MEMSET", "A memset on a stream.")                                                               \
   X(kCommunicationTask, 12, "HCCL_TASK",                                                                          \
     "A link-level task of a collective (notify, SDMA/RDMA transfer, reduce): its HCCL op is an HCCL task.")       \
-  X(kOtherDeviceTask, 13, "OTHER", "A device task a real profile records that is no op (STARS_COMMON, ...).")
+  X(kOtherDeviceTask, 13, "OTHER", "A device task a real profile records that is no op (STARS_COMMON, ...).")     \
+  X(kDsa, 14, "DSA_SQE",                                                                                          \
+    "An op run on the Data Stream Accelerator (real Ascend: DropoutGenMask's DSAGenBitMask, random numbers).")
 
 // Nsight Systems' copyKind values. MEMCPY.copy_kind.
 #define NPUSCOPE_COPY_KINDS(X)                   \
@@ -408,10 +410,11 @@ constexpr bool is(std::int64_t stored, E e) {
 //   accounts, which `npuscope diff` pairs and the viewer's Diff panel looks up. A collective moves
 //   data rather than computing it: compare judges its effect in the next op's inputs.
 // Copies and events are none of these (MEMCPY and the stream's own bookkeeping).
+// A DSA op is one (msprof's op_summary, op_statistic and step_trace_time's Computing count it).
 constexpr bool is_device_kernel(std::int64_t task_type) {
   return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) ||
          is(task_type, TaskType::kAiCpu) || is(task_type, TaskType::kMixAiCore) ||
-         is(task_type, TaskType::kMixAiVector) || is(task_type, TaskType::kKernel);
+         is(task_type, TaskType::kMixAiVector) || is(task_type, TaskType::kKernel) || is(task_type, TaskType::kDsa);
 }
 constexpr bool is_kernel_op(std::int64_t task_type) {
   return is_device_kernel(task_type) || is(task_type, TaskType::kHostCpu);
