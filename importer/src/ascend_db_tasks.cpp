@@ -61,12 +61,19 @@ void import_tasks(AscendDb& a) {
   const std::string conn = task.col("t", {"connectionId"});
   sql += has_ops && conn != "NULL" ? ", " + conn + " IN (SELECT connectionId FROM COMMUNICATION_OP)" : ", 0";
   sql += has_conn_op && conn != "NULL" ? ", co.op" : ", NULL";
+  // A copy's size and direction (msprof since 2024-12: MEMCPY_INFO, ENUM_MEMCPY_OPERATION).
+  ForeignTable memcpy = a.table("MEMCPY_INFO");
+  const bool has_memcpy = memcpy.exists() && memcpy.has({"globalTaskId"});
+  sql += has_memcpy ? ", " + memcpy.col("mi", {"size"}) + ", " +
+                          enum_text(a, memcpy.col("mi", {"memcpyOperation"}), "ENUM_MEMCPY_OPERATION")
+                    : ", NULL, NULL";
   sql += " FROM TASK t";
   if (has_compute)
     sql += " LEFT JOIN COMPUTE_TASK_INFO c ON c." + sql_quoted(compute.find({"globalTaskId"})) + " = " + gid;
   if (has_link)
     sql += " LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct." + sql_quoted(link.find({"globalTaskId"})) + " = " + gid;
   if (has_conn_op && conn != "NULL") sql += " LEFT JOIN temp.np_conn_op co ON co.conn = " + conn;
+  if (has_memcpy) sql += " LEFT JOIN MEMCPY_INFO mi ON mi." + sql_quoted(memcpy.find({"globalTaskId"})) + " = " + gid;
   sql += a.by_time(start);
 
   // Without COMPUTE_TASK_INFO rows (an msprof db of a level-0 run) a kernel is known by its TASK row only.
@@ -114,10 +121,21 @@ void import_tasks(AscendDb& a) {
     }
     r.pytorch_api_id = q.int64(21, 0);
     r.call_index = a.sink.next_call_index(r.name_id);
+    if (r.task_type == static_cast<std::int32_t>(TaskType::kMemcpy)) {  // its MEMCPY row: size 0 unknown
+      a.sink.add(collector::MemcpyRow{.task_id = r.task_id,
+                                      .start_ns = r.start_ns,
+                                      .end_ns = r.end_ns,
+                                      .device_id = r.device_id,
+                                      .stream_id = r.stream_id,
+                                      .bytes = std::max<std::int64_t>(0, q.int64(22, 0)),
+                                      .copy_kind = static_cast<std::int32_t>(ascend_copy_kind(q.text(23))),
+                                      .connection_id = r.connection_id});
+    }
     a.sink.add(std::move(r));
   }
   task.count_unread(a.sink, a.file);
   if (has_compute) compute.count_unread(a.sink, a.file);
+  if (has_memcpy) memcpy.count_unread(a.sink, a.file);
 
   ForeignTable pmu = a.table("TASK_PMU_INFO");
   if (!pmu.exists()) return;

@@ -138,6 +138,15 @@ std::optional<std::int32_t> hccl_sequence(std::string_view name) {
   return groups[1];
 }
 
+CopyKind ascend_copy_kind(std::string_view operation) {
+  const std::string o = lower(operation);
+  if (o == "host to device" || o == "host to device ex") return CopyKind::kHostToDevice;
+  if (o == "device to host" || o == "device to host ex") return CopyKind::kDeviceToHost;
+  if (o == "device to device" || o == "addr device to device") return CopyKind::kDeviceToDevice;
+  if (o == "host to host") return CopyKind::kHostToHost;
+  return CopyKind::kUnknown;
+}
+
 ApiKind cann_api_kind(std::string_view name) {
   const std::string_view call = name.substr(name.find('@') == std::string_view::npos ? 0 : name.find('@') + 1);
   const std::string n = lower(call);

@@ -35,6 +35,11 @@ std::string_view hccl_op_type(std::string_view op_name);
 // hcom_allReduce__210_3_1 -> 3 (nullopt for a name without one).
 std::optional<std::int32_t> hccl_sequence(std::string_view op_name);
 
+// A copy's direction as msprof names it (MEMCPY_ASYNC's `operation`, ENUM_MEMCPY_OPERATION, the
+// older timeline's `memcpy direction`): host to device (ex), device to host (ex), (addr) device to
+// device, host to host; kUnknown for managed memory, other.
+CopyKind ascend_copy_kind(std::string_view operation);
+
 // What a CANN API call does, from its name (AscendCL@aclrtMemcpyAsync, Node@launch, ...).
 ApiKind cann_api_kind(std::string_view name);
 

@@ -74,7 +74,9 @@ class Reader {
     if (e.arg("Task Type")) return hw_task(e, start, end);
     if (e.arg("src rank") || e.arg("task type")) return link_task(e, start, end);
     if (e.arg("alg_type") || (e.arg("count") && e.arg("data_type"))) return collective(e, start, end);
-    if (e.arg("level") || (cat.empty() && e.name.find('@') != std::string_view::npos)) return api(e, start, end);
+    if (e.arg("level") || e.arg("memcpy direction") || (cat.empty() && e.name.find('@') != std::string_view::npos)) {
+      return api(e, start, end);
+    }
     if (e.args.empty() && is_overlap_analysis(e.name)) return count("event Overlap Analysis ", e.name);
     if (e.name.starts_with("Iteration ")) {  // the older msprof's step_trace json
       if (const auto n = parse_int(e.name.substr(10))) return step(e, *n, start, end);
@@ -140,6 +142,11 @@ class Reader {
       } else if (shape_arg(a, extra) || a.key == "Op Type" || a.key == "OP Type") {
         if (a.key == "Op Type" || a.key == "OP Type") extra.op_type = s_.sink.id(a.value);
         has_extra = true;
+      } else if (a.key == "size(B)" || a.key == "operation") {  // a MEMCPY_ASYNC's (msprof since 2024-12)
+        if (a.key == "size(B)") extra.copy_bytes = parse_int(a.value).value_or(0);
+        if (a.key == "operation") extra.copy_kind = ascend_copy_kind(a.value);
+        has_extra = true;
+      } else if (a.key == "bandwidth(GB/s)") {  // size over duration
       } else if (const auto v = a.kind == ChromeArg::Kind::kNumber ? parse_double(a.value) : std::nullopt;
                  v && is_metric(a.key)) {
         s_.task_pmu.emplace_back(s_.sink.id(pmu_metric_name(a.key)), *v);
@@ -238,6 +245,8 @@ class Reader {
     std::int32_t tid = tid_of(e.tid);
     std::int64_t connection = 0;
     std::string_view level;
+    CopyInfo copy;
+    std::int32_t stream = -1, task = -1;
     for (const ChromeArg& a : e.args) {
       if (a.key == "connection_id") {
         connection = parse_int(a.value).value_or(0);
@@ -245,9 +254,19 @@ class Reader {
         tid = static_cast<std::int32_t>(parse_int(a.value).value_or(tid));
       } else if (a.key == "level") {
         level = a.value;
+      } else if (a.key == "data size") {  // the older msprof's copy calls: "4096 byte"
+        copy.bytes = parse_int(a.value.substr(0, a.value.find(' '))).value_or(0);
+      } else if (a.key == "memcpy direction") {
+        copy.kind = ascend_copy_kind(a.value);
+      } else if (a.key == "stream id" || a.key == "task id") {  // its async copy's task
+        (a.key == "stream id" ? stream : task) = static_cast<std::int32_t>(parse_int(a.value).value_or(-1));
       } else {  // Mode, id, item_id (the name's parts), ...
         count("argument ", a.key, "CANN API");
       }
+    }
+    if (copy.bytes > 0) {
+      if (connection != 0) s_.copy_by_connection.try_emplace(connection, copy);
+      if (stream >= 0 && task >= 0) s_.copy_by_task[{stream, task}] = copy;
     }
     s_.sink.add(collector::ApiRow{.start_ns = s_.t(start),
                                   .end_ns = s_.t(end),

@@ -32,6 +32,15 @@ struct TaskArgs {
                       output_formats = 0, op_type = 0;
   std::int32_t block_dim = -1;
   std::uint32_t pmu_begin = 0, pmu_end = 0;  // in TimelineState::task_pmu
+  std::int64_t copy_bytes = 0;               // a copy's `size(B)`; 0 not said
+  CopyKind copy_kind = CopyKind::kUnknown;   // its `operation`
+};
+
+// What the older msprof timeline's runtime calls say of their copy ("data size": "4096 byte",
+// "memcpy direction"), for the copy task of the same connection, or stream and task id.
+struct CopyInfo {
+  std::int64_t bytes = 0;
+  CopyKind kind = CopyKind::kUnknown;
 };
 
 // An HCCL op (Group N Communication), or a kernel table's HCCL row no such event has (an export
@@ -89,8 +98,10 @@ struct AscendTimeline::State {
   std::vector<std::pair<collector::StringId, double>> task_pmu;
   std::vector<Collective> collectives;
   std::vector<LinkTask> links;
-  std::unordered_map<std::int64_t, ApiRef> api_by_connection;  // the first API call of each connection
-  std::unordered_map<std::uint64_t, FlowStart> flow_starts;    // torch_to_npu, by flow id
+  std::unordered_map<std::int64_t, ApiRef> api_by_connection;              // the first API call of each connection
+  std::unordered_map<std::int64_t, CopyInfo> copy_by_connection;           // the older runtime calls' copies
+  std::map<std::pair<std::int32_t, std::int32_t>, CopyInfo> copy_by_task;  // ... by (stream id, task id)
+  std::unordered_map<std::uint64_t, FlowStart> flow_starts;                // torch_to_npu, by flow id
   std::unordered_map<FlowEndKey, std::uint64_t, FlowEndKeyHash> flow_ends;
   std::unordered_map<std::int64_t, std::string> process_names;
   std::unordered_map<std::int64_t, std::int32_t> process_devices;  // process_labels "NPU 3": pid -> 3

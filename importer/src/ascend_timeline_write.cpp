@@ -230,6 +230,33 @@ class Writer {
     }
     if (t.link >= 0) r.task_type = static_cast<std::int32_t>(TaskType::kCommunicationTask);
     add(r);
+    if (is(r.task_type, TaskType::kMemcpy)) copy(r, t);
+  }
+
+  // A copy task's MEMCPY row: its size and direction where the export says them (the event's own
+  // size(B) and operation, else the older runtime call's data size and memcpy direction); 0 and
+  // unknown where it does not (torch_npu's exports of 2025 and before: docs/import.md).
+  void copy(const collector::TaskRow& r, const HwTask& t) {
+    CopyInfo c;
+    if (t.args >= 0) {
+      const TaskArgs& a = s_.task_args[static_cast<std::size_t>(t.args)];
+      c = {a.copy_bytes, a.copy_kind};
+    }
+    if (c.bytes <= 0) {
+      if (const auto it = s_.copy_by_connection.find(t.connection_id); it != s_.copy_by_connection.end()) {
+        c = it->second;
+      } else if (const auto at = s_.copy_by_task.find({t.stream, t.task_id}); at != s_.copy_by_task.end()) {
+        c = at->second;
+      }
+    }
+    sink_.add(collector::MemcpyRow{.task_id = r.task_id,
+                                   .start_ns = r.start_ns,
+                                   .end_ns = r.end_ns,
+                                   .device_id = r.device_id,
+                                   .stream_id = r.stream_id,
+                                   .bytes = std::max<std::int64_t>(0, c.bytes),
+                                   .copy_kind = static_cast<std::int32_t>(c.kind),
+                                   .connection_id = r.connection_id});
   }
 
   void event_args(const TaskArgs& a, collector::TaskRow& r) {

@@ -117,10 +117,12 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
     "An op run on the Data Stream Accelerator (real Ascend: DropoutGenMask's DSAGenBitMask, random numbers).")
 
 // Nsight Systems' copyKind values. MEMCPY.copy_kind.
-#define NPUSCOPE_COPY_KINDS(X)                   \
-  X(kHostToDevice, 1, "HtoD", "Host to device.") \
-  X(kDeviceToHost, 2, "DtoH", "Device to host.") \
-  X(kDeviceToDevice, 8, "DtoD", "Device to device.")
+#define NPUSCOPE_COPY_KINDS(X)                                                                   \
+  X(kUnknown, 0, "unknown", "Not said (a real profile's copy whose export does not record it).") \
+  X(kHostToDevice, 1, "HtoD", "Host to device.")                                                 \
+  X(kDeviceToHost, 2, "DtoH", "Device to host.")                                                 \
+  X(kDeviceToDevice, 8, "DtoD", "Device to device.")                                             \
+  X(kHostToHost, 10, "HtoH", "Host to host (a real profile's).")
 
 // What the caching allocator did. MEMORY_RECORD.op.
 #define NPUSCOPE_MEMORY_OPS(X)                                                                      \
