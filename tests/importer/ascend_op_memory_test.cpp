@@ -243,5 +243,30 @@ TEST_F(AscendOpMemoryTest, AnOperatorMemoryCsvCutShortImportsItsRowsMarkedIncomp
   EXPECT_EQ(trace->rows<OpMemoryRow>().size(), 9u);
 }
 
+TEST_F(AscendOpMemoryTest, AnOpMemoryTableWithoutItsAllocationTimeNamesTheColumn) {
+  NPUSCOPE_REALDATA_OR_SKIP(src, rank_path(kDb, 1));
+  const fs::path copy = copy_dir(src, "rank1_ascend_pt");
+  const fs::path db = copy / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_1.db";
+  test::exec(db.string(), "ALTER TABLE OP_MEMORY DROP COLUMN allocationTime");
+  const std::string e = import_error(copy);
+  EXPECT_NE(e.find(db.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("table OP_MEMORY has no column allocationTime"), std::string::npos) << e;
+}
+
+// NPU_OP_MEM rows of a type neither allocate nor release are counted, the others paired.
+TEST_F(AscendOpMemoryTest, NpuOpMemRowsOfAnotherTypeAreCounted) {
+  NPUSCOPE_REALDATA_OR_SKIP(src, "msprof/msprof_0.db");
+  const fs::path db = dir_ / "msprof_0.db";
+  fs::copy_file(src, db);
+  fs::permissions(db, fs::perms::owner_all, fs::perm_options::add);
+  test::exec(db.string(), "UPDATE NPU_OP_MEM SET type = 3 WHERE rowid IN (SELECT rowid FROM NPU_OP_MEM LIMIT 2)");
+  ImportReport report;
+  import(db.string(), &report);
+  const auto it = std::find_if(report.unmapped.begin(), report.unmapped.end(),
+                               [](const Unmapped& u) { return u.what == "NPU_OP_MEM row of type read"; });
+  ASSERT_NE(it, report.unmapped.end());
+  EXPECT_EQ(it->count, 2);
+}
+
 }  // namespace
 }  // namespace npuscope::importer
