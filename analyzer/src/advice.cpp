@@ -144,7 +144,7 @@ void advise_synchronization(const TraceData& data, std::vector<Advice>& out) {
 void advise_small_memcpy(const TraceData& data, std::vector<Advice>& out) {
   std::int64_t count = 0, ns = 0, bytes = 0;
   for (const MemcpyRow& m : data.memcpys) {
-    if (m.bytes >= kSmallCopyBytes) continue;
+    if (m.bytes >= kSmallCopyBytes || m.bytes <= 0) continue;  // 0: a real profile that does not say its size
     ++count;
     ns = add_ns(ns, m.end_ns - m.start_ns);
     bytes = add_ns(bytes, m.bytes);

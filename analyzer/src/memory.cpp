@@ -1,13 +1,45 @@
-// Device memory: peaks and when, fragmentation at the peak, allocations never freed.
+// Device memory: peaks and when, fragmentation at the peak, allocations never freed; on a real
+// profile, the ops holding the most memory (OP_MEMORY).
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <unordered_map>
 
 #include "analyses.h"
 #include "rules.h"
 
 namespace npuscope::analyzer {
-namespace {}  // namespace
+namespace {
+
+// The `top` largest blocks of OP_MEMORY, largest first (longer held first among equals), kept in a
+// bounded heap while the rows stream past: a long profile's table may be large.
+std::vector<collector::OpMemoryRow> largest_op_blocks(const collector::TraceReader& reader, int top) {
+  const auto held = [](const collector::OpMemoryRow& b) {
+    return b.allocation_ns >= 0 && b.release_ns >= b.allocation_ns ? b.release_ns - b.allocation_ns : -1;
+  };
+  const auto before = [&](const collector::OpMemoryRow& a, const collector::OpMemoryRow& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (held(a) != held(b)) return held(a) > held(b);
+    return a.allocation_ns < b.allocation_ns;
+  };
+  std::priority_queue<collector::OpMemoryRow, std::vector<collector::OpMemoryRow>, decltype(before)> heap(before);
+  const auto keep = static_cast<std::size_t>(std::max(top, 0));
+  reader.for_each([&](const collector::OpMemoryRow& b) {
+    if (keep == 0) return;
+    if (heap.size() < keep) {
+      heap.push(b);
+    } else if (before(b, heap.top())) {
+      heap.pop();
+      heap.push(b);
+    }
+  });
+  std::vector<collector::OpMemoryRow> out;
+  for (; !heap.empty(); heap.pop()) out.push_back(heap.top());
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
 
 MemoryReport memory_usage(const TraceData& data, int top) {
   std::map<std::int32_t, DeviceMemory> devices;
@@ -76,6 +108,16 @@ constexpr Column kLeakColumns[] = {
     {"allocated_at_ns", Unit::kNs, "when it was allocated", "allocated at"},
 };
 
+constexpr Column kOpMemoryColumns[] = {
+    {"op_name", Unit::kOpName, "the op that allocated the block"},
+    {"device_id", Unit::kId, "the NPU device", "device"},
+    {"bytes", Unit::kBytes, "the block's size", "size"},
+    {"allocated_at_ns", Unit::kNs, "when it was allocated (null: before the profile began)", "allocated at"},
+    {"released_at_ns", Unit::kNs, "when the op released it (null: not while the profile ran)", "released at"},
+    {"held_ns", Unit::kNs, "how long the op held it (null: not both in the profile)", "held"},
+    {"active_held_ns", Unit::kNs, "until the allocator took it back (torch_npu's Active Duration)", "", true},
+};
+
 }  // namespace
 
 constexpr TableSpec kMemoryTable{"memory", "Device memory", "Peaks and leaks over all devices.", kMemoryColumns,
@@ -91,9 +133,28 @@ constexpr TableSpec kLeaksTable{"leaks",
                                 Section::kDetail,
                                 "release tensors you no longer need (a growing cache or list keeps them alive)"};
 
+constexpr TableSpec kOpMemoryTable{"op_memory", "Ops holding the most memory",
+                                   "A real profile's per-op blocks (OP_MEMORY: torch_npu's operator_memory, msprof's "
+                                   "NPU_OP_MEM), the largest first (--top), as MindStudio Insight's memory view "
+                                   "lists them; only when the trace has them.",
+                                   kOpMemoryColumns};
+
 namespace {
 
+// OP_MEMORY's largest blocks, when the trace has any.
+void add_op_memory(RuleContext& c) {
+  const auto ns_or_null = [](std::int64_t v) { return v >= 0 ? Value(v) : Value(); };
+  for (const collector::OpMemoryRow& b : largest_op_blocks(c.data.reader, c.top)) {
+    const bool released = b.allocation_ns >= 0 && b.release_ns >= b.allocation_ns;
+    const bool active = b.allocation_ns >= 0 && b.active_release_ns >= b.allocation_ns;
+    c.add(kOpMemoryTable, {c.data.str(b.name_id), std::int64_t{b.device_id}, b.bytes, ns_or_null(b.allocation_ns),
+                           ns_or_null(b.release_ns), released ? Value(b.release_ns - b.allocation_ns) : Value(),
+                           active ? Value(b.active_release_ns - b.allocation_ns) : Value()});
+  }
+}
+
 void run_memory(RuleContext& c) {
+  add_op_memory(c);
   const MemoryReport m = memory_usage(c.data, c.top);
   if (m.devices.empty()) return;  // no memory records: nothing to say
   // A real profile records a window of the run: a block freed after it ends is no leak (Note
@@ -114,10 +175,11 @@ void run_memory(RuleContext& c) {
   }
 }
 
-constexpr const TableSpec* kMemoryTables[] = {&kMemoryTable, &kMemoryDevicesTable, &kLeaksTable};
+constexpr const TableSpec* kMemoryTables[] = {&kMemoryTable, &kMemoryDevicesTable, &kLeaksTable, &kOpMemoryTable};
 
 }  // namespace
 
-extern const Rule kMemoryRule{"memory", "device memory peaks, fragmentation and leaks", run_memory, kMemoryTables};
+extern const Rule kMemoryRule{"memory", "device memory peaks, fragmentation and leaks; the ops holding the most",
+                              run_memory, kMemoryTables};
 
 }  // namespace npuscope::analyzer

@@ -162,6 +162,9 @@ void ChromeWriter::write_api(const ApiRow& a) {
   add_us(b, "dur", duration_saturated(a.start_ns, a.end_ns));  // Note [Timestamp range]
   b += ",\"args\":{\"connection_id\":";
   append_int(b, a.connection_id);
+  if (const auto level = enum_from_value<ApiLevel>(a.level); level && *level != ApiLevel::kUnknown) {
+    b.append(",\"level\":\"").append(enum_name(*level)).append("\"");  // as trace_view.json's CANN events
+  }
   b += '}';
   close_event();
   ++result_.apis;

@@ -195,21 +195,23 @@ CsvFile CsvWriter::op_statistic() {
 }
 
 CsvFile CsvWriter::api_statistic() {
-  std::map<StringId, Durations> groups;
+  std::map<std::pair<std::int32_t, StringId>, Durations> groups;  // by level and name, as msprof's
   std::int64_t total = 0;
   reader_.for_each([&](const ApiRow& a) {
     const std::int64_t d = duration(a.start_ns, a.end_ns);
-    groups[a.name_id].add(d);
+    groups[{a.level, a.name_id}].add(d);
     total = add_saturated(total, d);
   });
-  std::vector<std::pair<StringId, Durations>> rows(groups.begin(), groups.end());
+  std::vector<std::pair<std::pair<std::int32_t, StringId>, Durations>> rows(groups.begin(), groups.end());
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
   export_util::OutputFile out(path_of("api_statistic.csv"));
   std::string& b = out.buffer();
-  b += "API Name,Count,Total Time(us),Avg Time(us),Min Time(us),Max Time(us),Ratio(%)\n";
-  for (const auto& [name, d] : rows) {
-    append_csv_field(b, reader_.string(name));
+  b += "Level,API Name,Count,Total Time(us),Avg Time(us),Min Time(us),Max Time(us),Ratio(%)\n";
+  for (const auto& [key, d] : rows) {
+    append_csv_field(b, stored_name<ApiLevel>(key.first, "level"));
+    b += ',';
+    append_csv_field(b, reader_.string(key.second));
     append_durations(b, d, total);
     out.maybe_flush();
   }

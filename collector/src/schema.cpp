@@ -100,6 +100,9 @@ constexpr Column<ApiRow> kApiColumns[] = {
      "Joins the call to the device work it launched (TASK.connection_id, MEMCPY.connection_id); 0 if none."},
     {"thread_id", &ApiRow::thread_id, "Host thread (small per-process index)."},
     {"kind", &ApiRow::kind, "What the call does (launch, synchronize, memcpy, ...): see Enumerations: api_kind."},
+    {"level", &ApiRow::level,
+     "The layer it belongs to (acl, node, hccl, runtime, driver, ...): see Enumerations: api_level; 0 before "
+     "schema 13."},
 };
 static_assert(covers_each_member_once(kApiColumns));
 
@@ -744,6 +747,30 @@ constexpr Column<UnmappedRow> kUnmappedColumns[] = {
     {"count", &UnmappedRow::count, "How many rows, events or values of it the import passed over."},
 };
 static_assert(covers_each_member_once(kUnmappedColumns));
+constexpr Column<OpMemoryRow> kOpMemoryColumns[] = {
+    {"name_id", &OpMemoryRow::name_id,
+     "The op that allocated the block (STRING_IDS.id): `aten::empty_strided`, a GE op such as `Conv2D1`."},
+    {"device_id", &OpMemoryRow::device_id, "The device (DEVICE_INFO.device_id)."},
+    {"bytes", &OpMemoryRow::bytes, "The block's size (bytes)."},
+    {"allocation_ns", &OpMemoryRow::allocation_ns,
+     "When it was allocated (ns, the trace's clock); -1 before the profile began."},
+    {"release_ns", &OpMemoryRow::release_ns,
+     "When the op released it; -1 not released while the profile ran. release_ns - allocation_ns is the time "
+     "the op held it."},
+    {"active_release_ns", &OpMemoryRow::active_release_ns,
+     "When the allocator took it back (torch_npu's Active Release Time); -1 not said."},
+    {"allocation_allocated_bytes", &OpMemoryRow::allocation_allocated_bytes,
+     "The allocator's allocated total when the block was allocated (bytes); -1 not said."},
+    {"allocation_reserved_bytes", &OpMemoryRow::allocation_reserved_bytes,
+     "Its reserved total then (bytes); -1 not said."},
+    {"allocation_active_bytes", &OpMemoryRow::allocation_active_bytes, "Its active total then (bytes); -1 not said."},
+    {"release_allocated_bytes", &OpMemoryRow::release_allocated_bytes,
+     "The allocated total when the block was released (bytes); -1 not said."},
+    {"release_reserved_bytes", &OpMemoryRow::release_reserved_bytes, "The reserved total then (bytes); -1 not said."},
+    {"release_active_bytes", &OpMemoryRow::release_active_bytes, "The active total then (bytes); -1 not said."},
+    {"stream_ptr", &OpMemoryRow::stream_ptr, "The allocator's stream, as the profile writes it; 0 not said."},
+};
+static_assert(covers_each_member_once(kOpMemoryColumns));
 }  // namespace
 
 template <>
@@ -777,6 +804,18 @@ const Table<UnmappedRow>& table_for<UnmappedRow>() {
               "silently); `npuscope import` and `analyze` report it. Empty in an emulated trace.",
        .order_by = "source_id, what_id"},
       kUnmappedColumns));
+  return table;
+}
+
+template <>
+const Table<OpMemoryRow>& table_for<OpMemoryRow>() {
+  static const Table<OpMemoryRow>& table = *new Table<OpMemoryRow>(make_table<OpMemoryRow>(
+      {.name = "OP_MEMORY",
+       .doc = "The blocks of device memory each op allocated, and when it released them, as an imported real "
+              "profile records them (torch_npu's OP_MEMORY and operator_memory.csv, msprof's NPU_OP_MEM). Empty "
+              "in an emulated trace (its allocator's operations are MEMORY_RECORD's).",
+       .order_by = "allocation_ns"},
+      kOpMemoryColumns));
   return table;
 }
 

@@ -30,6 +30,7 @@ EnumInfo dtypes() {
 const std::vector<EnumInfo>& enums() {
   static const std::vector<EnumInfo> all = {vocabulary_enum<TaskType>(),
                                             vocabulary_enum<ApiKind>(),
+                                            vocabulary_enum<ApiLevel>(),
                                             vocabulary_enum<CopyKind>(),
                                             vocabulary_enum<MemoryOp>(),
                                             dtypes(),

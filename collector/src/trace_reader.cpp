@@ -301,6 +301,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_7();
   void adapt_schema_10();
   void adapt_schema_11();
+  void adapt_schema_12();
   // Note [Older traces]: an empty TEMP table for each stored table the trace lacks.
   void add_missing_tables();
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
@@ -440,6 +441,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 8) adapt_schema_7();
   if (schema_version_ < 11) adapt_schema_10();
   if (schema_version_ < 12) adapt_schema_11();
+  if (schema_version_ < 13) adapt_schema_12();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -470,6 +472,12 @@ void SqliteTraceReader::add_missing_tables() {
     sqlite3_bind_text(stmt.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
     if (!stmt.step()) db_.exec(schema::create_table_sql(*table).insert(std::string_view("CREATE ").size(), "TEMP "));
   }
+}
+
+// Schema 13 added API.level: an older trace's calls read as 0, unknown. (Before schema 5,
+// adapt_schema_4 makes API_CALL with it already.)
+void SqliteTraceReader::adapt_schema_12() {
+  if (schema_version_ >= 5) view_with_zeros(schema::table_for<ApiRow>().info, {"level"});
 }
 
 // Schema 12 added what real profiles say of a kernel (KERNEL's formats and output shapes and dtypes)
@@ -545,7 +553,9 @@ void SqliteTraceReader::adapt_schema_4() {
   for (const auto& [stored, name] : {std::pair{&schema::table_for<ApiRow>().info, "API"},
                                      std::pair{&schema::table_for<MemoryRow>().info, "MEMORY_RECORD"}}) {
     std::string columns;
-    for (const schema::ColumnInfo& c : stored->columns) columns += std::string(c.name) + ", ";
+    for (const schema::ColumnInfo& c : stored->columns) {
+      columns += (c.name == "level" ? "0 AS " : "") + std::string(c.name) + ", ";  // API.level: schema 13
+    }
     db_.exec("CREATE TEMP VIEW " + std::string(stored->name) + " AS SELECT " + columns + "rowid AS rowid FROM " + name);
   }
 }

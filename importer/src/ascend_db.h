@@ -39,6 +39,7 @@
 
 #include "foreign_db.h"
 #include "foreign_strings.h"
+#include "hccl_groups.h"
 #include "import_sink.h"
 
 namespace npuscope::importer {
@@ -52,8 +53,9 @@ struct AscendDb {
   std::int64_t comm_task_base = 0;  // a collective's task id: comm_task_base + its opId
   int world_size = 0;               // the largest communicator's size seen; 0 unknown
   std::set<std::string> mapped;     // the tables a pass read (the others are counted whole)
-  bool conn_op_table = false;       // temp.np_conn_op(conn, op): a connection id's framework op
-  bool damage_noted = false;        // a damaged page was reported (once)
+  GroupRanks groups;           // parallel_group_info (META_DATA or profiler_metadata.json): Note [Communicator members]
+  bool conn_op_table = false;  // temp.np_conn_op(conn, op): a connection id's framework op
+  bool damage_noted = false;   // a damaged page was reported (once)
 
   // Marks `name` read; a ForeignTable of it whose unread columns will be counted (count_unread).
   ForeignTable table(const std::string& name) {
@@ -97,7 +99,8 @@ void import_collectives(AscendDb& a);
 // PYTORCH_API (+ CONNECTION_IDS, PYTORCH_CALLCHAINS) -> PYTORCH_API; CANN_API -> API; MSTX_EVENTS,
 // GC_RECORD -> MARKER ranges.
 void import_host(AscendDb& a);
-// NPU_INFO -> DEVICE_INFO; STEP_TIME -> MARKER steps; MEMORY_RECORD -> MEMORY_RECORD; the counters
+// NPU_INFO -> DEVICE_INFO; STEP_TIME -> MARKER steps; MEMORY_RECORD -> MEMORY_RECORD; OP_MEMORY (or
+// NPU_OP_MEM's allocate/release pairs) -> OP_MEMORY; the counters
 // over time (AICORE_FREQ, HBM, LLC, DDR, NPU_MEM, NPU_MODULE_MEM) -> COUNTER; META_DATA -> META.
 void import_device_and_counters(AscendDb& a);
 

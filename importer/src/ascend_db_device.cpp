@@ -1,14 +1,18 @@
-// NPU_INFO, HOST_INFO, META_DATA, STEP_TIME, MEMORY_RECORD and the counters over time (Note [Ascend db
-// import] in ascend_db.h).
+// NPU_INFO, HOST_INFO, META_DATA, STEP_TIME, MEMORY_RECORD, OP_MEMORY, NPU_OP_MEM and the counters over time (Note
+// [Ascend db import] in ascend_db.h).
+#include <map>
 #include <string>
 #include <vector>
 
 #include "ascend_db.h"
+#include "ascend_names.h"
 
 namespace npuscope::importer {
 namespace {
 
 std::int32_t i32(std::int64_t v) { return static_cast<std::int32_t>(v); }
+
+enum ListKind : std::size_t { kOpMemoryName = 16 };
 
 void import_devices(AscendDb& a) {
   ForeignTable info = a.table("NPU_INFO");
@@ -37,6 +41,14 @@ void import_meta(AscendDb& a) {
     while (q.step()) {
       if (q.text(0) == "SCHEMA_VERSION") {
         a.sink.meta(collector::kMetaSourceVersion, "db schema " + std::string(q.text(1)));
+      } else if (q.text(0) == "parallel_group_info") {
+        rapidjson::Document info;
+        info.Parse(q.text(1).data(), q.text(1).size());
+        if (info.HasParseError() || !info.IsObject()) {
+          a.sink.unmapped(a.file, "META_DATA parallel_group_info (not a JSON object)");
+        } else if (a.groups.empty()) {  // profiler_metadata.json's, read first, says the same
+          a.groups = parallel_group_ranks(info);
+        }
       } else {
         a.sink.unmapped(a.file, "META_DATA " + std::string(q.text(0)));
       }
@@ -110,6 +122,99 @@ void import_memory(AscendDb& a) {
   mem.count_unread(a.sink, a.file);
 }
 
+// OP_MEMORY (torch_npu): each op's block, its times and the allocator's totals, as the db holds them.
+void import_op_memory(AscendDb& a) {
+  ForeignTable t = a.table("OP_MEMORY");
+  const std::string at = t.required("o", {"allocationTime"});
+  const std::string sql = "SELECT " + t.required("o", {"name"}) + ", " + t.required("o", {"size"}) + ", " + at + ", " +
+                          t.col("o", {"releaseTime"}) + ", " + t.col("o", {"activeReleaseTime"}) + ", " +
+                          t.col("o", {"allocationTotalAllocated"}) + ", " + t.col("o", {"allocationTotalReserved"}) +
+                          ", " + t.col("o", {"allocationTotalActive"}) + ", " + t.col("o", {"releaseTotalAllocated"}) +
+                          ", " + t.col("o", {"releaseTotalReserved"}) + ", " + t.col("o", {"releaseTotalActive"}) +
+                          ", " + t.col("o", {"streamPtr"}) + ", " + t.col("o", {"deviceId"}) + " FROM OP_MEMORY o" +
+                          a.by_time(at);
+  t.find({"duration"});  // release - allocation
+  t.find({"activeDuration"});
+  ForeignStmt q(a.db, sql);
+  while (q.step()) {
+    a.sink.add(collector::OpMemoryRow{.name_id = a.strings.id(kOpMemoryName, q.int64(0, -1), op_memory_name),
+                                      .device_id = i32(q.int64(12)),
+                                      .bytes = q.int64(1),
+                                      .allocation_ns = q.int64(2, -1),
+                                      .release_ns = q.int64(3, -1),
+                                      .active_release_ns = q.int64(4, -1),
+                                      .allocation_allocated_bytes = q.int64(5, -1),
+                                      .allocation_reserved_bytes = q.int64(6, -1),
+                                      .allocation_active_bytes = q.int64(7, -1),
+                                      .release_allocated_bytes = q.int64(8, -1),
+                                      .release_reserved_bytes = q.int64(9, -1),
+                                      .release_active_bytes = q.int64(10, -1),
+                                      .stream_ptr = q.int64(11)});
+  }
+  t.count_unread(a.sink, a.file);
+}
+
+// NPU_OP_MEM (msprof): GE's allocate and release events, paired into blocks by device and address in
+// time order; a block still open at the end was not released in the profile, a release without its
+// allocation was allocated before it began.
+void import_op_memory_events(AscendDb& a) {
+  ForeignTable t = a.table("NPU_OP_MEM");
+  const std::string ts = t.required("m", {"timestampNs", "timestamp"});
+  ForeignStmt q(a.db, "SELECT " + t.col("m", {"operatorName"}) + ", " + t.required("m", {"addr"}) + ", " +
+                          enum_text(a, t.required("m", {"type"}), "ENUM_MEMORY") + ", " + t.col("m", {"size"}) + ", " +
+                          ts + ", " + t.col("m", {"totalAllocate"}) + ", " + t.col("m", {"totalReserve"}) + ", " +
+                          t.col("m", {"deviceId"}) + " FROM NPU_OP_MEM m" + a.by_time(ts));
+  std::map<std::pair<std::int64_t, std::int64_t>, collector::OpMemoryRow> open;  // by (device, address)
+  while (q.step()) {
+    const std::string_view type = q.text(2);
+    const bool allocate = type == "allocate" || type == "malloc", release = type == "release" || type == "free";
+    if (!allocate && !release) {
+      a.sink.unmapped(a.file, "NPU_OP_MEM row of type " + std::string(type.empty() ? "(none)" : type));
+      continue;
+    }
+    const std::pair<std::int64_t, std::int64_t> key{q.int64(7), q.int64(1)};
+    const auto it = open.find(key);
+    if (allocate) {
+      if (it != open.end()) a.sink.add(it->second);  // allocated again: the release was not recorded
+      open[key] = collector::OpMemoryRow{.name_id = a.strings.id(kOpMemoryName, q.int64(0, -1), op_memory_name),
+                                         .device_id = i32(q.int64(7)),
+                                         .bytes = q.int64(3),
+                                         .allocation_ns = q.int64(4, -1),
+                                         .allocation_allocated_bytes = q.int64(5, -1),
+                                         .allocation_reserved_bytes = q.int64(6, -1)};
+      continue;
+    }
+    collector::OpMemoryRow r =
+        it != open.end()
+            ? it->second
+            : collector::OpMemoryRow{.name_id = a.strings.id(kOpMemoryName, q.int64(0, -1), op_memory_name),
+                                     .device_id = i32(q.int64(7)),
+                                     .bytes = q.int64(3)};
+    if (it != open.end()) open.erase(it);
+    r.release_ns = q.int64(4, -1);
+    r.release_allocated_bytes = q.int64(5, -1);
+    r.release_reserved_bytes = q.int64(6, -1);
+    a.sink.add(r);
+  }
+  for (const auto& [key, r] : open) a.sink.add(r);
+  t.count_unread(a.sink, a.file);
+}
+
+// The per-op blocks: OP_MEMORY where the db has it (torch_npu's, which holds GE's blocks of NPU_OP_MEM
+// already), else NPU_OP_MEM's events paired (msprof's).
+void import_op_memories(AscendDb& a) {
+  const bool blocks = a.db.has_table("OP_MEMORY");
+  if (blocks) import_op_memory(a);
+  if (!a.db.has_table("NPU_OP_MEM")) return;
+  if (!blocks) return import_op_memory_events(a);
+  a.mapped.insert("NPU_OP_MEM");
+  ForeignStmt n(a.db, "SELECT COUNT(*) FROM NPU_OP_MEM");
+  if (n.step() && n.int64(0) > 0) {
+    a.sink.unmapped(a.file, "table NPU_OP_MEM (GE's allocate/release events: OP_MEMORY holds their blocks)",
+                    n.int64(0));
+  }
+}
+
 // A counter table: its time column, and per value column the series' name as an SQL text
 // expression over the row (alias c).
 struct CounterSpec {
@@ -168,6 +273,7 @@ void import_device_and_counters(AscendDb& a) {
   import_meta(a);
   import_steps(a);
   import_memory(a);
+  import_op_memories(a);
   import_counters(a);
 }
 

@@ -1,7 +1,9 @@
 // PYTORCH_API, CONNECTION_IDS, PYTORCH_CALLCHAINS, CANN_API, MSTX_EVENTS (Note [Ascend db import] in
 // ascend_db.h).
+#include <map>
 #include <vector>
 
+#include "api_levels.h"
 #include "ascend_db.h"
 #include "ascend_names.h"
 #include "kineto_vocabulary.h"
@@ -130,20 +132,34 @@ void import_pytorch_api(AscendDb& a) {
 void import_cann_api(AscendDb& a) {
   ForeignTable api = a.table("CANN_API");
   if (!api.exists()) return;
+  const std::string type = api.col("a", {"type"});
   ForeignStmt q(a.db, "SELECT " + api.required("a", {"startNs"}) + ", " + api.required("a", {"endNs"}) + ", " +
                           api.required("a", {"name"}) + ", " + api.col("a", {"connectionId"}) + ", " +
-                          api.col("a", {"globalTid"}) + " FROM CANN_API a");
+                          api.col("a", {"globalTid"}) + ", " + type + " FROM CANN_API a");
+  // The level by type, named by ENUM_API_TYPE (else by the ids msprof documents for it).
+  std::map<std::int64_t, ApiLevel> levels = {{5000, ApiLevel::kRuntime},
+                                             {5500, ApiLevel::kHccl},
+                                             {10000, ApiLevel::kNode},
+                                             {15000, ApiLevel::kModel},
+                                             {20000, ApiLevel::kAcl}};
+  if (type != "NULL" && a.db.has_table("ENUM_API_TYPE")) {
+    levels.clear();
+    ForeignStmt e(a.db, "SELECT id, name FROM ENUM_API_TYPE");
+    while (e.step()) levels[e.int64(0)] = cann_api_level(e.text(1));
+  }
   ForeignStrings& s = a.strings;
   while (q.step()) {
     const std::int64_t name = q.int64(2, -1);
-    a.sink.add(collector::ApiRow{.start_ns = q.int64(0),
-                                 .end_ns = q.int64(1),
-                                 .name_id = s.id(name),
-                                 .connection_id = q.int64(3),
-                                 .thread_id = thread_of(q.int64(4)),
-                                 .kind = static_cast<std::int32_t>(s.memo(kApiKind, name, [](std::string_view n) {
-                                   return static_cast<std::int64_t>(cann_api_kind(n));
-                                 }))});
+    const auto level = levels.find(q.int64(5, -1));
+    a.sink.add(collector::ApiRow{
+        .start_ns = q.int64(0),
+        .end_ns = q.int64(1),
+        .name_id = s.id(name),
+        .connection_id = q.int64(3),
+        .thread_id = thread_of(q.int64(4)),
+        .kind = static_cast<std::int32_t>(
+            s.memo(kApiKind, name, [](std::string_view n) { return static_cast<std::int64_t>(cann_api_kind(n)); })),
+        .level = static_cast<std::int32_t>(level != levels.end() ? level->second : ApiLevel::kUnknown)});
   }
   api.count_unread(a.sink, a.file);
 }

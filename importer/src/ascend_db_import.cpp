@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "ascend_db.h"
+#include "json_file.h"
 #include "source_files.h"
 
 namespace npuscope::importer {
@@ -154,6 +155,14 @@ void import_ascend_db(const Source& source, ImportSink& sink) {
     if (!is_invalid_rank(r)) a.rank = static_cast<int>(r);
   }
   a.mapped.insert("RANK_DEVICE_MAP");
+  // torch_npu's profiler_metadata.json, in the *_ascend_pt folder above ASCEND_PROFILER_OUTPUT.
+  const fs::path db_dir = fs::path(file).parent_path();
+  for (const fs::path& f : {db_dir / "profiler_metadata.json", db_dir.parent_path() / "profiler_metadata.json"}) {
+    if (!is_file(f)) continue;
+    const rapidjson::Document d = read_json_file(f.string());
+    if (const auto* groups = json_member(d, "parallel_group_info")) a.groups = parallel_group_ranks(*groups);
+    break;
+  }
   if (db.has_table("TASK") && db.columns("TASK").size() > 0) {
     ForeignTable task(db, "TASK");
     const std::string gid = task.col("t", {"globalTaskId"});

@@ -1,6 +1,5 @@
 // TASK, COMPUTE_TASK_INFO, COMMUNICATION_TASK_INFO, TASK_PMU_INFO, COMMUNICATION_OP (Note [Ascend db
 // import] in ascend_db.h).
-#include <charconv>
 #include <map>
 #include <set>
 #include <vector>
@@ -27,25 +26,6 @@ bool is_kernel(TaskType t) {
 }
 
 std::int32_t i32(std::int64_t v) { return static_cast<std::int32_t>(v); }
-
-// The sequence number in an HCCL op's name: hcom_allReduce__210_3_1 -> 3 (nullopt for another name).
-std::optional<std::int32_t> hccl_sequence(std::string_view name) {
-  const std::string_view type = hccl_op_type(name);
-  if (type.size() >= name.size()) return std::nullopt;
-  std::vector<std::int32_t> groups;
-  std::string_view rest = name.substr(type.size());
-  while (!rest.empty()) {
-    if (rest.front() != '_') return std::nullopt;
-    rest.remove_prefix(1);
-    std::int32_t v = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
-    if (ec != std::errc()) return std::nullopt;
-    groups.push_back(v);
-    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
-  }
-  if (groups.size() != 3) return std::nullopt;
-  return groups[1];
-}
 
 }  // namespace
 
@@ -81,12 +61,19 @@ void import_tasks(AscendDb& a) {
   const std::string conn = task.col("t", {"connectionId"});
   sql += has_ops && conn != "NULL" ? ", " + conn + " IN (SELECT connectionId FROM COMMUNICATION_OP)" : ", 0";
   sql += has_conn_op && conn != "NULL" ? ", co.op" : ", NULL";
+  // A copy's size and direction (msprof since 2024-12: MEMCPY_INFO, ENUM_MEMCPY_OPERATION).
+  ForeignTable memcpy = a.table("MEMCPY_INFO");
+  const bool has_memcpy = memcpy.exists() && memcpy.has({"globalTaskId"});
+  sql += has_memcpy ? ", " + memcpy.col("mi", {"size"}) + ", " +
+                          enum_text(a, memcpy.col("mi", {"memcpyOperation"}), "ENUM_MEMCPY_OPERATION")
+                    : ", NULL, NULL";
   sql += " FROM TASK t";
   if (has_compute)
     sql += " LEFT JOIN COMPUTE_TASK_INFO c ON c." + sql_quoted(compute.find({"globalTaskId"})) + " = " + gid;
   if (has_link)
     sql += " LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct." + sql_quoted(link.find({"globalTaskId"})) + " = " + gid;
   if (has_conn_op && conn != "NULL") sql += " LEFT JOIN temp.np_conn_op co ON co.conn = " + conn;
+  if (has_memcpy) sql += " LEFT JOIN MEMCPY_INFO mi ON mi." + sql_quoted(memcpy.find({"globalTaskId"})) + " = " + gid;
   sql += a.by_time(start);
 
   // Without COMPUTE_TASK_INFO rows (an msprof db of a level-0 run) a kernel is known by its TASK row only.
@@ -134,10 +121,21 @@ void import_tasks(AscendDb& a) {
     }
     r.pytorch_api_id = q.int64(21, 0);
     r.call_index = a.sink.next_call_index(r.name_id);
+    if (r.task_type == static_cast<std::int32_t>(TaskType::kMemcpy)) {  // its MEMCPY row: size 0 unknown
+      a.sink.add(collector::MemcpyRow{.task_id = r.task_id,
+                                      .start_ns = r.start_ns,
+                                      .end_ns = r.end_ns,
+                                      .device_id = r.device_id,
+                                      .stream_id = r.stream_id,
+                                      .bytes = std::max<std::int64_t>(0, q.int64(22, 0)),
+                                      .copy_kind = static_cast<std::int32_t>(ascend_copy_kind(q.text(23))),
+                                      .connection_id = r.connection_id});
+    }
     a.sink.add(std::move(r));
   }
   task.count_unread(a.sink, a.file);
   if (has_compute) compute.count_unread(a.sink, a.file);
+  if (has_memcpy) memcpy.count_unread(a.sink, a.file);
 
   ForeignTable pmu = a.table("TASK_PMU_INFO");
   if (!pmu.exists()) return;
@@ -160,7 +158,8 @@ void import_collectives(AscendDb& a) {
   // Each communicator's size and this rank's place in it, from the link tasks' ranks.
   struct Group {
     std::int64_t id = 0;
-    std::int32_t rank = 0, size = 0;
+    std::int32_t rank = 0, size = 0;  // this rank's place and the group's size, as the transfers say
+    CommunicatorMembers members;
   };
   std::map<std::int64_t, Group> groups;  // by the foreign groupName id
   if (has_links) {
@@ -214,18 +213,13 @@ void import_collectives(AscendDb& a) {
     if (g.id == 0) {
       g.id = static_cast<std::int64_t>(next_sequence.size()) + 1;
       next_sequence[g.id] = 0;
-      if (g.size == 0) g.size = 1;
-      std::string members;
-      for (std::int32_t r = 0; r < g.size; ++r) {
-        if (r > 0) members += ',';
-        members += std::to_string(r);
-      }
+      g.members = communicator_members(a.groups, s.text(group_id), a.rank, g.size, g.rank);
       a.sink.add(collector::CommunicatorRow{.communicator_id = g.id,
                                             .name_id = s.id(group_id),
-                                            .rank = g.rank,
-                                            .size = g.size,
-                                            .members_id = a.sink.id(members)});
-      a.world_size = std::max(a.world_size, static_cast<int>(g.size));
+                                            .rank = g.members.rank,
+                                            .size = g.members.size,
+                                            .members_id = a.sink.id(g.members.list)});
+      a.world_size = std::max(a.world_size, static_cast<int>(g.members.size));
     }
     const std::string name(s.text(q.int64(0, -1)));
     const std::int64_t task_id = wrap_add(a.comm_task_base, q.int64(5));
@@ -297,7 +291,7 @@ void import_collectives(AscendDb& a) {
     const bool to_self = is_invalid_rank(to) || to == g.rank;
     a.sink.add(collector::CommunicationLinkRow{
         .task_id = wrap_add(a.comm_task_base, l.int64(0)),
-        .peer_rank = to_self ? (a.rank >= 0 ? a.rank : g.rank) : i32(to),
+        .peer_rank = to_self ? (a.rank >= 0 ? a.rank : g.members.world_rank(g.rank)) : g.members.world_rank(to),
         .transport = static_cast<std::int32_t>(hccl_transport(l.text(5), l.text(4), to_self)),
         .bytes = l.int64(6),
         .time_ns = l.int64(7)});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <utility>
 
 namespace npuscope::importer {
@@ -19,7 +20,7 @@ bool contains(std::string_view hay, std::string_view needle) { return hay.find(n
 }  // namespace
 
 TaskType ascend_task_type(std::string_view t) {
-  static constexpr std::array<std::pair<std::string_view, TaskType>, 26> kTypes{{
+  static constexpr std::array<std::pair<std::string_view, TaskType>, 27> kTypes{{
       {"AI_CORE", TaskType::kAiCore},
       {"KERNEL_AICORE", TaskType::kAiCore},
       {"AI_VECTOR_CORE", TaskType::kAiVectorCore},
@@ -30,6 +31,7 @@ TaskType ascend_task_type(std::string_view t) {
       {"AICPU", TaskType::kAiCpu},
       {"MIX_AIC", TaskType::kMixAiCore},
       {"MIX_AIV", TaskType::kMixAiVector},
+      {"DSA_SQE", TaskType::kDsa},
       {"HCCL", TaskType::kCommunication},
       {"COMMUNICATION", TaskType::kCommunication},
       {"MEMCPY_ASYNC", TaskType::kMemcpy},
@@ -119,6 +121,32 @@ std::string_view hccl_op_type(std::string_view name) {
   }
 }
 
+std::optional<std::int32_t> hccl_sequence(std::string_view name) {
+  const std::string_view type = hccl_op_type(name);
+  if (type.size() >= name.size()) return std::nullopt;
+  std::array<std::int32_t, 3> groups{};
+  std::size_t n = 0;
+  std::string_view rest = name.substr(type.size());
+  while (!rest.empty()) {
+    if (rest.front() != '_' || n == groups.size()) return std::nullopt;
+    rest.remove_prefix(1);
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), groups[n++]);
+    if (ec != std::errc()) return std::nullopt;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+  }
+  if (n != groups.size()) return std::nullopt;
+  return groups[1];
+}
+
+CopyKind ascend_copy_kind(std::string_view operation) {
+  const std::string o = lower(operation);
+  if (o == "host to device" || o == "host to device ex") return CopyKind::kHostToDevice;
+  if (o == "device to host" || o == "device to host ex") return CopyKind::kDeviceToHost;
+  if (o == "device to device" || o == "addr device to device") return CopyKind::kDeviceToDevice;
+  if (o == "host to host") return CopyKind::kHostToHost;
+  return CopyKind::kUnknown;
+}
+
 ApiKind cann_api_kind(std::string_view name) {
   const std::string_view call = name.substr(name.find('@') == std::string_view::npos ? 0 : name.find('@') + 1);
   const std::string n = lower(call);
@@ -132,6 +160,11 @@ ApiKind cann_api_kind(std::string_view name) {
     return ApiKind::kLaunch;
   }
   return ApiKind::kOther;
+}
+
+std::string_view op_memory_name(std::string_view name) {
+  constexpr std::string_view kCann = "cann::";
+  return name.starts_with(kCann) ? name.substr(kCann.size()) : name;
 }
 
 std::string pmu_metric_name(std::string_view column) {

@@ -1,11 +1,15 @@
 // See ascend_side_files.h.
 #include "ascend_side_files.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
+#include "ascend_names.h"
 #include "csv_reader.h"
+#include "hccl_groups.h"
 #include "json_file.h"
 #include "npuscope/collector/time_math.h"
 #include "npuscope/importer/import.h"
@@ -83,17 +87,7 @@ ProfilerInfo read_profiler_info(const std::string& path, ImportSink& sink) {
 
 void read_profiler_metadata(const std::string& path, TimelineInputs& in, ImportSink& sink) {
   const rapidjson::Document d = read_json_file(path);
-  if (const auto* groups = json_member(d, "parallel_group_info"); groups && groups->IsObject()) {
-    for (const auto& g : groups->GetObject()) {
-      const auto* ranks = json_member(g.value, "global_ranks");
-      if (ranks == nullptr || !ranks->IsArray()) continue;
-      std::vector<std::int64_t> list;
-      for (const auto& r : ranks->GetArray()) {
-        if (r.IsInt64()) list.push_back(r.GetInt64());
-      }
-      in.group_ranks[std::string(g.name.GetString(), g.name.GetStringLength())] = list;
-    }
-  }
+  if (const auto* groups = json_member(d, "parallel_group_info")) in.group_ranks = parallel_group_ranks(*groups);
   for (const char* key : {"torch_npu_version", "cann_version"}) {
     if (const auto v = json_text(d, key)) sink.meta(std::string("source_") + key, *v);
   }
@@ -124,6 +118,36 @@ void read_communication(const std::string& path, TimelineInputs& in, ImportSink&
   }
   // Its bandwidth and time figures are what npuscope computes from the tasks and links.
   if (ops > 0) sink.unmapped(path, "collective's time and bandwidth figures (derived from the tasks)", ops);
+}
+
+void read_communication_matrix(const std::string& path, TimelineInputs& in, ImportSink& sink) {
+  const rapidjson::Document d = read_json_file(path);
+  if (!d.IsObject()) throw ImportError(path + ": not a JSON object of steps ({\"step50\": {\"collective\": ...}})");
+  std::int64_t links = 0;
+  for (const auto& step : d.GetObject()) {
+    if (!step.value.IsObject()) continue;
+    for (const auto& kind : step.value.GetObject()) {
+      if (!kind.value.IsObject()) continue;
+      for (const auto& op : kind.value.GetObject()) {  // "allreduce-top1@<group>": {"0-1": {...}, ...}
+        const std::string_view key(op.name.GetString(), op.name.GetStringLength());
+        const std::size_t at = key.rfind('@');
+        if (at == std::string_view::npos || !op.value.IsObject()) continue;
+        std::int32_t& seen = in.group_size_seen[std::string(key.substr(at + 1))];
+        for (const auto& link : op.value.GetObject()) {
+          const std::string_view pair(link.name.GetString(), link.name.GetStringLength());
+          const std::size_t dash = pair.find('-');
+          ++links;
+          for (const std::string_view r :
+               {pair.substr(0, dash), dash == std::string_view::npos ? "" : pair.substr(dash + 1)}) {
+            if (const auto n = csv_int(r); n && *n >= 0 && *n < (1 << 20)) {
+              seen = std::max(seen, static_cast<std::int32_t>(*n) + 1);
+            }
+          }
+        }
+      }
+    }
+  }
+  if (links > 0) sink.unmapped(path, "link figures (COMMUNICATION_LINK holds them, from the HCCL transfers)", links);
 }
 
 std::optional<std::int32_t> read_memory_record(const std::string& path, ImportSink& sink, std::int64_t offset_ns) {
@@ -207,6 +231,53 @@ void read_module_memory(const std::string& path, std::int32_t device, ImportSink
   }
   for (const std::string& c : csv.unused_columns()) sink.unmapped(path, "column " + c, csv.rows());
   if (csv.truncated()) sink.set_incomplete();
+}
+
+void read_operator_memory(const std::string& path, std::int32_t device, ImportSink& sink, std::int64_t offset_ns) {
+  CsvReader csv(path);
+  const int name = csv.require({"Name", "Op Name"});
+  const MemColumn size = mem_column(csv, "Size");
+  if (size.col < 0) throw ImportError(path + ": no \"Size(KB)\" column (an operator_memory.csv has it)");
+  const int allocated_at = csv.require("Allocation Time(us)");
+  const int released_at = csv.column("Release Time(us)"), active_at = csv.column("Active Release Time(us)");
+  const int held = csv.column("Duration(us)"), active_held = csv.column("Active Duration(us)");
+  const MemColumn totals[] = {
+      mem_column(csv, "Allocation Total Allocated"), mem_column(csv, "Allocation Total Reserved"),
+      mem_column(csv, "Allocation Total Active"),    mem_column(csv, "Release Total Allocated"),
+      mem_column(csv, "Release Total Reserved"),     mem_column(csv, "Release Total Active")};
+  const int stream = csv.column("Stream Ptr"), device_col = csv.column({"Device Type", "Device"}),
+            device_id = csv.column("Device_id");
+  const auto time = [&](int col) {
+    const auto t = csv_time_ns(csv.field(col));
+    return t ? collector::add_saturated(*t, offset_ns) : std::int64_t{-1};
+  };
+  // A release time, else the allocation plus how long it was held (msprof writes only the latter).
+  const auto end = [&](int at, int duration, std::int64_t start) {
+    if (const std::int64_t t = time(at); t >= 0 || at >= 0) return t;
+    const auto d = csv_time_ns(csv.field(duration));
+    return start >= 0 && d && *d >= 0 ? collector::add_saturated(start, *d) : std::int64_t{-1};
+  };
+  while (csv.next()) {
+    collector::OpMemoryRow r{.name_id = sink.id(op_memory_name(csv.field(name)))};
+    const auto id = csv_int(csv.field(device_id));
+    r.device_id = device_of(csv.field(device_col)).value_or(id ? static_cast<std::int32_t>(*id) : device);
+    // msprof: a block released in the profile but allocated before it has a negative size.
+    const std::int64_t bytes = bytes_of(csv, size).value_or(0);
+    r.bytes = bytes >= 0 ? bytes : bytes == INT64_MIN ? INT64_MAX : -bytes;
+    r.allocation_ns = time(allocated_at);
+    r.release_ns = end(released_at, held, r.allocation_ns);
+    r.active_release_ns = end(active_at, active_held, r.allocation_ns);
+    std::int64_t* out[] = {&r.allocation_allocated_bytes, &r.allocation_reserved_bytes, &r.allocation_active_bytes,
+                           &r.release_allocated_bytes,    &r.release_reserved_bytes,    &r.release_active_bytes};
+    for (std::size_t i = 0; i < std::size(totals); ++i) *out[i] = bytes_of(csv, totals[i]).value_or(-1);
+    r.stream_ptr = csv_int(csv.field(stream)).value_or(0);
+    sink.add(r);
+  }
+  for (const std::string& c : csv.unused_columns()) sink.unmapped(path, "column " + c, csv.rows());
+  if (csv.truncated()) {
+    sink.set_incomplete();
+    sink.note(path + " ends in the middle of a row (cut short?): the rows before the cut are imported");
+  }
 }
 
 void count_csv_rows(const std::string& path, std::string_view what, ImportSink& sink) {

@@ -22,12 +22,19 @@ ProfilerInfo read_profiler_info(const std::string& path, ImportSink& sink);
 void read_profiler_metadata(const std::string& path, TimelineInputs& in, ImportSink& sink);
 // communication.json: each collective's group and wait time.
 void read_communication(const std::string& path, TimelineInputs& in, ImportSink& sink);
+// communication_matrix.json: how many ranks each group's links reached (its link figures are
+// COMMUNICATION_LINK's, from the transfers: counted).
+void read_communication_matrix(const std::string& path, TimelineInputs& in, ImportSink& sink);
 
 // memory_record.csv: PTA's (torch's caching allocator) totals as MEMORY_RECORD rows, every
 // component's totals as COUNTER rows; the device it names (Device Type "NPU:0"), if any.
 std::optional<std::int32_t> read_memory_record(const std::string& path, ImportSink& sink, std::int64_t offset_ns);
 // npu_module_mem.csv: each module's reserved memory as COUNTER rows.
 void read_module_memory(const std::string& path, std::int32_t device, ImportSink& sink, std::int64_t offset_ns);
+// operator_memory.csv (torch_npu: Release Time(us), totals in MB) or msprof's operator_memory_*.csv
+// (no release time: allocation + Duration; totals in KB): each op's block as an OP_MEMORY row.
+// `device` when a row does not name its own (Device Type "NPU:0", Device_id).
+void read_operator_memory(const std::string& path, std::int32_t device, ImportSink& sink, std::int64_t offset_ns);
 // A CSV npuscope does not map (it derives it, or no table takes it): its rows counted in UNMAPPED.
 void count_csv_rows(const std::string& path, std::string_view what, ImportSink& sink);
 

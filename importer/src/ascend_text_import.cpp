@@ -93,16 +93,17 @@ void write_device(const fs::path& root, ImportSink& sink, std::int32_t device, b
             (split_cores ? " (its kernels ran on separate cube and vector cores: the 910B / 910_93 family)" : ""));
 }
 
-// The timeline and kernel table of one device, the side files read into `in` already.
-// `device_from_table`: the device is the kernel table's Device_id (msprof's op_summary), when it has one.
-TimelineResult import_timeline(ImportSink& sink, TimelineInputs in, const std::string& kernel_csv,
+// A timeline (its slices) and its kernel table (its files), the side files read into `in` already.
+// `device_from_table`: the device of what says none is the kernel table's first Device_id (msprof's
+// op_summary), when it has one.
+TimelineResult import_timeline(ImportSink& sink, TimelineInputs in, const std::vector<std::string>& kernel_csvs,
                                const std::vector<std::string>& timelines, bool device_from_table = false) {
   std::unique_ptr<KernelTable> kernels;
-  if (!kernel_csv.empty()) {
-    kernels = std::make_unique<KernelTable>(kernel_csv);
-    if (kernels->truncated()) {
+  if (!kernel_csvs.empty()) {
+    kernels = std::make_unique<KernelTable>(kernel_csvs);
+    for (const std::string& cut : kernels->truncated()) {
       sink.set_incomplete();
-      sink.note(kernel_csv + " ends in the middle of a row (cut short?): the rows before the cut are imported");
+      sink.note(cut + " ends in the middle of a row (cut short?): the rows before the cut are imported");
     }
     in.kernels = kernels.get();
     if (device_from_table && kernels->device()) in.device_id = static_cast<std::int32_t>(*kernels->device());
@@ -148,18 +149,14 @@ void import_ascend_text(const Source& source, ImportSink& sink) {
   const auto file = [&](std::string_view name) { return find_in(*l, name); };
   if (const auto f = file("profiler_metadata.json"); !f.empty()) read_profiler_metadata(f, in, sink);
   if (const auto f = file("communication.json"); !f.empty()) read_communication(f, in, sink);
-  if (const auto f = file("communication_matrix.json"); !f.empty()) {
-    sink.unmapped(f, "communication matrix (COMMUNICATION_LINK holds it, from the HCCL transfers)");
-  }
+  if (const auto f = file("communication_matrix.json"); !f.empty()) read_communication_matrix(f, in, sink);
   std::int32_t device = info.rank >= 0 ? info.rank : 0;
   if (const auto f = file("memory_record.csv"); !f.empty()) {
     if (const auto d = read_memory_record(f, sink, 0)) device = *d;
   }
   in.device_id = device;
   if (const auto f = file("npu_module_mem.csv"); !f.empty()) read_module_memory(f, device, sink, 0);
-  if (const auto f = file("operator_memory.csv"); !f.empty()) {
-    count_csv_rows(f, "row (an op's allocation; MEMORY_RECORD holds the allocator's totals)", sink);
-  }
+  if (const auto f = file("operator_memory.csv"); !f.empty()) read_operator_memory(f, device, sink, 0);
   const std::string kernel_csv = file("kernel_details.csv");
   const std::string trace = file("trace_view.json");
   if (kernel_csv.empty() && info.npu_activity) {
@@ -170,8 +167,9 @@ void import_ascend_text(const Source& source, ImportSink& sink) {
   if (trace.empty()) sink.note("no trace_view.json (an older export): the tasks are kernel_details.csv's rows");
   std::vector<std::string> timelines;
   if (!trace.empty()) timelines.push_back(trace);
-  const TimelineResult r = import_timeline(sink, std::move(in), kernel_csv, timelines);
-  write_device(l->root, sink, device, r.split_cores);
+  const TimelineResult r = import_timeline(
+      sink, std::move(in), kernel_csv.empty() ? std::vector<std::string>{} : std::vector{kernel_csv}, timelines);
+  for (const std::int32_t d : r.devices) write_device(l->root, sink, d, r.split_cores);
   if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
   // What the export derived from the data npuscope imports: its tools compute the same.
   for (const auto& [name, what] : std::initializer_list<std::pair<std::string_view, std::string_view>>{
@@ -221,7 +219,9 @@ std::optional<Source> detect_msprof_folder(const fs::path& path) {
   if (!prof && !is_dir(out)) return std::nullopt;
   Source s{Format::kMsprofFolder, path.string(), {}};
   if (is_dir(out)) {
-    for (auto& f : files_like(out, "op_summary", ".csv")) s.files.push_back(std::move(f));
+    for (const std::string_view csv : {"op_summary", "operator_memory"}) {
+      for (auto& f : files_like(out, csv, ".csv")) s.files.push_back(std::move(f));
+    }
     const auto jsons = files_like(out, "msprof", ".json");
     if (jsons.empty()) {
       if (has_db(out)) return std::nullopt;  // the db export: msprof_*.db's importer
@@ -240,7 +240,10 @@ std::optional<Source> detect_msprof_folder(const fs::path& path) {
                       "export it first (`msprof --export=on --output=" +
                       path.string() + "`)");
   }
-  for (const MsprofDevice& d : devices) s.files.insert(s.files.end(), d.timeline.begin(), d.timeline.end());
+  for (const MsprofDevice& d : devices) {
+    s.files.insert(s.files.end(), d.timeline.begin(), d.timeline.end());
+    for (auto& f : files_like(d.dir / "summary", "op_summary", ".csv")) s.files.push_back(std::move(f));
+  }
   return s;
 }
 
@@ -248,15 +251,12 @@ void import_msprof_folder(const Source& source, ImportSink& sink) {
   const fs::path root(source.path);
   const fs::path out = root / kMsprofOutput;
   if (is_dir(out)) {
-    const auto summaries = files_like(out, "op_summary", ".csv");
-    const auto jsons = files_like(out, "msprof", ".json");
-    // op_summary_<timestamp>.csv: one file of every device's kernels; the first device's id names the rows.
-    TimelineInputs in;
-    const TimelineResult r = import_timeline(sink, std::move(in), summaries.empty() ? "" : summaries.front(), jsons);
-    for (std::size_t i = 1; i < summaries.size(); ++i) {
-      sink.unmapped(summaries[i], "op_summary of a further export (the first one is joined)");
-    }
-    write_device(root, sink, r.device_id, r.split_cores);
+    // Every op_summary_*.csv (one per device, or slices of one) is one kernel table, its rows joined
+    // to the events of their Device_id; every msprof_*.json slice one timeline.
+    const TimelineResult r = import_timeline(sink, TimelineInputs{}, files_like(out, "op_summary", ".csv"),
+                                             files_like(out, "msprof", ".json"), true);
+    for (const auto& f : files_like(out, "operator_memory", ".csv")) read_operator_memory(f, r.device_id, sink, 0);
+    for (const std::int32_t d : r.devices) write_device(root, sink, d, r.split_cores);
     if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
     return;
   }
@@ -270,8 +270,9 @@ void import_msprof_folder(const Source& source, ImportSink& sink) {
     } else {
       sink.note(d.dir.string() + ": no start_info: its times stay boot-relative (since the machine started)");
     }
-    const TimelineResult r = import_timeline(sink, std::move(in), "", d.timeline);
-    write_device(root, sink, d.id, r.split_cores);
+    const TimelineResult r =
+        import_timeline(sink, std::move(in), files_like(d.dir / "summary", "op_summary", ".csv"), d.timeline);
+    for (const std::int32_t id : r.devices) write_device(root, sink, id, r.split_cores);
   }
 }
 
@@ -289,8 +290,8 @@ std::optional<Source> detect_ascend_chrome_json(const fs::path& path) {
 }
 
 void import_ascend_chrome_json(const Source& source, ImportSink& sink) {
-  const TimelineResult r = import_timeline(sink, TimelineInputs{}, "", {source.path});
-  write_device(fs::path(source.path).parent_path(), sink, 0, r.split_cores);
+  const TimelineResult r = import_timeline(sink, TimelineInputs{}, {}, {source.path});
+  for (const std::int32_t d : r.devices) write_device(fs::path(source.path).parent_path(), sink, d, r.split_cores);
   if (r.world_size > 0) sink.meta(collector::kMetaWorldSize, std::to_string(r.world_size));
   static const std::string kBare =
       "a bare timeline: op types, shapes and PMU metrics come from the events alone (point npuscope at the "

@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 
+#include "api_levels.h"
 #include "ascend_names.h"
 #include "ascend_timeline_state.h"
 #include "chrome_events.h"
@@ -73,7 +74,9 @@ class Reader {
     if (e.arg("Task Type")) return hw_task(e, start, end);
     if (e.arg("src rank") || e.arg("task type")) return link_task(e, start, end);
     if (e.arg("alg_type") || (e.arg("count") && e.arg("data_type"))) return collective(e, start, end);
-    if (e.arg("level") || (cat.empty() && e.name.find('@') != std::string_view::npos)) return api(e, start, end);
+    if (e.arg("level") || e.arg("memcpy direction") || (cat.empty() && e.name.find('@') != std::string_view::npos)) {
+      return api(e, start, end);
+    }
     if (e.args.empty() && is_overlap_analysis(e.name)) return count("event Overlap Analysis ", e.name);
     if (e.name.starts_with("Iteration ")) {  // the older msprof's step_trace json
       if (const auto n = parse_int(e.name.substr(10))) return step(e, *n, start, end);
@@ -139,6 +142,11 @@ class Reader {
       } else if (shape_arg(a, extra) || a.key == "Op Type" || a.key == "OP Type") {
         if (a.key == "Op Type" || a.key == "OP Type") extra.op_type = s_.sink.id(a.value);
         has_extra = true;
+      } else if (a.key == "size(B)" || a.key == "operation") {  // a MEMCPY_ASYNC's (msprof since 2024-12)
+        if (a.key == "size(B)") extra.copy_bytes = parse_int(a.value).value_or(0);
+        if (a.key == "operation") extra.copy_kind = ascend_copy_kind(a.value);
+        has_extra = true;
+      } else if (a.key == "bandwidth(GB/s)") {  // size over duration
       } else if (const auto v = a.kind == ChromeArg::Kind::kNumber ? parse_double(a.value) : std::nullopt;
                  v && is_metric(a.key)) {
         s_.task_pmu.emplace_back(s_.sink.id(pmu_metric_name(a.key)), *v);
@@ -236,21 +244,37 @@ class Reader {
   void api(const ChromeEvent& e, std::int64_t start, std::int64_t end) {
     std::int32_t tid = tid_of(e.tid);
     std::int64_t connection = 0;
+    std::string_view level;
+    CopyInfo copy;
+    std::int32_t stream = -1, task = -1;
     for (const ChromeArg& a : e.args) {
       if (a.key == "connection_id") {
         connection = parse_int(a.value).value_or(0);
       } else if (a.key == "Thread Id") {
         tid = static_cast<std::int32_t>(parse_int(a.value).value_or(tid));
-      } else if (a.key != "level") {  // Mode, id, item_id (the name's parts), ...
+      } else if (a.key == "level") {
+        level = a.value;
+      } else if (a.key == "data size") {  // the older msprof's copy calls: "4096 byte"
+        copy.bytes = parse_int(a.value.substr(0, a.value.find(' '))).value_or(0);
+      } else if (a.key == "memcpy direction") {
+        copy.kind = ascend_copy_kind(a.value);
+      } else if (a.key == "stream id" || a.key == "task id") {  // its async copy's task
+        (a.key == "stream id" ? stream : task) = static_cast<std::int32_t>(parse_int(a.value).value_or(-1));
+      } else {  // Mode, id, item_id (the name's parts), ...
         count("argument ", a.key, "CANN API");
       }
+    }
+    if (copy.bytes > 0) {
+      if (connection != 0) s_.copy_by_connection.try_emplace(connection, copy);
+      if (stream >= 0 && task >= 0) s_.copy_by_task[{stream, task}] = copy;
     }
     s_.sink.add(collector::ApiRow{.start_ns = s_.t(start),
                                   .end_ns = s_.t(end),
                                   .name_id = s_.sink.id(e.name),
                                   .connection_id = connection,
                                   .thread_id = tid,
-                                  .kind = static_cast<std::int32_t>(cann_api_kind(e.name))});
+                                  .kind = static_cast<std::int32_t>(cann_api_kind(e.name)),
+                                  .level = static_cast<std::int32_t>(cann_api_level(level, e.name))});
     if (connection != 0) s_.api_by_connection.try_emplace(connection, ApiRef{start, tid});
   }
 
@@ -278,7 +302,7 @@ class Reader {
       }
       name.append(label);
       s_.sink.add(collector::CounterRow{
-          .ts_ns = s_.t(*e.ts_ns), .device_id = s_.in.device_id, .name_id = s_.sink.id(name), .value = *v});
+          .ts_ns = s_.t(*e.ts_ns), .device_id = s_.device_of(id_of(e.pid)), .name_id = s_.sink.id(name), .value = *v});
     }
   }
 
@@ -288,8 +312,14 @@ class Reader {
       s_.process_names[id_of(e.pid)] = std::string(name->value);
     } else if (e.name == "thread_name" && name) {
       s_.thread_names[{id_of(e.pid), tid_of(e.tid)}] = std::string(name->value);
+    } else if (e.name == "process_labels") {  // "NPU 3": the device of a timeline of several; "NPU", "CPU"
+      const ChromeArg* labels = e.arg("labels");
+      const std::string_view l = labels != nullptr ? labels->value : std::string_view();
+      if (const auto n = l.starts_with("NPU ") ? parse_int(l.substr(4)) : std::nullopt; n && *n >= 0 && *n < 65536) {
+        s_.process_devices[id_of(e.pid)] = static_cast<std::int32_t>(*n);
+      }
     } else {
-      count("metadata ", e.name);  // process_labels, process_sort_index, thread_sort_index, ...
+      count("metadata ", e.name);  // process_sort_index, thread_sort_index, ...
     }
   }
 
@@ -337,6 +367,7 @@ void AscendTimeline::read(const std::string& path, const std::function<void(std:
 TimelineResult AscendTimeline::finish() {
   write_timeline(*s_);
   s_->result.device_id = s_->in.device_id;
+  if (s_->result.devices.empty()) s_->result.devices.push_back(s_->in.device_id);
   return s_->result;
 }
 

@@ -10,6 +10,7 @@
 // with "src rank" / "task type" (HCCL's Plane N threads) -> an HCCL_TASK and, for a transfer of some
 // bytes, a COMMUNICATION_LINK; with "alg_type" / "count" (HCCL's Group N Communication) -> an HCCL
 // TASK, its COMMUNICATION and COMMUNICATOR; with "level" or an `X@` name (the CANN process) -> API;
+// a process labelled "NPU N" (msprof's timeline of several devices) puts its tasks on device N;
 // ph C -> COUNTER; torch_to_npu flows -> TASK.pytorch_api_id. The rest (Overlap Analysis, enqueue /
 // dequeue, task-queue and fwdbwd flows, display metadata, arguments no column takes) is counted in
 // UNMAPPED. The device tasks of a collective appear twice, once on their stream (Ascend Hardware:
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "hccl_groups.h"
 #include "import_sink.h"
 #include "kernel_table.h"
 
@@ -40,30 +42,26 @@ struct CollectiveInfo {
   std::int64_t wait_ns = -1;  // -1: not said
 };
 
-// A link of communication_matrix.json (its per-type totals: "allreduce-total@group").
-struct MatrixLink {
-  std::string op_kind, group;  // "allreduce", "17522688603477080586"
-  std::int64_t src = 0, dst = 0, bytes = 0, time_ns = 0;
-  LinkTransport transport = LinkTransport::kHccs;
-};
-
 struct TimelineInputs {
-  std::int32_t device_id = 0;
+  std::int32_t device_id = 0;        // of the events whose process says none
   std::int32_t rank = -1;            // this rank (META rank); -1 unknown
   std::int64_t clock_offset_ns = 0;  // added to every time read (older msprof: boot-relative clocks)
   KernelTable* kernels = nullptr;    // kernel_details.csv / op_summary: enriches the tasks
   std::map<std::string, CollectiveInfo, std::less<>> collectives;  // communication.json, by op name
-  std::vector<MatrixLink> matrix;  // communication_matrix.json: the links when the events have none
-  std::map<std::string, std::vector<std::int64_t>, std::less<>> group_ranks;  // profiler_metadata.json
+  // communication_matrix.json: per group, past the largest rank its links reached (a timeline
+  // without HCCL transfer events: an export without trace_view.json).
+  std::map<std::string, std::int32_t, std::less<>> group_size_seen;
+  GroupRanks group_ranks;  // profiler_metadata.json's parallel_group_info (Note [Communicator members])
 };
 
 struct TimelineResult {
   std::int64_t events = 0, bytes = 0;
   bool truncated = false;
-  std::int32_t world_size = 0;  // the largest communicator seen (0: none)
-  std::int32_t device_id = 0;   // the device the tasks were written on
-  bool steps = false;           // step markers were written
-  bool split_cores = false;     // mix kernels or aiv_ metrics: separate cube and vector cores (910B family)
+  std::int32_t world_size = 0;        // the largest communicator seen (0: none)
+  std::int32_t device_id = 0;         // the device of what says none (TimelineInputs::device_id)
+  std::vector<std::int32_t> devices;  // the devices tasks were written on, in order (device_id if none)
+  bool steps = false;                 // step markers were written
+  bool split_cores = false;           // mix kernels or aiv_ metrics: separate cube and vector cores (910B family)
 };
 
 class AscendTimeline {

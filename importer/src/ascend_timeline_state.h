@@ -32,15 +32,27 @@ struct TaskArgs {
                       output_formats = 0, op_type = 0;
   std::int32_t block_dim = -1;
   std::uint32_t pmu_begin = 0, pmu_end = 0;  // in TimelineState::task_pmu
+  std::int64_t copy_bytes = 0;               // a copy's `size(B)`; 0 not said
+  CopyKind copy_kind = CopyKind::kUnknown;   // its `operation`
 };
 
-// An HCCL op (Group N Communication).
+// What the older msprof timeline's runtime calls say of their copy ("data size": "4096 byte",
+// "memcpy direction"), for the copy task of the same connection, or stream and task id.
+struct CopyInfo {
+  std::int64_t bytes = 0;
+  CopyKind kind = CopyKind::kUnknown;
+};
+
+// An HCCL op (Group N Communication), or a kernel table's HCCL row no such event has (an export
+// without a timeline).
 struct Collective {
-  std::int64_t start_ns = 0, end_ns = 0, connection_id = 0, pid = 0, count = -1;
+  std::int64_t start_ns = 0, end_ns = 0, connection_id = 0, pid = -1, count = -1;
+  std::int64_t kernel_row = -1;  // its KernelTable row, -1 none
   collector::StringId name_id = 0;
   std::string name;  // op names are few: kept for communication.json and the kind
   std::int32_t tid = 0;
   std::int32_t dtype = -1, algorithm = -1;
+  std::int32_t device = -1;  // a kernel row's Device_id; -1: its process's device
 };
 
 // A link-level task of a collective (HCCL's Plane N).
@@ -86,10 +98,13 @@ struct AscendTimeline::State {
   std::vector<std::pair<collector::StringId, double>> task_pmu;
   std::vector<Collective> collectives;
   std::vector<LinkTask> links;
-  std::unordered_map<std::int64_t, ApiRef> api_by_connection;  // the first API call of each connection
-  std::unordered_map<std::uint64_t, FlowStart> flow_starts;    // torch_to_npu, by flow id
+  std::unordered_map<std::int64_t, ApiRef> api_by_connection;              // the first API call of each connection
+  std::unordered_map<std::int64_t, CopyInfo> copy_by_connection;           // the older runtime calls' copies
+  std::map<std::pair<std::int32_t, std::int32_t>, CopyInfo> copy_by_task;  // ... by (stream id, task id)
+  std::unordered_map<std::uint64_t, FlowStart> flow_starts;                // torch_to_npu, by flow id
   std::unordered_map<FlowEndKey, std::uint64_t, FlowEndKeyHash> flow_ends;
   std::unordered_map<std::int64_t, std::string> process_names;
+  std::unordered_map<std::int64_t, std::int32_t> process_devices;  // process_labels "NPU 3": pid -> 3
   std::map<std::pair<std::int64_t, std::int32_t>, std::string> thread_names;
 
   std::string file;                                         // being read
@@ -98,6 +113,15 @@ struct AscendTimeline::State {
 
   State(ImportSink& s, TimelineInputs i) : sink(s), in(std::move(i)) {}
   std::int64_t t(std::int64_t ns) const { return collector::add_saturated(ns, in.clock_offset_ns); }
+  // The device a process's label names ("NPU 3"), -1 when it names none.
+  std::int32_t labelled_device(std::int64_t pid) const {
+    const auto it = process_devices.find(pid);
+    return it == process_devices.end() ? -1 : it->second;
+  }
+  std::int32_t device_of(std::int64_t pid) const {
+    const std::int32_t d = labelled_device(pid);
+    return d >= 0 ? d : in.device_id;
+  }
   void count(std::string_view what, std::int64_t n = 1) {
     const auto it = counts.find(what);
     if (it != counts.end()) {

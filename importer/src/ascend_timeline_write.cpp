@@ -46,8 +46,8 @@ class Writer {
   void run() {
     s_.host_ops.write(sink_, s_.in.clock_offset_ns);
     join_links();
-    std::sort(s_.collectives.begin(), s_.collectives.end(),
-              [](const Collective& a, const Collective& b) { return a.start_ns < b.start_ns; });
+    sort_collectives();
+    if (s_.in.kernels != nullptr) match_kernel_rows(*s_.in.kernels);
     collective_task_id_.assign(s_.collectives.size(), 0);
     collective_stream_.assign(s_.collectives.size(), -1);
     link_totals();
@@ -116,14 +116,59 @@ class Writer {
     }
   }
 
+  void sort_collectives() {
+    std::stable_sort(s_.collectives.begin(), s_.collectives.end(),
+                     [](const Collective& a, const Collective& b) { return a.start_ns < b.start_ns; });
+  }
+
+  // Each device event's kernel table row (Note [Kernel details join]); of the rows no event has, a
+  // collective's enriches the collective event starting with it, or, when there is none (an export
+  // without a timeline), is a collective of its own: one code for both from here on.
+  void match_kernel_rows(KernelTable& k) {
+    for (HwTask& t : s_.hw) {
+      if (t.task_id >= 0) t.kernel_row = k.find(s_.labelled_device(t.pid), t.stream, t.task_id, t.start_ns);
+    }
+    std::vector<Collective> of_rows;
+    for (std::size_t r = 0; r < k.size(); ++r) {
+      if (k.found(r) || !k.collective(r)) continue;
+      k.take(r);
+      if (Collective* c = collective_at(k.start_of(r))) {
+        c->kernel_row = static_cast<std::int64_t>(r);
+        continue;
+      }
+      const KernelFields& f = k.read(r);
+      of_rows.push_back({.start_ns = f.start_ns,
+                         .end_ns = collector::add_saturated(f.start_ns, std::max<std::int64_t>(0, f.dur_ns)),
+                         .kernel_row = static_cast<std::int64_t>(r),
+                         .name_id = sink_.id(f.name),
+                         .name = std::string(f.name),
+                         .device = f.device});
+    }
+    if (of_rows.empty()) return;
+    s_.collectives.insert(s_.collectives.end(), std::make_move_iterator(of_rows.begin()),
+                          std::make_move_iterator(of_rows.end()));
+    sort_collectives();
+  }
+
+  // The collective event starting at `start_ns` (within 1 us) without a kernel row yet; null none.
+  Collective* collective_at(std::int64_t start_ns) {
+    constexpr std::int64_t kSlackNs = 1000;
+    auto& c = s_.collectives;
+    auto it = std::lower_bound(c.begin(), c.end(), start_ns - kSlackNs,
+                               [](const Collective& x, std::int64_t t) { return x.start_ns < t; });
+    for (; it != c.end() && it->start_ns <= start_ns + kSlackNs; ++it) {
+      if (it->kernel_row < 0) return &*it;
+    }
+    return nullptr;
+  }
+
+  std::int32_t device_of(const Collective& c) const { return c.device >= 0 ? c.device : s_.device_of(c.pid); }
+
   std::vector<Pending> collect() {
     std::vector<Pending> p;
     p.reserve(s_.hw.size() + s_.links.size() + s_.collectives.size());
-    KernelTable* k = s_.in.kernels;
     for (std::size_t i = 0; i < s_.hw.size(); ++i) {
-      HwTask& t = s_.hw[i];
-      if (k != nullptr && t.task_id >= 0) t.kernel_row = k->find(t.stream, t.task_id, t.start_ns);
-      p.push_back({t.start_ns, Pending::kHw, static_cast<std::int32_t>(i)});
+      p.push_back({s_.hw[i].start_ns, Pending::kHw, static_cast<std::int32_t>(i)});
     }
     for (std::size_t j = 0; j < s_.links.size(); ++j) {
       if (s_.links[j].hw < 0) p.push_back({s_.links[j].start_ns, Pending::kLink, static_cast<std::int32_t>(j)});
@@ -131,41 +176,25 @@ class Writer {
     for (std::size_t c = 0; c < s_.collectives.size(); ++c) {
       p.push_back({s_.collectives[c].start_ns, Pending::kCollective, static_cast<std::int32_t>(c)});
     }
+    const KernelTable* k = s_.in.kernels;
     if (k == nullptr) return p;
-    // The rows no event matched: a collective's row enriches its event; the others are tasks of their own.
-    for (std::size_t r = 0; r < k->size(); ++r) {
-      if (k->found(r)) continue;
-      const std::int64_t start = k->start_of(r);
-      if (const std::int32_t c = collective_at(start); c >= 0) {
-        collective_row_[c] = static_cast<std::int64_t>(r);
-        continue;
-      }
-      p.push_back({start, Pending::kKernelRow, static_cast<std::int32_t>(r)});
+    for (std::size_t r = 0; r < k->size(); ++r) {  // the rows nothing took: tasks of their own
+      if (!k->found(r)) p.push_back({k->start_of(r), Pending::kKernelRow, static_cast<std::int32_t>(r)});
     }
     return p;
   }
 
-  // The collective event starting at `start_ns` (within 1 us) not yet matched with a kernel row; -1 none.
-  std::int32_t collective_at(std::int64_t start_ns) const {
-    constexpr std::int64_t kSlackNs = 1000;
-    const auto& c = s_.collectives;
-    auto it = std::lower_bound(c.begin(), c.end(), start_ns - kSlackNs,
-                               [](const Collective& x, std::int64_t t) { return x.start_ns < t; });
-    for (; it != c.end() && it->start_ns <= start_ns + kSlackNs; ++it) {
-      const auto i = static_cast<std::int32_t>(it - c.begin());
-      if (!collective_row_.contains(i)) return i;
-    }
-    return -1;
-  }
-
-  collector::TaskRow row(std::int64_t start_ns, std::int64_t end_ns, StringId name) {
+  collector::TaskRow row(std::int64_t start_ns, std::int64_t end_ns, StringId name, std::int32_t device) {
     collector::TaskRow r{.task_id = sink_.next_task_id(), .start_ns = s_.t(start_ns), .end_ns = s_.t(end_ns)};
-    r.device_id = s_.in.device_id;
+    r.device_id = device;
     r.name_id = name;
     return r;
   }
   void add(collector::TaskRow& r) {
     r.call_index = sink_.next_call_index(r.name_id);
+    if (std::find(s_.result.devices.begin(), s_.result.devices.end(), r.device_id) == s_.result.devices.end()) {
+      s_.result.devices.push_back(r.device_id);
+    }
     sink_.add(r);
   }
 
@@ -188,7 +217,7 @@ class Writer {
   }
 
   void hw_task(const HwTask& t) {
-    collector::TaskRow r = row(t.start_ns, t.end_ns, t.name_id);
+    collector::TaskRow r = row(t.start_ns, t.end_ns, t.name_id, s_.device_of(t.pid));
     r.stream_id = t.stream;
     r.task_type = static_cast<std::int32_t>(t.type);
     r.connection_id = t.connection_id;
@@ -201,6 +230,33 @@ class Writer {
     }
     if (t.link >= 0) r.task_type = static_cast<std::int32_t>(TaskType::kCommunicationTask);
     add(r);
+    if (is(r.task_type, TaskType::kMemcpy)) copy(r, t);
+  }
+
+  // A copy task's MEMCPY row: its size and direction where the export says them (the event's own
+  // size(B) and operation, else the older runtime call's data size and memcpy direction); 0 and
+  // unknown where it does not (torch_npu's exports of 2025 and before: docs/import.md).
+  void copy(const collector::TaskRow& r, const HwTask& t) {
+    CopyInfo c;
+    if (t.args >= 0) {
+      const TaskArgs& a = s_.task_args[static_cast<std::size_t>(t.args)];
+      c = {a.copy_bytes, a.copy_kind};
+    }
+    if (c.bytes <= 0) {
+      if (const auto it = s_.copy_by_connection.find(t.connection_id); it != s_.copy_by_connection.end()) {
+        c = it->second;
+      } else if (const auto at = s_.copy_by_task.find({t.stream, t.task_id}); at != s_.copy_by_task.end()) {
+        c = at->second;
+      }
+    }
+    sink_.add(collector::MemcpyRow{.task_id = r.task_id,
+                                   .start_ns = r.start_ns,
+                                   .end_ns = r.end_ns,
+                                   .device_id = r.device_id,
+                                   .stream_id = r.stream_id,
+                                   .bytes = std::max<std::int64_t>(0, c.bytes),
+                                   .copy_kind = static_cast<std::int32_t>(c.kind),
+                                   .connection_id = r.connection_id});
   }
 
   void event_args(const TaskArgs& a, collector::TaskRow& r) {
@@ -219,7 +275,7 @@ class Writer {
   }
 
   void link_task(const LinkTask& l) {
-    collector::TaskRow r = row(l.start_ns, l.end_ns, l.name_id);
+    collector::TaskRow r = row(l.start_ns, l.end_ns, l.name_id, s_.device_of(l.pid));
     r.stream_id = l.stream;
     r.task_type = static_cast<std::int32_t>(TaskType::kCommunicationTask);
     add(r);
@@ -227,14 +283,14 @@ class Writer {
 
   void collective(std::size_t i) {
     const Collective& c = s_.collectives[i];
-    collector::TaskRow r = row(c.start_ns, c.end_ns, c.name_id);
+    collector::TaskRow r = row(c.start_ns, c.end_ns, c.name_id, device_of(c));
     r.stream_id = std::max(0, collective_stream_[i]);
     r.task_type = static_cast<std::int32_t>(TaskType::kCommunication);
     r.connection_id = c.connection_id;
     r.op_type_id = sink_.id(hccl_op_type(c.name));
     r.pytorch_api_id = launcher(c.pid, c.tid, c.start_ns, c.connection_id, &r.thread_id);
-    if (const auto k = collective_row_.find(static_cast<std::int32_t>(i)); k != collective_row_.end()) {
-      s_.in.kernels->read(static_cast<std::size_t>(k->second));
+    if (c.kernel_row >= 0) {
+      s_.in.kernels->read(static_cast<std::size_t>(c.kernel_row));
       s_.in.kernels->apply(r, sink_, false);
       r.task_type = static_cast<std::int32_t>(TaskType::kCommunication);
     }
@@ -244,21 +300,19 @@ class Writer {
 
   void kernel_row(std::size_t row_index) {
     KernelTable& k = *s_.in.kernels;
-    const KernelFields& f = k.read(row_index);
-    collector::TaskRow r = row(0, 0, 0);
-    k.apply(r, sink_, true);
+    k.read(row_index);
+    collector::TaskRow r = row(0, 0, 0, s_.in.device_id);
+    k.apply(r, sink_, true);  // the row's Device_id, when it has one
     r.start_ns = s_.t(r.start_ns);
     r.end_ns = s_.t(r.end_ns);
-    if (r.task_type == static_cast<std::int32_t>(TaskType::kCommunication) && r.op_type_id == 0) {
-      r.op_type_id = sink_.id(hccl_op_type(f.name));
-    }
     add(r);
   }
 
   // COMMUNICATOR per group, COMMUNICATION per collective (sequence: its index on the group, the same
   // on every rank), COMMUNICATION_LINK per collective and peer.
   void communication() {
-    std::map<std::string, std::int64_t, std::less<>> groups;  // name -> communicator id
+    // (device, name) -> communicator id: the devices of one timeline are members of their own.
+    std::map<std::pair<std::int32_t, std::string>, std::int64_t> groups;
     std::map<std::int64_t, std::int32_t> sequence;
     std::vector<std::int64_t> communicator_of(s_.collectives.size(), 0);
     for (std::size_t i = 0; i < s_.collectives.size(); ++i) {
@@ -269,14 +323,18 @@ class Writer {
         const auto t = s_.thread_names.find({c.pid, c.tid});
         group = t != s_.thread_names.end() ? t->second : "HCCL";
       }
-      const auto [it, added] = groups.try_emplace(group, static_cast<std::int64_t>(groups.size()) + 1);
+      const auto [it, added] =
+          groups.try_emplace({device_of(c), std::move(group)}, static_cast<std::int64_t>(groups.size()) + 1);
       communicator_of[i] = it->second;
     }
-    for (const auto& [name, id] : groups) communicator(name, id);
+    std::map<std::int64_t, CommunicatorMembers> members;  // by communicator id
+    for (const auto& [key, id] : groups) members[id] = communicator(key.second, id);
     for (std::size_t i = 0; i < s_.collectives.size(); ++i) {
       const Collective& c = s_.collectives[i];
       collector::CommunicationRow r{.task_id = collective_task_id_[i], .communicator_id = communicator_of[i]};
-      r.sequence = sequence[communicator_of[i]]++;
+      std::int32_t& next = sequence[communicator_of[i]];
+      r.sequence = hccl_sequence(c.name).value_or(next);  // the same on every rank, as the db import's
+      ++next;
       r.kind = static_cast<std::int32_t>(hccl_collective_kind(c.name).value_or(CollectiveKind::kAllReduce));
       if (!hccl_collective_kind(c.name)) s_.count("HCCL op of an unknown collective (written as all-reduce)");
       r.algorithm = std::max(0, c.algorithm);
@@ -297,37 +355,33 @@ class Writer {
     }
     for (const auto& [key, total] : links_) {
       const auto& [c, peer, transport] = key;
-      sink_.add(collector::CommunicationLinkRow{.task_id = collective_task_id_[static_cast<std::size_t>(c)],
-                                                .peer_rank = peer,
-                                                .transport = transport,
-                                                .bytes = total.bytes,
-                                                .time_ns = total.time_ns});
+      sink_.add(collector::CommunicationLinkRow{
+          .task_id = collective_task_id_[static_cast<std::size_t>(c)],
+          .peer_rank = members[communicator_of[static_cast<std::size_t>(c)]].world_rank(peer),
+          .transport = transport,
+          .bytes = total.bytes,
+          .time_ns = total.time_ns});
     }
     if (!groups.empty()) {
       s_.result.world_size = static_cast<std::int32_t>(std::max<std::int64_t>(s_.result.world_size, max_rank_ + 1));
     }
   }
 
-  void communicator(const std::string& name, std::int64_t id) {
-    std::string members;
-    std::int32_t size = 0, rank = std::max(0, s_.in.rank);
-    if (const auto it = s_.in.group_ranks.find(name); it != s_.in.group_ranks.end() && !it->second.empty()) {
-      for (std::size_t i = 0; i < it->second.size(); ++i) {
-        if (it->second[i] == s_.in.rank) rank = static_cast<std::int32_t>(i);
-        members.append(i == 0 ? "" : ",").append(std::to_string(it->second[i]));
-      }
-      size = static_cast<std::int32_t>(it->second.size());
-    } else {
-      // The ranks its transfers reached: 0..max (a group of consecutive ranks, the usual world group).
-      size = static_cast<std::int32_t>(std::max<std::int64_t>({max_rank_ + 1, std::int64_t{s_.in.rank} + 1, 1}));
-      constexpr std::int32_t kListed = 1 << 16;  // ranks are < 2^20 (the reader's bound); list a sane group only
-      for (std::int32_t i = 0; i < size && size <= kListed; ++i) {
-        members.append(i == 0 ? "" : ",").append(std::to_string(i));
-      }
+  // Its members (Note [Communicator members]): the ranks the transfers (or communication_matrix.json)
+  // reached, this rank's place its world rank, unless parallel_group_info says them.
+  CommunicatorMembers communicator(const std::string& name, std::int64_t id) {
+    std::int32_t seen = static_cast<std::int32_t>(std::min<std::int64_t>(max_rank_ + 1, 1 << 20));
+    if (const auto it = s_.in.group_size_seen.find(name); it != s_.in.group_size_seen.end()) {
+      seen = std::max(seen, it->second);
     }
-    s_.result.world_size = std::max(s_.result.world_size, size);
-    sink_.add(collector::CommunicatorRow{
-        .communicator_id = id, .name_id = sink_.id(name), .rank = rank, .size = size, .members_id = sink_.id(members)});
+    CommunicatorMembers m = communicator_members(s_.in.group_ranks, name, s_.in.rank, seen, s_.in.rank);
+    s_.result.world_size = std::max(s_.result.world_size, m.size);
+    sink_.add(collector::CommunicatorRow{.communicator_id = id,
+                                         .name_id = sink_.id(name),
+                                         .rank = m.rank,
+                                         .size = m.size,
+                                         .members_id = sink_.id(m.list)});
+    return m;
   }
 
   // Without ProfilerStep markers (an export without trace_view.json): the kernels' Step Id spans.
@@ -348,7 +402,6 @@ class Writer {
   ImportSink& sink_;
   std::vector<std::int64_t> collective_task_id_;
   std::vector<std::int32_t> collective_stream_;
-  std::unordered_map<std::int32_t, std::int64_t> collective_row_;                    // collective -> its kernel row
   std::map<std::tuple<std::int32_t, std::int32_t, std::int32_t>, LinkTotal> links_;  // (collective, peer, transport)
   std::int64_t max_rank_ = -1;
 };

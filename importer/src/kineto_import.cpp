@@ -9,6 +9,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "api_levels.h"
 #include "ascend_host_ops.h"  // host_op_kind of a python_function, as torch_npu's exports have them
 #include "chrome_events.h"
 #include "kineto_device_tasks.h"
@@ -279,7 +280,8 @@ class KinetoImporter {
                                 .name_id = sink_.id(e.name),
                                 .connection_id = correlation,
                                 .thread_id = tid,
-                                .kind = static_cast<std::int32_t>(api_kind(e.name))});
+                                .kind = static_cast<std::int32_t>(api_kind(e.name)),
+                                .level = static_cast<std::int32_t>(kineto_api_level(e.cat))});
     if (correlation != 0) tasks_.launch(correlation, {start, tid, int_or(external_id(e), -1)});
     count_args(e, kRuntimeArgs);
   }

@@ -101,6 +101,18 @@ class RealDataAnalyze : public collector::testing::ExportTest {
                                .allocated_bytes = 4096,
                                .reserved_bytes = 8192,
                                .seq = 1});
+    if (imported) {  // the ops' blocks (OP_MEMORY): the largest held by an op not released in the profile
+      const auto block = [&](const char* op, std::int64_t bytes, double from_us, double to_us) {
+        w.add(collector::OpMemoryRow{.name_id = t.id(op),
+                                     .bytes = bytes,
+                                     .allocation_ns = RealTrace::at_us(from_us),
+                                     .release_ns = to_us < 0 ? -1 : RealTrace::at_us(to_us)});
+      };
+      block("aten::add", 1024, 10, 20);
+      block("aten::mm", 1 << 20, 0, -1);
+      block("Conv2D1", 4096, 30, 90);
+      block("aten::empty", 1024, 40, 45);
+    }
     w.add(collector::UnmappedRow{
         .source_id = t.id("trace_view.json"), .what_id = t.id("event cat=Overlap Analysis"), .count = 7});
     t.finalize();
@@ -171,6 +183,26 @@ TEST_F(RealDataAnalyze, MemoryPeaksWithoutLeaks) {
   const Report e = analyze_all(false);
   ASSERT_NE(e.find("leaks"), nullptr);
   EXPECT_EQ(e.find("leaks")->rows.size(), 1u);
+}
+
+TEST_F(RealDataAnalyze, OpsHoldingTheMostMemoryLargestFirst) {
+  const auto reader = collector::TraceReader::open(write(true));
+  const Report r = analyze(*reader, {.top = 3});
+  const Table* t = r.find("op_memory");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->rows.size(), 3u);  // --top
+  const auto name = [&](std::size_t i) { return std::get<std::string>(*t->cell(i, "op_name")); };
+  EXPECT_EQ(name(0), "aten::mm");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(*t->cell(0, "released_at_ns")));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(*t->cell(0, "held_ns")));
+  EXPECT_EQ(name(1), "Conv2D1");
+  EXPECT_EQ(std::get<std::int64_t>(*t->cell(1, "bytes")), 4096);
+  EXPECT_EQ(std::get<std::int64_t>(*t->cell(1, "held_ns")), 60'000);
+  EXPECT_EQ(name(2), "aten::add");  // of two equal blocks, the one held longer
+  // A trace without per-op blocks (every emulated one) has none to show.
+  const Report e = analyze_all(false);
+  ASSERT_NE(e.find("op_memory"), nullptr);
+  EXPECT_TRUE(e.find("op_memory")->rows.empty());
 }
 
 TEST_F(RealDataAnalyze, CommunicationPerCommunicatorAndTransport) {

@@ -48,6 +48,8 @@ TEST_F(AscendTextCommandTest, AnalyzeTakesTheFolderAndShowsItsStepTime) {
   ASSERT_EQ(a.status, 0) << a.output;
   EXPECT_NE(a.output.find("Ascend910B"), std::string::npos) << a.output;
   EXPECT_NE(a.output.find("101.96 ms"), std::string::npos) << a.output;  // Communication(Not Overlapped)
+  EXPECT_NE(a.output.find("Ops holding the most memory"), std::string::npos) << a.output;  // OP_MEMORY
+  EXPECT_NE(a.output.find("aten::_foreach_add"), std::string::npos) << a.output;           // its largest block
   EXPECT_TRUE(fs::exists(copy.string() + ".npuscope.db"));
 }
 

@@ -145,6 +145,7 @@ TEST_F(ChromeExportTest, FlowsPairUpFromApiCallToTask) {
     bool in_api = false;
     for (const auto& e : events) {
       if (e["ph"] != "X" || e["cat"] != "api" || e["args"]["connection_id"] != id) continue;
+      EXPECT_EQ(e["args"]["level"], "acl");  // API.level, as trace_view.json's CANN events say it
       const double ts = s["ts"].get<double>(), from = e["ts"].get<double>(), dur = e["dur"].get<double>();
       in_api = s["pid"] == e["pid"] && s["tid"] == e["tid"] && ts >= from && ts <= from + dur;
     }

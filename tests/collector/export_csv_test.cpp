@@ -71,11 +71,11 @@ TEST_F(CsvExportTest, OpStatisticIsExact) {
 TEST_F(CsvExportTest, ApiStatisticIsExact) {
   export_sample();
   EXPECT_EQ(csv("api_statistic.csv"),
-            "API Name,Count,Total Time(us),Avg Time(us),Min Time(us),Max Time(us),Ratio(%)\n"
-            "aclnnMatMul,3,2.250,0.750,0.250,1.000,34.88\n"
-            "aclrtMemcpy,1,2.000,2.000,2.000,2.000,31.01\n"
-            "aclrtSynchronizeDevice,1,1.500,1.500,1.500,1.500,23.26\n"
-            "aclnnAdd,1,0.700,0.700,0.700,0.700,10.85\n");
+            "Level,API Name,Count,Total Time(us),Avg Time(us),Min Time(us),Max Time(us),Ratio(%)\n"
+            "acl,aclnnMatMul,3,2.250,0.750,0.250,1.000,34.88\n"
+            "acl,aclrtMemcpy,1,2.000,2.000,2.000,2.000,31.01\n"
+            "acl,aclrtSynchronizeDevice,1,1.500,1.500,1.500,1.500,23.26\n"
+            "acl,aclnnAdd,1,0.700,0.700,0.700,0.700,10.85\n");
 }
 
 TEST_F(CsvExportTest, MemoryRecordIsExact) {
@@ -108,7 +108,7 @@ TEST_F(CsvExportTest, QuotesModelAndOpNamesAndLeavesShapesEmptyWithoutTensors) {
   EXPECT_EQ(stats.substr(stats.find('\n') + 1),
             "0,\"my, \"\"model\"\"\",\" spaced \",AI_CPU,1,2.000,2.000,2.000,2.000,100.00\n");
   const std::string apis = csv("api_statistic.csv");
-  EXPECT_EQ(apis.substr(apis.find('\n') + 1), "\"api,with,commas\",1,0.500,0.500,0.500,0.500,100.00\n");
+  EXPECT_EQ(apis.substr(apis.find('\n') + 1), "unknown,\"api,with,commas\",1,0.500,0.500,0.500,0.500,100.00\n");
   EXPECT_EQ(csv("memory_record.csv"),
             "Timestamp(us),Device_id,Operation,Address,Size(bytes),Allocated(bytes),Reserved(bytes)\n");
 }

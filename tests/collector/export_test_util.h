@@ -162,10 +162,14 @@ inline void add_sample_tasks(TraceWriter& w) {
 }
 
 inline void add_sample_host_rows(TraceWriter& w) {
+  constexpr auto kAcl = static_cast<std::int32_t>(ApiLevel::kAcl);  // the emulator's calls are AscendCL's
   const ApiRow apis[] = {
-      {1000, 3000, w.intern("aclrtMemcpy"), 1, 0}, {5000, 6000, w.intern("aclnnMatMul"), 2, 0},
-      {6500, 7200, w.intern("aclnnAdd"), 3, 0},    {7300, 8800, w.intern("aclrtSynchronizeDevice"), 4, 0},
-      {8900, 9150, w.intern("aclnnMatMul"), 6, 0}, {1000, 2000, w.intern("aclnnMatMul"), 5, 1},
+      {1000, 3000, w.intern("aclrtMemcpy"), 1, 0, 0, kAcl},
+      {5000, 6000, w.intern("aclnnMatMul"), 2, 0, 0, kAcl},
+      {6500, 7200, w.intern("aclnnAdd"), 3, 0, 0, kAcl},
+      {7300, 8800, w.intern("aclrtSynchronizeDevice"), 4, 0, 0, kAcl},
+      {8900, 9150, w.intern("aclnnMatMul"), 6, 0, 0, kAcl},
+      {1000, 2000, w.intern("aclnnMatMul"), 5, 1, 0, kAcl},
   };
   w.add(apis);
   MarkerRow step{800, 9800, 0, 0, 1, 0};

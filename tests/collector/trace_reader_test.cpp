@@ -289,6 +289,42 @@ TEST_F(TraceReaderTest, Schema11TracesReadKernelFormatsAsZeroAndImportTablesAsEm
   EXPECT_EQ(old->count("UNMAPPED"), 0);
 }
 
+// Schema 13 added API.level (and, a new table, OP_MEMORY): a schema 12 trace's calls read as level 0,
+// unknown, and it has no per-op memory.
+TEST_F(TraceReaderTest, ApiLevelsRoundTripAndSchema12TracesReadThemAsZero) {
+  {
+    auto writer = TraceWriter::create(path());
+    const StringId add = writer->intern("aclnnAdd");
+    writer->add(ApiRow{.start_ns = 1,
+                       .end_ns = 5,
+                       .name_id = add,
+                       .connection_id = 7,
+                       .kind = static_cast<std::int32_t>(ApiKind::kLaunch),
+                       .level = static_cast<std::int32_t>(ApiLevel::kNode)});
+    writer->add(OpMemoryRow{.name_id = add, .bytes = 512, .allocation_ns = 2, .release_ns = 4});
+    writer->finalize();
+  }
+  {
+    const auto reader = TraceReader::open(path());
+    EXPECT_EQ(reader->rows<ApiRow>().at(0).level, static_cast<std::int32_t>(ApiLevel::kNode));
+    const OpMemoryRow block = reader->rows<OpMemoryRow>().at(0);
+    EXPECT_EQ(block.bytes, 512);
+    EXPECT_EQ(block.release_ns, 4);
+    EXPECT_EQ(block.active_release_ns, -1);
+  }
+  sql_exec(path(),
+           "DROP VIEW API; ALTER TABLE API_CALL DROP COLUMN level; DROP TABLE OP_MEMORY; "
+           "CREATE VIEW API AS SELECT start_ns, end_ns, name_id, connection_id, thread_id, kind FROM API_CALL; "
+           "UPDATE META SET value = '12' WHERE key = 'schema_version'");
+  const auto old = TraceReader::open(path());
+  EXPECT_EQ(old->schema_version(), 12);
+  const ApiRow call = old->rows<ApiRow>().at(0);
+  EXPECT_EQ(call.level, 0);
+  EXPECT_EQ(call.connection_id, 7);
+  EXPECT_EQ(call.kind, static_cast<std::int32_t>(ApiKind::kLaunch));
+  EXPECT_TRUE(old->rows<OpMemoryRow>().empty());
+}
+
 // Schema 4 added MEMORY_RECORD.seq: memory operations with equal times come back in allocator
 // order, whatever order they were written in; a schema 3 trace reads them in written order, with
 // seq = that order (adapt_older_schema).

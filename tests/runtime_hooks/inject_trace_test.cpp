@@ -227,6 +227,7 @@ TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
   table.on_api(table.user, {900, 78, "aclnnOrphan", 3, 1, 0});   // an exit with no start: counted
   table.on_api(table.user, {1000, 79, "aclnnPaired", 3, 0, 0});  // an enter still pairs with its exit
   table.on_api(table.user, {1100, 79, "aclnnPaired", 3, 1, 1000});
+  table.on_api(table.user, {1300, 80, "HcclAllReduce", 3, 1, 1200});
   p.stop();
   auto trace = open_trace(db_);
   std::map<std::string, collector::ApiRow> by_name;
@@ -239,6 +240,10 @@ TEST_F(InjectTrace, AskWhatItNeedsAndTakesApiCallsWholeFromTheirExit) {
   ASSERT_TRUE(by_name.count("aclnnPaired"));
   EXPECT_EQ(by_name.at("aclnnPaired").start_ns, 1000);
   EXPECT_EQ(by_name.at("aclnnPaired").end_ns, 1100);
+  // The layer of each call (API.level): the emulator's are AscendCL's, and HCCL's.
+  EXPECT_EQ(by_name.at("aclnnPaired").level, static_cast<std::int32_t>(ApiLevel::kAcl));
+  ASSERT_TRUE(by_name.count("HcclAllReduce"));
+  EXPECT_EQ(by_name.at("HcclAllReduce").level, static_cast<std::int32_t>(ApiLevel::kHccl));
   EXPECT_EQ(stats_of(*trace).at("unpaired_api"), 1);
   const auto tasks = trace->rows<collector::TaskRow>();
   ASSERT_EQ(tasks.size(), 1u);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 namespace npuscope::inject {
@@ -22,6 +23,12 @@ std::string shape_string(const TensorEntry& e) {
     s += std::to_string(e.dims[d]);
   }
   return s;
+}
+
+// The layer of an emulated call: the emulator's host API is AscendCL's (aclrt*, aclnn*, an op's
+// launch) and HCCL's (Hccl*).
+ApiLevel emulated_api_level(const char* name) {
+  return name != nullptr && std::string_view(name).starts_with("Hccl") ? ApiLevel::kHccl : ApiLevel::kAcl;
 }
 
 }  // namespace
@@ -92,7 +99,8 @@ void RowBuilder::add_api_row(const hooks::ApiRecord& enter, std::uint64_t end_ns
                             .name_id = strings_.id(enter.name),
                             .connection_id = static_cast<std::int64_t>(enter.connection_id),
                             .thread_id = static_cast<std::int32_t>(thread_id),
-                            .kind = static_cast<std::int32_t>(enter.kind)});
+                            .kind = static_cast<std::int32_t>(enter.kind),
+                            .level = static_cast<std::int32_t>(emulated_api_level(enter.name))});
 }
 
 // ---- tasks, memory, copies, devices -----------------------------------------------------------------

@@ -24,13 +24,14 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 12: KERNEL's formats and output shapes/dtypes, PYTORCH_API.stack_id (real profiles); 11: TASK_EXEC's
+// 13: API.level (CANN's acl/node/hccl/runtime, CUDA's runtime/driver); 12: KERNEL's formats and output
+// shapes/dtypes, PYTORCH_API.stack_id (real profiles); 11: TASK_EXEC's
 // underflow counts; 10: COMMUNICATOR, COMMUNICATION, COMMUNICATION_LINK, META rank keys (many ranks); 9: KERNEL_BLOCK,
 // PIPE_INSTRUCTION, KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6:
 // PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API
 // and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 12;
+inline constexpr int kSchemaVersion = 13;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -49,6 +50,7 @@ inline constexpr std::string_view kMetaLauncher = "launcher";
 // The rows store the trace vocabulary's values (Note [One vocabulary] in vocabulary.h) as plain
 // integers: a trace may hold a value this build does not know. Read them through these.
 using npuscope::ApiKind;
+using npuscope::ApiLevel;
 using npuscope::CopyKind;
 using npuscope::HostOpKind;
 using npuscope::MarkerKind;
@@ -115,7 +117,8 @@ struct ApiRow {
   StringId name_id = 0;
   std::int64_t connection_id = 0;
   std::int32_t thread_id = 0;
-  std::int32_t kind = 0;  // ApiKind: what the call does
+  std::int32_t kind = 0;   // ApiKind: what the call does
+  std::int32_t level = 0;  // ApiLevel: the layer it belongs to (acl, node, runtime, driver, ...)
 };
 
 struct MemoryRow {
@@ -321,6 +324,22 @@ struct UnmappedRow {
   std::int64_t count = 0;
 };
 
+// One block of device memory an op allocated, with when it was released, as a real profile records
+// it (torch_npu's operator_memory.csv and OP_MEMORY, msprof's NPU_OP_MEM allocate/release pairs):
+// OP_MEMORY. A time or total the profile does not give is -1: a block allocated before the profile
+// began, or released after it ended, has no allocation or release time.
+struct OpMemoryRow {
+  StringId name_id = 0;  // the op that allocated it: "aten::empty_strided", GE's "Conv2D1", ...
+  std::int32_t device_id = 0;
+  std::int64_t bytes = 0;
+  std::int64_t allocation_ns = -1, release_ns = -1;
+  std::int64_t active_release_ns = -1;  // when the allocator got it back (torch_npu); -1 not said
+  // The allocator's totals when it was allocated and when it was released (bytes); -1 not said.
+  std::int64_t allocation_allocated_bytes = -1, allocation_reserved_bytes = -1, allocation_active_bytes = -1;
+  std::int64_t release_allocated_bytes = -1, release_reserved_bytes = -1, release_active_bytes = -1;
+  std::int64_t stream_ptr = 0;  // the allocator's stream, as the profile writes it; 0 not said
+};
+
 // META keys of an imported trace (absent in an emulated one): the tool that wrote the source, its
 // version where it says, and what was imported.
 inline constexpr std::string_view kMetaSource = "source";  // "kineto", "ascend_pytorch_profiler_db", ...
@@ -356,7 +375,8 @@ inline constexpr std::string_view kMetaSourcePath = "source_path";
   X(CommunicationLinkRow)      \
   X(TaskPmuRow)                \
   X(CounterRow)                \
-  X(UnmappedRow)
+  X(UnmappedRow)               \
+  X(OpMemoryRow)
 
 // A list of row types, for what follows from NPUSCOPE_TRACE_ROWS.
 template <class... Rows>

@@ -112,13 +112,17 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kMemset, 11, "MEMSET", "A memset on a stream.")                                                               \
   X(kCommunicationTask, 12, "HCCL_TASK",                                                                          \
     "A link-level task of a collective (notify, SDMA/RDMA transfer, reduce): its HCCL op is an HCCL task.")       \
-  X(kOtherDeviceTask, 13, "OTHER", "A device task a real profile records that is no op (STARS_COMMON, ...).")
+  X(kOtherDeviceTask, 13, "OTHER", "A device task a real profile records that is no op (STARS_COMMON, ...).")     \
+  X(kDsa, 14, "DSA_SQE",                                                                                          \
+    "An op run on the Data Stream Accelerator (real Ascend: DropoutGenMask's DSAGenBitMask, random numbers).")
 
 // Nsight Systems' copyKind values. MEMCPY.copy_kind.
-#define NPUSCOPE_COPY_KINDS(X)                   \
-  X(kHostToDevice, 1, "HtoD", "Host to device.") \
-  X(kDeviceToHost, 2, "DtoH", "Device to host.") \
-  X(kDeviceToDevice, 8, "DtoD", "Device to device.")
+#define NPUSCOPE_COPY_KINDS(X)                                                                   \
+  X(kUnknown, 0, "unknown", "Not said (a real profile's copy whose export does not record it).") \
+  X(kHostToDevice, 1, "HtoD", "Host to device.")                                                 \
+  X(kDeviceToHost, 2, "DtoH", "Device to host.")                                                 \
+  X(kDeviceToDevice, 8, "DtoD", "Device to device.")                                             \
+  X(kHostToHost, 10, "HtoH", "Host to host (a real profile's).")
 
 // What the caching allocator did. MEMORY_RECORD.op.
 #define NPUSCOPE_MEMORY_OPS(X)                                                                      \
@@ -148,6 +152,17 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kMalloc, 5, "malloc", "Device memory allocation (`aclrtMalloc`).")                                            \
   X(kFree, 6, "free", "Device memory release (`aclrtFree`).")                                                     \
   X(kEvent, 7, "event", "Records an event on a stream, or makes a stream wait for one; the host goes on.")
+
+// The layer of the software stack an API call belongs to (msprof's ENUM_API_TYPE, Kineto's runtime
+// and driver categories). API.level.
+#define NPUSCOPE_API_LEVELS(X)                                                                                 \
+  X(kUnknown, 0, "unknown", "Not said (a trace recorded before API levels, or a source that does not say).")   \
+  X(kAcl, 1, "acl", "AscendCL, the application's API (`aclrtMemcpy`, `aclnnAdd`, ...); the emulator's calls.") \
+  X(kModel, 2, "model", "CANN's model layer (GE graph execution).")                                            \
+  X(kNode, 3, "node", "CANN's node layer (an op's launch inside CANN).")                                       \
+  X(kHccl, 4, "hccl", "HCCL's API (`HcclAllReduce`, ...).")                                                    \
+  X(kRuntime, 5, "runtime", "The runtime: CANN's runtime, CUDA's (`cuda_runtime`), HIP's, a PrivateUse1 one.") \
+  X(kDriver, 6, "driver", "The driver API under the runtime (`cuda_driver`: `cuLaunchKernelEx`, ...).")
 
 // What a PYTORCH_API row is: a framework op on the host timeline (what torch_npu's profiler records
 // through PyTorch's RecordFunction, and the module hierarchy msprobe names). PYTORCH_API.kind.
@@ -286,6 +301,7 @@ enum class MemoryOp : std::uint8_t { NPUSCOPE_MEMORY_OPS(NPUSCOPE_ENUM_VALUE) };
 enum class MarkerKind : std::uint8_t { NPUSCOPE_MARKER_KINDS(NPUSCOPE_ENUM_VALUE) };
 enum class TensorRole : std::uint8_t { NPUSCOPE_TENSOR_ROLES(NPUSCOPE_ENUM_VALUE) };
 enum class ApiKind : std::uint8_t { NPUSCOPE_API_KINDS(NPUSCOPE_ENUM_VALUE) };
+enum class ApiLevel : std::uint8_t { NPUSCOPE_API_LEVELS(NPUSCOPE_ENUM_VALUE) };
 enum class DeviceKind : std::uint8_t { NPUSCOPE_DEVICE_KINDS(NPUSCOPE_ENUM_VALUE) };
 enum class HostOpKind : std::uint8_t { NPUSCOPE_HOST_OP_KINDS(NPUSCOPE_ENUM_VALUE) };
 enum class ModelPass : std::uint8_t { NPUSCOPE_MODEL_PASSES(NPUSCOPE_ENUM_VALUE) };
@@ -330,6 +346,7 @@ NPUSCOPE_DECLARE_ENUM_TRAITS(MemoryOp, NPUSCOPE_MEMORY_OPS, "memory_op", "MEMORY
 NPUSCOPE_DECLARE_ENUM_TRAITS(MarkerKind, NPUSCOPE_MARKER_KINDS, "marker_kind", "MARKER.kind")
 NPUSCOPE_DECLARE_ENUM_TRAITS(TensorRole, NPUSCOPE_TENSOR_ROLES, "role", "TENSOR.role, COMPARE_RESULT.role")
 NPUSCOPE_DECLARE_ENUM_TRAITS(ApiKind, NPUSCOPE_API_KINDS, "api_kind", "API.kind")
+NPUSCOPE_DECLARE_ENUM_TRAITS(ApiLevel, NPUSCOPE_API_LEVELS, "api_level", "API.level")
 NPUSCOPE_DECLARE_ENUM_TRAITS(DeviceKind, NPUSCOPE_DEVICE_KINDS, "device_kind", "")
 NPUSCOPE_DECLARE_ENUM_TRAITS(HostOpKind, NPUSCOPE_HOST_OP_KINDS, "host_op_kind", "PYTORCH_API.kind")
 NPUSCOPE_DECLARE_ENUM_TRAITS(ModelPass, NPUSCOPE_MODEL_PASSES, "pass", "PYTORCH_API.pass")
@@ -395,10 +412,11 @@ constexpr bool is(std::int64_t stored, E e) {
 //   accounts, which `npuscope diff` pairs and the viewer's Diff panel looks up. A collective moves
 //   data rather than computing it: compare judges its effect in the next op's inputs.
 // Copies and events are none of these (MEMCPY and the stream's own bookkeeping).
+// A DSA op is one (msprof's op_summary, op_statistic and step_trace_time's Computing count it).
 constexpr bool is_device_kernel(std::int64_t task_type) {
   return is(task_type, TaskType::kAiCore) || is(task_type, TaskType::kAiVectorCore) ||
          is(task_type, TaskType::kAiCpu) || is(task_type, TaskType::kMixAiCore) ||
-         is(task_type, TaskType::kMixAiVector) || is(task_type, TaskType::kKernel);
+         is(task_type, TaskType::kMixAiVector) || is(task_type, TaskType::kKernel) || is(task_type, TaskType::kDsa);
 }
 constexpr bool is_kernel_op(std::int64_t task_type) {
   return is_device_kernel(task_type) || is(task_type, TaskType::kHostCpu);
