@@ -213,8 +213,7 @@ void Unpickler::op_global(std::string_view module, std::string_view name) {
   if (g == Global::kNone && module == "torch" && is_lower_identifier(name)) g = Global::kDtype;
   const std::string full = std::string(module) + "." + std::string(name);
   if (g == Global::kNone)
-    fail("refers to " + full.substr(0, 200) +
-         ", which is not part of a saved tensor (npuscope reads one tensor per file and runs no code)");
+    fail("refers to " + full.substr(0, 200) + ": npuscope reads one dense tensor per file and runs no code");
   const Ref r = make_text(Kind::kGlobal, full);
   objects_[r].global = g;
   stack_.push_back(r);

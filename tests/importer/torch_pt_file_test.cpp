@@ -52,13 +52,83 @@ std::string error_of(const fs::path& p) {
   return "(no error)";
 }
 
+// A zip of stored members, as small as the format allows (no ZIP64, no data descriptors).
+std::string stored_zip(const std::vector<std::pair<std::string, std::string>>& members) {
+  const auto le = [](std::string& out, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out += static_cast<char>(v >> (8 * i) & 0xFF);
+  };
+  std::string zip, central;
+  for (const auto& [name, data] : members) {
+    const std::size_t offset = zip.size();
+    for (std::string* out : {&zip, &central}) {
+      const bool c = out == &central;
+      le(*out, c ? 0x02014b50 : 0x04034b50, 4);
+      le(*out, 20, 2);
+      if (c) le(*out, 20, 2);
+      le(*out, 0, 4);  // flags, method
+      le(*out, 0, 8);  // time, date, CRC-32
+      le(*out, data.size(), 4);
+      le(*out, data.size(), 4);
+      le(*out, name.size(), 2);
+      le(*out, 0, 2);
+      if (c) le(*out, 0, 6);  // comment, disk, internal attributes
+      if (c) le(*out, 0, 4);  // external attributes
+      if (c) le(*out, offset, 4);
+      *out += name;
+      if (!c) zip += data;
+    }
+  }
+  const std::size_t cd_offset = zip.size();
+  zip += central;
+  le(zip, 0x06054b50, 4);
+  le(zip, 0, 4);
+  le(zip, members.size(), 2);
+  le(zip, members.size(), 2);
+  le(zip, central.size(), 4);
+  le(zip, cd_offset, 4);
+  le(zip, 0, 2);
+  return zip;
+}
+
+// Pickle opcodes for a value (LONG1 of 8 bytes), a string, a tuple of values.
+std::string p_int(std::int64_t v) {
+  std::string s = "\x8a\x08";
+  for (int i = 0; i < 8; ++i) s += static_cast<char>(static_cast<std::uint64_t>(v) >> (8 * i) & 0xFF);
+  return s;
+}
+std::string p_str(const std::string& v) {
+  std::string s = "X";
+  for (int i = 0; i < 4; ++i) s += static_cast<char>(v.size() >> (8 * i) & 0xFF);
+  return s + v;
+}
+std::string p_tuple(const std::vector<std::int64_t>& v) {
+  std::string s = "(";
+  for (const std::int64_t x : v) s += p_int(x);
+  return s + "t";
+}
+
+// torch.save's pickle of one tensor: _rebuild_tensor_v2(storage, offset, size, stride, False, OrderedDict()).
+std::string tensor_pickle(std::int64_t storage_numel, std::int64_t offset, const std::vector<std::int64_t>& size,
+                          const std::vector<std::int64_t>& stride,
+                          const std::string& global = "torch._utils\n_rebuild_tensor_v2") {
+  return std::string("\x80\x02") + "c" + global + "\n((" + p_str("storage") + "ctorch\nFloatStorage\n" + p_str("0") +
+         p_str("cpu") + p_int(storage_numel) + "tQ" + p_int(offset) + p_tuple(size) + p_tuple(stride) +
+         "\x89"
+         "ccollections\nOrderedDict\n)RtR.";
+}
+
+// A torch.save-like file of that pickle over a float32 storage of `bytes` bytes.
+std::string pt_file(const std::string& pickle, std::size_t bytes) {
+  return stored_zip({{"x/data.pkl", pickle}, {"x/data/0", std::string(bytes, '\0')}, {"x/version", "3\n"}});
+}
+
 class TorchPtTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // In /dev/shm where there is one: the bad-input tests write a file per byte of their input.
     const fs::path tmp = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
     dir_ = tmp / ("npuscope_torch_pt_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override {
@@ -188,6 +258,84 @@ TEST_F(TorchPtTest, EveryFlippedByteIsAnErrorOrATensor) {
       }
     }
   }
+}
+
+TEST_F(TorchPtTest, AHandWrittenArchiveReads) {
+  spit(dir_ / "ok.pt", pt_file(tensor_pickle(6, 1, {2, 2}, {1, 2}), 24));
+  const DumpTensorData d = read_torch_pt((dir_ / "ok.pt").string());
+  EXPECT_EQ(d.shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(d.bytes.size(), 16u);
+}
+
+TEST_F(TorchPtTest, BadGeometryIsAnError) {
+  const struct {
+    const char* what;
+    std::string file;
+    const char* message;
+  } cases[] = {
+      {"sizes overflow", pt_file(tensor_pickle(6, 0, {1LL << 62, 4}, {4, 1}), 24), "overflows"},
+      {"offset past the storage", pt_file(tensor_pickle(6, 5, {3}, {1}), 24), "reaching element 7 of a storage of 6"},
+      {"stride past the storage", pt_file(tensor_pickle(6, 0, {2, 3}, {4, 1}), 24), "reaching element 6"},
+      {"storage cut short", pt_file(tensor_pickle(6, 0, {6}, {1}), 8), "cut short"},
+      {"negative stride", pt_file(tensor_pickle(6, 5, {3}, {-1}), 24), "negative"},
+      {"negative size", pt_file(tensor_pickle(6, 0, {-3}, {1}), 24), "negative"},
+      {"negative offset", pt_file(tensor_pickle(6, -1, {3}, {1}), 24), "negative storage offset"},
+      {"terabytes expanded", pt_file(tensor_pickle(1, 0, {1LL << 40}, {0}), 4), "expanded view"},
+      {"sizes and strides disagree", pt_file(tensor_pickle(6, 0, {2, 3}, {1}), 24), "2 sizes and 1 strides"},
+      {"no storage member", stored_zip({{"x/data.pkl", tensor_pickle(6, 0, {6}, {1})}}),
+       "x/data/0 the pickle names is missing"},
+      {"no data.pkl", stored_zip({{"x/version", "3"}}), "without <archive>/data.pkl"},
+      {"two archives", stored_zip({{"x/data.pkl", ""}, {"y/data.pkl", ""}}), "several archives"},
+      {"big-endian", stored_zip({{"x/data.pkl", tensor_pickle(6, 0, {6}, {1})}, {"x/byteorder", "big"}}),
+       "byte order 'big'"},
+  };
+  for (const auto& c : cases) {
+    spit(dir_ / "bad.pt", c.file);
+    const std::string message = error_of(dir_ / "bad.pt");
+    EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
+    EXPECT_NE(message.find("bad.pt"), std::string::npos) << c.what << ": " << message;
+  }
+}
+
+TEST_F(TorchPtTest, APickleRunsNothing) {
+  const struct {
+    const char* what;
+    std::string pickle;
+    const char* message;
+  } cases[] = {
+      {"os.system",
+       "\x80\x02"
+       "cos\nsystem\n" +
+           p_str("touch /tmp/pwned") + "\x85R.",
+       "refers to os.system: npuscope reads one dense tensor per file and runs no code"},
+      {"builtins.eval as rebuild", tensor_pickle(6, 0, {6}, {1}, "builtins\neval"), "builtins.eval"},
+      {"a torch function called",
+       "\x80\x02"
+       "ctorch\nload\n" +
+           p_str("x.pt") + "\x85R.",
+       "calls torch.load"},
+      {"STACK_GLOBAL", "\x80\x04" + p_str("subprocess") + p_str("Popen") + "\x93.", "subprocess.Popen"},
+      {"INST", "\x80\x02(ios\nsystem\n.", "the opcode 0x69 ('i')"},
+      {"cut inside an opcode", std::string("\x80\x02X\xff\xff\x00\x00", 8) + "ab", "cut short"},
+      {"no STOP", "\x80\x02N", "cut short"},
+      {"two values at STOP", "\x80\x02NN.", "STOP with 2 values"},
+      {"pop of nothing",
+       "\x80\x02"
+       "0.",
+       "pops an empty stack"},
+      {"memo never written",
+       "\x80\x02h\x07"
+       ".",
+       "memo entry 7"},
+      {"not a tensor", "\x80\x02}.", "holds a dict of 0, not a tensor"},
+      {"a storage that is not a storage", "\x80\x02(" + p_str("storage") + "NNNNtQ.", "a storage of the type None"},
+  };
+  for (const auto& c : cases) {
+    spit(dir_ / "bad.pt", pt_file(c.pickle, 24));
+    const std::string message = error_of(dir_ / "bad.pt");
+    EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
+  }
+  EXPECT_FALSE(fs::exists("/tmp/pwned"));
 }
 
 TEST_F(TorchPtTest, NotATorchFile) {
