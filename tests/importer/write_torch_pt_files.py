@@ -84,6 +84,7 @@ expect("view_step.pt", base[:, ::3])
 expect("view_permuted.pt", values(torch.float16, (2, 3, 4)).permute(2, 0, 1)[1:])
 expect("view_expanded.pt", torch.arange(3, dtype=torch.int64).expand(4, 3))
 expect("view_column.pt", base[:, 5])
+expect("view_tiles.pt", values(torch.float32, (3, 130, 70)).transpose(1, 2)[:, 5:])  # several 64x64 tiles, and parts
 expect("legacy_view.pt", base[1:, ::2].t(), _use_new_zipfile_serialization=False)
 # 0-d, empty, big-ish, requires_grad, Parameter, a tensor with Python attributes.
 expect("scalar.pt", torch.tensor(3.5, dtype=torch.float64))
