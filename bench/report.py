@@ -455,6 +455,32 @@ def import_section(out_dir):
     return out
 
 
+# Tensor mode compares at 1 GB/s end to end (issue 38): the .pt reading alone must leave room for it.
+TORCH_PT_TARGET_GB_S = 1.0
+
+
+def torch_pt_section(out_dir):
+    data = load_json_tail(os.path.join(out_dir, "torch_pt.json"))
+    if data is None or not data.get("available"):
+        return []
+    out = ["", "## Reading .pt tensor files", "",
+           "`read_torch_pt` (importer/src/torch_pt_file.h: what `npuscope compare` reads msprobe's tensor-mode "
+           "`dump_tensor_data/*.pt` with, no Python, no libtorch) against /usr/bin/python3's `torch.load` (torch %s, "
+           "`.contiguous()` after) of the same %d MB float32 tensor written by `torch.save`, the file in the page "
+           "cache; median CPU time (user + sys) of %d reads each, in one process each (interpreter start and "
+           "`import torch` not counted)." % (data["torch"], data["mb"], data["runs"]), "",
+           "| file | read_torch_pt | torch.load | ratio | target |", "|---|---:|---:|---:|---|"]
+    for f in data["files"]:
+        ok = f["read_gb_s"] >= TORCH_PT_TARGET_GB_S
+        if not ok and f["name"] == "contiguous":
+            warn("torch_pt: %.2f GB/s reading a contiguous .pt (target %g)" % (f["read_gb_s"], TORCH_PT_TARGET_GB_S))
+        what = "contiguous (msprobe's case: one read)" if f["name"] == "contiguous" else "transposed view (gathered)"
+        out.append("| %s | %.2f GB/s | %.2f GB/s | %.1fx | >= %g GB/s (%s) |" % (
+            what, f["read_gb_s"], f["torch_gb_s"], f["ratio"], TORCH_PT_TARGET_GB_S, verdict(ok)))
+    out += ["", "Command: `/usr/bin/python3 bench/torch_pt_bench.py BUILD [--mb 256]` (JSON on stdout)."]
+    return out
+
+
 ZOO_TARGET_MEDIAN = 1.5
 ZOO_TARGET_WORST = 3.0
 
@@ -935,6 +961,7 @@ def main(argv):
     lines += overhead_section(out_dir)
     lines += cluster_section(out_dir)
     lines += import_section(out_dir)
+    lines += torch_pt_section(out_dir)
     lines += zoo_section(out_dir)
     if update:
         lines = update_report(report, lines)

@@ -93,6 +93,13 @@ if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -x "$BUILD_DIR/bench/make_kineto_trace"
     echo "run_bench.sh: warning: bench/import_bench.py failed; its section is left out" >&2
 fi
 
+# read_torch_pt (msprobe's tensor-mode .pt files) against torch.load of the same 256 MB float32 tensor.
+if [ -x "$BUILD_DIR/bench/read_torch_pt" ]; then
+  echo "== torch_pt_bench.py"
+  /usr/bin/python3 "$ROOT/bench/torch_pt_bench.py" "$BUILD_DIR" >"$OUT_DIR/torch_pt.json" ||
+    echo "run_bench.sh: warning: bench/torch_pt_bench.py failed; its section is left out" >&2
+fi
+
 # The model zoo: ~20 models' forward on cpu and npu against PyTorch's own, exported at bench time.
 if [ -x "$BUILD_DIR/bench/zoo_exec" ]; then
   echo "== model_zoo.py"

@@ -110,11 +110,13 @@ std::string p_tuple(const std::vector<std::int64_t>& v) {
 // torch.save's pickle of one tensor: _rebuild_tensor_v2(storage, offset, size, stride, False, OrderedDict()).
 std::string tensor_pickle(std::int64_t storage_numel, std::int64_t offset, const std::vector<std::int64_t>& size,
                           const std::vector<std::int64_t>& stride,
-                          const std::string& global = "torch._utils\n_rebuild_tensor_v2") {
-  return std::string("\x80\x02") + "c" + global + "\n((" + p_str("storage") + "ctorch\nFloatStorage\n" + p_str("0") +
-         p_str("cpu") + p_int(storage_numel) + "tQ" + p_int(offset) + p_tuple(size) + p_tuple(stride) +
+                          const std::string& global = "torch._utils\n_rebuild_tensor_v2",
+                          const std::string& storage = "FloatStorage", const std::string& more_args = "") {
+  return std::string("\x80\x02") + "c" + global + "\n((" + p_str("storage") + "ctorch\n" + storage + "\n" + p_str("0") +
+         p_str("npu:0") + p_int(storage_numel) + "tQ" + p_int(offset) + p_tuple(size) + p_tuple(stride) +
          "\x89"
-         "ccollections\nOrderedDict\n)RtR.";
+         "ccollections\nOrderedDict\n)R" +
+         more_args + "tR.";
 }
 
 // A torch.save-like file of that pickle over a float32 storage of `bytes` bytes.
@@ -265,6 +267,32 @@ TEST_F(TorchPtTest, AHandWrittenArchiveReads) {
   const DumpTensorData d = read_torch_pt((dir_ / "ok.pt").string());
   EXPECT_EQ(d.shape, (std::vector<std::int64_t>{2, 2}));
   EXPECT_EQ(d.bytes.size(), 16u);
+}
+
+// What PyTorch 2.x and torch_npu write beside _rebuild_tensor_v2 (no such torch here: hand-built).
+TEST_F(TorchPtTest, TorchTwoAndTorchNpuRebuilds) {
+  // torch_npu's save: _rebuild_npu_tensor(..., hooks, npu_format) over the CPU copy of the data.
+  spit(dir_ / "npu.pt", pt_file(tensor_pickle(6, 0, {2, 3}, {3, 1}, "torch_npu.utils.storage\n_rebuild_npu_tensor",
+                                              "FloatStorage", "K\x02"),
+                                24));
+  const DumpTensorData npu = read_torch_pt((dir_ / "npu.pt").string());
+  EXPECT_EQ(npu.shape, (std::vector<std::int64_t>{2, 3}));
+  // 2.1+: _rebuild_tensor_v3(untyped storage (numel in bytes), ..., hooks, dtype).
+  spit(dir_ / "v3.pt", pt_file(tensor_pickle(24, 1, {5}, {1}, "torch._utils\n_rebuild_tensor_v3", "UntypedStorage",
+                                             "ctorch\nfloat32\n"),
+                               24));
+  const DumpTensorData v3 = read_torch_pt((dir_ / "v3.pt").string());
+  EXPECT_EQ(v3.dtype_id, static_cast<std::int32_t>(DType::kF32));
+  EXPECT_EQ(v3.numel, 5);
+  spit(dir_ / "u16.pt", pt_file(tensor_pickle(24, 0, {12}, {1}, "torch._utils\n_rebuild_tensor_v3", "UntypedStorage",
+                                              "ctorch\nuint16\n"),
+                                24));
+  EXPECT_NE(error_of(dir_ / "u16.pt").find("a torch.uint16 tensor: npuscope has no such dtype"), std::string::npos);
+  // A v2 tensor with metadata (the conjugate bit of a complex view) is not a real tensor.
+  spit(dir_ / "conj.pt", pt_file(tensor_pickle(6, 0, {6}, {1}, "torch._utils\n_rebuild_tensor_v2", "FloatStorage",
+                                               "}" + p_str("conj") + "\x88s"),
+                                 24));
+  EXPECT_NE(error_of(dir_ / "conj.pt").find("metadata"), std::string::npos);
 }
 
 TEST_F(TorchPtTest, BadGeometryIsAnError) {
