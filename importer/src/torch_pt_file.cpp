@@ -200,9 +200,11 @@ DumpTensorData assemble(const PtFile& file, const PickledTensor& t, DType dtype,
       __builtin_mul_overflow(last + 1, esize, &span_bytes)) {
     file.fail("a tensor whose extent overflows");
   }
-  if (last >= t.storage.numel) {
+  // An untyped storage (_rebuild_tensor_v3) counts bytes; the typed ones count their elements.
+  const std::int64_t storage_numel = t.storage.type == "UntypedStorage" ? t.storage.numel / esize : t.storage.numel;
+  if (last >= storage_numel) {
     file.fail("a tensor reaching element " + std::to_string(last) + " of a storage of " +
-              std::to_string(t.storage.numel));
+              std::to_string(storage_numel));
   }
   if (static_cast<std::uint64_t>(span_bytes) > src.bytes) {
     file.fail("the storage data/" + t.storage.key + " is cut short (" + std::to_string(src.bytes) +

@@ -284,6 +284,10 @@ TEST_F(TorchPtTest, TorchTwoAndTorchNpuRebuilds) {
   const DumpTensorData v3 = read_torch_pt((dir_ / "v3.pt").string());
   EXPECT_EQ(v3.dtype_id, static_cast<std::int32_t>(DType::kF32));
   EXPECT_EQ(v3.numel, 5);
+  spit(dir_ / "v3_past.pt", pt_file(tensor_pickle(24, 1, {6}, {1}, "torch._utils\n_rebuild_tensor_v3", "UntypedStorage",
+                                                  "ctorch\nfloat32\n"),
+                                    48));
+  EXPECT_NE(error_of(dir_ / "v3_past.pt").find("reaching element 6 of a storage of 6"), std::string::npos);
   spit(dir_ / "u16.pt", pt_file(tensor_pickle(24, 0, {12}, {1}, "torch._utils\n_rebuild_tensor_v3", "UntypedStorage",
                                               "ctorch\nuint16\n"),
                                 24));
