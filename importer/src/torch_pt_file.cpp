@@ -58,7 +58,7 @@ using collector::DumpTensorData;
 using torch_pt::PickledTensor;
 using torch_pt::PtFile;
 
-constexpr std::uint64_t kMaxPickleBytes = 64u << 20;
+constexpr std::uint64_t kMaxPickleBytes = 1u << 20;  // a tensor's pickle is a few hundred bytes
 constexpr std::uint64_t kMaxExpandedBytes = 1u << 30;
 
 // torch's storage classes and the dtypes they hold (torch/storage.py _dtype_to_storage_type_map).
