@@ -2,6 +2,7 @@
 // writes (Debian's torch, at test time, against what it wrote as raw bytes), the small ones checked
 // into tests/data/torch_pt (always), and bad input built here (a clear error, never a crash).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "../../importer/src/torch_pt_file.h"
+#include "import_test_dir.h"
 #include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::importer {
@@ -124,20 +126,41 @@ std::string pt_file(const std::string& pickle, std::size_t bytes) {
   return stored_zip({{"x/data.pkl", pickle}, {"x/data/0", std::string(bytes, '\0')}, {"x/version", "3\n"}});
 }
 
-class TorchPtTest : public ::testing::Test {
+// Bad-input cases: each file's bytes and a part of the error it must end in (with the file's name).
+struct BadCase {
+  const char* what;
+  std::string file;
+  const char* message;
+};
+
+// A file in memory (memfd) for the tests that write one file per byte of their input: thousands of
+// writes that a disk makes slow.
+class MemFile {
+ public:
+  MemFile() : fd_(memfd_create("torch_pt_test", 0)) {}
+  ~MemFile() { close(fd_); }
+  MemFile(const MemFile&) = delete;
+  MemFile& operator=(const MemFile&) = delete;
+  fs::path path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+  void write(const std::string& bytes) const {
+    ASSERT_EQ(ftruncate(fd_, 0), 0);
+    ASSERT_EQ(pwrite(fd_, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  }
+
+ private:
+  int fd_;
+};
+
+class TorchPtTest : public test::ImportTestDir {
  protected:
-  void SetUp() override {
-    // In /dev/shm where there is one: the bad-input tests write a file per byte of their input.
-    const fs::path tmp = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
-    dir_ = tmp / ("npuscope_torch_pt_" + std::to_string(getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+  void expect_errors(const std::vector<BadCase>& cases) {
+    for (const BadCase& c : cases) {
+      spit(dir_ / "bad.pt", c.file);
+      const std::string message = error_of(dir_ / "bad.pt");
+      EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
+      EXPECT_NE(message.find("bad.pt"), std::string::npos) << c.what << ": " << message;
+    }
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
 };
 
 // ---- the files Debian's torch writes ----
@@ -231,11 +254,11 @@ TEST_F(TorchPtTest, CheckedInLegacyFormat) {
 TEST_F(TorchPtTest, EveryCutOfAFileIsAnErrorOrTheTensor) {
   for (const char* name : {"f32_2x3.pt", "bf16_transposed.pt", "legacy_i64.pt"}) {
     const std::string bytes = slurp(kCheckedIn / name);
-    const fs::path cut = dir_ / name;
+    const MemFile cut;
     for (std::size_t n = 0; n < bytes.size(); ++n) {
-      spit(cut, bytes.substr(0, n));
-      const std::string message = error_of(cut);
-      EXPECT_NE(message.find(cut.string()), std::string::npos) << name << " cut at " << n << ": " << message;
+      cut.write(bytes.substr(0, n));
+      const std::string message = error_of(cut.path());
+      EXPECT_NE(message.find(cut.path().string()), std::string::npos) << name << " cut at " << n << ": " << message;
     }
   }
 }
@@ -243,14 +266,14 @@ TEST_F(TorchPtTest, EveryCutOfAFileIsAnErrorOrTheTensor) {
 TEST_F(TorchPtTest, EveryFlippedByteIsAnErrorOrATensor) {
   for (const char* name : {"f32_2x3.pt", "bf16_transposed.pt", "legacy_i64.pt"}) {
     const std::string bytes = slurp(kCheckedIn / name);
-    const fs::path bad = dir_ / name;
+    const MemFile bad;
     for (std::size_t i = 0; i < bytes.size(); ++i) {
       for (const unsigned char x : {0x01, 0x80, 0xFF}) {
         std::string flipped = bytes;
         flipped[i] = static_cast<char>(flipped[i] ^ x);
-        spit(bad, flipped);
+        bad.write(flipped);
         try {
-          const DumpTensorData d = read_torch_pt(bad.string());
+          const DumpTensorData d = read_torch_pt(bad.path().string());
           std::int64_t numel = 1;
           for (const std::int64_t s : d.shape) numel *= s;
           ASSERT_EQ(d.numel, numel);
@@ -300,11 +323,7 @@ TEST_F(TorchPtTest, TorchTwoAndTorchNpuRebuilds) {
 }
 
 TEST_F(TorchPtTest, BadGeometryIsAnError) {
-  const struct {
-    const char* what;
-    std::string file;
-    const char* message;
-  } cases[] = {
+  expect_errors({
       {"sizes overflow", pt_file(tensor_pickle(6, 0, {1LL << 62, 4}, {4, 1}), 24), "overflows"},
       {"offset past the storage", pt_file(tensor_pickle(6, 5, {3}, {1}), 24), "reaching element 7 of a storage of 6"},
       {"stride past the storage", pt_file(tensor_pickle(6, 0, {2, 3}, {4, 1}), 24), "reaching element 6"},
@@ -320,53 +339,28 @@ TEST_F(TorchPtTest, BadGeometryIsAnError) {
       {"two archives", stored_zip({{"x/data.pkl", ""}, {"y/data.pkl", ""}}), "several archives"},
       {"big-endian", stored_zip({{"x/data.pkl", tensor_pickle(6, 0, {6}, {1})}, {"x/byteorder", "big"}}),
        "byte order 'big'"},
-  };
-  for (const auto& c : cases) {
-    spit(dir_ / "bad.pt", c.file);
-    const std::string message = error_of(dir_ / "bad.pt");
-    EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
-    EXPECT_NE(message.find("bad.pt"), std::string::npos) << c.what << ": " << message;
-  }
+  });
 }
 
 TEST_F(TorchPtTest, APickleRunsNothing) {
-  const struct {
-    const char* what;
-    std::string pickle;
-    const char* message;
-  } cases[] = {
-      {"os.system",
-       "\x80\x02"
-       "cos\nsystem\n" +
-           p_str("touch /tmp/pwned") + "\x85R.",
+  const auto in_archive = [](const std::string& pickle) { return pt_file(pickle, 24); };  // otherwise right
+  const std::string proto2 = "\x80\x02";
+  expect_errors({
+      {"os.system", in_archive(proto2 + "cos\nsystem\n" + p_str("touch /tmp/pwned") + "\x85R."),
        "refers to os.system: npuscope reads one dense tensor per file and runs no code"},
-      {"builtins.eval as rebuild", tensor_pickle(6, 0, {6}, {1}, "builtins\neval"), "builtins.eval"},
-      {"a torch function called",
-       "\x80\x02"
-       "ctorch\nload\n" +
-           p_str("x.pt") + "\x85R.",
-       "calls torch.load"},
-      {"STACK_GLOBAL", "\x80\x04" + p_str("subprocess") + p_str("Popen") + "\x93.", "subprocess.Popen"},
-      {"INST", "\x80\x02(ios\nsystem\n.", "the opcode 0x69 ('i')"},
-      {"cut inside an opcode", std::string("\x80\x02X\xff\xff\x00\x00", 8) + "ab", "cut short"},
-      {"no STOP", "\x80\x02N", "cut short"},
-      {"two values at STOP", "\x80\x02NN.", "STOP with 2 values"},
-      {"pop of nothing",
-       "\x80\x02"
-       "0.",
-       "pops an empty stack"},
-      {"memo never written",
-       "\x80\x02h\x07"
-       ".",
-       "memo entry 7"},
-      {"not a tensor", "\x80\x02}.", "holds a dict of 0, not a tensor"},
-      {"a storage that is not a storage", "\x80\x02(" + p_str("storage") + "NNNNtQ.", "a storage of the type None"},
-  };
-  for (const auto& c : cases) {
-    spit(dir_ / "bad.pt", pt_file(c.pickle, 24));
-    const std::string message = error_of(dir_ / "bad.pt");
-    EXPECT_NE(message.find(c.message), std::string::npos) << c.what << ": " << message;
-  }
+      {"builtins.eval as rebuild", in_archive(tensor_pickle(6, 0, {6}, {1}, "builtins\neval")), "builtins.eval"},
+      {"a torch function called", in_archive(proto2 + "ctorch\nload\n" + p_str("x.pt") + "\x85R."), "calls torch.load"},
+      {"STACK_GLOBAL", in_archive("\x80\x04" + p_str("subprocess") + p_str("Popen") + "\x93."), "subprocess.Popen"},
+      {"INST", in_archive(proto2 + "(ios\nsystem\n."), "the opcode 0x69 ('i')"},
+      {"cut inside an opcode", in_archive(proto2 + std::string("X\xff\xff\x00\x00", 5) + "ab"), "cut short"},
+      {"no STOP", in_archive(proto2 + "N"), "cut short"},
+      {"two values at STOP", in_archive(proto2 + "NN."), "STOP with 2 values"},
+      {"pop of nothing", in_archive(proto2 + "0."), "pops an empty stack"},
+      {"memo never written", in_archive(proto2 + "h" + "\x07."), "memo entry 7"},
+      {"not a tensor", in_archive(proto2 + "}."), "holds a dict of 0, not a tensor"},
+      {"a storage that is not a storage", in_archive(proto2 + "(" + p_str("storage") + "NNNNtQ."),
+       "a storage of the type None"},
+  });
   EXPECT_FALSE(fs::exists("/tmp/pwned"));
 }
 
