@@ -471,12 +471,16 @@ def torch_pt_section(out_dir):
            "`import torch` not counted)." % (data["torch"], data["mb"], data["runs"]), "",
            "| file | read_torch_pt | torch.load | ratio | target |", "|---|---:|---:|---:|---|"]
     for f in data["files"]:
-        ok = f["read_gb_s"] >= TORCH_PT_TARGET_GB_S
-        if not ok and f["name"] == "contiguous":
-            warn("torch_pt: %.2f GB/s reading a contiguous .pt (target %g)" % (f["read_gb_s"], TORCH_PT_TARGET_GB_S))
+        # Judged: the contiguous file, what msprobe writes (it saves tensor.clone().contiguous()).
+        target = ""
+        if f["name"] == "contiguous":
+            ok = f["read_gb_s"] >= TORCH_PT_TARGET_GB_S
+            if not ok:
+                warn("torch_pt: %.2f GB/s reading a contiguous .pt (target %g)" % (f["read_gb_s"], TORCH_PT_TARGET_GB_S))
+            target = ">= %g GB/s (%s)" % (TORCH_PT_TARGET_GB_S, verdict(ok))
         what = "contiguous (msprobe's case: one read)" if f["name"] == "contiguous" else "transposed view (gathered)"
-        out.append("| %s | %.2f GB/s | %.2f GB/s | %.1fx | >= %g GB/s (%s) |" % (
-            what, f["read_gb_s"], f["torch_gb_s"], f["ratio"], TORCH_PT_TARGET_GB_S, verdict(ok)))
+        out.append("| %s | %.2f GB/s | %.2f GB/s | %.1fx | %s |" % (
+            what, f["read_gb_s"], f["torch_gb_s"], f["ratio"], target))
     out += ["", "Command: `/usr/bin/python3 bench/torch_pt_bench.py BUILD [--mb 256]` (JSON on stdout)."]
     return out
 
