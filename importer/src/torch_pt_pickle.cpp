@@ -275,7 +275,7 @@ void Unpickler::op_reduce() {
 // key, location, numel), and in the legacy format a sixth item, the view of it (None).
 Unpickler::Ref Unpickler::persistent_load(Ref pid) {
   if (objects_[pid].kind != Kind::kTuple) fail("a persistent id that is " + describe(pid) + ", not a tuple");
-  const std::vector<Ref>& id = objects_[pid].items;
+  const std::vector<Ref> id = objects_[pid].items;  // a copy: make() below may move the objects
   if (id.size() < 5 || id.size() > 6 || objects_[id[0]].kind != Kind::kText || objects_[id[0]].text != "storage") {
     fail("a persistent id that is not a storage's ('storage', type, key, location, numel)");
   }
