@@ -32,9 +32,16 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 
@@ -59,14 +66,6 @@ void NoteCounts::add(std::string_view what, std::int64_t n) {
 
 void NoteCounts::render(std::vector<std::string>& notes) const {
   for (const auto& [kind, count] : counts_) notes.push_back(std::to_string(count) + " " + kind);
-}
-
-simdjson::padded_string load_json_text(const std::string& path) {
-  simdjson::padded_string text;
-  if (const auto error = simdjson::padded_string::load(path).get(text)) {
-    throw ImportError("'" + path + "': cannot read: " + simdjson::error_message(error));
-  }
-  return text;
 }
 
 namespace {
@@ -111,8 +110,7 @@ std::size_t rewrite_nan_tokens(char* text, std::size_t size) {
 }
 
 // Where and why the JSON is malformed, found with RapidJSON's reader (simdjson says why, not where).
-[[noreturn]] void throw_malformed(const std::string& path, const simdjson::padded_string& text,
-                                  simdjson::error_code error) {
+[[noreturn]] void throw_malformed(const std::string& path, std::string_view text, simdjson::error_code error) {
   rapidjson::MemoryStream stream(text.data(), text.size());
   rapidjson::BaseReaderHandler<> handler;
   rapidjson::Reader reader;
@@ -128,16 +126,47 @@ std::size_t rewrite_nan_tokens(char* text, std::size_t size) {
 
 }  // namespace
 
-dom::element parse_json(const std::string& path, simdjson::padded_string& text, dom::parser& parser) {
+void JsonFiles::load(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    throw ImportError("'" + path + "': cannot read: " + std::strerror(error));
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size + simdjson::SIMDJSON_PADDING > capacity_) {
+    capacity_ = size + simdjson::SIMDJSON_PADDING;
+    buffer_.reset(new char[capacity_]);  // not zeroed: the file fills it
+  }
+  std::size_t have = 0;
+  while (have < size) {
+    const ssize_t n = ::read(fd, buffer_.get() + have, size - have);
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      throw ImportError("'" + path +
+                        "': cannot read: " + (n == 0 ? "the file shrank while read" : std::strerror(error)));
+    }
+    have += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  std::memset(buffer_.get() + size, 0, simdjson::SIMDJSON_PADDING);
+  size_ = size;
+}
+
+dom::element JsonFiles::parse(const std::string& path) {
+  load(path);
+  char* text = buffer_.get();
   dom::element root;
-  auto error = parser.parse(text).get(root);
-  if (error && error != simdjson::CAPACITY && rewrite_nan_tokens(text.data(), text.size()) > 0) {
-    error = parser.parse(text).get(root);
+  auto error = parser_.parse(text, size_, false).get(root);
+  if (error && error != simdjson::CAPACITY && rewrite_nan_tokens(text, size_) > 0) {
+    error = parser_.parse(text, size_, false).get(root);
   }
   if (error == simdjson::CAPACITY) {
-    throw ImportError("'" + path + "': " + std::to_string(text.size()) + " bytes is more JSON than simdjson reads");
+    throw ImportError("'" + path + "': " + std::to_string(size_) + " bytes is more JSON than simdjson reads");
   }
-  if (error) throw_malformed(path, text, error);
+  if (error) throw_malformed(path, std::string_view(text, size_), error);
   return root;
 }
 
@@ -189,6 +218,39 @@ std::string value_text(dom::element e, std::string_view type) {
   return simdjson::minify(e);
 }
 
+// The members of a value object msprobe writes (Note [Reading dump.json]).
+enum Field {
+  kType,
+  kDtype,
+  kShape,
+  kMax,
+  kMin,
+  kMean,
+  kNorm,
+  kRequiresGrad,
+  kMd5,
+  kDataName,
+  kValue,
+  kClassType,
+  kTensor,
+  kNumFields,
+  kOther = kNumFields
+};
+
+// A member's Field: by length first, so that most keys are told apart without comparing text.
+Field field_of(std::string_view k) {
+  switch (k.size()) {
+    case 3: return k == "Max" ? kMax : k == "Min" ? kMin : k == "md5" ? kMd5 : kOther;
+    case 4: return k == "type" ? kType : k == "Mean" ? kMean : k == "Norm" ? kNorm : kOther;
+    case 5: return k == "dtype" ? kDtype : k == "shape" ? kShape : k == "value" ? kValue : kOther;
+    case 6: return k == "tensor" ? kTensor : kOther;
+    case 9: return k == "data_name" ? kDataName : kOther;
+    case 10: return k == "class_type" ? kClassType : kOther;
+    case 13: return k == "requires_grad" ? kRequiresGrad : kOther;
+    default: return kOther;
+  }
+}
+
 class EntryReader {
  public:
   EntryReader(DumpEntry& entry, NoteCounts& notes) : entry_(entry), notes_(notes) { slot_.reserve(64); }
@@ -225,19 +287,18 @@ class EntryReader {
   }
 
   void walk_object(dom::object o, std::size_t depth) {
-    std::string_view class_type;
-    if (!o["class_type"].get(class_type) && class_type == "torch.distributed.P2POp") {
-      dom::object tensor;
-      if (o["tensor"].get(tensor)) {
-        add_none();
-      } else {
-        add_leaf(tensor);
-      }
+    gather(o);
+    std::string_view text;
+    if (has(kClassType) && !at(kClassType).get(text) && text == "torch.distributed.P2POp") {
       notes_.add("torch.distributed.P2POp values: their tensor read, op/peer/tag/group_id not");
-      return;
+      dom::object tensor;
+      if (has(kTensor) && !at(kTensor).get(tensor)) {
+        gather(tensor);
+        if (has(kType) && at(kType).is_string()) return add_leaf(tensor);
+      }
+      return add_none();
     }
-    std::string_view type;
-    if (!o["type"].get(type)) return add_leaf(o);
+    if (has(kType) && at(kType).is_string()) return add_leaf(o);
     for (const auto [key, value] : o) {
       const std::size_t mark = slot_.size();
       append(key);
@@ -245,6 +306,23 @@ class EntryReader {
       slot_.resize(mark);
     }
   }
+
+  // A value object's members by name, in one pass (Field); the others' names kept for the notes.
+  void gather(dom::object o) {
+    std::fill(std::begin(has_), std::end(has_), false);
+    others_.clear();
+    for (const auto [key, value] : o) {
+      const Field f = field_of(key);
+      if (f == kOther) {
+        others_.push_back(key);
+      } else {
+        fields_[f] = value;
+        has_[f] = true;
+      }
+    }
+  }
+  bool has(Field f) const { return has_[f]; }
+  dom::element at(Field f) const { return fields_[f]; }
 
   template <class Part>
   void append(const Part& part) {
@@ -265,70 +343,70 @@ class EntryReader {
   }
 
   void add_leaf(dom::object o);
-  void read_tensor_key(DumpValue& v, std::string_view key, dom::element value);
+  void read_stat_field(DumpValue& v, Field f);
+  void read_shape(DumpValue& v, dom::element shape);
   void name_by_file(DumpValue& v);
 
   DumpEntry& entry_;
   NoteCounts& notes_;
   std::string slot_;
   bool params_grad_ = false;
+  dom::element fields_[kNumFields];
+  bool has_[kNumFields] = {};
+  std::vector<std::string_view> others_;
 };
 
 void EntryReader::add_leaf(dom::object o) {
   DumpValue& v = entry_.values.emplace_back();
   v.slot = slot_;
-  v.type = o["type"].get_string().value_unsafe();
-  dom::element dtype;
-  v.is_tensor = !o["dtype"].get(dtype) && !o["shape"].error();
-  if (!v.is_tensor) {
-    dom::element value;
-    v.value = o["value"].get(value) ? simdjson::minify(o) : value_text(value, v.type);  // ProcessGroup: its fields
+  v.type = at(kType).get_string().value_unsafe();
+  v.is_tensor = has(kDtype) && has(kShape);
+  if (!v.is_tensor) {  // {type, value}; a ProcessGroup's or memory_format's other fields as they are
+    v.value = has(kValue) ? value_text(at(kValue), v.type) : simdjson::minify(o);
     return;
   }
-  for (const auto [key, value] : o) read_tensor_key(v, key, value);
+  std::string_view text;
+  if (!at(kDtype).get(text)) v.dtype = text;
+  read_shape(v, at(kShape));
+  for (const Field f : {kMax, kMin, kMean, kNorm}) {
+    if (has(f)) read_stat_field(v, f);
+  }
+  if (has(kRequiresGrad)) {
+    bool b = false;
+    if (!at(kRequiresGrad).get(b)) {
+      v.requires_grad = b ? 1 : 0;
+    } else if (!at(kRequiresGrad).get(text) && (text == "True" || text == "False")) {
+      v.requires_grad = text == "True" ? 1 : 0;
+    }
+  }
+  if (has(kMd5) && !at(kMd5).get(text)) v.md5 = text;
+  if (has(kDataName) && !at(kDataName).get(text)) v.data_name = text;
+  for (const std::string_view key : others_) notes_.add("tensor keys not read ('" + std::string(key) + "')");
+  if (has(kValue)) notes_.add("tensor keys not read ('value')");
   v.dtype_id = dtype_id_of(v.dtype);
   if (v.dtype_id < 0) notes_.add("tensors of a dtype npuscope lacks (" + v.dtype + ")");
   if (!v.data_name.empty()) name_by_file(v);
 }
 
-void EntryReader::read_tensor_key(DumpValue& v, std::string_view key, dom::element value) {
-  double* stat = key == "Max"    ? &v.max
-                 : key == "Min"  ? &v.min
-                 : key == "Mean" ? &v.mean
-                 : key == "Norm" ? &v.norm
-                                 : nullptr;
-  if (stat != nullptr) {
-    if (value.is_null()) return;
-    if (read_stat(value, *stat)) {
-      v.has_stats = true;
-    } else {
-      notes_.add("unreadable statistics (" + std::string(key) + " neither a number, null nor inf/nan): read as null");
-    }
-  } else if (key == "type") {
-  } else if (key == "dtype") {
-    if (value.is_string()) v.dtype = value.get_string().value_unsafe();
-  } else if (key == "shape") {
-    if (!value.is_array()) return notes_.add("tensor shapes that are no list: read as []");
-    const dom::array dims = value.get_array().value_unsafe();
-    for (const dom::element d : dims) {
-      std::int64_t dim = 0;
-      if (d.get(dim)) return notes_.add("tensor shapes with a dimension that is no integer: cut there");
-      v.shape.push_back(dim);
-    }
-  } else if (key == "requires_grad") {
-    bool b = false;
-    std::string_view s;
-    if (!value.get(b)) {
-      v.requires_grad = b ? 1 : 0;
-    } else if (!value.get(s) && (s == "True" || s == "False")) {
-      v.requires_grad = s == "True" ? 1 : 0;
-    }
-  } else if (key == "md5") {
-    if (value.is_string()) v.md5 = value.get_string().value_unsafe();
-  } else if (key == "data_name") {
-    if (value.is_string()) v.data_name = value.get_string().value_unsafe();
+void EntryReader::read_stat_field(DumpValue& v, Field f) {
+  const dom::element value = at(f);
+  if (value.is_null()) return;
+  double& stat = f == kMax ? v.max : f == kMin ? v.min : f == kMean ? v.mean : v.norm;
+  if (read_stat(value, stat)) {
+    v.has_stats = true;
   } else {
-    notes_.add("tensor keys not read ('" + std::string(key) + "')");
+    notes_.add("unreadable statistics (neither a number, null nor inf/nan): read as null");
+  }
+}
+
+void EntryReader::read_shape(DumpValue& v, dom::element shape) {
+  dom::array dims;
+  if (shape.get(dims)) return notes_.add("tensor shapes that are no list: read as []");
+  v.shape.reserve(dims.size());
+  for (const dom::element d : dims) {
+    std::int64_t dim = 0;
+    if (d.get(dim)) return notes_.add("tensor shapes with a dimension that is no integer: cut there");
+    v.shape.push_back(dim);
   }
 }
 
@@ -414,9 +492,8 @@ std::string text_member(dom::object root, std::string_view key) {
 
 }  // namespace
 
-std::string read_dump_json(const std::string& path, simdjson::padded_string& text, dom::parser& parser,
-                           collector::MsprobeDump& dump, NoteCounts& notes) {
-  const dom::element root = parse_json(path, text, parser);
+std::string read_dump_json(JsonFiles& files, const std::string& path, collector::MsprobeDump& dump, NoteCounts& notes) {
+  const dom::element root = files.parse(path);
   dom::object top, data;
   if (root.get(top) || top["data"].get(data)) {
     throw ImportError("'" + path +

@@ -104,8 +104,8 @@ bool looks_like_dump_json(const std::string& path) {
   return text.find("\"task\"") != std::string_view::npos && text.find("\"level\"") != std::string_view::npos;
 }
 
-void read_side_file(const fs::path& file, simdjson::dom::parser& parser, const msprobe::EntryIndex& index,
-                    MsprobeDump& dump, msprobe::NoteCounts& notes) {
+void read_side_file(const fs::path& file, msprobe::JsonFiles& files, msprobe::EntryIndex& index, MsprobeDump& dump,
+                    msprobe::NoteCounts& notes) {
   std::error_code ec;
   const bool stack = file.filename() == "stack.json";
   if (!fs::is_regular_file(file, ec)) {
@@ -113,29 +113,24 @@ void read_side_file(const fs::path& file, simdjson::dom::parser& parser, const m
                     : "dump without construct.json: its entries have no parent module");
     return;
   }
-  auto text = msprobe::load_json_text(file.string());
   if (stack) {
-    msprobe::read_stack_json(file.string(), text, parser, index, dump, notes);
+    msprobe::read_stack_json(files, file.string(), index, dump, notes);
   } else {
-    msprobe::read_construct_json(file.string(), text, parser, index, dump, notes);
+    msprobe::read_construct_json(files, file.string(), index, dump, notes);
   }
 }
 
-MsprobeDump read_one(const Found& f, simdjson::dom::parser& parser) {
+MsprobeDump read_one(const Found& f, msprobe::JsonFiles& files) {
   MsprobeDump dump;
   dump.path = f.path;
   dump.step = f.step;
   dump.rank = f.rank;
   msprobe::NoteCounts notes;
-  std::string dump_data_dir;
-  {
-    auto text = msprobe::load_json_text(f.dump_json);
-    dump_data_dir = msprobe::read_dump_json(f.dump_json, text, parser, dump, notes);
-  }
+  const std::string dump_data_dir = msprobe::read_dump_json(files, f.dump_json, dump, notes);
   const fs::path folder = fs::path(f.dump_json).parent_path();
-  const msprobe::EntryIndex index = msprobe::index_entries(dump);
-  read_side_file(folder / "stack.json", parser, index, dump, notes);
-  read_side_file(folder / "construct.json", parser, index, dump, notes);
+  msprobe::EntryIndex index(dump);
+  read_side_file(folder / "stack.json", files, index, dump, notes);
+  read_side_file(folder / "construct.json", files, index, dump, notes);
   notes.render(dump.notes);
   dump.load = msprobe::tensor_loader(dump, folder.string(), dump_data_dir);
   return dump;
@@ -160,10 +155,10 @@ std::vector<MsprobeDump> read_msprobe_dumps(const std::string& path) {
     throw ImportError("'" + path +
                       "' holds no msprobe dump: no dump.json in it, nor in step*/rank*/ (or proc*/) folders under it");
   }
-  simdjson::dom::parser parser;  // reused: its buffers grow to the largest file once
+  msprobe::JsonFiles files;  // Note [One buffer for every JSON file of a dump]
   std::vector<MsprobeDump> dumps;
   dumps.reserve(found.size());
-  for (const Found& f : found) dumps.push_back(read_one(f, parser));
+  for (const Found& f : found) dumps.push_back(read_one(f, files));
   return dumps;
 }
 

@@ -7,11 +7,17 @@ namespace npuscope::importer::msprobe {
 
 namespace dom = simdjson::dom;
 
-EntryIndex index_entries(const collector::MsprobeDump& dump) {
-  EntryIndex index;
-  index.reserve(dump.entries.size());
-  for (std::size_t i = 0; i < dump.entries.size(); ++i) index.emplace(dump.entries[i].name, i);
-  return index;
+std::ptrdiff_t EntryIndex::find(std::string_view name) {
+  const auto& entries = dump_.entries;
+  if (next_ < entries.size() && entries[next_].name == name) return static_cast<std::ptrdiff_t>(next_++);
+  if (map_.empty()) {
+    map_.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) map_.emplace(entries[i].name, i);
+  }
+  const auto it = map_.find(name);
+  if (it == map_.end()) return -1;
+  next_ = it->second + 1;
+  return static_cast<std::ptrdiff_t>(it->second);
 }
 
 namespace {
@@ -42,17 +48,18 @@ bool all_strings(dom::array a) {
 
 }  // namespace
 
-void read_stack_json(const std::string& path, simdjson::padded_string& text, dom::parser& parser,
-                     const EntryIndex& index, collector::MsprobeDump& dump, NoteCounts& notes) {
+void read_stack_json(JsonFiles& files, const std::string& path, EntryIndex& index, collector::MsprobeDump& dump,
+                     NoteCounts& notes) {
+  index.restart();
   dom::object root;
-  if (parse_json(path, text, parser).get(root)) {
+  if (files.parse(path).get(root)) {
     notes.add("stack.json files that are no JSON object: not read");
     return;
   }
   const auto attach = [&](std::string_view name, std::int32_t stack) {
-    const auto it = index.find(name);
-    if (it == index.end()) return notes.add("stack.json names with no entry in dump.json");
-    dump.entries[it->second].stack = stack;
+    const std::ptrdiff_t i = index.find(name);
+    if (i < 0) return notes.add("stack.json names with no entry in dump.json");
+    dump.entries[static_cast<std::size_t>(i)].stack = stack;
   };
   for (const auto [key, value] : root) {
     dom::array names, frames;
@@ -69,10 +76,11 @@ void read_stack_json(const std::string& path, simdjson::padded_string& text, dom
   }
 }
 
-void read_construct_json(const std::string& path, simdjson::padded_string& text, dom::parser& parser,
-                         const EntryIndex& index, collector::MsprobeDump& dump, NoteCounts& notes) {
+void read_construct_json(JsonFiles& files, const std::string& path, EntryIndex& index, collector::MsprobeDump& dump,
+                         NoteCounts& notes) {
+  index.restart();
   dom::object root;
-  if (parse_json(path, text, parser).get(root)) {
+  if (files.parse(path).get(root)) {
     notes.add("construct.json files that are no JSON object: not read");
     return;
   }
@@ -83,12 +91,12 @@ void read_construct_json(const std::string& path, simdjson::padded_string& text,
       notes.add("construct.json parents that are neither a name nor null: not read");
       continue;
     }
-    const auto it = index.find(key);
-    if (it == index.end()) {
+    const std::ptrdiff_t i = index.find(key);
+    if (i < 0) {
       notes.add("construct.json nodes that are no entry of dump.json");
       continue;
     }
-    dump.entries[it->second].parent = parent;
+    dump.entries[static_cast<std::size_t>(i)].parent = parent;
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -14,19 +15,32 @@
 
 namespace npuscope::importer::msprobe {
 
-// Entry name -> index into MsprobeDump::entries (views of the entries' own names).
-using EntryIndex = std::unordered_map<std::string_view, std::size_t>;
-EntryIndex index_entries(const collector::MsprobeDump& dump);
+// Entry name -> index into MsprobeDump::entries. stack.json and construct.json name the entries
+// mostly in dump.json's order: the entry after the last one found is tried first, and a hash map
+// (views of the entries' own names) is built only when that guess misses.
+class EntryIndex {
+ public:
+  explicit EntryIndex(const collector::MsprobeDump& dump) : dump_(dump) {}
+  // The entry's index, or -1.
+  std::ptrdiff_t find(std::string_view name);
+  // The next file names the entries from the first on.
+  void restart() { next_ = 0; }
+
+ private:
+  const collector::MsprobeDump& dump_;
+  std::size_t next_ = 0;
+  std::unordered_map<std::string_view, std::size_t> map_;
+};
 
 // stack.json in either form msprobe has written: {"0": [[entry names...], [frames...]], ...}
 // (stacks shared by the entries that ran from the same place), or the older {entry name: [frames]}.
 // Throws ImportError naming the file if it is malformed JSON; what it holds that is neither form,
 // and names no entry of dump.json has, are counted in `notes`.
-void read_stack_json(const std::string& path, simdjson::padded_string& text, simdjson::dom::parser& parser,
-                     const EntryIndex& index, collector::MsprobeDump& dump, NoteCounts& notes);
+void read_stack_json(JsonFiles& files, const std::string& path, EntryIndex& index, collector::MsprobeDump& dump,
+                     NoteCounts& notes);
 
 // construct.json, {entry name: the module entry it ran in, or null}. Throws and counts as above.
-void read_construct_json(const std::string& path, simdjson::padded_string& text, simdjson::dom::parser& parser,
-                         const EntryIndex& index, collector::MsprobeDump& dump, NoteCounts& notes);
+void read_construct_json(JsonFiles& files, const std::string& path, EntryIndex& index, collector::MsprobeDump& dump,
+                         NoteCounts& notes);
 
 }  // namespace npuscope::importer::msprobe
