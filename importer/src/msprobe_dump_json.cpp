@@ -109,12 +109,13 @@ std::size_t rewrite_nan_tokens(char* text, std::size_t size) {
   return rewritten;
 }
 
-// Where and why the JSON is malformed, found with RapidJSON's reader (simdjson says why, not where).
+// Where and why the JSON is malformed, found with RapidJSON's reader (simdjson says why, not where),
+// iteratively: a file nested deeper than simdjson's limit costs no stack.
 [[noreturn]] void throw_malformed(const std::string& path, std::string_view text, simdjson::error_code error) {
   rapidjson::MemoryStream stream(text.data(), text.size());
   rapidjson::BaseReaderHandler<> handler;
   rapidjson::Reader reader;
-  const auto result = reader.Parse<rapidjson::kParseNanAndInfFlag>(stream, handler);
+  const auto result = reader.Parse<rapidjson::kParseNanAndInfFlag | rapidjson::kParseIterativeFlag>(stream, handler);
   if (!result) {
     const std::size_t at = result.Offset();
     throw ImportError("'" + path + "': malformed JSON at byte " + std::to_string(at) + ": " +

@@ -389,6 +389,8 @@ TEST_F(MsprobeDumpTest, BadInputNamesTheFileAndTheByte) {
   put("good/dump.json", good);
   put("good/stack.json", "{\"0\": [[\"Functional.relu.0.forward\"], [\"f\"]");
   expect_import_error(path("good"), "stack.json': malformed JSON at byte");
+  put("deep/dump.json", "{\"data\": " + std::string(200000, '['));
+  expect_import_error(path("deep"), "malformed JSON");  // deeper than simdjson reads: an error, no crash
   expect_import_error(path("nowhere"), "no such file or folder");
   fs::create_directories(path("empty"));
   expect_import_error(path("empty"), "holds no msprobe dump");
