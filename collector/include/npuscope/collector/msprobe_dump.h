@@ -42,10 +42,10 @@ class MsprobeDumpError : public std::runtime_error {
 struct DumpValue {
   static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
-  std::string slot;       // "input.0", "input.weight", "output.1", "parameters.bias", ... (Note above)
+  std::string slot;  // "input.0", "input.weight", "output.1", "parameters.bias", ... (Note above)
   bool is_tensor = false;
-  std::string type;       // msprobe's "type": "torch.Tensor", "int", "float", "bool", "slice", "torch.dtype", ...
-  std::string dtype;      // tensors: msprobe's dtype name as written ("torch.float32", "torch.bfloat16")
+  std::string type;            // msprobe's "type": "torch.Tensor", "int", "float", "bool", "slice", "torch.dtype", ...
+  std::string dtype;           // tensors: msprobe's dtype name as written ("torch.float32", "torch.bfloat16")
   std::int32_t dtype_id = -1;  // the vocabulary's DType of `dtype` (vocabulary.h); -1: none (0 is f32)
   std::vector<std::int64_t> shape;
   // Statistics as dump.json holds them (task statistics, and tensor mode): NaN where null or
@@ -61,10 +61,11 @@ struct DumpValue {
 // One entry of dump.json: an API call's or module call's forward or backward pass, or a module's
 // parameters' gradients.
 struct DumpEntry {
-  std::string name;  // "Functional.conv2d.0.forward", "Module.conv1.Conv2d.forward.0", "Module.fc.Linear.parameters_grad.0"
+  std::string
+      name;  // "Functional.conv2d.0.forward", "Module.conv1.Conv2d.forward.0", "Module.fc.Linear.parameters_grad.0"
   std::vector<DumpValue> values;  // in dump.json's order: inputs, keyword inputs, outputs, parameters
-  std::string parent;                // construct.json: the module entry it ran in; "" for none
-  std::int32_t stack = -1;           // index into MsprobeDump::stacks; -1 none
+  std::string parent;             // construct.json: the module entry it ran in; "" for none
+  std::int32_t stack = -1;        // index into MsprobeDump::stacks; -1 none
   bool is_recompute = false;
 };
 
@@ -79,15 +80,15 @@ struct DumpTensorData {
 
 // One step of one rank (dump_path/step{S}/rank{R}/, or proc{PID} when no rank was known).
 struct MsprobeDump {
-  std::string path;        // the folder (or dump.json) it was read from, or the trace
-  std::string task;        // "statistics", "tensor", "md5" (statistics with summary_mode md5), ...
-  std::string level;       // "L0", "L1", "L2", "mix"
-  std::string framework;   // "pytorch", "mindspore"
-  std::int64_t step = -1;  // -1: not known
-  std::int64_t rank = -1;  // -1: not known (a proc{PID} folder)
-  std::vector<DumpEntry> entries;              // in dump.json's order
-  std::vector<std::vector<std::string>> stacks;   // stack.json's call stacks, frames outermost last as written
-  std::vector<std::string> notes;                 // what was read but not understood, counted ("3 entries without ...")
+  std::string path;                // the folder (or dump.json) it was read from, or the trace
+  std::string task;                // "statistics", "tensor", "md5" (statistics with summary_mode md5), ...
+  std::string level;               // "L0", "L1", "L2", "mix"
+  std::string framework;           // "pytorch", "mindspore"
+  std::int64_t step = -1;          // -1: not known
+  std::int64_t rank = -1;          // -1: not known (a proc{PID} folder)
+  std::vector<DumpEntry> entries;  // in dump.json's order
+  std::vector<std::vector<std::string>> stacks;  // stack.json's call stacks, frames outermost last as written
+  std::vector<std::string> notes;                // what was read but not understood, counted ("3 entries without ...")
   // Loads one tensor value's data (tensor mode); null when the dump has none. Throws
   // MsprobeDumpError naming the entry, the value and the file.
   std::function<DumpTensorData(const DumpEntry&, const DumpValue&)> load;
