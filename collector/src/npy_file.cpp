@@ -6,39 +6,11 @@
 #include <vector>
 
 #include "export_util.h"
+#include "npuscope/runtime_hooks/npy_format.h"
 #include "tensor_check.h"
 
 namespace npuscope::collector::npy_file {
 namespace {
-
-using export_util::append_int;
-
-// NumPy's header: magic, version, header length, a dict padded so that the data starts at a
-// multiple of 64 bytes. Version 1.0 (a 16-bit length) when it fits, else 2.0 (32 bits), as
-// numpy.save does: a shape of thousands of dims does not fit 1.0.
-std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& dims) {
-  std::string dict = "{'descr': '";
-  dict += descr;
-  dict += "', 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) dict += ", ";
-    append_int(dict, dims[i]);
-  }
-  dict += dims.size() == 1 ? ",), }" : "), }";
-  const auto padded_size = [&](std::size_t preamble) {
-    return dict.size() + (64 - (preamble + dict.size() + 1) % 64) % 64 + 1;
-  };
-  const bool v1 = padded_size(10) <= 0xFFFF;
-  const std::size_t size = padded_size(v1 ? 10 : 12);
-  std::string header("\x93NUMPY", 6);
-  header += static_cast<char>(v1 ? 1 : 2);
-  header += '\0';
-  for (int i = 0; i < (v1 ? 2 : 4); ++i) header += static_cast<char>(size >> (8 * i) & 0xFF);
-  header += dict;
-  header.append(size - dict.size() - 1, ' ');
-  header += '\n';
-  return header;
-}
 
 std::vector<std::uint8_t> bf16_to_f32(std::string_view bytes) {
   std::vector<std::uint8_t> out(bytes.size() * 2);
@@ -66,7 +38,7 @@ std::string write(const std::string& path, const TensorRow& t, std::int64_t& byt
   }
   const std::string_view data(reinterpret_cast<const char*>(t.data.data()), t.data.size());
   export_util::OutputFile out(path);
-  out.buffer() += npy_header(type->npy_descr, dims);
+  out.buffer() += npy::header(type->npy_descr, dims);  // Note [Reading .npy headers]
   if (type->dtype == DType::kBF16) {
     const auto f32 = bf16_to_f32(data);
     out.write({reinterpret_cast<const char*>(f32.data()), f32.size()});

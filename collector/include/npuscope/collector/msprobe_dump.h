@@ -44,9 +44,9 @@ struct DumpValue {
 
   std::string slot;  // "input.0", "input.weight", "output.1", "parameters.bias", ... (Note above)
   bool is_tensor = false;
-  std::string type;           // msprobe's "type": "torch.Tensor", "int", "float", "bool", "slice", "torch.dtype", ...
-  std::string dtype;          // tensors: msprobe's dtype name as written ("torch.float32", "torch.bfloat16")
-  std::int32_t dtype_id = 0;  // the vocabulary's DType of `dtype` (vocabulary.h); 0 when it has none
+  std::string type;            // msprobe's "type": "torch.Tensor", "int", "float", "bool", "slice", "torch.dtype", ...
+  std::string dtype;           // tensors: msprobe's dtype name as written ("torch.float32", "torch.bfloat16")
+  std::int32_t dtype_id = -1;  // the vocabulary's DType of `dtype` (vocabulary.h); -1: none (0 is f32)
   std::vector<std::int64_t> shape;
   // Statistics as dump.json holds them (task statistics, and tensor mode): NaN where null or
   // absent (has_stats false), +-inf and NaN where the file says so (has_stats true).
@@ -55,7 +55,7 @@ struct DumpValue {
   int requires_grad = -1;  // -1 not recorded, 0, 1
   std::string md5;         // summary_mode md5: the 8-hex CRC-32 msprobe writes; "" when absent
   std::string data_name;   // tensor mode: the file under dump_tensor_data ("" when none)
-  std::string value;       // non-tensors: the value's JSON text ("2", "true", "\"mean\"", "null")
+  std::string value;       // non-tensors: the value's JSON text ("2", "true", "\"mean\""); None: "null"
 };
 
 // One entry of dump.json: an API call's or module call's forward or backward pass, or a module's
