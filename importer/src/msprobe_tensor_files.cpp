@@ -7,6 +7,7 @@
 
 #include "npuscope/runtime_hooks/npy_format.h"
 #include "npuscope/runtime_hooks/vocabulary.h"
+#include "torch_pt_file.h"
 
 namespace npuscope::importer::msprobe {
 namespace {
@@ -116,11 +117,7 @@ class Loader {
   std::string dump_, folder_, dump_data_dir_;
 };
 
-// .pt files are read by torch_pt_file.h's read_torch_pt (branch i-ptfile), wired in a commit of
-// its own: until then they are refused with a message saying so.
-DumpTensorData Loader::read_pt(const std::string& file) {
-  throw MsprobeDumpError("'" + file + "' is a .pt file, which this build of npuscope does not read yet");
-}
+DumpTensorData Loader::read_pt(const std::string& file) { return read_torch_pt(file); }
 
 }  // namespace
 

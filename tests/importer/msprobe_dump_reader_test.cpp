@@ -350,6 +350,33 @@ TEST_F(MsprobeDumpTest, TensorFilesMissingMismatchedOrNamedAfterTheirFile) {
   refused(3, "is not a file name");
 }
 
+// PyTorch's tensor mode: .pt files (torch.save), read by read_torch_pt; a saved view comes back in
+// C order. The files are torch 1.13's (tests/data/msprobe/PROVENANCE.md).
+TEST_F(MsprobeDumpTest, PtFilesOfPytorchsTensorMode) {
+  put("d/dump.json", dump_json(R"("Functional.relu.0.forward": {"input_args": [
+      {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3], "data_name": "Functional.relu.0.forward.input.0.pt"}],
+      "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3, 2],
+                  "data_name": "Functional.relu.0.forward.output.0.pt"},
+                 {"type": "torch.Tensor", "dtype": "torch.float16", "shape": [3],
+                  "data_name": "Functional.relu.0.forward.input.0.pt"}]})",
+                               "tensor"));
+  fs::create_directories(path("d/dump_tensor_data"));
+  for (const char* name : {"Functional.relu.0.forward.input.0.pt", "Functional.relu.0.forward.output.0.pt"}) {
+    fs::copy_file(fs::path(NPUSCOPE_SOURCE_DIR) / "tests/data/msprobe" / name,
+                  path(std::string("d/dump_tensor_data/") + name));
+  }
+  const MsprobeDump d = read_one("d");
+  const DumpEntry& e = d.entries.at(0);
+  const auto floats = [](const collector::DumpTensorData& t) {
+    std::vector<float> v(static_cast<std::size_t>(t.numel));
+    std::memcpy(v.data(), t.bytes.data(), v.size() * 4);
+    return v;
+  };
+  EXPECT_EQ(floats(d.load(e, e.values[0])), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(floats(d.load(e, e.values[1])), (std::vector<float>{0, 3, 1, 4, 2, 5}));  // a transposed view
+  EXPECT_THROW(d.load(e, e.values[2]), MsprobeDumpError);  // f32 data where dump.json says f16
+}
+
 TEST_F(MsprobeDumpTest, UnknownKeysAndUnreadableValuesCountedNeverDropped) {
   put("dump.json", R"({"task": "statistics", "level": "L1", "framework": "mindspore", "dump_data_dir": null, "extra": 1,
       "data": {"Mint.add.0.forward": {"input_args": [5, "x", {"type": "int", "value": 1}], "mystery": {}, "output": []},
