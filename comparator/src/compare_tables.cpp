@@ -338,6 +338,13 @@ std::string compare_tables_markdown() {
   for (const TableSpec* t : compare_table_specs()) {
     o << analyzer::table_markdown(*t, t->text_rows == analyzer::kNotInText ? "; not in the text report" : "");
   }
+  o << "\n## Dump compare tables\n\n"
+    << "The tables of a comparison of two msprobe dumps (\"Comparing msprobe dumps\" above), keyed and written as "
+       "those above. `compare_result` has the columns of msprobe's compare_result for the mode, its cells the text "
+       "msprobe writes (numbers as Python writes them, N/A, Nan, unsupported, ...).\n";
+  for (const TableSpec* t : dump_compare_table_specs()) {
+    o << analyzer::table_markdown(*t, t->text_rows == analyzer::kNotInText ? "; not in the text report" : "");
+  }
   return o.str();
 }
 
