@@ -9,8 +9,6 @@
 #include <cstdlib>
 #include <limits>
 
-#include "npuscope/runtime_hooks/vocabulary.h"
-
 namespace npuscope::comparator {
 namespace {
 
@@ -40,9 +38,10 @@ bool parse_number(std::string_view text, double& out) {
 
 bool looks_integral(std::string_view json_number) { return json_number.find_first_of(".eE") == std::string_view::npos; }
 
+// torch.int64, torch.uint8, torch.bool, Int32 ...: dump.json writes their statistics as ints.
 bool integral_dtype(const DumpValue& v) {
-  const auto dtype = static_cast<DType>(v.dtype_id);
-  return v.dtype_id != 0 && !is_floating(dtype);
+  return v.dtype.find("int") != std::string::npos || v.dtype.find("Int") != std::string::npos ||
+         v.dtype.find("bool") != std::string::npos || v.dtype.find("Bool") != std::string::npos;
 }
 
 StatCell number_cell(double v, bool integral) {
