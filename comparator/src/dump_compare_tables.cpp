@@ -142,10 +142,10 @@ constexpr TableSpec kUnmatchedBenchTable{"unmatched_bench",
       NPUSCOPE_TEXT("Bench Dtype", "the bench's"), NPUSCOPE_TEXT("NPU Tensor Shape", "[2, 3]; [] for scalars"),     \
       NPUSCOPE_TEXT("Bench Tensor Shape", "the bench's"), NPUSCOPE_TEXT("NPU Requires_grad", "True, False or N/A"), \
       NPUSCOPE_TEXT("Bench Requires_grad", "the bench's")
-#define NPUSCOPE_SUMMARY_INFO                                                                              \
-  NPUSCOPE_TEXT("NPU max", "dump.json's Max; a scalar argument's value"), NPUSCOPE_TEXT("NPU min", "Min"), \
-      NPUSCOPE_TEXT("NPU mean", "Mean"), NPUSCOPE_TEXT("NPU l2norm", "Norm"),                              \
-      NPUSCOPE_TEXT("Bench max", "the bench's"), NPUSCOPE_TEXT("Bench min", "the bench's"),                \
+#define NPUSCOPE_SUMMARY_INFO                                                                                          \
+  NPUSCOPE_TEXT("NPU max", "dump.json's Max; a scalar argument's value"), NPUSCOPE_TEXT("NPU min", "dump.json's Min"), \
+      NPUSCOPE_TEXT("NPU mean", "dump.json's Mean"), NPUSCOPE_TEXT("NPU l2norm", "dump.json's Norm"),                  \
+      NPUSCOPE_TEXT("Bench max", "the bench's"), NPUSCOPE_TEXT("Bench min", "the bench's"),                            \
       NPUSCOPE_TEXT("Bench mean", "the bench's"), NPUSCOPE_TEXT("Bench l2norm", "the bench's")
 #define NPUSCOPE_EXTRACT_INDEX                                                                      \
   NPUSCOPE_TEXT("Requires_grad Consistent", "True when both Requires_grad agree"),                  \

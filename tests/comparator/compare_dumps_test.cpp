@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "npuscope/analyzer/format.h"
@@ -544,6 +545,22 @@ TEST(CompareDumpsTest, NumbersAreWrittenAsPythonWritesThem) {
   EXPECT_EQ(max_cell(1e16), "1e+16");
   EXPECT_EQ(max_cell(1267.74462890625), "1267.74462890625");
   EXPECT_EQ(max_cell(-2.5e-300), "-2.5e-300");
+}
+
+}  // namespace
+}  // namespace npuscope::comparator
+
+namespace npuscope::comparator {
+namespace {
+
+TEST(CompareDumpsTest, EveryDumpTableIsDocumented) {
+  const std::string doc = compare_tables_markdown();
+  std::set<std::string_view> names;
+  for (const analyzer::TableSpec* t : dump_compare_table_specs()) {
+    EXPECT_NE(doc.find("### `" + std::string(t->name) + "`: " + std::string(t->title)), std::string::npos) << t->name;
+    if (t->name != "compare_result") EXPECT_TRUE(names.insert(t->name).second) << t->name;
+    for (const analyzer::Column& c : t->columns) EXPECT_GT(c.doc.size(), 3u) << t->name << "." << c.name;
+  }
 }
 
 }  // namespace
