@@ -140,7 +140,7 @@ int compare_dump_sides(const std::string& npu_path, const std::string& bench_pat
       throw InputError(e.what());
     }
     failed |= results.back().failed > 0;
-    reports.push_back(comparator::compare_report(results.back(), f.format == "text" ? f.top : 0));
+    reports.push_back(comparator::compare_report(results.back(), f.format == "text" ? f.top : 0, f.format != "text"));
     for (const std::string& line : unpaired) reports.back().notes.push_back(line);
   }
   if (pairs.size() == 1) {

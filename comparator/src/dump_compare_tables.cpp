@@ -417,11 +417,12 @@ Row result_row(const DumpCompareResult& r, const DumpRow& row, bool first_of_ent
   return out;
 }
 
-Table result_table(const DumpCompareResult& r) {
+Table result_table(const DumpCompareResult& r, bool with_rows) {
   const TableSpec* spec = r.mode == DumpMode::kTensor       ? &kTensorResultTable
                           : r.mode == DumpMode::kStatistics ? &kStatisticsResultTable
                                                             : &kMd5ResultTable;
   Table t{spec, {}};
+  if (!with_rows) return t;
   t.rows.reserve(r.rows.size());
   for (std::size_t i = 0; i < r.rows.size(); ++i) {
     const bool first = i == 0 || r.rows[i - 1].npu_entry != r.rows[i].npu_entry;
@@ -432,7 +433,7 @@ Table result_table(const DumpCompareResult& r) {
 
 }  // namespace
 
-analyzer::Report compare_report(const DumpCompareResult& r, int top) {
+analyzer::Report compare_report(const DumpCompareResult& r, int top, bool compare_result_rows) {
   analyzer::Report report;
   report.rules = {"compare"};
   report.notes = r.notes;
@@ -450,7 +451,7 @@ analyzer::Report compare_report(const DumpCompareResult& r, int top) {
   report.tables.push_back(entry_record(kFirstIntroducingBackwardTable, r, r.first_introducing_backward));
   report.tables.push_back(unmatched_table(kUnmatchedNpuTable, *r.npu, r.unmatched_npu));
   report.tables.push_back(unmatched_table(kUnmatchedBenchTable, *r.bench, r.unmatched_bench));
-  report.tables.push_back(result_table(r));
+  report.tables.push_back(result_table(r, compare_result_rows));
   return report;
 }
 

@@ -147,33 +147,58 @@ bool in_torch_float_group(std::string_view dtype) {
   return dtype == "torch.float16" || dtype == "torch.float32" || dtype == "torch.bfloat16";
 }
 
+// npu.text() == bench.text(), without writing them.
+bool same_text(const StatCell& a, const StatCell& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case StatKind::kNum: return a.num == b.num && a.integral == b.integral;
+    case StatKind::kNan:
+    case StatKind::kInf:
+    case StatKind::kNegInf: return true;
+    default: return a.text() == b.text();
+  }
+}
+
 }  // namespace
 
 std::string python_float(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);  // shortest round trip
-  const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
-  const bool negative = sci.front() == '-';
-  const std::size_t e_at = sci.find('e');
-  std::string digits;
-  for (const char c : sci.substr(negative ? 1 : 0, e_at - (negative ? 1 : 0))) {
-    if (c != '.') digits += c;
+  char sci[40];
+  const auto r = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);  // shortest round trip
+  // "-d.ddde-XX": the digits without the point, and the exponent.
+  const char* p = sci;
+  char out[48];
+  std::size_t n = 0;
+  if (*p == '-') out[n++] = *p++;
+  char digits[24];
+  std::size_t count = 0;
+  for (; p < r.ptr && *p != 'e'; ++p) {
+    if (*p != '.') digits[count++] = *p;
   }
-  const int exp = std::atoi(std::string(sci.substr(e_at + 1)).c_str());
-  std::string out = negative ? "-" : "";
+  int exp = 0;
+  std::from_chars(p + 1 + (p[1] == '+' ? 1 : 0), r.ptr, exp);
   if (exp >= -4 && exp < 16) {  // repr's fixed notation
-    if (exp < 0) return out + "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
-    const auto whole = static_cast<std::size_t>(exp) + 1;
-    if (digits.size() <= whole) return out + digits + std::string(whole - digits.size(), '0') + ".0";
-    return out + digits.substr(0, whole) + "." + digits.substr(whole);
+    if (exp < 0) {
+      out[n++] = '0', out[n++] = '.';
+      for (int i = -1; i > exp; --i) out[n++] = '0';
+      for (std::size_t i = 0; i < count; ++i) out[n++] = digits[i];
+    } else {
+      const auto whole = static_cast<std::size_t>(exp) + 1;
+      for (std::size_t i = 0; i < whole; ++i) out[n++] = i < count ? digits[i] : '0';
+      out[n++] = '.';
+      if (count <= whole) out[n++] = '0';
+      for (std::size_t i = whole; i < count; ++i) out[n++] = digits[i];
+    }
+    return std::string(out, n);
   }
-  out += digits.substr(0, 1);
-  if (digits.size() > 1) out += "." + digits.substr(1);
-  char e[16];
-  std::snprintf(e, sizeof e, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
-  return out + e;
+  out[n++] = digits[0];
+  if (count > 1) {
+    out[n++] = '.';
+    for (std::size_t i = 1; i < count; ++i) out[n++] = digits[i];
+  }
+  n += static_cast<std::size_t>(std::snprintf(out + n, sizeof out - n, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp)));
+  return std::string(out, n);
 }
 
 std::string StatCell::text() const {
@@ -239,7 +264,9 @@ std::string msprobe_shape(const DumpValue& v) {
   }
   if (v.type == "slice") {  // str(np.shape(np.array(value)))
     const auto items = std::count(v.value.begin(), v.value.end(), ',') + (v.value.size() > 2 ? 1 : 0);
-    return "(" + std::to_string(items) + ",)";
+    char text[32];
+    std::snprintf(text, sizeof text, "(%lld,)", static_cast<long long>(items));
+    return text;
   }
   return "[]";
 }
@@ -260,7 +287,7 @@ std::string msprobe_md5(const DumpValue& v) {
 StatDiff stat_diff(const StatCell& npu, const StatCell& bench) {
   using K = StatDiff::Kind;
   StatDiff d;
-  if (npu.text() == bench.text()) {
+  if (same_text(npu, bench)) {
     d.kind = K::kSame;
     return d;
   }

@@ -29,8 +29,10 @@ analyzer::Report compare_report(const CompareResult& result, int top = 0);
 // unmatched_npu, unmatched_bench, and compare_result: msprobe's compare_result rows under its
 // column names for the mode (CompareConst.COMPARE_RESULT_HEADER, SUMMARY_COMPARE_RESULT_HEADER,
 // MD5_COMPARE_RESULT_HEADER, then NPU_Stack_Info; tensor mode also Data_name, Dirty Valid Len and
-// the older Accuracy Reached or Not), its cells as msprobe writes them (text).
-analyzer::Report compare_report(const DumpCompareResult& result, int top = 0);
+// the older Accuracy Reached or Not), its cells as msprobe writes them (text). Without
+// `compare_result_rows` that table is left empty: the text report does not show it, and its cells
+// are most of a big comparison's report.
+analyzer::Report compare_report(const DumpCompareResult& result, int top = 0, bool compare_result_rows = true);
 
 std::vector<const analyzer::TableSpec*> compare_table_specs();
 // The dump comparison's tables: compare_result thrice (one spec a mode, under msprobe's column
