@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "npuscope/comparator/compare_report.h"
+#include "report_cells.h"
 
 namespace npuscope::comparator {
 namespace {
@@ -155,17 +156,10 @@ constexpr TableSpec kRowsTable{"rows",
                                {},
                                analyzer::kNotInText};
 
-// A measured value, or null where it does not apply or is not a number (JSON has no NaN).
-Value metric(double v, bool applies = true) { return applies && std::isfinite(v) ? Value(v) : Value(); }
-Value text_or_null(const std::string& s) { return s.empty() ? Value() : Value(s); }
-Value name(auto e) { return std::string(enum_name(e)); }
-
-std::string number(double v, const char* format) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+using report_cells::metric;
+using report_cells::name;
+using report_cells::number;
+using report_cells::text_or_null;
 
 // "layer0/attn/o_proj (MatMul, call 0, task 31, backward pass): cosine 0.960703, max abs err 1.044".
 std::string op_line(const OpVerdict& op) {

@@ -9,6 +9,7 @@
 #include "dump_match.h"
 #include "dump_values.h"
 #include "npuscope/comparator/compare_report.h"
+#include "report_cells.h"
 
 namespace npuscope::comparator {
 namespace {
@@ -227,8 +228,9 @@ constexpr TableSpec kMd5ResultTable{"compare_result",
                                     {},
                                     analyzer::kNotInText};
 
-Value metric(double v) { return std::isfinite(v) ? Value(v) : Value(); }
-Value text_or_null(std::string s) { return s.empty() ? Value() : Value(std::move(s)); }
+using report_cells::metric;
+using report_cells::number;
+using report_cells::text_or_null;
 
 // Python's str of a list of strings: ['a', 'b'].
 std::string python_list(const std::vector<std::string>& items) {
@@ -279,13 +281,6 @@ std::string row_reason(const DumpCompareResult& r, const DumpEntryVerdict& e) {
     if (row.verdict == Verdict::kFail) return row.npu->slot + ": " + row.reason;
   }
   return "";
-}
-
-std::string number(double v, const char* format) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
 }
 
 std::string entry_line(const DumpCompareResult& r, const DumpEntryVerdict& e) {
