@@ -2,6 +2,8 @@
 //
 //   npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE|DIR]
 //                    [--top N] [--fail-on-mismatch] [--annotate | --results FILE.db]
+//   npuscope compare NPU_DUMP BENCH_DUMP [--fuzzy-match | -fm] [--mapping FILE] [same output flags]
+//                    (msprobe dumps: Note [Comparing dump trees] in compare_dumps_run.h)
 //   npuscope compare --describe   (the compare tables' columns, units and docs, as markdown)
 //   npuscope compare --model M.onnx [exec's flags: --input NAME=FILE, --dim NAME=VALUE, --seed S,
 //                    --iterations N, --precision-mode MODE, --overflow-mode MODE, --spec PRESET,
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "command.h"
+#include "compare_dumps_run.h"
 #include "compare_runs.h"
 #include "exec_flags.h"
 #include "npuscope/collector/trace_error.h"
@@ -50,6 +53,8 @@ namespace fs = std::filesystem;
 constexpr const char* kUsage =
     "npuscope compare NPU.db GOLDEN.db [--mapping FILE] [--format text|json|csv] [-o FILE|DIR] [--top N] "
     "[--fail-on-mismatch] [--annotate | --results FILE.db]\n"
+    "       npuscope compare NPU_DUMP BENCH_DUMP [--fuzzy-match|-fm] [--mapping FILE] [--format text|json|csv] "
+    "[-o FILE|DIR] [--top N] [--fail-on-mismatch]\n"
     "       npuscope compare --model M.onnx [--input NAME=FILE]... [--dim NAME=VALUE]... [--seed S] [--iterations N] "
     "[--precision-mode MODE] [--overflow-mode MODE] [--spec PRESET] [--perturb GLOB:MODE]... [one-shot flags] "
     "[output flags]\n"
@@ -60,7 +65,7 @@ struct CompareFlags {
   std::vector<std::string> traces;
   std::string mapping, format = "text", output;
   int top = 20;
-  bool fail_on_mismatch = false, annotate = false, describe = false;
+  bool fail_on_mismatch = false, annotate = false, describe = false, fuzzy_match = false;
   std::string results;
   // One shot: exec's own flags (exec_flags.h), for both runs of --model; --perturb for -- CMD too.
   ExecFlags exec;
@@ -159,6 +164,27 @@ comparator::CompareResult compare_one_shot(const CompareFlags& f, const comparat
   return result;
 }
 
+// Two sides of which one is an msprobe dump (Note [Comparing dump trees]).
+int compare_dumps_command(const CompareFlags& f) {
+  if (f.annotate || !f.results.empty())
+    throw UsageError(
+        "--annotate and --results store verdicts in a trace: a dump comparison has no trace to store into");
+  DumpCompareFlags d;
+  d.format = f.format;
+  d.output = f.output;
+  d.top = f.top;
+  d.fuzzy_match = f.fuzzy_match;
+  d.fail_on_mismatch = f.fail_on_mismatch;
+  Progress progress;
+  d.progress = std::ref(progress);
+  try {
+    if (!f.mapping.empty()) d.mapping = analyzer::load_name_map(f.mapping, comparator::kMappingKeys);
+  } catch (const analyzer::NameMapError& e) {
+    throw InputError(e.what());
+  }
+  return compare_dump_sides(f.traces[0], f.traces[1], d);
+}
+
 // Splits argv at the first "--": what follows is the command of the -- CMD form.
 int split_command(int argc, char** argv, CompareFlags& f) {
   const int split = command_separator(argc, argv);
@@ -183,6 +209,8 @@ int compare_command(int argc, char** argv) {
                                                            "exit with status 1 when an op fails")(
       "annotate", po::bool_switch(&f.annotate), "store the verdicts in the NPU trace (COMPARE_RESULT), for the viewer")(
       "results", po::value(&f.results), "store the verdicts in a new file FILE.db instead")(
+      "fuzzy-match", po::bool_switch(&f.fuzzy_match),
+      "msprobe dumps: pair entries whatever their call index, in dump order (msprobe's -fm; also -fm)")(
       "describe", po::bool_switch(&f.describe),
       "print every compare table's columns, units and docs (markdown) and exit");
   // One shot (--model, or -- CMD): record a golden and an NPU run with dumps, then compare.
@@ -202,6 +230,14 @@ int compare_command(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("traces", 2);
   po::variables_map vm;
+  // msprobe's spelling of --fuzzy-match: program_options reads "-fm" as -f with the value m.
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) {
+    if (a == "-fm") a = "--fuzzy-match";
+    arg_ptrs.push_back(a.data());
+  }
+  argv = arg_ptrs.data();
   const int split = split_command(argc, argv, f);
   if (!parse_flags(split, argv, desc, kUsage, &positional, &vm)) return 0;
   if (f.describe) {  // docs/compare.md's generated part
@@ -215,6 +251,8 @@ int compare_command(int argc, char** argv) {
   } else {
     check_two_traces(f, vm);
   }
+  if (!f.one_shot() && (is_dump_side(f.traces[0]) || is_dump_side(f.traces[1]))) return compare_dumps_command(f);
+  if (f.fuzzy_match) throw UsageError("--fuzzy-match pairs the entries of msprobe dumps: give two dumps");
   if (f.annotate && !f.results.empty()) throw UsageError("--annotate and --results exclude each other");
   if (!f.results.empty() && fs::exists(f.results)) throw UsageError(f.results + " exists: --results writes a new file");
 

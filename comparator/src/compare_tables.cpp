@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "npuscope/comparator/compare_report.h"
+#include "report_cells.h"
 
 namespace npuscope::comparator {
 namespace {
@@ -155,17 +156,10 @@ constexpr TableSpec kRowsTable{"rows",
                                {},
                                analyzer::kNotInText};
 
-// A measured value, or null where it does not apply or is not a number (JSON has no NaN).
-Value metric(double v, bool applies = true) { return applies && std::isfinite(v) ? Value(v) : Value(); }
-Value text_or_null(const std::string& s) { return s.empty() ? Value() : Value(s); }
-Value name(auto e) { return std::string(enum_name(e)); }
-
-std::string number(double v, const char* format) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+using report_cells::metric;
+using report_cells::name;
+using report_cells::number;
+using report_cells::text_or_null;
 
 // "layer0/attn/o_proj (MatMul, call 0, task 31, backward pass): cosine 0.960703, max abs err 1.044".
 std::string op_line(const OpVerdict& op) {
@@ -336,6 +330,13 @@ std::string compare_tables_markdown() {
        "from 0 to 1) and similarity (cosine, six decimals in text); strings for text and op name; booleans for "
        "flag; null when there is no value.\n";
   for (const TableSpec* t : compare_table_specs()) {
+    o << analyzer::table_markdown(*t, t->text_rows == analyzer::kNotInText ? "; not in the text report" : "");
+  }
+  o << "\n## Dump compare tables\n\n"
+    << "The tables of a comparison of two msprobe dumps (\"Comparing msprobe dumps\" above), keyed and written as "
+       "those above. `compare_result` has the columns of msprobe's compare_result for the mode, its cells the text "
+       "msprobe writes (numbers as Python writes them, N/A, Nan, unsupported, ...).\n";
+  for (const TableSpec* t : dump_compare_table_specs()) {
     o << analyzer::table_markdown(*t, t->text_rows == analyzer::kNotInText ? "; not in the text report" : "");
   }
   return o.str();

@@ -21,75 +21,72 @@ double stats_rel(double npu, double golden) {
 
 }  // namespace
 
-void judge_tensor(CompareRow& row) {
-  const TensorMetrics& m = row.metrics;
-  if (!m.comparable) {
-    row.verdict = Verdict::kFail;
-    row.reason = m.why;
-    return;
-  }
+std::string tensor_failure(const TensorMetrics& m) {
+  if (!m.comparable) return m.why;
   const bool has_cosine = !std::isnan(m.cosine);
-  if (has_cosine && m.cosine < kCosineFloor) {
-    row.reason = "cosine " + number(m.cosine) + " < " + number(kCosineFloor);
-  } else if (has_cosine && m.cosine < kCosineGood && m.max_abs_err > kMaxAbsErrSmall) {
-    row.reason = "cosine " + number(m.cosine) + " < " + number(kCosineGood) + " and max abs err " +
-                 number(m.max_abs_err) + " > " + number(kMaxAbsErrSmall);
-  } else if (m.max_abs_err > kMaxAbsErrCap) {
-    row.reason = "max abs err " + number(m.max_abs_err) + " > " + number(kMaxAbsErrCap);
+  if (has_cosine && m.cosine < kCosineFloor) return "cosine " + number(m.cosine) + " < " + number(kCosineFloor);
+  if (has_cosine && m.cosine < kCosineGood && m.max_abs_err > kMaxAbsErrSmall) {
+    return "cosine " + number(m.cosine) + " < " + number(kCosineGood) + " and max abs err " + number(m.max_abs_err) +
+           " > " + number(kMaxAbsErrSmall);
   }
-  row.verdict = row.reason.empty() ? Verdict::kPass : Verdict::kFail;
+  if (m.max_abs_err > kMaxAbsErrCap) return "max abs err " + number(m.max_abs_err) + " > " + number(kMaxAbsErrCap);
+  return "";
+}
+
+void judge_tensor(CompareRow& row) {
+  row.reason = tensor_failure(row.metrics);
+  row.verdict = row.reason.empty() && row.metrics.comparable ? Verdict::kPass : Verdict::kFail;
+}
+
+std::string stats_failure(const StatsSummary& npu, const StatsSummary& golden, StatsDiff& d) {
+  d.max_rel = stats_rel(npu.max, golden.max);
+  d.min_rel = stats_rel(npu.min, golden.min);
+  d.mean_rel = stats_rel(npu.mean, golden.mean);
+  d.norm_rel = stats_rel(npu.norm, golden.norm);
+  d.nan_inf_differ = npu.nan_count != golden.nan_count || npu.inf_count != golden.inf_count;
+  if (d.nan_inf_differ) {
+    return "NaN/Inf counts differ (" + std::to_string(npu.nan_count) + "/" + std::to_string(npu.inf_count) +
+           " vs golden " + std::to_string(golden.nan_count) + "/" + std::to_string(golden.inf_count) + ")";
+  }
+  const std::pair<const char*, double> diffs[] = {
+      {"max", d.max_rel}, {"min", d.min_rel}, {"mean", d.mean_rel}, {"norm", d.norm_rel}};
+  for (const auto& [what, rel] : diffs) {
+    if (rel > kStatsRelDiff) return std::string(what) + " differs by " + number(100 * rel) + " % (statistics mode)";
+  }
+  return "";
 }
 
 void judge_stats(CompareRow& row, const collector::TensorRow& npu, const collector::TensorRow& golden) {
   row.stats_mode = true;
-  StatsDiff& d = row.stats;
-  d.max_rel = stats_rel(npu.max, golden.max);
-  d.min_rel = stats_rel(npu.min, golden.min);
-  d.mean_rel = stats_rel(npu.mean, golden.mean);
-  d.norm_rel = stats_rel(npu.l2norm, golden.l2norm);
-  d.nan_inf_differ = npu.nan_count != golden.nan_count || npu.inf_count != golden.inf_count;
-  if (d.nan_inf_differ) {
-    row.reason = "NaN/Inf counts differ (" + std::to_string(npu.nan_count) + "/" + std::to_string(npu.inf_count) +
-                 " vs golden " + std::to_string(golden.nan_count) + "/" + std::to_string(golden.inf_count) + ")";
-  } else {
-    const std::pair<const char*, double> diffs[] = {
-        {"max", d.max_rel}, {"min", d.min_rel}, {"mean", d.mean_rel}, {"norm", d.norm_rel}};
-    for (const auto& [what, rel] : diffs) {
-      if (rel > kStatsRelDiff) {
-        row.reason = std::string(what) + " differs by " + number(100 * rel) + " % (statistics mode)";
-        break;
-      }
-    }
-  }
+  const auto summary = [](const collector::TensorRow& t) {
+    return StatsSummary{t.max, t.min, t.mean, t.l2norm, t.nan_count, t.inf_count};
+  };
+  row.reason = stats_failure(summary(npu), summary(golden), row.stats);
   row.verdict = row.reason.empty() ? Verdict::kPass : Verdict::kFail;
 }
 
 namespace {
 
-// The op's verdict and origin from its rows.
+// The op's verdict and origin from its rows, and its outputs' worst metrics.
 void judge_op(OpVerdict& op, const std::vector<CompareRow>& rows, std::size_t first, std::size_t last) {
-  bool any_output = false, output_failed = false, input_failed = false;
+  const auto begin = rows.begin() + static_cast<std::ptrdiff_t>(first);
+  const auto end = rows.begin() + static_cast<std::ptrdiff_t>(last);
+  const GroupVerdict g = judge_group(
+      begin, end, [](const CompareRow& r) { return is(r.role, TensorRole::kOutput); },
+      [](const CompareRow& r) { return r.verdict; });
+  op.verdict = g.verdict;
+  op.origin = g.origin;
   op.worst_cosine = std::numeric_limits<double>::quiet_NaN();
   op.worst_max_abs_err = std::numeric_limits<double>::quiet_NaN();
-  for (std::size_t i = first; i < last; ++i) {
-    const CompareRow& r = rows[i];
-    if (r.verdict == Verdict::kNotApplicable) continue;
-    if (is(r.role, TensorRole::kInput)) {
-      input_failed |= r.verdict == Verdict::kFail;
-      continue;
-    }
-    any_output = true;
-    output_failed |= r.verdict == Verdict::kFail;
+  for (auto it = begin; it != end; ++it) {
+    const CompareRow& r = *it;
+    if (r.verdict == Verdict::kNotApplicable || !is(r.role, TensorRole::kOutput)) continue;
     if (!r.stats_mode && r.metrics.comparable) {  // NaN: none yet
       const double c = r.metrics.cosine, e = r.metrics.max_abs_err;
       if (!std::isnan(c) && (std::isnan(op.worst_cosine) || c < op.worst_cosine)) op.worst_cosine = c;
       if (std::isnan(op.worst_max_abs_err) || e > op.worst_max_abs_err) op.worst_max_abs_err = e;
     }
   }
-  op.verdict = !any_output ? Verdict::kNotApplicable : output_failed ? Verdict::kFail : Verdict::kPass;
-  op.origin = op.verdict != Verdict::kFail ? ErrorOrigin::kNone
-              : input_failed               ? ErrorOrigin::kInherited
-                                           : ErrorOrigin::kIntroduced;
 }
 
 }  // namespace

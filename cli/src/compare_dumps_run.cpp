@@ -1,0 +1,154 @@
+// Note [Comparing dump trees] (compare_dumps_run.h).
+#include "compare_dumps_run.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "command.h"
+#include "npuscope/analyzer/format.h"
+#include "npuscope/comparator/compare_dumps.h"
+#include "npuscope/comparator/compare_report.h"
+#include "npuscope/importer/import.h"
+#include "npuscope/importer/msprobe_dump_reader.h"
+#include "report_output.h"
+
+namespace npuscope::cli {
+namespace {
+
+using collector::MsprobeDump;
+
+struct DumpPair {
+  const MsprobeDump* npu;
+  const MsprobeDump* bench;
+};
+
+std::string where(const MsprobeDump& d) {
+  return "step " + (d.step < 0 ? std::string("?") : std::to_string(d.step)) + ", rank " +
+         (d.rank < 0 ? std::string("?") : std::to_string(d.rank));
+}
+
+// Pairs by step and rank; `unpaired` gets a line for each dump with no counterpart.
+std::vector<DumpPair> pair_dumps(const std::vector<MsprobeDump>& npu, const std::vector<MsprobeDump>& bench,
+                                 std::vector<std::string>& unpaired) {
+  if (npu.size() == 1 && bench.size() == 1) return {{&npu[0], &bench[0]}};
+  std::map<std::pair<std::int64_t, std::int64_t>, const MsprobeDump*> bench_at;
+  for (const MsprobeDump& b : bench) bench_at.emplace(std::pair{b.step, b.rank}, &b);
+  std::vector<DumpPair> pairs;
+  for (const MsprobeDump& n : npu) {
+    const auto it = bench_at.find({n.step, n.rank});
+    if (it == bench_at.end()) {
+      unpaired.push_back(where(n) + ": the NPU dump " + n.path + " has no bench dump of its step and rank");
+      continue;
+    }
+    pairs.push_back({&n, it->second});
+    bench_at.erase(it);
+  }
+  for (const auto& [at, b] : bench_at)
+    unpaired.push_back(where(*b) + ": the bench dump " + b->path + " has no NPU dump of its step and rank");
+  return pairs;
+}
+
+std::string sides(const std::vector<MsprobeDump>& dumps) {
+  std::string out;
+  for (const MsprobeDump& d : dumps) out += (out.empty() ? "" : "; ") + where(d);
+  return out;
+}
+
+void write_many(const std::vector<DumpPair>& pairs, const std::vector<analyzer::Report>& reports,
+                const std::vector<std::string>& unpaired, const DumpCompareFlags& f) {
+  if (f.format == "csv") {
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const std::string dir = (std::filesystem::path(f.output) / ("step" + std::to_string(pairs[i].npu->step) +
+                                                                  "_rank" + std::to_string(pairs[i].npu->rank)))
+                                  .string();
+      write_report(reports[i], "csv", dir, "the comparison of " + pairs[i].npu->path + " and " + pairs[i].bench->path);
+    }
+    return;
+  }
+  if (f.format == "json") {
+    nlohmann::json out = {{"comparisons", nlohmann::json::array()}, {"unpaired", unpaired}};
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      out["comparisons"].push_back({{"step", pairs[i].npu->step},
+                                    {"rank", pairs[i].npu->rank},
+                                    {"npu", pairs[i].npu->path},
+                                    {"bench", pairs[i].bench->path},
+                                    {"report", nlohmann::json::parse(analyzer::to_json(reports[i]))}});
+    }
+    const std::string text = out.dump(2) + "\n";
+    if (f.output.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      write_text_file(f.output, text);
+    }
+    return;
+  }
+  std::ostringstream text;
+  const analyzer::TextStyle style = f.output.empty() ? stdout_text_style() : analyzer::TextStyle{};
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    text << (i ? "\n" : "") << "== " << where(*pairs[i].npu) << ": " << pairs[i].npu->path << " against "
+         << pairs[i].bench->path << " ==\n";
+    analyzer::write_text(reports[i], text, style);
+  }
+  if (f.output.empty()) {
+    std::cout << text.str();
+  } else {
+    write_text_file(f.output, text.str());
+  }
+}
+
+}  // namespace
+
+bool is_dump_side(const std::string& path) { return importer::is_msprobe_dump(path); }
+
+std::vector<MsprobeDump> dumps_of(const std::string& path) {
+  if (!is_dump_side(path)) {
+    // The one place a trace would become a dump (the trace's PyTorch dump as msprobe entries).
+    throw InputError(path +
+                     " is not an msprobe dump: comparing an npuscope trace with an msprobe dump is not supported yet; "
+                     "compare two traces, or two msprobe dumps (a folder with dump.json, or its step*/rank*/ tree)");
+  }
+  try {
+    std::vector<MsprobeDump> dumps = importer::read_msprobe_dumps(path);
+    if (dumps.empty()) throw InputError(path + ": no dump.json under it");
+    return dumps;
+  } catch (const importer::ImportError& e) {
+    throw InputError(e.what());
+  }
+}
+
+int compare_dump_sides(const std::string& npu_path, const std::string& bench_path, const DumpCompareFlags& f) {
+  const std::vector<MsprobeDump> npu = dumps_of(npu_path), bench = dumps_of(bench_path);
+  std::vector<std::string> unpaired;
+  const std::vector<DumpPair> pairs = pair_dumps(npu, bench, unpaired);
+  if (pairs.empty()) {
+    throw InputError("no step and rank of " + npu_path + " (" + sides(npu) + ") is in " + bench_path + " (" +
+                     sides(bench) + "): nothing to compare");
+  }
+  for (const std::string& line : unpaired) std::fprintf(stderr, "npuscope compare: %s\n", line.c_str());
+  comparator::DumpCompareOptions options{f.mapping, f.fuzzy_match, f.progress};
+  std::vector<comparator::DumpCompareResult> results;
+  std::vector<analyzer::Report> reports;
+  bool failed = false;
+  for (const DumpPair& p : pairs) {
+    try {
+      results.push_back(comparator::compare_dumps(*p.npu, *p.bench, options));
+    } catch (const comparator::CompareError& e) {
+      throw InputError(e.what());
+    }
+    failed |= results.back().failed > 0;
+    reports.push_back(comparator::compare_report(results.back(), f.format == "text" ? f.top : 0, f.format != "text"));
+    for (const std::string& line : unpaired) reports.back().notes.push_back(line);
+  }
+  if (pairs.size() == 1) {
+    write_report(reports.front(), f.format, f.output, "the comparison of " + npu_path + " and " + bench_path);
+  } else {
+    write_many(pairs, reports, unpaired, f);
+  }
+  return f.fail_on_mismatch && failed ? 1 : 0;
+}
+
+}  // namespace npuscope::cli

@@ -1,0 +1,45 @@
+// `npuscope compare NPU GOLDEN` where a side is an msprobe dump (comparator/compare_dumps.h).
+//
+// Note [Comparing dump trees]
+// A side is a dump_path tree (step{S}/rank{R}/, or proc{PID}/ when msprobe knew no rank), one
+// step of one rank, or a dump.json: importer::read_msprobe_dumps reads every step and rank of it.
+// The two sides' dumps pair by step and rank; a dump of one side with no counterpart is said (a note
+// in each report and a line on stderr), and when neither side knows more than one dump the two pair
+// whatever their step and rank (an NPU rank0 against a GPU proc2016). One pair is reported as a
+// trace comparison is; several are reported one after the other in text, as a JSON object
+// {"comparisons": [{"step", "rank", "npu", "bench", "report"}], "unpaired": [...]}, or as a
+// folder step{S}_rank{R}/ of CSV files each under -o DIR.
+// An npuscope trace on one side is rebuilt as a dump by dumps_of (the trace's PyTorch dump as
+// msprobe entries): not yet, and said so.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "npuscope/analyzer/op_pairing.h"
+#include "npuscope/collector/msprobe_dump.h"
+
+namespace npuscope::cli {
+
+struct DumpCompareFlags {
+  std::string format = "text", output;
+  int top = 20;
+  bool fuzzy_match = false, fail_on_mismatch = false;
+  analyzer::NameMap mapping;
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+// Whether `path` is an msprobe dump (importer::is_msprobe_dump).
+bool is_dump_side(const std::string& path);
+
+// The dumps of a side: an msprobe dump's steps and ranks; an npuscope trace's rebuilt dump (not
+// yet: InputError). Throws InputError naming the path for what cannot be read.
+std::vector<collector::MsprobeDump> dumps_of(const std::string& path);
+
+// Compares the two sides (Note [Comparing dump trees]) and writes the reports. Returns the exit
+// status: 1 with fail_on_mismatch when an entry fails, else 0.
+int compare_dump_sides(const std::string& npu, const std::string& bench, const DumpCompareFlags& flags);
+
+}  // namespace npuscope::cli
