@@ -1,5 +1,6 @@
-// msprobe's entries from a trace: see Note [msprobe entries] in msprobe_entries.h.
-#include "npuscope/analyzer/msprobe_entries.h"
+// msprobe's entries from a trace without msprobe fragments: see Note [msprobe entries] in
+// msprobe_entries.h.
+#include "msprobe_groups.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,7 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
-namespace npuscope::analyzer {
+namespace npuscope::analyzer::msprobe {
 namespace {
 
 using collector::MarkerRow;
@@ -17,8 +18,23 @@ using collector::PytorchApiRow;
 using collector::TaskRow;
 using collector::TensorRow;
 using collector::TraceReader;
-using Entry = collector::MsprobeEntry;
-using Entries = collector::MsprobeEntries;
+// One entry, its tensors as indexes into Entries::tensors.
+struct Entry {
+  std::string name;    // "Aten.addmm.0.forward", "Module.fc.Linear.backward.0"
+  std::string parent;  // the module entry it ran in (construct.json); empty if none
+  std::int64_t step = 0;
+  bool is_module = false;
+  std::int64_t first_task = 0;  // its first task: entries are in this order
+  std::vector<std::size_t> inputs, outputs;
+  std::vector<std::size_t> parameters;  // module forward entries: the parameters it read
+};
+
+struct Entries {
+  std::vector<TensorRow> tensors;  // every TENSOR row, in the reader's order, without data
+  std::vector<Entry> entries;      // ordered by step, then first task
+  std::int64_t unattributed_tasks = 0;
+  bool has_pytorch_ops = false;
+};
 
 constexpr std::int64_t kNone = -1;
 
@@ -39,13 +55,6 @@ std::string api_name(const std::string& op) {
 std::string node_name(const std::string& op) {
   const std::size_t colon = op.rfind(": ");
   return colon == std::string::npos ? op : op.substr(colon + 2);
-}
-
-// A module entry's name in the other pass: "Module.fc.Linear.forward.0" <-> "Module.fc.Linear.backward.0".
-std::string other_pass(const std::string& module, std::string_view from, std::string_view to) {
-  const std::size_t at = module.rfind(from);
-  if (at == std::string::npos) return {};
-  return module.substr(0, at) + std::string(to) + module.substr(at + from.size());
 }
 
 struct TaskRef {
@@ -496,8 +505,37 @@ Entries Builder::build() {
   return std::move(out_);
 }
 
+// The entries with their values: inputs "input.k", outputs "output.k", parameters "parameters.k".
+TraceEntries to_trace_entries(Entries&& built) {
+  TraceEntries out;
+  out.has_pytorch_ops = built.has_pytorch_ops;
+  out.has_tensors = !built.tensors.empty();
+  for (const TensorRow& t : built.tensors) out.has_data = out.has_data || t.data_bytes > 0;
+  for (Entry& e : built.entries) {
+    StepEntry& s = out.entries.emplace_back();
+    s.step = e.step;
+    s.entry.name = std::move(e.name);
+    s.entry.parent = std::move(e.parent);
+    const auto add = [&](const std::vector<std::size_t>& list, const char* role) {
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        const TensorRow& t = built.tensors[list[k]];
+        s.entry.values.push_back(tensor_value(std::string(role) + "." + std::to_string(k), &t));
+        s.sources.push_back({t.task_id, t.role, t.idx});
+      }
+    };
+    add(e.inputs, "input");
+    add(e.outputs, "output");
+    add(e.parameters, "parameters");
+  }
+  if (built.unattributed_tasks > 0) {
+    out.notes.push_back(std::to_string(built.unattributed_tasks) +
+                        " tasks with tensors that no PyTorch op launched (in no entry)");
+  }
+  return out;
+}
+
 }  // namespace
 
-Entries msprobe_entries(const TraceReader& reader) { return Builder(reader).build(); }
+TraceEntries aten_entries(const TraceReader& reader) { return to_trace_entries(Builder(reader).build()); }
 
-}  // namespace npuscope::analyzer
+}  // namespace npuscope::analyzer::msprobe
