@@ -14,8 +14,8 @@
 //    "Module.fc.Linear.backward.0", "Module.fc.Linear.parameters_grad.0";
 //  - its arguments and results as JSON, as msprobe's dump.json holds them (input_args, input_kwargs,
 //    output; input and output for a backward; {param: [tensor]} for parameters' gradients), every
-//    tensor with its dtype, shape, requires_grad and the device address of its first element
-//    (TENSOR.address) instead of statistics;
+//    tensor with its dtype, shape, requires_grad and the address of its first element as the kernels
+//    see it (TENSOR.address: Tensor.data_ptr()) instead of statistics;
 //  - its Python call stack (PYTORCH_API.stack_id).
 // A forward call is a range around the aten ops it ran; a gradient hook a range of no length where
 // the backward pass was. The analyzer reads each tensor's statistics (and data) from the TENSOR rows
@@ -26,10 +26,7 @@
 #include <torch/library.h>
 
 #include <string>
-#include <vector>
 
-#include "npu_allocator.h"
-#include "npu_device.h"
 #include "npuscope/emulator/host_ops.h"
 #include "npuscope/emulator/markers.h"
 #include "npuscope/emulator/training_records.h"
@@ -72,17 +69,6 @@ void fragment(const std::string& name, const std::string& args, const std::strin
   emulator::host_op_end(emulator::host_op_begin(op));
 }
 
-// The device address of each tensor's first element (TENSOR.address); 0 for a tensor elsewhere.
-std::vector<std::int64_t> tensor_addresses(const std::vector<at::Tensor>& tensors) {
-  std::vector<std::int64_t> out;
-  out.reserve(tensors.size());
-  for (const at::Tensor& t : tensors) {
-    const bool on_device = t.defined() && t.device().type() == kNpu && t.has_storage() && t.numel() > 0;
-    out.push_back(on_device ? static_cast<std::int64_t>(address_of(t)) : 0);
-  }
-  return out;
-}
-
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(npuscope, m) {
@@ -90,7 +76,6 @@ TORCH_LIBRARY_FRAGMENT(npuscope, m) {
   m.def("api_begin(str prefix) -> int", api_begin);
   m.def("api_end(int id, str args, str stack) -> str", api_end);
   m.def("fragment(str name, str args, str stack) -> ()", fragment);
-  m.def("tensor_addresses(Tensor[] tensors) -> int[]", tensor_addresses);
 }
 
 }  // namespace npuscope::pytorch

@@ -15,7 +15,6 @@ import json as _json
 import math as _math
 import sys as _sys
 import threading as _threading
-import weakref as _weakref
 
 import torch as _torch
 
@@ -26,6 +25,7 @@ _tls = _threading.local()  # .busy: inside a wrapped call or a recording hook of
 _LOW_RISK = frozenset(_apis.LOW_RISK)
 _DTYPE_KEYS = ("dtype", "output_dtype")  # msprobe describes these keyword arguments as torch.dtype
 _OWN_FILES = (__file__.rstrip("c"),)
+_DEVICE_TYPE = "privateuseone"
 _enabled = False
 
 
@@ -37,18 +37,15 @@ def enabled():
 # ---- describing arguments as msprobe's dump.json does ---------------------------------------------
 
 class _Description:
-    """Arguments in msprobe's form; the tensors' addresses are filled in with one call at the end."""
-
-    def __init__(self):
-        self.tensors = []
-        self.objects = []
+    """Arguments in msprobe's form, each tensor of the device with the address of its first element as
+    the kernels saw it (TENSOR.address)."""
 
     def value(self, v, key=None):
         if isinstance(v, _torch.Tensor):
             d = {"type": "torch.Tensor", "dtype": str(v.dtype), "shape": list(v.shape),
                  "requires_grad": bool(v.requires_grad)}
-            self.tensors.append(v)
-            self.objects.append(d)
+            if v.device.type == _DEVICE_TYPE and v.numel() > 0:
+                d["address"] = v.data_ptr()
             return d
         if key in _DTYPE_KEYS and isinstance(v, _torch.dtype):
             return {"type": "torch.dtype", "value": str(v)}
@@ -72,20 +69,18 @@ class _Description:
             return {str(k): self.value(x, k) for k, x in v.items()}
         return None  # msprobe leaves other objects out (null)
 
-    def json(self, structure):
-        if self.tensors:
-            for d, address in zip(self.objects, _ops.tensor_addresses(self.tensors)):
-                if address:
-                    d["address"] = address
+    @staticmethod
+    def json(structure):
         return _json.dumps(structure, separators=(",", ":"))
 
 
 _frames = {}  # (code, line) -> msprobe's text of the frame
 
 
-def _stack(skip=2):
-    """The caller's Python stack as msprobe's stack.json writes it, innermost first, ";\\n" between."""
-    f = _sys._getframe(skip)
+def _stack():
+    """The Python stack as msprobe's stack.json writes it, innermost first, ";\\n" between, without the
+    frames of this file."""
+    f = _sys._getframe(1)
     out = []
     while f is not None:
         code = f.f_code
@@ -130,7 +125,7 @@ def _record_fragment(name, describe):
     _tls.busy = True
     try:
         d = _Description()
-        _ops.fragment(name, d.json(describe(d)), _stack(3))
+        _ops.fragment(name, d.json(describe(d)), _stack())
     finally:
         _tls.busy = busy
 
@@ -212,7 +207,6 @@ def module_inputs(args, kwargs=None):
 
 _grad_calls = {}  # "Module.fc.Linear" -> [n, first parameter] of its parameters_grad entries this step
 _grad_step = [-1]
-_hooked = _weakref.WeakKeyDictionary()  # parameter -> {module entries whose parameters_grad it feeds}
 
 
 def module_end(module, op, described, output):
@@ -266,7 +260,9 @@ def _hook_parameters(module_entry, params):
     for pname, p in params.items():
         if not p.requires_grad:
             continue
-        owners = _hooked.setdefault(p, set())
+        owners = getattr(p, "_npuscope_grad_hooks", None)
+        if owners is None:
+            owners = p._npuscope_grad_hooks = set()
         if module_entry in owners:
             continue
         owners.add(module_entry)
