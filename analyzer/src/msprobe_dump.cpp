@@ -89,6 +89,41 @@ using msprobe::StepEntry;
 using msprobe::TensorSource;
 using SourceMap = std::unordered_map<std::string, TensorSource>;  // "entry\nslot" -> its row
 
+// A row's data as the value's view sees it: in the value's shape, gathered through its strides when
+// it is a view of the buffer in another order.
+collector::DumpTensorData as_viewed(collector::DumpTensorData data, const TensorSource& view, const std::string& what) {
+  if (view.shape.empty() && view.strides.empty()) return data;
+  std::int64_t numel = 1;
+  for (const std::int64_t d : view.shape) numel *= d;
+  const std::optional<DType> dtype = dtype_from_value(data.dtype_id);
+  if (view.strides.empty() || view.strides.size() != view.shape.size()) {
+    if (numel == data.numel) data.shape = view.shape;
+    return data;
+  }
+  const std::size_t size = dtype ? dtype_size(*dtype) : 0;
+  std::int64_t last = 0;
+  for (std::size_t d = 0; d < view.shape.size(); ++d) last += (view.shape[d] - 1) * view.strides[d];
+  if (size == 0 || numel <= 0 || last < 0 || static_cast<std::size_t>(last + 1) * size > data.bytes.size()) {
+    throw collector::MsprobeDumpError(what + ": a view reaching past the data the trace holds of its buffer");
+  }
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(numel) * size);
+  std::vector<std::int64_t> index(view.shape.size(), 0);
+  for (std::int64_t i = 0; i < numel; ++i) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * view.strides[d];
+    std::copy_n(data.bytes.begin() + offset * static_cast<std::int64_t>(size), size,
+                out.begin() + i * static_cast<std::int64_t>(size));
+    for (std::size_t d = index.size(); d-- > 0;) {  // the next index, last dimension fastest
+      if (++index[d] < view.shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  data.bytes = std::move(out);
+  data.shape = view.shape;
+  data.numel = numel;
+  return data;
+}
+
 collector::DumpTensorData load_tensor(const collector::TraceReader& reader, const SourceMap& sources,
                                       const collector::DumpEntry& entry, const collector::DumpValue& value) {
   const auto at = sources.find(entry.name + "\n" + value.slot);
@@ -109,7 +144,7 @@ collector::DumpTensorData load_tensor(const collector::TraceReader& reader, cons
   if (!found || out.bytes.empty()) {
     throw collector::MsprobeDumpError(what + ": no data recorded (record with `npuscope run --dump tensor`)");
   }
-  return out;
+  return as_viewed(std::move(out), at->second, what);
 }
 
 // Splits the entries by step; each step's stacks numbered as stack.json numbers them.

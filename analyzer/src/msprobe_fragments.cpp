@@ -22,6 +22,14 @@ constexpr int kScan = 64;  // rows of one address looked at for a tensor of anot
 
 bool ends_with(const std::string& s, std::string_view tail) { return std::string_view(s).ends_with(tail); }
 
+// Where a fragment's tensor is looked for: a call's argument, as the call found it (tasks from `from`
+// on: the call's and later ones); a call's result, as it left it (its tasks: from `from` to `to`); a
+// gradient hook's tensor, as the backward pass had made it (before `from`).
+struct Where {
+  enum Kind { kArgument, kResult, kHook } kind;
+  std::int64_t from, to;
+};
+
 class FragmentBuilder {
  public:
   explicit FragmentBuilder(const TraceReader& reader) : reader_(reader), steps_(reader) {}
@@ -33,10 +41,9 @@ class FragmentBuilder {
   void read_tensors();
   std::vector<std::size_t> fragments_in_order() const;
   std::int64_t first_task_from(std::int64_t op_id) const;
-  const TensorRow* find(std::int64_t address, std::optional<DType> dtype, std::int64_t numel,
-                        std::int64_t position) const;
-  void add(const Json& j, const std::string& slot, std::int64_t position, StepEntry& e);
-  void add_leaf(const Json& j, const std::string& slot, std::int64_t position, StepEntry& e);
+  const TensorRow* find(std::int64_t address, std::optional<DType> dtype, std::int64_t numel, Where where) const;
+  void add(const Json& j, const std::string& slot, Where where, StepEntry& e);
+  void add_leaf(const Json& j, const std::string& slot, Where where, StepEntry& e);
   void add_fragment(std::size_t op, StepEntry& e);
   std::string parent_of(std::size_t op, std::int64_t step) const;
   const std::string& name(std::size_t op) const { return reader_.string(ops_[op].name_id); }
@@ -109,31 +116,51 @@ std::int64_t FragmentBuilder::first_task_from(std::int64_t op_id) const {
   return at == launches_.end() ? INT64_MAX : first_task_after_[static_cast<std::size_t>(at - launches_.begin())];
 }
 
-// The tensor at `address` at `position` (a task id): the last row of it before, else the first read after.
+// The TENSOR row of the tensor at `address` (of `dtype`, `numel` elements) where `where` says. Not every
+// write has a row (a copy from the host has none, and a freed buffer is reused): a call's argument is
+// what the first task from the call on read, unless that task wrote it first; a result what the call
+// wrote, else what the next task read; either, failing those, the last row before the call.
 const TensorRow* FragmentBuilder::find(std::int64_t address, std::optional<DType> dtype, std::int64_t numel,
-                                       std::int64_t position) const {
+                                       Where where) const {
   const auto list = by_address_.find(address);
   if (list == by_address_.end()) return nullptr;
   const std::vector<std::size_t>& rows = list->second;
   const auto same = [&](const TensorRow& t) {
     return t.numel == numel && (!dtype || t.dtype == static_cast<std::int32_t>(*dtype));
   };
-  const auto split =
-      std::partition_point(rows.begin(), rows.end(), [&](std::size_t r) { return rows_[r].task_id < position; });
-  int scanned = 0;
-  for (auto it = split; it != rows.begin() && scanned++ < kScan;) {
-    const TensorRow& t = rows_[*--it];
-    if (same(t)) return &t;
-  }
-  scanned = 0;
-  for (auto it = split; it != rows.end() && scanned++ < kScan; ++it) {
+  const auto at = [&](std::int64_t task) {
+    return std::partition_point(rows.begin(), rows.end(), [&](std::size_t r) { return rows_[r].task_id < task; });
+  };
+  const auto last_before = [&](std::int64_t task, std::int64_t not_before) -> const TensorRow* {
+    int scanned = 0;
+    for (auto it = at(task); it != rows.begin() && scanned++ < kScan;) {
+      const TensorRow& t = rows_[*--it];
+      if (t.task_id < not_before) return nullptr;
+      if (same(t)) return &t;
+    }
+    return nullptr;
+  };
+  const auto next_read = [&](std::int64_t task) -> const TensorRow* {  // the next access, if a read
+    const auto it = at(task);
+    if (it == rows.end()) return nullptr;
     const TensorRow& t = rows_[*it];
-    if (same(t) && t.role == static_cast<std::int32_t>(TensorRole::kInput)) return &t;
+    return t.role == static_cast<std::int32_t>(TensorRole::kInput) && same(t) ? &t : nullptr;
+  };
+  const TensorRow* found = nullptr;
+  switch (where.kind) {
+    case Where::kArgument: found = next_read(where.from); break;
+    case Where::kResult:
+      found = last_before(where.to, where.from);
+      if (found == nullptr) found = next_read(where.to);
+      break;
+    case Where::kHook:
+      found = last_before(where.from, INT64_MIN);
+      return found != nullptr ? found : next_read(where.from);
   }
-  return nullptr;
+  return found != nullptr ? found : last_before(where.from, INT64_MIN);
 }
 
-void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, std::int64_t position, StepEntry& e) {
+void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, Where where, StepEntry& e) {
   DumpValue v;
   v.slot = slot;
   v.type = j["type"].get<std::string>();
@@ -154,7 +181,7 @@ void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, std::int6
     }
     v.requires_grad = j.contains("requires_grad") ? (j["requires_grad"].get<bool>() ? 1 : 0) : -1;
     const std::int64_t address = j.value("address", std::int64_t{0});
-    const TensorRow* row = address == 0 ? nullptr : find(address, dtype, numel, position);
+    const TensorRow* row = address == 0 ? nullptr : find(address, dtype, numel, where);
     if (row != nullptr) {
       const DumpValue stats = tensor_value(slot, row);
       v.has_stats = true;
@@ -162,7 +189,8 @@ void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, std::int6
       v.min = stats.min;
       v.mean = stats.mean;
       v.norm = stats.norm;
-      source = {row->task_id, row->role, row->idx};
+      source = {row->task_id, row->role, row->idx, v.shape, {}};
+      for (const Json& d : j.value("stride", Json::array())) source.strides.push_back(d.get<std::int64_t>());
     } else {
       ++without_stats_;
     }
@@ -181,7 +209,7 @@ void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, std::int6
 
 // msprobe's compare names the values by their path: "input.3.1" (a list's item), "input.dim" (a
 // keyword), a null one ("input.2": an absent optional argument) a value of no type.
-void FragmentBuilder::add(const Json& j, const std::string& slot, std::int64_t position, StepEntry& e) {
+void FragmentBuilder::add(const Json& j, const std::string& slot, Where where, StepEntry& e) {
   if (j.is_null()) {
     const bool known =
         std::any_of(e.entry.values.begin(), e.entry.values.end(), [&](const DumpValue& x) { return x.slot == slot; });
@@ -190,16 +218,16 @@ void FragmentBuilder::add(const Json& j, const std::string& slot, std::int64_t p
       e.sources.push_back({});
     }
   } else if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i) add(j[i], slot + "." + std::to_string(i), position, e);
+    for (std::size_t i = 0; i < j.size(); ++i) add(j[i], slot + "." + std::to_string(i), where, e);
   } else if (j.is_object() && j.contains("type") && j["type"].is_string()) {
-    add_leaf(j, slot, position, e);
+    add_leaf(j, slot, where, e);
   } else if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) add(value, slot + "." + key, position, e);
+    for (const auto& [key, value] : j.items()) add(value, slot + "." + key, where, e);
   }
 }
 
-// Where the fragment's tensors are read: before its first task (its arguments), after its last (what
-// it returned); a hook's fragment, of no length, where the backward pass was.
+// A call's arguments as it found them, its results as it left them; a gradient hook's tensors (a
+// fragment of no length) as the backward pass had made them.
 void FragmentBuilder::add_fragment(std::size_t op, StepEntry& e) {
   Json args = Json::parse(reader_.string(ops_[op].args_id), nullptr, false);
   if (!args.is_object()) {
@@ -208,14 +236,21 @@ void FragmentBuilder::add_fragment(std::size_t op, StepEntry& e) {
   }
   const std::int64_t before = first_task_from(ops_[op].id);
   const std::int64_t after = last_task_[op] == kNone ? before : last_task_[op] + 1;
-  const bool params_grad = e.entry.name.find(".parameters_grad.") != std::string::npos;
+  const std::string& name = e.entry.name;
+  const bool params_grad = name.find(".parameters_grad.") != std::string::npos;
+  const bool hook = params_grad || ends_with(name, ".backward") || name.find(".backward.") != std::string::npos;
   for (const auto& [key, value] : args.items()) {
     if (params_grad) {
-      for (const Json& grad : value.is_array() ? value : Json::array({value})) add(grad, key, before, e);
+      for (const Json& grad : value.is_array() ? value : Json::array({value})) {
+        add(grad, key, {Where::kHook, before, before}, e);
+      }
       continue;
     }
     const std::string section = key == "input_args" || key == "input_kwargs" ? "input" : key;
-    add(value, section, key == "output" ? after : before, e);
+    const Where where = hook              ? Where{Where::kHook, before, before}
+                        : key == "output" ? Where{Where::kResult, before, after}
+                                          : Where{Where::kArgument, before, before};
+    add(value, section, where, e);
   }
   if (e.stack.empty()) e.stack = reader_.string(ops_[op].stack_id);
 }

@@ -17,6 +17,9 @@ namespace npuscope::analyzer::msprobe {
 struct TensorSource {
   std::int64_t task_id = -1;  // -1: the trace has no row of it
   std::int32_t role = 0, idx = 0;
+  // The value's own shape, and its strides where it is a view the row's buffer holds in another
+  // order (a transposed weight); empty when its elements are the row's, in order.
+  std::vector<std::int64_t> shape, strides;
 };
 struct StepEntry {
   std::int64_t step = 0;

@@ -142,7 +142,13 @@ Json MsprobeWriter::entry_json(const MsprobeDump& dump, const DumpEntry& e, cons
     const std::string section = v.slot.substr(0, dot);
     const std::string_view rest =
         dot == std::string::npos ? std::string_view{} : std::string_view(v.slot).substr(dot + 1);
-    if (section == "input" && kind == EntryKind::kForward) {
+    if (section == "parameters") {  // {name: tensor}, whatever the names
+      const std::size_t end = rest.find('.');
+      Json& params = entry["parameters"];
+      if (!params.is_object()) params = Json::object();
+      place(params[std::string(rest.substr(0, end))],
+            end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1), std::move(leaf));
+    } else if (section == "input" && kind == EntryKind::kForward) {
       const std::string_view first = rest.substr(0, rest.find('.'));
       place(entry[is_index(first) ? "input_args" : "input_kwargs"], rest, std::move(leaf));
     } else {

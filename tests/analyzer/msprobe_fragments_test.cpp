@@ -49,20 +49,13 @@ class MsprobeFragmentsTest : public ExportTest {
       w->add(r);
     };
     const auto row = [&](std::int64_t task, int role, int idx, std::int64_t address, double max) {
-      TensorRow t;
-      t.task_id = task;
-      t.role = role;
-      t.idx = idx;
-      t.shape = "2";
-      t.numel = 2;
+      TensorRow t =
+          sample_tensor(task, role, idx, 0, "2", 2,
+                        bytes_of(std::vector<float>{static_cast<float>(max), static_cast<float>(-max)}), false);
       t.max = max;
       t.min = -max;
       t.l2norm = max;
       t.address = address;
-      const std::vector<float> data{static_cast<float>(max), static_cast<float>(-max)};
-      t.data.assign(reinterpret_cast<const std::uint8_t*>(data.data()),
-                    reinterpret_cast<const std::uint8_t*>(data.data()) + 8);
-      t.data_bytes = 8;
       w->add(t);
     };
     const auto task = [&](std::int64_t id, std::int64_t op_id) {

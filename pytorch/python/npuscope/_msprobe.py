@@ -46,6 +46,8 @@ class _Description:
                  "requires_grad": bool(v.requires_grad)}
             if v.device.type == _DEVICE_TYPE and v.numel() > 0:
                 d["address"] = v.data_ptr()
+                if not v.is_contiguous():  # a view of its buffer in another order: how to read it
+                    d["stride"] = list(v.stride())
             return d
         if key in _DTYPE_KEYS and isinstance(v, _torch.dtype):
             return {"type": "torch.dtype", "value": str(v)}
