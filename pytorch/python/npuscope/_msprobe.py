@@ -13,6 +13,7 @@ parameters ("Module.{path}.{Class}.parameters_grad.{n}"). Nothing is wrapped unl
 import linecache as _linecache
 import json as _json
 import math as _math
+import os as _os
 import sys as _sys
 import threading as _threading
 
@@ -288,9 +289,10 @@ _keep = []
 
 
 def start():
-    """Wraps the APIs (once), when the profiler asked for the tensors."""
+    """Wraps the APIs (once), when the profiler asked for the tensors, unless NPUSCOPE_MSPROBE_APIS=0 (the
+    dump's entries are then the aten ops', Aten.{op}.{n}.forward)."""
     global _enabled
-    if _enabled or not bool(_ops.dump_requested()):
+    if _enabled or _os.environ.get("NPUSCOPE_MSPROBE_APIS", "1") == "0" or not bool(_ops.dump_requested()):
         return _enabled
     _wrap_all()
     _enabled = True
