@@ -45,6 +45,7 @@ class FragmentBuilder {
   void add(const Json& j, const std::string& slot, Where where, StepEntry& e);
   void add_leaf(const Json& j, const std::string& slot, Where where, StepEntry& e);
   void add_fragment(std::size_t op, StepEntry& e);
+  void add_arguments(const Json& args, std::size_t op, StepEntry& e);
   std::string parent_of(std::size_t op, std::int64_t step) const;
   const std::string& name(std::size_t op) const { return reader_.string(ops_[op].name_id); }
   bool is_fragment(std::size_t op) const {
@@ -234,6 +235,15 @@ void FragmentBuilder::add_fragment(std::size_t op, StepEntry& e) {
     ++bad_args_;
     return;
   }
+  try {
+    add_arguments(args, op, e);
+  } catch (const nlohmann::json::exception&) {  // a damaged trace: a member of another type
+    ++bad_args_;
+  }
+  if (e.stack.empty()) e.stack = reader_.string(ops_[op].stack_id);
+}
+
+void FragmentBuilder::add_arguments(const Json& args, std::size_t op, StepEntry& e) {
   const std::int64_t before = first_task_from(ops_[op].id);
   const std::int64_t after = last_task_[op] == kNone ? before : last_task_[op] + 1;
   const std::string& name = e.entry.name;
@@ -252,7 +262,6 @@ void FragmentBuilder::add_fragment(std::size_t op, StepEntry& e) {
                                           : Where{Where::kArgument, before, before};
     add(value, section, where, e);
   }
-  if (e.stack.empty()) e.stack = reader_.string(ops_[op].stack_id);
 }
 
 std::string FragmentBuilder::parent_of(std::size_t op, std::int64_t step) const {

@@ -208,3 +208,41 @@ TEST_F(MsprobeFragmentsTest, ExportWritesMsprobesLayout) {
 }
 
 }  // namespace
+
+namespace {
+
+// A damaged trace's fragments: arguments that are not JSON, or JSON of the wrong types, are counted
+// in the dump's notes, never the end of the dump.
+class MsprobeFragmentsBadInputTest : public ExportTest {};
+
+TEST_F(MsprobeFragmentsBadInputTest, UnreadableArgumentsAreCounted) {
+  const std::string db = path("t.db");
+  {
+    auto w = TraceWriter::create(db);
+    const auto fragment = [&](std::int64_t id, const char* name, const char* args) {
+      w->add(PytorchApiRow{.id = id,
+                           .start_ns = id,
+                           .end_ns = id,
+                           .name_id = w->intern(name),
+                           .kind = static_cast<std::int32_t>(HostOpKind::kApi),
+                           .args_id = w->intern(args)});
+    };
+    fragment(1, "Functional.relu.0.forward", "{not json");
+    fragment(2, "Functional.relu.1.forward", R"({"input_args":[{"type":"torch.Tensor","shape":"x"}]})");
+    fragment(3, "Functional.relu.2.forward", R"({"input_args":[{"type":"int","value":2}],"output":[]})");
+    w->add(sample_tensor(1, 0, 0, 0, "2", 2, {}, true));
+    w->finalize();
+  }
+  const auto reader = TraceReader::open(db);
+  const std::vector<MsprobeDump> dumps = analyzer::msprobe_dumps(*reader);
+  ASSERT_EQ(dumps.size(), 1u);
+  ASSERT_FALSE(dumps[0].notes.empty());
+  EXPECT_NE(dumps[0].notes.back().find("2 fragments with unreadable arguments"), std::string::npos)
+      << dumps[0].notes.back();
+  const DumpEntry& ok = dumps[0].entries.back();
+  EXPECT_EQ(ok.name, "Functional.relu.2.forward");
+  ASSERT_EQ(ok.values.size(), 1u);
+  EXPECT_EQ(ok.values[0].value, "2");
+}
+
+}  // namespace
