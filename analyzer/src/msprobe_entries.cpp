@@ -13,7 +13,6 @@
 namespace npuscope::analyzer::msprobe {
 namespace {
 
-using collector::MarkerRow;
 using collector::PytorchApiRow;
 using collector::TaskRow;
 using collector::TensorRow;
@@ -71,13 +70,12 @@ struct Group {
 
 class Builder {
  public:
-  explicit Builder(const TraceReader& reader) : reader_(reader) {}
+  explicit Builder(const TraceReader& reader) : reader_(reader), steps_(reader) {}
   Entries build();
 
  private:
   void read_ops();
   void read_tensors();
-  void read_steps();
   void number_roots();
   void match_nodes();
   void assign_task(const TaskRef& task, std::size_t op, std::int64_t step);
@@ -90,7 +88,7 @@ class Builder {
   bool saved_by(const AddressIndex& forward, std::size_t tensor) const;
   bool next_read_in_backward(const TensorRow& written) const;
   bool is_parameter(const TensorRow& read) const;
-  std::int64_t step_at(std::int64_t ns) const;
+  std::int64_t step_at(std::int64_t ns) const { return steps_.at(ns); }
   const std::string& name(std::size_t op) const { return reader_.string(ops_[op].name_id); }
   // The module call around op `op` (kNone if none): for a module call, the one it ran in.
   std::int64_t enclosing_module(std::int64_t op) const {
@@ -120,7 +118,7 @@ class Builder {
   // Autograd nodes: the sequence number, forward thread and module entry of the node, taken from the
   // node's own range where the engine's evaluate_function range around it lacks them.
   std::vector<PytorchApiRow> node_info_;
-  std::vector<std::pair<std::int64_t, std::int64_t>> steps_;  // (start_ns, step), by start
+  Steps steps_;
   // Tasks touching each buffer, by address: (task, a flag), sorted by task.
   using AccessIndex = std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>>;
   // The flag of the first task after `task` in address's list (false if none).
@@ -198,20 +196,6 @@ void Builder::read_tensors() {
     auto [it, added] = tensors_of_task_.try_emplace(t.task_id, at, at + 1);
     if (!added) it->second.second = at + 1;  // the reader returns a task's rows together
   });
-}
-
-void Builder::read_steps() {
-  reader_.for_each([&](const MarkerRow& m) {
-    if (m.kind == static_cast<std::int32_t>(MarkerKind::kStep)) steps_.emplace_back(m.start_ns, m.step);
-  });
-  std::sort(steps_.begin(), steps_.end());
-}
-
-// The step whose range began last at or before `ns` (before the first step: the first).
-std::int64_t Builder::step_at(std::int64_t ns) const {
-  if (steps_.empty()) return 0;
-  auto it = std::upper_bound(steps_.begin(), steps_.end(), std::pair{ns, INT64_MAX});
-  return it == steps_.begin() ? it->second : std::prev(it)->second;
 }
 
 // n of every outermost aten op: its calls of that name in its step, in start order, counted
@@ -442,7 +426,6 @@ Entries Builder::build() {
   read_ops();
   if (ops_.empty()) return std::move(out_);
   read_tensors();
-  read_steps();
   number_roots();
   match_nodes();
   for (std::size_t i = 0; i < ops_.size(); ++i) {
