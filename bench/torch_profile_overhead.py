@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """What profiling costs a PyTorch training step: a torchvision ResNet-18 SGD step on the emulated NPU,
-unprofiled and under `npuscope run --dump none`, `--dump stats` and `--check-ops`.
+unprofiled and under `npuscope run --dump none`, `--dump stats` (msprobe's API entries recorded, and
+without them: NPUSCOPE_MSPROBE_APIS=0) and `--check-ops`.
 
     PYTHONPATH=BUILD/python /usr/bin/python3 bench/torch_profile_overhead.py BUILD [--rounds N] [--batch B]
 
@@ -52,11 +53,15 @@ def step_script(args):
 def run_variant(build, variant, args, out_dir):
     cmd = [sys.executable, os.path.abspath(__file__), "--step-script", "--steps", str(args.steps), "--batch",
            str(args.batch), "--size", str(args.size)]
+    env = dict(os.environ)
+    if variant == "dump_stats_aten":
+        env["NPUSCOPE_MSPROBE_APIS"] = "0"
     if variant != "unprofiled":
-        flags = {"dump_none": ["--dump", "none"], "dump_stats": ["--dump", "stats"], "check_ops": ["--check-ops"]}
+        flags = {"dump_none": ["--dump", "none"], "dump_stats": ["--dump", "stats"],
+                 "dump_stats_aten": ["--dump", "stats"], "check_ops": ["--check-ops"]}
         cmd = [os.path.join(build, "cli", "npuscope"), "run", "--force", "-o",
                os.path.join(out_dir, variant + ".db")] + flags[variant] + ["--"] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
     if p.returncode != 0:
         raise RuntimeError("%s failed (%d): %s" % (variant, p.returncode, p.stderr[-2000:]))
     for line in p.stdout.splitlines():
@@ -72,20 +77,22 @@ def main():
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--size", type=int, default=224)
+    p.add_argument("--no-check-ops", action="store_true", help="leave --check-ops out (it is slow)")
     p.add_argument("--step-script", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.step_script:
         return step_script(args)
-    variants = ["unprofiled", "dump_none", "dump_stats", "check_ops"]
+    variants = ["unprofiled", "dump_none", "dump_stats", "dump_stats_aten", "check_ops"]
     steps = {v: [] for v in variants}
     with tempfile.TemporaryDirectory() as out_dir:
         for r in range(args.rounds):
             order = variants[r % len(variants):] + variants[:r % len(variants)]
             for v in order:
-                if v == "check_ops" and r > 0:
+                if v == "check_ops" and (r > 0 or args.no_check_ops):
                     continue
                 print("round %d: %s" % (r + 1, v), file=sys.stderr)
                 steps[v] += run_variant(os.path.abspath(args.build), v, args, out_dir)
+    variants = [v for v in variants if steps[v]]
     median = {v: statistics.median(steps[v]) for v in variants}
     result = {"workload": "torchvision resnet18, SGD momentum, batch %d, %dx%d, f32" % (args.batch, args.size,
                                                                                       args.size),

@@ -1,5 +1,6 @@
-// msprobe's entries from a trace: see Note [msprobe entries] in msprobe_entries.h.
-#include "npuscope/analyzer/msprobe_entries.h"
+// msprobe's entries from a trace without msprobe fragments: see Note [msprobe entries] in
+// msprobe_entries.h.
+#include "msprobe_groups.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,16 +10,30 @@
 #include <unordered_set>
 #include <utility>
 
-namespace npuscope::analyzer {
+namespace npuscope::analyzer::msprobe {
 namespace {
 
-using collector::MarkerRow;
 using collector::PytorchApiRow;
 using collector::TaskRow;
 using collector::TensorRow;
 using collector::TraceReader;
-using Entry = collector::MsprobeEntry;
-using Entries = collector::MsprobeEntries;
+// One entry, its tensors as indexes into Entries::tensors.
+struct Entry {
+  std::string name;    // "Aten.addmm.0.forward", "Module.fc.Linear.backward.0"
+  std::string parent;  // the module entry it ran in (construct.json); empty if none
+  std::int64_t step = 0;
+  bool is_module = false;
+  std::int64_t first_task = 0;  // its first task: entries are in this order
+  std::vector<std::size_t> inputs, outputs;
+  std::vector<std::size_t> parameters;  // module forward entries: the parameters it read
+};
+
+struct Entries {
+  std::vector<TensorRow> tensors;  // every TENSOR row, in the reader's order, without data
+  std::vector<Entry> entries;      // ordered by step, then first task
+  std::int64_t unattributed_tasks = 0;
+  bool has_pytorch_ops = false;
+};
 
 constexpr std::int64_t kNone = -1;
 
@@ -41,13 +56,6 @@ std::string node_name(const std::string& op) {
   return colon == std::string::npos ? op : op.substr(colon + 2);
 }
 
-// A module entry's name in the other pass: "Module.fc.Linear.forward.0" <-> "Module.fc.Linear.backward.0".
-std::string other_pass(const std::string& module, std::string_view from, std::string_view to) {
-  const std::size_t at = module.rfind(from);
-  if (at == std::string::npos) return {};
-  return module.substr(0, at) + std::string(to) + module.substr(at + from.size());
-}
-
 struct TaskRef {
   std::int64_t task_id;
   std::size_t first_tensor, end_tensor;  // its TENSOR rows
@@ -62,13 +70,12 @@ struct Group {
 
 class Builder {
  public:
-  explicit Builder(const TraceReader& reader) : reader_(reader) {}
+  explicit Builder(const TraceReader& reader) : reader_(reader), steps_(reader) {}
   Entries build();
 
  private:
   void read_ops();
   void read_tensors();
-  void read_steps();
   void number_roots();
   void match_nodes();
   void assign_task(const TaskRef& task, std::size_t op, std::int64_t step);
@@ -81,7 +88,7 @@ class Builder {
   bool saved_by(const AddressIndex& forward, std::size_t tensor) const;
   bool next_read_in_backward(const TensorRow& written) const;
   bool is_parameter(const TensorRow& read) const;
-  std::int64_t step_at(std::int64_t ns) const;
+  std::int64_t step_at(std::int64_t ns) const { return steps_.at(ns); }
   const std::string& name(std::size_t op) const { return reader_.string(ops_[op].name_id); }
   // The module call around op `op` (kNone if none): for a module call, the one it ran in.
   std::int64_t enclosing_module(std::int64_t op) const {
@@ -111,7 +118,7 @@ class Builder {
   // Autograd nodes: the sequence number, forward thread and module entry of the node, taken from the
   // node's own range where the engine's evaluate_function range around it lacks them.
   std::vector<PytorchApiRow> node_info_;
-  std::vector<std::pair<std::int64_t, std::int64_t>> steps_;  // (start_ns, step), by start
+  Steps steps_;
   // Tasks touching each buffer, by address: (task, a flag), sorted by task.
   using AccessIndex = std::unordered_map<std::int64_t, std::vector<std::pair<std::int64_t, bool>>>;
   // The flag of the first task after `task` in address's list (false if none).
@@ -189,20 +196,6 @@ void Builder::read_tensors() {
     auto [it, added] = tensors_of_task_.try_emplace(t.task_id, at, at + 1);
     if (!added) it->second.second = at + 1;  // the reader returns a task's rows together
   });
-}
-
-void Builder::read_steps() {
-  reader_.for_each([&](const MarkerRow& m) {
-    if (m.kind == static_cast<std::int32_t>(MarkerKind::kStep)) steps_.emplace_back(m.start_ns, m.step);
-  });
-  std::sort(steps_.begin(), steps_.end());
-}
-
-// The step whose range began last at or before `ns` (before the first step: the first).
-std::int64_t Builder::step_at(std::int64_t ns) const {
-  if (steps_.empty()) return 0;
-  auto it = std::upper_bound(steps_.begin(), steps_.end(), std::pair{ns, INT64_MAX});
-  return it == steps_.begin() ? it->second : std::prev(it)->second;
 }
 
 // n of every outermost aten op: its calls of that name in its step, in start order, counted
@@ -433,7 +426,6 @@ Entries Builder::build() {
   read_ops();
   if (ops_.empty()) return std::move(out_);
   read_tensors();
-  read_steps();
   number_roots();
   match_nodes();
   for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -496,8 +488,37 @@ Entries Builder::build() {
   return std::move(out_);
 }
 
+// The entries with their values: inputs "input.k", outputs "output.k", parameters "parameters.k".
+TraceEntries to_trace_entries(Entries&& built) {
+  TraceEntries out;
+  out.has_pytorch_ops = built.has_pytorch_ops;
+  out.has_tensors = !built.tensors.empty();
+  for (const TensorRow& t : built.tensors) out.has_data = out.has_data || t.data_bytes > 0;
+  for (Entry& e : built.entries) {
+    StepEntry& s = out.entries.emplace_back();
+    s.step = e.step;
+    s.entry.name = std::move(e.name);
+    s.entry.parent = std::move(e.parent);
+    const auto add = [&](const std::vector<std::size_t>& list, const char* role) {
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        const TensorRow& t = built.tensors[list[k]];
+        s.entry.values.push_back(tensor_value(std::string(role) + "." + std::to_string(k), &t));
+        s.sources.push_back({t.task_id, t.role, t.idx});
+      }
+    };
+    add(e.inputs, "input");
+    add(e.outputs, "output");
+    add(e.parameters, "parameters");
+  }
+  if (built.unattributed_tasks > 0) {
+    out.notes.push_back(std::to_string(built.unattributed_tasks) +
+                        " tasks with tensors that no PyTorch op launched (in no entry)");
+  }
+  return out;
+}
+
 }  // namespace
 
-Entries msprobe_entries(const TraceReader& reader) { return Builder(reader).build(); }
+TraceEntries aten_entries(const TraceReader& reader) { return to_trace_entries(Builder(reader).build()); }
 
-}  // namespace npuscope::analyzer
+}  // namespace npuscope::analyzer::msprobe

@@ -78,7 +78,10 @@ void write_npy(const col::TraceReader& reader, const std::string& dir) {
 }
 
 void write_msprobe(const col::TraceReader& reader, const std::string& dir) {
-  const col::MsprobeExportResult r = col::export_msprobe(reader, analyzer::msprobe_entries(reader), dir);
+  if (const std::string problem = analyzer::msprobe_dump_problem(reader); !problem.empty()) {
+    throw col::ExportError(problem);
+  }
+  const col::MsprobeExportResult r = col::export_msprobe(analyzer::msprobe_dumps(reader), dir);
   for (const std::string& f : r.dump_files) std::printf("wrote %s\n", f.c_str());
   std::printf("  %lld API entries, %lld module entries, %lld tensors", static_cast<long long>(r.api_entries),
               static_cast<long long>(r.module_entries), static_cast<long long>(r.tensors));
@@ -90,10 +93,7 @@ void write_msprobe(const col::TraceReader& reader, const std::string& dir) {
     std::printf("  %lld dumped tensors had unusable data: statistics only in dump.json\n",
                 static_cast<long long>(r.bad_data));
   }
-  if (r.unattributed_tasks > 0) {
-    std::printf("  %lld tasks with tensors ran outside any PyTorch op: not in dump.json (see export --npy)\n",
-                static_cast<long long>(r.unattributed_tasks));
-  }
+  for (const std::string& note : r.notes) std::printf("  %s\n", note.c_str());
 }
 
 }  // namespace

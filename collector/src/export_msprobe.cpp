@@ -1,16 +1,15 @@
-// A PyTorch script's dump in msprobe's layout: see export_msprobe.h.
+// msprobe dumps in msprobe's layout: see export_msprobe.h.
 #include "npuscope/collector/export_msprobe.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
-#include <unordered_map>
 
 #include "export_util.h"
 #include "npy_file.h"
-#include "tensor_check.h"
 
 namespace npuscope::collector {
 namespace {
@@ -18,187 +17,198 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-// torch's name of a TENSOR.dtype: "torch.float32" (the vocabulary's first alias is numpy's name,
-// which torch shares), "torch.bool"; an unknown value keeps npuscope's "dtype<N>".
-std::string torch_dtype(std::int32_t dtype) {
-  const DTypeInfo* type = export_util::tensor_dtype(dtype);
-  if (type == nullptr) return export_util::tensor_dtype_name(dtype);
-  const std::string_view aliases = type->aliases;
-  const std::string_view first = aliases.substr(0, aliases.find(' '));
-  return "torch." + std::string(first.empty() ? type->name : first);
-}
-
 // A statistic as msprobe's dump.json holds it; JSON has no NaN or infinity: null.
 Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
-// msprobe's tensor object. Our statistics are over the finite elements; where a tensor holds NaN or
-// inf, torch's Max/Min/Mean/Norm would be non-finite: null, with the counts beside them.
-Json tensor_json(const TensorRow& t, const std::string& data_name) {
-  Json j;
-  j["type"] = "torch.Tensor";
-  j["dtype"] = torch_dtype(t.dtype);
-  Json shape = Json::array();
-  std::vector<std::int64_t> dims;
-  std::int64_t numel = 0;
-  std::size_t rank = 0;
-  if (tensor_check::parse_shape(t.shape, &dims, numel, rank)) {
-    for (const std::int64_t d : dims) shape.push_back(d);
+bool is_index(std::string_view part) {
+  return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(c) != 0; });
+}
+
+// Puts `leaf` at `path` ("3.1": item 1 of item 3) under `at`, making the lists and objects on the way.
+void place(Json& at, std::string_view path, Json leaf) {
+  if (path.empty()) {
+    at = std::move(leaf);
+    return;
   }
-  j["shape"] = std::move(shape);
-  const bool finite = t.nan_count == 0 && t.inf_count == 0;
-  const DTypeInfo* type = export_util::tensor_dtype(t.dtype);
-  const bool floating = type != nullptr && type->floating;
-  j["Max"] = finite ? number(t.max) : Json(nullptr);
-  j["Min"] = finite ? number(t.min) : Json(nullptr);
-  j["Mean"] = finite && floating ? number(t.mean) : Json(nullptr);  // msprobe: floats only
-  j["Norm"] = finite && floating ? number(t.l2norm) : Json(nullptr);
-  if (t.nan_count > 0) j["nan_count"] = t.nan_count;
-  if (t.inf_count > 0) j["inf_count"] = t.inf_count;
-  if (!data_name.empty()) j["data_name"] = data_name;
-  return j;
+  const std::size_t dot = path.find('.');
+  const std::string_view part = path.substr(0, dot);
+  const std::string_view rest = dot == std::string_view::npos ? std::string_view{} : path.substr(dot + 1);
+  if (is_index(part) && (at.is_null() || at.is_array())) {
+    const std::size_t i = std::stoul(std::string(part));
+    if (at.is_null()) at = Json::array();
+    while (at.size() <= i) at.push_back(nullptr);
+    place(at[i], rest, std::move(leaf));
+    return;
+  }
+  if (!at.is_object()) at = Json::object();
+  place(at[std::string(part)], rest, std::move(leaf));
+}
+
+enum class EntryKind { kForward, kBackward, kParametersGrad };
+
+EntryKind kind_of(const std::string& name) {
+  if (name.find(".parameters_grad.") != std::string::npos) return EntryKind::kParametersGrad;
+  const bool forward = name.ends_with(".forward") || name.find(".forward.") != std::string::npos;
+  return forward ? EntryKind::kForward : EntryKind::kBackward;
 }
 
 class MsprobeWriter {
  public:
-  MsprobeWriter(const TraceReader& reader, std::string directory, const MsprobeEntries& entries)
-      : reader_(reader), dir_(std::move(directory)), e_(entries) {
-    result_.directory = dir_;
-  }
-  MsprobeExportResult write();
+  explicit MsprobeWriter(std::string directory) : dir_(std::move(directory)) { result_.directory = dir_; }
+  void write(const MsprobeDump& dump);
+  MsprobeExportResult result() { return std::move(result_); }
 
  private:
-  std::string step_dir(std::int64_t step) const {
-    return (fs::path(dir_) / ("step" + std::to_string(step)) / "rank0").string();
-  }
-  void name_files();
-  void write_files();
-  void write_step(std::int64_t step, const std::vector<const MsprobeEntry*>& entries);
-  Json tensor_list(const std::vector<std::size_t>& tensors);
+  Json value_json(const MsprobeDump& dump, const DumpEntry& e, const DumpValue& v, const std::string& data_dir);
+  Json entry_json(const MsprobeDump& dump, const DumpEntry& e, const std::string& data_dir);
+  std::string data_file(const MsprobeDump& dump, const DumpEntry& e, const DumpValue& v, const std::string& data_dir);
 
-  const TraceReader& reader_;
   std::string dir_;
-  const MsprobeEntries& e_;
   MsprobeExportResult result_;
-  bool dumped_ = false;  // the trace holds tensor data: a "tensor" task
-  // Each dumped tensor's file, named after the first entry that lists it (others refer to it), and
-  // the step whose dump_tensor_data holds it.
-  std::unordered_map<std::size_t, std::pair<std::string, std::int64_t>> files_;
 };
 
-void MsprobeWriter::name_files() {
-  for (const TensorRow& t : e_.tensors) dumped_ = dumped_ || t.data_bytes > 0;
-  if (!dumped_) return;
-  for (const MsprobeEntry& e : e_.entries) {
-    const auto name = [&](const std::vector<std::size_t>& list, const char* role) {
-      for (std::size_t k = 0; k < list.size(); ++k) {
-        if (e_.tensors[list[k]].data_bytes <= 0) continue;
-        files_.try_emplace(
-            list[k], export_util::sanitize_file_name(e.name + "." + role + "." + std::to_string(k)) + ".npy", e.step);
-      }
-    };
-    name(e.inputs, "input");
-    name(e.outputs, "output");
-    name(e.parameters, "parameters");
+// The value's data as a .npy file in data_dir; its name, or "" where there is none.
+std::string MsprobeWriter::data_file(const MsprobeDump& dump, const DumpEntry& e, const DumpValue& v,
+                                     const std::string& data_dir) {
+  if (!dump.load || !v.has_stats) return {};
+  TensorRow t;
+  try {
+    DumpTensorData data = dump.load(e, v);
+    t.dtype = data.dtype_id;
+    for (std::size_t d = 0; d < data.shape.size(); ++d) {
+      t.shape += (d > 0 ? "," : "") + std::to_string(data.shape[d]);
+    }
+    t.numel = data.numel;
+    t.data_bytes = static_cast<std::int64_t>(data.bytes.size());
+    t.data = std::move(data.bytes);
+  } catch (const MsprobeDumpError&) {
+    ++result_.bad_data;
+    return {};
   }
-}
-
-// The data, read once in the reader's order (the order of e_.tensors).
-void MsprobeWriter::write_files() {
-  if (files_.empty()) return;
-  std::size_t at = 0;
-  reader_.for_each(
-      [&](const TensorRow& t) {
-        const auto file = files_.find(at++);
-        if (file == files_.end()) return;
-        const std::string dir = (fs::path(step_dir(file->second.second)) / "dump_tensor_data").string();
-        export_util::ensure_directory(dir);
-        const std::string status = npy_file::write((fs::path(dir) / file->second.first).string(), t, result_.bytes);
-        if (status == "ok") {
-          ++result_.files;
-        } else {
-          ++result_.bad_data;
-          files_.erase(file);
-        }
-      },
-      {.with_data = true});
-}
-
-Json MsprobeWriter::tensor_list(const std::vector<std::size_t>& tensors) {
-  Json list = Json::array();
-  for (const std::size_t i : tensors) {
-    const auto file = files_.find(i);
-    list.push_back(tensor_json(e_.tensors[i], file == files_.end() ? std::string() : file->second.first));
-    ++result_.tensors;
+  export_util::ensure_directory(data_dir);
+  const std::string file = export_util::sanitize_file_name(e.name + "." + v.slot) + ".npy";
+  if (npy_file::write((fs::path(data_dir) / file).string(), t, result_.bytes) != "ok") {
+    ++result_.bad_data;
+    return {};
   }
-  return list;
+  ++result_.files;
+  return file;
 }
 
-void MsprobeWriter::write_step(std::int64_t step, const std::vector<const MsprobeEntry*>& entries) {
-  const std::string dir = step_dir(step);
-  export_util::ensure_directory(dir);
-  Json dump;
-  dump["task"] = dumped_ ? "tensor" : "statistics";
-  dump["level"] = "mix";
-  dump["framework"] = "pytorch";
-  dump["dump_data_dir"] = dumped_ ? Json((fs::path(dir) / "dump_tensor_data").string()) : Json(nullptr);
-  Json data = Json::object();
-  Json construct = Json::object();
-  for (const MsprobeEntry* e : entries) {
-    Json entry;
-    const bool forward = e->name.find(".forward") != std::string::npos;
-    if (forward) {
-      entry["input_args"] = tensor_list(e->inputs);
-      entry["input_kwargs"] = Json::object();
+Json MsprobeWriter::value_json(const MsprobeDump& dump, const DumpEntry& e, const DumpValue& v,
+                               const std::string& data_dir) {
+  if (!v.is_tensor) {
+    if (v.type.empty()) return nullptr;
+    Json j;
+    j["type"] = v.type;
+    j["value"] = Json::parse(v.value.empty() ? "null" : v.value, nullptr, false);
+    if (j["value"].is_discarded()) j["value"] = v.value;
+    return j;
+  }
+  ++result_.tensors;
+  Json j;
+  j["type"] = v.type.empty() ? "torch.Tensor" : v.type;
+  j["dtype"] = v.dtype;
+  j["shape"] = v.shape;
+  j["Max"] = v.has_stats ? number(v.max) : Json(nullptr);
+  j["Min"] = v.has_stats ? number(v.min) : Json(nullptr);
+  j["Mean"] = v.has_stats ? number(v.mean) : Json(nullptr);
+  j["Norm"] = v.has_stats ? number(v.norm) : Json(nullptr);
+  if (v.requires_grad >= 0) j["requires_grad"] = v.requires_grad == 1;
+  if (!v.md5.empty()) j["md5"] = v.md5;
+  if (const std::string file = data_file(dump, e, v, data_dir); !file.empty()) j["data_name"] = file;
+  return j;
+}
+
+Json MsprobeWriter::entry_json(const MsprobeDump& dump, const DumpEntry& e, const std::string& data_dir) {
+  Json entry = Json::object();
+  const EntryKind kind = kind_of(e.name);
+  if (kind == EntryKind::kForward) {
+    entry["input_args"] = Json::array();
+    entry["input_kwargs"] = Json::object();
+  } else if (kind == EntryKind::kBackward) {
+    entry["input"] = Json::array();
+  }
+  if (kind != EntryKind::kParametersGrad) entry["output"] = Json::array();
+  for (const DumpValue& v : e.values) {
+    Json leaf = value_json(dump, e, v, data_dir);
+    if (kind == EntryKind::kParametersGrad) {  // {param: [grad]}
+      Json& list = entry[v.slot];
+      if (!list.is_array()) list = Json::array();
+      list.push_back(std::move(leaf));
+      continue;
+    }
+    const std::size_t dot = v.slot.find('.');
+    const std::string section = v.slot.substr(0, dot);
+    const std::string_view rest =
+        dot == std::string::npos ? std::string_view{} : std::string_view(v.slot).substr(dot + 1);
+    if (section == "parameters") {  // {name: tensor}, whatever the names
+      const std::size_t end = rest.find('.');
+      Json& params = entry["parameters"];
+      if (!params.is_object()) params = Json::object();
+      place(params[std::string(rest.substr(0, end))],
+            end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1), std::move(leaf));
+    } else if (section == "input" && kind == EntryKind::kForward) {
+      const std::string_view first = rest.substr(0, rest.find('.'));
+      place(entry[is_index(first) ? "input_args" : "input_kwargs"], rest, std::move(leaf));
     } else {
-      entry["input"] = tensor_list(e->inputs);  // the gradients flowing in
+      place(entry[section], rest, std::move(leaf));
     }
-    entry["output"] = tensor_list(e->outputs);
-    if (!e->parameters.empty()) {
-      Json params = Json::object();
-      const Json list = tensor_list(e->parameters);
-      for (std::size_t k = 0; k < list.size(); ++k) params[std::to_string(k)] = list[k];
-      entry["parameters"] = std::move(params);
-    }
-    data[e->name] = std::move(entry);
-    construct[e->name] = e->parent.empty() ? Json(nullptr) : Json(e->parent);
-    ++(e->is_module ? result_.module_entries : result_.api_entries);
   }
-  dump["data"] = std::move(data);
-  for (const auto& [file, json] : {std::pair{"dump.json", &dump}, std::pair{"construct.json", &construct}}) {
-    export_util::OutputFile out((fs::path(dir) / file).string());
-    out.buffer() = json->dump(1);
-    out.buffer() += '\n';
-    out.commit();
-    if (std::string_view(file) == "dump.json") result_.dump_files.push_back(out.path());
-  }
+  return entry;
 }
 
-MsprobeExportResult MsprobeWriter::write() {
-  result_.unattributed_tasks = e_.unattributed_tasks;
-  name_files();
-  write_files();
-  std::map<std::int64_t, std::vector<const MsprobeEntry*>> steps;
-  for (const MsprobeEntry& e : e_.entries) steps[e.step].push_back(&e);
-  for (const auto& [step, entries] : steps) write_step(step, entries);
-  return result_;
+void MsprobeWriter::write(const MsprobeDump& dump) {
+  const std::string dir = (fs::path(dir_) / ("step" + std::to_string(std::max<std::int64_t>(dump.step, 0))) /
+                           ("rank" + std::to_string(std::max<std::int64_t>(dump.rank, 0))))
+                              .string();
+  export_util::ensure_directory(dir);
+  const std::string data_dir = (fs::path(dir) / "dump_tensor_data").string();
+  const bool with_data = static_cast<bool>(dump.load);
+  Json out;
+  out["task"] = dump.task.empty() ? (with_data ? "tensor" : "statistics") : dump.task;
+  out["level"] = dump.level.empty() ? "mix" : dump.level;
+  out["framework"] = dump.framework.empty() ? "pytorch" : dump.framework;
+  out["dump_data_dir"] = with_data ? Json(data_dir) : Json(nullptr);
+  Json data = Json::object(), construct = Json::object(), stacks = Json::object();
+  std::vector<Json> stack_names(dump.stacks.size(), Json::array());
+  for (const DumpEntry& e : dump.entries) {
+    data[e.name] = entry_json(dump, e, data_dir);
+    const bool module = e.name.rfind("Module.", 0) == 0;
+    ++(module ? result_.module_entries : result_.api_entries);
+    if (kind_of(e.name) != EntryKind::kParametersGrad) {
+      construct[e.name] = e.parent.empty() ? Json(nullptr) : Json(e.parent);
+    }
+    if (e.stack >= 0 && static_cast<std::size_t>(e.stack) < stack_names.size()) {
+      stack_names[static_cast<std::size_t>(e.stack)].push_back(e.name);
+    }
+  }
+  for (std::size_t i = 0; i < dump.stacks.size(); ++i) {
+    if (!stack_names[i].empty()) stacks[std::to_string(i)] = Json::array({stack_names[i], dump.stacks[i]});
+  }
+  out["data"] = std::move(data);
+  for (const auto& [file, json] :
+       {std::pair{"dump.json", &out}, std::pair{"stack.json", &stacks}, std::pair{"construct.json", &construct}}) {
+    export_util::OutputFile f((fs::path(dir) / file).string());
+    f.buffer() = json->dump(1);
+    f.buffer() += '\n';
+    f.commit();
+    if (std::string_view(file) == "dump.json") result_.dump_files.push_back(f.path());
+  }
+  for (const std::string& note : dump.notes) {
+    if (std::find(result_.notes.begin(), result_.notes.end(), note) == result_.notes.end()) {
+      result_.notes.push_back(note);
+    }
+  }
 }
 
 }  // namespace
 
-MsprobeExportResult export_msprobe(const TraceReader& reader, const MsprobeEntries& entries,
-                                   const std::string& directory) {
-  if (!entries.has_pytorch_ops) {
-    throw ExportError("'" + reader.path() +
-                      "' has no PyTorch ops: msprobe's layout is for PyTorch scripts profiled with `npuscope run "
-                      "--dump stats|tensor -- python3 SCRIPT`; export other dumps with --npy");
-  }
-  if (entries.tensors.empty()) {
-    throw ExportError("'" + reader.path() +
-                      "' has no recorded tensors: record with `npuscope run --dump stats` (statistics) or `--dump "
-                      "tensor` (and the data) to export msprobe's dump.json");
-  }
+MsprobeExportResult export_msprobe(const std::vector<MsprobeDump>& dumps, const std::string& directory) {
   export_util::ensure_directory(directory);
-  return MsprobeWriter(reader, directory, entries).write();
+  MsprobeWriter writer(directory);
+  for (const MsprobeDump& d : dumps) writer.write(d);
+  return writer.result();
 }
 
 }  // namespace npuscope::collector

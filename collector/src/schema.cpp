@@ -303,6 +303,9 @@ constexpr Column<PytorchApiRow> kPytorchApiColumns[] = {
     {"stack_id", &PytorchApiRow::stack_id,
      "Its Python call stack (STRING_IDS.id), innermost frame first, frames separated by `;\\n`; 0 when not "
      "recorded."},
+    {"args_id", &PytorchApiRow::args_id,
+     "An msprobe fragment's (kind `api`) arguments and results (STRING_IDS.id), JSON as msprobe's dump.json holds "
+     "them, each tensor with its device `address` instead of statistics (docs/compare.md); 0 for other ops."},
 };
 static_assert(covers_each_member_once(kPytorchApiColumns));
 

@@ -302,6 +302,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_10();
   void adapt_schema_11();
   void adapt_schema_12();
+  void adapt_schema_13();
   // Note [Older traces]: an empty TEMP table for each stored table the trace lacks.
   void add_missing_tables();
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
@@ -442,6 +443,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 11) adapt_schema_10();
   if (schema_version_ < 12) adapt_schema_11();
   if (schema_version_ < 13) adapt_schema_12();
+  if (schema_version_ < 14) adapt_schema_13();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -474,6 +476,12 @@ void SqliteTraceReader::add_missing_tables() {
   }
 }
 
+// Schema 14 added PYTORCH_API.args_id (msprobe fragments): an older trace's ops read as 0, none. (Before
+// schema 12, adapt_schema_11 shadows PYTORCH_API with it already.)
+void SqliteTraceReader::adapt_schema_13() {
+  if (schema_version_ >= 12) view_with_zeros(schema::table_for<PytorchApiRow>().info, {"args_id"});
+}
+
 // Schema 13 added API.level: an older trace's calls read as 0, unknown. (Before schema 5,
 // adapt_schema_4 makes API_CALL with it already.)
 void SqliteTraceReader::adapt_schema_12() {
@@ -487,7 +495,7 @@ void SqliteTraceReader::adapt_schema_11() {
   if (schema_version_ < 6) return;
   view_with_zeros(schema::table_for<schema::KernelRow>().info,
                   {"input_formats_id", "output_shapes_id", "output_dtypes_id", "output_formats_id"});
-  view_with_zeros(schema::table_for<PytorchApiRow>().info, {"stack_id"});
+  view_with_zeros(schema::table_for<PytorchApiRow>().info, {"stack_id", "args_id"});
 }
 
 // Schema 11 added TASK_EXEC's underflow counts: an older trace's tasks read as 0, not counted. (Before

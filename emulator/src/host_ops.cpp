@@ -37,6 +37,8 @@ std::uint64_t host_op_begin(const HostOpBegin& op) {
   r.name = op.name;
   r.module = op.module != nullptr ? op.module : (t_open.size() > 1 ? t_open[t_open.size() - 2].record.module : nullptr);
   r.input_signature = op.input_signature;
+  r.args = op.args;
+  r.stack = op.stack;
   r.sequence_number = op.sequence_number;
   r.thread_id = thread;
   r.fwd_thread_id = op.fwd_thread_id >= 0 ? static_cast<std::uint32_t>(op.fwd_thread_id) : thread;
@@ -65,6 +67,16 @@ void host_op_end(std::uint64_t id) {
       s->on_host_op(s->user, open.record);
     t_open.pop_back();
   }
+}
+
+const char* host_op_describe(std::uint64_t id, const char* args, const char* stack) {
+  for (auto it = t_open.rbegin(); it != t_open.rend(); ++it) {
+    if (it->record.id != id) continue;
+    if (args != nullptr) it->record.args = args;
+    if (stack != nullptr) it->record.stack = stack;
+    return it->record.name;
+  }
+  return nullptr;
 }
 
 void host_op_adopt_module(const char* module) {

@@ -85,6 +85,11 @@ bool profiler_wants_gradients() noexcept {
   return s != nullptr && s->wants_gradients && s->on_gradient != nullptr;
 }
 
+bool profiler_wants_tensors() noexcept {
+  const auto* s = hooks::subscriber();
+  return s != nullptr && s->wants_tensors && s->on_tensor != nullptr;
+}
+
 void record_gradient(const char* param, std::int64_t step, const GradientStats& s, double loss_scale) {
   const auto* sub = hooks::subscriber();
   if (sub == nullptr || sub->on_gradient == nullptr) return;

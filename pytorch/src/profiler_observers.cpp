@@ -99,6 +99,13 @@ class ObserverState {
     return emulator::intern_cached("Module." + path_class + ".forward." + std::to_string(n));
   }
 
+  // "{prefix}.{n}.forward" for the n-th call of API `prefix` in this step (msprobe's API entries).
+  const char* api_entry(const char* prefix) {
+    std::lock_guard lock(mutex_);
+    const std::int64_t n = api_calls_[prefix]++;
+    return emulator::intern_cached(std::string(prefix) + "." + std::to_string(n) + ".forward");
+  }
+
   void remember_thread(std::uint64_t rf_thread, std::uint32_t index) {
     std::lock_guard lock(mutex_);
     thread_index_[rf_thread] = index;
@@ -128,6 +135,7 @@ class ObserverState {
     step_open_ = false;
     ++next_step_;
     module_calls_.clear();
+    api_calls_.clear();
     forward_module_.clear();
   }
 
@@ -152,6 +160,7 @@ class ObserverState {
   std::unordered_map<std::uint64_t, const char*> forward_module_;
   std::unordered_map<const char*, const char*> backward_entry_;
   std::unordered_map<std::string, std::int64_t> module_calls_;
+  std::unordered_map<std::string, std::int64_t> api_calls_;
   std::unordered_map<std::uint64_t, std::uint32_t> thread_index_;
   std::int64_t next_step_ = 0;
   std::atomic<bool> step_open_{false};  // written under mutex_
@@ -365,6 +374,8 @@ void wait_end() {
 }  // namespace
 
 std::int64_t observed_step() { return ObserverState::get().step(); }
+void open_observed_step() { ObserverState::get().open_step(); }
+const char* api_entry(const char* prefix) { return ObserverState::get().api_entry(prefix); }
 void optimizer_step_skipped() { ObserverState::get().boundary(false); }
 
 TORCH_LIBRARY_FRAGMENT(npuscope, m) {

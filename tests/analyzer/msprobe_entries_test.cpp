@@ -1,4 +1,5 @@
-// The msprobe entries (analyzer/msprobe_entries.h) through `export --msprobe`, on a hand-built trace
+// The msprobe entries of a trace without msprobe fragments (analyzer/msprobe_entries.h) through
+// `export --msprobe`, on a hand-built trace
 // of one Linear module's forward, a ReLU, the backward the autograd engine ran and the optimizer:
 // Note [msprobe entries]'s rules, one by one (data flow, saved tensors, parameters, node matching,
 // numbering, construct.json), and the errors.
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/export_test_util.h"
+#include "npuscope/collector/export_msprobe.h"
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/collector/trace_writer.h"
 
@@ -121,7 +123,10 @@ class MsprobeExportTest : public ExportTest {
 
   MsprobeExportResult run_export() {
     const auto reader = TraceReader::open(path("t.db"));
-    return export_msprobe(*reader, npuscope::analyzer::msprobe_entries(*reader), path("out"));
+    if (const std::string problem = npuscope::analyzer::msprobe_dump_problem(*reader); !problem.empty()) {
+      throw ExportError(problem);
+    }
+    return export_msprobe(npuscope::analyzer::msprobe_dumps(*reader), path("out"));
   }
   Json read_json(int step, const char* file) {
     std::ifstream in(path("out/step" + std::to_string(step) + "/rank0/" + file));

@@ -275,7 +275,8 @@ TEST_F(TraceReaderTest, Schema11TracesReadKernelFormatsAsZeroAndImportTablesAsEm
            "DROP VIEW TASK; ALTER TABLE KERNEL DROP COLUMN input_formats_id; ALTER TABLE KERNEL DROP COLUMN "
            "output_shapes_id; "
            "ALTER TABLE KERNEL DROP COLUMN output_dtypes_id; ALTER TABLE KERNEL DROP COLUMN output_formats_id; "
-           "ALTER TABLE PYTORCH_API DROP COLUMN stack_id; DROP TABLE TASK_PMU; DROP TABLE COUNTER; "
+           "ALTER TABLE PYTORCH_API DROP COLUMN stack_id; ALTER TABLE PYTORCH_API DROP COLUMN args_id; DROP TABLE "
+           "TASK_PMU; DROP TABLE COUNTER; "
            "DROP TABLE UNMAPPED; UPDATE META SET value = '11' WHERE key = 'schema_version'");
   const auto old = TraceReader::open(path());
   const TaskRow t = old->rows<TaskRow>().at(0);
@@ -287,6 +288,30 @@ TEST_F(TraceReaderTest, Schema11TracesReadKernelFormatsAsZeroAndImportTablesAsEm
   EXPECT_TRUE(old->rows<TaskPmuRow>().empty());
   EXPECT_TRUE(old->rows<CounterRow>().empty());
   EXPECT_EQ(old->count("UNMAPPED"), 0);
+}
+
+// Schema 14 added PYTORCH_API.args_id (msprobe fragments' arguments): a schema 13 trace reads it as 0.
+TEST_F(TraceReaderTest, FragmentArgumentsRoundTripAndSchema13TracesReadThemAsZero) {
+  {
+    auto writer = TraceWriter::create(path());
+    const StringId name = writer->intern("Functional.relu.0.forward"), args = writer->intern("{\"input_args\":[]}");
+    writer->add(PytorchApiRow{.id = 1,
+                              .start_ns = 0,
+                              .end_ns = 5,
+                              .name_id = name,
+                              .kind = static_cast<std::int32_t>(HostOpKind::kApi),
+                              .args_id = args});
+    writer->finalize();
+  }
+  {
+    const auto reader = TraceReader::open(path());
+    EXPECT_EQ(reader->string(reader->rows<PytorchApiRow>().at(0).args_id), "{\"input_args\":[]}");
+  }
+  sql_exec(path(),
+           "ALTER TABLE PYTORCH_API DROP COLUMN args_id; UPDATE META SET value = '13' WHERE key = 'schema_version'");
+  const auto old = TraceReader::open(path());
+  EXPECT_EQ(old->rows<PytorchApiRow>().at(0).args_id, 0);
+  EXPECT_EQ(old->rows<PytorchApiRow>().at(0).end_ns, 5);
 }
 
 // Schema 13 added API.level (and, a new table, OP_MEMORY): a schema 12 trace's calls read as level 0,

@@ -1,8 +1,8 @@
 """`npuscope export --msprobe DIR` (docs/pytorch.md): a PyTorch script's dump in msprobe's layout, one
-step{S}/rank0/dump.json per step with its API entries (Aten.{op}.{n}.forward/backward) and module entries
-(Module.{path}.{Class}.forward/backward.{n}), each tensor's statistics and, for a tensor dump, its .npy file.
-The tensors are checked against what the script itself saw: the module's input, its output, its weight's
-gradient."""
+step{S}/rank0/dump.json per step with its API entries (Functional.linear.{n}.forward/backward, ...) and
+module entries (Module.{path}.{Class}.forward/backward.{n}, parameters_grad.{n}), each tensor's statistics
+and, for a tensor dump, its .npy file. The tensors are checked against what the script itself saw: the
+module's input, its output, its weight's gradient."""
 import json
 import os
 import subprocess
@@ -82,7 +82,7 @@ class MsprobeDumpTest(ScriptTestCase, script=SCRIPT, name="train.py"):
         self.assertIsNone(stats["dump_data_dir"])
         for entry in stats["data"].values():
             for tensor in entry.get("input_args", []) + entry.get("output", []):
-                self.assertNotIn("data_name", tensor)
+                self.assertNotIn("data_name", tensor or {})
 
     def test_module_forward_entry_holds_the_modules_input_output_and_parameters(self):
         for step in (0, 1):
@@ -113,34 +113,40 @@ class MsprobeDumpTest(ScriptTestCase, script=SCRIPT, name="train.py"):
         self.assertEqual([t["shape"] for t in bn["output"]], [[4, 5]])
         self.assertEqual(sorted(p["shape"] for p in bn["parameters"].values()), [[5], [5]])
         np.testing.assert_array_equal(self.data(dump, bn["input_args"][0]), self.expected["tensor"]["fc1_out0"])
-        api = dump["data"]["Aten.batch_norm.0.forward"]
+        api = dump["data"]["Functional.batch_norm.0.forward"]
         self.assertEqual([t["shape"] for t in api["output"]], [[4, 5]])
+        self.assertEqual(api["input_args"][0]["shape"], [4, 5])
+        self.assertEqual(api["input_kwargs"], {})
 
     def test_api_entries_forward_and_backward(self):
         exp = self.expected["tensor"]
         dump, construct = self.dump("tensor", 0)
-        linear = dump["data"]["Aten.linear.0.forward"]
-        self.assertEqual(construct["Aten.linear.0.forward"], "Module.fc1.Linear.forward.0")
+        linear = dump["data"]["Functional.linear.0.forward"]
+        self.assertEqual(construct["Functional.linear.0.forward"], "Module.fc1.Linear.forward.0")
         self.assertEqual(len(linear["input_args"]), 3)  # x, weight, bias: msprobe lists an API's arguments
         np.testing.assert_array_equal(self.data(dump, linear["output"][0]), exp["fc1_out0"])
-        backward = dump["data"]["Aten.linear.0.backward"]
-        self.assertEqual(construct["Aten.linear.0.backward"], "Module.fc1.Linear.backward.0")
-        grads = [self.data(dump, t) for t in backward["output"] if t["shape"] == [5, 6]]
+        # The backward is what the output's autograd node (AddmmBackward0) received and computed: the
+        # bias's, the input's and the transposed weight's gradients.
+        backward = dump["data"]["Functional.linear.0.backward"]
+        self.assertEqual(construct["Functional.linear.0.backward"], "Module.fc1.Linear.backward.0")
+        self.assertEqual([t["shape"] for t in backward["input"]], [[4, 5]])
+        grads = [self.data(dump, t) for t in backward["output"] if t and t["shape"] == [6, 5]]
         self.assertEqual(len(grads), 1, backward["output"])
-        np.testing.assert_allclose(grads[0], exp["fc1_wgrad0"], rtol=0, atol=0)
-        self.assertIn("Aten.relu.0.forward", dump["data"])
-        self.assertTrue(any(k.startswith("Aten.") and k.endswith(".backward") for k in dump["data"]
-                            if "linear" not in k), sorted(dump["data"]))
+        np.testing.assert_allclose(grads[0].T, exp["fc1_wgrad0"], rtol=0, atol=0)
+        self.assertIn("Functional.relu.0.forward", dump["data"])
+        self.assertIn("Functional.cross_entropy.0.backward", dump["data"])
+        self.assertFalse(any(k.startswith("Aten.") for k in dump["data"]), sorted(dump["data"]))
 
     def test_module_backward_entry_holds_gradients_only(self):
         exp = self.expected["tensor"]
         dump, _ = self.dump("tensor", 0)
         fc1 = dump["data"]["Module.fc1.Linear.backward.0"]
-        # Input: the gradient of fc1's output, not the saved input or weight.
+        # Input: the gradient of fc1's output; output: the gradient of its input (x, which needs none).
         self.assertEqual([t["shape"] for t in fc1["input"]], [[4, 5]])
-        wgrad = [self.data(dump, t) for t in fc1["output"] if t["shape"] == [5, 6]]
-        self.assertEqual(len(wgrad), 1, fc1["output"])
-        np.testing.assert_array_equal(wgrad[0], exp["fc1_wgrad0"])
+        self.assertEqual(fc1["output"], [])
+        grads = dump["data"]["Module.fc1.Linear.parameters_grad.0"]
+        self.assertEqual(sorted(grads), ["bias", "weight"])
+        np.testing.assert_array_equal(self.data(dump, grads["weight"][0]), exp["fc1_wgrad0"])
         self.assertIn("Module.fc2.Linear.backward.0", dump["data"])
 
     def test_statistics_dump_matches_tensor_dump(self):

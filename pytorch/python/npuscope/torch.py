@@ -318,6 +318,8 @@ def current_step():
     return int(_ops.current_step())
 
 
+from npuscope import _msprobe  # noqa: E402
+
 _observing = False
 _module_names = _weakref.WeakKeyDictionary()  # module -> "layer1.0.conv1.Conv2d" (msprobe: path + class)
 _roots = _weakref.WeakSet()
@@ -370,15 +372,19 @@ def _module_pre_hook(module, inputs):
     name = _module_names.get(module)
     if name is None:  # made after its root was named
         name = _module_names[module] = type(module).__name__
-    calls.append((module, _ops.module_enter(name)))
+    described = _msprobe.module_inputs(inputs) if _msprobe.enabled() else None
+    calls.append((module, _ops.module_enter(name), described))
 
 
 def _module_hook(module, inputs, output):
     calls = getattr(_open, "calls", None)
     while calls:  # calls whose forward raised never reached this hook: they end with their caller
-        owner, op = calls.pop()
+        owner, op, described = calls.pop()
         if owner is module:
-            _ops.module_exit(op)
+            if described is None:
+                _ops.module_exit(op)
+            else:
+                _msprobe.module_end(module, op, described, output)
             return
 
 
@@ -410,6 +416,7 @@ def _start_observing():
     _atexit.register(_ops.close_step)
     global _grad_probe
     _grad_probe = bool(_ops.grad_probe_requested())
+    _msprobe.start()  # `npuscope run --dump`: msprobe's API and module entries (npuscope/_msprobe.py)
     _observing = True
 
 

@@ -81,7 +81,9 @@ inline collector::PytorchApiRow to_row(const hooks::HostOpRecord& r, StringTable
           .fwd_thread_id = static_cast<std::int32_t>(r.fwd_thread_id),
           .input_shapes_id = inputs.shapes,
           .input_dtypes_id = inputs.dtypes,
-          .parent_id = static_cast<std::int64_t>(r.parent_id)};
+          .parent_id = static_cast<std::int64_t>(r.parent_id),
+          .stack_id = strings.id(r.stack),
+          .args_id = strings.id(r.args)};
 }
 
 inline collector::GradientRow to_row(const hooks::GradientRecord& r, StringTable& strings) {

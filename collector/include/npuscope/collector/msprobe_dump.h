@@ -13,11 +13,12 @@
 // and the comparator's compare_dumps pairs the entries of two of them, value by value.
 // A value is what msprobe's compare calls one row: a tensor of an entry, or a scalar argument,
 // named by its slot in the entry ("input.0", "input.3.1" for the second item of a list argument,
-// "input.dim" for a keyword argument, "output.0", "parameters.weight", ...: DumpValue::slot,
-// the part of msprobe's compare name after the entry's). Tensor data is not held here: a tensor
-// dump loads it on demand, one entry at a time, through MsprobeDump::load (a .pt or .npy file for
-// a dump folder, the trace's TENSOR data for a trace), so that a dump of any size compares in the
-// memory of its largest entry.
+// "input.dim" for a keyword argument, "output.0", "parameters.weight", "weight" for a gradient of a
+// parameters_grad entry, ...: DumpValue::slot, the part of msprobe's compare name after the entry's;
+// a null of dump.json, an absent argument, is a value of no type whose value is "null"). Tensor
+// data is not held here: a tensor dump loads it on demand, one entry at a time, through
+// MsprobeDump::load (a .pt or .npy file for a dump folder, the trace's TENSOR data for a trace), so
+// that a dump of any size compares in the memory of its largest entry.
 #pragma once
 
 #include <cmath>

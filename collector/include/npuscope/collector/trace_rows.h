@@ -24,14 +24,14 @@ inline std::int32_t compact_string_id(StringId id) {
   return id > 0 && id <= 0x7fffffff ? static_cast<std::int32_t>(id) : 0;
 }
 
-// 13: API.level (CANN's acl/node/hccl/runtime, CUDA's runtime/driver); 12: KERNEL's formats and output
-// shapes/dtypes, PYTORCH_API.stack_id (real profiles); 11: TASK_EXEC's
-// underflow counts; 10: COMMUNICATOR, COMMUNICATION, COMMUNICATION_LINK, META rank keys (many ranks); 9: KERNEL_BLOCK,
-// PIPE_INSTRUCTION, KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6:
-// PYTORCH_API, TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API
-// and MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
+// 14: PYTORCH_API.args_id (msprobe fragments); 13: API.level (CANN's acl/node/hccl/runtime, CUDA's runtime/driver); 12:
+// KERNEL's formats and output shapes/dtypes, PYTORCH_API.stack_id (real profiles); 11: TASK_EXEC's underflow counts;
+// 10: COMMUNICATOR, COMMUNICATION, COMMUNICATION_LINK, META rank keys (many ranks); 9: KERNEL_BLOCK, PIPE_INSTRUCTION,
+// KERNEL_FINDING (opkit kernels); 8: DEVICE_INFO's calibrated ceilings; 7: TENSOR.address; 6: PYTORCH_API,
+// TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
+// MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 13;
+inline constexpr int kSchemaVersion = 14;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -110,6 +110,7 @@ struct PytorchApiRow {
   StringId input_shapes_id = 0, input_dtypes_id = 0;
   std::int64_t parent_id = 0;  // the op it ran inside, on the same thread; 0 none
   StringId stack_id = 0;       // its Python call stack, frames separated by ";\n"; 0 not recorded
+  StringId args_id = 0;        // HostOpKind::kApi: its arguments, JSON (Note [msprobe fragments]); 0 none
 };
 
 struct ApiRow {

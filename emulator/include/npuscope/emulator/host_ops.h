@@ -33,6 +33,8 @@ struct HostOpBegin {
   const char* module = nullptr;           // interned msprobe module entry; null: the enclosing op's
   const char* scope = nullptr;            // interned; non-null: names the tasks launched inside (above)
   const char* input_signature = nullptr;  // interned "SHAPES|DTYPES" (Note [Input signature] in hook_api.h)
+  const char* args = nullptr;             // interned; msprobe fragments' arguments (HostOpRecord::args)
+  const char* stack = nullptr;            // interned Python call stack (HostOpRecord::stack)
   std::int64_t sequence_number = -1;      // autograd's, pairing a forward op with its backward
   std::int32_t fwd_thread_id = -1;        // backward functions: the forward op's thread; -1: this thread
 };
@@ -42,6 +44,10 @@ std::uint64_t host_op_begin(const HostOpBegin& op);
 // Closes op `id` on this thread, and the ops still open inside it (one whose end was lost: an
 // exception skipped a framework's end hook), reporting each. An id not open here does nothing.
 void host_op_end(std::uint64_t id);
+// Sets the arguments and stack (interned; null leaves one as it is) of op `id`, open on this thread:
+// what a framework learns of a call only when it returns (its results). Returns the op's name; null
+// (and nothing done) if `id` is not open here.
+const char* host_op_describe(std::uint64_t id, const char* args, const char* stack);
 // The innermost open op on this thread, a backward function without a module (the autograd engine's
 // range around a node), takes `module` as its module and, from now on, as the scope of the tasks it
 // launches: the node inside it knows its module, and what the engine runs after the node (the sum

@@ -22,6 +22,8 @@ GradientStats gradient_stats(const void* data, DType dtype, std::int64_t numel);
 
 // Whether a profiler listens and asked for gradients (`npuscope run --grad-probe`).
 bool profiler_wants_gradients() noexcept;
+// Whether a profiler listens and asked for the tensors (`npuscope run --dump stats|tensor`).
+bool profiler_wants_tensors() noexcept;
 
 // `param` interned (intern / intern_cached); `loss_scale`: the scale the gradient still carries.
 void record_gradient(const char* param, std::int64_t step, const GradientStats& stats, double loss_scale);

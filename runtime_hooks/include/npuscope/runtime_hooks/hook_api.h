@@ -28,12 +28,12 @@
 
 namespace npuscope::hooks {
 
-// 10: TaskRecord::underflow and subnormal; 9: CollectiveRecord, LinkRecord, CommunicatorRecord, RankRecord; 8:
-// KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7:
-// DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord,
-// OpCheckRecord, TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2:
-// wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 10;
+// 11: HostOpRecord::args and stack; 10: TaskRecord::underflow and subnormal; 9: CollectiveRecord, LinkRecord,
+// CommunicatorRecord, RankRecord; 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord,
+// wants_pipe_instructions, kernels_keep_going; 7: DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5:
+// HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord, TaskRecord::input_signature and host_op_id; 4:
+// MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 11;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -98,6 +98,8 @@ struct HostOpRecord {
   const char* name;              // "aten::addmm", "Module.fc.Linear.forward.0", ...
   const char* module;            // msprobe's module entry it ran in ("Module.fc.Linear.backward.0"); null if none
   const char* input_signature;   // Note [Input signature]; null if not recorded
+  const char* args;              // msprobe fragments (HostOpKind::kApi): their arguments, JSON; null if none
+  const char* stack;             // its Python call stack (frames innermost first, separated by ";\n"); null if none
   std::int64_t sequence_number;  // autograd's sequence number (pairs a forward op with its backward); -1
   std::uint32_t thread_id;
   std::uint32_t fwd_thread_id;  // backward functions: the thread that ran the forward op; else thread_id

@@ -176,7 +176,12 @@ constexpr std::optional<DType> find_dtype(std::string_view text) {
   X(kUserScope, 4, "user_scope", "A range the script opened (`torch.autograd.profiler.record_function`).")             \
   X(kPythonFunction, 5, "python_function",                                                                             \
     "A Python function a real profile's stack tracer recorded (with_stack: `torch/nn/modules/conv.py(443): "           \
-    "forward`).")
+    "forward`).")                                                                                                      \
+  X(kApi, 6, "api",                                                                                                    \
+    "A part of msprobe's dump a PyTorch script recorded under `npuscope run --dump` (Note [msprobe fragments]): a "    \
+    "Python API call (`Functional.conv2d.0.forward`, `Tensor.add_.0.forward`), its backward "                          \
+    "(`Functional.conv2d.0.backward`), a gradient of a module's (`Module.fc.Linear.backward.0`, "                      \
+    "`Module.fc.Linear.parameters_grad.0`); `args_id` holds its arguments.")
 
 // Which pass of a training step a framework op (and the device tasks it launched) belongs to.
 // PYTORCH_API.pass.

@@ -1,0 +1,169 @@
+"""msprobe's names in npuscope's own dumps (docs/compare.md "msprobe names in npuscope's dumps"): a small
+training script run under `npuscope run --dump stats` on the emulated NPU and exported with --msprobe pairs
+entry by entry with the same script's CPU run dumped in msprobe's layout by msprobe_cpu_dump.py: the same
+entry names (Functional.conv2d.0.forward, Tensor.add_.0.forward, Torch.matmul.0.backward,
+Module.fc.Linear.parameters_grad.0, ...), the same value slots, dtypes and shapes, close statistics."""
+import json
+import math
+import os
+import sys
+import unittest
+
+from script_test_util import CLI, ScriptTestCase, run_command
+
+SCRIPT = """
+import sys, torch
+torch.manual_seed(0)
+on_cpu = sys.argv[1] == "cpu"
+if on_cpu:
+    import msprobe_cpu_dump as dumper
+    dumper.start()
+    dev = torch.device("cpu")
+else:
+    import npuscope.torch as npu
+    dev = npu.device()
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.relu = torch.nn.ReLU()
+        self.fc = torch.nn.Linear(64, 5)
+        self.proj = torch.nn.Parameter(torch.eye(5) * 0.5)
+
+    def forward(self, x):
+        y = self.relu(self.bn(self.conv(x))).flatten(1)
+        z = self.fc(y)
+        w = torch.matmul(z, self.proj)
+        w.add_(z)
+        return w
+
+
+model = Net().to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(2):
+    x = torch.randn(2, 3, 4, 4)
+    y = torch.tensor([1, 3])
+    loss = torch.nn.functional.cross_entropy(model(x.to(dev)), y.to(dev))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if on_cpu:
+        dumper.step()
+if on_cpu:
+    dumper.write(sys.argv[2])
+"""
+
+
+def flatten(record, name):
+    """msprobe compare's rows of one entry: {slot: leaf}, slots as its compare names them."""
+    rows = {}
+
+    def walk(v, slot, index_lists=True):
+        if v is None:
+            rows[slot] = None
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, "%s.%d" % (slot, i) if index_lists else slot, index_lists)
+        elif isinstance(v, dict) and isinstance(v.get("type"), str):
+            rows[slot] = v
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, "%s.%s" % (slot, k) if slot else k, index_lists)
+
+    if ".parameters_grad." in name:
+        for param, grads in record.items():
+            walk(grads, param, index_lists=False)
+        return rows
+    for key, value in record.items():
+        section = {"input_args": "input", "input_kwargs": "input"}.get(key, key)
+        if section in ("input", "output", "parameters"):
+            walk(value, section)
+    return rows
+
+
+class MsprobeNamesTest(ScriptTestCase, script=SCRIPT, name="train.py"):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        d = cls.dir.name
+        cls.cpu = os.path.join(d, "cpu")
+        env = {"PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                              os.environ.get("PYTHONPATH", "")])}
+        run_command(["/usr/bin/python3", cls.script, "cpu", cls.cpu], env)
+        trace = os.path.join(d, "npu.db")
+        env["NPUSCOPE_PRECISION_MODE"] = "must_keep_origin_dtype"
+        run_command([CLI, "run", "--dump", "stats", "-o", trace, "--", "/usr/bin/python3", cls.script, "npu"], env)
+        cls.npu = os.path.join(d, "npu")
+        cls.export_output = run_command([CLI, "export", trace, "--msprobe", cls.npu])
+
+    def load(self, root, step, name="dump.json"):
+        with open(os.path.join(root, "step%d" % step, "rank0", name)) as f:
+            return json.load(f)
+
+    def test_every_entry_pairs(self):
+        for step in (0, 1):
+            npu, cpu = self.load(self.npu, step)["data"], self.load(self.cpu, step)["data"]
+            self.assertEqual(sorted(npu), sorted(cpu), "step %d" % step)
+            for name in cpu:
+                a, b = flatten(npu[name], name), flatten(cpu[name], name)
+                self.assertEqual(sorted(a), sorted(b), name)
+                for slot in b:
+                    if b[slot] is None or a[slot] is None:
+                        self.assertEqual(a[slot], b[slot], "%s %s" % (name, slot))
+                        continue
+                    for key in ("type", "dtype", "shape", "value"):
+                        self.assertEqual(a[slot].get(key), b[slot].get(key), "%s %s %s" % (name, slot, key))
+
+    def test_names_are_msprobes(self):
+        data = self.load(self.npu, 0)["data"]
+        for name in ("Functional.conv2d.0.forward", "Functional.conv2d.0.backward", "Functional.batch_norm.0.forward",
+                     "Functional.relu.0.forward", "Functional.linear.0.forward", "Functional.linear.0.backward",
+                     "Torch.matmul.0.forward", "Torch.matmul.0.backward", "Tensor.add_.0.forward",
+                     "Functional.cross_entropy.0.forward", "Functional.cross_entropy.0.backward",
+                     "Module.conv.Conv2d.forward.0", "Module.conv.Conv2d.backward.0", "Module.Net.forward.0",
+                     "Module.fc.Linear.parameters_grad.0", "Module.Net.parameters_grad.0"):
+            self.assertIn(name, data)
+        self.assertFalse(any(k.startswith("Aten.") for k in data))
+        self.assertFalse(any(k.startswith("Tensor.flatten") or k.startswith("Tensor.to.") for k in data))
+        conv = data["Functional.conv2d.0.forward"]
+        self.assertEqual([a["type"] if a else None for a in conv["input_args"][:3]],
+                         ["torch.Tensor", "torch.Tensor", "torch.Tensor"])
+        self.assertEqual(conv["input_args"][3], [{"type": "int", "value": 1}, {"type": "int", "value": 1}])
+        self.assertEqual(data["Tensor.add_.0.forward"]["input_kwargs"], {})
+        grads = data["Module.fc.Linear.parameters_grad.0"]
+        self.assertEqual(sorted(grads), ["bias", "weight"])
+        self.assertEqual(grads["weight"][0]["shape"], [5, 64])
+
+    def test_statistics_are_the_cpus(self):
+        npu, cpu = self.load(self.npu, 0)["data"], self.load(self.cpu, 0)["data"]
+        for name in ("Functional.conv2d.0.forward", "Functional.linear.0.forward", "Torch.matmul.0.forward",
+                     "Functional.cross_entropy.0.backward", "Module.fc.Linear.parameters_grad.0"):
+            a, b = flatten(npu[name], name), flatten(cpu[name], name)
+            for slot, want in b.items():
+                if not want or want.get("type") != "torch.Tensor" or want["Max"] is None:
+                    continue
+                got = a[slot]
+                self.assertIsNotNone(got["Max"], "%s %s has no statistics" % (name, slot))
+                for key in ("Max", "Min", "Mean", "Norm"):
+                    self.assertTrue(math.isclose(got[key], want[key], rel_tol=1e-3, abs_tol=1e-4),
+                                    "%s %s %s: %r != %r" % (name, slot, key, got[key], want[key]))
+
+    def test_construct_and_stack(self):
+        construct = self.load(self.npu, 0, "construct.json")
+        self.assertEqual(construct["Functional.conv2d.0.forward"], "Module.conv.Conv2d.forward.0")
+        self.assertEqual(construct["Functional.conv2d.0.backward"], "Module.conv.Conv2d.backward.0")
+        self.assertEqual(construct["Module.conv.Conv2d.forward.0"], "Module.Net.forward.0")
+        self.assertNotIn("Module.fc.Linear.parameters_grad.0", construct)
+        stacks = self.load(self.npu, 0, "stack.json")
+        conv = [frames for names, frames in stacks.values() if "Functional.conv2d.0.forward" in names]
+        self.assertEqual(len(conv), 1)
+        self.assertTrue(any("train.py" in frame for frame in conv[0]), conv[0])
+        self.assertFalse(any("_msprobe.py" in frame for frame in conv[0]))
+        self.assertIn("not dumped", self.export_output)
+
+
+if __name__ == "__main__":
+    unittest.main()
