@@ -76,7 +76,8 @@ std::string MsprobeWriter::data_file(const MsprobeDump& dump, const DumpEntry& e
     DumpTensorData data = dump.load(e, v);
     t.dtype = data.dtype_id;
     for (std::size_t d = 0; d < data.shape.size(); ++d) {
-      t.shape += (d > 0 ? "," : "") + std::to_string(data.shape[d]);
+      if (d > 0) t.shape += ',';
+      t.shape += std::to_string(data.shape[d]);
     }
     t.numel = data.numel;
     t.data_bytes = static_cast<std::int64_t>(data.bytes.size());
