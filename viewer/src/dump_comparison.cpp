@@ -4,8 +4,6 @@
 #include <algorithm>
 
 #include "npuscope/comparator/compare_report.h"
-#include "npuscope/importer/import.h"
-#include "npuscope/importer/msprobe_dump_reader.h"
 
 namespace npuscope::viewer {
 namespace {
@@ -17,9 +15,6 @@ constexpr std::string_view kEntriesTable = "entries";
 constexpr std::string_view kValuesTable = "compare_result";
 constexpr std::size_t kMaxModuleDepth = 256;  // a construct.json whose parents loop ends here
 
-// Thrown from the progress callback when the job is cancelled: out of compare_dumps, caught by run().
-struct Cancelled {};
-
 analyzer::Table take_table(analyzer::Report& report, std::string_view name) {
   for (analyzer::Table& t : report.tables) {
     if (t.spec->name == name) return std::move(t);
@@ -30,8 +25,8 @@ analyzer::Table take_table(analyzer::Report& report, std::string_view name) {
 }  // namespace
 
 DumpComparison::DumpComparison(const MsprobeDump& npu, const MsprobeDump& bench,
-                               const comparator::DumpCompareOptions& options)
-    : place_(importer::dump_place(npu)),
+                               const comparator::DumpCompareOptions& options, std::string place)
+    : place_(std::move(place)),
       result_(comparator::compare_dumps(npu, bench, options)),
       report_(comparator::compare_report(result_, 0, false)) {
   entries_ = report_.find(kEntriesTable);
@@ -95,100 +90,6 @@ std::vector<std::string> DumpComparison::module_chain(std::size_t entry) const {
     e = &result_.npu->entries[it->second];
   }
   return chain;
-}
-
-DumpCompareJob::DumpCompareJob(DumpCompareRequest request) : request_(std::move(request)) {
-  worker_ = std::thread([this] { run(); });
-}
-
-DumpCompareJob::~DumpCompareJob() {
-  cancel_.store(true);
-  if (worker_.joinable()) worker_.join();
-}
-
-void DumpCompareJob::wait() {
-  if (worker_.joinable()) worker_.join();
-}
-
-void DumpCompareJob::set_status(std::string status) {
-  const std::lock_guard lock(mutex_);
-  status_ = std::move(status);
-}
-
-void DumpCompareJob::run() {
-  try {
-    set_status("reading the NPU dump " + request_.npu + " ...");
-    npu_ = importer::read_msprobe_dumps(request_.npu);
-    set_status("reading the bench dump " + request_.bench + " ...");
-    bench_ = importer::read_msprobe_dumps(request_.bench);
-    std::vector<std::string> unpaired;
-    const std::vector<importer::MsprobeDumpPair> pairs = importer::pair_msprobe_dumps(npu_, bench_, unpaired);
-    {
-      const std::lock_guard lock(mutex_);
-      notes_ = unpaired;
-      if (pairs.empty())
-        error_ = "no step and rank of " + request_.npu + " is in " + request_.bench + ": nothing to compare";
-    }
-    std::int64_t total = 0;
-    for (const importer::MsprobeDumpPair& p : pairs) total += static_cast<std::int64_t>(p.npu->entries.size());
-    entries_total_.store(total);
-    std::int64_t before = 0;
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      const std::string place = importer::dump_place(*pairs[i].npu);
-      set_status("comparing " + place + " (" + std::to_string(i + 1) + " of " + std::to_string(pairs.size()) + ")");
-      comparator::DumpCompareOptions options = request_.options;
-      options.progress = [this, before](std::int64_t done, std::int64_t) {
-        if (cancel_.load(std::memory_order_relaxed)) throw Cancelled{};
-        entries_done_.store(before + done, std::memory_order_relaxed);
-      };
-      try {
-        auto c = std::make_unique<DumpComparison>(*pairs[i].npu, *pairs[i].bench, options);
-        const std::lock_guard lock(mutex_);
-        done_.push_back(std::move(c));
-      } catch (const comparator::CompareError& e) {
-        const std::lock_guard lock(mutex_);
-        error_ += (error_.empty() ? "" : "\n") + place + ": " + e.what();
-      }
-      before += static_cast<std::int64_t>(pairs[i].npu->entries.size());
-      entries_done_.store(before);
-    }
-  } catch (const Cancelled&) {
-  } catch (const std::exception& e) {  // importer::ImportError, a bad_alloc: the panel says it
-    const std::lock_guard lock(mutex_);
-    error_ = e.what();
-  }
-  set_status("");
-  finished_.store(true, std::memory_order_release);
-}
-
-std::vector<const DumpComparison*> DumpCompareJob::comparisons() const {
-  const std::lock_guard lock(mutex_);
-  std::vector<const DumpComparison*> out;
-  out.reserve(done_.size());
-  for (const auto& c : done_) out.push_back(c.get());
-  return out;
-}
-
-std::string DumpCompareJob::status() const {
-  const std::lock_guard lock(mutex_);
-  if (status_.empty() || entries_total_.load() == 0) return status_;
-  return status_ + ": " + std::to_string(entries_done_.load()) + " of " + std::to_string(entries_total_.load()) +
-         " entries";
-}
-
-double DumpCompareJob::fraction() const {
-  const std::int64_t total = entries_total_.load();
-  return total > 0 ? static_cast<double>(entries_done_.load()) / static_cast<double>(total) : 0.0;
-}
-
-std::string DumpCompareJob::error() const {
-  const std::lock_guard lock(mutex_);
-  return error_;
-}
-
-std::vector<std::string> DumpCompareJob::notes() const {
-  const std::lock_guard lock(mutex_);
-  return notes_;
 }
 
 }  // namespace npuscope::viewer

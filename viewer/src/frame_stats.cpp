@@ -70,6 +70,7 @@ std::string FrameStats::to_json() const {
   if (dumps.shown) {
     doc["dumps"] = {{"status", dumps.status},
                     {"error", dumps.error},
+                    {"notes", dumps.notes},
                     {"comparisons", dumps.comparisons},
                     {"place", dumps.place},
                     {"mode", dumps.mode},

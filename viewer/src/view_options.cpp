@@ -127,9 +127,11 @@ ViewerOptions parse_view_args(int argc, char** argv) {
       if (o.diff.empty()) throw ViewUsageError("--diff needs a BASE trace");
     } else if (arg == "--compare") {
       if (has_inline) throw ViewUsageError("--compare takes two dumps: --compare NPU_DUMP BENCH_DUMP");
-      o.compare_npu = value(i, "--compare (NPU_DUMP)");
-      o.compare_bench = value(i, "--compare (BENCH_DUMP)");
-      if (o.compare_npu.empty() || o.compare_bench.empty()) throw ViewUsageError("--compare needs two dump paths");
+      for (std::string* dump : {&o.compare_npu, &o.compare_bench}) {
+        *dump = value(i, "--compare (NPU_DUMP BENCH_DUMP)");
+        if (dump->empty() || (dump->size() > 1 && (*dump)[0] == '-'))
+          throw ViewUsageError("--compare needs two dumps, NPU_DUMP BENCH_DUMP: got '" + *dump + "'");
+      }
     } else if (arg == "--fuzzy-match" || arg == "-fm") {
       o.fuzzy_match = true;
     } else if (arg == "--mapping") {

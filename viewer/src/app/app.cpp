@@ -15,8 +15,8 @@
 
 #include "cluster_view.h"
 #include "diff_job.h"
+#include "dump_job.h"
 #include "npuscope/comparator/compare.h"
-#include "npuscope/viewer/dump_comparison.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/time_format.h"
 #include "npuscope/viewer/viewer_app.h"

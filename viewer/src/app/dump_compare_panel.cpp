@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "colours.h"
-#include "npuscope/viewer/dump_comparison.h"
+#include "dump_job.h"
 #include "panel.h"
 #include "report_tables.h"
 
@@ -73,11 +73,13 @@ class DumpComparePanel final : public Panel {
       ImGui::TextUnformatted(status.c_str());
     }
     if (!error.empty()) ImGui::TextColored(kErrorText, "cannot compare: %s", error.c_str());
-    for (const std::string& n : job_.notes()) ImGui::TextDisabled("note: %s", n.c_str());
+    const std::vector<std::string> notes = job_.notes();
+    for (const std::string& n : notes) ImGui::TextDisabled("note: %s", n.c_str());
     if (!select_error_.empty()) ImGui::TextColored(kErrorText, "%s", select_error_.c_str());
     if (stats != nullptr) {
       stats->status = status;
       stats->error = error.empty() ? select_error_ : error;
+      stats->notes = notes;
     }
   }
 

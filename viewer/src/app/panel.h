@@ -31,7 +31,7 @@ struct FrameContext {
   bool single_frame = false;
 };
 
-class DumpCompareJob;  // npuscope/viewer/dump_comparison.h
+class DumpCompareJob;  // dump_job.h
 // --compare NPU BENCH: the dump comparison (beside a trace's panels, or alone); `state` is null
 // without a trace, `select` an entry to select first (--select without a trace).
 std::unique_ptr<Panel> make_dump_compare_panel(DumpCompareJob& job, ViewerState* state, const FrameContext& frame,

@@ -219,7 +219,7 @@ std::size_t draw_rows(const Drawing& d) {
     return 0;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const Column& c = columns[i];
-    // Side scrolling: every column fixed, text ones at a width they wrap in.
+    // Side scrolling: every column fixed, text ones at a set width (one line each, resizable).
     const bool stretch = wraps(c) && !d.o.scroll_x;
     ImGuiTableColumnFlags flags = stretch ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed;
     if (i == 0) flags |= ImGuiTableColumnFlags_NoHide;  // it holds the row's click target

@@ -4,26 +4,22 @@
 //
 // Note [Dump comparison in the viewer]
 // The dumps are read (importer::read_msprobe_dumps), paired by step and rank
-// (importer::pair_msprobe_dumps) and compared (comparator::compare_dumps) on a thread of the job's
-// own, as the Diff panel's diff runs (diff_job.h): the window stays live and the panel shows a
-// progress line. Each step and rank is published when it is done, immutable from then on, so the
-// UI thread reads it without a lock; a dump that cannot be read or compared becomes the job's error
-// (the panel shows it), never an exception out of the frame. What a frame needs is made once here,
-// not per frame: the report's tables (compare_report without its compare_result rows, which are
-// most of a big comparison's cells), the entries table's row -> entry map, and the NPU dump's name
-// index for the module chain. The compare_result rows of one entry (its values) are made when the
-// entry is selected: a sub-result holding that entry's rows alone goes through the same
-// compare_report, so the cells are msprobe's, written in one place.
+// (importer::pair_msprobe_dumps) and compared (comparator::compare_dumps) on a thread of their own
+// (viewer/src/app/dump_job.h), as the Diff panel's diff runs (diff_job.h): the window stays live and
+// the panel shows a progress line. The importer is the app's dependency, not this library's: the
+// headless viewer is installed with the SDK, the importer is not. Each step and rank is published when it is done,
+// immutable from then on, so the UI thread reads it without a lock; a dump that cannot be read or compared becomes the
+// job's error (the panel shows it), never an exception out of the frame. What a frame needs is made once here, not per
+// frame: the report's tables (compare_report without its compare_result rows, which are most of a big comparison's
+// cells), the entries table's row -> entry map, and the NPU dump's name index for the module chain. The compare_result
+// rows of one entry (its values) are made when the entry is selected: a sub-result holding that entry's rows alone goes
+// through the same compare_report, so the cells are msprobe's, written in one place.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -36,10 +32,14 @@ namespace npuscope::viewer {
 // One step of one rank compared.
 class DumpComparison {
  public:
+  // `place` names the step and rank ("step 0, rank 0": importer::dump_place). Throws
+  // comparator::CompareError for dumps that cannot be compared.
   DumpComparison(const collector::MsprobeDump& npu, const collector::MsprobeDump& bench,
-                 const comparator::DumpCompareOptions& options);
+                 const comparator::DumpCompareOptions& options, std::string place);
+  DumpComparison(const DumpComparison&) = delete;  // entries_ points into report_
+  DumpComparison& operator=(const DumpComparison&) = delete;
 
-  const std::string& place() const { return place_; }  // "step 0, rank 0" (importer::dump_place)
+  const std::string& place() const { return place_; }
   const comparator::DumpCompareResult& result() const { return result_; }
   const analyzer::Report& report() const { return report_; }    // without compare_result rows
   const analyzer::Table& entries() const { return *entries_; }  // worst first
@@ -68,50 +68,6 @@ class DumpComparison {
   std::vector<std::size_t> entry_of_row_, row_of_entry_;
   std::unordered_map<std::string_view, std::size_t> entry_by_name_;  // NPU name -> result_.entries
   std::unordered_map<std::string_view, std::size_t> npu_by_name_;    // NPU name -> npu.entries
-};
-
-struct DumpCompareRequest {
-  std::string npu, bench;                  // msprobe dumps: a dump.json, its folder, or a step*/rank*/ tree
-  comparator::DumpCompareOptions options;  // --mapping, --fuzzy-match (its progress is the job's)
-};
-
-// Reads and compares in the background (Note [Dump comparison in the viewer]).
-class DumpCompareJob {
- public:
-  explicit DumpCompareJob(DumpCompareRequest request);
-  // Cancels a comparison still running (between entries) and waits for the thread.
-  ~DumpCompareJob();
-  DumpCompareJob(const DumpCompareJob&) = delete;
-  DumpCompareJob& operator=(const DumpCompareJob&) = delete;
-
-  const DumpCompareRequest& request() const { return request_; }
-  // From the UI thread:
-  bool finished() const { return finished_.load(std::memory_order_acquire); }
-  void wait();  // until finished (one frame for --screenshot)
-  // The steps and ranks compared so far, in the NPU side's order.
-  std::vector<const DumpComparison*> comparisons() const;
-  // What it is doing ("reading NPU ...", "comparing step 0, rank 0 (1 of 2): 300 of 760 entries"),
-  // and how far (0..1); "" once finished.
-  std::string status() const;
-  double fraction() const;
-  // What went wrong: a dump that could not be read, steps whose dumps could not be compared; ""
-  // none. notes(): dumps of one side with no counterpart.
-  std::string error() const;
-  std::vector<std::string> notes() const;
-
- private:
-  void run();
-  void set_status(std::string status);
-
-  DumpCompareRequest request_;
-  std::vector<collector::MsprobeDump> npu_, bench_;  // the worker's until the first comparison is published
-  mutable std::mutex mutex_;                         // guards what follows, up to the atomics
-  std::vector<std::unique_ptr<DumpComparison>> done_;
-  std::string status_, error_;
-  std::vector<std::string> notes_;
-  std::atomic<std::int64_t> entries_done_{0}, entries_total_{0};
-  std::atomic<bool> cancel_{false}, finished_{false};
-  std::thread worker_;  // last: started once everything above is built
 };
 
 }  // namespace npuscope::viewer

@@ -45,6 +45,7 @@ struct FrameStats {
     bool shown = false;
     std::string status;              // the progress line while it runs; "" once done
     std::string error;               // a dump that could not be read or compared; "" none
+    std::vector<std::string> notes;  // dumps of one side with no counterpart
     std::int64_t comparisons = 0;    // steps and ranks compared so far
     std::string place, mode;         // the one shown ("step 0, rank 0"), its mode ("statistics")
     std::int64_t entries = 0;        // rows of its entries table
