@@ -225,7 +225,7 @@ std::size_t draw_rows(const Drawing& d) {
     if (i == 0) flags |= ImGuiTableColumnFlags_NoHide;  // it holds the row's click target
     if (c.detail && i != 0) flags |= ImGuiTableColumnFlags_DefaultHide;
     // Op names get more of the width (a stretch weight; 0: the default): a row is read by them.
-    const float width = !d.o.scroll_x ? (c.unit == Unit::kOpName ? 2.0f : 0.0f)
+    const float width = !d.o.scroll_x ? (c.unit == Unit::kOpName ? 4.0f : 0.0f)
                         : wraps(c)    ? (i == 0 ? 300.0f : 200.0f)
                                       : 0.0f;
     ImGui::TableSetupColumn(analyzer::column_label(c).c_str(), flags, width);
