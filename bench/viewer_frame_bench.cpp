@@ -16,7 +16,6 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -33,18 +32,28 @@ struct Session {
   std::string error;
 };
 
-// One trace and one window for all repetitions: writing and loading 10M tasks takes seconds.
-Session& session(std::int64_t tasks) {
+// One window at a time (Dear ImGui's context is the process's): the session of `key`, opened with
+// `options` unless it is the one open, for all repetitions (writing and loading 10M tasks takes
+// seconds).
+Session& session(const std::string& key, const viewer::ViewerOptions& options) {
+  static std::string open_key;
   static Session s;
-  if (s.viewer || !s.error.empty()) return s;
-  viewer::ViewerOptions options;
-  options.trace = bench::cached_synthetic_trace(tasks, true);
+  if (key == open_key) return s;
+  s.viewer.reset();  // closes the other window first
+  s.error.clear();
+  open_key = key;
   try {
     s.viewer = std::make_unique<viewer::ViewerSession>(options, true);
   } catch (const std::exception& e) {
     s.error = e.what();
   }
   return s;
+}
+
+Session& session(std::int64_t tasks) {
+  viewer::ViewerOptions options;
+  options.trace = bench::cached_synthetic_trace(tasks, true);
+  return session("trace " + std::to_string(tasks), options);
 }
 
 void ViewerFrame(benchmark::State& state) {
@@ -71,27 +80,19 @@ void ViewerFrame(benchmark::State& state) {
 
 constexpr std::int64_t kRealDumpEntries = 760;
 
-// One window per dump size, its comparison done (the first offscreen frame waits for it).
+// The dump compared with itself (the first offscreen frame waits for the comparison).
 Session& dump_session(std::int64_t entries, std::string& skip) {
-  static std::map<std::int64_t, Session> sessions;
-  Session& s = sessions[entries];
-  if (s.viewer || !s.error.empty()) return s;
-  std::string dump = bench::synthetic_dump_dir(static_cast<std::size_t>(entries));
+  std::string dump;
   if (entries == kRealDumpEntries) {
     dump = std::string(NPUSCOPE_REALDATA_DIR) + "/msprobe/resnet50_gpu/step0/proc2016";
-    if (!std::filesystem::exists(dump)) {
-      skip = "shared/realdata is absent (" + dump + ")";
-      return s;
-    }
+    if (!std::filesystem::exists(dump)) skip = "shared/realdata is absent (" + dump + ")";
+  } else {
+    dump = bench::synthetic_dump_dir(static_cast<std::size_t>(entries));
   }
   viewer::ViewerOptions options;
   options.compare_npu = options.compare_bench = dump;
-  try {
-    s.viewer = std::make_unique<viewer::ViewerSession>(options, true);
-  } catch (const std::exception& e) {
-    s.error = e.what();
-  }
-  return s;
+  static Session none;
+  return skip.empty() ? session("dump " + dump, options) : none;
 }
 
 void DumpCompareFrame(benchmark::State& state) {
