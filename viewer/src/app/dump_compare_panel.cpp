@@ -94,24 +94,35 @@ class DumpComparePanel final : public Panel {
         ImGui::EndCombo();
       }
     }
+    if (!select_.empty()) find_select(done);
     shown_ = std::min(shown_, done.size() - 1);
     const DumpComparison& c = *done[shown_];
-    if (&c != current_) open(c, done);
+    if (&c != current_ || (!select_.empty() && c.find_entry(select_))) open(c);
     return c;
   }
 
-  // A comparison newly shown: select --select's entry, else the first failing one, else the worst.
-  void open(const DumpComparison& c, const std::vector<const DumpComparison*>& done) {
-    current_ = &c;
-    selected_.reset();
-    if (!select_.empty()) {
-      if (const auto e = c.find_entry(select_)) {
-        select(*e);
-        select_.clear();
+  // --select ENTRY: the first step and rank that has it is shown; said when none has.
+  void find_select(const std::vector<const DumpComparison*>& done) {
+    for (std::size_t i = 0; i < done.size(); ++i) {
+      if (done[i]->find_entry(select_)) {
+        shown_ = i;
         return;
       }
-      if (job_.finished() && &c == done.back())
-        select_error_ = "--select: no paired entry named '" + select_ + "' in the dumps compared";
+    }
+    if (job_.finished()) {
+      select_error_ = "--select: no paired entry named '" + select_ + "' in the dumps compared";
+      select_.clear();
+    }
+  }
+
+  // A comparison newly shown: select --select's entry, else the first failing one, else the worst.
+  void open(const DumpComparison& c) {
+    current_ = &c;
+    selected_.reset();
+    if (const auto e = select_.empty() ? std::nullopt : c.find_entry(select_)) {
+      select(*e);
+      select_.clear();
+      return;
     }
     const auto& r = c.result();
     for (const auto& first : {r.first_failing, r.first_failing_backward}) {
@@ -129,18 +140,19 @@ class DumpComparePanel final : public Panel {
   void draw_comparison(const DumpComparison& c, FrameStats::Dumps* stats) {
     const auto& r = c.result();
     for (const std::string& n : c.report().notes) ImGui::TextDisabled("note: %s", n.c_str());
-    if (const analyzer::Table* summary = c.report().find("dump_summary")) draw_report_table(state_, *summary, {});
+    // Entry names are no ops of a trace: no table here jumps to the timeline (state null).
+    if (const analyzer::Table* summary = c.report().find("dump_summary")) draw_report_table(nullptr, *summary, {});
     draw_firsts(c);
     for (const char* name : {"unmatched_npu", "unmatched_bench"}) {
       const analyzer::Table* t = c.report().find(name);
-      if (t != nullptr && !t->rows.empty()) draw_report_table(state_, *t, {.open = false});
+      if (t != nullptr && !t->rows.empty()) draw_report_table(nullptr, *t, {.open = false});
     }
     // The entries on the left, the selected one on the right: a click shows its values at once.
     const float height = std::max(320.0f, ImGui::GetContentRegionAvail().y);
     ImGui::BeginChild("entries", ImVec2(ImGui::GetContentRegionAvail().x * 0.5f, height));
     ImGui::TextUnformatted("Entries (click one; sort by a header)");
     const std::size_t shown =
-        draw_report_table(state_, c.entries(),
+        draw_report_table(nullptr, c.entries(),
                           {.view = &view_,
                            .height = -1,  // what is left of the child
                            .header = false,

@@ -3,7 +3,6 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cfloat>
 #include <string>
 
@@ -96,62 +95,6 @@ void draw_row(const Drawing& d, std::size_t r, bool wrap) {
     draw_cell(d, r, i, at, wrap);
   }
   ImGui::PopID();
-}
-
-// Sort order of two cells: numbers by value, text by bytes, lists by their first item; nulls last.
-bool less(const Value& a, const Value& b) {
-  if (is_null(a) || is_null(b)) return !is_null(a) && is_null(b);
-  const auto number = [](const Value& v, double& out) {
-    if (const auto* i = std::get_if<std::int64_t>(&v)) return out = static_cast<double>(*i), true;
-    if (const auto* f = std::get_if<double>(&v)) return out = *f, true;
-    if (const auto* flag = std::get_if<bool>(&v)) return out = *flag, true;
-    return false;
-  };
-  double x = 0, y = 0;
-  if (number(a, x) && number(b, y)) return x < y;
-  const auto text = [](const Value& v) -> std::string_view {
-    if (const auto* s = std::get_if<std::string>(&v)) return *s;
-    if (const auto* l = std::get_if<std::vector<std::string>>(&v)) return l->empty() ? "" : l->front();
-    return "";
-  };
-  return text(a) < text(b);
-}
-
-bool contains_ignoring_case(std::string_view hay, std::string_view needle) {
-  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         }) != hay.end();
-}
-
-// The rows the view shows, in its order (TableView).
-void refresh(TableView& v, const Table& t) {
-  if (v.table != &t) {
-    v.table = &t;
-    v.dirty = true;
-  }
-  if (!v.dirty) return;
-  v.dirty = false;
-  const int text_at = v.text_column.empty() ? -1 : t.spec->column_index(v.text_column);
-  const int choice_at = v.choice_column.empty() ? -1 : t.spec->column_index(v.choice_column);
-  const std::string_view needle = v.text;
-  v.shown.clear();
-  for (std::size_t r = 0; r < t.rows.size(); ++r) {
-    if (choice_at >= 0) {
-      const auto* s = std::get_if<std::string>(&t.rows[r][choice_at]);
-      const auto it = s ? std::find(v.choices.begin(), v.choices.end(), *s) : v.choices.end();
-      if (it != v.choices.end() && !v.chosen[static_cast<std::size_t>(it - v.choices.begin())]) continue;
-    }
-    if (text_at >= 0 && !needle.empty()) {
-      const auto* s = std::get_if<std::string>(&t.rows[r][text_at]);
-      if (s == nullptr || !contains_ignoring_case(*s, needle)) continue;
-    }
-    v.shown.push_back(static_cast<std::uint32_t>(r));
-  }
-  if (v.sort_column < 0 || static_cast<std::size_t>(v.sort_column) >= t.spec->columns.size()) return;
-  const auto c = static_cast<std::size_t>(v.sort_column);
-  std::stable_sort(v.shown.begin(), v.shown.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return v.descending ? less(t.rows[b][c], t.rows[a][c]) : less(t.rows[a][c], t.rows[b][c]);
-  });
 }
 
 // The text filter and the choices above a view's table, and how many rows pass.

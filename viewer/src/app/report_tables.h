@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "npuscope/analyzer/finding_table.h"
+#include "npuscope/viewer/table_view.h"
 #include "viewer_state.h"
 
 namespace npuscope::viewer {
@@ -23,32 +24,12 @@ namespace npuscope::viewer {
 // Whether a table's header starts open: the summary, alerts and advice; details start closed.
 bool opens_by_default(const analyzer::TableSpec& spec);
 
-// A table the user sorts (a click on a column header: ascending, descending, the report's order)
-// and filters (a text the `text_column` contains, ignoring case; the values of `choice_column`
-// switched on and off), kept by its panel across frames. `shown` is rebuilt only when the sort, the
-// filter or the table changes, never per frame; its rows are always drawn through a clipper.
-struct TableView {
-  std::string_view text_column;      // "" no text filter
-  std::string_view choice_column;    // "" no choices
-  std::vector<std::string> choices;  // the values of choice_column offered, each with a checkbox
-  std::vector<char> chosen;          // on or off, per choice (all on at first)
-  char text[256] = "";
-  // What draw_report_table keeps:
-  const analyzer::Table* table = nullptr;  // the table `shown` is of
-  std::vector<std::uint32_t> shown;        // rows passing the filter, in the order shown
-  int sort_column = -1;                    // -1: the report's order
-  bool descending = false;
-  bool dirty = true;
-  std::optional<std::size_t> scroll_to;  // a row to bring into view on the next frame
-  std::size_t drawn = 0;                 // rows drawn by the last frame (the clipper's)
-};
-
 struct TableOptions {
   bool open = true;  // the header starts open
   // The one column a click jumps by: in a diff, NEW's task ids (BASE's are not on this timeline).
   // Empty: a row's first non-null task id, else its first op name.
   std::string_view jump_by;
-  // Sortable and filterable (above).
+  // Sortable and filterable (table_view.h): a filter line above it, a click on a header sorts.
   TableView* view = nullptr;
   // Its rows scroll under fixed headers (and first column) in a region this high; < 0: what is left
   // of the window; 0: no region of their own.
