@@ -2,10 +2,14 @@
 //
 //   npuscope view TRACE.db|DIR [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]
 //                              [--rank R] [--block N] [--diff BASE.db] [--panel NAME] [--frame-stats FILE.json]
+//                              [--compare NPU_DUMP BENCH_DUMP [--fuzzy-match] [--mapping FILE]]
+//   npuscope view --compare NPU_DUMP BENCH_DUMP [...]   (no trace: the Compare panel alone)
 //
 // DIR: the rank traces of a multi-rank job, on one time axis (Note [Cluster model] in
 // viewer/cluster_model.h).
 // --diff BASE.db: npuscope diff BASE.db TRACE.db in the viewer's Diff panel (viewer/src/app/diff_job.h).
+// --compare NPU BENCH: npuscope compare of two msprobe dumps in the viewer's Compare panel
+// (viewer/dump_comparison.h); the dumps are passed on as given (they are read, not imported).
 //
 // Note [Headless CLI]: the npuscope binary links no GUI library (ImGui, GLFW, OpenGL), so that it
 // runs, and installs, on machines without a display stack (tests/cli/headless_cli_test.cpp checks

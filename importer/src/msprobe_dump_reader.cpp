@@ -15,6 +15,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <tuple>
 
 #include "msprobe_dump_json.h"
@@ -160,6 +161,32 @@ std::vector<MsprobeDump> read_msprobe_dumps(const std::string& path) {
   dumps.reserve(found.size());
   for (const Found& f : found) dumps.push_back(read_one(f, files));
   return dumps;
+}
+
+std::string dump_place(const MsprobeDump& d) {
+  return "step " + (d.step < 0 ? std::string("?") : std::to_string(d.step)) + ", rank " +
+         (d.rank < 0 ? std::string("?") : std::to_string(d.rank));
+}
+
+std::vector<MsprobeDumpPair> pair_msprobe_dumps(const std::vector<MsprobeDump>& npu,
+                                                const std::vector<MsprobeDump>& bench,
+                                                std::vector<std::string>& unpaired) {
+  if (npu.size() == 1 && bench.size() == 1) return {{&npu[0], &bench[0]}};
+  std::map<std::pair<std::int64_t, std::int64_t>, const MsprobeDump*> bench_at;
+  for (const MsprobeDump& b : bench) bench_at.emplace(std::pair{b.step, b.rank}, &b);
+  std::vector<MsprobeDumpPair> pairs;
+  for (const MsprobeDump& n : npu) {
+    const auto it = bench_at.find({n.step, n.rank});
+    if (it == bench_at.end()) {
+      unpaired.push_back(dump_place(n) + ": the NPU dump " + n.path + " has no bench dump of its step and rank");
+      continue;
+    }
+    pairs.push_back({&n, it->second});
+    bench_at.erase(it);
+  }
+  for (const auto& [at, b] : bench_at)
+    unpaired.push_back(dump_place(*b) + ": the bench dump " + b->path + " has no NPU dump of its step and rank");
+  return pairs;
 }
 
 }  // namespace npuscope::importer

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace npuscope::testing {
@@ -42,6 +44,17 @@ class ProfileDirTest : public ::testing::Test {
     return to.string();
   }
   std::string out(const std::string& name) const { return (dir_ / name).string(); }
+  // A writable copy of the msprobe dump folder `src` as `name`, whose entry `entry` has its first
+  // output's Max and Norm tripled: a planted change in one entry's statistics.
+  std::string planted_dump(const std::string& src, const std::string& entry, const std::string& name) {
+    const std::string dir = copy_dir(src, name);
+    nlohmann::ordered_json dump = nlohmann::ordered_json::parse(std::ifstream(dir + "/dump.json"));
+    nlohmann::ordered_json& out = dump["data"][entry]["output"][0];
+    out["Max"] = out["Max"].get<double>() * 3;
+    out["Norm"] = out["Norm"].get<double>() * 3;
+    std::ofstream(dir + "/dump.json") << dump.dump(1);
+    return dir;
+  }
   std::filesystem::path dir_;
 };
 

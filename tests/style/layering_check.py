@@ -57,8 +57,8 @@ ALLOWED = {
     "importer": ["collector"],
     "analyzer": ["collector"],
     "comparator": ["analyzer", "collector"],
-    "viewer": ["analyzer", "collector"],
-    "viewer/app": ["viewer", "analyzer", "comparator"],
+    "viewer": ["analyzer", "comparator", "collector"],  # comparator: the dump comparison (dump_comparison.h)
+    "viewer/app": ["viewer", "analyzer", "comparator", "importer"],  # importer: --compare reads msprobe dumps
     "tool_scaleout": ["runtime_hooks"],
     "tool_scaleout/mpi": ["tool_scaleout"],
     "cli": ["importer", "analyzer", "comparator", "calibration", "collector", "emulator", "viewer", "tool_scaleout"],

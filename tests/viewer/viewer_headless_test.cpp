@@ -69,7 +69,7 @@ TEST(ViewOptions, RefusesBadValuesNamingTheFlag) {
     }
     return std::string("(accepted)");
   };
-  EXPECT_EQ(message({}), "no trace given");
+  EXPECT_EQ(message({}), "no trace given (or --compare NPU_DUMP BENCH_DUMP)");
   EXPECT_NE(message({"t.db", "--size", "12"}).find("--size"), std::string::npos);
   EXPECT_NE(message({"t.db", "--view", "5:1"}).find("END_NS must be after START_NS"), std::string::npos);
   EXPECT_NE(message({"t.db", "--view", "a:b"}).find("not an integer"), std::string::npos);

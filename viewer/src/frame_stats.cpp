@@ -67,6 +67,26 @@ std::string FrameStats::to_json() const {
     doc["diff"] = {
         {"op_rows", diff.op_rows}, {"base_task", diff.base_task}, {"base_ns", diff.base_ns}, {"details", diff.details}};
   }
+  if (dumps.shown) {
+    doc["dumps"] = {{"status", dumps.status},
+                    {"error", dumps.error},
+                    {"notes", dumps.notes},
+                    {"comparisons", dumps.comparisons},
+                    {"place", dumps.place},
+                    {"mode", dumps.mode},
+                    {"entries", dumps.entries},
+                    {"entries_shown", dumps.entries_shown},
+                    {"rows_drawn", dumps.rows_drawn},
+                    {"failed", dumps.failed},
+                    {"first_failing", dumps.first_failing},
+                    {"first_introducing", dumps.first_introducing},
+                    {"first_failing_backward", dumps.first_failing_backward},
+                    {"first_introducing_backward", dumps.first_introducing_backward},
+                    {"selected", dumps.selected},
+                    {"value_rows", dumps.value_rows},
+                    {"stack", dumps.stack},
+                    {"modules", dumps.modules}};
+  }
   auto& out = doc["lanes"] = nlohmann::json::array();
   for (const auto& l : lanes) {
     out.push_back({{"title", l.title},

@@ -42,6 +42,31 @@ void check_diff(const ViewerOptions& o) {
     throw ViewUsageError("--diff: " + o.trace + " is a directory of rank traces; --diff needs one trace to diff");
 }
 
+// --compare with no trace: a window of the Compare panel alone, so the flags of a timeline are refused.
+void check_compare(const ViewerOptions& o) {
+  if (!o.compares_dumps()) {
+    if (o.fuzzy_match || !o.mapping.empty())
+      throw ViewUsageError(std::string(o.fuzzy_match ? "--fuzzy-match" : "--mapping") +
+                           " needs --compare NPU_DUMP BENCH_DUMP (it applies to a dump comparison)");
+    return;
+  }
+  std::error_code ec;
+  if (!o.trace.empty() && std::filesystem::is_directory(o.trace, ec))
+    throw ViewUsageError("--compare: " + o.trace +
+                         " is a directory of rank traces; --compare shows beside one trace, or alone (no TRACE)");
+  if (!o.trace.empty()) return;
+  const char* timeline_flag = o.view            ? "--view"
+                              : o.block         ? "--block"
+                              : o.rank          ? "--rank"
+                              : !o.diff.empty() ? "--diff"
+                                                : nullptr;
+  if (timeline_flag != nullptr)
+    throw ViewUsageError(std::string(timeline_flag) + " needs a trace: --compare without TRACE shows no timeline");
+  if (!o.panel.empty() && o.panel != "compare")
+    throw ViewUsageError("--panel " + o.panel +
+                         " needs a trace: --compare without TRACE shows the Compare panel alone");
+}
+
 }  // namespace
 
 ViewerOptions parse_view_args(int argc, char** argv) {
@@ -100,6 +125,18 @@ ViewerOptions parse_view_args(int argc, char** argv) {
     } else if (arg == "--diff") {
       o.diff = v();
       if (o.diff.empty()) throw ViewUsageError("--diff needs a BASE trace");
+    } else if (arg == "--compare") {
+      if (has_inline) throw ViewUsageError("--compare takes two dumps: --compare NPU_DUMP BENCH_DUMP");
+      for (std::string* dump : {&o.compare_npu, &o.compare_bench}) {
+        *dump = value(i, "--compare (NPU_DUMP BENCH_DUMP)");
+        if (dump->empty() || (dump->size() > 1 && (*dump)[0] == '-'))
+          throw ViewUsageError("--compare needs two dumps, NPU_DUMP BENCH_DUMP: got '" + *dump + "'");
+      }
+    } else if (arg == "--fuzzy-match" || arg == "-fm") {
+      o.fuzzy_match = true;
+    } else if (arg == "--mapping") {
+      o.mapping = v();
+      if (o.mapping.empty()) throw ViewUsageError("--mapping needs a FILE");
     } else if (arg == "--rank") {
       const std::int64_t r = parse_int(v(), arg);
       if (r < 0 || r > std::numeric_limits<std::int32_t>::max()) throw ViewUsageError("--rank: R must be 0 or more");
@@ -113,11 +150,13 @@ ViewerOptions parse_view_args(int argc, char** argv) {
                            "'");
     }
   }
-  if (!o.help && o.trace.empty()) throw ViewUsageError("no trace given");
+  if (!o.help && o.trace.empty() && !o.compares_dumps())
+    throw ViewUsageError("no trace given (or --compare NPU_DUMP BENCH_DUMP)");
   if (o.block && o.select.empty())
     throw ViewUsageError("--block needs --select (the custom kernel whose block to show)");
   if (o.rank && o.select.empty()) throw ViewUsageError("--rank needs --select (the rank to select the op on)");
   check_diff(o);
+  check_compare(o);
   return o;
 }
 

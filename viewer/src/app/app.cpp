@@ -1,6 +1,6 @@
 // The thin application shell: the GLFW window and OpenGL context, Dear ImGui's setup, the frame
-// (toolbar, timeline, panel tabs), and the two ways to run it: interactive, or one offscreen frame
-// written as PNG (--screenshot).
+// (toolbar, timeline, panel tabs; or, for --compare without a trace, the Compare panel alone), and
+// the two ways to run it: interactive, or one offscreen frame written as PNG (--screenshot).
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
@@ -15,6 +15,8 @@
 
 #include "cluster_view.h"
 #include "diff_job.h"
+#include "dump_job.h"
+#include "npuscope/comparator/compare.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/time_format.h"
 #include "npuscope/viewer/viewer_app.h"
@@ -63,6 +65,11 @@ struct ViewerSession::Impl {
   std::optional<Timeline> timeline;
   std::unique_ptr<DiffJob> diff;  // --diff BASE.db
   std::vector<std::unique_ptr<Panel>> panels;
+  // --compare NPU BENCH (dump_comparison.h): a panel among the trace's, or, without a trace, the
+  // window's only one (dump_panel).
+  std::unique_ptr<DumpCompareJob> dumps;
+  FrameContext dump_frame;
+  std::unique_ptr<Panel> dump_panel;
   // ... or a directory of rank traces (Note [Cluster model]).
   std::optional<ClusterModel> ranks;
   std::optional<ClusterView> cluster;
@@ -83,9 +90,15 @@ struct ViewerSession::Impl {
 
   // The state selections and --view go through: the single trace's, or the rank holding the selection.
   ViewerState& current() { return cluster ? cluster->active() : *state; }
+  bool has_timeline() const { return cluster || state; }
   std::int64_t axis_first_ns() { return current().axis_first_ns(); }
 
   void open_trace() {
+    if (options.compares_dumps()) open_dumps();
+    if (options.trace.empty()) {
+      dump_panel = make_dump_compare_panel(*dumps, nullptr, dump_frame, options.select);
+      return;
+    }
     if (ClusterModel::is_directory(options.trace)) return open_ranks();
     if (options.panel == "collective" || options.rank) {
       throw ViewerError(std::string(options.rank ? "--rank" : "--panel collective") +
@@ -102,8 +115,27 @@ struct ViewerSession::Impl {
     panels.push_back(make_op_stats_panel(*state));
     panels.push_back(make_findings_panel(*state));
     if (!options.diff.empty()) open_diff();
-    panels.push_back(make_compare_panel(*state));
+    if (dumps)
+      panels.push_back(make_dump_compare_panel(*dumps, &*state, dump_frame, ""));
+    else
+      panels.push_back(make_compare_panel(*state));
     panels.push_back(make_search_panel(*state));
+  }
+
+  // --compare NPU BENCH: the name map is read here, so that a bad one is refused before the window
+  // opens; the dumps are read and compared in the background, and what goes wrong there is the
+  // panel's to say.
+  void open_dumps() {
+    DumpCompareRequest request{options.compare_npu, options.compare_bench, {}};
+    request.options.fuzzy_match = options.fuzzy_match;
+    try {
+      if (!options.mapping.empty())
+        request.options.mapping = analyzer::load_name_map(options.mapping, comparator::kMappingKeys);
+    } catch (const analyzer::NameMapError& e) {
+      throw ViewerError("--mapping: " + std::string(e.what()));
+    }
+    dump_frame.single_frame = offscreen;
+    dumps = std::make_unique<DumpCompareJob>(std::move(request));
   }
 
   // --diff BASE.db: BASE is opened here, so that a bad one is refused before the window opens; the
@@ -151,6 +183,13 @@ struct ViewerSession::Impl {
     constexpr ImGuiWindowFlags kFlags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                         ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
     ImGui::Begin("npuscope", nullptr, kFlags);
+    dump_frame.stats = &stats;
+    if (dump_panel) {
+      dump_panel->draw();
+      dump_frame.stats = nullptr;
+      ImGui::End();
+      return;
+    }
     draw_toolbar();
     const float avail = ImGui::GetContentRegionAvail().y;
     const float panels_h = std::max(160.0f, avail * 0.36f);
@@ -163,6 +202,7 @@ struct ViewerSession::Impl {
       draw_panels();
       state->frame_stats = nullptr;
     }
+    dump_frame.stats = nullptr;
     ImGui::End();
   }
 
@@ -232,6 +272,7 @@ ViewerSession::ViewerSession(const ViewerOptions& options, bool offscreen) : imp
   impl_->offscreen = offscreen;
   impl_->open_trace();  // first: a file that is not a trace is refused before any window opens
   impl_->open_window_and_ui();
+  if (!impl_->has_timeline()) return;  // --compare alone: --select is the panel's (an entry)
   impl_->current().focus_panel = options.panel.empty() ? "details" : options.panel;
   if (!options.select.empty() && impl_->cluster) {
     if (!impl_->cluster->select_op(options.select, options.rank)) {
@@ -275,10 +316,12 @@ void ViewerSession::select_block(std::int32_t block) {
 ViewerSession::~ViewerSession() = default;
 
 const TimelineModel& ViewerSession::model() const {
+  if (!impl_->has_timeline()) throw ViewerError("no trace: --compare without TRACE has no timeline model");
   return impl_->cluster ? *impl_->ranks->ranks()[impl_->cluster->active_rank()].model : *impl_->model;
 }
 
 void ViewerSession::set_view(std::int64_t start_ns, std::int64_t end_ns) {
+  if (!impl_->has_timeline()) return;
   if (impl_->cluster) return impl_->cluster->set_view(start_ns, end_ns);
   impl_->state->zoom_to(start_ns, end_ns);
 }

@@ -29,7 +29,7 @@ class ComparePanel final : public Panel {
     ImGui::BeginChild("compare");
     for (const auto& n : report_.notes) ImGui::TextDisabled("note: %s", n.c_str());
     for (const analyzer::Table* t : analyzer::reading_order(report_)) {
-      if (!t->rows.empty()) draw_report_table(state_, *t, {.open = true});
+      if (!t->rows.empty()) draw_report_table(&state_, *t, {.open = true});
     }
     ImGui::EndChild();
   }

@@ -47,12 +47,12 @@ class DiffPanel final : public Panel {
     for (const std::string_view name : kFirst) {
       const analyzer::Table* t = diff->report.find(name);
       if (t == nullptr || t->rows.empty()) continue;
-      const std::size_t rows = draw_report_table(state_, *t, {.open = true, .jump_by = kJumpBy});
+      const std::size_t rows = draw_report_table(&state_, *t, {.open = true, .jump_by = kJumpBy});
       if (name == kOps) op_rows = static_cast<std::int64_t>(rows);
     }
     for (const analyzer::Table& t : diff->report.tables) {
       if (t.rows.empty() || std::find(kFirst.begin(), kFirst.end(), t.spec->name) != kFirst.end()) continue;
-      draw_report_table(state_, t, {.open = false, .jump_by = kJumpBy});
+      draw_report_table(&state_, t, {.open = false, .jump_by = kJumpBy});
     }
     ImGui::EndChild();
     if (state_.frame_stats != nullptr) state_.frame_stats->diff.op_rows = op_rows;

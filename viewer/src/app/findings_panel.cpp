@@ -50,7 +50,7 @@ class FindingsPanel final : public Panel {
     ImGui::BeginChild("findings");
     for (const auto& n : r.notes) ImGui::TextDisabled("note: %s", n.c_str());
     for (const analyzer::Table* t : analyzer::reading_order(r)) {
-      if (!t->rows.empty()) draw_report_table(state_, *t, {.open = opens_by_default(*t->spec)});
+      if (!t->rows.empty()) draw_report_table(&state_, *t, {.open = opens_by_default(*t->spec)});
     }
     ImGui::EndChild();
   }

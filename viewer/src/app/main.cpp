@@ -20,9 +20,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     // A killed run's trace is made from its spool first (Note [Recovering a killed run]).
-    const npuscope::collector::TraceRecovery recovery = npuscope::collector::recover_trace(options.trace);
-    if (recovery.recovered) std::fprintf(stderr, "%s: %s\n", name.c_str(), describe(recovery).c_str());
-    options.trace = recovery.trace;
+    if (!options.trace.empty()) {  // --compare alone has none
+      const npuscope::collector::TraceRecovery recovery = npuscope::collector::recover_trace(options.trace);
+      if (recovery.recovered) std::fprintf(stderr, "%s: %s\n", name.c_str(), describe(recovery).c_str());
+      options.trace = recovery.trace;
+    }
     if (!options.diff.empty()) {
       const npuscope::collector::TraceRecovery base = npuscope::collector::recover_trace(options.diff);
       if (base.recovered) std::fprintf(stderr, "%s: %s\n", name.c_str(), describe(base).c_str());

@@ -21,4 +21,19 @@ bool is_msprobe_dump(const std::string& path);
 // where that matters); entries it cannot understand are counted in MsprobeDump::notes.
 std::vector<collector::MsprobeDump> read_msprobe_dumps(const std::string& path);
 
+// "step 0, rank 3" ("?" for what is not known): how a dump of a tree is named to the user.
+std::string dump_place(const collector::MsprobeDump& dump);
+
+// Two sides' dumps paired by step and rank, in the NPU side's order (Note [Comparing dump trees] in
+// cli/src/compare_dumps_run.h): when each side holds one dump the two pair whatever their step and
+// rank (an NPU rank0 against a GPU proc2016). `unpaired` gets a line for each dump without a
+// counterpart ("step 1, rank 0: the NPU dump D has no bench dump of its step and rank").
+struct MsprobeDumpPair {
+  const collector::MsprobeDump* npu = nullptr;
+  const collector::MsprobeDump* bench = nullptr;
+};
+std::vector<MsprobeDumpPair> pair_msprobe_dumps(const std::vector<collector::MsprobeDump>& npu,
+                                                const std::vector<collector::MsprobeDump>& bench,
+                                                std::vector<std::string>& unpaired);
+
 }  // namespace npuscope::importer

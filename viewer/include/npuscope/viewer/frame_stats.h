@@ -40,6 +40,24 @@ struct FrameStats {
     std::string details;         // the details panel's line ("base duration: ...", "added: ..."); "" none
     bool shown() const { return op_rows >= 0 || !details.empty(); }
   } diff;
+  // --compare NPU BENCH: what the Compare panel showed of the dump comparison this frame.
+  struct Dumps {
+    bool shown = false;
+    std::string status;              // the progress line while it runs; "" once done
+    std::string error;               // a dump that could not be read or compared; "" none
+    std::vector<std::string> notes;  // dumps of one side with no counterpart
+    std::int64_t comparisons = 0;    // steps and ranks compared so far
+    std::string place, mode;         // the one shown ("step 0, rank 0"), its mode ("statistics")
+    std::int64_t entries = 0;        // rows of its entries table
+    std::int64_t entries_shown = 0;  // of them, what the filter lets through
+    std::int64_t rows_drawn = 0;     // entry rows drawn this frame (the rest are clipped)
+    std::int64_t failed = 0;
+    std::string first_failing, first_introducing;  // entry names, "" none (forward)
+    std::string first_failing_backward, first_introducing_backward;
+    std::string selected;                     // the selected entry
+    std::int64_t value_rows = 0;              // its compare_result rows shown
+    std::vector<std::string> stack, modules;  // its stack frames and module chain shown
+  } dumps;
 
   // Counts one row's draw list into `lane`.
   static void add_row(LaneFrameStats& lane, const std::vector<DrawItem>& drawn);
@@ -49,7 +67,8 @@ struct FrameStats {
   // {"view": {...}, "lanes_drawn": N, "items_drawn": N, "folded_items": N (drawn items that are folded
   //  runs), "items_in_folds": N, "items_in_view": N, "selected_task": N, "flow_line": B, "pipe_block": N,
   //  "collective_highlights": N, "groups": [...] (a multi-rank view only), "diff": {"op_rows": N,
-  //  "base_task": N, "base_ns": N, "details": "..."} (when a diff panel or line was drawn), "lanes":
+  //  "base_task": N, "base_ns": N, "details": "..."} (when a diff panel or line was drawn), "dumps":
+  //  {... Dumps' fields ...} (when the dump comparison was drawn), "lanes":
   //  [{... the same per lane ..., "group": "rank 3 (node 0)" (a multi-rank view only)}]}
   std::string to_json() const;
 };

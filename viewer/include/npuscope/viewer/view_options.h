@@ -13,7 +13,10 @@ namespace npuscope::viewer {
 inline constexpr const char* kViewUsage =
     "npuscope view TRACE.db|DIR [--screenshot FILE.png] [--size WxH] [--view START_NS:END_NS] [--select OP]\n"
     "                       [--rank R] [--block N] [--diff BASE.db]\n"
-    "                       [--panel details|ops|findings|compare|search|diff|collective] [--frame-stats FILE.json]";
+    "                       [--compare NPU_DUMP BENCH_DUMP [--fuzzy-match] [--mapping FILE]]\n"
+    "                       [--panel details|ops|findings|compare|search|diff|collective] [--frame-stats FILE.json]\n"
+    "       npuscope view --compare NPU_DUMP BENCH_DUMP [--fuzzy-match] [--mapping FILE] [--select ENTRY]\n"
+    "                       [--screenshot FILE.png] [--size WxH] [--frame-stats FILE.json]";
 
 inline constexpr const char* kViewHelp =
     "  DIR                     a directory of rank traces (one *.db per rank, with META rank): every rank on\n"
@@ -31,6 +34,12 @@ inline constexpr const char* kViewHelp =
     "  --diff BASE.db          also diff BASE.db against TRACE.db (npuscope diff BASE.db TRACE.db): the Diff\n"
     "                          panel shows its tables (click an op to select it on TRACE's timeline) and\n"
     "                          the details panel the selected op's BASE duration; one trace, not a directory\n"
+    "  --compare NPU BENCH     compare two msprobe dumps (npuscope compare NPU BENCH: a dump.json, its folder,\n"
+    "                          or a step*/rank*/ tree) in the Compare panel: entries by verdict, the first\n"
+    "                          failing one, each entry's values, stack and modules; without TRACE the\n"
+    "                          window is that panel alone (--select ENTRY then selects a dump entry)\n"
+    "  --fuzzy-match, -fm      with --compare: pair entries whatever their call index (msprobe's -fm)\n"
+    "  --mapping FILE          with --compare: NPU names -> bench names (as npuscope compare --mapping)\n"
     "  --panel NAME            the panel shown first: details, ops, findings, compare, search, diff (with\n"
     "                          --diff) or (a directory) collective\n"
     "  --frame-stats FILE.json write what the (last) frame drew: lanes, items, folded runs\n"
@@ -59,7 +68,14 @@ struct ViewerOptions {
   std::string panel;                                          // "" = details
   std::optional<std::int32_t> rank;                           // --rank: where --select looks (a directory)
   std::string diff;                                           // --diff: the BASE trace diffed against `trace`
+  // --compare NPU BENCH: two msprobe dumps compared in the Compare panel (npuscope/viewer/dump_comparison.h);
+  // `trace` may then be empty (no timeline).
+  std::string compare_npu, compare_bench;
+  bool fuzzy_match = false;  // --fuzzy-match / -fm
+  std::string mapping;       // --mapping FILE
   bool help = false;
+
+  bool compares_dumps() const { return !compare_npu.empty(); }
 };
 
 // argv[0] is the program or subcommand name. Throws ViewUsageError.
