@@ -52,6 +52,14 @@ std::vector<DumpPair> pair_dumps(const std::vector<MsprobeDump>& npu, const std:
   return pairs;
 }
 
+// A pair's CSV folder: step{S}_rank{R}, the dump's own folder name where msprobe knew no rank
+// (step0_proc2016).
+std::string folder_of(const MsprobeDump& d) {
+  const std::string step = d.step < 0 ? "step" : "step" + std::to_string(d.step);
+  if (d.rank >= 0) return step + "_rank" + std::to_string(d.rank);
+  return step + "_" + std::filesystem::path(d.path).filename().string();
+}
+
 std::string sides(const std::vector<MsprobeDump>& dumps) {
   std::string out;
   for (const MsprobeDump& d : dumps) out += (out.empty() ? "" : "; ") + where(d);
@@ -62,9 +70,7 @@ void write_many(const std::vector<DumpPair>& pairs, const std::vector<analyzer::
                 const std::vector<std::string>& unpaired, const DumpCompareFlags& f) {
   if (f.format == "csv") {
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-      const std::string dir = (std::filesystem::path(f.output) / ("step" + std::to_string(pairs[i].npu->step) +
-                                                                  "_rank" + std::to_string(pairs[i].npu->rank)))
-                                  .string();
+      const std::string dir = (std::filesystem::path(f.output) / folder_of(*pairs[i].npu)).string();
       write_report(reports[i], "csv", dir, "the comparison of " + pairs[i].npu->path + " and " + pairs[i].bench->path);
     }
     return;
@@ -143,7 +149,10 @@ int compare_dump_sides(const std::string& npu_path, const std::string& bench_pat
     reports.push_back(comparator::compare_report(results.back(), f.format == "text" ? f.top : 0, f.format != "text"));
     for (const std::string& line : unpaired) reports.back().notes.push_back(line);
   }
-  if (pairs.size() == 1) {
+  // The form follows what was named, not how many pairs were found: a tree reports as a tree even
+  // when one step of it paired, so that its unpaired dumps are in the JSON and a script reading it
+  // meets one shape.
+  if (npu.size() == 1 && bench.size() == 1) {
     write_report(reports.front(), f.format, f.output, "the comparison of " + npu_path + " and " + bench_path);
   } else {
     write_many(pairs, reports, unpaired, f);

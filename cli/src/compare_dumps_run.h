@@ -5,10 +5,11 @@
 // step of one rank, or a dump.json: importer::read_msprobe_dumps reads every step and rank of it.
 // The two sides' dumps pair by step and rank; a dump of one side with no counterpart is said (a note
 // in each report and a line on stderr), and when neither side knows more than one dump the two pair
-// whatever their step and rank (an NPU rank0 against a GPU proc2016). One pair is reported as a
-// trace comparison is; several are reported one after the other in text, as a JSON object
-// {"comparisons": [{"step", "rank", "npu", "bench", "report"}], "unpaired": [...]}, or as a
-// folder step{S}_rank{R}/ of CSV files each under -o DIR.
+// whatever their step and rank (an NPU rank0 against a GPU proc2016). Two sides of one dump each
+// are reported as a trace comparison is; when a side holds more (a tree), its pairs are reported
+// one after the other in text, as a JSON object {"comparisons": [{"step", "rank", "npu", "bench",
+// "report"}], "unpaired": [...]}, or as a folder step{S}_rank{R}/ (step{S}_proc{PID}/ where no
+// rank is known) of CSV files each under -o DIR, even when only one of them paired.
 // An npuscope trace on one side is rebuilt as a dump by dumps_of (the trace's PyTorch dump as
 // msprobe entries): not yet, and said so.
 #pragma once

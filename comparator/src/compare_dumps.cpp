@@ -10,6 +10,7 @@
 #include "dump_checkers.h"
 #include "dump_match.h"
 #include "dump_values.h"
+#include "npuscope/runtime_hooks/vocabulary.h"
 #include "verdict.h"
 
 namespace npuscope::comparator {
@@ -76,6 +77,11 @@ std::string load(const MsprobeDump& dump, const DumpEntry& entry, const DumpValu
   return "";
 }
 
+// The dtype msprobe's compare sees a loaded tensor as: its read_pt_data makes bfloat16 float32.
+std::int32_t as_numpy(std::int32_t dtype) {
+  return dtype == static_cast<std::int32_t>(DType::kBF16) ? static_cast<std::int32_t>(DType::kF32) : dtype;
+}
+
 // Tensor mode: both tensors loaded and compared (npy_compare's ValidateTensor order: empty, shape,
 // then the metrics), or why not.
 void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, const MsprobeDump& bench,
@@ -89,6 +95,13 @@ void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, cons
     r.why = "This is empty data, can not compare.";
     return;
   }
+  for (const DumpValue* v : {r.npu, r.bench}) {
+    if (v->dtype_id < 0) {  // no loader reads it (a complex or float8 tensor): say so, read no file
+      r.why = (v == r.npu ? "NPU" : "Bench") + std::string(" tensor of dtype ") + v->dtype +
+              ", which npuscope does not compare: not compared.";
+      return;
+    }
+  }
   collector::DumpTensorData n, b;
   r.why = load(npu, npu_entry, *r.npu, "NPU", n, r.load_failed);
   if (r.why.empty()) r.why = load(bench, bench_entry, *r.bench, "Bench", b, r.load_failed);
@@ -100,7 +113,7 @@ void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, cons
   if (!r.metrics.comparable) {
     r.why = r.metrics.nan_inf_mismatches > 0 ? "The position of inf or nan in NPU and bench Tensor do not match."
                                              : r.metrics.why;
-  } else if (n.dtype_id != b.dtype_id) {
+  } else if (as_numpy(n.dtype_id) != as_numpy(b.dtype_id)) {
     r.why = "Dtype of NPU and bench tensor do not match.";
   }
 }
@@ -196,6 +209,7 @@ void add_notes(DumpCompareResult& r, const DumpCompareOptions& options, bool cro
         "call indexes differ");
   }
   for (const auto* d : {r.npu, r.bench}) {
+    if (d == r.bench && r.bench->path == r.npu->path) break;  // one dump against itself: its notes once
     for (const std::string& note : d->notes) r.notes.push_back(d->path + ": " + note);
   }
 }

@@ -229,9 +229,9 @@ std::array<StatCell, 4> stat_cells(const DumpValue& v) {
           number_cell(v.norm, false)};
 }
 
-bool is_null_value(const DumpValue& v) {
-  return !v.is_tensor && (v.type.empty() || v.value.empty() || v.value == "null");
-}
+// A None is the hub's {type "", value "null"} (Note [Reading dump.json]); a {type, value: null}
+// is no None: msprobe writes its dtype "<class 'NoneType'>" and its statistics None.
+bool is_null_value(const DumpValue& v) { return !v.is_tensor && v.type.empty(); }
 
 std::string msprobe_dtype(const DumpValue& v) {
   if (v.is_tensor) return v.dtype;
@@ -240,6 +240,7 @@ std::string msprobe_dtype(const DumpValue& v) {
     return v.type;
   const std::string_view json = v.value;
   if (json == "true" || json == "false") return "<class 'bool'>";
+  if (json.empty() || json == "null") return "<class 'NoneType'>";
   if (is_json_string(json)) return "<class 'str'>";
   if (json.front() == '[') return "<class 'list'>";
   if (json.front() == '{') return "<class 'dict'>";

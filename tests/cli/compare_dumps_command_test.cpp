@@ -3,9 +3,12 @@
 // one entry's statistics names that entry first; msprobe's CSV; trees compared step by step.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "../realdata_util.h"
 #include "cli_test_util.h"
@@ -20,7 +23,43 @@ using npuscope::testing::run_command;
 
 constexpr const char* kDump = "msprobe/resnet50_gpu/step0/proc2016";
 
-class CompareDumpsCommandTest : public npuscope::testing::ProfileDirTest {};
+class CompareDumpsCommandTest : public npuscope::testing::ProfileDirTest {
+ protected:
+  // A writable copy of the dump at `src` whose dump.json's data `edit` changed.
+  template <class Edit>
+  std::string rewritten(const std::string& src, const std::string& as, Edit edit) {
+    const std::string dir = copy_dir(src, as);
+    nlohmann::ordered_json dump = nlohmann::ordered_json::parse(read_file(dir + "/dump.json"));
+    edit(dump["data"]);
+    std::ofstream(dir + "/dump.json") << dump.dump(1);
+    return dir;
+  }
+
+  // The data with each entry renamed by `rename` (in place, in dump order).
+  template <class Rename>
+  static void rename_entries(nlohmann::ordered_json& data, Rename rename) {
+    nlohmann::ordered_json renamed = nlohmann::ordered_json::object();
+    for (auto& [name, entry] : data.items()) renamed[rename(name)] = std::move(entry);
+    data = std::move(renamed);
+  }
+
+  // msprobe's summary_mode md5: every tensor given a CRC-32 (here a hash of its entry and place).
+  static void add_md5(nlohmann::ordered_json& data) {
+    for (auto& [name, entry] : data.items()) {
+      int n = 0;
+      const std::function<void(nlohmann::ordered_json&)> walk = [&](nlohmann::ordered_json& v) {
+        if (v.is_object() && v.contains("dtype")) {
+          char crc[9];
+          std::snprintf(crc, sizeof crc, "%08zx", std::hash<std::string>{}(name + std::to_string(n++)) >> 32);
+          v["md5"] = crc;
+        } else if (v.is_structured()) {
+          for (auto& item : v) walk(item);
+        }
+      };
+      walk(entry);
+    }
+  }
+};
 
 TEST_F(CompareDumpsCommandTest, ARealDumpAgainstItselfPassesEntirely) {
   NPUSCOPE_REALDATA_OR_SKIP(src, kDump);
@@ -31,6 +70,9 @@ TEST_F(CompareDumpsCommandTest, ARealDumpAgainstItselfPassesEntirely) {
   EXPECT_EQ(s["mode"], "statistics");
   EXPECT_EQ(s["entries_compared"], 760);
   EXPECT_EQ(s["failed"], 0);
+  // Module.conv1.Conv2d.backward.0 has no outputs (the input image's gradient: "output": []).
+  EXPECT_EQ(s["passed"], 759);
+  EXPECT_EQ(s["not_applicable"], 1);
   EXPECT_EQ(s["errors"], 0);
   EXPECT_EQ(s["warnings"], 0);
   EXPECT_EQ(s["unmatched_npu"], 0);
@@ -98,6 +140,142 @@ TEST_F(CompareDumpsCommandTest, TreesCompareStepByStepAndSayWhatIsMissing) {
   EXPECT_EQ(j["comparisons"][0]["step"], 0);
   EXPECT_EQ(j["comparisons"][0]["report"]["dump_summary"]["failed"], 0);
   EXPECT_EQ(j["unpaired"].size(), 1u);
+}
+
+TEST_F(CompareDumpsCommandTest, TreesWriteAFolderOfCsvFilesPerStepAndRank) {
+  NPUSCOPE_REALDATA_OR_SKIP(src, kDump);
+  copy_dir(src, "npu/step0/rank0");
+  copy_dir(src, "npu/step1/rank0");
+  copy_dir(src, "bench/step0/rank0");
+  copy_dir(src, "bench/step1/rank0");
+  const auto r =
+      run_command(npuscope_cmd("compare " + out("npu") + " " + out("bench") + " --format csv -o " + out("csv")));
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* step : {"step0_rank0", "step1_rank0"}) {
+    EXPECT_TRUE(fs::exists(out("csv/" + std::string(step) + "/compare_result.csv"))) << step;
+    EXPECT_TRUE(fs::exists(out("csv/" + std::string(step) + "/dump_summary.csv"))) << step;
+  }
+}
+
+// summary_mode md5: the CRC-32s compared; a changed one names its entry first.
+TEST_F(CompareDumpsCommandTest, Md5DumpsCompareTheirCrcs) {
+  NPUSCOPE_REALDATA_OR_SKIP(src, kDump);
+  const std::string bench = rewritten(src, "bench", add_md5);
+  const std::string npu = rewritten(src, "npu", [](nlohmann::ordered_json& data) {
+    add_md5(data);
+    data["Functional.relu.5.forward"]["output"][0]["md5"] = "0badc0de";
+  });
+  const auto r = run_command(npuscope_cmd("compare " + npu + " " + bench + " --format json -o " + out("r.json")));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_file(out("r.json")));
+  EXPECT_EQ(j["dump_summary"]["mode"], "md5");
+  EXPECT_EQ(j["dump_summary"]["failed"], 1);
+  EXPECT_EQ(j["first_failing_entry"]["entry"], "Functional.relu.5.forward");
+  for (const auto& row : j["compare_result"]) {
+    if (row["NPU Name"] != "Functional.relu.5.forward.output.0") continue;
+    EXPECT_EQ(row["NPU MD5"], "0badc0de");
+    EXPECT_EQ(row["Result"], "error");
+  }
+  const auto self = run_command(npuscope_cmd("compare " + bench + " " + bench + " --fail-on-mismatch"));
+  EXPECT_EQ(self.status, 0) << self.output;
+}
+
+// The NPU run called Tensor.add_ once more before the model (every call index one higher): by name
+// nothing pairs as it should; with -fm every entry pairs with its counterpart.
+TEST_F(CompareDumpsCommandTest, FuzzyMatchPairsEntriesWhoseCallIndexesShifted) {
+  NPUSCOPE_REALDATA_OR_SKIP(src, kDump);
+  const std::string npu = rewritten(src, "npu", [](nlohmann::ordered_json& data) {
+    const std::regex add(R"(^Tensor\.add_\.(\d+)\.forward$)");
+    rename_entries(data, [&](const std::string& name) {
+      std::smatch m;
+      return std::regex_match(name, m, add) ? "Tensor.add_." + std::to_string(std::stoi(m[1]) + 1) + ".forward" : name;
+    });
+  });
+  const auto by_name = run_command(npuscope_cmd("compare " + npu + " " + src + " --format json -o " + out("n.json")));
+  ASSERT_EQ(by_name.status, 0) << by_name.output;
+  const auto n = nlohmann::json::parse(read_file(out("n.json")));
+  EXPECT_GT(n["dump_summary"]["unmatched_npu"], 0);
+  EXPECT_GT(n["dump_summary"]["unmatched_bench"], 0);
+  const auto fuzzy = run_command(npuscope_cmd("compare " + npu + " " + src + " -fm --format json -o " + out("f.json")));
+  ASSERT_EQ(fuzzy.status, 0) << fuzzy.output;
+  const auto f = nlohmann::json::parse(read_file(out("f.json")));
+  EXPECT_EQ(f["dump_summary"]["entries_compared"], 760);
+  EXPECT_EQ(f["dump_summary"]["failed"], 0);
+  EXPECT_EQ(f["dump_summary"]["unmatched_npu"], 0);
+  EXPECT_EQ(f["dump_summary"]["unmatched_bench"], 0);
+  for (const auto& e : f["entries"]) EXPECT_EQ(e["match"], "fuzzy") << e["entry"];
+}
+
+// The NPU run's conv2d calls are torch_npu's (NPU.npu_conv2d.N.forward): a mapping file pairs them.
+TEST_F(CompareDumpsCommandTest, AMappingFilePairsRenamedApis) {
+  NPUSCOPE_REALDATA_OR_SKIP(src, kDump);
+  const std::string npu = rewritten(src, "npu", [](nlohmann::ordered_json& data) {
+    rename_entries(data, [](const std::string& name) {
+      return name.starts_with("Functional.conv2d.") ? "NPU.npu_conv2d." + name.substr(18) : name;
+    });
+  });
+  std::ofstream(out("mapping.yaml")) << "NPU.npu_conv2d: Functional.conv2d\n";
+  const auto without = run_command(npuscope_cmd("compare " + npu + " " + src + " --format json -o " + out("n.json")));
+  ASSERT_EQ(without.status, 0) << without.output;
+  EXPECT_GT(nlohmann::json::parse(read_file(out("n.json")))["dump_summary"]["unmatched_npu"], 0);
+  const auto with = run_command(npuscope_cmd("compare " + npu + " " + src + " --mapping " + out("mapping.yaml") +
+                                             " --format json -o " + out("m.json")));
+  ASSERT_EQ(with.status, 0) << with.output;
+  const auto m = nlohmann::json::parse(read_file(out("m.json")));
+  EXPECT_EQ(m["dump_summary"]["entries_compared"], 760);
+  EXPECT_EQ(m["dump_summary"]["failed"], 0);
+  EXPECT_EQ(m["dump_summary"]["unmatched_npu"], 0);
+  int mapped = 0;
+  for (const auto& e : m["entries"]) {
+    if (e["entry"].get<std::string>().starts_with("NPU.npu_conv2d.")) {
+      EXPECT_EQ(e["match"], "name map") << e["entry"];
+      ++mapped;
+    }
+  }
+  EXPECT_EQ(mapped, 106);  // 53 calls, forward and backward
+}
+
+// Tensor mode end to end: two runs of a tiny model dumped by Debian's torch in msprobe's layout
+// (tests/cli/write_msprobe_tensor_dumps.py), one with a weight of fc2 perturbed; the .pt files
+// read without Python; the linear that used the weight is the first failing entry.
+TEST_F(CompareDumpsCommandTest, TensorDumpsOfATorchModelNameThePerturbedEntryFirst) {
+  const fs::path script = fs::path(NPUSCOPE_SOURCE_DIR) / "tests/cli/write_msprobe_tensor_dumps.py";
+  const auto py = run_command("/usr/bin/python3 " + script.string() + " " + out("dumps"));
+  if (py.status == 3) GTEST_SKIP() << "/usr/bin/python3 has no torch";
+  ASSERT_EQ(py.status, 0) << py.output;
+  const auto r = run_command(
+      npuscope_cmd("compare " + out("dumps/npu") + " " + out("dumps/bench") + " --format json -o " + out("r.json")));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_file(out("r.json")));
+  const auto& s = j["dump_summary"];
+  EXPECT_EQ(s["mode"], "tensor");
+  EXPECT_EQ(s["entries_compared"], 7);
+  EXPECT_EQ(s["unmatched_npu"], 0);
+  EXPECT_EQ(j["first_failing_entry"]["entry"], "Functional.linear.1.forward");
+  EXPECT_EQ(j["first_failing_entry"]["module"], "Module.fc2.Linear.forward.0");
+  bool saw_output = false;
+  for (const auto& row : j["compare_result"]) {
+    const std::string name = row["NPU Name"];
+    EXPECT_EQ(row["Err_message"], "[]") << name << ": every tensor loaded and compared";
+    if (name.starts_with("Functional.linear.0.forward") || name.starts_with("Functional.relu.0.forward.")) {
+      if (row["NPU Dtype"] == "torch.float32") {
+        EXPECT_EQ(row["Cosine"], "1.0") << name;
+      }
+    }
+    if (name == "Functional.linear.1.forward.output.0") {
+      saw_output = true;
+      EXPECT_LT(std::stod(row["Cosine"].get<std::string>()), 0.999) << name;
+      EXPECT_EQ(row["Data_name"],
+                "['Functional.linear.1.forward.output.0.pt', 'Functional.linear.1.forward.output.0.pt']");
+      EXPECT_EQ(row["Accuracy Reached or Not"], "No");
+    }
+  }
+  EXPECT_TRUE(saw_output);
+  // Against itself every tensor is equal.
+  const auto self = run_command(npuscope_cmd("compare " + out("dumps/bench") + " " + out("dumps/bench") +
+                                             " --fail-on-mismatch --format json -o " + out("s.json")));
+  EXPECT_EQ(self.status, 0) << self.output;
+  EXPECT_EQ(nlohmann::json::parse(read_file(out("s.json")))["dump_summary"]["passed"], 7);
 }
 
 TEST_F(CompareDumpsCommandTest, ATraceAgainstADumpIsNotSupportedYet) {

@@ -482,6 +482,67 @@ TEST(CompareDumpsTest, TensorModeShapeMismatchAndNoDataFile) {
   EXPECT_EQ(row_named(r, "Functional.relu.0.forward", "output.0").verdict, Verdict::kNotApplicable);
 }
 
+// A dtype npuscope lacks (the reader's dtype_id -1): on one side it pairs nothing (msprobe pairs
+// complex with complex only) and both values are listed; on both sides of a tensor dump the row
+// says why it was not compared, and no file is read for it.
+TEST(CompareDumpsTest, ADtypeNpuscopeLacksIsListedOrSaidNeverLoaded) {
+  DumpValue complex = tensor("input.0", 1, -1, 0, 2, {2, 2}, "torch.complex64");
+  ASSERT_EQ(complex.dtype_id, -1);
+  const MsprobeDump a = dump("npu", {entry("Torch.fft.0.forward", {complex, same("output.0")})});
+  const MsprobeDump b = dump("bench", {entry("Torch.fft.0.forward", {same("input.0"), same("output.0")})});
+  const DumpCompareResult r = compare_dumps(a, b);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].verdict, Verdict::kPass) << "its output still compares";
+  const DumpRow& in = row_named(r, "Torch.fft.0.forward", "input.0");
+  EXPECT_EQ(in.bench, nullptr);
+  EXPECT_EQ(in.verdict, Verdict::kNotApplicable);
+  ASSERT_EQ(r.unmatched_npu.size(), 1u);
+  EXPECT_EQ(r.unmatched_npu[0].slot, "input.0");
+  ASSERT_EQ(r.unmatched_bench.size(), 1u);
+  EXPECT_EQ(r.unmatched_bench[0].slot, "input.0");
+  const analyzer::Report report = compare_report(r);
+  EXPECT_EQ(cell(report, 0, "NPU Dtype"), "torch.complex64");
+  EXPECT_EQ(cell(report, 0, "Bench Name"), "N/A");
+
+  const std::vector<DumpEntry> both = {
+      entry("Torch.fft.0.forward", {with_data(complex, "c.pt"), with_data(same("output.0"), "o.pt")})};
+  // "c.pt" is not served: loading it would throw std::out_of_range and end the test.
+  const MsprobeDump ta = tensor_dump("npu", both, {{"o.pt", {1, 2, 3, 4}}});
+  const MsprobeDump tb = tensor_dump("bench", both, {{"o.pt", {1, 2, 3, 4}}});
+  const DumpCompareResult t = compare_dumps(ta, tb);
+  const DumpRow& c = row_named(t, "Torch.fft.0.forward", "input.0");
+  EXPECT_FALSE(c.compared);
+  EXPECT_FALSE(c.load_failed);
+  EXPECT_EQ(c.verdict, Verdict::kNotApplicable);
+  EXPECT_EQ(c.reason, "NPU tensor of dtype torch.complex64, which npuscope does not compare: not compared.");
+  EXPECT_EQ(t.entries[0].verdict, Verdict::kPass);
+}
+
+// A None argument (the reader's type "" and value "null") is a row as msprobe's default item:
+// dtype, shape and statistics None; a {type, value: null} is msprobe's <class 'NoneType'>.
+TEST(CompareDumpsTest, NoneArgumentsAreRowsAsMsprobeWritesThem) {
+  DumpValue none;
+  none.slot = "input.1";
+  none.value = "null";
+  const std::vector<DumpEntry> entries = {
+      entry("Functional.linear.0.forward", {same("input.0"), none, scalar("input.bias", "null"), same("output.0")})};
+  const MsprobeDump a = dump("npu", entries), b = dump("bench", entries);
+  const DumpCompareResult r = compare_dumps(a, b);
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_EQ(r.errors, 0);
+  EXPECT_TRUE(r.unmatched_npu.empty());
+  EXPECT_EQ(row_named(r, "Functional.linear.0.forward", "input.1").verdict, Verdict::kNotApplicable);
+  const analyzer::Report report = compare_report(r);
+  EXPECT_EQ(cell(report, 1, "NPU Name"), "Functional.linear.0.forward.input.1");
+  EXPECT_EQ(cell(report, 1, "NPU Dtype"), "None");
+  EXPECT_EQ(cell(report, 1, "NPU Tensor Shape"), "None");
+  EXPECT_EQ(cell(report, 1, "NPU max"), "None");
+  EXPECT_EQ(cell(report, 1, "Max diff"), "0");
+  EXPECT_EQ(cell(report, 2, "NPU Dtype"), "<class 'NoneType'>");
+  EXPECT_EQ(cell(report, 2, "NPU Tensor Shape"), "[]");
+  EXPECT_EQ(cell(report, 2, "Bench max"), "None");
+}
+
 TEST(CompareDumpsTest, ModesAndFrameworksMsprobeCannotCompareAreErrors) {
   const MsprobeDump stats = dump("s", model()), tensors = dump("t", model(), "tensor"), md5 = dump("m", model(), "md5");
   const DumpCompareResult mixed = compare_dumps(tensors, stats);
@@ -558,7 +619,9 @@ TEST(CompareDumpsTest, EveryDumpTableIsDocumented) {
   std::set<std::string_view> names;
   for (const analyzer::TableSpec* t : dump_compare_table_specs()) {
     EXPECT_NE(doc.find("### `" + std::string(t->name) + "`: " + std::string(t->title)), std::string::npos) << t->name;
-    if (t->name != "compare_result") EXPECT_TRUE(names.insert(t->name).second) << t->name;
+    if (t->name != "compare_result") {
+      EXPECT_TRUE(names.insert(t->name).second) << t->name;
+    }
     for (const analyzer::Column& c : t->columns) EXPECT_GT(c.doc.size(), 3u) << t->name << "." << c.name;
   }
 }
