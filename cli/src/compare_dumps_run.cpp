@@ -10,10 +10,12 @@
 
 #include "command.h"
 #include "npuscope/analyzer/format.h"
+#include "npuscope/analyzer/msprobe_entries.h"
 #include "npuscope/comparator/compare_dumps.h"
 #include "npuscope/comparator/compare_report.h"
 #include "npuscope/importer/import.h"
 #include "npuscope/importer/msprobe_dump_reader.h"
+#include "open_trace.h"
 #include "report_output.h"
 
 namespace npuscope::cli {
@@ -21,36 +23,8 @@ namespace {
 
 using collector::MsprobeDump;
 
-struct DumpPair {
-  const MsprobeDump* npu;
-  const MsprobeDump* bench;
-};
-
-std::string where(const MsprobeDump& d) {
-  return "step " + (d.step < 0 ? std::string("?") : std::to_string(d.step)) + ", rank " +
-         (d.rank < 0 ? std::string("?") : std::to_string(d.rank));
-}
-
-// Pairs by step and rank; `unpaired` gets a line for each dump with no counterpart.
-std::vector<DumpPair> pair_dumps(const std::vector<MsprobeDump>& npu, const std::vector<MsprobeDump>& bench,
-                                 std::vector<std::string>& unpaired) {
-  if (npu.size() == 1 && bench.size() == 1) return {{&npu[0], &bench[0]}};
-  std::map<std::pair<std::int64_t, std::int64_t>, const MsprobeDump*> bench_at;
-  for (const MsprobeDump& b : bench) bench_at.emplace(std::pair{b.step, b.rank}, &b);
-  std::vector<DumpPair> pairs;
-  for (const MsprobeDump& n : npu) {
-    const auto it = bench_at.find({n.step, n.rank});
-    if (it == bench_at.end()) {
-      unpaired.push_back(where(n) + ": the NPU dump " + n.path + " has no bench dump of its step and rank");
-      continue;
-    }
-    pairs.push_back({&n, it->second});
-    bench_at.erase(it);
-  }
-  for (const auto& [at, b] : bench_at)
-    unpaired.push_back(where(*b) + ": the bench dump " + b->path + " has no NPU dump of its step and rank");
-  return pairs;
-}
+using DumpPair = importer::MsprobeDumpPair;
+constexpr auto where = importer::dump_place;
 
 // A pair's CSV folder: step{S}_rank{R}, the dump's own folder name where msprobe knew no rank
 // (step0_proc2016).
@@ -110,12 +84,18 @@ void write_many(const std::vector<DumpPair>& pairs, const std::vector<analyzer::
 
 bool is_dump_side(const std::string& path) { return importer::is_msprobe_dump(path); }
 
-std::vector<MsprobeDump> dumps_of(const std::string& path) {
+// One side's dumps: an msprobe dump read from its files, or an npuscope trace's PyTorch dump
+// (analyzer::msprobe_dumps: msprobe's names, one dump per step), whose tensors load from `trace`,
+// kept open while they are compared.
+std::vector<MsprobeDump> dumps_of(const std::string& path, std::unique_ptr<collector::TraceReader>& trace) {
   if (!is_dump_side(path)) {
-    // The one place a trace would become a dump (the trace's PyTorch dump as msprobe entries).
-    throw InputError(path +
-                     " is not an msprobe dump: comparing an npuscope trace with an msprobe dump is not supported yet; "
-                     "compare two traces, or two msprobe dumps (a folder with dump.json, or its step*/rank*/ tree)");
+    trace = open_trace(path, {});
+    std::vector<MsprobeDump> dumps = analyzer::msprobe_dumps(*trace);
+    if (dumps.empty()) {
+      throw InputError(path + " is neither an msprobe dump nor a trace with a PyTorch dump: " +
+                       analyzer::msprobe_dump_problem(*trace));
+    }
+    return dumps;
   }
   try {
     std::vector<MsprobeDump> dumps = importer::read_msprobe_dumps(path);
@@ -127,9 +107,10 @@ std::vector<MsprobeDump> dumps_of(const std::string& path) {
 }
 
 int compare_dump_sides(const std::string& npu_path, const std::string& bench_path, const DumpCompareFlags& f) {
-  const std::vector<MsprobeDump> npu = dumps_of(npu_path), bench = dumps_of(bench_path);
+  std::unique_ptr<collector::TraceReader> npu_trace, bench_trace;
+  const std::vector<MsprobeDump> npu = dumps_of(npu_path, npu_trace), bench = dumps_of(bench_path, bench_trace);
   std::vector<std::string> unpaired;
-  const std::vector<DumpPair> pairs = pair_dumps(npu, bench, unpaired);
+  const std::vector<DumpPair> pairs = importer::pair_msprobe_dumps(npu, bench, unpaired);
   if (pairs.empty()) {
     throw InputError("no step and rank of " + npu_path + " (" + sides(npu) + ") is in " + bench_path + " (" +
                      sides(bench) + "): nothing to compare");

@@ -5,13 +5,15 @@
 // step of one rank, or a dump.json: importer::read_msprobe_dumps reads every step and rank of it.
 // The two sides' dumps pair by step and rank; a dump of one side with no counterpart is said (a note
 // in each report and a line on stderr), and when neither side knows more than one dump the two pair
-// whatever their step and rank (an NPU rank0 against a GPU proc2016). Two sides of one dump each
+// whatever their step and rank (an NPU rank0 against a GPU proc2016); when each side holds one rank
+// (a trace of one process, one proc{PID} or rank folder's steps) they pair step by step whatever
+// their ranks (importer::pair_msprobe_dumps). Two sides of one dump each
 // are reported as a trace comparison is; when a side holds more (a tree), its pairs are reported
 // one after the other in text, as a JSON object {"comparisons": [{"step", "rank", "npu", "bench",
 // "report"}], "unpaired": [...]}, or as a folder step{S}_rank{R}/ (step{S}_proc{PID}/ where no
 // rank is known) of CSV files each under -o DIR, even when only one of them paired.
-// An npuscope trace on one side is rebuilt as a dump by dumps_of (the trace's PyTorch dump as
-// msprobe entries): not yet, and said so.
+// An npuscope trace on one side is rebuilt as its dumps by dumps_of (analyzer::msprobe_dumps: the
+// trace's PyTorch dump under msprobe's names, one dump per step).
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,10 @@
 // A tensor fails, by msprobe's rule, when Cosine < 0.99 and MaxAbsErr > 0.001, or Cosine < 0.9, or
 // MaxAbsErr > 1, or when it cannot be compared (shapes differ, NaN/Inf at different places). A NaN
 // cosine (one element, or a zero norm on one side) takes no part in the rule. In statistics mode
-// (no tensor data, --dump stats) it fails when max, min, mean or norm differ by more than 0.5
-// relatively (msprobe's statistics-mode warning) or the NaN/Inf counts differ. A tensor without a
+// (no tensor data, --dump stats) it fails when the norms differ by more than 0.5 relatively
+// (msprobe's statistics-mode warning), when max, min or mean differ by more than 0.5 of the
+// tensor's magnitude (the largest |max| or |min| of both sides: a statistic near zero, a
+// gradient's mean, would otherwise fail on noise), or when the NaN/Inf counts differ. A tensor without a
 // counterpart, or without data and statistics on one side, is n/a.
 // An op fails if one of its outputs fails, passes if its compared outputs all pass, and is n/a if
 // none could be compared. A failing op introduced the error when none of its inputs failed (they

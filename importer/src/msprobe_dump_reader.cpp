@@ -172,11 +172,18 @@ std::vector<MsprobeDumpPair> pair_msprobe_dumps(const std::vector<MsprobeDump>& 
                                                 const std::vector<MsprobeDump>& bench,
                                                 std::vector<std::string>& unpaired) {
   if (npu.size() == 1 && bench.size() == 1) return {{&npu[0], &bench[0]}};
+  // Two sides of one rank each (one process: a trace, a proc{PID} folder, one rank's steps) pair
+  // step by step whatever their ranks: the same script run on two devices.
+  const auto one_rank = [](const std::vector<MsprobeDump>& side) {
+    return std::all_of(side.begin(), side.end(), [&](const MsprobeDump& d) { return d.rank == side.front().rank; });
+  };
+  const bool by_step = !npu.empty() && !bench.empty() && one_rank(npu) && one_rank(bench);
+  const auto key = [&](const MsprobeDump& d) { return std::pair{d.step, by_step ? std::int64_t{0} : d.rank}; };
   std::map<std::pair<std::int64_t, std::int64_t>, const MsprobeDump*> bench_at;
-  for (const MsprobeDump& b : bench) bench_at.emplace(std::pair{b.step, b.rank}, &b);
+  for (const MsprobeDump& b : bench) bench_at.emplace(key(b), &b);
   std::vector<MsprobeDumpPair> pairs;
   for (const MsprobeDump& n : npu) {
-    const auto it = bench_at.find({n.step, n.rank});
+    const auto it = bench_at.find(key(n));
     if (it == bench_at.end()) {
       unpaired.push_back(dump_place(n) + ": the NPU dump " + n.path + " has no bench dump of its step and rank");
       continue;

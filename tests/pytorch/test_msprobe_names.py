@@ -93,7 +93,7 @@ class MsprobeNamesTest(ScriptTestCase, script=SCRIPT, name="train.py"):
         env = {"PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
                                               os.environ.get("PYTHONPATH", "")])}
         run_command(["/usr/bin/python3", cls.script, "cpu", cls.cpu], env)
-        trace = os.path.join(d, "npu.db")
+        cls.trace = trace = os.path.join(d, "npu.db")
         env["NPUSCOPE_PRECISION_MODE"] = "must_keep_origin_dtype"
         run_command([CLI, "run", "--dump", "stats", "-o", trace, "--", "/usr/bin/python3", cls.script, "npu"], env)
         cls.npu = os.path.join(d, "npu")
@@ -150,6 +150,23 @@ class MsprobeNamesTest(ScriptTestCase, script=SCRIPT, name="train.py"):
                 for key in ("Max", "Min", "Mean", "Norm"):
                     self.assertTrue(math.isclose(got[key], want[key], rel_tol=1e-3, abs_tol=1e-4),
                                     "%s %s %s: %r != %r" % (name, slot, key, got[key], want[key]))
+
+    def test_compare_the_trace_with_the_cpu_dump(self):
+        # npuscope compare takes the trace itself: its dump is rebuilt under msprobe's names, step by
+        # step, and pairs every entry of the CPU's msprobe-layout dump.
+        out = os.path.join(self.dir.name, "compare.json")
+        run_command([CLI, "compare", self.trace, self.cpu, "--format", "json", "-o", out])
+        with open(out) as f:
+            report = json.load(f)
+        self.assertEqual(report["unpaired"], [])
+        self.assertEqual([c["step"] for c in report["comparisons"]], [0, 1])
+        for c in report["comparisons"]:
+            summary = c["report"]["dump_summary"]
+            self.assertEqual(summary["mode"], "statistics")
+            self.assertEqual((summary["unmatched_npu"], summary["unmatched_bench"]), (0, 0), c["step"])
+            self.assertEqual(summary["entries_compared"], len(self.load(self.cpu, c["step"])["data"]))
+            self.assertGreater(summary["passed"], summary["entries_compared"] // 2)
+            self.assertIsNone(summary["first_failing"] if summary["first_failing"] != "none" else None)
 
     def test_construct_and_stack(self):
         construct = self.load(self.npu, 0, "construct.json")

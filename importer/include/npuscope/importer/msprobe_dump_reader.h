@@ -26,8 +26,9 @@ std::string dump_place(const collector::MsprobeDump& dump);
 
 // Two sides' dumps paired by step and rank, in the NPU side's order (Note [Comparing dump trees] in
 // cli/src/compare_dumps_run.h): when each side holds one dump the two pair whatever their step and
-// rank (an NPU rank0 against a GPU proc2016). `unpaired` gets a line for each dump without a
-// counterpart ("step 1, rank 0: the NPU dump D has no bench dump of its step and rank").
+// rank (an NPU rank0 against a GPU proc2016), and when each side holds one rank, step by step
+// whatever their ranks (an npuscope trace of one process against a rank0 tree). `unpaired` gets a line for each dump
+// without a counterpart ("step 1, rank 0: the NPU dump D has no bench dump of its step and rank").
 struct MsprobeDumpPair {
   const collector::MsprobeDump* npu = nullptr;
   const collector::MsprobeDump* bench = nullptr;
