@@ -91,6 +91,20 @@ if [ -d "$ASCEND" ]; then
 else
   echo "(no ../shared/realdata beside this clone: the Ascend profile is skipped, the GPU traces below are not)"
 fi
+DUMP="$REALDATA/msprobe/resnet50_gpu/step0/proc2016"
+if [ -d "$DUMP" ]; then
+  section "A real msprobe dump (ResNet-50 on a GPU) against a copy with one entry's output changed (npuscope compare)"
+  rm -rf "$REAL/msprobe_planted" && cp -r "$DUMP" "$REAL/msprobe_planted" && chmod -R u+w "$REAL/msprobe_planted"
+  /usr/bin/python3 - "$REAL/msprobe_planted/dump.json" <<'PY'
+import json, sys
+dump = json.load(open(sys.argv[1]))
+out = dump["data"]["Functional.conv2d.20.forward"]["output"][0]
+out["Max"] *= 3
+out["Norm"] *= 3
+json.dump(dump, open(sys.argv[1], "w"), indent=1)
+PY
+  "$NPUSCOPE" compare "$REAL/msprobe_planted" "$DUMP" --top 5 || true
+fi
 section "A real torch.profiler trace from an H100 (BERT-small): imported on first use, then analyzed"
 "$NPUSCOPE" analyze "$REAL/h100_bert_small.json.gz" --top 5
 section "The same model on an H100 and an MI300X (npuscope diff): aten ops paired across vendors"
