@@ -81,7 +81,7 @@ print(time.process_time() - t, rows, errors)
 
 def tensor(rng, noise):
     stats = [3 + rng.gauss(0, 1), -3 + rng.gauss(0, 1), rng.gauss(0, 1) * 1e-3, 100 + rng.gauss(0, 1)]
-    stats = [s * (1 + rng.gauss(0, noise)) if noise else s for s in stats]
+    stats = [s * (1 + rng.gauss(0, noise)) for s in stats]  # drawn on both sides: their values stay in step
     return {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [32, 64, 56, 56], "Max": stats[0],
             "Min": stats[1], "Mean": stats[2], "Norm": stats[3], "requires_grad": False}
 

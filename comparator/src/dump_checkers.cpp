@@ -138,7 +138,7 @@ void parameters(const Groups& g) {
   for (RowFacts* f : g.inputs) {
     const DumpRow& r = *f->row;
     if (r.bench == nullptr || r.npu->is_tensor || r.bench->is_tensor) continue;
-    const std::string n = msprobe_dtype(*r.npu), b = msprobe_dtype(*r.bench);
+    const std::string_view n = msprobe_dtype(*r.npu), b = msprobe_dtype(*r.bench);
     if (n.find("class") == std::string::npos || b.find("class") == std::string::npos) continue;
     if (msprobe_shape(*r.npu) != "[]") continue;
     const StatCell &nm = f->npu[0], &bm = f->bench[0];
