@@ -32,7 +32,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from import_bench import run  # (wall s, CPU s, peak RSS MiB, output): one timer for the bench scripts
 
 PYTHON = "/usr/bin/python3"
 
@@ -196,18 +197,6 @@ def write_dump(root, entries, npu):
     return os.path.join(folder, "dump.json")
 
 
-def run(command):
-    """(CPU seconds, wall seconds, output) of a command; RuntimeError when it fails."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(" ".join(command) + " failed:\n" + out.decode(errors="replace")[-2000:])
-    return usage.ru_utime + usage.ru_stime, wall, out.decode()
-
-
 def median(values):
     return round(statistics.median(values), 3)
 
@@ -216,11 +205,11 @@ def side_by_side(npuscope, npu, bench, reference, reference_args, out_dir, runs)
     """Medians of `runs` runs of npuscope compare and of the reference, alternating."""
     ours_cpu, ours_wall, ref_cpu, ref_wall, ref_out = [], [], [], [], ""
     for _ in range(runs):
-        _, _, ref_out = run([PYTHON, "-c", reference] + reference_args + [os.path.join(out_dir, "reference.csv")])
+        _, _, _, ref_out = run([PYTHON, "-c", reference] + reference_args + [os.path.join(out_dir, "reference.csv")])
         ref_cpu.append(float(ref_out.split()[0]))
         ref_wall.append(float(ref_out.split()[1]))
         shutil.rmtree(os.path.join(out_dir, "csv"), ignore_errors=True)
-        cpu, wall, _ = run([npuscope, "compare", npu, bench, "--format", "csv", "-o", os.path.join(out_dir, "csv")])
+        wall, cpu, _, _ = run([npuscope, "compare", npu, bench, "--format", "csv", "-o", os.path.join(out_dir, "csv")])
         ours_cpu.append(cpu)
         ours_wall.append(wall)
     rows = sum(1 for _ in open(os.path.join(out_dir, "csv", "compare_result.csv"))) - 1
@@ -274,7 +263,7 @@ def main():
     args = parser.parse_args()
     npuscope = os.path.join(os.path.abspath(args.build_dir), "cli", "npuscope")
     tmp = tempfile.mkdtemp(prefix="npuscope_dump_bench_")
-    result = {"load_avg": list(os.getloadavg())}
+    result = {"load_avg": list(os.getloadavg()), "runs": args.runs}
     try:
         result["statistics"] = statistics_case(npuscope, tmp, args.entries, args.runs)
         if args.tensor_mb > 0:

@@ -184,9 +184,8 @@ int compare_dump_sides(const std::string& npu_path, const std::string& bench_pat
       throw InputError(e.what());
     }
     failed |= results.back().failed > 0;
-    reports.push_back(comparator::compare_report(
-        results.back(), f.format == "text" ? f.top : 0,
-        f.format == "text" ? comparator::ResultRows::kNone : comparator::ResultRows::kStreamed));
+    reports.push_back(comparator::compare_report(results.back(), f.format == "text" ? f.top : 0, false));
+    if (f.format != "text") comparator::stream_compare_result(reports.back(), results.back());
     for (const std::string& line : unpaired) reports.back().notes.push_back(line);
   }
   // The form follows what was named, not how many pairs were found: a tree reports as a tree even

@@ -380,7 +380,7 @@ Table unmatched_table(const TableSpec& spec, const collector::MsprobeDump& d,
 // the messages copied, a Row a vector) cost 3.4 s of the 4 s the comparison took. The cells are
 // written straight into the renderer's reused strings instead (Note [Streamed tables]), each number
 // formatted once, by appending: nothing allocates once the strings have grown. The viewer, which
-// reads the rows, has them held (ResultRows::kHeld), built by the same writer.
+// reads the rows, has them held (compare_report's), built by the same writer.
 class ResultRowWriter {
  public:
   explicit ResultRowWriter(const DumpCompareResult& r) : r_(r) {}
@@ -472,23 +472,22 @@ class ResultRowWriter {
   const DumpCompareResult& r_;
 };
 
-Table result_table(const DumpCompareResult& r, ResultRows rows) {
+Table result_table(const DumpCompareResult& r, bool with_rows) {
   const TableSpec* spec = r.mode == DumpMode::kTensor       ? &kTensorResultTable
                           : r.mode == DumpMode::kStatistics ? &kStatisticsResultTable
                                                             : &kMd5ResultTable;
   Table t{spec, {}, {}};
-  if (rows == ResultRows::kNone) return t;
-  t.stream({r.rows.size(), ResultRowWriter(r)});
-  if (rows == ResultRows::kStreamed) return t;
-  Table held{spec, {}, {}};  // ResultRows::kHeld: the same cells, as Values
-  held.rows.reserve(r.rows.size());
-  t.for_each_streamed([&](std::span<const std::string> cells) { held.add(Row(cells.begin(), cells.end())); });
-  return held;
+  if (!with_rows) return t;
+  Table streamed{spec, {}, {}};  // the same writer, its cells then held as Values (the viewer reads them)
+  streamed.stream({r.rows.size(), ResultRowWriter(r)});
+  t.rows.reserve(r.rows.size());
+  streamed.for_each_streamed([&](std::span<const std::string> cells) { t.add(Row(cells.begin(), cells.end())); });
+  return t;
 }
 
 }  // namespace
 
-analyzer::Report compare_report(const DumpCompareResult& r, int top, ResultRows compare_result_rows) {
+analyzer::Report compare_report(const DumpCompareResult& r, int top, bool compare_result_rows) {
   analyzer::Report report;
   report.rules = {"compare"};
   report.notes = r.notes;
@@ -508,6 +507,14 @@ analyzer::Report compare_report(const DumpCompareResult& r, int top, ResultRows 
   report.tables.push_back(unmatched_table(kUnmatchedBenchTable, *r.bench, r.unmatched_bench));
   report.tables.push_back(result_table(r, compare_result_rows));
   return report;
+}
+
+void stream_compare_result(analyzer::Report& report, const DumpCompareResult& result) {
+  for (Table& t : report.tables) {
+    if (t.spec->name != "compare_result") continue;
+    t.rows.clear();
+    t.stream({result.rows.size(), ResultRowWriter(result)});
+  }
 }
 
 std::vector<const TableSpec*> dump_compare_table_specs() {

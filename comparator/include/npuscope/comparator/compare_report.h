@@ -4,7 +4,6 @@
 // Compare panel. docs/compare.md's generated part (`npuscope compare --describe`) documents them.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,14 +29,14 @@ analyzer::Report compare_report(const CompareResult& result, int top = 0);
 // unmatched_npu, unmatched_bench, and compare_result: msprobe's compare_result rows under its
 // column names for the mode (CompareConst.COMPARE_RESULT_HEADER, SUMMARY_COMPARE_RESULT_HEADER,
 // MD5_COMPARE_RESULT_HEADER, then NPU_Stack_Info; tensor mode also Data_name, Dirty Valid Len and
-// the older Accuracy Reached or Not), its cells as msprobe writes them (text). compare_result's
-// rows are held as cells (kHeld: what reads Table::rows, the viewer), streamed to the renderer
-// (kStreamed: --format csv and json; Note [compare_result streamed]; `result` must then outlive the
-// report), or left out (kNone: the text report does not show them, and they are most of a big
-// comparison's report).
-enum class ResultRows : std::uint8_t { kNone, kHeld, kStreamed };
-analyzer::Report compare_report(const DumpCompareResult& result, int top = 0,
-                                ResultRows compare_result_rows = ResultRows::kHeld);
+// the older Accuracy Reached or Not), its cells as msprobe writes them (text). Without
+// `compare_result_rows` that table is left empty: the text report does not show it, and its cells
+// are most of a big comparison's report.
+analyzer::Report compare_report(const DumpCompareResult& result, int top = 0, bool compare_result_rows = true);
+// Gives the compare_result table of `report` (compare_report's of `result`) its rows as streamed
+// rows (Note [compare_result streamed]): what --format csv and json write, a block at a time.
+// `result` must outlive the report.
+void stream_compare_result(analyzer::Report& report, const DumpCompareResult& result);
 
 std::vector<const analyzer::TableSpec*> compare_table_specs();
 // The dump comparison's tables: compare_result thrice (one spec a mode, under msprobe's column
