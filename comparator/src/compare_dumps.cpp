@@ -187,8 +187,14 @@ void count_entry(DumpCompareResult& result, const DumpEntryVerdict& e) {
   if (e.origin == ErrorOrigin::kIntroduced && !introducing) introducing = at;
 }
 
-bool output_row(const std::string& entry, const std::string& slot) {
-  return entry.find(".output.") != std::string::npos || ("." + slot + ".").find(".output.") != std::string::npos;
+// msprobe's split: ".output." in the row's name "{entry}.{slot}" (without writing it).
+bool output_row(std::string_view entry, std::string_view slot) {
+  if (entry.find(".output.") != std::string_view::npos || entry.ends_with(".output")) return true;
+  for (std::size_t at = slot.find("output"); at != std::string_view::npos; at = slot.find("output", at + 1)) {
+    const bool starts = at == 0 || slot[at - 1] == '.', ends = at + 6 == slot.size() || slot[at + 6] == '.';
+    if (starts && ends) return true;
+  }
+  return false;
 }
 
 void add_notes(DumpCompareResult& r, const DumpCompareOptions& options, bool cross_frame) {
@@ -243,8 +249,11 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
   const EntryPairing pairing = pair_dump_entries(npu, bench, options.mapping, options.fuzzy_match, cross_frame);
   std::vector<const EntryPair*> pair_of(npu.entries.size(), nullptr);
   for (const EntryPair& p : pairing.pairs) pair_of[p.npu] = &p;
-  result.rows.reserve(npu.entries.size() * 4);
+  std::size_t values_in_all = 0;
+  for (const DumpEntry& e : npu.entries) values_in_all += e.values.size();
+  result.rows.reserve(values_in_all);  // a row per NPU value: the rows never move
   ValuePairing values;
+  EntryChecker checker;
   const auto total = static_cast<std::int64_t>(npu.entries.size());
   for (std::size_t i = 0; i < npu.entries.size(); ++i) {
     const DumpEntry& ne = npu.entries[i];
@@ -254,7 +263,7 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
     const std::size_t first = result.rows.size();
     const auto entry_index = be != nullptr ? static_cast<std::int32_t>(result.entries.size()) : -1;
     for (std::size_t k = 0; k < values.npu_order.size(); ++k) {
-      DumpRow r;
+      DumpRow& r = result.rows.emplace_back();
       r.entry = entry_index;
       r.npu_entry = static_cast<std::int32_t>(i);
       r.npu = &ne.values[static_cast<std::size_t>(values.npu_order[k])];
@@ -267,10 +276,9 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
         r.why = "No bench data matched.";
         if (be != nullptr) result.unmatched_npu.push_back({static_cast<std::int32_t>(i), r.npu->slot});
       }
-      result.rows.push_back(std::move(r));
     }
     std::span<DumpRow> rows(result.rows.data() + first, result.rows.size() - first);
-    check_entry(result.mode, ne.name, be != nullptr ? std::string_view(be->name) : "", rows);
+    checker.check(result.mode, ne.name, be != nullptr ? std::string_view(be->name) : "", rows);
     for (DumpRow& r : rows) {
       judge_row(result.mode, r);
       if (!r.why.empty()) r.messages.push_back(r.why);

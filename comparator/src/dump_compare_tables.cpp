@@ -344,7 +344,8 @@ Table entry_record(const TableSpec& spec, const DumpCompareResult& r, const std:
   return t;
 }
 
-Table entries_table(const DumpCompareResult& r) {
+// The entries, worst first; only the first `top` rows built when top > 0 (the text report's).
+Table entries_table(const DumpCompareResult& r, int top) {
   std::vector<const DumpEntryVerdict*> order;
   for (const DumpEntryVerdict& e : r.entries) order.push_back(&e);
   const auto rank = [](const DumpEntryVerdict* e) {
@@ -360,7 +361,9 @@ Table entries_table(const DumpCompareResult& r) {
     if (cosine(a) != cosine(b)) return cosine(a) < cosine(b);
     return error(a) > error(b);
   });
+  if (top > 0 && order.size() > static_cast<std::size_t>(top)) order.resize(static_cast<std::size_t>(top));
   Table t{&kEntriesTable, {}};
+  t.rows.reserve(order.size());
   for (const DumpEntryVerdict* e : order) t.add(entry_row(r, *e));
   return t;
 }
@@ -492,13 +495,11 @@ analyzer::Report compare_report(const DumpCompareResult& r, int top, bool compar
   report.rules = {"compare"};
   report.notes = r.notes;
   report.tables.push_back(summary_table(r));
-  Table entries = entries_table(r);
-  if (top > 0 && entries.rows.size() > static_cast<std::size_t>(top)) {
-    report.notes.push_back("entries: the " + std::to_string(top) + " worst of " + std::to_string(entries.rows.size()) +
+  if (top > 0 && r.entries.size() > static_cast<std::size_t>(top)) {
+    report.notes.push_back("entries: the " + std::to_string(top) + " worst of " + std::to_string(r.entries.size()) +
                            " (--top N: more; JSON and CSV have all)");
-    entries.rows.resize(static_cast<std::size_t>(top));
   }
-  report.tables.push_back(std::move(entries));
+  report.tables.push_back(entries_table(r, top));
   report.tables.push_back(entry_record(kFirstFailingTable, r, r.first_failing));
   report.tables.push_back(entry_record(kFirstIntroducingTable, r, r.first_introducing));
   report.tables.push_back(entry_record(kFirstFailingBackwardTable, r, r.first_failing_backward));
