@@ -502,7 +502,8 @@ def compare_dumps_section(runs, out_dir):
             s["entries"], s["npuscope_wall_s"], DUMP_STATS_TARGET_S))
     out = ["", "## Comparing msprobe dumps", "",
            "`npuscope compare NPU BENCH --format csv -o DIR` of two msprobe dumps, the whole process a user runs "
-           "(reading both dumps, one thread each; comparing; writing compare_result.csv and the other tables), "
+           "(reading both dumps, one thread each; comparing, a big tensor pair's two files read on two threads; "
+           "writing compare_result.csv, its rows formatted on two threads, and the other tables), "
            "against the Python reference of the same work in one /usr/bin/python3 process (interpreter start and "
            "imports not counted): `json.load`, then per value msprobe's statistics cells and checkers, or "
            "`torch.load` of both .pt files and msprobe's metrics in numpy (npy_compare.py), each row written "
