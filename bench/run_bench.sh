@@ -100,6 +100,14 @@ if [ -x "$BUILD_DIR/bench/read_torch_pt" ]; then
     echo "run_bench.sh: warning: bench/torch_pt_bench.py failed; its section is left out" >&2
 fi
 
+# npuscope compare of two msprobe dumps (100,000 statistics entries; 1 GB of .pt a side in tensor mode)
+# against the Python reference of the same work.
+if [ -x "$BUILD_DIR/cli/npuscope" ]; then
+  echo "== compare_dumps_bench.py"
+  /usr/bin/python3 "$ROOT/bench/compare_dumps_bench.py" "$BUILD_DIR" >"$OUT_DIR/compare_dumps.json" ||
+    echo "run_bench.sh: warning: bench/compare_dumps_bench.py failed; its section is left out" >&2
+fi
+
 # The model zoo: ~20 models' forward on cpu and npu against PyTorch's own, exported at bench time.
 if [ -x "$BUILD_DIR/bench/zoo_exec" ]; then
   echo "== model_zoo.py"

@@ -4,7 +4,9 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <stdexcept>
+#include <thread>
 
 #include "npuscope/analyzer/text_table.h"
 
@@ -76,6 +78,8 @@ int TableSpec::column_index(std::string_view column) const {
 }
 
 void Table::add(Row row) {
+  if (streamed.count > 0)
+    throw std::logic_error("finding table " + std::string(spec->name) + ": rows held and streamed");
   if (row.size() != spec->columns.size()) {
     throw std::logic_error("finding table " + std::string(spec->name) + ": a row of " + std::to_string(row.size()) +
                            " cells for " + std::to_string(spec->columns.size()) + " columns");
@@ -91,6 +95,68 @@ void Table::add(Row row) {
     throw std::logic_error("finding table " + std::string(spec->name) + " is a record: one row only");
   }
   rows.push_back(std::move(row));
+}
+
+void Table::stream(StreamedRows r) {
+  for (const Column& c : spec->columns) {
+    if (c.unit != Unit::kText && c.unit != Unit::kOpName) {
+      throw std::logic_error("finding table " + std::string(spec->name) + ": column " + std::string(c.name) +
+                             " is not text, and a streamed table's cells are text (Note [Streamed tables])");
+    }
+  }
+  if (!rows.empty()) throw std::logic_error("finding table " + std::string(spec->name) + ": rows held and streamed");
+  streamed = std::move(r);
+}
+
+void Table::for_each_streamed(const std::function<void(std::span<const std::string>)>& each) const {
+  std::vector<std::string> cells(spec->columns.size());
+  for (std::size_t i = 0; i < streamed.count; ++i) {
+    for (std::string& c : cells) c.clear();
+    streamed.write(i, cells);
+    each(cells);
+  }
+}
+
+void Table::format_streamed(
+    const std::function<void(std::size_t, std::span<const std::string>, std::string&)>& row_text,
+    const std::function<void(std::string_view)>& emit) const {
+  constexpr std::size_t kBlockRows = 8192;
+  struct Block {
+    std::vector<std::string> cells;
+    std::string text;
+    std::exception_ptr error;
+  };
+  Block blocks[2];
+  for (Block& b : blocks) b.cells.resize(spec->columns.size());
+  const auto format = [&](Block& b, std::size_t first) {
+    b.text.clear();
+    try {
+      for (std::size_t i = first; i < std::min(streamed.count, first + kBlockRows); ++i) {
+        for (std::string& c : b.cells) c.clear();
+        streamed.write(i, b.cells);
+        row_text(i, b.cells, b.text);
+      }
+    } catch (...) {
+      b.error = std::current_exception();
+    }
+  };
+  const bool two_threads = std::thread::hardware_concurrency() > 1;
+  for (std::size_t first = 0; first < streamed.count; first += 2 * kBlockRows) {
+    const std::size_t second = first + kBlockRows;
+    std::thread helper;
+    if (two_threads && second < streamed.count) helper = std::thread(format, std::ref(blocks[1]), second);
+    format(blocks[0], first);
+    if (helper.joinable()) {
+      helper.join();
+    } else if (second < streamed.count) {
+      format(blocks[1], second);
+    }
+    for (Block& b : blocks) {
+      if (b.error) std::rethrow_exception(b.error);
+    }
+    emit(blocks[0].text);
+    if (second < streamed.count) emit(blocks[1].text);
+  }
 }
 
 const Value* Table::cell(std::size_t row, std::string_view column) const {

@@ -29,26 +29,56 @@ std::string cell_csv(const Value& v) {
   return "";
 }
 
-void write_table(const Table& t, const std::filesystem::path& path) {
-  std::string text;
-  const auto line = [&](const auto& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (i) text += ',';
-      collector::append_csv_field(text, cells[i]);
-    }
-    text += '\n';
-  };
-  std::vector<std::string> header;
-  for (const Column& c : t.spec->columns) header.emplace_back(c.name);
-  line(header);
-  for (const Row& row : t.rows) {
-    std::vector<std::string> cells;
-    for (const Value& v : row) cells.push_back(cell_csv(v));
-    line(cells);
+// A file written a chunk at a time: a table of any size in bounded memory.
+class ChunkedFile {
+ public:
+  explicit ChunkedFile(const std::filesystem::path& path) : path_(path), out_(path, std::ios::binary) {
+    text.reserve(kChunk + 4096);
   }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
+  void flush_if_full() {
+    if (text.size() >= kChunk) flush();
+  }
+  void close() {
+    flush();
+    if (!out_.flush()) throw std::runtime_error("cannot write " + path_.string());
+  }
+  std::string text;
+
+ private:
+  static constexpr std::size_t kChunk = 1 << 20;
+  void flush() {
+    out_.write(text.data(), static_cast<std::streamsize>(text.size()));
+    text.clear();
+  }
+  std::filesystem::path path_;
+  std::ofstream out_;
+};
+
+template <class Cells, class Text>
+void line(std::string& text, const Cells& cells, Text cell_text) {
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i) text += ',';
+    collector::append_csv_field(text, cell_text(cells[i]));
+  }
+  text += '\n';
+}
+
+void write_table(const Table& t, const std::filesystem::path& path) {
+  ChunkedFile file(path);
+  line(file.text, t.spec->columns, [](const Column& c) { return c.name; });
+  for (const Row& row : t.rows) {
+    line(file.text, row, [](const Value& v) { return cell_csv(v); });
+    file.flush_if_full();
+  }
+  t.format_streamed(  // Note [Streamed tables]
+      [](std::size_t, std::span<const std::string> cells, std::string& text) {
+        line(text, cells, [](const std::string& c) -> std::string_view { return c; });
+      },
+      [&](std::string_view block) {
+        file.text.append(block);
+        file.flush_if_full();
+      });
+  file.close();
 }
 
 }  // namespace

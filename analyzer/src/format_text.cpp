@@ -75,6 +75,13 @@ void items(TextReport& w, const Table& t) {
   if (n < t.rows.size()) w.line("... and " + std::to_string(t.rows.size() - n) + " more (all of them in JSON and CSV)");
 }
 
+// A streamed table's rows held as cells (Note [Streamed tables]): the few a terminal shows.
+Table held(const Table& t) {
+  Table h{t.spec, {}, {}};
+  t.for_each_streamed([&](std::span<const std::string> cells) { h.rows.emplace_back(cells.begin(), cells.end()); });
+  return h;
+}
+
 }  // namespace
 
 void write_text(const Report& r, std::ostream& out, const TextStyle& style) {
@@ -87,7 +94,9 @@ void write_text(const Report& r, std::ostream& out, const TextStyle& style) {
   };
   for (const Table* t : reading_order(r)) {
     if (t->spec->section != Section::kSummary) notes();  // the notes close the summary
-    if (t->rows.empty() || t->spec->text_rows == kNotInText) continue;
+    if (t->row_count() == 0 || t->spec->text_rows == kNotInText) continue;
+    Table streamed;
+    if (t->streamed.count > 0) t = &(streamed = held(*t));
     w.heading(heading_of(w, *t->spec));
     switch (t->spec->layout) {
       case Layout::kRecord: record(w, *t); break;

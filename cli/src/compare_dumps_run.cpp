@@ -2,15 +2,18 @@
 #include "compare_dumps_run.h"
 
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <utility>
 
 #include "command.h"
 #include "npuscope/analyzer/format.h"
 #include "npuscope/analyzer/msprobe_entries.h"
+#include "npuscope/collector/json_string.h"
 #include "npuscope/comparator/compare_dumps.h"
 #include "npuscope/comparator/compare_report.h"
 #include "npuscope/importer/import.h"
@@ -49,21 +52,25 @@ void write_many(const std::vector<DumpPair>& pairs, const std::vector<analyzer::
     }
     return;
   }
-  if (f.format == "json") {
-    nlohmann::json out = {{"comparisons", nlohmann::json::array()}, {"unpaired", unpaired}};
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      out["comparisons"].push_back({{"step", pairs[i].npu->step},
-                                    {"rank", pairs[i].npu->rank},
-                                    {"npu", pairs[i].npu->path},
-                                    {"bench", pairs[i].bench->path},
-                                    {"report", nlohmann::json::parse(analyzer::to_json(reports[i]))}});
-    }
-    const std::string text = out.dump(2) + "\n";
-    if (f.output.empty()) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    } else {
-      write_text_file(f.output, text);
-    }
+  if (f.format == "json") {  // written as it goes: a report's compare_result is streamed
+    write_json_output(f.output, [&](std::ostream& out) {
+      const auto quoted = [](std::string_view s) {
+        std::string q;
+        collector::append_json_string(q, s);
+        return q;
+      };
+      out << "{\n  \"comparisons\": [";
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        out << (i ? "," : "") << "\n    {\n      \"step\": " << pairs[i].npu->step
+            << ",\n      \"rank\": " << pairs[i].npu->rank << ",\n      \"npu\": " << quoted(pairs[i].npu->path)
+            << ",\n      \"bench\": " << quoted(pairs[i].bench->path) << ",\n      \"report\": ";
+        analyzer::write_json(reports[i], out, 6);
+        out << "\n    }";
+      }
+      out << (pairs.empty() ? "]" : "\n  ]") << ",\n  \"unpaired\": [";
+      for (std::size_t i = 0; i < unpaired.size(); ++i) out << (i ? "," : "") << "\n    " << quoted(unpaired[i]);
+      out << (unpaired.empty() ? "]" : "\n  ]") << "\n}";
+    });
     return;
   }
   std::ostringstream text;
@@ -106,9 +113,40 @@ std::vector<MsprobeDump> dumps_of(const std::string& path, std::unique_ptr<colle
   }
 }
 
+namespace {
+
+// Both sides' dumps, the bench's read on a thread of its own while this one reads the NPU's (the
+// two are independent: reading is half of comparing two statistics dumps).
+std::pair<std::vector<MsprobeDump>, std::vector<MsprobeDump>> read_sides(
+    const std::string& npu_path, const std::string& bench_path, std::unique_ptr<collector::TraceReader>& npu_trace,
+    std::unique_ptr<collector::TraceReader>& bench_trace) {
+  std::vector<MsprobeDump> bench;
+  std::exception_ptr bench_error;
+  std::thread reader([&] {
+    try {
+      bench = dumps_of(bench_path, bench_trace);
+    } catch (...) {
+      bench_error = std::current_exception();
+    }
+  });
+  std::vector<MsprobeDump> npu;
+  std::exception_ptr npu_error;
+  try {
+    npu = dumps_of(npu_path, npu_trace);
+  } catch (...) {
+    npu_error = std::current_exception();
+  }
+  reader.join();
+  if (npu_error) std::rethrow_exception(npu_error);  // the NPU side's error first, as when read in turn
+  if (bench_error) std::rethrow_exception(bench_error);
+  return {std::move(npu), std::move(bench)};
+}
+
+}  // namespace
+
 int compare_dump_sides(const std::string& npu_path, const std::string& bench_path, const DumpCompareFlags& f) {
-  std::unique_ptr<collector::TraceReader> npu_trace, bench_trace;
-  const std::vector<MsprobeDump> npu = dumps_of(npu_path, npu_trace), bench = dumps_of(bench_path, bench_trace);
+  std::unique_ptr<collector::TraceReader> npu_trace, bench_trace;  // a trace side's tensors load from it
+  const auto [npu, bench] = read_sides(npu_path, bench_path, npu_trace, bench_trace);
   std::vector<std::string> unpaired;
   const std::vector<DumpPair> pairs = importer::pair_msprobe_dumps(npu, bench, unpaired);
   if (pairs.empty()) {
@@ -118,6 +156,7 @@ int compare_dump_sides(const std::string& npu_path, const std::string& bench_pat
   for (const std::string& line : unpaired) std::fprintf(stderr, "npuscope compare: %s\n", line.c_str());
   comparator::DumpCompareOptions options{f.mapping, f.fuzzy_match, f.progress};
   std::vector<comparator::DumpCompareResult> results;
+  results.reserve(pairs.size());  // the reports' streamed compare_result points into them
   std::vector<analyzer::Report> reports;
   bool failed = false;
   for (const DumpPair& p : pairs) {
@@ -127,7 +166,8 @@ int compare_dump_sides(const std::string& npu_path, const std::string& bench_pat
       throw InputError(e.what());
     }
     failed |= results.back().failed > 0;
-    reports.push_back(comparator::compare_report(results.back(), f.format == "text" ? f.top : 0, f.format != "text"));
+    reports.push_back(comparator::compare_report(results.back(), f.format == "text" ? f.top : 0, false));
+    if (f.format != "text") comparator::stream_compare_result(reports.back(), results.back());
     for (const std::string& line : unpaired) reports.back().notes.push_back(line);
   }
   // The form follows what was named, not how many pairs were found: a tree reports as a tree even

@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -38,18 +40,27 @@ void check_report_format(const std::string& format, const std::string& output) {
   if (format == "csv" && output.empty()) throw UsageError("--format csv writes files: give the directory with -o DIR");
 }
 
+void write_json_output(const std::string& output, const std::function<void(std::ostream&)>& write) {
+  if (output.empty()) {
+    write(std::cout);
+    std::cout << '\n';
+    std::cout.flush();
+    return;
+  }
+  std::ofstream out(output, std::ios::binary);
+  write(out);
+  out << '\n';
+  out.flush();
+  if (!out) throw std::runtime_error("cannot write " + output);
+}
+
 void write_report(const analyzer::Report& report, const std::string& format, const std::string& output,
                   const std::string& what) {
   if (format == "csv") {
     analyzer::write_csv(report, output);
     std::printf("wrote %s into %s\n", what.c_str(), output.c_str());
   } else if (format == "json") {
-    const std::string json = analyzer::to_json(report);
-    if (output.empty()) {
-      std::fwrite(json.data(), 1, json.size(), stdout);
-    } else {
-      write_text_file(output, json);
-    }
+    write_json_output(output, [&](std::ostream& out) { analyzer::write_json(report, out); });
   } else if (output.empty()) {
     analyzer::write_text(report, std::cout, stdout_text_style());
   } else {

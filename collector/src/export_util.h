@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "npuscope/collector/csv.h"
+#include "npuscope/collector/json_string.h"
 #include "npuscope/collector/trace_rows.h"
 
 namespace npuscope::collector::export_util {
@@ -54,10 +55,8 @@ class OutputFile {
 // Creates `dir` (and its parents) if needed. Throws ExportError if it is not a usable directory.
 void ensure_directory(const std::string& dir);
 
-// `s` as a quoted JSON string: quotes, backslashes and control characters escaped; bytes that
-// are not valid UTF-8 replaced by U+FFFD so that strict parsers accept the file.
-void append_json_string(std::string& out, std::string_view s);
-using collector::append_csv_field;  // npuscope/collector/csv.h
+using collector::append_csv_field;    // npuscope/collector/csv.h
+using collector::append_json_string;  // npuscope/collector/json_string.h
 void append_int(std::string& out, std::int64_t v);
 // Nanoseconds as microseconds with exactly three decimals ("1234.567"): exact, no float rounding.
 void append_us(std::string& out, std::int64_t ns);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <thread>
 
 #include "dump_checkers.h"
 #include "dump_match.h"
@@ -77,6 +79,42 @@ std::string load(const MsprobeDump& dump, const DumpEntry& entry, const DumpValu
   return "";
 }
 
+// Both tensors of a row, or `r.why` says why not (the NPU's reason first). A big pair is read on two
+// threads, the bench's beside the NPU's: reading the files is most of comparing them (a 16 MB float32
+// pair at PERFORMANCE.md's rates: 11 ms to read both from the page cache, 5 ms for the metrics).
+void load_both(const MsprobeDump& npu, const DumpEntry& npu_entry, const MsprobeDump& bench,
+               const DumpEntry& bench_entry, DumpRow& r, collector::DumpTensorData& n, collector::DumpTensorData& b) {
+  constexpr std::int64_t kTwoThreadsFrom = 1 << 20;  // elements: below, a thread costs more than it saves
+  std::string bench_why;
+  bool npu_failed = false, bench_failed = false;
+  std::exception_ptr bench_error;
+  std::thread reader;
+  if (numel_of(*r.bench) >= kTwoThreadsFrom && std::thread::hardware_concurrency() > 1) {
+    reader = std::thread([&] {
+      try {
+        bench_why = load(bench, bench_entry, *r.bench, "Bench", b, bench_failed);
+      } catch (...) {  // not a MsprobeDumpError (those are its why): std::bad_alloc
+        bench_error = std::current_exception();
+      }
+    });
+  }
+  std::exception_ptr npu_error;
+  try {
+    r.why = load(npu, npu_entry, *r.npu, "NPU", n, npu_failed);
+  } catch (...) {
+    npu_error = std::current_exception();  // rethrown once the reader is joined
+  }
+  if (reader.joinable()) {
+    reader.join();
+  } else if (!npu_error && r.why.empty()) {
+    bench_why = load(bench, bench_entry, *r.bench, "Bench", b, bench_failed);
+  }
+  if (npu_error) std::rethrow_exception(npu_error);
+  if (bench_error) std::rethrow_exception(bench_error);
+  r.load_failed = r.why.empty() ? bench_failed : npu_failed;
+  if (r.why.empty()) r.why = std::move(bench_why);
+}
+
 // The dtype msprobe's compare sees a loaded tensor as: its read_pt_data makes bfloat16 float32.
 std::int32_t as_numpy(std::int32_t dtype) {
   return dtype == static_cast<std::int32_t>(DType::kBF16) ? static_cast<std::int32_t>(DType::kF32) : dtype;
@@ -103,8 +141,7 @@ void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, cons
     }
   }
   collector::DumpTensorData n, b;
-  r.why = load(npu, npu_entry, *r.npu, "NPU", n, r.load_failed);
-  if (r.why.empty()) r.why = load(bench, bench_entry, *r.bench, "Bench", b, r.load_failed);
+  load_both(npu, npu_entry, bench, bench_entry, r, n, b);
   if (!r.why.empty()) return;
   const TensorData nd{n.bytes.data(), n.dtype_id, static_cast<std::size_t>(n.numel), n.bytes.size()};
   const TensorData bd{b.bytes.data(), b.dtype_id, static_cast<std::size_t>(b.numel), b.bytes.size()};
@@ -187,8 +224,14 @@ void count_entry(DumpCompareResult& result, const DumpEntryVerdict& e) {
   if (e.origin == ErrorOrigin::kIntroduced && !introducing) introducing = at;
 }
 
-bool output_row(const std::string& entry, const std::string& slot) {
-  return entry.find(".output.") != std::string::npos || ("." + slot + ".").find(".output.") != std::string::npos;
+// msprobe's split: ".output." in the row's name "{entry}.{slot}" (without writing it).
+bool output_row(std::string_view entry, std::string_view slot) {
+  if (entry.find(".output.") != std::string_view::npos || entry.ends_with(".output")) return true;
+  for (std::size_t at = slot.find("output"); at != std::string_view::npos; at = slot.find("output", at + 1)) {
+    const bool starts = at == 0 || slot[at - 1] == '.', ends = at + 6 == slot.size() || slot[at + 6] == '.';
+    if (starts && ends) return true;
+  }
+  return false;
 }
 
 void add_notes(DumpCompareResult& r, const DumpCompareOptions& options, bool cross_frame) {
@@ -243,8 +286,11 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
   const EntryPairing pairing = pair_dump_entries(npu, bench, options.mapping, options.fuzzy_match, cross_frame);
   std::vector<const EntryPair*> pair_of(npu.entries.size(), nullptr);
   for (const EntryPair& p : pairing.pairs) pair_of[p.npu] = &p;
-  result.rows.reserve(npu.entries.size() * 4);
+  std::size_t values_in_all = 0;
+  for (const DumpEntry& e : npu.entries) values_in_all += e.values.size();
+  result.rows.reserve(values_in_all);  // a row per NPU value: the rows never move
   ValuePairing values;
+  EntryChecker checker;
   const auto total = static_cast<std::int64_t>(npu.entries.size());
   for (std::size_t i = 0; i < npu.entries.size(); ++i) {
     const DumpEntry& ne = npu.entries[i];
@@ -254,7 +300,7 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
     const std::size_t first = result.rows.size();
     const auto entry_index = be != nullptr ? static_cast<std::int32_t>(result.entries.size()) : -1;
     for (std::size_t k = 0; k < values.npu_order.size(); ++k) {
-      DumpRow r;
+      DumpRow& r = result.rows.emplace_back();
       r.entry = entry_index;
       r.npu_entry = static_cast<std::int32_t>(i);
       r.npu = &ne.values[static_cast<std::size_t>(values.npu_order[k])];
@@ -267,10 +313,9 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
         r.why = "No bench data matched.";
         if (be != nullptr) result.unmatched_npu.push_back({static_cast<std::int32_t>(i), r.npu->slot});
       }
-      result.rows.push_back(std::move(r));
     }
     std::span<DumpRow> rows(result.rows.data() + first, result.rows.size() - first);
-    check_entry(result.mode, ne.name, be != nullptr ? std::string_view(be->name) : "", rows);
+    checker.check(result.mode, ne.name, be != nullptr ? std::string_view(be->name) : "", rows);
     for (DumpRow& r : rows) {
       judge_row(result.mode, r);
       if (!r.why.empty()) r.messages.push_back(r.why);

@@ -27,13 +27,7 @@ bool shapes_differ(const DumpRow& r) {
          r.npu->shape != r.bench->shape;
 }
 
-// What a checker reads of a row.
-struct RowFacts {
-  DumpRow* row;
-  std::array<StatCell, 4> npu, bench;
-  StatDiff norm;
-  MetricCells metrics;
-};
+using RowFacts = EntryChecker::RowFacts;
 
 bool inf_or_nan(const StatCell& c) {
   return c.kind == StatKind::kNan || c.kind == StatKind::kInf || c.kind == StatKind::kNegInf;
@@ -76,9 +70,19 @@ double extreme(const std::vector<RowFacts*>& rows, bool is_min, Get get) {
 }
 
 struct Groups {
-  std::vector<RowFacts*> inputs, outputs, checked;  // checked: get_data_list_by_ignore_info
+  const std::vector<RowFacts*>& inputs;
+  const std::vector<RowFacts*>& outputs;
+  const std::vector<RowFacts*>& checked;  // get_data_list_by_ignore_info
   Ignore ignore = Ignore::kNone;
 };
+
+// Whether two values' shapes differ as msprobe's shape columns (a scalar's without writing it).
+bool shapes_differ_as_text(const collector::DumpValue& n, const collector::DumpValue& b) {
+  if (n.is_tensor && b.is_tensor) return n.shape != b.shape;
+  // Of one type (both None, or neither) and neither a torch.Size nor a slice: both "[]" or both "None".
+  if (!n.is_tensor && !b.is_tensor && n.type == b.type && n.type != "torch.Size" && n.type != "slice") return false;
+  return msprobe_shape(n) != msprobe_shape(b);
+}
 
 void inf_nan(const Groups& g) {
   for (RowFacts* f : g.checked) {
@@ -138,9 +142,9 @@ void parameters(const Groups& g) {
   for (RowFacts* f : g.inputs) {
     const DumpRow& r = *f->row;
     if (r.bench == nullptr || r.npu->is_tensor || r.bench->is_tensor) continue;
-    const std::string n = msprobe_dtype(*r.npu), b = msprobe_dtype(*r.bench);
+    const std::string_view n = msprobe_dtype(*r.npu), b = msprobe_dtype(*r.bench);
     if (n.find("class") == std::string::npos || b.find("class") == std::string::npos) continue;
-    if (msprobe_shape(*r.npu) != "[]") continue;
+    if (is_null_value(*r.npu) || r.npu->type == "torch.Size" || r.npu->type == "slice") continue;  // shape not []
     const StatCell &nm = f->npu[0], &bm = f->bench[0];
     const bool same =
         nm.kind == StatKind::kNum && bm.kind == StatKind::kNum ? nm.num == bm.num : nm.text() == bm.text();
@@ -164,9 +168,8 @@ void shape(const Groups& g) {
   for (RowFacts* f : g.checked) {
     const DumpRow& r = *f->row;
     if (r.bench == nullptr) continue;
-    const bool differ = r.npu->is_tensor && r.bench->is_tensor ? r.npu->shape != r.bench->shape
-                                                               : msprobe_shape(*r.npu) != msprobe_shape(*r.bench);
-    if (differ) flag(*f->row, DumpResult::kError, "error: The shape of NPU and Bench are inconsistent.");
+    if (shapes_differ_as_text(*r.npu, *r.bench))
+      flag(*f->row, DumpResult::kError, "error: The shape of NPU and Bench are inconsistent.");
   }
 }
 
@@ -246,23 +249,26 @@ std::string accuracy_reached(const MetricCells& cells) {
   return "Yes";
 }
 
-void check_entry(DumpMode mode, std::string_view entry_name, std::string_view bench_entry, std::span<DumpRow> rows) {
-  std::vector<RowFacts> facts;
-  facts.reserve(rows.size());
-  for (DumpRow& r : rows) {
-    RowFacts f{&r, stat_cells(*r.npu), {na_cell(), na_cell(), na_cell(), na_cell()}, {}, {}};
-    if (r.bench != nullptr) f.bench = stat_cells(*r.bench);
+void EntryChecker::check(DumpMode mode, std::string_view entry_name, std::string_view bench_entry,
+                         std::span<DumpRow> rows) {
+  if (facts_.size() < rows.size()) facts_.resize(rows.size());
+  inputs_.clear(), outputs_.clear(), checked_.clear();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    RowFacts& f = facts_[i];
+    DumpRow& r = rows[i];
+    f.row = &r;
+    f.npu = stat_cells(*r.npu);
+    f.bench =
+        r.bench != nullptr ? stat_cells(*r.bench) : std::array<StatCell, 4>{na_cell(), na_cell(), na_cell(), na_cell()};
     f.norm = stat_diff(f.npu[3], f.bench[3]);
     if (mode == DumpMode::kTensor) f.metrics = metric_cells(r);
-    facts.push_back(std::move(f));
+    (r.output ? outputs_ : inputs_).push_back(&f);
   }
-  Groups g;
-  for (RowFacts& f : facts) (f.row->output ? g.outputs : g.inputs).push_back(&f);
-  g.ignore = ignore_of(entry_name, g.inputs);
-  if (g.ignore == Ignore::kInputs) g.checked = g.outputs;
-  if (g.ignore == Ignore::kNone) {
-    g.checked = g.inputs;
-    g.checked.insert(g.checked.end(), g.outputs.begin(), g.outputs.end());
+  Groups g{inputs_, outputs_, checked_};
+  g.ignore = ignore_of(entry_name, inputs_);
+  if (g.ignore != Ignore::kAll) {
+    if (g.ignore == Ignore::kNone) checked_ = inputs_;
+    checked_.insert(checked_.end(), outputs_.begin(), outputs_.end());
   }
   switch (mode) {
     case DumpMode::kStatistics:

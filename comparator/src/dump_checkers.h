@@ -7,7 +7,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "dump_values.h"
 #include "npuscope/comparator/compare_dumps.h"
 
 namespace npuscope::comparator {
@@ -26,9 +28,24 @@ MetricCells metric_cells(const DumpRow& row);
 // The older msprobe's Accuracy Reached or Not from the cells (check_accuracy): Yes, No, Unmatched, None.
 std::string accuracy_reached(const MetricCells& cells);
 
-// Runs the checkers of `mode` over the rows of one NPU entry (its rows, inputs then outputs; its
-// bench entry's name, "" for none): sets each row's result and appends its messages ("error: ...",
-// "warning: ...", msprobe's words).
-void check_entry(DumpMode mode, std::string_view entry_name, std::string_view bench_entry, std::span<DumpRow> rows);
+// Runs the checkers of a mode over the rows of one NPU entry after another, reusing its scratch.
+class EntryChecker {
+ public:
+  // The rows of one NPU entry (inputs then outputs; its bench entry's name, "" for none): sets each
+  // row's result and appends its messages ("error: ...", "warning: ...", msprobe's words).
+  void check(DumpMode mode, std::string_view entry_name, std::string_view bench_entry, std::span<DumpRow> rows);
+
+  // What a checker reads of a row.
+  struct RowFacts {
+    DumpRow* row = nullptr;
+    std::array<StatCell, 4> npu, bench;
+    StatDiff norm;
+    MetricCells metrics;
+  };
+
+ private:
+  std::vector<RowFacts> facts_;
+  std::vector<RowFacts*> inputs_, outputs_, checked_;
+};
 
 }  // namespace npuscope::comparator

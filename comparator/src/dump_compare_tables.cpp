@@ -2,12 +2,15 @@
 // written by the analyzer's renderers. compare_result's columns are msprobe's header names for the
 // mode (CompareConst in msprobe's core/common/const.py) and its cells the text msprobe writes, so
 // that what reads msprobe's compare_result CSV reads ours.
+#include <array>
 #include <cmath>
-#include <nlohmann/json.hpp>
+#include <span>
+#include <string_view>
 
 #include "dump_checkers.h"
 #include "dump_match.h"
 #include "dump_values.h"
+#include "npuscope/collector/json_string.h"
 #include "npuscope/comparator/compare_report.h"
 #include "report_cells.h"
 
@@ -232,28 +235,37 @@ using report_cells::metric;
 using report_cells::number;
 using report_cells::text_or_null;
 
-// Python's str of a list of strings: ['a', 'b'].
-std::string python_list(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    out += i ? ", '" : "'";
-    for (const char c : items[i]) {
-      if (c == '\n')
-        out += "\\n";
-      else if (c == '\'' || c == '\\')
-        out += std::string("\\") + c;
-      else
-        out += c;
+// Python's repr of a string, appended: single quotes, or double quotes when it holds a single
+// quote and no double quote; backslash, the quote and line breaks escaped.
+void append_python_repr(std::string& out, std::string_view item) {
+  const char quote = item.find('\'') != std::string_view::npos && item.find('"') == std::string_view::npos ? '"' : '\'';
+  out += quote;
+  for (const char c : item) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      if (c == quote || c == '\\') out += '\\';
+      out += c;
     }
-    out += '\'';
   }
-  return out + "]";
+  out += quote;
 }
 
-std::string json_list(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + nlohmann::json(items[i]).dump();
-  return out + "]";
+// Python's str of a list of strings: ['a', 'b'].
+template <class Items>
+void append_python_list(std::string& out, const Items& items) {
+  out += '[';
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ", ";
+    first = false;
+    append_python_repr(out, item);
+  }
+  out += ']';
 }
 
 const std::vector<std::string>* stack_of(const collector::MsprobeDump& d, const DumpEntry& e) {
@@ -332,7 +344,8 @@ Table entry_record(const TableSpec& spec, const DumpCompareResult& r, const std:
   return t;
 }
 
-Table entries_table(const DumpCompareResult& r) {
+// The entries, worst first; only the first `top` rows built when top > 0 (the text report's).
+Table entries_table(const DumpCompareResult& r, int top) {
   std::vector<const DumpEntryVerdict*> order;
   for (const DumpEntryVerdict& e : r.entries) order.push_back(&e);
   const auto rank = [](const DumpEntryVerdict* e) {
@@ -348,7 +361,9 @@ Table entries_table(const DumpCompareResult& r) {
     if (cosine(a) != cosine(b)) return cosine(a) < cosine(b);
     return error(a) > error(b);
   });
+  if (top > 0 && order.size() > static_cast<std::size_t>(top)) order.resize(static_cast<std::size_t>(top));
   Table t{&kEntriesTable, {}};
+  t.rows.reserve(order.size());
   for (const DumpEntryVerdict* e : order) t.add(entry_row(r, *e));
   return t;
 }
@@ -362,67 +377,114 @@ Table unmatched_table(const TableSpec& spec, const collector::MsprobeDump& d,
   return t;
 }
 
-// One compare_result row's cells in the mode's column order.
-Row result_row(const DumpCompareResult& r, const DumpRow& row, bool first_of_entry) {
-  const DumpEntry& ne = r.npu->entries[static_cast<std::size_t>(row.npu_entry)];
-  const DumpEntry* be = row.bench_entry >= 0 ? &r.bench->entries[static_cast<std::size_t>(row.bench_entry)] : nullptr;
-  const collector::DumpValue& n = *row.npu;
-  const collector::DumpValue* b = row.bench;
-  const auto req = [](const collector::DumpValue* v) {
-    return v == nullptr ? std::string("N/A") : v->requires_grad < 0 ? "N/A" : v->requires_grad ? "True" : "False";
-  };
-  Row out{ne.name + "." + n.slot, b ? be->name + "." + b->slot : "N/A", msprobe_dtype(n), b ? msprobe_dtype(*b) : "N/A",
-          msprobe_shape(n),       b ? msprobe_shape(*b) : "N/A",        req(&n),          req(b)};
-  const std::array<StatCell, 4> ns = stat_cells(n);
-  const std::array<StatCell, 4> bs =
-      b ? stat_cells(*b) : std::array<StatCell, 4>{na_cell(), na_cell(), na_cell(), na_cell()};
-  std::vector<std::string> messages = row.messages;
-  if (r.mode == DumpMode::kStatistics) {
-    std::array<StatDiff, 4> d;
-    for (int i = 0; i < 4; ++i) d[i] = stat_diff(ns[i], bs[i]);
-    for (int i = 0; i < 4; ++i) out.push_back(d[i].diff_text());
-    for (int i = 0; i < 4; ++i) out.push_back(d[i].rel_text());
+// Note [compare_result streamed]
+// compare_result has a row per NPU value and ~30 text cells a row: for a 100,000-entry statistics
+// dump, 390,000 rows and 160 MB of CSV, where building them as analyzer::Values (a string a cell,
+// the messages copied, a Row a vector) cost 3.4 s of the 4 s the comparison took. The cells are
+// written straight into the renderer's reused strings instead (Note [Streamed tables]), each number
+// formatted once, by appending: nothing allocates once the strings have grown. The viewer, which
+// reads the rows, has them held (compare_report's), built by the same writer.
+class ResultRowWriter {
+ public:
+  explicit ResultRowWriter(const DumpCompareResult& r) : r_(r) {}
+
+  // Row `i`'s cells in the mode's column order, appended to the (empty) `cells`.
+  void operator()(std::size_t i, std::span<std::string> cells) const {
+    const DumpRow& row = r_.rows[i];
+    const DumpEntry& ne = r_.npu->entries[static_cast<std::size_t>(row.npu_entry)];
+    const DumpEntry* be =
+        row.bench_entry >= 0 ? &r_.bench->entries[static_cast<std::size_t>(row.bench_entry)] : nullptr;
+    const collector::DumpValue& n = *row.npu;
+    const collector::DumpValue* b = row.bench;
+    std::string* c = cells.data();
+    (c++)->append(ne.name).append(1, '.').append(n.slot);
+    if (b) {
+      (c++)->append(be->name).append(1, '.').append(b->slot);
+    } else {
+      *c++ = "N/A";
+    }
+    c++->append(msprobe_dtype(n));
+    c++->append(b ? msprobe_dtype(*b) : "N/A");
+    append_msprobe_shape(*c++, n);
+    if (b) {
+      append_msprobe_shape(*c++, *b);
+    } else {
+      *c++ = "N/A";
+    }
+    c++->append(requires_grad(&n));
+    c++->append(requires_grad(b));
+    const std::array<StatCell, 4> ns = stat_cells(n);
+    const std::array<StatCell, 4> bs =
+        b ? stat_cells(*b) : std::array<StatCell, 4>{na_cell(), na_cell(), na_cell(), na_cell()};
+    if (r_.mode == DumpMode::kStatistics) {
+      std::array<StatDiff, 4> d;
+      for (int k = 0; k < 4; ++k) d[k] = stat_diff(ns[k], bs[k]);
+      for (int k = 0; k < 4; ++k) d[k].append_diff_text(*c++);
+      for (int k = 0; k < 4; ++k) d[k].append_rel_text(*c++);
+    }
+    MetricCells metrics;
+    if (r_.mode == DumpMode::kTensor) {
+      metrics = metric_cells(row);
+      for (const std::string& m : metrics.text) c++->append(m);  // accuracy_reached reads them below
+    }
+    if (r_.mode == DumpMode::kMd5) {
+      *c++ = msprobe_md5(n);
+      *c++ = b ? msprobe_md5(*b) : "N/A";
+    } else {
+      for (const StatCell& s : ns) s.append_text(*c++);
+      for (const StatCell& s : bs) s.append_text(*c++);
+    }
+    c++->append(requires_grad(&n) == requires_grad(b) ? "True" : "False");
+    c++->append(dump_result_name(row.result));
+    append_messages(*c++, row.messages, metrics.message);
+    const bool first_of_entry = i == 0 || r_.rows[i - 1].npu_entry != row.npu_entry;
+    const std::vector<std::string>* stack = first_of_entry ? stack_of(*r_.npu, ne) : nullptr;
+    if (stack != nullptr) {
+      append_python_list(*c++, *stack);
+    } else {
+      *c++ = "N/A";
+    }
+    if (r_.mode == DumpMode::kTensor) {
+      append_python_list(*c++, std::array<std::string_view, 2>{data_name(&n), data_name(b)});
+      *c++ = b ? "[-1, -1]" : "[-1, 'N/A']";
+      *c++ = b ? accuracy_reached(metrics) : "N/A";
+    }
   }
-  MetricCells cells;
-  if (r.mode == DumpMode::kTensor) {
-    cells = metric_cells(row);
-    for (std::string& c : cells.text) out.push_back(std::move(c));
-    if (!cells.message.empty()) messages.push_back(cells.message);
+
+ private:
+  static std::string_view requires_grad(const collector::DumpValue* v) {
+    return v == nullptr ? "N/A" : v->requires_grad < 0 ? "N/A" : v->requires_grad ? "True" : "False";
   }
-  if (r.mode == DumpMode::kMd5) {
-    out.push_back(msprobe_md5(n));
-    out.push_back(b ? msprobe_md5(*b) : "N/A");
-  } else {
-    for (const StatCell& c : ns) out.push_back(c.text());
-    for (const StatCell& c : bs) out.push_back(c.text());
+  static std::string_view data_name(const collector::DumpValue* v) {
+    return v == nullptr ? "N/A" : v->data_name.empty() ? "-1" : std::string_view(v->data_name);
   }
-  out.push_back(req(&n) == req(b) ? "True" : "False");
-  out.push_back(std::string(dump_result_name(row.result)));
-  out.push_back(json_list(messages));
-  const std::vector<std::string>* stack = first_of_entry ? stack_of(*r.npu, ne) : nullptr;
-  out.push_back(stack != nullptr ? python_list(*stack) : "N/A");
-  if (r.mode == DumpMode::kTensor) {
-    const auto data = [](const collector::DumpValue* v) {
-      return v == nullptr ? "N/A" : v->data_name.empty() ? "-1" : v->data_name;
-    };
-    out.push_back(python_list({data(&n), data(b)}));
-    out.push_back(b ? "[-1, -1]" : "[-1, 'N/A']");
-    out.push_back(b ? accuracy_reached(metric_cells(row)) : "N/A");
+  // Err_message: the row's messages, then the metrics' (a JSON list).
+  static void append_messages(std::string& out, const std::vector<std::string>& messages, const std::string& more) {
+    out += '[';
+    for (const std::string& m : messages) {
+      if (out.size() > 1) out += ", ";
+      collector::append_json_string(out, m);
+    }
+    if (!more.empty()) {
+      if (out.size() > 1) out += ", ";
+      collector::append_json_string(out, more);
+    }
+    out += ']';
   }
-  return out;
-}
+
+  const DumpCompareResult& r_;
+};
 
 Table result_table(const DumpCompareResult& r, bool with_rows) {
   const TableSpec* spec = r.mode == DumpMode::kTensor       ? &kTensorResultTable
                           : r.mode == DumpMode::kStatistics ? &kStatisticsResultTable
                                                             : &kMd5ResultTable;
-  Table t{spec, {}};
+  Table t{spec, {}, {}};
   if (!with_rows) return t;
+  Table streamed{spec, {}, {}};  // the same writer, its cells then held as Values (the viewer reads them)
+  streamed.stream({r.rows.size(), ResultRowWriter(r)});
   t.rows.reserve(r.rows.size());
-  for (std::size_t i = 0; i < r.rows.size(); ++i) {
-    const bool first = i == 0 || r.rows[i - 1].npu_entry != r.rows[i].npu_entry;
-    t.add(result_row(r, r.rows[i], first));
-  }
+  streamed.for_each_streamed([&](std::span<const std::string> cells) { t.add(Row(cells.begin(), cells.end())); });
   return t;
 }
 
@@ -433,13 +495,11 @@ analyzer::Report compare_report(const DumpCompareResult& r, int top, bool compar
   report.rules = {"compare"};
   report.notes = r.notes;
   report.tables.push_back(summary_table(r));
-  Table entries = entries_table(r);
-  if (top > 0 && entries.rows.size() > static_cast<std::size_t>(top)) {
-    report.notes.push_back("entries: the " + std::to_string(top) + " worst of " + std::to_string(entries.rows.size()) +
+  if (top > 0 && r.entries.size() > static_cast<std::size_t>(top)) {
+    report.notes.push_back("entries: the " + std::to_string(top) + " worst of " + std::to_string(r.entries.size()) +
                            " (--top N: more; JSON and CSV have all)");
-    entries.rows.resize(static_cast<std::size_t>(top));
   }
-  report.tables.push_back(std::move(entries));
+  report.tables.push_back(entries_table(r, top));
   report.tables.push_back(entry_record(kFirstFailingTable, r, r.first_failing));
   report.tables.push_back(entry_record(kFirstIntroducingTable, r, r.first_introducing));
   report.tables.push_back(entry_record(kFirstFailingBackwardTable, r, r.first_failing_backward));
@@ -448,6 +508,14 @@ analyzer::Report compare_report(const DumpCompareResult& r, int top, bool compar
   report.tables.push_back(unmatched_table(kUnmatchedBenchTable, *r.bench, r.unmatched_bench));
   report.tables.push_back(result_table(r, compare_result_rows));
   return report;
+}
+
+void stream_compare_result(analyzer::Report& report, const DumpCompareResult& result) {
+  for (Table& t : report.tables) {
+    if (t.spec->name != "compare_result") continue;
+    t.rows.clear();
+    t.stream({result.rows.size(), ResultRowWriter(result)});
+  }
 }
 
 std::vector<const TableSpec*> dump_compare_table_specs() {

@@ -170,12 +170,13 @@ void pair_values(const DumpEntry& npu, const DumpEntry* bench, bool cross_frame,
   out.bench_of.assign(out.npu_order.size(), -1);
   out.bench_only.clear();
   if (bench == nullptr) return;
-  std::vector<std::pair<std::string_view, std::int32_t>> by_slot;
-  by_slot.reserve(bench->values.size());
+  auto& by_slot = out.by_slot;
+  by_slot.clear();
   for (std::size_t i = 0; i < bench->values.size(); ++i)
     by_slot.emplace_back(bench->values[i].slot, static_cast<std::int32_t>(i));
   std::sort(by_slot.begin(), by_slot.end());
-  std::vector<char> taken(bench->values.size(), 0);
+  auto& taken = out.taken;
+  taken.assign(bench->values.size(), 0);
   for (std::size_t k = 0; k < out.npu_order.size(); ++k) {
     const collector::DumpValue& n = npu.values[static_cast<std::size_t>(out.npu_order[k])];
     const auto it =

@@ -47,6 +47,9 @@ EntryPairing pair_dump_entries(const collector::MsprobeDump& npu, const collecto
 // msprobe does not pair), `bench_only` the bench values nothing took.
 struct ValuePairing {
   std::vector<std::int32_t> npu_order, bench_of, bench_only;
+  // pair_values' scratch, kept to be reused entry after entry (no allocation per entry).
+  std::vector<std::pair<std::string_view, std::int32_t>> by_slot;
+  std::vector<char> taken;
 };
 void pair_values(const collector::DumpEntry& npu, const collector::DumpEntry* bench, bool cross_frame,
                  ValuePairing& out);

@@ -162,8 +162,14 @@ bool same_text(const StatCell& a, const StatCell& b) {
 }  // namespace
 
 std::string python_float(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::string out;
+  append_python_float(out, v);
+  return out;
+}
+
+void append_python_float(std::string& text, double v) {
+  if (std::isnan(v)) return text.append("nan"), void();
+  if (std::isinf(v)) return text.append(v > 0 ? "inf" : "-inf"), void();
   char sci[40];
   const auto r = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);  // shortest round trip
   // "-d.ddde-XX": the digits without the point, and the exponent.
@@ -190,28 +196,44 @@ std::string python_float(double v) {
       if (count <= whole) out[n++] = '0';
       for (std::size_t i = whole; i < count; ++i) out[n++] = digits[i];
     }
-    return std::string(out, n);
+    text.append(out, n);
+    return;
   }
   out[n++] = digits[0];
   if (count > 1) {
     out[n++] = '.';
     for (std::size_t i = 1; i < count; ++i) out[n++] = digits[i];
   }
-  n += static_cast<std::size_t>(std::snprintf(out + n, sizeof out - n, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp)));
-  return std::string(out, n);
+  out[n++] = 'e';
+  out[n++] = exp < 0 ? '-' : '+';
+  const int e = std::abs(exp);
+  if (e >= 100) out[n++] = static_cast<char>('0' + e / 100);
+  out[n++] = static_cast<char>('0' + e / 10 % 10);
+  out[n++] = static_cast<char>('0' + e % 10);
+  text.append(out, n);
 }
 
 std::string StatCell::text() const {
+  std::string out;
+  append_text(out);
+  return out;
+}
+
+void StatCell::append_text(std::string& out) const {
   switch (kind) {
-    case StatKind::kNum: return integral ? std::to_string(static_cast<long long>(num)) : python_float(num);
-    case StatKind::kNan: return "Nan";
-    case StatKind::kInf: return "inf";
-    case StatKind::kNegInf: return "-inf";
-    case StatKind::kNa: return other.empty() ? "N/A" : other;
+    case StatKind::kNum: {
+      if (!integral) return append_python_float(out, num);
+      char digits[24];
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, static_cast<long long>(num)).ptr);
+      return;
+    }
+    case StatKind::kNan: out += "Nan"; return;
+    case StatKind::kInf: out += "inf"; return;
+    case StatKind::kNegInf: out += "-inf"; return;
+    case StatKind::kNa: out += other.empty() ? "N/A" : other; return;
     case StatKind::kDevice:
-    case StatKind::kOther: return other;
+    case StatKind::kOther: out += other; return;
   }
-  return other;
 }
 
 StatCell na_cell() { return other_cell("N/A", StatKind::kNa); }
@@ -233,7 +255,7 @@ std::array<StatCell, 4> stat_cells(const DumpValue& v) {
 // is no None: msprobe writes its dtype "<class 'NoneType'>" and its statistics None.
 bool is_null_value(const DumpValue& v) { return !v.is_tensor && v.type.empty(); }
 
-std::string msprobe_dtype(const DumpValue& v) {
+std::string_view msprobe_dtype(const DumpValue& v) {
   if (v.is_tensor) return v.dtype;
   if (is_null_value(v)) return "None";
   if (v.type == "torch.Size" || v.type == "slice" || v.type == "ellipsis" || v.type == "torch.ProcessGroup")
@@ -248,31 +270,42 @@ std::string msprobe_dtype(const DumpValue& v) {
 }
 
 std::string msprobe_shape(const DumpValue& v) {
-  if (is_null_value(v)) return "None";
+  std::string out;
+  append_msprobe_shape(out, v);
+  return out;
+}
+
+void append_msprobe_shape(std::string& out, const DumpValue& v) {
+  if (is_null_value(v)) return out.append("None"), void();
   if (v.is_tensor) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.shape.size(); ++i) out += (i ? ", " : "") + std::to_string(v.shape[i]);
-    return out + "]";
+    out += '[';
+    char digits[24];
+    for (std::size_t i = 0; i < v.shape.size(); ++i) {
+      if (i) out += ", ";
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, v.shape[i]).ptr);
+    }
+    out += ']';
+    return;
   }
   if (v.type == "torch.Size") {  // str(value): the list as Python writes it
-    std::string out;
     for (const char c : v.value) {
       if (c == ' ') continue;
       out += c;
       if (c == ',') out += ' ';
     }
-    return out;
+    return;
   }
   if (v.type == "slice") {  // str(np.shape(np.array(value)))
     const auto items = std::count(v.value.begin(), v.value.end(), ',') + (v.value.size() > 2 ? 1 : 0);
     char text[32];
     std::snprintf(text, sizeof text, "(%lld,)", static_cast<long long>(items));
-    return text;
+    out += text;
+    return;
   }
-  return "[]";
+  out += "[]";
 }
 
-bool dtypes_pair(const std::string& npu, const std::string& bench, bool cross_frame) {
+bool dtypes_pair(std::string_view npu, std::string_view bench, bool cross_frame) {
   const std::string_view n = cross_frame ? dtype_kind(npu) : npu, b = cross_frame ? dtype_kind(bench) : bench;
   return n == b || (in_float_group(n) && in_float_group(b)) || (in_torch_float_group(n) && in_torch_float_group(b));
 }
@@ -320,21 +353,34 @@ StatDiff stat_diff(const StatCell& npu, const StatCell& bench) {
 }
 
 std::string StatDiff::diff_text() const {
-  switch (kind) {
-    case Kind::kSame: return "0";
-    case Kind::kNum: return python_float(diff);
-    case Kind::kNan: return "Nan";
-    case Kind::kInf: return "inf";
-    case Kind::kNegInf: return "-inf";
-    case Kind::kNa: return "N/A";
-    case Kind::kDiff: return "Diff";
-  }
-  return "N/A";
+  std::string out;
+  append_diff_text(out);
+  return out;
 }
 
 std::string StatDiff::rel_text() const {
-  if (kind != Kind::kNum) return diff_text();
-  return std::isinf(rel) ? "inf" : python_float(rel) + "%";
+  std::string out;
+  append_rel_text(out);
+  return out;
+}
+
+void StatDiff::append_diff_text(std::string& out) const {
+  switch (kind) {
+    case Kind::kSame: out += '0'; return;
+    case Kind::kNum: return append_python_float(out, diff);
+    case Kind::kNan: out += "Nan"; return;
+    case Kind::kInf: out += "inf"; return;
+    case Kind::kNegInf: out += "-inf"; return;
+    case Kind::kNa: out += "N/A"; return;
+    case Kind::kDiff: out += "Diff"; return;
+  }
+}
+
+void StatDiff::append_rel_text(std::string& out) const {
+  if (kind != Kind::kNum) return append_diff_text(out);
+  if (std::isinf(rel)) return out.append("inf"), void();
+  append_python_float(out, rel);
+  out += '%';
 }
 
 double StatDiff::share_or_nan() const {

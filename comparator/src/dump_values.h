@@ -23,7 +23,9 @@
 
 namespace npuscope::comparator {
 
-// Python's repr of a float: "0.5", "1.0", "1e-05", "1.5e+16", "inf", "-inf", "nan".
+// Python's repr of a float: "0.5", "1.0", "1e-05", "1.5e+16", "inf", "-inf", "nan"; appended to
+// `out` without allocating once it has room.
+void append_python_float(std::string& out, double v);
 std::string python_float(double v);
 
 // The kinds CalcStatsDiff.classify tells apart.
@@ -35,7 +37,8 @@ struct StatCell {
   double num = 0;
   bool integral = false;     // written without ".0" (an int in dump.json)
   std::string text() const;  // "0.5", "2", "Nan", "inf", "None", "True", "N/A", ...
-  std::string other;         // kOther and kDevice: the text
+  void append_text(std::string& out) const;
+  std::string other;  // kOther and kDevice: the text
 };
 
 // The four statistics of a value, Max, Min, Mean, Norm (a non-tensor argument: its value four times).
@@ -44,11 +47,12 @@ StatCell na_cell();
 
 // msprobe's dtype and shape columns: "torch.float32" and "[32, 3, 224, 224]" for a tensor;
 // "<class 'int'>" and "[]" for a scalar argument; "None" for a null one.
-std::string msprobe_dtype(const collector::DumpValue& v);
+std::string_view msprobe_dtype(const collector::DumpValue& v);
+void append_msprobe_shape(std::string& out, const collector::DumpValue& v);
 std::string msprobe_shape(const collector::DumpValue& v);
 // Whether msprobe pairs these dtypes (gen_dtype_condition): equal, or both of its float group
 // (float16, float32, bfloat16); `cross_frame`: MindSpore's and PyTorch's names by kind first.
-bool dtypes_pair(const std::string& npu, const std::string& bench, bool cross_frame);
+bool dtypes_pair(std::string_view npu, std::string_view bench, bool cross_frame);
 
 // A value that is nothing: a null argument (msprobe's default item).
 bool is_null_value(const collector::DumpValue& v);
@@ -61,6 +65,7 @@ struct StatDiff {
   enum class Kind : std::uint8_t { kSame, kNum, kNan, kInf, kNegInf, kNa, kDiff } kind = Kind::kNa;
   double diff = 0, rel = 0;  // kNum: npu - bench and |diff / bench| * 100 (inf when bench is 0)
   std::string diff_text() const, rel_text() const;
+  void append_diff_text(std::string&out) const, append_rel_text(std::string&out) const;
   // What msprobe's checkers read of the relative error cell: a share (x % / 100) for a percentage,
   // NaN where get_min_or_max_value skips the cell, and what str2float makes of it for a threshold.
   double share_or_nan() const;

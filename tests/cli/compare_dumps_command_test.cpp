@@ -35,6 +35,16 @@ class CompareDumpsCommandTest : public npuscope::testing::ProfileDirTest {
     return dir;
   }
 
+  // `npuscope compare NPU BENCH FLAGS --format json`'s report; a failing test when it does not exit 0.
+  nlohmann::json compare_json(const std::string& npu, const std::string& bench, const std::string& flags = "") {
+    const auto r = run_command(
+        npuscope_cmd("compare " + npu + " " + bench + " " + flags + " --format json -o " + out("report.json")));
+    EXPECT_EQ(r.status, 0) << r.output;
+    last_output = r.output;
+    return r.status == 0 ? nlohmann::json::parse(read_file(out("report.json"))) : nlohmann::json::object();
+  }
+  std::string last_output;  // compare_json's stdout and stderr
+
   // The data with each entry renamed by `rename` (in place, in dump order).
   template <class Rename>
   static void rename_entries(nlohmann::ordered_json& data, Rename rename) {
@@ -63,9 +73,7 @@ class CompareDumpsCommandTest : public npuscope::testing::ProfileDirTest {
 
 TEST_F(CompareDumpsCommandTest, ARealDumpAgainstItselfPassesEntirely) {
   NPUSCOPE_REALDATA_OR_SKIP(src, kDump);
-  const auto r = run_command(npuscope_cmd("compare " + src + " " + src + " --format json -o " + out("r.json")));
-  ASSERT_EQ(r.status, 0) << r.output;
-  const auto j = nlohmann::json::parse(read_file(out("r.json")));
+  const auto j = compare_json(src, src);
   const auto& s = j["dump_summary"];
   EXPECT_EQ(s["mode"], "statistics");
   EXPECT_EQ(s["entries_compared"], 760);
@@ -131,11 +139,8 @@ TEST_F(CompareDumpsCommandTest, TreesCompareStepByStepAndSayWhatIsMissing) {
   copy_dir(src, "npu/step0/rank0");
   copy_dir(src, "npu/step1/rank0");
   copy_dir(src, "bench/step0/rank0");
-  const auto r =
-      run_command(npuscope_cmd("compare " + out("npu") + " " + out("bench") + " --format json -o " + out("r.json")));
-  ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("step 1, rank 0: the NPU dump"), std::string::npos) << r.output;
-  const auto j = nlohmann::json::parse(read_file(out("r.json")));
+  const auto j = compare_json(out("npu"), out("bench"));
+  EXPECT_NE(last_output.find("step 1, rank 0: the NPU dump"), std::string::npos) << last_output;
   ASSERT_EQ(j["comparisons"].size(), 1u);
   EXPECT_EQ(j["comparisons"][0]["step"], 0);
   EXPECT_EQ(j["comparisons"][0]["report"]["dump_summary"]["failed"], 0);
@@ -165,9 +170,7 @@ TEST_F(CompareDumpsCommandTest, Md5DumpsCompareTheirCrcs) {
     add_md5(data);
     data["Functional.relu.5.forward"]["output"][0]["md5"] = "0badc0de";
   });
-  const auto r = run_command(npuscope_cmd("compare " + npu + " " + bench + " --format json -o " + out("r.json")));
-  ASSERT_EQ(r.status, 0) << r.output;
-  const auto j = nlohmann::json::parse(read_file(out("r.json")));
+  const auto j = compare_json(npu, bench);
   EXPECT_EQ(j["dump_summary"]["mode"], "md5");
   EXPECT_EQ(j["dump_summary"]["failed"], 1);
   EXPECT_EQ(j["first_failing_entry"]["entry"], "Functional.relu.5.forward");
@@ -191,14 +194,10 @@ TEST_F(CompareDumpsCommandTest, FuzzyMatchPairsEntriesWhoseCallIndexesShifted) {
       return std::regex_match(name, m, add) ? "Tensor.add_." + std::to_string(std::stoi(m[1]) + 1) + ".forward" : name;
     });
   });
-  const auto by_name = run_command(npuscope_cmd("compare " + npu + " " + src + " --format json -o " + out("n.json")));
-  ASSERT_EQ(by_name.status, 0) << by_name.output;
-  const auto n = nlohmann::json::parse(read_file(out("n.json")));
+  const auto n = compare_json(npu, src);
   EXPECT_GT(n["dump_summary"]["unmatched_npu"], 0);
   EXPECT_GT(n["dump_summary"]["unmatched_bench"], 0);
-  const auto fuzzy = run_command(npuscope_cmd("compare " + npu + " " + src + " -fm --format json -o " + out("f.json")));
-  ASSERT_EQ(fuzzy.status, 0) << fuzzy.output;
-  const auto f = nlohmann::json::parse(read_file(out("f.json")));
+  const auto f = compare_json(npu, src, "-fm");
   EXPECT_EQ(f["dump_summary"]["entries_compared"], 760);
   EXPECT_EQ(f["dump_summary"]["failed"], 0);
   EXPECT_EQ(f["dump_summary"]["unmatched_npu"], 0);
@@ -215,13 +214,8 @@ TEST_F(CompareDumpsCommandTest, AMappingFilePairsRenamedApis) {
     });
   });
   std::ofstream(out("mapping.yaml")) << "NPU.npu_conv2d: Functional.conv2d\n";
-  const auto without = run_command(npuscope_cmd("compare " + npu + " " + src + " --format json -o " + out("n.json")));
-  ASSERT_EQ(without.status, 0) << without.output;
-  EXPECT_GT(nlohmann::json::parse(read_file(out("n.json")))["dump_summary"]["unmatched_npu"], 0);
-  const auto with = run_command(npuscope_cmd("compare " + npu + " " + src + " --mapping " + out("mapping.yaml") +
-                                             " --format json -o " + out("m.json")));
-  ASSERT_EQ(with.status, 0) << with.output;
-  const auto m = nlohmann::json::parse(read_file(out("m.json")));
+  EXPECT_GT(compare_json(npu, src)["dump_summary"]["unmatched_npu"], 0);
+  const auto m = compare_json(npu, src, "--mapping " + out("mapping.yaml"));
   EXPECT_EQ(m["dump_summary"]["entries_compared"], 760);
   EXPECT_EQ(m["dump_summary"]["failed"], 0);
   EXPECT_EQ(m["dump_summary"]["unmatched_npu"], 0);
@@ -243,10 +237,7 @@ TEST_F(CompareDumpsCommandTest, TensorDumpsOfATorchModelNameThePerturbedEntryFir
   const auto py = run_command("/usr/bin/python3 " + script.string() + " " + out("dumps"));
   if (py.status == 3) GTEST_SKIP() << "/usr/bin/python3 has no torch";
   ASSERT_EQ(py.status, 0) << py.output;
-  const auto r = run_command(
-      npuscope_cmd("compare " + out("dumps/npu") + " " + out("dumps/bench") + " --format json -o " + out("r.json")));
-  ASSERT_EQ(r.status, 0) << r.output;
-  const auto j = nlohmann::json::parse(read_file(out("r.json")));
+  const auto j = compare_json(out("dumps/npu"), out("dumps/bench"));
   const auto& s = j["dump_summary"];
   EXPECT_EQ(s["mode"], "tensor");
   EXPECT_EQ(s["entries_compared"], 7);
@@ -272,10 +263,7 @@ TEST_F(CompareDumpsCommandTest, TensorDumpsOfATorchModelNameThePerturbedEntryFir
   }
   EXPECT_TRUE(saw_output);
   // Against itself every tensor is equal.
-  const auto self = run_command(npuscope_cmd("compare " + out("dumps/bench") + " " + out("dumps/bench") +
-                                             " --fail-on-mismatch --format json -o " + out("s.json")));
-  EXPECT_EQ(self.status, 0) << self.output;
-  EXPECT_EQ(nlohmann::json::parse(read_file(out("s.json")))["dump_summary"]["passed"], 7);
+  EXPECT_EQ(compare_json(out("dumps/bench"), out("dumps/bench"), "--fail-on-mismatch")["dump_summary"]["passed"], 7);
 }
 
 // A trace against a dump is compared as the trace's PyTorch dump (tests/pytorch/test_msprobe_names.py

@@ -22,11 +22,24 @@
 //   then advice tables by time at stake (their impact column's largest value), then the details in
 //   rule order. JSON and CSV keep rule order.
 // - A column of unit op name or task id lets the viewer jump to the op.
+//
+// Note [Streamed tables]
+// A table of more rows than are worth holding as cells (a dump comparison's compare_result: a row
+// per tensor, ~30 text cells each, 400,000 rows for a 100,000-entry dump) may instead be given as
+// StreamedRows: its row count and a function that writes one row's cells as text. The CSV and JSON
+// renderers call it row by row into their output, reusing one set of cell strings, so that no row
+// is held and no cell allocates once the strings have grown; text materialises the rows it shows.
+// Its columns must all be text (Table::stream checks it): the cells are their text, none is null.
+// The renderers format blocks of rows on two threads at once (formatting the cells is most of
+// writing them: 6 million numbers in Python's repr for that compare_result), so `write` must be
+// callable from two threads for different rows: it reads what it was made from and writes only
+// `cells`. A consumer that reads Table::rows (the viewer) asks for held rows instead.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -103,9 +116,29 @@ inline constexpr int kNotInText = -1;  // TableSpec::text_rows: the table is not
 using Value = std::variant<std::monostate, std::int64_t, double, std::string, bool, std::vector<std::string>>;
 using Row = std::vector<Value>;
 
+// Note [Streamed tables].
+struct StreamedRows {
+  std::size_t count = 0;
+  // Writes row `row`'s cells into `cells`, one per column, each empty when called.
+  std::function<void(std::size_t row, std::span<std::string> cells)> write;
+};
+
 struct Table {
   const TableSpec* spec = nullptr;
   std::vector<Row> rows;
+  StreamedRows streamed;  // Note [Streamed tables]: rows given this way instead (`rows` then empty)
+
+  // Gives the rows as StreamedRows; std::logic_error when a column is not text or rows are held.
+  void stream(StreamedRows rows);
+  std::size_t row_count() const { return rows.size() + streamed.count; }
+  // Calls `each(cells)` for every streamed row in order, the cells filled as StreamedRows::write
+  // fills them (the renderers' one loop over a streamed table).
+  void for_each_streamed(const std::function<void(std::span<const std::string>)>& each) const;
+  // The streamed rows as text, in blocks of rows in order: `row_text(i, cells, out)` appends row
+  // i's text to `out`, `emit(block)` takes each block's. Two blocks are formatted at a time, on two
+  // threads (Note [Streamed tables]); `row_text` must allow it too.
+  void format_streamed(const std::function<void(std::size_t, std::span<const std::string>, std::string&)>& row_text,
+                       const std::function<void(std::string_view)>& emit) const;
 
   // Checks the row against the spec (arity, each cell's type for its unit): an error here is ours,
   // std::logic_error naming the table and column.

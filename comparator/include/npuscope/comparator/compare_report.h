@@ -33,6 +33,10 @@ analyzer::Report compare_report(const CompareResult& result, int top = 0);
 // `compare_result_rows` that table is left empty: the text report does not show it, and its cells
 // are most of a big comparison's report.
 analyzer::Report compare_report(const DumpCompareResult& result, int top = 0, bool compare_result_rows = true);
+// Gives the compare_result table of `report` (compare_report's of `result`) its rows as streamed
+// rows (Note [compare_result streamed]): what --format csv and json write, a block at a time.
+// `result` must outlive the report.
+void stream_compare_result(analyzer::Report& report, const DumpCompareResult& result);
 
 std::vector<const analyzer::TableSpec*> compare_table_specs();
 // The dump comparison's tables: compare_result thrice (one spec a mode, under msprobe's column
