@@ -33,13 +33,6 @@ std::string torch_dtype_name(std::int32_t dtype) {
   return "torch." + std::string(first.empty() ? dtype_name(*d) : first);
 }
 
-std::int32_t dtype_id_of(const std::string& torch_dtype) {
-  std::string_view name = torch_dtype;
-  if (name.starts_with("torch.")) name.remove_prefix(6);
-  const std::optional<DType> d = find_dtype(name);
-  return d ? static_cast<std::int32_t>(*d) : 0;
-}
-
 std::vector<std::int64_t> parse_shape(const std::string& shape) {
   std::vector<std::int64_t> dims;
   const char* at = shape.data();

@@ -171,10 +171,8 @@ void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, Where whe
   } else {
     v.is_tensor = true;
     v.dtype = j.value("dtype", "");
-    std::string_view bare = v.dtype;
-    if (bare.starts_with("torch.")) bare.remove_prefix(6);
-    const std::optional<DType> dtype = find_dtype(bare);
-    v.dtype_id = dtype ? static_cast<std::int32_t>(*dtype) : 0;
+    const std::optional<DType> dtype = collector::msprobe_dtype(v.dtype);
+    v.dtype_id = dtype ? static_cast<std::int32_t>(*dtype) : -1;
     std::int64_t numel = 1;
     for (const Json& d : j.value("shape", Json::array())) {
       v.shape.push_back(d.get<std::int64_t>());

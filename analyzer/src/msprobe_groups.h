@@ -47,8 +47,6 @@ class Steps {
 collector::DumpValue tensor_value(std::string slot, const collector::TensorRow* row);
 // msprobe's name of a TENSOR.dtype: "torch.float32"; "dtype<N>" for a value this build does not know.
 std::string torch_dtype_name(std::int32_t dtype);
-// The vocabulary's DType of msprobe's dtype name ("torch.float32"); 0 when it has none.
-std::int32_t dtype_id_of(const std::string& torch_dtype);
 std::vector<std::int64_t> parse_shape(const std::string& shape);  // "2,3" -> {2, 3}
 // A module entry's name in the other pass: "Module.fc.Linear.forward.0" -> "Module.fc.Linear.backward.0".
 std::string other_pass(const std::string& entry, std::string_view from, std::string_view to);

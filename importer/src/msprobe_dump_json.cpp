@@ -36,7 +36,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -169,18 +168,6 @@ dom::element JsonFiles::parse(const std::string& path) {
   }
   if (error) throw_malformed(path, std::string_view(text, size_), error);
   return root;
-}
-
-std::int32_t dtype_id_of(std::string_view dtype) {
-  if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
-  if (const auto d = find_dtype(dtype)) return static_cast<std::int32_t>(*d);
-  char lower[32];
-  if (dtype.size() > sizeof lower) return -1;
-  for (std::size_t i = 0; i < dtype.size(); ++i) {
-    lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(dtype[i])));
-  }
-  const auto d = find_dtype(std::string_view(lower, dtype.size()));  // MindSpore's Float32, BFloat16, Bool
-  return d ? static_cast<std::int32_t>(*d) : -1;
 }
 
 namespace {
@@ -384,7 +371,7 @@ void EntryReader::add_leaf(dom::object o) {
   if (has(kDataName) && !at(kDataName).get(text)) v.data_name = text;
   for (const std::string_view key : others_) notes_.add("tensor keys not read ('" + std::string(key) + "')");
   if (has(kValue)) notes_.add("tensor keys not read ('value')");
-  v.dtype_id = dtype_id_of(v.dtype);
+  v.dtype_id = collector::msprobe_dtype_id(v.dtype);
   if (v.dtype_id < 0) notes_.add("tensors of a dtype npuscope lacks (" + v.dtype + ")");
   if (!v.data_name.empty()) name_by_file(v);
 }

@@ -58,8 +58,4 @@ std::string read_dump_json(JsonFiles& files, const std::string& path, collector:
 // JSON] turns into these strings of the same length before simdjson reads the text again.
 inline constexpr std::string_view kNanToken = "N", kInfToken = "Infini", kMinusInfToken = "-Infini";
 
-// The vocabulary's DType of an msprobe dtype name: torch's ("torch.float32"), numpy's ("float32"),
-// MindSpore's ("Float32"); -1 for one npuscope lacks ("torch.complex64", "torch.float8_e4m3fn").
-std::int32_t dtype_id_of(std::string_view dtype);
-
 }  // namespace npuscope::importer::msprobe

@@ -25,9 +25,13 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "npuscope/runtime_hooks/vocabulary.h"
 
 namespace npuscope::collector {
 
@@ -94,5 +98,14 @@ struct MsprobeDump {
   // MsprobeDumpError naming the entry, the value and the file.
   std::function<DumpTensorData(const DumpEntry&, const DumpValue&)> load;
 };
+
+// The vocabulary's DType of an msprobe dtype name: torch's ("torch.float32"), numpy's ("float32"),
+// MindSpore's ("Float32"); nullopt for one npuscope lacks ("torch.complex64", "torch.float8_e4m3fn").
+std::optional<DType> msprobe_dtype(std::string_view name);
+// DumpValue::dtype_id of that name: the DType's value, or -1.
+inline std::int32_t msprobe_dtype_id(std::string_view name) {
+  const std::optional<DType> d = msprobe_dtype(name);
+  return d ? static_cast<std::int32_t>(*d) : -1;
+}
 
 }  // namespace npuscope::collector
