@@ -47,7 +47,15 @@ fs::file_time_type newest_of(const Source& source) {
   return newest;
 }
 
-bool writable_dir(const fs::path& dir) { return ::access(dir.c_str(), W_OK) == 0; }
+// Whether to write beside the source: the directory lets us write and its mode says it is meant to be
+// written. root passes access(W_OK) on a read-only (r-x) folder, and must not litter a shared,
+// read-only data tree with cached imports.
+bool writable_dir(const fs::path& dir) {
+  std::error_code ec;
+  const fs::perms p = fs::status(dir, ec).permissions();
+  constexpr fs::perms kAnyWrite = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
+  return !ec && (p & kAnyWrite) != fs::perms::none && ::access(dir.c_str(), W_OK) == 0;
+}
 
 // The cached trace still stands for the source: made by this version, from this source, after its
 // files last changed, and complete (or as complete as the source was).

@@ -96,8 +96,9 @@ struct CachedTrace {
   std::string path;                    // the trace to open
   std::optional<ImportReport> report;  // set when it was imported now (not taken from the cache)
 };
-// Where the cached trace of a source lives: `<source>.npuscope.db` beside it, else under $TMPDIR
-// (the name keyed by the source's absolute path).
+// Where the cached trace of a source lives: `<source>.npuscope.db` beside it when its folder is
+// writable both by access() and by its mode (root may write into an r-x folder, and must not), else
+// under $TMPDIR/npuscope-imports (the name keyed by the source's absolute path).
 std::string cache_path_of(const Source& source);
 // The trace of `source`, imported now unless a cached one is up to date (newer than every file of
 // the source, and written by this npuscope version).
