@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& value : entry.values) {
           if (!dump.load || value.data_name.empty()) continue;
           try {
-            const auto t = dump.load(entry, value);
+            const auto t = dump.loaded(entry, value);
             if (t.shape != value.shape) std::abort();  // the loader checks the shape
           } catch (const npuscope::collector::MsprobeDumpError&) {
           }

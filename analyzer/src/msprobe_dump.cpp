@@ -181,9 +181,8 @@ std::vector<collector::MsprobeDump> split_steps(const collector::TraceReader& re
   for (auto& [step, d] : steps) {
     if (all.has_data) {
       const collector::TraceReader* r = &reader;
-      d.load = [r, src = sources[step]](const collector::DumpEntry& e, const collector::DumpValue& v) {
-        return load_tensor(*r, *src, e, v);
-      };
+      d.load = [r, src = sources[step]](const collector::DumpEntry& e, const collector::DumpValue& v,
+                                        collector::DumpTensorData& t) { t = load_tensor(*r, *src, e, v); };
     }
     out.push_back(std::move(d));
   }

@@ -73,7 +73,7 @@ std::string MsprobeWriter::data_file(const MsprobeDump& dump, const DumpEntry& e
   if (!dump.load || !v.has_stats) return {};
   TensorRow t;
   try {
-    DumpTensorData data = dump.load(e, v);
+    DumpTensorData data = dump.loaded(e, v);
     t.dtype = data.dtype_id;
     for (std::size_t d = 0; d < data.shape.size(); ++d) {
       if (d > 0) t.shape += ',';

@@ -71,7 +71,7 @@ std::string load(const MsprobeDump& dump, const DumpEntry& entry, const DumpValu
                  collector::DumpTensorData& out, bool& failed) {
   if (v.data_name.empty() || !dump.load) return std::string(side) + " does not have data file.";
   try {
-    out = dump.load(entry, v);
+    dump.load(entry, v, out);
   } catch (const collector::MsprobeDumpError& e) {
     failed = true;
     return e.what();
@@ -120,10 +120,12 @@ std::int32_t as_numpy(std::int32_t dtype) {
   return dtype == static_cast<std::int32_t>(DType::kBF16) ? static_cast<std::int32_t>(DType::kF32) : dtype;
 }
 
-// Tensor mode: both tensors loaded and compared (npy_compare's ValidateTensor order: empty, shape,
-// then the metrics), or why not.
+// Tensor mode: both tensors loaded into `n` and `b` (the comparison's two buffers, reused from row
+// to row) and compared (npy_compare's ValidateTensor order: empty, shape, then the metrics), or why
+// not.
 void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, const MsprobeDump& bench,
-                        const DumpEntry& bench_entry, DumpRow& r) {
+                        const DumpEntry& bench_entry, DumpRow& r, collector::DumpTensorData& n,
+                        collector::DumpTensorData& b) {
   if (!r.npu->is_tensor || !r.bench->is_tensor) return;  // scalar arguments: the checkers judge them
   if (r.npu->shape != r.bench->shape) {
     r.why = "Shape of NPU and bench tensor do not match. Skipped.";
@@ -140,7 +142,6 @@ void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, cons
       return;
     }
   }
-  collector::DumpTensorData n, b;
   load_both(npu, npu_entry, bench, bench_entry, r, n, b);
   if (!r.why.empty()) return;
   const TensorData nd{n.bytes.data(), n.dtype_id, static_cast<std::size_t>(n.numel), n.bytes.size()};
@@ -291,6 +292,7 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
   result.rows.reserve(values_in_all);  // a row per NPU value: the rows never move
   ValuePairing values;
   EntryChecker checker;
+  collector::DumpTensorData npu_data, bench_data;  // tensor mode: every row's tensors, in turn
   const auto total = static_cast<std::int64_t>(npu.entries.size());
   for (std::size_t i = 0; i < npu.entries.size(); ++i) {
     const DumpEntry& ne = npu.entries[i];
@@ -308,7 +310,7 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
       if (values.bench_of[k] >= 0) {
         r.bench_entry = static_cast<std::int32_t>(pair->bench);
         r.bench = &be->values[static_cast<std::size_t>(values.bench_of[k])];
-        if (result.mode == DumpMode::kTensor) compare_tensor_row(npu, ne, bench, *be, r);
+        if (result.mode == DumpMode::kTensor) compare_tensor_row(npu, ne, bench, *be, r, npu_data, bench_data);
       } else {
         r.why = "No bench data matched.";
         if (be != nullptr) result.unmatched_npu.push_back({static_cast<std::int32_t>(i), r.npu->slot});

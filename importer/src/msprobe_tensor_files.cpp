@@ -29,8 +29,9 @@ std::string dtype_text(std::int32_t dtype) {
   return d ? std::string(dtype_name(*d)) : "dtype " + std::to_string(dtype);
 }
 
-// The whole .npy file at `path` (Note [Reading .npy headers]); NpyFormatError for a bad one.
-DumpTensorData read_npy(const std::string& path) {
+// The whole .npy file at `path` into `t`, reusing its buffer (Note [Reading .npy headers]);
+// NpyFormatError for a bad one.
+void read_npy(const std::string& path, DumpTensorData& t) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   const auto end = in.tellg();
   if (!in || end < 0) throw npy::NpyFormatError("cannot open '" + path + "'");
@@ -45,7 +46,6 @@ DumpTensorData read_npy(const std::string& path) {
   in.read(reinterpret_cast<char*>(header.data() + have), static_cast<std::streamsize>(needed - have));
   const npy::Header h = npy::parse_header(header, path);
   npy::check_data_size(h, file_bytes, path);
-  DumpTensorData t;
   t.dtype_id = static_cast<std::int32_t>(h.dtype);
   t.shape = h.shape;
   t.numel = h.data_bytes / dtype_size(h.dtype);
@@ -54,7 +54,6 @@ DumpTensorData read_npy(const std::string& path) {
   if (!in.read(reinterpret_cast<char*>(t.bytes.data()), static_cast<std::streamsize>(h.data_bytes))) {
     throw npy::NpyFormatError("cannot read the data of '" + path + "'");
   }
-  return t;
 }
 
 class Loader {
@@ -62,7 +61,7 @@ class Loader {
   Loader(std::string dump, std::string folder, std::string dump_data_dir)
       : dump_(std::move(dump)), folder_(std::move(folder)), dump_data_dir_(std::move(dump_data_dir)) {}
 
-  DumpTensorData operator()(const DumpEntry& e, const DumpValue& v) const {
+  void operator()(const DumpEntry& e, const DumpValue& v, DumpTensorData& t) const {
     const std::string where = "msprobe dump '" + dump_ + "', entry '" + e.name + "', value '" + v.slot + "'";
     if (v.data_name.empty()) throw MsprobeDumpError(where + ": dump.json names no file for it (no data_name)");
     if (v.data_name.find('/') != std::string::npos || v.data_name == "..") {
@@ -74,14 +73,12 @@ class Loader {
                              (fs::path(folder_) / "dump_tensor_data").string() +
                              (dump_data_dir_.empty() ? "" : " nor " + dump_data_dir_));
     }
-    DumpTensorData t;
     try {
-      t = read(file);
+      read(file, t);
     } catch (const std::exception& error) {  // NpyFormatError, and the .pt reader's MsprobeDumpError
       throw MsprobeDumpError(where + ": " + error.what());
     }
     check(t, v, where + ": file '" + file + "'");
-    return t;
   }
 
  private:
@@ -95,14 +92,12 @@ class Loader {
     return {};
   }
 
-  static DumpTensorData read(const std::string& file) {
+  static void read(const std::string& file, DumpTensorData& t) {
     const std::string ext = fs::path(file).extension().string();
-    if (ext == ".npy") return read_npy(file);
-    if (ext == ".pt") return read_pt(file);
+    if (ext == ".npy") return read_npy(file, t);
+    if (ext == ".pt") return read_torch_pt(file, t);
     throw MsprobeDumpError("'" + file + "' is neither a .npy nor a .pt file");
   }
-  static DumpTensorData read_pt(const std::string& file);
-
   static void check(const DumpTensorData& t, const DumpValue& v, const std::string& where) {
     if (t.shape != v.shape) {
       throw MsprobeDumpError(where + " holds shape " + shape_text(t.shape) + ", dump.json says " + shape_text(v.shape));
@@ -116,8 +111,6 @@ class Loader {
 
   std::string dump_, folder_, dump_data_dir_;
 };
-
-DumpTensorData Loader::read_pt(const std::string& file) { return read_torch_pt(file); }
 
 }  // namespace
 

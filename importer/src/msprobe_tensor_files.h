@@ -10,7 +10,7 @@
 
 namespace npuscope::importer::msprobe {
 
-using TensorLoader = std::function<collector::DumpTensorData(const collector::DumpEntry&, const collector::DumpValue&)>;
+using TensorLoader = decltype(collector::MsprobeDump::load);
 
 // The loader of `dump`, read from `folder` (the dump.json's) with dump.json's `dump_data_dir`;
 // null when no value of the dump names a file. A value's file is folder/dump_tensor_data/{data_name},

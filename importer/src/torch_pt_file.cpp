@@ -42,8 +42,6 @@
 // terabytes.
 #include "torch_pt_file.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -112,16 +110,12 @@ struct StorageSource {
   std::function<void(std::uint64_t, void*, std::uint64_t)> read;  // (offset, dst, n)
 };
 
-// Sizes a tensor's buffer. A large one asks for transparent huge pages before its first touch:
-// filling 256 MB of 4 KiB pages is 65,536 page faults, which cost more than the copy itself
-// (Note [Reading torch.save files]).
+// Sizes a tensor's buffer, reusing its capacity (Note [Reading torch.save files]): a buffer too small
+// is freed before the new one is taken, so that two never coexist.
 void allocate(std::vector<std::uint8_t>& buffer, std::size_t n) {
-  constexpr std::uintptr_t kHuge = 2u << 20;
-  buffer.reserve(n);
-  if (n >= 4 * kHuge) {
-    const auto begin = (reinterpret_cast<std::uintptr_t>(buffer.data()) + kHuge - 1) & ~(kHuge - 1);
-    const auto end = (reinterpret_cast<std::uintptr_t>(buffer.data()) + n) & ~(kHuge - 1);
-    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  if (buffer.capacity() < n) {
+    std::vector<std::uint8_t>().swap(buffer);
+    buffer.reserve(n);
   }
   buffer.resize(n);
 }
@@ -177,8 +171,8 @@ void gather(const std::uint8_t* src, std::uint8_t* dst, const PickledTensor& t) 
 
 // The tensor's elements in C order, read from its storage: checked, then one read (contiguous) or
 // a read of the span it views and a gather.
-DumpTensorData assemble(const PtFile& file, const PickledTensor& t, DType dtype, const StorageSource& src) {
-  DumpTensorData out;
+void assemble(const PtFile& file, const PickledTensor& t, DType dtype, const StorageSource& src,
+              DumpTensorData& out) {
   out.dtype_id = static_cast<std::int32_t>(dtype);
   out.shape = t.size;
   const auto esize = static_cast<std::int64_t>(dtype_size(dtype));
@@ -190,7 +184,7 @@ DumpTensorData assemble(const PtFile& file, const PickledTensor& t, DType dtype,
   }
   if (overflow) file.fail("a tensor whose sizes' product overflows");
   out.numel = numel;
-  if (numel == 0) return out;
+  if (numel == 0) return out.bytes.clear();
   if (t.storage_offset < 0) file.fail("a tensor at a negative storage offset");
   for (std::size_t i = 0; i < t.size.size(); ++i) {
     std::int64_t reach = 0;
@@ -220,7 +214,7 @@ DumpTensorData assemble(const PtFile& file, const PickledTensor& t, DType dtype,
   allocate(out.bytes, static_cast<std::size_t>(out_bytes));
   if (is_c_contiguous(t)) {
     src.read(first_byte, out.bytes.data(), out_bytes);
-    return out;
+    return;
   }
   std::vector<std::uint8_t> span;
   allocate(span, static_cast<std::size_t>(span_bytes - first_byte));
@@ -231,10 +225,9 @@ DumpTensorData assemble(const PtFile& file, const PickledTensor& t, DType dtype,
     case 4: gather<std::uint32_t>(span.data(), out.bytes.data(), t); break;
     default: gather<std::uint64_t>(span.data(), out.bytes.data(), t); break;
   }
-  return out;
 }
 
-DumpTensorData read_zip(const PtFile& file) {
+void read_zip(const PtFile& file, DumpTensorData& out) {
   const torch_pt::ZipArchive zip(file);
   std::string prefix;
   for (const torch_pt::ZipEntry& e : zip.entries()) {
@@ -257,12 +250,12 @@ DumpTensorData read_zip(const PtFile& file) {
   const torch_pt::ZipEntry* data = zip.find(prefix + "/data/" + t.storage.key);
   if (data == nullptr) file.fail("the storage " + prefix + "/data/" + t.storage.key + " the pickle names is missing");
   zip.data_offset(*data);  // checks it lies in the file
-  return assemble(file, t, dtype,
-                  {data->size, [&](std::uint64_t off, void* dst, std::uint64_t n) { zip.read(*data, off, dst, n); }});
+  assemble(file, t, dtype,
+           {data->size, [&](std::uint64_t off, void* dst, std::uint64_t n) { zip.read(*data, off, dst, n); }}, out);
 }
 
 // The legacy format's pickles, in a buffer of the file's first `window` bytes.
-DumpTensorData read_legacy(const PtFile& file, const std::string& head) {
+void read_legacy(const PtFile& file, const std::string& head, DumpTensorData& out) {
   static constexpr unsigned char kMagic[] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9,
                                              0x20, 0x6a, 0xa8, 0x50, 0x19};  // 0x1950a86a20f9469cfc6c
   torch_pt::Unpickler u(head, file.path());
@@ -297,30 +290,38 @@ DumpTensorData read_legacy(const PtFile& file, const std::string& head) {
       static_cast<std::uint64_t>(bytes) > file.size() - at - 8) {
     file.fail("the storage " + t.storage.key + " is cut short (" + std::to_string(count) + " elements claimed)");
   }
-  return assemble(file, t, dtype,
-                  {static_cast<std::uint64_t>(bytes), [&](std::uint64_t off, void* dst, std::uint64_t n) {
-                     file.read(at + 8 + off, dst, n, "the storage " + t.storage.key);
-                   }});
+  assemble(file, t, dtype,
+           {static_cast<std::uint64_t>(bytes),
+            [&](std::uint64_t off, void* dst, std::uint64_t n) {
+              file.read(at + 8 + off, dst, n, "the storage " + t.storage.key);
+            }},
+           out);
 }
 
 }  // namespace
 
 collector::DumpTensorData read_torch_pt(const std::string& path) {
+  DumpTensorData out;
+  read_torch_pt(path, out);
+  return out;
+}
+
+void read_torch_pt(const std::string& path, DumpTensorData& out) {
   const PtFile file(path);
   if (file.size() == 0) file.fail("empty: not a torch.save file");
   const std::string head = file.read(0, std::min<std::uint64_t>(file.size(), 4), "the file's first bytes");
-  if (head.starts_with("PK\x03\x04") || head.starts_with("PK\x05\x06")) return read_zip(file);
+  if (head.starts_with("PK\x03\x04") || head.starts_with("PK\x05\x06")) return read_zip(file, out);
   if (static_cast<unsigned char>(head[0]) == 0x80) {
     // The legacy pickles are a few hundred bytes: read a window, and the whole head only if they
     // run past it (an error then says what is wrong with them).
     constexpr std::uint64_t kWindow = 64u << 10;
     if (file.size() > kWindow) {
       try {
-        return read_legacy(file, file.read(0, kWindow, "the legacy pickles"));
+        return read_legacy(file, file.read(0, kWindow, "the legacy pickles"), out);
       } catch (const collector::MsprobeDumpError&) {
       }
     }
-    return read_legacy(file, file.read(0, std::min(file.size(), kMaxPickleBytes), "the legacy pickles"));
+    return read_legacy(file, file.read(0, std::min(file.size(), kMaxPickleBytes), "the legacy pickles"), out);
   }
   if (file.size() > 262 && file.read(257, 5, "a tar header") == "ustar") {
     file.fail("the tar format of PyTorch before 0.4: load and re-save it with a current torch.save");

@@ -12,5 +12,8 @@ namespace npuscope::importer {
 // is gathered). Throws collector::MsprobeDumpError naming the file and what is wrong (not a
 // torch.save file, a pickle that is not one tensor, a dtype npuscope lacks, data cut short).
 collector::DumpTensorData read_torch_pt(const std::string& path);
+// The same into `out`, reusing its buffer's capacity (MsprobeDump::load); on a throw `out` holds
+// nothing meaningful.
+void read_torch_pt(const std::string& path, collector::DumpTensorData& out);
 
 }  // namespace npuscope::importer

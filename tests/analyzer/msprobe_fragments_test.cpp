@@ -174,11 +174,11 @@ TEST_F(MsprobeFragmentsTest, ConstructStackAndData) {
             (std::vector<std::string>{"File a.py, line 3, in forward, \n y = F.linear(x)",
                                       "File a.py, line 9, in <module>, \n model(x)"}));
   ASSERT_TRUE(dump_.load);
-  const DumpTensorData data = dump_.load(linear, linear.values[5]);
+  const DumpTensorData data = dump_.loaded(linear, linear.values[5]);
   ASSERT_EQ(data.bytes.size(), 8u);
   EXPECT_EQ(reinterpret_cast<const float*>(data.bytes.data())[0], 5.0f);
   EXPECT_THROW(
-      dump_.load(entry("Module.fc.Linear.parameters_grad.0"), entry("Module.fc.Linear.parameters_grad.0").values[1]),
+      dump_.loaded(entry("Module.fc.Linear.parameters_grad.0"), entry("Module.fc.Linear.parameters_grad.0").values[1]),
       MsprobeDumpError);
 }
 

@@ -408,17 +408,15 @@ MsprobeDump tensor_dump(std::string path, std::vector<DumpEntry> entries,
                         std::map<std::string, std::vector<float>> data, std::vector<std::string> broken = {}) {
   MsprobeDump d = dump(std::move(path), std::move(entries), "tensor");
   auto files = std::make_shared<std::map<std::string, std::vector<float>>>(std::move(data));
-  d.load = [files, broken](const DumpEntry& e, const DumpValue& v) {
+  d.load = [files, broken](const DumpEntry& e, const DumpValue& v, collector::DumpTensorData& t) {
     if (std::find(broken.begin(), broken.end(), v.data_name) != broken.end())
       throw collector::MsprobeDumpError(e.name + " " + v.slot + ": dump_tensor_data/" + v.data_name + ": no such file");
     const std::vector<float>& f = files->at(v.data_name);
-    collector::DumpTensorData t;
     t.dtype_id = static_cast<std::int32_t>(DType::kF32);
     t.shape = v.shape;
     t.numel = static_cast<std::int64_t>(f.size());
     t.bytes.resize(f.size() * sizeof(float));
     std::memcpy(t.bytes.data(), f.data(), t.bytes.size());
-    return t;
   };
   return d;
 }

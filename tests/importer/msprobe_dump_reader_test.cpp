@@ -295,16 +295,16 @@ TEST_F(MsprobeDumpTest, ExportMsprobeFolderWithNpyTensors) {
   ASSERT_TRUE(d.load);
   const DumpEntry& e = d.entries.at(0);
   EXPECT_EQ(slots(e), "input.0 input.1 output.0");
-  const collector::DumpTensorData x = d.load(e, e.values[0]);
+  const collector::DumpTensorData x = d.loaded(e, e.values[0]);
   EXPECT_EQ(x.dtype_id, static_cast<std::int32_t>(DType::kF32));
   EXPECT_EQ(x.shape, (std::vector<std::int64_t>{2, 2}));
   EXPECT_EQ(x.numel, 4);
   ASSERT_EQ(x.bytes.size(), 16u);
   EXPECT_EQ(std::memcmp(x.bytes.data(), f, 16), 0);
   // bf16 in a .npy is f32 (numpy has no bf16): accepted, the data f32.
-  EXPECT_EQ(d.load(e, e.values[1]).dtype_id, static_cast<std::int32_t>(DType::kF32));
+  EXPECT_EQ(d.loaded(e, e.values[1]).dtype_id, static_cast<std::int32_t>(DType::kF32));
   try {
-    d.load(e, e.values[2]);
+    d.loaded(e, e.values[2]);
     ADD_FAILURE() << "an f16 file for an f32 tensor was accepted";
   } catch (const MsprobeDumpError& error) {
     const std::string m = error.what();
@@ -336,7 +336,7 @@ TEST_F(MsprobeDumpTest, TensorFilesMissingMismatchedOrNamedAfterTheirFile) {
   EXPECT_NE(all_notes(d).find("data_name does not start with their entry's name"), std::string::npos);
   const auto refused = [&](std::size_t i, const std::string& what) {
     try {
-      d.load(e, e.values[i]);
+      d.loaded(e, e.values[i]);
       ADD_FAILURE() << "value " << i << " loaded; expected: " << what;
     } catch (const MsprobeDumpError& error) {
       const std::string m = error.what();
@@ -372,9 +372,9 @@ TEST_F(MsprobeDumpTest, PtFilesOfPytorchsTensorMode) {
     std::memcpy(v.data(), t.bytes.data(), v.size() * 4);
     return v;
   };
-  EXPECT_EQ(floats(d.load(e, e.values[0])), (std::vector<float>{1, 2, 3}));
-  EXPECT_EQ(floats(d.load(e, e.values[1])), (std::vector<float>{0, 3, 1, 4, 2, 5}));  // a transposed view
-  EXPECT_THROW(d.load(e, e.values[2]), MsprobeDumpError);  // f32 data where dump.json says f16
+  EXPECT_EQ(floats(d.loaded(e, e.values[0])), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(floats(d.loaded(e, e.values[1])), (std::vector<float>{0, 3, 1, 4, 2, 5}));  // a transposed view
+  EXPECT_THROW(d.loaded(e, e.values[2]), MsprobeDumpError);  // f32 data where dump.json says f16
 }
 
 TEST_F(MsprobeDumpTest, UnknownKeysAndUnreadableValuesCountedNeverDropped) {

@@ -94,9 +94,17 @@ struct MsprobeDump {
   std::vector<DumpEntry> entries;  // in dump.json's order
   std::vector<std::vector<std::string>> stacks;  // stack.json's call stacks, frames outermost last as written
   std::vector<std::string> notes;                // what was read but not understood, counted ("3 entries without ...")
-  // Loads one tensor value's data (tensor mode); null when the dump has none. Throws
-  // MsprobeDumpError naming the entry, the value and the file.
-  std::function<DumpTensorData(const DumpEntry&, const DumpValue&)> load;
+  // Loads one tensor value's data (tensor mode) into `out`, reusing its buffer: a comparison loads
+  // thousands of tensors, and a buffer that is already big enough costs no allocation and no page
+  // faults. Null when the dump has none. Throws MsprobeDumpError naming the entry, the value and
+  // the file (`out` then holds nothing meaningful).
+  std::function<void(const DumpEntry&, const DumpValue&, DumpTensorData& out)> load;
+  // `load` into a buffer of its own, for a caller that loads one tensor.
+  DumpTensorData loaded(const DumpEntry& e, const DumpValue& v) const {
+    DumpTensorData t;
+    load(e, v, t);
+    return t;
+  }
 };
 
 // The vocabulary's DType of an msprobe dtype name: torch's ("torch.float32"), numpy's ("float32"),
