@@ -32,8 +32,12 @@
 // new dtypes in _rebuild_tensor_v3 over a torch.UntypedStorage) and maps to the vocabulary's
 // DType; one npuscope lacks (int16, complex, quantized, uint16/32/64, float8) is an error naming
 // it, as is a big-endian byte order. A contiguous tensor (msprobe's case) is read with one copy,
-// into a buffer that asks for transparent huge pages first (256 MB in 4 KiB pages is 65,536 page
-// faults: 0.32 s of CPU a read, against 0.08 s with huge pages, on the bench's file); a view (an
+// into the caller's buffer, reused (MsprobeDump::load): a comparison reads every row's tensors into
+// the same two buffers, so only the largest tensor pays for page faults (256 MB in 4 KiB pages is
+// 65,536 faults: 0.18 s a first read, 0.036 s a read into the warm buffer, on the bench's file).
+// Huge pages (MADV_HUGEPAGE) made a first read 0.08 s but, with the kernel's defrag=madvise, could
+// stall it ~2 s in memory compaction on a busy machine: reuse gives the speed without the stall; a
+// view (an
 // offset, a transposed or sliced stride, an expanded stride 0) reads only the part of the storage
 // it spans and gathers it into C order, in tiles. Every count, offset and product is checked before
 // it is used: a file cut short, an offset past the storage or sizes whose product overflows are a
