@@ -175,8 +175,7 @@ void gather(const std::uint8_t* src, std::uint8_t* dst, const PickledTensor& t) 
 
 // The tensor's elements in C order, read from its storage: checked, then one read (contiguous) or
 // a read of the span it views and a gather.
-void assemble(const PtFile& file, const PickledTensor& t, DType dtype, const StorageSource& src,
-              DumpTensorData& out) {
+void assemble(const PtFile& file, const PickledTensor& t, DType dtype, const StorageSource& src, DumpTensorData& out) {
   out.dtype_id = static_cast<std::int32_t>(dtype);
   out.shape = t.size;
   const auto esize = static_cast<std::int64_t>(dtype_size(dtype));

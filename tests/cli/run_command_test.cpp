@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,9 +65,16 @@ struct ScratchDir {
 
 // Starts `command` through /bin/sh in a session and process group of its own (as `setsid` does):
 // its pid is the group's id.
+// Its files are capped at kMaxFileBytes (RLIMIT_FSIZE, inherited by npuscope run and the workload): a
+// test killed before it kills the workload (a CI timeout, an interrupted session) leaves a writer
+// running for --seconds, which filled the disk with 11-13 GB spools before the cap; a test needs a
+// few MB of spool.
 pid_t start_in_own_session(const std::string& command) {
+  constexpr rlim_t kMaxFileBytes = rlim_t{1} << 30;
   const pid_t pid = fork();
   if (pid == 0) {
+    const rlimit cap{kMaxFileBytes, kMaxFileBytes};
+    setrlimit(RLIMIT_FSIZE, &cap);
     setsid();
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
