@@ -15,14 +15,7 @@ class MsprobeViewTest(ScriptTestCase, script=test_msprobe_names.SCRIPT, name="tr
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        d = cls.dir.name
-        cls.cpu = os.path.join(d, "cpu")
-        env = {"PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                              os.environ.get("PYTHONPATH", "")])}
-        run_command(["/usr/bin/python3", cls.script, "cpu", cls.cpu], env)
-        cls.trace = os.path.join(d, "npu.db")
-        env["NPUSCOPE_PRECISION_MODE"] = "must_keep_origin_dtype"
-        run_command([CLI, "run", "--dump", "stats", "-o", cls.trace, "--", "/usr/bin/python3", cls.script, "npu"], env)
+        test_msprobe_names.record_runs(cls)
 
     def view(self, *args):
         """`npuscope view ARGS` under Xvfb, one frame: its --frame-stats' "dumps"."""
