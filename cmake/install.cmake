@@ -1,6 +1,6 @@
 # `cmake --install BUILD --prefix P`: the programs, the libraries and their public headers, the
 # injection library and the tools' MPI module, the CMake package (find_package(npuscope): npuscope::emulator, ::collector,
-# ::analyzer, ::comparator, ::viewer, ::opkit, ::comm, ::hooks_api) and npuscope.pc (the emulator, for pkg-config).
+# ::importer, ::analyzer, ::comparator, ::viewer, ::opkit, ::comm, ::hooks_api) and npuscope.pc (the emulator, for pkg-config).
 # Included from the top-level CMakeLists.txt after every folder, so that the targets exist.
 # tests/install/sdk_install_test.sh installs into a temporary prefix and builds a program against it.
 include(CMakePackageConfigHelpers)
@@ -9,8 +9,9 @@ set(NPUSCOPE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/npuscope)
 # The libraries a program can build against, exported as npuscope::<name>. The viewer's GUI
 # (npuscope_viewer_app, ImGui + GLFW + OpenGL) is the npuscope-viewer program only, not a library
 # of the SDK: its header is not installed either.
+# The importer comes with the comparator, which reads msprobe dumps with it (dump_sides.h).
 set(NPUSCOPE_SDK_TARGETS npuscope_hooks_api npuscope_emulator npuscope_opkit npuscope_comm npuscope_collector
-                         npuscope_analyzer npuscope_comparator npuscope_viewer)
+                         npuscope_importer npuscope_analyzer npuscope_comparator npuscope_viewer)
 foreach(target ${NPUSCOPE_SDK_TARGETS})
   string(REPLACE "npuscope_" "" name ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
@@ -25,7 +26,7 @@ install(TARGETS ${NPUSCOPE_SDK_TARGETS}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(folder runtime_hooks emulator opkit comm collector analyzer comparator viewer)
+foreach(folder runtime_hooks emulator opkit comm collector importer analyzer comparator viewer)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/include/npuscope/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/npuscope
           PATTERN viewer_app.h EXCLUDE)
 endforeach()

@@ -26,5 +26,6 @@ if(TARGET npuscope_torch)
 endif()
 # Building against the SDK's static libraries (find_package(npuscope)) needs their headers and
 # link dependencies; running the tools does not.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libsqlite3-dev, libzstd-dev, nlohmann-json3-dev, libyaml-cpp-dev, pkg-config")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS
+    "libsqlite3-dev, libzstd-dev, nlohmann-json3-dev, libyaml-cpp-dev, zlib1g-dev, libsimdjson-dev, pkg-config")
 include(CPack)

@@ -2,21 +2,17 @@
 #include "compare_dumps_run.h"
 
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <sstream>
-#include <thread>
 #include <utility>
 
 #include "command.h"
 #include "npuscope/analyzer/format.h"
-#include "npuscope/analyzer/msprobe_entries.h"
 #include "npuscope/collector/json_string.h"
 #include "npuscope/comparator/compare_dumps.h"
 #include "npuscope/comparator/compare_report.h"
-#include "npuscope/importer/import.h"
+#include "npuscope/comparator/dump_sides.h"
 #include "npuscope/importer/msprobe_dump_reader.h"
 #include "open_trace.h"
 #include "report_output.h"
@@ -35,12 +31,6 @@ std::string folder_of(const MsprobeDump& d) {
   const std::string step = d.step < 0 ? "step" : "step" + std::to_string(d.step);
   if (d.rank >= 0) return step + "_rank" + std::to_string(d.rank);
   return step + "_" + std::filesystem::path(d.path).filename().string();
-}
-
-std::string sides(const std::vector<MsprobeDump>& dumps) {
-  std::string out;
-  for (const MsprobeDump& d : dumps) out += (out.empty() ? "" : "; ") + where(d);
-  return out;
 }
 
 void write_many(const std::vector<DumpPair>& pairs, const std::vector<analyzer::Report>& reports,
@@ -91,68 +81,16 @@ void write_many(const std::vector<DumpPair>& pairs, const std::vector<analyzer::
 
 bool is_dump_side(const std::string& path) { return importer::is_msprobe_dump(path); }
 
-// One side's dumps: an msprobe dump read from its files, or an npuscope trace's PyTorch dump
-// (analyzer::msprobe_dumps: msprobe's names, one dump per step), whose tensors load from `trace`,
-// kept open while they are compared.
-std::vector<MsprobeDump> dumps_of(const std::string& path, std::unique_ptr<collector::TraceReader>& trace) {
-  if (!is_dump_side(path)) {
-    trace = open_trace(path, {});
-    std::vector<MsprobeDump> dumps = analyzer::msprobe_dumps(*trace);
-    if (dumps.empty()) {
-      throw InputError(path + " is neither an msprobe dump nor a trace with a PyTorch dump: " +
-                       analyzer::msprobe_dump_problem(*trace));
-    }
-    return dumps;
-  }
+int compare_dump_sides(const std::string& npu_path, const std::string& bench_path, const DumpCompareFlags& f) {
+  comparator::DumpSides sides;  // a trace side's tensors load from its trace, kept open in it
   try {
-    std::vector<MsprobeDump> dumps = importer::read_msprobe_dumps(path);
-    if (dumps.empty()) throw InputError(path + ": no dump.json under it");
-    return dumps;
-  } catch (const importer::ImportError& e) {
+    sides =
+        comparator::read_dump_sides(npu_path, bench_path, [](const std::string& path) { return open_trace(path, {}); });
+  } catch (const comparator::CompareError& e) {
     throw InputError(e.what());
   }
-}
-
-namespace {
-
-// Both sides' dumps, the bench's read on a thread of its own while this one reads the NPU's (the
-// two are independent: reading is half of comparing two statistics dumps).
-std::pair<std::vector<MsprobeDump>, std::vector<MsprobeDump>> read_sides(
-    const std::string& npu_path, const std::string& bench_path, std::unique_ptr<collector::TraceReader>& npu_trace,
-    std::unique_ptr<collector::TraceReader>& bench_trace) {
-  std::vector<MsprobeDump> bench;
-  std::exception_ptr bench_error;
-  std::thread reader([&] {
-    try {
-      bench = dumps_of(bench_path, bench_trace);
-    } catch (...) {
-      bench_error = std::current_exception();
-    }
-  });
-  std::vector<MsprobeDump> npu;
-  std::exception_ptr npu_error;
-  try {
-    npu = dumps_of(npu_path, npu_trace);
-  } catch (...) {
-    npu_error = std::current_exception();
-  }
-  reader.join();
-  if (npu_error) std::rethrow_exception(npu_error);  // the NPU side's error first, as when read in turn
-  if (bench_error) std::rethrow_exception(bench_error);
-  return {std::move(npu), std::move(bench)};
-}
-
-}  // namespace
-
-int compare_dump_sides(const std::string& npu_path, const std::string& bench_path, const DumpCompareFlags& f) {
-  std::unique_ptr<collector::TraceReader> npu_trace, bench_trace;  // a trace side's tensors load from it
-  const auto [npu, bench] = read_sides(npu_path, bench_path, npu_trace, bench_trace);
-  std::vector<std::string> unpaired;
-  const std::vector<DumpPair> pairs = importer::pair_msprobe_dumps(npu, bench, unpaired);
-  if (pairs.empty()) {
-    throw InputError("no step and rank of " + npu_path + " (" + sides(npu) + ") is in " + bench_path + " (" +
-                     sides(bench) + "): nothing to compare");
-  }
+  const std::vector<DumpPair>& pairs = sides.pairs;
+  const std::vector<std::string>& unpaired = sides.unpaired;
   for (const std::string& line : unpaired) std::fprintf(stderr, "npuscope compare: %s\n", line.c_str());
   comparator::DumpCompareOptions options{f.mapping, f.fuzzy_match, f.progress};
   std::vector<comparator::DumpCompareResult> results;
@@ -173,7 +111,7 @@ int compare_dump_sides(const std::string& npu_path, const std::string& bench_pat
   // The form follows what was named, not how many pairs were found: a tree reports as a tree even
   // when one step of it paired, so that its unpaired dumps are in the JSON and a script reading it
   // meets one shape.
-  if (npu.size() == 1 && bench.size() == 1) {
+  if (sides.npu.dumps.size() == 1 && sides.bench.dumps.size() == 1) {
     write_report(reports.front(), f.format, f.output, "the comparison of " + npu_path + " and " + bench_path);
   } else {
     write_many(pairs, reports, unpaired, f);

@@ -12,8 +12,9 @@
 // one after the other in text, as a JSON object {"comparisons": [{"step", "rank", "npu", "bench",
 // "report"}], "unpaired": [...]}, or as a folder step{S}_rank{R}/ (step{S}_proc{PID}/ where no
 // rank is known) of CSV files each under -o DIR, even when only one of them paired.
-// An npuscope trace on one side is rebuilt as its dumps by dumps_of (analyzer::msprobe_dumps: the
-// trace's PyTorch dump under msprobe's names, one dump per step).
+// A side is an msprobe dump or an npuscope trace with a PyTorch dump, read as every tool reads one
+// (Note [Dump comparison sides] in npuscope/comparator/dump_sides.h); a trace is opened as every
+// command's is (open_trace.h: a killed run's spool recovered, a real profile imported).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +37,6 @@ struct DumpCompareFlags {
 
 // Whether `path` is an msprobe dump (importer::is_msprobe_dump).
 bool is_dump_side(const std::string& path);
-
-// The dumps of a side: an msprobe dump's steps and ranks; an npuscope trace's rebuilt dump (not
-// yet: InputError). Throws InputError naming the path for what cannot be read.
-std::vector<collector::MsprobeDump> dumps_of(const std::string& path);
 
 // Compares the two sides (Note [Comparing dump trees]) and writes the reports. Returns the exit
 // status: 1 with fail_on_mismatch when an entry fails, else 0.

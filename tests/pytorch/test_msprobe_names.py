@@ -84,20 +84,26 @@ def flatten(record, name):
     return rows
 
 
+def record_runs(cls):
+    """SCRIPT (cls.script) run twice: on the CPU, dumped in msprobe's layout into cls.cpu, and on the emulated
+    NPU under `npuscope run --dump stats` into the trace cls.trace (test_msprobe_view.py's too)."""
+    d = cls.dir.name
+    cls.cpu = os.path.join(d, "cpu")
+    env = {"PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                          os.environ.get("PYTHONPATH", "")])}
+    run_command(["/usr/bin/python3", cls.script, "cpu", cls.cpu], env)
+    cls.trace = os.path.join(d, "npu.db")
+    env["NPUSCOPE_PRECISION_MODE"] = "must_keep_origin_dtype"
+    run_command([CLI, "run", "--dump", "stats", "-o", cls.trace, "--", "/usr/bin/python3", cls.script, "npu"], env)
+
+
 class MsprobeNamesTest(ScriptTestCase, script=SCRIPT, name="train.py"):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        d = cls.dir.name
-        cls.cpu = os.path.join(d, "cpu")
-        env = {"PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
-                                              os.environ.get("PYTHONPATH", "")])}
-        run_command(["/usr/bin/python3", cls.script, "cpu", cls.cpu], env)
-        cls.trace = trace = os.path.join(d, "npu.db")
-        env["NPUSCOPE_PRECISION_MODE"] = "must_keep_origin_dtype"
-        run_command([CLI, "run", "--dump", "stats", "-o", trace, "--", "/usr/bin/python3", cls.script, "npu"], env)
-        cls.npu = os.path.join(d, "npu")
-        cls.export_output = run_command([CLI, "export", trace, "--msprobe", cls.npu])
+        record_runs(cls)
+        cls.npu = os.path.join(cls.dir.name, "npu")
+        cls.export_output = run_command([CLI, "export", cls.trace, "--msprobe", cls.npu])
 
     def load(self, root, step, name="dump.json"):
         with open(os.path.join(root, "step%d" % step, "rank0", name)) as f:

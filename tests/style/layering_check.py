@@ -56,9 +56,9 @@ ALLOWED = {
     "runtime_hooks/inject": ["collector"],
     "importer": ["collector"],
     "analyzer": ["collector"],
-    "comparator": ["analyzer", "collector"],
+    "comparator": ["analyzer", "importer", "collector"],  # importer: the msprobe dumps a comparison reads (dump_sides.h)
     "viewer": ["analyzer", "comparator", "collector"],  # comparator: the dump comparison (dump_comparison.h)
-    "viewer/app": ["viewer", "analyzer", "comparator", "importer"],  # importer: --compare reads msprobe dumps
+    "viewer/app": ["viewer", "analyzer", "comparator", "importer"],  # importer: the dump pairs' steps and ranks
     "tool_scaleout": ["runtime_hooks"],
     "tool_scaleout/mpi": ["tool_scaleout"],
     "cli": ["importer", "analyzer", "comparator", "calibration", "collector", "emulator", "viewer", "tool_scaleout"],

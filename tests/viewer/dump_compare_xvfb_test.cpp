@@ -3,7 +3,8 @@
 // in one entry's statistics shows that entry first failing and selected, with its values, module
 // chain and stack, the entries table clipped to what is on screen (--frame-stats' "dumps"); trees
 // compare step by step; without a trace the window is the Compare panel alone; beside a trace it is
-// a tab; a dump that cannot be read is said in the panel, not a crash.
+// a tab; a dump that cannot be read, or a trace without a PyTorch dump, is said in the panel, not a
+// crash.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -129,6 +130,15 @@ TEST_F(DumpCompareXvfbTest, ADumpThatCannotBeReadIsSaidInThePanel) {
   const auto& d = doc["dumps"];
   EXPECT_EQ(d["comparisons"], 0);
   EXPECT_NE(d["error"].get<std::string>().find(out("bad")), std::string::npos) << d;
+  // A trace is a side as a dump is (Note [Dump comparison sides]): one without a PyTorch dump is said
+  // as npuscope compare says it.
+  npuscope::collector::testing::write_sample_trace(out("t.db"));
+  const auto trace = view("--compare " + out("t.db") + " " + src, r);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(trace["dumps"]["error"].get<std::string>().find(
+                out("t.db") + " is neither an msprobe dump nor a trace with a PyTorch dump: "),
+            std::string::npos)
+      << trace["dumps"];
 
   const auto usage = view("--compare " + src, r);
   EXPECT_EQ(r.status, 2) << r.output;

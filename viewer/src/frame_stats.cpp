@@ -78,6 +78,8 @@ std::string FrameStats::to_json() const {
                     {"entries_shown", dumps.entries_shown},
                     {"rows_drawn", dumps.rows_drawn},
                     {"failed", dumps.failed},
+                    {"unmatched_npu", dumps.unmatched_npu},
+                    {"unmatched_bench", dumps.unmatched_bench},
                     {"first_failing", dumps.first_failing},
                     {"first_introducing", dumps.first_introducing},
                     {"first_failing_backward", dumps.first_failing_backward},

@@ -173,6 +173,8 @@ class DumpComparePanel final : public Panel {
     stats->entries_shown = static_cast<std::int64_t>(shown);
     stats->rows_drawn = static_cast<std::int64_t>(view_.drawn);
     stats->failed = r.failed;
+    stats->unmatched_npu = static_cast<std::int64_t>(r.unmatched_npu.size());
+    stats->unmatched_bench = static_cast<std::int64_t>(r.unmatched_bench.size());
     stats->first_failing = name(r.first_failing);
     stats->first_introducing = name(r.first_introducing);
     stats->first_failing_backward = name(r.first_failing_backward);

@@ -1,7 +1,7 @@
 // Note [Dump comparison in the viewer] (npuscope/viewer/dump_comparison.h).
 #include "dump_job.h"
 
-#include "npuscope/importer/msprobe_dump_reader.h"
+#include "npuscope/importer/msprobe_dump_reader.h"  // dump_place
 
 namespace npuscope::viewer {
 namespace {
@@ -31,17 +31,16 @@ void DumpCompareJob::set_status(std::string status) {
 
 void DumpCompareJob::run() {
   try {
-    set_status("reading the NPU dump " + request_.npu + " ...");
-    npu_ = importer::read_msprobe_dumps(request_.npu);
-    set_status("reading the bench dump " + request_.bench + " ...");
-    bench_ = importer::read_msprobe_dumps(request_.bench);
-    std::vector<std::string> unpaired;
-    const std::vector<importer::MsprobeDumpPair> pairs = importer::pair_msprobe_dumps(npu_, bench_, unpaired);
+    set_status("reading " + request_.npu + " and " + request_.bench + " ...");
+    // A trace side: the path `npuscope view` handed on, recovered and imported there (Note [Dump
+    // comparison sides]).
+    sides_ = comparator::read_dump_sides(request_.npu, request_.bench, [](const std::string& path) {
+      return collector::TraceReader::open(path, {.verify = false});
+    });
+    const std::vector<importer::MsprobeDumpPair>& pairs = sides_.pairs;
     {
       const std::lock_guard lock(mutex_);
-      notes_ = unpaired;
-      if (pairs.empty())
-        error_ = "no step and rank of " + request_.npu + " is in " + request_.bench + ": nothing to compare";
+      notes_ = sides_.unpaired;
     }
     std::int64_t total = 0;
     for (const importer::MsprobeDumpPair& p : pairs) total += static_cast<std::int64_t>(p.npu->entries.size());
@@ -67,7 +66,7 @@ void DumpCompareJob::run() {
       entries_done_.store(before);
     }
   } catch (const Cancelled&) {
-  } catch (const std::exception& e) {  // importer::ImportError, a bad_alloc: the panel says it
+  } catch (const std::exception& e) {  // comparator::CompareError, a TraceError, a bad_alloc: the panel says it
     const std::lock_guard lock(mutex_);
     error_ = e.what();
   }

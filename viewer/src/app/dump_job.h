@@ -1,5 +1,6 @@
-// --compare NPU_DUMP BENCH_DUMP: the dumps read, paired by step and rank and compared on a thread of
-// their own while the window stays live (Note [Dump comparison in the viewer] in
+// --compare NPU BENCH: the two sides (msprobe dumps, or npuscope traces with a PyTorch dump: Note
+// [Dump comparison sides] in npuscope/comparator/dump_sides.h) read, paired by step and rank and
+// compared on a thread of their own while the window stays live (Note [Dump comparison in the viewer] in
 // npuscope/viewer/dump_comparison.h), for the Compare panel (dump_compare_panel.cpp).
 #pragma once
 
@@ -13,12 +14,13 @@
 
 #include "npuscope/collector/msprobe_dump.h"
 #include "npuscope/comparator/compare_dumps.h"
+#include "npuscope/comparator/dump_sides.h"
 #include "npuscope/viewer/dump_comparison.h"
 
 namespace npuscope::viewer {
 
 struct DumpCompareRequest {
-  std::string npu, bench;                  // msprobe dumps: a dump.json, its folder, or a step*/rank*/ tree
+  std::string npu, bench;                  // the sides: an msprobe dump, or an npuscope trace with a PyTorch dump
   comparator::DumpCompareOptions options;  // --mapping, --fuzzy-match (its progress is the job's)
 };
 
@@ -51,8 +53,8 @@ class DumpCompareJob {
   void set_status(std::string status);
 
   DumpCompareRequest request_;
-  std::vector<collector::MsprobeDump> npu_, bench_;  // the worker's until the first comparison is published
-  mutable std::mutex mutex_;                         // guards what follows, up to the atomics
+  comparator::DumpSides sides_;  // the worker's until the first comparison is published; kept, as they point into it
+  mutable std::mutex mutex_;     // guards what follows, up to the atomics
   std::vector<std::unique_ptr<DumpComparison>> done_;
   std::string status_, error_;
   std::vector<std::string> notes_;

@@ -1,13 +1,13 @@
-// --compare NPU_DUMP BENCH_DUMP: `npuscope compare` of two msprobe dumps (comparator/compare_dumps.h)
+// --compare NPU BENCH: `npuscope compare` of two msprobe dumps, or of npuscope traces with a PyTorch
+// dump (comparator/compare_dumps.h)
 // for the viewer's Compare panel. Headless: the panel (viewer/src/app/dump_compare_panel.cpp) draws
 // what is here, tests read it without a display.
 //
 // Note [Dump comparison in the viewer]
-// The dumps are read (importer::read_msprobe_dumps), paired by step and rank
-// (importer::pair_msprobe_dumps) and compared (comparator::compare_dumps) on a thread of their own
-// (viewer/src/app/dump_job.h), as the Diff panel's diff runs (diff_job.h): the window stays live and
-// the panel shows a progress line. The importer is the app's dependency, not this library's: the
-// headless viewer is installed with the SDK, the importer is not. Each step and rank is published when it is done,
+// The two sides are read and paired by step and rank as `npuscope compare` reads them
+// (comparator::read_dump_sides, Note [Dump comparison sides]) and compared (comparator::compare_dumps)
+// on a thread of their own (viewer/src/app/dump_job.h), as the Diff panel's diff runs (diff_job.h):
+// the window stays live and the panel shows a progress line. Each step and rank is published when it is done,
 // immutable from then on, so the UI thread reads it without a lock; a dump that cannot be read or compared becomes the
 // job's error (the panel shows it), never an exception out of the frame. What a frame needs is made once here, not per
 // frame: the report's tables (compare_report without its compare_result rows, which are most of a big comparison's

@@ -52,7 +52,8 @@ struct FrameStats {
     std::int64_t entries_shown = 0;  // of them, what the filter lets through
     std::int64_t rows_drawn = 0;     // entry rows drawn this frame (the rest are clipped)
     std::int64_t failed = 0;
-    std::string first_failing, first_introducing;  // entry names, "" none (forward)
+    std::int64_t unmatched_npu = 0, unmatched_bench = 0;  // entries and values with no counterpart
+    std::string first_failing, first_introducing;         // entry names, "" none (forward)
     std::string first_failing_backward, first_introducing_backward;
     std::string selected;                     // the selected entry
     std::int64_t value_rows = 0;              // its compare_result rows shown

@@ -34,10 +34,12 @@ inline constexpr const char* kViewHelp =
     "  --diff BASE.db          also diff BASE.db against TRACE.db (npuscope diff BASE.db TRACE.db): the Diff\n"
     "                          panel shows its tables (click an op to select it on TRACE's timeline) and\n"
     "                          the details panel the selected op's BASE duration; one trace, not a directory\n"
-    "  --compare NPU BENCH     compare two msprobe dumps (npuscope compare NPU BENCH: a dump.json, its folder,\n"
-    "                          or a step*/rank*/ tree) in the Compare panel: entries by verdict, the first\n"
-    "                          failing one, each entry's values, stack and modules; without TRACE the\n"
-    "                          window is that panel alone (--select ENTRY then selects a dump entry)\n"
+    "  --compare NPU BENCH     npuscope compare NPU BENCH in the Compare panel, each side an msprobe dump (a\n"
+    "                          dump.json, its folder, a step*/rank*/ tree, an export --msprobe folder) or an\n"
+    "                          npuscope trace run with --dump (its PyTorch dump, under msprobe's names):\n"
+    "                          entries by verdict, the first failing one, each entry's values, stack and\n"
+    "                          modules; without TRACE the window is that panel alone (--select ENTRY then\n"
+    "                          selects a dump entry)\n"
     "  --fuzzy-match, -fm      with --compare: pair entries whatever their call index (msprobe's -fm)\n"
     "  --mapping FILE          with --compare: NPU names -> bench names (as npuscope compare --mapping)\n"
     "  --panel NAME            the panel shown first: details, ops, findings, compare, search, diff (with\n"
@@ -68,7 +70,7 @@ struct ViewerOptions {
   std::string panel;                                          // "" = details
   std::optional<std::int32_t> rank;                           // --rank: where --select looks (a directory)
   std::string diff;                                           // --diff: the BASE trace diffed against `trace`
-  // --compare NPU BENCH: two msprobe dumps compared in the Compare panel (npuscope/viewer/dump_comparison.h);
+  // --compare NPU BENCH: two dump sides compared in the Compare panel (npuscope/viewer/dump_comparison.h);
   // `trace` may then be empty (no timeline).
   std::string compare_npu, compare_bench;
   bool fuzzy_match = false;  // --fuzzy-match / -fm
