@@ -156,6 +156,8 @@ Json MsprobeWriter::entry_json(const MsprobeDump& dump, const DumpEntry& e, cons
       place(entry[section], rest, std::move(leaf));
     }
   }
+  // msprobe marks every forward entry, false on most; absent reads as false (msprobe's dump2db too).
+  if (e.is_recompute) entry["is_recompute"] = true;
   return entry;
 }
 

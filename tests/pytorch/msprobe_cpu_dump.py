@@ -1,7 +1,8 @@
 """A CPU PyTorch run dumped in msprobe's layout, as msprobe's statistics dump (level mix) would write it:
 the reference test_msprobe_names.py sets npuscope's emulated dump against. Independent of npuscope's own
 recorder (npuscope/_msprobe.py): it wraps the same APIs (npuscope._msprobe_apis: msprobe's lists) and
-computes each tensor's statistics in Python, where msprobe does.
+computes each tensor's statistics in Python, where msprobe does. Forward entries carry "is_recompute" as
+msprobe's dumps of 2024 to May 2026 do (true where activation checkpointing recomputes the call).
 
     import msprobe_cpu_dump as dumper
     dumper.start()                      # before the model is built
@@ -10,6 +11,7 @@ computes each tensor's statistics in Python, where msprobe does.
 """
 import json
 import os
+import sys
 import threading
 
 import torch
@@ -58,6 +60,24 @@ def _describe(v, key=None):
     return None
 
 
+def _is_recompute():
+    """msprobe's is_recomputation (pytorch/common/utils.py) on this call's frames, outermost last: a
+    `recompute_fn` of torch/utils/checkpoint.py, or a `backward` called from torch/autograd/function.py
+    (directly or one frame further)."""
+    frames = []
+    f = sys._getframe(1)
+    while f is not None:
+        frames.append((f.f_code.co_name, f.f_code.co_filename))
+        f = f.f_back
+    for i, (function, filename) in enumerate(frames):
+        if function == "recompute_fn" and filename.endswith("torch/utils/checkpoint.py"):
+            return True
+        if function == "backward" or function == "checkpoint_function_backward" and "megatron" in filename:
+            if any(j < len(frames) and frames[j][1].endswith("torch/autograd/function.py") for j in (i + 1, i + 2)):
+                return True
+    return False
+
+
 def _record(name, record, parent=None, merge=False):
     data = _steps[-1]
     if merge and name in data:
@@ -97,6 +117,7 @@ def _wrap(prefix, func):
             record = {"input_args": _describe(args), "input_kwargs": _describe(kwargs)}
             out = func(*args, **kwargs)
             record["output"] = _describe(out if isinstance(out, (list, tuple)) else [out])
+            record["is_recompute"] = _is_recompute()
             parent = _open[-1] if _open else None
             _record(name, record, parent)
             first = out
@@ -149,6 +170,7 @@ def _hook(module, inputs, output):
                   "output": _describe(output if isinstance(output, (list, tuple)) else [output])}
         if params:
             record["parameters"] = {k: _describe(p) for k, p in params.items()}
+        record["is_recompute"] = _is_recompute()
         _record(name, record, parent)
         if not torch.is_grad_enabled():
             return
@@ -186,7 +208,7 @@ _keep = []
 def start():
     import torch.distributed as dist
     groups = [("Functional", torch.nn.functional, apis.FUNCTIONAL), ("Tensor", torch.Tensor, apis.TENSOR),
-              ("Torch", torch, apis.TORCH), ("Distributed", dist, apis.DISTRIBUTED)]
+              ("Torch", torch, apis.TORCH), ("VF", torch._VF, apis.VF), ("Distributed", dist, apis.DISTRIBUTED)]
     for prefix, module, names in groups:
         for name in names:
             owner, attr = module, name
