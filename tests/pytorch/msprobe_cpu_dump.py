@@ -8,17 +8,21 @@ msprobe's dumps of 2024 to May 2026 do (true where activation checkpointing reco
     dumper.start()                      # before the model is built
     ... forward, backward, optimizer step; dumper.step() after each optimizer step
     dumper.write(DIR)                   # DIR/step{S}/rank0/{dump,construct}.json
+
+MSPROBE_SUMMARY_MODE=md5 adds each tensor's "md5", as msprobe's summary_mode md5 does.
 """
 import json
 import os
 import sys
 import threading
+import zlib
 
 import torch
 
 from npuscope import _msprobe_apis as apis
 
 _tls = threading.local()
+_summary_mode = ["statistics"]  # or "md5" (MSPROBE_SUMMARY_MODE=md5): each tensor's CRC-32 too
 _steps = [{}]  # per step: {entry: record}
 _construct = [{}]
 _api_calls, _module_calls, _grad_calls = {}, {}, {}
@@ -35,6 +39,9 @@ def _stats(t):
         f = v.double()
         d.update(Max=f.max().item(), Min=f.min().item(), Mean=f.mean().item(), Norm=f.norm().item())
     d["requires_grad"] = bool(t.requires_grad)
+    if _summary_mode[0] == "md5":  # msprobe's compute_crc32_from_tensor: the contiguous bytes as stored
+        raw = v.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes() if v.numel() else b""
+        d["md5"] = "%08x" % zlib.crc32(raw)
     return d
 
 
@@ -207,6 +214,7 @@ _keep = []
 
 def start():
     import torch.distributed as dist
+    _summary_mode[0] = os.environ.get("MSPROBE_SUMMARY_MODE", "statistics")
     groups = [("Functional", torch.nn.functional, apis.FUNCTIONAL), ("Tensor", torch.Tensor, apis.TENSOR),
               ("Torch", torch, apis.TORCH), ("VF", torch._VF, apis.VF), ("Distributed", dist, apis.DISTRIBUTED)]
     for prefix, module, names in groups:

@@ -8,6 +8,7 @@ backward pass ("is_recompute": true) likewise."""
 import json
 import math
 import os
+import re
 import sys
 import unittest
 
@@ -135,7 +136,8 @@ def flatten(record, name):
 
 class DumpedTwice(ScriptTestCase):
     """The script run on the CPU (msprobe_cpu_dump.py's dump in cls.cpu) and under `npuscope run --dump stats`
-    on the emulated NPU (the trace cls.trace, exported with --msprobe to cls.npu)."""
+    (cls.dump) on the emulated NPU (the trace cls.trace, exported with --msprobe to cls.npu)."""
+    dump = "stats"
 
     @classmethod
     def setUpClass(cls):
@@ -144,10 +146,12 @@ class DumpedTwice(ScriptTestCase):
         cls.cpu = os.path.join(d, "cpu")
         env = {"PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
                                               os.environ.get("PYTHONPATH", "")])}
+        if cls.dump == "md5":
+            env["MSPROBE_SUMMARY_MODE"] = "md5"
         run_command(["/usr/bin/python3", cls.script, "cpu", cls.cpu], env)
         cls.trace = trace = os.path.join(d, "npu.db")
         env["NPUSCOPE_PRECISION_MODE"] = "must_keep_origin_dtype"
-        run_command([CLI, "run", "--dump", "stats", "-o", trace, "--", "/usr/bin/python3", cls.script, "npu"], env)
+        run_command([CLI, "run", "--dump", cls.dump, "-o", trace, "--", "/usr/bin/python3", cls.script, "npu"], env)
         cls.npu = os.path.join(d, "npu")
         cls.export_output = run_command([CLI, "export", trace, "--msprobe", cls.npu])
 
@@ -182,7 +186,7 @@ class DumpedTwice(ScriptTestCase):
                     self.assertTrue(math.isclose(got[key], want[key], rel_tol=1e-3, abs_tol=1e-4),
                                     "%s %s %s: %r != %r" % (name, slot, key, got[key], want[key]))
 
-    def check_compare(self, steps):
+    def check_compare(self, steps, mode="statistics"):
         # npuscope compare takes the trace itself: its dump is rebuilt under msprobe's names, step by
         # step, and pairs every entry of the CPU's msprobe-layout dump.
         out = os.path.join(self.dir.name, "compare.json")
@@ -195,9 +199,11 @@ class DumpedTwice(ScriptTestCase):
         self.assertEqual([c["step"] for c in comparisons], list(steps))
         for c in comparisons:
             summary = c["report"]["dump_summary"]
-            self.assertEqual(summary["mode"], "statistics")
+            self.assertEqual(summary["mode"], mode)
             self.assertEqual((summary["unmatched_npu"], summary["unmatched_bench"]), (0, 0), c["step"])
             self.assertEqual(summary["entries_compared"], len(self.load(self.cpu, c["step"])["data"]))
+            if mode == "md5":  # the same bits or not: most results differ in their last bits
+                continue
             self.assertGreater(summary["passed"], summary["entries_compared"] // 2)
             self.assertIsNone(summary["first_failing"] if summary["first_failing"] != "none" else None)
 
@@ -271,6 +277,38 @@ class RecurrentCheckpointTest(DumpedTwice, script=RECURRENT_SCRIPT, name="recurr
 
     def test_compare_the_trace_with_the_cpu_dump(self):
         self.check_compare((0,))
+
+
+class Md5Test(DumpedTwice, script=SCRIPT, name="train.py"):
+    """`npuscope run --dump md5`: each tensor's CRC-32 beside its statistics, as msprobe's summary_mode md5."""
+    dump = "md5"
+
+    def test_md5s(self):
+        npu, cpu = self.load(self.npu, 0), self.load(self.cpu, 0)
+        self.assertEqual(npu["task"], "statistics")
+        hashed = unhashed = 0
+        for name, record in npu["data"].items():
+            for slot, v in flatten(record, name).items():
+                if v and v.get("type") == "torch.Tensor" and v.get("Max") is not None:
+                    if "md5" in v:
+                        self.assertRegex(v["md5"], "^[0-9a-f]{8}$", "%s %s" % (name, slot))
+                        hashed += 1
+                    else:
+                        unhashed += 1
+        self.assertGreater(hashed, 4 * unhashed)
+        # Views of their buffer in another order (linear's weight gradient) have none, counted by export
+        # over the two steps.
+        counted = re.search(r"(\d+) tensors without md5", self.export_output)
+        self.assertIsNotNone(counted, self.export_output)
+        self.assertLessEqual(unhashed, int(counted.group(1)))
+        # What the CPU made (the input, the initial weights) has the same bytes on the NPU.
+        conv_npu = flatten(npu["data"]["Functional.conv2d.0.forward"], "")
+        conv_cpu = flatten(cpu["data"]["Functional.conv2d.0.forward"], "")
+        for slot in ("input.0", "input.1", "input.2"):
+            self.assertEqual(conv_npu[slot]["md5"], conv_cpu[slot]["md5"], slot)
+
+    def test_compare_the_trace_with_the_cpu_dump(self):
+        self.check_compare((0, 1), mode="md5")
 
 
 if __name__ == "__main__":
