@@ -214,23 +214,26 @@ namespace {
 
 // A damaged trace's fragments: arguments that are not JSON, or JSON of the wrong types, are counted
 // in the dump's notes, never the end of the dump.
-class MsprobeFragmentsBadInputTest : public ExportTest {};
+class MsprobeFragmentsBadInputTest : public ExportTest {
+ protected:
+  // A fragment of no length at time `id`, with these arguments.
+  static void fragment(TraceWriter& w, std::int64_t id, const char* name, const std::string& args) {
+    w.add(PytorchApiRow{.id = id,
+                        .start_ns = id,
+                        .end_ns = id,
+                        .name_id = w.intern(name),
+                        .kind = static_cast<std::int32_t>(HostOpKind::kApi),
+                        .args_id = w.intern(args)});
+  }
+};
 
 TEST_F(MsprobeFragmentsBadInputTest, UnreadableArgumentsAreCounted) {
   const std::string db = path("t.db");
   {
     auto w = TraceWriter::create(db);
-    const auto fragment = [&](std::int64_t id, const char* name, const char* args) {
-      w->add(PytorchApiRow{.id = id,
-                           .start_ns = id,
-                           .end_ns = id,
-                           .name_id = w->intern(name),
-                           .kind = static_cast<std::int32_t>(HostOpKind::kApi),
-                           .args_id = w->intern(args)});
-    };
-    fragment(1, "Functional.relu.0.forward", "{not json");
-    fragment(2, "Functional.relu.1.forward", R"({"input_args":[{"type":"torch.Tensor","shape":"x"}]})");
-    fragment(3, "Functional.relu.2.forward", R"({"input_args":[{"type":"int","value":2}],"output":[]})");
+    fragment(*w, 1, "Functional.relu.0.forward", "{not json");
+    fragment(*w, 2, "Functional.relu.1.forward", R"({"input_args":[{"type":"torch.Tensor","shape":"x"}]})");
+    fragment(*w, 3, "Functional.relu.2.forward", R"({"input_args":[{"type":"int","value":2}],"output":[]})");
     w->add(sample_tensor(1, 0, 0, 0, "2", 2, {}, true));
     w->finalize();
   }
@@ -257,18 +260,10 @@ TEST_F(MsprobeFragmentsBadInputTest, RecomputedForwardsAreMarked) {
   const std::string db = path("t.db");
   {
     auto w = TraceWriter::create(db);
-    const auto fragment = [&](std::int64_t id, const char* name, const std::string& args) {
-      w->add(PytorchApiRow{.id = id,
-                           .start_ns = id,
-                           .end_ns = id,
-                           .name_id = w->intern(name),
-                           .kind = static_cast<std::int32_t>(HostOpKind::kApi),
-                           .args_id = w->intern(args)});
-    };
     const std::string call = R"({"input_args":[{"type":"int","value":2}],"input_kwargs":{},"output":[])";
-    fragment(1, "Functional.relu.0.forward", call + "}");
-    fragment(2, "Functional.relu.1.forward", call + R"(,"is_recompute":true})");
-    fragment(3, "Functional.relu.2.forward", call + R"(,"is_recompute":"yes"})");
+    fragment(*w, 1, "Functional.relu.0.forward", call + "}");
+    fragment(*w, 2, "Functional.relu.1.forward", call + R"(,"is_recompute":true})");
+    fragment(*w, 3, "Functional.relu.2.forward", call + R"(,"is_recompute":"yes"})");
     w->add(sample_tensor(1, 0, 0, 0, "2", 2, {}, true));
     w->finalize();
   }
@@ -300,15 +295,10 @@ TEST_F(MsprobeFragmentsBadInputTest, ExpandedViewsHaveTheirBuffersStatistics) {
   const std::string db = path("t.db");
   {
     auto w = TraceWriter::create(db);
-    w->add(PytorchApiRow{
-        .id = 1,
-        .start_ns = 10,
-        .end_ns = 10,
-        .name_id = w->intern("Tensor.sum.0.backward"),
-        .kind = static_cast<std::int32_t>(HostOpKind::kApi),
-        .args_id = w->intern(R"({"input":[{"type":"torch.Tensor","dtype":"torch.float32","shape":[2],"address":1792}],)"
-                             R"("output":[{"type":"torch.Tensor","dtype":"torch.float32","shape":[3,2],)"
-                             R"("address":1792,"stride":[0,1]}]})")});
+    fragment(*w, 1, "Tensor.sum.0.backward",
+             R"({"input":[{"type":"torch.Tensor","dtype":"torch.float32","shape":[2],"address":1792}],)"
+             R"("output":[{"type":"torch.Tensor","dtype":"torch.float32","shape":[3,2],)"
+             R"("address":1792,"stride":[0,1]}]})");
     TensorRow stale = sample_tensor(1, 1, 0, 0, "3,2", 6, bytes_of(std::vector<float>(6, 9.0f)), false);
     stale.max = 9;
     stale.address = A;
