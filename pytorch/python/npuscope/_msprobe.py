@@ -2,8 +2,8 @@
 fragments] in pytorch/src/msprobe_fragments.cpp; docs/compare.md "msprobe names in npuscope's dumps").
 
 As msprobe's L1 dump does, the APIs of _msprobe_apis (torch.nn.functional, torch.Tensor's methods, torch's
-functions, torch._VF's, torch.distributed) are wrapped: an outermost call (not one an API makes inside another) becomes
-a host range "Functional.conv2d.{n}.forward" of the trace, with its arguments and results described as
+functions, torch._VF's, torch.distributed) are wrapped: an outermost call (not one an API makes inside
+another) becomes a host range "Functional.conv2d.{n}.forward" of the trace, with its arguments and results described as
 msprobe's dump.json describes them (tensors by dtype, shape, requires_grad and device address: their
 statistics and data are the kernels' TENSOR rows) and its Python call stack; a hook on its output's
 autograd node records "....backward" when the node ran. Module calls get their arguments, their
@@ -83,7 +83,7 @@ _CHECKPOINT = _os.path.join("torch", "utils", "checkpoint.py")
 
 
 def _stack():
-    """The Python stack as msprobe's stack.json writes it, innermost first, ";\n" between, without the
+    """The Python stack as msprobe's stack.json writes it, innermost first, ";\\n" between, without the
     frames of this file."""
     return _call_site(_sys._getframe(1))[0]
 
