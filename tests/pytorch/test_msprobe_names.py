@@ -14,8 +14,10 @@ import unittest
 
 from script_test_util import CLI, ScriptTestCase, run_command
 
-SCRIPT = """
+# Both scripts: on the CPU under msprobe_cpu_dump.py (dumped to argv[2]), or on the emulated NPU.
+PREAMBLE = """
 import sys, torch
+import torch.utils.checkpoint
 torch.manual_seed(0)
 on_cpu = sys.argv[1] == "cpu"
 if on_cpu:
@@ -25,7 +27,9 @@ if on_cpu:
 else:
     import npuscope.torch as npu
     dev = npu.device()
+"""
 
+SCRIPT = PREAMBLE + """
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -61,19 +65,7 @@ if on_cpu:
 
 # nn.LSTM calls torch._VF.lstm (VF.lstm.{n}.forward); the block is checkpointed, so its forward runs again
 # in the backward pass (is_recompute).
-RECURRENT_SCRIPT = """
-import sys, torch
-import torch.utils.checkpoint
-torch.manual_seed(0)
-on_cpu = sys.argv[1] == "cpu"
-if on_cpu:
-    import msprobe_cpu_dump as dumper
-    dumper.start()
-    dev = torch.device("cpu")
-else:
-    import npuscope.torch as npu
-    dev = npu.device()
-
+RECURRENT_SCRIPT = PREAMBLE + """
 
 class Block(torch.nn.Module):
     def __init__(self):
