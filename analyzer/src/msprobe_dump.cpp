@@ -2,8 +2,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
 
 #include "msprobe_groups.h"
@@ -152,7 +155,7 @@ std::vector<collector::MsprobeDump> split_steps(const collector::TraceReader& re
     if (!src) {
       src = std::make_shared<SourceMap>();
       d.path = reader.path();
-      d.task = all.has_data ? "tensor" : "statistics";
+      d.task = all.has_data ? "tensor" : all.has_md5 ? "md5" : "statistics";
       d.level = "mix";
       d.framework = "pytorch";
       d.step = s.step;
@@ -189,6 +192,51 @@ std::vector<collector::MsprobeDump> split_steps(const collector::TraceReader& re
   return out;
 }
 
+// Note [md5 dumps from a trace]
+// Under `npuscope run --dump md5` (META config's "dump") every TENSOR row has the CRC-32 of its raw
+// elements, as msprobe's summary_mode md5 hashes a tensor's contiguous bytes: each tensor value takes
+// its row's, as 8 hex digits, and the dump's task is "md5" (export writes it as msprobe does: task
+// statistics, an "md5" per tensor). A value that is a view of its buffer in another order (a transposed
+// weight, an expand) has other bytes than the row: no md5, counted in the notes.
+bool records_md5(const collector::TraceReader& reader) {
+  const std::optional<std::string> config = reader.meta("config");
+  if (!config) return false;
+  const nlohmann::json j = nlohmann::json::parse(*config, nullptr, false);
+  return j.is_object() && j.contains("dump") && j["dump"] == "md5";
+}
+
+void add_md5(const collector::TraceReader& reader, msprobe::TraceEntries& all) {
+  const auto key = [](std::int64_t task, std::int32_t role, std::int32_t idx) {
+    return (static_cast<std::uint64_t>(task) << 17) ^ (static_cast<std::uint64_t>(role) << 16) ^
+           static_cast<std::uint64_t>(idx);
+  };
+  std::unordered_map<std::uint64_t, std::vector<collector::DumpValue*>> wanted;
+  std::int64_t views = 0;
+  for (StepEntry& s : all.entries) {
+    for (std::size_t i = 0; i < s.sources.size(); ++i) {
+      const TensorSource& src = s.sources[i];
+      if (src.task_id < 0) continue;
+      if (!src.strides.empty()) {
+        ++views;
+        continue;
+      }
+      wanted[key(src.task_id, src.role, src.idx)].push_back(&s.entry.values[i]);
+    }
+  }
+  reader.for_each([&](const collector::TensorRow& t) {
+    const auto it = wanted.find(key(t.task_id, t.role, t.idx));
+    if (it == wanted.end()) return;
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<std::uint32_t>(t.crc32));
+    for (collector::DumpValue* v : it->second) v->md5 = hex;
+  });
+  if (views > 0) {
+    all.notes.push_back(std::to_string(views) +
+                        " tensors without md5 (views of their buffer in another order: the trace has the CRC-32 "
+                        "of the buffer, not of the view)");
+  }
+}
+
 bool has_fragments(const collector::TraceReader& reader) {
   bool found = false;
   reader.for_each([&](const collector::PytorchApiRow& op) { found = found || is(op.kind, HostOpKind::kApi); });
@@ -213,7 +261,10 @@ std::string msprobe_dump_problem(const collector::TraceReader& reader) {
 
 std::vector<collector::MsprobeDump> msprobe_dumps(const collector::TraceReader& reader) {
   if (!msprobe_dump_problem(reader).empty()) return {};
-  return split_steps(reader, has_fragments(reader) ? msprobe::fragment_entries(reader) : msprobe::aten_entries(reader));
+  msprobe::TraceEntries all = has_fragments(reader) ? msprobe::fragment_entries(reader) : msprobe::aten_entries(reader);
+  all.has_md5 = !all.has_data && records_md5(reader);
+  if (all.has_md5) add_md5(reader, all);
+  return split_steps(reader, std::move(all));
 }
 
 }  // namespace npuscope::analyzer

@@ -1,6 +1,7 @@
 // msprobe's entries from a trace's msprobe fragments: see Note [msprobe dumps from a trace] in
 // msprobe_entries.h.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -161,6 +162,22 @@ const TensorRow* FragmentBuilder::find(std::int64_t address, std::optional<DType
   return found != nullptr ? found : last_before(where.from, INT64_MIN);
 }
 
+// The elements of the buffer a view spans when it repeats each of them alike (an expand: dimensions of
+// stride 0 over a buffer its other dimensions cover once, as the gradient of a sum is), else its own
+// element count. Such a view has its buffer's maximum, minimum and mean, and its norm times
+// sqrt(numel / buffer).
+std::int64_t broadcast_buffer(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides,
+                              std::int64_t numel) {
+  if (strides.size() != shape.size() || numel <= 0) return numel;
+  std::int64_t span = 1, distinct = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (strides[d] < 0) return numel;
+    span += (shape[d] - 1) * strides[d];
+    if (strides[d] != 0) distinct *= shape[d];
+  }
+  return distinct < numel && distinct == span ? span : numel;
+}
+
 void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, Where where, StepEntry& e) {
   DumpValue v;
   v.slot = slot;
@@ -180,16 +197,18 @@ void FragmentBuilder::add_leaf(const Json& j, const std::string& slot, Where whe
     }
     v.requires_grad = j.contains("requires_grad") ? (j["requires_grad"].get<bool>() ? 1 : 0) : -1;
     const std::int64_t address = j.value("address", std::int64_t{0});
-    const TensorRow* row = address == 0 ? nullptr : find(address, dtype, numel, where);
+    std::vector<std::int64_t> strides;
+    for (const Json& d : j.value("stride", Json::array())) strides.push_back(d.get<std::int64_t>());
+    const std::int64_t buffer = broadcast_buffer(v.shape, strides, numel);
+    const TensorRow* row = address == 0 ? nullptr : find(address, dtype, buffer, where);
     if (row != nullptr) {
       const DumpValue stats = tensor_value(slot, row);
       v.has_stats = true;
       v.max = stats.max;
       v.min = stats.min;
       v.mean = stats.mean;
-      v.norm = stats.norm;
-      source = {row->task_id, row->role, row->idx, v.shape, {}};
-      for (const Json& d : j.value("stride", Json::array())) source.strides.push_back(d.get<std::int64_t>());
+      v.norm = buffer == numel ? stats.norm : stats.norm * std::sqrt(static_cast<double>(numel) / buffer);
+      source = {row->task_id, row->role, row->idx, v.shape, std::move(strides)};
     } else {
       ++without_stats_;
     }
@@ -248,6 +267,10 @@ void FragmentBuilder::add_arguments(const Json& args, std::size_t op, StepEntry&
   const bool params_grad = name.find(".parameters_grad.") != std::string::npos;
   const bool hook = params_grad || ends_with(name, ".backward") || name.find(".backward.") != std::string::npos;
   for (const auto& [key, value] : args.items()) {
+    if (key == "is_recompute") {  // Note [msprobe recompute] in npuscope/_msprobe.py
+      e.entry.is_recompute = e.entry.is_recompute || (value.is_boolean() && value.get<bool>());
+      continue;
+    }
     if (params_grad) {
       for (const Json& grad : value.is_array() ? value : Json::array({value})) {
         add(grad, key, {Where::kHook, before, before}, e);

@@ -31,6 +31,7 @@ struct TraceEntries {
   std::vector<StepEntry> entries;  // in dump order, steps together
   std::vector<std::string> notes;  // what was left out, counted
   bool has_pytorch_ops = false, has_tensors = false, has_data = false;
+  bool has_md5 = false;  // Note [md5 dumps from a trace] in msprobe_dump.cpp
 };
 
 // The step whose range began last at or before a time (before the first step: the first; 0 if none).

@@ -7,7 +7,7 @@
 // Under a launcher, -o takes %r for the rank, one trace per rank: mpirun -np 4 npuscope run -o
 // traces/rank_%r.db -- CMD (Note [Launcher environment] in npuscope/runtime_hooks/launcher_env.h).
 //
-//   npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A]
+//   npuscope run [-o OUT.db] [--dump none|stats|tensor|md5] [--ops GLOB]... [--steps A-B|A]
 //                [--max-dump-bytes N] [--overflow-only] [--grad-probe] [--check-ops] [--no-pipe-trace] [--keep-going]
 //                [--force] -- CMD [ARGS...]
 //
@@ -49,7 +49,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "npuscope run [-o OUT.db] [--dump none|stats|tensor] [--ops GLOB]... [--steps A-B|A] [--max-dump-bytes N] "
+    "npuscope run [-o OUT.db] [--dump none|stats|tensor|md5] [--ops GLOB]... [--steps A-B|A] [--max-dump-bytes N] "
     "[--overflow-only] [--grad-probe] [--check-ops] [--no-pipe-trace] [--keep-going] [--force] -- CMD [ARGS...]\n"
     "exit status: CMD's when not 0; 125 when CMD ran but profiling never started; 1 when the trace could not be "
     "made; 2 for a bad flag or an unwritable -o";
@@ -215,7 +215,7 @@ int run_command(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")(
       "output,o", po::value(&f.output),
       "the trace file (default npuscope_<cmd>_<time>.db); %r: the rank, under mpirun/torchrun/srun")(
-      "dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor")(
+      "dump", po::value(&f.dump)->default_value(f.dump), "tensor capture: none | stats | tensor | md5")(
       "ops", po::value(&f.ops)->composing(), "dump only ops whose name matches this glob (repeatable)")(
       "steps", po::value(&f.steps),
       "dump only in steps A-B, or step A (from the workload's step markers); 0 <= A <= B <= 2^63-1")(

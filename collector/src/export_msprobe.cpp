@@ -156,6 +156,8 @@ Json MsprobeWriter::entry_json(const MsprobeDump& dump, const DumpEntry& e, cons
       place(entry[section], rest, std::move(leaf));
     }
   }
+  // msprobe marks every forward entry, false on most; absent reads as false (msprobe's dump2db too).
+  if (e.is_recompute) entry["is_recompute"] = true;
   return entry;
 }
 
@@ -167,7 +169,10 @@ void MsprobeWriter::write(const MsprobeDump& dump) {
   const std::string data_dir = (fs::path(dir) / "dump_tensor_data").string();
   const bool with_data = static_cast<bool>(dump.load);
   Json out;
-  out["task"] = dump.task.empty() ? (with_data ? "tensor" : "statistics") : dump.task;
+  // An md5 dump is msprobe's task statistics with summary_mode md5: an "md5" beside each tensor's statistics.
+  out["task"] = dump.task.empty()    ? (with_data ? "tensor" : "statistics")
+                : dump.task == "md5" ? "statistics"
+                                     : dump.task;
   out["level"] = dump.level.empty() ? "mix" : dump.level;
   out["framework"] = dump.framework.empty() ? "pytorch" : dump.framework;
   out["dump_data_dir"] = with_data ? Json(data_dir) : Json(nullptr);

@@ -211,6 +211,9 @@ constexpr Column<TensorRow> kTensorColumns[] = {
     {"address", &TensorRow::address,
      "Address of the tensor's first element as the kernel saw it: equal addresses are one buffer (a task's output "
      "another task read, if no task wrote it in between); 0 when not recorded."},
+    {"crc32", &TensorRow::crc32,
+     "Under `npuscope run --dump md5` (META config's \"dump\"): the CRC-32 of the raw elements as zlib computes "
+     "it, msprobe's summary_mode md5 (8 hex digits in its dump.json); 0 otherwise."},
 };
 static_assert(covers_each_member_once(kTensorColumns));
 

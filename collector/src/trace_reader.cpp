@@ -303,6 +303,7 @@ class SqliteTraceReader final : public TraceReader {
   void adapt_schema_11();
   void adapt_schema_12();
   void adapt_schema_13();
+  void adapt_schema_14();
   // Note [Older traces]: an empty TEMP table for each stored table the trace lacks.
   void add_missing_tables();
   // Shadows `table` with a TEMP view that reads the columns in `added`, which an older trace lacks, as 0.
@@ -444,6 +445,7 @@ void SqliteTraceReader::adapt_older_schema() {
   if (schema_version_ < 12) adapt_schema_11();
   if (schema_version_ < 13) adapt_schema_12();
   if (schema_version_ < 14) adapt_schema_13();
+  if (schema_version_ < 15) adapt_schema_14();
 }
 
 void SqliteTraceReader::view_with_zeros(const schema::TableInfo& table, std::initializer_list<std::string_view> added) {
@@ -474,6 +476,12 @@ void SqliteTraceReader::add_missing_tables() {
     sqlite3_bind_text(stmt.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
     if (!stmt.step()) db_.exec(schema::create_table_sql(*table).insert(std::string_view("CREATE ").size(), "TEMP "));
   }
+}
+
+// Schema 15 added TENSOR.crc32 (`--dump md5`): an older trace's tensors read as 0, none. (Before schema
+// 7, adapt_schema_6 shadows TENSOR with it already.)
+void SqliteTraceReader::adapt_schema_14() {
+  if (schema_version_ >= 7) view_with_zeros(schema::table_for<TensorRow>().info, {"crc32"});
 }
 
 // Schema 14 added PYTORCH_API.args_id (msprobe fragments): an older trace's ops read as 0, none. (Before
@@ -512,7 +520,7 @@ void SqliteTraceReader::adapt_schema_7() {
 }
 
 // Schema 7 added TENSOR.address: an older trace's tensors read as 0, not recorded.
-void SqliteTraceReader::adapt_schema_6() { view_with_zeros(schema::table_for<TensorRow>().info, {"address"}); }
+void SqliteTraceReader::adapt_schema_6() { view_with_zeros(schema::table_for<TensorRow>().info, {"address", "crc32"}); }
 
 // Schema 6 added each task's input shapes and dtypes (KERNEL) and the PyTorch op that launched it
 // (TASK_EXEC): an older trace has none of them, read as 0 (its PYTORCH_API: Note [Older traces]).

@@ -123,15 +123,16 @@ const char* dump_mode_name(DumpMode mode) {
     case DumpMode::kNone: return "none";
     case DumpMode::kStats: return "stats";
     case DumpMode::kTensor: return "tensor";
+    case DumpMode::kMd5: return "md5";
   }
   return "none";
 }
 
 DumpMode parse_dump(std::string_view text, Spelling spelling) {
-  for (DumpMode m : {DumpMode::kNone, DumpMode::kStats, DumpMode::kTensor}) {
+  for (DumpMode m : {DumpMode::kNone, DumpMode::kStats, DumpMode::kTensor, DumpMode::kMd5}) {
     if (text == dump_mode_name(m)) return m;
   }
-  bad(Setting::kDump, spelling, "must be one of \"none\", \"stats\", \"tensor\", got " + quoted(text));
+  bad(Setting::kDump, spelling, "must be one of \"none\", \"stats\", \"tensor\", \"md5\", got " + quoted(text));
 }
 
 std::string parse_op_glob(std::string_view text, Spelling spelling) {

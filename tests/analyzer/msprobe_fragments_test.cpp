@@ -4,6 +4,7 @@
 // construct, stacks, notes, the data loaded from the trace, and export --msprobe's layout.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -213,23 +214,26 @@ namespace {
 
 // A damaged trace's fragments: arguments that are not JSON, or JSON of the wrong types, are counted
 // in the dump's notes, never the end of the dump.
-class MsprobeFragmentsBadInputTest : public ExportTest {};
+class MsprobeFragmentsBadInputTest : public ExportTest {
+ protected:
+  // A fragment of no length at time `id`, with these arguments.
+  static void fragment(TraceWriter& w, std::int64_t id, const char* name, const std::string& args) {
+    w.add(PytorchApiRow{.id = id,
+                        .start_ns = id,
+                        .end_ns = id,
+                        .name_id = w.intern(name),
+                        .kind = static_cast<std::int32_t>(HostOpKind::kApi),
+                        .args_id = w.intern(args)});
+  }
+};
 
 TEST_F(MsprobeFragmentsBadInputTest, UnreadableArgumentsAreCounted) {
   const std::string db = path("t.db");
   {
     auto w = TraceWriter::create(db);
-    const auto fragment = [&](std::int64_t id, const char* name, const char* args) {
-      w->add(PytorchApiRow{.id = id,
-                           .start_ns = id,
-                           .end_ns = id,
-                           .name_id = w->intern(name),
-                           .kind = static_cast<std::int32_t>(HostOpKind::kApi),
-                           .args_id = w->intern(args)});
-    };
-    fragment(1, "Functional.relu.0.forward", "{not json");
-    fragment(2, "Functional.relu.1.forward", R"({"input_args":[{"type":"torch.Tensor","shape":"x"}]})");
-    fragment(3, "Functional.relu.2.forward", R"({"input_args":[{"type":"int","value":2}],"output":[]})");
+    fragment(*w, 1, "Functional.relu.0.forward", "{not json");
+    fragment(*w, 2, "Functional.relu.1.forward", R"({"input_args":[{"type":"torch.Tensor","shape":"x"}]})");
+    fragment(*w, 3, "Functional.relu.2.forward", R"({"input_args":[{"type":"int","value":2}],"output":[]})");
     w->add(sample_tensor(1, 0, 0, 0, "2", 2, {}, true));
     w->finalize();
   }
@@ -243,6 +247,89 @@ TEST_F(MsprobeFragmentsBadInputTest, UnreadableArgumentsAreCounted) {
   EXPECT_EQ(ok.name, "Functional.relu.2.forward");
   ASSERT_EQ(ok.values.size(), 1u);
   EXPECT_EQ(ok.values[0].value, "2");
+}
+
+}  // namespace
+
+namespace {
+
+// A forward call recomputed by activation checkpointing carries "is_recompute": true in its fragment
+// (Note [msprobe recompute] in npuscope/_msprobe.py): the entry is marked, and export --msprobe writes
+// the flag on it alone. A flag of another type reads as false.
+TEST_F(MsprobeFragmentsBadInputTest, RecomputedForwardsAreMarked) {
+  const std::string db = path("t.db");
+  {
+    auto w = TraceWriter::create(db);
+    const std::string call = R"({"input_args":[{"type":"int","value":2}],"input_kwargs":{},"output":[])";
+    fragment(*w, 1, "Functional.relu.0.forward", call + "}");
+    fragment(*w, 2, "Functional.relu.1.forward", call + R"(,"is_recompute":true})");
+    fragment(*w, 3, "Functional.relu.2.forward", call + R"(,"is_recompute":"yes"})");
+    w->add(sample_tensor(1, 0, 0, 0, "2", 2, {}, true));
+    w->finalize();
+  }
+  const auto reader = TraceReader::open(db);
+  const std::vector<MsprobeDump> dumps = analyzer::msprobe_dumps(*reader);
+  ASSERT_EQ(dumps.size(), 1u);
+  ASSERT_EQ(dumps[0].entries.size(), 3u);
+  EXPECT_FALSE(dumps[0].entries[0].is_recompute);
+  EXPECT_TRUE(dumps[0].entries[1].is_recompute);
+  EXPECT_FALSE(dumps[0].entries[2].is_recompute);
+  EXPECT_EQ(dumps[0].entries[1].values.size(), 1u);  // the flag is no value
+  export_msprobe(dumps, path("out"));
+  std::ifstream in(path("out/step0/rank0/dump.json"));
+  const Json data = Json::parse(in)["data"];
+  EXPECT_FALSE(data["Functional.relu.0.forward"].contains("is_recompute"));
+  EXPECT_EQ(data["Functional.relu.1.forward"]["is_recompute"], true);
+  EXPECT_FALSE(data["Functional.relu.2.forward"].contains("is_recompute"));
+}
+
+}  // namespace
+
+namespace {
+
+// A gradient that is an expand of a smaller buffer (a sum's: stride 0 along the summed dimension) has
+// the statistics of the buffer's row, not of an older row of the view's size at the same address, its
+// norm scaled by the repetition; its data is the buffer gathered through the strides.
+TEST_F(MsprobeFragmentsBadInputTest, ExpandedViewsHaveTheirBuffersStatistics) {
+  constexpr std::int64_t A = 0x700;
+  const std::string db = path("t.db");
+  {
+    auto w = TraceWriter::create(db);
+    fragment(*w, 1, "Tensor.sum.0.backward",
+             R"({"input":[{"type":"torch.Tensor","dtype":"torch.float32","shape":[2],"address":1792}],)"
+             R"("output":[{"type":"torch.Tensor","dtype":"torch.float32","shape":[3,2],)"
+             R"("address":1792,"stride":[0,1]}]})");
+    TensorRow stale = sample_tensor(1, 1, 0, 0, "3,2", 6, bytes_of(std::vector<float>(6, 9.0f)), false);
+    stale.max = 9;
+    stale.address = A;
+    w->add(stale);
+    TensorRow grad = sample_tensor(2, 1, 0, 0, "2", 2, bytes_of(std::vector<float>{1, -2}), false);
+    grad.max = 1;
+    grad.min = -2;
+    grad.mean = -0.5;
+    grad.l2norm = std::sqrt(5.0);
+    grad.address = A;
+    w->add(grad);
+    w->finalize();
+  }
+  const auto reader = TraceReader::open(db);
+  const std::vector<MsprobeDump> dumps = analyzer::msprobe_dumps(*reader);
+  ASSERT_EQ(dumps.size(), 1u);
+  ASSERT_EQ(dumps[0].entries.size(), 1u);
+  const DumpEntry& e = dumps[0].entries[0];
+  ASSERT_EQ(e.values.size(), 2u);
+  EXPECT_EQ(e.values[0].max, 1);
+  const DumpValue& expanded = e.values[1];
+  EXPECT_EQ(expanded.slot, "output.0");
+  EXPECT_EQ(expanded.max, 1);
+  EXPECT_EQ(expanded.min, -2);
+  EXPECT_EQ(expanded.mean, -0.5);
+  EXPECT_NEAR(expanded.norm, std::sqrt(15.0), 1e-12);
+  ASSERT_TRUE(dumps[0].load);
+  const DumpTensorData data = dumps[0].load(e, expanded);
+  ASSERT_EQ(data.bytes.size(), 24u);
+  const auto* f = reinterpret_cast<const float*>(data.bytes.data());
+  EXPECT_EQ(std::vector<float>(f, f + 6), (std::vector<float>{1, -2, 1, -2, 1, -2}));
 }
 
 }  // namespace

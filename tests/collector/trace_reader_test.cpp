@@ -237,12 +237,30 @@ TEST_F(TraceReaderTest, Schema6TracesReadTensorAddressesAsZero) {
   }
   const auto read = [&] { return TraceReader::open(path())->rows<TensorRow>().at(0); };
   EXPECT_EQ(read().address, 0x7f0012345640);
-  sql_exec(path(), "ALTER TABLE TENSOR DROP COLUMN address; UPDATE META SET value = '6' WHERE key = 'schema_version'");
+  sql_exec(path(),
+           "ALTER TABLE TENSOR DROP COLUMN address; ALTER TABLE TENSOR DROP COLUMN crc32; UPDATE META SET value = "
+           "'6' WHERE key = 'schema_version'");
   const TensorRow old = read();
   EXPECT_EQ(old.address, 0);
   EXPECT_EQ(old.task_id, 3);
   EXPECT_EQ(old.max, 5);
   EXPECT_EQ(old.shape, "2");
+}
+
+// Schema 15 added TENSOR.crc32 (`--dump md5`): a schema 14 trace reads it as 0, none.
+TEST_F(TraceReaderTest, Schema14TracesReadTensorCrcsAsZero) {
+  {
+    auto writer = TraceWriter::create(path());
+    writer->add(TensorRow{.task_id = 3, .shape = "2", .numel = 2, .address = 0x40, .crc32 = 0xcbf43926});
+    writer->finalize();
+  }
+  const auto read = [&] { return TraceReader::open(path())->rows<TensorRow>().at(0); };
+  EXPECT_EQ(read().crc32, 0xcbf43926);
+  sql_exec(path(), "ALTER TABLE TENSOR DROP COLUMN crc32; UPDATE META SET value = '14' WHERE key = 'schema_version'");
+  const TensorRow old = read();
+  EXPECT_EQ(old.crc32, 0);
+  EXPECT_EQ(old.address, 0x40);
+  EXPECT_EQ(old.numel, 2);
 }
 
 // Schema 12 added what real profiles say of a kernel and of a framework op: a schema 11 trace reads

@@ -1,22 +1,28 @@
 """A CPU PyTorch run dumped in msprobe's layout, as msprobe's statistics dump (level mix) would write it:
 the reference test_msprobe_names.py sets npuscope's emulated dump against. Independent of npuscope's own
 recorder (npuscope/_msprobe.py): it wraps the same APIs (npuscope._msprobe_apis: msprobe's lists) and
-computes each tensor's statistics in Python, where msprobe does.
+computes each tensor's statistics in Python, where msprobe does. Forward entries carry "is_recompute" as
+msprobe's dumps of 2024 to May 2026 do (true where activation checkpointing recomputes the call).
 
     import msprobe_cpu_dump as dumper
     dumper.start()                      # before the model is built
     ... forward, backward, optimizer step; dumper.step() after each optimizer step
     dumper.write(DIR)                   # DIR/step{S}/rank0/{dump,construct}.json
+
+MSPROBE_SUMMARY_MODE=md5 adds each tensor's "md5", as msprobe's summary_mode md5 does.
 """
 import json
 import os
+import sys
 import threading
+import zlib
 
 import torch
 
 from npuscope import _msprobe_apis as apis
 
 _tls = threading.local()
+_summary_mode = ["statistics"]  # or "md5" (MSPROBE_SUMMARY_MODE=md5): each tensor's CRC-32 too
 _steps = [{}]  # per step: {entry: record}
 _construct = [{}]
 _api_calls, _module_calls, _grad_calls = {}, {}, {}
@@ -33,6 +39,9 @@ def _stats(t):
         f = v.double()
         d.update(Max=f.max().item(), Min=f.min().item(), Mean=f.mean().item(), Norm=f.norm().item())
     d["requires_grad"] = bool(t.requires_grad)
+    if _summary_mode[0] == "md5":  # msprobe's compute_crc32_from_tensor: the contiguous bytes as stored
+        raw = v.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes() if v.numel() else b""
+        d["md5"] = "%08x" % zlib.crc32(raw)
     return d
 
 
@@ -56,6 +65,24 @@ def _describe(v, key=None):
     if isinstance(v, dict):
         return {k: _describe(x, k) for k, x in v.items()}
     return None
+
+
+def _is_recompute():
+    """msprobe's is_recomputation (pytorch/common/utils.py) on this call's frames, outermost last: a
+    `recompute_fn` of torch/utils/checkpoint.py, or a `backward` called from torch/autograd/function.py
+    (directly or one frame further)."""
+    frames = []
+    f = sys._getframe(1)
+    while f is not None:
+        frames.append((f.f_code.co_name, f.f_code.co_filename))
+        f = f.f_back
+    for i, (function, filename) in enumerate(frames):
+        if function == "recompute_fn" and filename.endswith("torch/utils/checkpoint.py"):
+            return True
+        if function == "backward" or function == "checkpoint_function_backward" and "megatron" in filename:
+            if any(j < len(frames) and frames[j][1].endswith("torch/autograd/function.py") for j in (i + 1, i + 2)):
+                return True
+    return False
 
 
 def _record(name, record, parent=None, merge=False):
@@ -97,6 +124,7 @@ def _wrap(prefix, func):
             record = {"input_args": _describe(args), "input_kwargs": _describe(kwargs)}
             out = func(*args, **kwargs)
             record["output"] = _describe(out if isinstance(out, (list, tuple)) else [out])
+            record["is_recompute"] = _is_recompute()
             parent = _open[-1] if _open else None
             _record(name, record, parent)
             first = out
@@ -149,6 +177,7 @@ def _hook(module, inputs, output):
                   "output": _describe(output if isinstance(output, (list, tuple)) else [output])}
         if params:
             record["parameters"] = {k: _describe(p) for k, p in params.items()}
+        record["is_recompute"] = _is_recompute()
         _record(name, record, parent)
         if not torch.is_grad_enabled():
             return
@@ -185,8 +214,9 @@ _keep = []
 
 def start():
     import torch.distributed as dist
+    _summary_mode[0] = os.environ.get("MSPROBE_SUMMARY_MODE", "statistics")
     groups = [("Functional", torch.nn.functional, apis.FUNCTIONAL), ("Tensor", torch.Tensor, apis.TENSOR),
-              ("Torch", torch, apis.TORCH), ("Distributed", dist, apis.DISTRIBUTED)]
+              ("Torch", torch, apis.TORCH), ("VF", torch._VF, apis.VF), ("Distributed", dist, apis.DISTRIBUTED)]
     for prefix, module, names in groups:
         for name in names:
             owner, attr = module, name

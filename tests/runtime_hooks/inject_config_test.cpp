@@ -121,6 +121,9 @@ TEST(InjectConfigParsers, FlagsAndJsonAgreeValueByValue) {
   EXPECT_THROW(inject::parse_config(R"({"buffer_bytes": 1099511627777})"), inject::ConfigError);
   EXPECT_EQ(inject::parse_config(R"({"buffer_bytes": 1099511627776})").buffer_bytes, inject::kMaxBufferBytes);
   EXPECT_EQ(inject::parse_dump("tensor", Spelling::kFlag), inject::DumpMode::kTensor);
+  EXPECT_EQ(inject::parse_dump("md5", Spelling::kFlag), inject::DumpMode::kMd5);
+  EXPECT_EQ(inject::parse_config(R"({"dump": "md5"})").dump, inject::DumpMode::kMd5);
+  EXPECT_EQ(inject::parse_config(inject::parse_config(R"({"dump": "md5"})").to_json()).dump, inject::DumpMode::kMd5);
   EXPECT_THROW(inject::parse_dump("all", Spelling::kFlag), inject::ConfigError);
   inject::InjectConfig overflow_only;
   overflow_only.overflow_only = true;

@@ -2,8 +2,8 @@
 fragments] in pytorch/src/msprobe_fragments.cpp; docs/compare.md "msprobe names in npuscope's dumps").
 
 As msprobe's L1 dump does, the APIs of _msprobe_apis (torch.nn.functional, torch.Tensor's methods, torch's
-functions, torch.distributed) are wrapped: an outermost call (not one an API makes inside another) becomes
-a host range "Functional.conv2d.{n}.forward" of the trace, with its arguments and results described as
+functions, torch._VF's, torch.distributed) are wrapped: an outermost call (not one an API makes inside
+another) becomes a host range "Functional.conv2d.{n}.forward" of the trace, with its arguments and results described as
 msprobe's dump.json describes them (tensors by dtype, shape, requires_grad and device address: their
 statistics and data are the kernels' TENSOR rows) and its Python call stack; a hook on its output's
 autograd node records "....backward" when the node ran. Module calls get their arguments, their
@@ -78,13 +78,30 @@ class _Description:
 
 
 _frames = {}  # (code, line) -> msprobe's text of the frame
+_AUTOGRAD_FUNCTION = _os.path.join("torch", "autograd", "function.py")
+_CHECKPOINT = _os.path.join("torch", "utils", "checkpoint.py")
 
 
 def _stack():
     """The Python stack as msprobe's stack.json writes it, innermost first, ";\\n" between, without the
     frames of this file."""
-    f = _sys._getframe(1)
+    return _call_site(_sys._getframe(1))[0]
+
+
+def _call_site(f):
+    """(_stack() from frame f, whether f runs in a recomputed forward).
+
+    Note [msprobe recompute]: msprobe's dumps of 2024 to May 2026 mark each forward entry with
+    "is_recompute" (data_collector.set_is_recomputable), true when the call's stack says activation
+    checkpointing is recomputing a forward in the backward pass (pytorch/common/utils.py
+    is_recomputation): a frame of a function `recompute_fn` in torch/utils/checkpoint.py (torch 2's), or of
+    a function `backward` (megatron's `checkpoint_function_backward` too) whose caller, or its caller, is
+    in torch/autograd/function.py: torch.utils.checkpoint's reentrant CheckpointFunction.backward, run by
+    autograd's BackwardCFunction.apply. The same rule here, on the same frames: the non-reentrant
+    checkpoint of torch 1.13 (use_reentrant=False) recomputes in a saved-tensor hook, which msprobe did
+    not mark, and neither does this."""
     out = []
+    recompute = False
     while f is not None:
         code = f.f_code
         key = (code, f.f_lineno)
@@ -94,8 +111,30 @@ def _stack():
             text = _frames[key] = "File %s, line %d, in %s, \n %s" % (code.co_filename, f.f_lineno, code.co_name, line)
         if code.co_filename not in _OWN_FILES:
             out.append(text)
+        if not recompute:
+            recompute = _recomputes(f)
         f = f.f_back
-    return ";\n".join(out)
+    return ";\n".join(out), recompute
+
+
+def _recomputes(f):
+    name = f.f_code.co_name
+    if name == "recompute_fn":
+        return f.f_code.co_filename.endswith(_CHECKPOINT)
+    if name != "backward" and not (name == "checkpoint_function_backward" and "megatron" in f.f_code.co_filename):
+        return False
+    callers = (f.f_back, f.f_back.f_back if f.f_back is not None else None)
+    return any(c is not None and c.f_code.co_filename.endswith(_AUTOGRAD_FUNCTION) for c in callers)
+
+
+def _described(d, entry):
+    """A forward entry's JSON and its call's stack, the entry marked "is_recompute" when its call runs in a
+    recomputed forward (Note [msprobe recompute]; msprobe writes false on the others, which readers take
+    as the flag's absence)."""
+    stack, recompute = _call_site(_sys._getframe(1))
+    if recompute:
+        entry["is_recompute"] = True
+    return d.json(entry), stack
 
 
 def _first_tensor(output):
@@ -157,7 +196,7 @@ def _wrap(prefix, func):
                 _ops.api_end(op, "", "")
                 raise
             entry["output"] = d.value(out if isinstance(out, (list, tuple)) else [out])
-            name = _ops.api_end(op, d.json(entry), _stack())
+            name = _ops.api_end(op, *_described(d, entry))
             if name:
                 _hook_backward(name, out)
             return out
@@ -183,7 +222,7 @@ def _owner_and_attr(module, name):
 def _wrap_all():
     import torch.distributed as dist
     groups = [("Functional", _torch.nn.functional, _apis.FUNCTIONAL), ("Tensor", _torch.Tensor, _apis.TENSOR),
-              ("Torch", _torch, _apis.TORCH)]
+              ("Torch", _torch, _apis.TORCH), ("VF", _torch._VF, _apis.VF)]
     if dist.is_available():
         groups.append(("Distributed", dist, _apis.DISTRIBUTED))
     for prefix, module, names in groups:
@@ -222,7 +261,7 @@ def module_end(module, op, described, output):
         params = dict(module.named_parameters(recurse=False))
         if params:
             entry["parameters"] = {k: d.value(p) for k, p in params.items()}
-        name = _ops.api_end(op, d.json(entry), _stack())
+        name = _ops.api_end(op, *_described(d, entry))
         if name and _torch.is_grad_enabled():
             _hook_module_backward(name, inputs, output)
             _hook_parameters(name.rsplit(".", 2)[0], params)

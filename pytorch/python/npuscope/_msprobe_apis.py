@@ -2,7 +2,13 @@
 pytorch/src/msprobe_fragments.cpp): the names listed in msprobe's support_wrap_ops.yaml (github:Ascend/msprobe
 python/msprobe/pytorch/dump/api_dump/support_wrap_ops.yaml at 8ff00da3), and the APIs its default risk_level
 FOCUS counts but leaves out of dump.json (api_risk_level.py). An API the installed torch lacks is skipped,
-as msprobe skips it."""
+as msprobe skips it.
+
+VF: the yaml's `_VF` list, torch._VF's functions (what nn.LSTM calls: `VF.lstm.0.forward`). msprobe
+wraps them in torch._VF (api_register.py, Const.PT_API_TYPE_VF). Its releases from March 2026 on
+(4c23ae11: api_registry.set_api_attr sets a wrapper on a module only if the API was read from it, and
+torch._VF's are read from torch._C._VariableFunctionsClass) set none, so their dumps lack these
+entries; the earlier ones, and the hook_module/wrap_vf.py of msprobe's first releases, write them."""
 
 FUNCTIONAL = (
     'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'conv_tbc',
@@ -143,6 +149,8 @@ TORCH = (
     'unique_consecutive', 'unsafe_chunk', 'unsafe_split', 'unsafe_split_with_sizes', 'unsqueeze', 'vander', 'var',
     'var_mean', 'vdot', 'vsplit', 'vstack', 'where', 'xlogy', 'xlogy_',
 )
+
+VF = ('lstm',)
 
 DISTRIBUTED = (
     'send', 'recv', 'broadcast', 'all_reduce', 'reduce', 'all_gather', 'gather', 'isend', 'irecv', 'scatter',

@@ -322,7 +322,6 @@ from npuscope import _msprobe  # noqa: E402
 
 _observing = False
 _module_names = _weakref.WeakKeyDictionary()  # module -> "layer1.0.conv1.Conv2d" (msprobe: path + class)
-_roots = _weakref.WeakSet()
 _open = _threading.local()  # .calls: [(module, op id)] of this thread's open module calls
 
 
@@ -337,7 +336,6 @@ def _name_modules(root):
     for path, module in root.named_modules():
         cls = type(module).__name__
         _module_names[module] = "%s.%s" % (path, cls) if path else cls
-    _roots.add(root)
     if _grad_probe:
         for name, param in root.named_parameters():
             if param.requires_grad and param not in _probed:
@@ -367,7 +365,9 @@ def _module_pre_hook(module, inputs):
     calls = getattr(_open, "calls", None)
     if calls is None:
         calls = _open.calls = []
-    if not calls and module not in _roots:
+    # A module keeps its name once named: called again with no call open on this thread (a checkpointed
+    # block recomputed in the backward pass) it is not the root of a tree of its own.
+    if not calls and module not in _module_names:
         _name_modules(module)
     name = _module_names.get(module)
     if name is None:  # made after its root was named

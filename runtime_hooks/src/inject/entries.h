@@ -72,6 +72,7 @@ struct TensorEntry {
   void* data = nullptr;  // malloc'd copy of the raw bytes when dumped (drain frees it), else null
   std::uint64_t data_bytes = 0;
   std::uint64_t address = 0;  // TensorRecord::data: the buffer's identity (TENSOR.address)
+  std::uint32_t crc32 = 0;    // dump md5: zlib's CRC-32 of the raw bytes (TENSOR.crc32), else 0
 };
 
 // The entry type a record kind is stored as.

@@ -268,6 +268,7 @@ void RowBuilder::on_entry(const TensorEntry& e) {
   row.nan_count = e.stats.nan_count;
   row.inf_count = e.stats.inf_count;
   row.address = static_cast<std::int64_t>(e.address);
+  row.crc32 = e.crc32;
   row.data.clear();
   row.data_bytes = 0;
   if (e.data != nullptr) {

@@ -4,10 +4,27 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+
+#include <zlib.h>
 
 #include "tensor_stats.h"
 
 namespace npuscope::inject {
+
+// msprobe's summary_mode md5 (pytorch_processor.compute_crc32_from_tensor): zlib's CRC-32 of the
+// tensor's contiguous elements as stored, bf16 and f16 included, written as 8 hex digits.
+std::uint32_t tensor_crc32(const void* data, std::uint64_t bytes) noexcept {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* at = static_cast<const Bytef*>(data);
+  for (std::uint64_t left = data == nullptr ? 0 : bytes; left > 0;) {  // zlib takes 32-bit lengths
+    const auto n = static_cast<uInt>(std::min<std::uint64_t>(left, std::numeric_limits<uInt>::max()));
+    crc = crc32(crc, at, n);
+    at += n;
+    left -= n;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
 
 bool CaptureShared::take_dump_budget(std::uint64_t n) noexcept {
   if (dump_cap_reached.load(std::memory_order_relaxed)) return false;
@@ -47,6 +64,7 @@ void TensorCapture::on_tensor(CaptureShared& shared, const hooks::TensorRecord& 
   e.task_id = r.task_id;
   std::copy(r.dims, r.dims + e.ndim, e.dims);
   e.stats = compute_stats(r.data, r.bytes, r.dtype);
+  if (shared.config.dump == DumpMode::kMd5) e.crc32 = tensor_crc32(r.data, r.bytes);
   e.data_bytes = r.bytes;  // the size to dump, if it is dumped; zeroed at kEnd otherwise
   e.address = reinterpret_cast<std::uintptr_t>(r.data);
   p.data = r.data;

@@ -6,8 +6,9 @@
 // until that kEnd returns (device.cpp execute(), dispatch.cpp run_on_cpu()). So:
 // 1. on_tensor looks the task up in the launch table (Note [Launch table]) for its name and launch
 //    step and applies the "ops"/"steps" filters at once; a task filtered out costs nothing more.
-//    Otherwise it computes the statistics here (the data is hot in cache) and keeps the tensor as
-//    pending, in this thread's capture.
+//    Otherwise it computes the statistics here (the data is hot in cache), in dump mode "md5" the
+//    CRC-32 of the raw bytes too (msprobe's summary_mode md5), and keeps the tensor as pending, in
+//    this thread's capture.
 // 2. at kEnd (which names the task and says whether it overflowed) the pending tensors are decided:
 //    rows for all of them; raw bytes only in dump mode "tensor", only for overflowing tasks under
 //    "overflow_only", and only while the "max_dump_bytes" budget lasts (past it no more data is
@@ -27,6 +28,9 @@
 #include "record_buffer.h"
 
 namespace npuscope::inject {
+
+// zlib's CRC-32 of `bytes` raw bytes: what msprobe's summary_mode md5 writes as 8 hex digits.
+std::uint32_t tensor_crc32(const void* data, std::uint64_t bytes) noexcept;
 
 // Session-wide state every thread's capture uses. Counters are reported as META stats.
 struct CaptureShared {

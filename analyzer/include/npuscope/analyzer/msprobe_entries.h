@@ -9,16 +9,19 @@
 // the device address of every tensor among them. An entry is its fragments merged in the order they
 // ended (a module's gradients arrive one hook at a time), named as msprobe names it:
 //   Functional.conv2d.0.forward / .backward, Tensor.add_.0.forward, Torch.matmul.3.forward,
-//   Distributed.all_reduce.0.forward, Module.fc.Linear.forward.0 / .backward.0,
+//   VF.lstm.0.forward, Distributed.all_reduce.0.forward, Module.fc.Linear.forward.0 / .backward.0,
 //   Module.fc.Linear.parameters_grad.0 ({weight: [grad], bias: [grad]}, as msprobe's grad hooks);
 // each tensor's statistics (and data) are those of the TENSOR row of its buffer where the fragment
 // was: for what a call read, the last row of that address (same dtype and element count) before
 // the first task launched after the call began, else the first read from it after; for what a call
-// returned, the same after its last task. A tensor no kernel touched (on the CPU) keeps its dtype and
-// shape, without statistics; the calls msprobe counts but leaves out of dump.json (its default
-// risk_level FOCUS: views, conversions, factories) are counted in the notes. construct.json's
-// parent of a forward entry is the module call it ran in; of a backward entry, that module's
-// backward entry; parameters' gradients have none.
+// returned, the same after its last task. An expanded view (a sum's gradient: stride 0 along the
+// summed dimensions) is looked for as the smaller buffer it repeats, its norm scaled by the
+// repetition. A forward call that activation checkpointing recomputed in the backward pass has
+// "is_recompute" (Note [msprobe recompute] in npuscope/_msprobe.py). A tensor no kernel touched (on
+// the CPU) keeps its dtype and shape, without statistics; the calls msprobe counts but leaves out of
+// dump.json (its default risk_level FOCUS: views, conversions, factories) are counted in the notes.
+// construct.json's parent of a forward entry is the module call it ran in; of a backward entry, that
+// module's backward entry; parameters' gradients have none.
 // A trace without fragments (recorded without --dump's Python side, or older) gets the entries of
 // Note [msprobe entries]: Aten.{op}.{n}.forward/backward from the data flow.
 //

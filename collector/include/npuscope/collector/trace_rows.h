@@ -31,7 +31,7 @@ inline std::int32_t compact_string_id(StringId id) {
 // TASK.input_shapes_id/input_dtypes_id/pytorch_api_id; 5: TASK_EXEC, API_CALL, MEMORY_OP clustered (API and
 // MEMORY_RECORD views); 4: MEMORY_RECORD.seq; 3: API.kind; 2: TASK is a view of TASK_EXEC
 // + KERNEL (Note [Kernel table])
-inline constexpr int kSchemaVersion = 14;
+inline constexpr int kSchemaVersion = 15;
 
 // META key of a golden run's trace (NPUSCOPE_GOLDEN=1: every NPU op ran its CPU golden kernel), value "1";
 // absent otherwise. Written by the injection library when a device announces itself as golden.
@@ -165,6 +165,9 @@ struct TensorRow {
   // Where the tensor's first element lives, as the kernel saw it: identifies the buffer within the
   // process, so that tensors one task wrote and another read can be joined (0: not recorded).
   std::int64_t address = 0;
+  // Under `--dump md5` (META config "dump"): zlib's CRC-32 of the raw elements, msprobe's summary_mode
+  // md5; 0 otherwise, and in traces of schema 14 and older.
+  std::int64_t crc32 = 0;
 };
 
 struct DeviceInfoRow {

@@ -3,7 +3,8 @@
 // (parse_steps("3") whichever way the value came), so that a value is accepted or refused alike, in
 // the same words, by the CLI before the program starts and by the library inside it.
 //
-//   {"dump": "none" | "stats" | "tensor",  // TENSOR rows: none, statistics, statistics + raw bytes
+//   {"dump": "none" | "stats" | "tensor" | "md5",  // TENSOR rows: none, statistics, statistics + raw
+//                                                  // bytes, statistics + CRC-32 (msprobe's summary_mode md5)
 //    "ops": ["layer0/*", "*MatMul"],       // dump only tasks whose op instance name matches a glob
 //    "steps": "A-B" | "A",                 // dump only tasks launched while the step is in [A, B]
 //    "max_dump_bytes": N,                  // stop dumping raw bytes past N uncompressed bytes (0: no cap)
@@ -26,7 +27,7 @@
 
 namespace npuscope::inject {
 
-enum class DumpMode : std::uint8_t { kNone, kStats, kTensor };
+enum class DumpMode : std::uint8_t { kNone, kStats, kTensor, kMd5 };
 
 struct InjectConfig {
   DumpMode dump = DumpMode::kNone;
@@ -82,7 +83,7 @@ std::string setting_name(Setting setting, Spelling spelling);
 
 // One parser per setting, from its text. Each throws ConfigError "<setting> must be ..., got ..."
 // with the setting named as `spelling` says.
-DumpMode parse_dump(std::string_view text, Spelling spelling);        // none | stats | tensor
+DumpMode parse_dump(std::string_view text, Spelling spelling);        // none | stats | tensor | md5
 std::string parse_op_glob(std::string_view text, Spelling spelling);  // a non-empty glob
 struct StepRange {
   std::int64_t first = 0, last = 0;
