@@ -326,7 +326,7 @@ TEST_F(MsprobeFragmentsBadInputTest, ExpandedViewsHaveTheirBuffersStatistics) {
   EXPECT_EQ(expanded.mean, -0.5);
   EXPECT_NEAR(expanded.norm, std::sqrt(15.0), 1e-12);
   ASSERT_TRUE(dumps[0].load);
-  const DumpTensorData data = dumps[0].load(e, expanded);
+  const DumpTensorData data = dumps[0].loaded(e, expanded);
   ASSERT_EQ(data.bytes.size(), 24u);
   const auto* f = reinterpret_cast<const float*>(data.bytes.data());
   EXPECT_EQ(std::vector<float>(f, f + 6), (std::vector<float>{1, -2, 1, -2, 1, -2}));
