@@ -155,7 +155,12 @@ void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, cons
   }
 }
 
-StatsSummary summary_of(const DumpValue& v) { return {v.max, v.min, v.mean, v.norm}; }
+// A statistic null on either side is NaN here, and NaN judges nothing (stats_failure).
+StatsSummary summary_of(const DumpValue& v, std::uint8_t both) {
+  const auto stat = [&](std::uint8_t bit, double x) { return (both & bit) != 0 ? x : DumpValue::kNone; };
+  return {stat(DumpValue::kHasMax, v.max), stat(DumpValue::kHasMin, v.min), stat(DumpValue::kHasMean, v.mean),
+          stat(DumpValue::kHasNorm, v.norm)};
+}
 
 // A row's verdict (Note [Dump verdicts]).
 void judge_row(DumpMode mode, DumpRow& r) {
@@ -182,7 +187,13 @@ void judge_row(DumpMode mode, DumpRow& r) {
     if (!r.npu->has_stats || !r.bench->has_stats) {
       r.verdict = Verdict::kNotApplicable;
       r.reason = std::string("no statistics in the ") + (r.npu->has_stats ? "bench" : "NPU") + " dump (null)";
-    } else if (std::string why = stats_failure(summary_of(*r.npu), summary_of(*r.bench), r.stats); !why.empty()) {
+    } else if ((r.npu->stats_present & r.bench->stats_present) == 0) {
+      r.verdict = Verdict::kNotApplicable;
+      r.reason = "no statistic in both dumps (the others are null)";
+    } else if (std::string why =
+                   stats_failure(summary_of(*r.npu, r.npu->stats_present & r.bench->stats_present),
+                                 summary_of(*r.bench, r.npu->stats_present & r.bench->stats_present), r.stats);
+               !why.empty()) {
       r.verdict = Verdict::kFail;
       r.reason = std::move(why);
     }
