@@ -294,20 +294,22 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
   result.bench = &bench;
   const bool cross_frame = check_frameworks(npu, bench);
   result.mode = choose_mode(npu, bench, result.notes);
-  const EntryPairing pairing = pair_dump_entries(npu, bench, options.mapping, options.fuzzy_match, cross_frame);
+  const EntryPairing pairing = pair_dump_entries(npu, bench, options.mapping.names, options.fuzzy_match, cross_frame);
   std::vector<const EntryPair*> pair_of(npu.entries.size(), nullptr);
   for (const EntryPair& p : pairing.pairs) pair_of[p.npu] = &p;
   std::size_t values_in_all = 0;
   for (const DumpEntry& e : npu.entries) values_in_all += e.values.size();
   result.rows.reserve(values_in_all);  // a row per NPU value: the rows never move
   ValuePairing values;
+  SlotMap slots;
   EntryChecker checker;
   const auto total = static_cast<std::int64_t>(npu.entries.size());
   for (std::size_t i = 0; i < npu.entries.size(); ++i) {
     const DumpEntry& ne = npu.entries[i];
     const EntryPair* pair = pair_of[i];
     const DumpEntry* be = pair != nullptr ? &bench.entries[pair->bench] : nullptr;
-    pair_values(ne, be, cross_frame, values);
+    mapped_slots(options.mapping, ne.name, be != nullptr ? std::string_view(be->name) : "", slots);
+    pair_values(ne, be, cross_frame, slots, values);
     const std::size_t first = result.rows.size();
     const auto entry_index = be != nullptr ? static_cast<std::int32_t>(result.entries.size()) : -1;
     for (std::size_t k = 0; k < values.npu_order.size(); ++k) {

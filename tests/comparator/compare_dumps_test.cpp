@@ -304,10 +304,10 @@ TEST(CompareDumpsTest, TheMappingRenamesApisModulesAndEntries) {
                      entry("Module.fc.Linear.forward.0", {same("input.0"), same("output.0")}),
                      entry("Functional.scaled_dot_product_attention.0.forward", {same("input.0"), same("output.0")})});
   DumpCompareOptions options;
-  options.mapping = {{"Torch.matmul", "Tensor.matmul"},
-                     {"Module.enc.Encoder", "Module.encoder.Encoder"},
-                     {"head.Linear", "fc.Linear"},  // msprobe's cell_mapping form
-                     {"NPU.npu_fusion_attention.0.forward", "Functional.scaled_dot_product_attention.0.forward"}};
+  options.mapping.names = {{"Torch.matmul", "Tensor.matmul"},
+                           {"Module.enc.Encoder", "Module.encoder.Encoder"},
+                           {"head.Linear", "fc.Linear"},  // msprobe's cell_mapping form
+                           {"NPU.npu_fusion_attention.0.forward", "Functional.scaled_dot_product_attention.0.forward"}};
   const DumpCompareResult r = compare_dumps(a, b, options);
   EXPECT_EQ(r.entries.size(), 4u);
   EXPECT_TRUE(r.unmatched_npu.empty());
