@@ -140,12 +140,12 @@ void mapped_slots(const DumpMapping& mapping, std::string_view npu_entry, std::s
   out.any_dtype = !mapping.data.empty();  // msprobe's gen_dtype_condition under data_mapping
   if (mapping.apis.empty() && mapping.data.empty()) return;
   const std::size_t dot = npu_entry.find('.');
-  const std::string api(npu_entry.substr(0, dot == std::string_view::npos ? dot : npu_entry.find('.', dot + 1)));
+  const std::string_view api = npu_entry.substr(0, dot == std::string_view::npos ? dot : npu_entry.find('.', dot + 1));
   if (const auto it = mapping.apis.find(api); it != mapping.apis.end()) {
     out.only_listed = true;
     for (const auto& [n, b] : it->second.slots) out.pairs.emplace_back(n, b);
   }
-  if (const auto it = mapping.data.find(std::string(npu_entry)); it != mapping.data.end()) {
+  if (const auto it = mapping.data.find(npu_entry); it != mapping.data.end()) {
     for (const DataPair& p : it->second) {
       if (p.bench_entry == bench_entry) out.pairs.emplace_back(p.npu_slot, p.bench_slot);
       // msprobe pairs the other values by their own names, which a renamed entry's bench lacks.

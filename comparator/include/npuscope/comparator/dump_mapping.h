@@ -18,6 +18,7 @@
 //    the other not is an error naming its line.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -40,10 +41,10 @@ struct ApiMapping {
 
 struct DumpMapping {
   DumpMapping() = default;
-  DumpMapping(analyzer::NameMap n) : names(std::move(n)) {}  // NOLINT: a name map is a mapping
-  analyzer::NameMap names;                                   // entry, API and module names, NPU -> bench
-  std::map<std::string, std::vector<DataPair>> data;         // data_mapping, by NPU entry name
-  std::map<std::string, ApiMapping> apis;                    // api_mapping, by NPU API ("Functional.abs")
+  DumpMapping(analyzer::NameMap n) : names(std::move(n)) {}        // NOLINT: a name map is a mapping
+  analyzer::NameMap names;                                         // entry, API and module names, NPU -> bench
+  std::map<std::string, std::vector<DataPair>, std::less<>> data;  // data_mapping, by NPU entry name
+  std::map<std::string, ApiMapping, std::less<>> apis;             // api_mapping, by NPU API ("Functional.abs")
   bool empty() const { return names.empty() && data.empty() && apis.empty(); }
 };
 
