@@ -38,6 +38,7 @@
 #include "npuscope/collector/trace_reader.h"
 #include "npuscope/comparator/compare.h"
 #include "npuscope/comparator/compare_report.h"
+#include "npuscope/comparator/dump_mapping.h"
 #include "npuscope/comparator/results_table.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/perturb.h"
@@ -178,9 +179,9 @@ int compare_dumps_command(const CompareFlags& f) {
   Progress progress;
   d.progress = std::ref(progress);
   try {
-    if (!f.mapping.empty()) d.mapping = analyzer::load_name_map(f.mapping, comparator::kMappingKeys);
+    if (!f.mapping.empty()) d.mapping = comparator::load_dump_mapping(f.mapping);
   } catch (const analyzer::NameMapError& e) {
-    throw InputError(e.what());
+    throw InputError("--mapping " + std::string(e.what()));
   }
   return compare_dump_sides(f.traces[0], f.traces[1], d);
 }

@@ -24,6 +24,7 @@
 
 #include "npuscope/analyzer/op_pairing.h"
 #include "npuscope/collector/msprobe_dump.h"
+#include "npuscope/comparator/dump_mapping.h"
 
 namespace npuscope::cli {
 
@@ -31,7 +32,7 @@ struct DumpCompareFlags {
   std::string format = "text", output;
   int top = 20;
   bool fuzzy_match = false, fail_on_mismatch = false;
-  analyzer::NameMap mapping;
+  comparator::DumpMapping mapping;  // --mapping: comparator::load_dump_mapping
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
 

@@ -111,10 +111,10 @@ Json MsprobeWriter::value_json(const MsprobeDump& dump, const DumpEntry& e, cons
   j["type"] = v.type.empty() ? "torch.Tensor" : v.type;
   j["dtype"] = v.dtype;
   j["shape"] = v.shape;
-  j["Max"] = v.has_stats ? number(v.max) : Json(nullptr);
-  j["Min"] = v.has_stats ? number(v.min) : Json(nullptr);
-  j["Mean"] = v.has_stats ? number(v.mean) : Json(nullptr);
-  j["Norm"] = v.has_stats ? number(v.norm) : Json(nullptr);
+  j["Max"] = v.has_stat(DumpValue::kHasMax) ? number(v.max) : Json(nullptr);
+  j["Min"] = v.has_stat(DumpValue::kHasMin) ? number(v.min) : Json(nullptr);
+  j["Mean"] = v.has_stat(DumpValue::kHasMean) ? number(v.mean) : Json(nullptr);
+  j["Norm"] = v.has_stat(DumpValue::kHasNorm) ? number(v.norm) : Json(nullptr);
   if (v.requires_grad >= 0) j["requires_grad"] = v.requires_grad == 1;
   if (!v.md5.empty()) j["md5"] = v.md5;
   if (const std::string file = data_file(dump, e, v, data_dir); !file.empty()) j["data_name"] = file;

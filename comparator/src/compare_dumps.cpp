@@ -156,7 +156,12 @@ void compare_tensor_row(const MsprobeDump& npu, const DumpEntry& npu_entry, cons
   }
 }
 
-StatsSummary summary_of(const DumpValue& v) { return {v.max, v.min, v.mean, v.norm}; }
+// A statistic null on either side is NaN here, and NaN judges nothing (stats_failure).
+StatsSummary summary_of(const DumpValue& v, std::uint8_t both) {
+  const auto stat = [&](std::uint8_t bit, double x) { return (both & bit) != 0 ? x : DumpValue::kNone; };
+  return {stat(DumpValue::kHasMax, v.max), stat(DumpValue::kHasMin, v.min), stat(DumpValue::kHasMean, v.mean),
+          stat(DumpValue::kHasNorm, v.norm)};
+}
 
 // A row's verdict (Note [Dump verdicts]).
 void judge_row(DumpMode mode, DumpRow& r) {
@@ -183,7 +188,13 @@ void judge_row(DumpMode mode, DumpRow& r) {
     if (!r.npu->has_stats || !r.bench->has_stats) {
       r.verdict = Verdict::kNotApplicable;
       r.reason = std::string("no statistics in the ") + (r.npu->has_stats ? "bench" : "NPU") + " dump (null)";
-    } else if (std::string why = stats_failure(summary_of(*r.npu), summary_of(*r.bench), r.stats); !why.empty()) {
+    } else if ((r.npu->stats_present & r.bench->stats_present) == 0) {
+      r.verdict = Verdict::kNotApplicable;
+      r.reason = "no statistic in both dumps (the others are null)";
+    } else if (std::string why =
+                   stats_failure(summary_of(*r.npu, r.npu->stats_present & r.bench->stats_present),
+                                 summary_of(*r.bench, r.npu->stats_present & r.bench->stats_present), r.stats);
+               !why.empty()) {
       r.verdict = Verdict::kFail;
       r.reason = std::move(why);
     }
@@ -284,13 +295,14 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
   result.bench = &bench;
   const bool cross_frame = check_frameworks(npu, bench);
   result.mode = choose_mode(npu, bench, result.notes);
-  const EntryPairing pairing = pair_dump_entries(npu, bench, options.mapping, options.fuzzy_match, cross_frame);
+  const EntryPairing pairing = pair_dump_entries(npu, bench, options.mapping.names, options.fuzzy_match, cross_frame);
   std::vector<const EntryPair*> pair_of(npu.entries.size(), nullptr);
   for (const EntryPair& p : pairing.pairs) pair_of[p.npu] = &p;
   std::size_t values_in_all = 0;
   for (const DumpEntry& e : npu.entries) values_in_all += e.values.size();
   result.rows.reserve(values_in_all);  // a row per NPU value: the rows never move
   ValuePairing values;
+  SlotMap slots;
   EntryChecker checker;
   collector::DumpTensorData npu_data, bench_data;  // tensor mode: every row's tensors, in turn
   const auto total = static_cast<std::int64_t>(npu.entries.size());
@@ -298,7 +310,8 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
     const DumpEntry& ne = npu.entries[i];
     const EntryPair* pair = pair_of[i];
     const DumpEntry* be = pair != nullptr ? &bench.entries[pair->bench] : nullptr;
-    pair_values(ne, be, cross_frame, values);
+    mapped_slots(options.mapping, ne.name, be != nullptr ? std::string_view(be->name) : "", slots);
+    pair_values(ne, be, cross_frame, slots, values);
     const std::size_t first = result.rows.size();
     const auto entry_index = be != nullptr ? static_cast<std::int32_t>(result.entries.size()) : -1;
     for (std::size_t k = 0; k < values.npu_order.size(); ++k) {

@@ -219,7 +219,7 @@ MetricCells metric_cells(const DumpRow& row) {
     c.message += "This is a 1-d tensor of length 1.";
   } else if (std::isnan(m.cosine)) {
     c.text[0] = "Nan";
-    const bool npu_zero = row.npu->has_stats && row.npu->norm == 0;
+    const bool npu_zero = row.npu->has_stat(collector::DumpValue::kHasNorm) && row.npu->norm == 0;
     c.message += std::string("Cannot compare by Cosine Similarity, All the data is Zero in ") +
                  (npu_zero ? "npu" : "Bench") + " dump data.";
   } else {

@@ -106,6 +106,18 @@ std::string_view pass_name(DumpName::Pass pass) {
   return "";
 }
 
+std::size_t value_name_split(std::string_view name) {
+  for (std::size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.', dot + 1)) {
+    const DumpName parts = split_dump_name(name.substr(0, dot));
+    const std::string_view slot = name.substr(dot + 1), first = slot.substr(0, slot.find('.'));
+    if (parts.pass == DumpName::Pass::kOther || slot.empty()) continue;
+    if (first.find_first_not_of("0123456789") == std::string_view::npos) continue;  // a module's call index
+    if (parts.pass == DumpName::Pass::kParamsGrad || first == "input" || first == "output" || first == "parameters")
+      return dot;
+  }
+  return 0;
+}
+
 std::string mapped_entry_name(const std::string& entry_name, const analyzer::NameMap& mapping, bool cross_frame,
                               bool& renamed) {
   renamed = false;
@@ -165,7 +177,8 @@ void row_order(const DumpEntry& entry, std::vector<std::int32_t>& out) {
   take([&](std::string_view s) { return !input(s) && !params(s) && !output_slot(s); });
 }
 
-void pair_values(const DumpEntry& npu, const DumpEntry* bench, bool cross_frame, ValuePairing& out) {
+void pair_values(const DumpEntry& npu, const DumpEntry* bench, bool cross_frame, const SlotMap& slots,
+                 ValuePairing& out) {
   row_order(npu, out.npu_order);
   out.bench_of.assign(out.npu_order.size(), -1);
   out.bench_only.clear();
@@ -179,12 +192,23 @@ void pair_values(const DumpEntry& npu, const DumpEntry* bench, bool cross_frame,
   taken.assign(bench->values.size(), 0);
   for (std::size_t k = 0; k < out.npu_order.size(); ++k) {
     const collector::DumpValue& n = npu.values[static_cast<std::size_t>(out.npu_order[k])];
+    std::string_view slot = n.slot;
+    if (!slots.pairs.empty() || slots.only_listed) {
+      const auto mapped =
+          std::find_if(slots.pairs.begin(), slots.pairs.end(), [&](const auto& p) { return p.first == slot; });
+      if (mapped != slots.pairs.end()) {
+        slot = mapped->second;
+      } else if (slots.only_listed) {
+        continue;  // api_mapping: a value its lists do not name pairs nothing
+      }
+    }
     const auto it =
-        std::lower_bound(by_slot.begin(), by_slot.end(), std::pair<std::string_view, std::int32_t>(n.slot, -1));
-    if (it == by_slot.end() || it->first != n.slot || taken[static_cast<std::size_t>(it->second)]) continue;
+        std::lower_bound(by_slot.begin(), by_slot.end(), std::pair<std::string_view, std::int32_t>(slot, -1));
+    if (it == by_slot.end() || it->first != slot || taken[static_cast<std::size_t>(it->second)]) continue;
     const collector::DumpValue& b = bench->values[static_cast<std::size_t>(it->second)];
-    const bool pairs = n.is_tensor && b.is_tensor ? dtypes_pair(n.dtype, b.dtype, cross_frame)
-                                                  : dtypes_pair(msprobe_dtype(n), msprobe_dtype(b), cross_frame);
+    const bool pairs =
+        slots.any_dtype || (n.is_tensor && b.is_tensor ? dtypes_pair(n.dtype, b.dtype, cross_frame)
+                                                       : dtypes_pair(msprobe_dtype(n), msprobe_dtype(b), cross_frame));
     if (!pairs) continue;
     out.bench_of[k] = it->second;
     taken[static_cast<std::size_t>(it->second)] = 1;

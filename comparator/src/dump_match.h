@@ -9,6 +9,7 @@
 
 #include "npuscope/analyzer/op_pairing.h"
 #include "npuscope/collector/msprobe_dump.h"
+#include "npuscope/comparator/dump_mapping.h"
 
 namespace npuscope::comparator {
 
@@ -24,6 +25,11 @@ struct DumpName {
 };
 DumpName split_dump_name(std::string_view name);
 std::string_view pass_name(DumpName::Pass pass);  // "forward", "backward", "parameters_grad", ""
+
+// A value's full name split into its entry's name and its slot, as data_mapping files name values:
+// "Functional.conv2d.0.forward.input.0" -> 36 (the entry "Functional.conv2d.0.forward"), "Module.fc.
+// Linear.forward.0.output.0" -> after "forward.0"; 0 when `name` is no value name (an entry's, an API's).
+std::size_t value_name_split(std::string_view name);
 
 // The entry name `mapping` gives an NPU entry (Note [Dump entry matching]); `cross_frame` also reads
 // MindSpore's Cell, Mint and MintFunctional as PyTorch's Module, Torch and Functional. Sets
@@ -51,8 +57,16 @@ struct ValuePairing {
   std::vector<std::pair<std::string_view, std::int32_t>> by_slot;
   std::vector<char> taken;
 };
+// The slots --mapping pairs in one entry pair (Note [Dump mapping files]): NPU slot -> bench slot;
+// `only_listed`: a slot not listed pairs nothing (api_mapping); `any_dtype`: dtypes are not checked.
+struct SlotMap {
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;  // into the DumpMapping
+  bool only_listed = false, any_dtype = false;
+};
+void mapped_slots(const DumpMapping& mapping, std::string_view npu_entry, std::string_view bench_entry, SlotMap& out);
+
 void pair_values(const collector::DumpEntry& npu, const collector::DumpEntry* bench, bool cross_frame,
-                 ValuePairing& out);
+                 const SlotMap& slots, ValuePairing& out);
 
 // msprobe's row order of an entry's values (reorder_index): inputs, parameters, outputs, the rest.
 void row_order(const collector::DumpEntry& entry, std::vector<std::int32_t>& out);

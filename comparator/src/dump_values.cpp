@@ -1,6 +1,8 @@
 // msprobe's view of one dump value (Note [msprobe's statistics cells] in dump_values.h).
 #include "dump_values.h"
 
+#include "dump_special_values.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -13,20 +15,6 @@ namespace npuscope::comparator {
 namespace {
 
 using collector::DumpValue;
-
-// A JSON string's text without its quotes and with its escapes resolved (those dump.json uses).
-std::string unquote(std::string_view json) {
-  std::string out;
-  for (std::size_t i = 1; i + 1 < json.size(); ++i) {
-    if (json[i] != '\\' || i + 2 >= json.size()) {
-      out += json[i];
-      continue;
-    }
-    const char c = json[++i];
-    out += c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
-  }
-  return out;
-}
 
 bool is_json_string(std::string_view v) { return v.size() >= 2 && v.front() == '"' && v.back() == '"'; }
 
@@ -86,21 +74,13 @@ StatCell value_cell(const DumpValue& v) {
   double n = 0;
   if (json.empty() || json == "null") return other_cell("None");
   if (json == "true" || json == "false") return other_cell(json == "true" ? "True" : "False");
-  if (is_json_string(json)) return string_cell(unquote(json));
+  if (is_json_string(json)) return string_cell(python_str_of_json(json));
   if (parse_number(json, n)) return number_cell(n, looks_integral(json));
   return other_cell(std::string(json));
 }
 
-// Python's str of a JSON value (for md5 of non-tensors and string statistics).
-std::string python_str(const DumpValue& v) {
-  const std::string_view json = v.value;
-  double n = 0;
-  if (json.empty() || json == "null") return "None";
-  if (json == "true" || json == "false") return json == "true" ? "True" : "False";
-  if (is_json_string(json)) return unquote(json);
-  if (parse_number(json, n)) return looks_integral(json) ? std::string(json) : python_float(n);
-  return std::string(json);
-}
+// Python's str of the value (for md5 of non-tensors and string statistics).
+std::string python_str(const DumpValue& v) { return v.value.empty() ? "None" : python_str_of_json(v.value); }
 
 std::uint32_t crc32(std::string_view text) {
   static const auto table = [] {
@@ -240,15 +220,25 @@ StatCell na_cell() { return other_cell("N/A", StatKind::kNa); }
 
 std::array<StatCell, 4> stat_cells(const DumpValue& v) {
   if (!v.is_tensor) {
-    if (v.type == "torch.Size" || v.type == "slice")
-      return {other_cell("None"), other_cell("None"), other_cell("None"), other_cell("None")};
-    const StatCell c = value_cell(v);
+    StatCell c;
+    switch (special_value(v)) {  // Note [msprobe's special values]
+      case SpecialValue::kSize:
+      case SpecialValue::kSlice:
+      case SpecialValue::kNoValue: c = other_cell("None"); break;
+      case SpecialValue::kRank: c = string_cell(python_str(v)); break;
+      case SpecialValue::kProcessGroup: c = string_cell(group_ranks(v)); break;
+      case SpecialValue::kEllipsis:
+      case SpecialValue::kNone: c = value_cell(v); break;
+    }
     return {c, c, c, c};
   }
-  if (!v.has_stats) return {other_cell("None"), other_cell("None"), other_cell("None"), other_cell("None")};
+  // A null or absent statistic is msprobe's None (written "None", a kOther), not a NaN.
   const bool integral = integral_dtype(v);
-  return {number_cell(v.max, integral), number_cell(v.min, integral), number_cell(v.mean, false),
-          number_cell(v.norm, false)};
+  const auto cell = [&](std::uint8_t bit, double x, bool whole) {
+    return v.has_stat(bit) ? number_cell(x, whole) : other_cell("None");
+  };
+  return {cell(DumpValue::kHasMax, v.max, integral), cell(DumpValue::kHasMin, v.min, integral),
+          cell(DumpValue::kHasMean, v.mean, false), cell(DumpValue::kHasNorm, v.norm, false)};
 }
 
 // A None is the hub's {type "", value "null"} (Note [Reading dump.json]); a {type, value: null}
@@ -258,8 +248,11 @@ bool is_null_value(const DumpValue& v) { return !v.is_tensor && v.type.empty(); 
 std::string_view msprobe_dtype(const DumpValue& v) {
   if (v.is_tensor) return v.dtype;
   if (is_null_value(v)) return "None";
-  if (v.type == "torch.Size" || v.type == "slice" || v.type == "ellipsis" || v.type == "torch.ProcessGroup")
-    return v.type;
+  switch (special_value(v)) {  // Note [msprobe's special values]
+    case SpecialValue::kNone: break;
+    case SpecialValue::kNoValue: return "<class 'NoneType'>";
+    default: return v.type;
+  }
   const std::string_view json = v.value;
   if (json == "true" || json == "false") return "<class 'bool'>";
   if (json.empty() || json == "null") return "<class 'NoneType'>";
@@ -287,15 +280,9 @@ void append_msprobe_shape(std::string& out, const DumpValue& v) {
     out += ']';
     return;
   }
-  if (v.type == "torch.Size") {  // str(value): the list as Python writes it
-    for (const char c : v.value) {
-      if (c == ' ') continue;
-      out += c;
-      if (c == ',') out += ' ';
-    }
-    return;
-  }
-  if (v.type == "slice") {  // str(np.shape(np.array(value)))
+  const SpecialValue special = special_value(v);
+  if (special == SpecialValue::kSize) return out.append(python_str(v)), void();  // str(value): "[2, 3]"
+  if (special == SpecialValue::kSlice) {                                         // str(np.shape(np.array(value)))
     const auto items = std::count(v.value.begin(), v.value.end(), ',') + (v.value.size() > 2 ? 1 : 0);
     char text[32];
     std::snprintf(text, sizeof text, "(%lld,)", static_cast<long long>(items));
@@ -313,8 +300,11 @@ bool dtypes_pair(std::string_view npu, std::string_view bench, bool cross_frame)
 std::string msprobe_md5(const DumpValue& v) {
   if (!v.md5.empty()) return v.md5;
   if (v.is_tensor || is_null_value(v)) return "None";
+  const SpecialValue special = special_value(v);  // Note [msprobe's special values]
+  if (special == SpecialValue::kRank) return python_str(v);
+  if (special == SpecialValue::kProcessGroup) return group_ranks(v);
   char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", crc32(python_str(v)));
+  std::snprintf(hex, sizeof hex, "%08x", crc32(special == SpecialValue::kNoValue ? "" : python_str(v)));
   return hex;
 }
 

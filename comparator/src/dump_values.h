@@ -10,8 +10,11 @@
 // ("inf" when bench is 0); NaN with a number or an infinity "Nan"; an infinity "inf" or "-inf"; a
 // missing side "N/A"; a device string or any other value against a number "Diff". A non-tensor
 // argument's statistics are its value; its dtype is the Python type ("<class 'int'>") and its shape
-// "[]". Numbers are written as Python writes them (repr: shortest round trip, exponent outside
-// 1e-4..1e16).
+// "[]" (special values: Note [msprobe's special values]). A tensor's null or absent statistic
+// (DumpValue::stats_present) is the text "None", of kind OTHER, not NaN: against a number, NaN or
+// infinity it is "Diff", against None "0", and it is no NaN for the NaN/Inf checker (merge_tensor
+// and ParseData turn None into str(None) so that pandas keeps it apart from NaN). Numbers are
+// written as Python writes them (repr: shortest round trip, exponent outside 1e-4..1e16).
 #pragma once
 
 #include <array>

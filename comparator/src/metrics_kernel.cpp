@@ -66,11 +66,13 @@ struct Lanes {
 
   // Elements n[0..4) and b[0..4).
   template <class T>
-  [[gnu::always_inline]] void add(const T* n, const T* b, const V& rtol, const V& atol) {
-    for (std::size_t p = 0; p < kParts; ++p) add_part(p, load<V>(n + p * kWidth), load<V>(b + p * kWidth), rtol, atol);
+  [[gnu::always_inline]] void add(const T* n, const T* b, const V& rtol, const V& atol, const V& eps) {
+    for (std::size_t p = 0; p < kParts; ++p)
+      add_part(p, load<V>(n + p * kWidth), load<V>(b + p * kWidth), rtol, atol, eps);
   }
 
-  [[gnu::always_inline]] void add_part(std::size_t p, const V& n, const V& b, const V& rtol, const V& atol) {
+  [[gnu::always_inline]] void add_part(std::size_t p, const V& n, const V& b, const V& rtol, const V& atol,
+                                       const V& eps) {
     const V d = n - b;
     nb[p] += n * b;
     nn[p] += n * n;
@@ -79,7 +81,7 @@ struct Lanes {
     const V ad = abs_of(d);
     max_abs[p] = ad > max_abs[p] ? ad : max_abs[p];
     // RelErr: eps on both sides where b == 0, as msprobe computes it: |(n + e) - (b + e)| / |b + e|.
-    const V e = reinterpret_cast<V>(reinterpret_cast<VI>(b == 0.0) & reinterpret_cast<VI>(V{} + kEps));
+    const V e = reinterpret_cast<V>(reinterpret_cast<VI>(b == 0.0) & reinterpret_cast<VI>(eps));
     const V be = b + e;
     const V rel = abs_of((n + e) - be) / abs_of(be);
     max_rel[p] = rel > max_rel[p] ? rel : max_rel[p];
@@ -106,18 +108,18 @@ struct Lanes {
 
 template <class V, class T>
 [[gnu::always_inline]] inline void sums_body(const T* n, const T* b, std::size_t count, const Tolerance& tol,
-                                             BlockSums& out) {
-  const V rtol = V{} + tol.rtol, atol = V{} + tol.atol;
+                                             double rel_eps, BlockSums& out) {
+  const V rtol = V{} + tol.rtol, atol = V{} + tol.atol, eps = V{} + rel_eps;
   Lanes<V> l;
   std::size_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) l.add(n + i, b + i, rtol, atol);
+  for (; i + kLanes <= count; i += kLanes) l.add(n + i, b + i, rtol, atol, eps);
   const std::size_t rest = count - i;
   if (rest != 0) {
     // The tail padded with 0 == 0 pairs: they add nothing but a RelErr of 0, taken back below.
     T tail_n[kLanes] = {}, tail_b[kLanes] = {};
     std::memcpy(tail_n, n + i, rest * sizeof(T));
     std::memcpy(tail_b, b + i, rest * sizeof(T));
-    l.add(tail_n, tail_b, rtol, atol);
+    l.add(tail_n, tail_b, rtol, atol, eps);
   }
   const auto pad = static_cast<std::int64_t>(rest == 0 ? 0 : kLanes - rest);
   out.nb = l.sum(l.nb);
@@ -132,19 +134,19 @@ template <class V, class T>
 }
 
 template <class T>
-using SumsFn = void (*)(const T*, const T*, std::size_t, const Tolerance&, BlockSums&);
+using SumsFn = void (*)(const T*, const T*, std::size_t, const Tolerance&, double, BlockSums&);
 
 template <class T>
-void sums_generic(const T* n, const T* b, std::size_t count, const Tolerance& tol, BlockSums& out) {
-  sums_body<V2d>(n, b, count, tol, out);
+void sums_generic(const T* n, const T* b, std::size_t count, const Tolerance& tol, double rel_eps, BlockSums& out) {
+  sums_body<V2d>(n, b, count, tol, rel_eps, out);
 }
 
 // AVX2 without FMA on purpose: g++ contracts a * b + c into an FMA wherever the target has one, and
 // one rounding fewer would make this version's sums and allclose bound differ from the generic one's.
 template <class T>
 __attribute__((target("avx2"))) void sums_avx2(const T* n, const T* b, std::size_t count, const Tolerance& tol,
-                                               BlockSums& out) {
-  sums_body<V4d>(n, b, count, tol, out);
+                                               double rel_eps, BlockSums& out) {
+  sums_body<V4d>(n, b, count, tol, rel_eps, out);
 }
 
 bool cpu_has_avx2() {
@@ -175,14 +177,16 @@ void zero_body(const T* n, const T* b, std::size_t count, T* out_n, T* out_b, Na
 
 }  // namespace
 
-void block_sums(const float* n, const float* b, std::size_t count, const Tolerance& tol, BlockSums& out) {
+void block_sums(const float* n, const float* b, std::size_t count, const Tolerance& tol, double rel_eps,
+                BlockSums& out) {
   static const SumsFn<float> fn = pick_sums<float>();
-  fn(n, b, count, tol, out);
+  fn(n, b, count, tol, rel_eps, out);
 }
 
-void block_sums(const double* n, const double* b, std::size_t count, const Tolerance& tol, BlockSums& out) {
+void block_sums(const double* n, const double* b, std::size_t count, const Tolerance& tol, double rel_eps,
+                BlockSums& out) {
   static const SumsFn<double> fn = pick_sums<double>();
-  fn(n, b, count, tol, out);
+  fn(n, b, count, tol, rel_eps, out);
 }
 
 void zero_nan_inf(const float* n, const float* b, std::size_t count, float* out_n, float* out_b, NanInfCounts& c) {

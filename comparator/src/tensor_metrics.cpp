@@ -18,9 +18,15 @@
 //    (512 terms a lane) however long the tensor.
 //
 // Semantics (REFERENCE.md, "Accuracy comparison"), where msprobe leaves a choice:
-//  - eps = 2^-52 (float64's machine epsilon, msprobe's Const.FLOAT_EPSILON): RelErr adds it to both
-//    sides where b == 0, so 0 vs 0 is a RelErr of 0 and x vs 0 a huge one (|x| / 2^-52); a norm
-//    <= eps counts as zero for the cosine.
+//  - RelErr adds an eps to both sides where b == 0, so 0 vs 0 is a RelErr of 0 and x vs 0 a large
+//    one (|x| / eps). The eps is the machine epsilon of the pair's numpy result type, as msprobe's
+//    newest get_relative_err (np.finfo(np.result_type(n, b, np.float32)).eps, after casting
+//    non-float arrays to float64; its .pt reader makes bf16 float32): 2^-23 when both sides are
+//    f16, bf16 or f32, 2^-52 when either is f64 or an integer or bool (relative_error_eps). Older
+//    msprobe (mstt's) added float64's eps whatever the dtype; we follow the newest. The same rule
+//    holds for trace-against-trace comparisons: it is msprobe's metric.
+//  - A norm <= 2^-52 (float64's machine epsilon, msprobe's Const.FLOAT_EPSILON, whatever the dtype)
+//    counts as zero for the cosine.
 //  - NaN/Inf must match exactly: NaN with NaN, +inf with +inf, -inf with -inf (msprobe only
 //    compares the isnan and isinf masks, so it would also pair +inf with -inf). Matched positions
 //    are zeroed on both sides, as msprobe does: they add no error but stay in the element count
@@ -91,18 +97,25 @@ const T* block_of(const TensorData& t, std::size_t first, std::size_t count, T* 
   return buffer;
 }
 
+// RelErr's eps for a pair (Note [Tensor metrics kernel]).
+double relative_error_eps(DType npu, DType golden) {
+  const auto narrow_float = [](DType d) { return d == DType::kF16 || d == DType::kBF16 || d == DType::kF32; };
+  return narrow_float(npu) && narrow_float(golden) ? kF32Eps : kEps;
+}
+
 template <class T>
 void accumulate(const TensorData& npu, const TensorData& golden, const Tolerance& tol, Totals& totals) {
+  const double rel_eps = relative_error_eps(static_cast<DType>(npu.dtype), static_cast<DType>(golden.dtype));
   alignas(64) T decoded_n[kBlock], decoded_b[kBlock], zeroed_n[kBlock], zeroed_b[kBlock];
   for (std::size_t first = 0; first < npu.numel; first += kBlock) {
     const std::size_t count = std::min(kBlock, npu.numel - first);
     const T* n = block_of(npu, first, count, decoded_n);
     const T* b = block_of(golden, first, count, decoded_b);
     BlockSums s;
-    block_sums(n, b, count, tol, s);
+    block_sums(n, b, count, tol, rel_eps, s);
     if (!std::isfinite(s.nn + s.bb)) [[unlikely]] {
       zero_nan_inf(n, b, count, zeroed_n, zeroed_b, totals.nan_inf);
-      block_sums(zeroed_n, zeroed_b, count, tol, s);
+      block_sums(zeroed_n, zeroed_b, count, tol, rel_eps, s);
     }
     totals.merge(s);
   }

@@ -50,7 +50,9 @@ std::string stats_failure(const StatsSummary& npu, const StatsSummary& golden, S
   }
   // Max, min and mean are judged against the tensor's magnitude, not against themselves: a
   // gradient's mean of 1e-9 against 2e-9, beside elements of 0.01, is no error (Note [Verdicts]).
-  const double scale = std::max({std::abs(npu.max), std::abs(npu.min), std::abs(golden.max), std::abs(golden.min)});
+  // fmax: a statistic that is NaN (or null in a dump) leaves the scale to the others.
+  const double scale =
+      std::fmax(std::fmax(std::abs(npu.max), std::abs(npu.min)), std::fmax(std::abs(golden.max), std::abs(golden.min)));
   const auto scaled = [&](double a, double b) { return std::abs(a - b) / (scale + 1e-10); };
   const std::pair<const char*, double> diffs[] = {{"max", scaled(npu.max, golden.max)},
                                                   {"min", scaled(npu.min, golden.min)},

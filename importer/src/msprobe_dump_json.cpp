@@ -356,6 +356,7 @@ void EntryReader::add_leaf(dom::object o) {
   std::string_view text;
   if (!at(kDtype).get(text)) v.dtype = text;
   read_shape(v, at(kShape));
+  v.stats_present = 0;
   for (const Field f : {kMax, kMin, kMean, kNorm}) {
     if (has(f)) read_stat_field(v, f);
   }
@@ -382,6 +383,10 @@ void EntryReader::read_stat_field(DumpValue& v, Field f) {
   double& stat = f == kMax ? v.max : f == kMin ? v.min : f == kMean ? v.mean : v.norm;
   if (read_stat(value, stat)) {
     v.has_stats = true;
+    v.stats_present |= f == kMax    ? DumpValue::kHasMax
+                       : f == kMin  ? DumpValue::kHasMin
+                       : f == kMean ? DumpValue::kHasMean
+                                    : DumpValue::kHasNorm;
   } else {
     notes_.add("unreadable statistics (neither a number, null nor inf/nan): read as null");
   }

@@ -24,7 +24,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEps = 2.220446049250313e-16;  // RelErr's eps where b == 0 (2^-52, as msprobe)
+// RelErr's eps where b == 0, as msprobe's newest get_relative_err: float64's (2^-52) when either side
+// is f64 or no float, float32's (2^-23) for pairs of f16, bf16 and f32.
+constexpr double kEps = 2.220446049250313e-16;
+constexpr double kF32Eps = 1.1920928955078125e-07;
 
 // A dumped tensor: raw little-endian elements of `dtype`.
 struct Raw {
@@ -102,9 +105,9 @@ TEST(TensorMetrics, IdenticalVectors) {
 }
 
 TEST(TensorMetrics, OrthogonalVectors) {
-  // d = (1, -1); RelErr: 1 vs 0 is |(1 + eps) - eps| / eps = 2^52, 0 vs 1 is 1.
+  // d = (1, -1); RelErr: 1 vs 0 is |(1 + eps) - eps| / eps = 2^23 (f32's eps), 0 vs 1 is 1.
   const auto m = compare(f32({1, 0}), f32({0, 1}));
-  expect_metrics(m, {0, 1, 0x1p52, 0, 0, 1, std::sqrt(2.0), std::sqrt(2.0)});
+  expect_metrics(m, {0, 1, 0x1p23, 0, 0, 1, std::sqrt(2.0), std::sqrt(2.0)});
   EXPECT_FALSE(m.allclose);
   EXPECT_EQ(m.allclose_mismatches, 2);
 }
@@ -138,6 +141,26 @@ TEST(TensorMetrics, RelErrWithZerosInGolden) {
   const auto small = compare(f64({0, 1e-20}), f64({0, 0}));
   EXPECT_EQ(small.max_rel_err, std::fabs((1e-20 + kEps) - kEps) / kEps);
   EXPECT_NE(small.max_rel_err, 1e-20 / kEps);
+}
+
+TEST(TensorMetrics, RelErrEpsIsTheDtypesOwn) {
+  // msprobe's get_relative_err: np.finfo(np.result_type(n, b, np.float32)).eps where b == 0. In f32,
+  // 1e-10 vs 0 is |(1e-10 + 2^-23) - 2^-23| / 2^-23 ~ 8.4e-4, below One Thousandth; in f64 it is
+  // 1e-10 / 2^-52 ~ 4.5e5.
+  const auto f = compare(f32({1e-10f, 1}), f32({0, 1}));
+  ASSERT_TRUE(f.comparable) << f.why;
+  EXPECT_NEAR(f.max_rel_err, 1e-10 / kF32Eps, 1e-6);
+  EXPECT_EQ(f.one_thousandth_ratio, 1.0);
+  const auto d = compare(f64({1e-10, 1}), f64({0, 1}));
+  EXPECT_NEAR(d.max_rel_err, 1e-10 / kEps, 1.0);
+  EXPECT_EQ(d.one_thousandth_ratio, 0.5);
+  // f16 and bf16 pairs are float32's too (np.result_type(f16, f16, f32) is f32; bf16 is read as f32).
+  EXPECT_EQ(compare(f16({0.0f, 1}), f32({0, 1})).max_rel_err, 0);
+  EXPECT_EQ(compare(bf16({1e-10f, 1}), bf16({0, 1})).one_thousandth_ratio, 1.0);
+  // Either side f64, or an integer or bool (cast to float64 first): float64's.
+  EXPECT_EQ(compare(f32({1e-10f, 1}), f64({0, 1})).one_thousandth_ratio, 0.5);
+  const auto i = compare(f32({1e-10f, 1}), raw<std::int32_t>(DType::kI32, {0, 1}));
+  EXPECT_NEAR(i.max_rel_err, static_cast<double>(1e-10f) / kEps, 1.0);
 }
 
 TEST(TensorMetrics, ThousandthRatiosAtTheirBoundaries) {
@@ -364,12 +387,13 @@ struct Reference {
   std::int64_t below_1e3 = 0, below_5e3 = 0, violations = 0;
 };
 
-Reference reference(const std::vector<double>& npu, const std::vector<double>& golden, double rtol, double atol) {
+Reference reference(const std::vector<double>& npu, const std::vector<double>& golden, double rtol, double atol,
+                    double eps) {
   Reference r;
   for (std::size_t i = 0; i < npu.size(); ++i) {
     long double n = npu[i], b = golden[i];
     if (!std::isfinite(npu[i])) n = b = 0;  // the tests below only hold matched NaN/Inf
-    const long double d = n - b, e = b == 0 ? kEps : 0;
+    const long double d = n - b, e = b == 0 ? eps : 0;
     const long double rel = std::fabs((n + e) - (b + e)) / std::fabs(b + e);
     r.nb += n * b;
     r.nn += n * n;
@@ -424,14 +448,14 @@ TEST(TensorMetrics, LargeRandomF32MatchesALongDoubleReference) {
   std::vector<float> n(npu.begin(), npu.end()), b(golden.begin(), golden.end());
   for (std::size_t i = 0; i < npu.size(); ++i) npu[i] = n[i], golden[i] = b[i];  // the f32 values exactly
   const auto m = compare(f32(n), f32(b));
-  check_against_reference(m, reference(npu, golden, 1.3e-6, 1e-5), npu.size());
+  check_against_reference(m, reference(npu, golden, 1.3e-6, 1e-5, kF32Eps), npu.size());
   EXPECT_EQ(m.nan_inf_matched, 6);
 }
 
 TEST(TensorMetrics, LargeRandomF64MatchesALongDoubleReference) {
   const auto [npu, golden] = random_pair(200003, 2);
   const auto m = compare(f64(npu), f64(golden));
-  check_against_reference(m, reference(npu, golden, 1e-7, 1e-7), npu.size());
+  check_against_reference(m, reference(npu, golden, 1e-7, 1e-7, kEps), npu.size());
   EXPECT_EQ(m.nan_inf_matched, 4);
 }
 

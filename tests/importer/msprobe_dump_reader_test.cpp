@@ -229,6 +229,10 @@ TEST_F(MsprobeDumpTest, Md5DumpAndNanInfinityStatistics) {
   EXPECT_EQ(v[0].min, -INFINITY);
   EXPECT_EQ(v[0].mean, INFINITY);
   EXPECT_TRUE(std::isnan(v[0].norm));
+  // A null statistic is no NaN one: stats_present says which the file holds.
+  EXPECT_EQ(v[0].stats_present, DumpValue::kHasMax | DumpValue::kHasMin | DumpValue::kHasMean);
+  EXPECT_TRUE(v[0].has_stat(DumpValue::kHasMax));
+  EXPECT_FALSE(v[0].has_stat(DumpValue::kHasNorm));
   EXPECT_EQ(v[0].md5, "0a1b2c3d");
   EXPECT_EQ(v[0].dtype_id, static_cast<std::int32_t>(DType::kBF16));
   EXPECT_EQ(v[1].max, 1.0);
@@ -237,9 +241,12 @@ TEST_F(MsprobeDumpTest, Md5DumpAndNanInfinityStatistics) {
   EXPECT_EQ(v[1].norm, -INFINITY);
   EXPECT_TRUE(v[2].has_stats);
   EXPECT_TRUE(std::isnan(v[2].max));
+  EXPECT_EQ(v[2].stats_present, DumpValue::kHasMax);
+  EXPECT_EQ(v[1].stats_present, DumpValue::kHasAllStats);
   EXPECT_EQ(v[3].value, "NaN");
   EXPECT_EQ(v[4].value, "\"NaN in a string: NaN\"");
   EXPECT_FALSE(v[5].has_stats);
+  EXPECT_EQ(v[5].stats_present, 0);
   EXPECT_EQ(v[5].dtype_id, -1);
   EXPECT_NE(all_notes(d).find("dtype npuscope lacks (torch.complex64)"), std::string::npos) << all_notes(d);
 }

@@ -17,6 +17,7 @@
 #include "diff_job.h"
 #include "dump_job.h"
 #include "npuscope/comparator/compare.h"
+#include "npuscope/comparator/dump_mapping.h"
 #include "npuscope/viewer/op_search.h"
 #include "npuscope/viewer/time_format.h"
 #include "npuscope/viewer/viewer_app.h"
@@ -129,8 +130,7 @@ struct ViewerSession::Impl {
     DumpCompareRequest request{options.compare_npu, options.compare_bench, {}};
     request.options.fuzzy_match = options.fuzzy_match;
     try {
-      if (!options.mapping.empty())
-        request.options.mapping = analyzer::load_name_map(options.mapping, comparator::kMappingKeys);
+      if (!options.mapping.empty()) request.options.mapping = comparator::load_dump_mapping(options.mapping);
     } catch (const analyzer::NameMapError& e) {
       throw ViewerError("--mapping: " + std::string(e.what()));
     }

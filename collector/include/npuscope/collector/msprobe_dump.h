@@ -53,10 +53,16 @@ struct DumpValue {
   std::string dtype;           // tensors: msprobe's dtype name as written ("torch.float32", "torch.bfloat16")
   std::int32_t dtype_id = -1;  // the vocabulary's DType of `dtype` (vocabulary.h); -1: none (0 is f32)
   std::vector<std::int64_t> shape;
-  // Statistics as dump.json holds them (task statistics, and tensor mode): NaN where null or
-  // absent (has_stats false), +-inf and NaN where the file says so (has_stats true).
+  // Statistics as dump.json holds them (task statistics, and tensor mode): +-inf and NaN where the
+  // file says so, NaN too where null or absent. has_stats: any of the four is there; stats_present:
+  // which. A null statistic is no NaN one: msprobe's compare writes it "None" (a NaN "Nan") and
+  // judges the two apart (Note [msprobe's statistics cells] in the comparator). A producer that has
+  // all four sets has_stats and leaves stats_present as it is.
+  static constexpr std::uint8_t kHasMax = 1, kHasMin = 2, kHasMean = 4, kHasNorm = 8, kHasAllStats = 15;
   bool has_stats = false;
+  std::uint8_t stats_present = kHasAllStats;
   double max = kNone, min = kNone, mean = kNone, norm = kNone;
+  bool has_stat(std::uint8_t bit) const { return has_stats && (stats_present & bit) != 0; }
   int requires_grad = -1;  // -1 not recorded, 0, 1
   std::string md5;         // summary_mode md5: the 8-hex CRC-32 msprobe writes; "" when absent
   std::string data_name;   // tensor mode: the file under dump_tensor_data ("" when none)

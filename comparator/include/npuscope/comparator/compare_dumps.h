@@ -28,7 +28,8 @@
 // The name map (--mapping, kMappingKeys) renames NPU entries first: a key is a full entry name, an
 // API or module name without call index and direction ("Torch.matmul: Tensor.matmul",
 // "Module.enc.Encoder: Module.encoder.Encoder"), or the module part msprobe's cell_mapping YAML maps
-// ("enc.Encoder: encoder.Encoder"). What pairs nothing is listed on its side, never dropped.
+// ("enc.Encoder: encoder.Encoder"); msprobe's data_mapping and api_mapping pair values across slots
+// (Note [Dump mapping files]). What pairs nothing is listed on its side, never dropped.
 //
 // Note [Dump verdicts]
 // Result and Err_message are msprobe's (indicator_analysis/algorithm.py's checkers, per entry: NaN/Inf
@@ -54,6 +55,7 @@
 #include "npuscope/analyzer/op_pairing.h"
 #include "npuscope/collector/msprobe_dump.h"
 #include "npuscope/comparator/compare.h"
+#include "npuscope/comparator/dump_mapping.h"
 #include "npuscope/comparator/tensor_metrics.h"
 
 namespace npuscope::comparator {
@@ -67,8 +69,9 @@ enum class DumpResult : std::uint8_t { kPass, kWarning, kError };
 std::string_view dump_result_name(DumpResult result);  // "pass", "warning", "error"
 
 struct DumpCompareOptions {
-  // NPU names -> bench names (Note [Dump entry matching]): analyzer::load_name_map with kMappingKeys.
-  analyzer::NameMap mapping;
+  // NPU names -> bench names (Note [Dump entry matching]), and msprobe's data_mapping and
+  // api_mapping (Note [Dump mapping files]): load_dump_mapping.
+  DumpMapping mapping;
   bool fuzzy_match = false;  // msprobe's -fm: entries pair whatever their call index
   // Called after each paired entry with (entries done, entries in all).
   std::function<void(std::int64_t, std::int64_t)> progress;
