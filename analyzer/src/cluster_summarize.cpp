@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
-#include <ranges>
 #include <tuple>
 #include <unordered_map>
 
@@ -87,7 +86,8 @@ void read_link_ops(const TraceReader& reader, const std::unordered_map<std::int6
       op.name.push_back('#');
       op.name.append(n);
     }
-    for (OpLink l : std::views::values(by_op.at(task))) {
+    for (const auto& [key, link] : by_op.at(task)) {  // not std::views::values: clang's fuzz build rejects it
+      OpLink l = link;
       l.op = static_cast<std::int32_t>(s.link_ops.size());
       s.op_links.push_back(l);
     }
