@@ -196,7 +196,9 @@ void run_gradients(RuleContext& c) {
                                g.numel > 0 && g.zero_ratio >= 1.0, g.nan_count > 0 || g.inf_count > 0});
   });
   std::vector<Issue> rows;
-  for (const auto& [step, probes] : by_step) {
+  for (const auto& [step_key, probes] : by_step) {
+    const std::int64_t step =
+        step_key;  // a variable the lambda below can capture (clang < 16 cannot capture a binding)
     for (const Issue& issue : step_issues(step, probes)) {
       const auto same = std::find_if(rows.rbegin(), rows.rend(), [&](const Issue& r) {
         return r.issue == issue.issue && r.param == issue.param && r.last_step + 1 == step;
