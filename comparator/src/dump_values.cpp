@@ -1,7 +1,7 @@
 // msprobe's view of one dump value (Note [msprobe's statistics cells] in dump_values.h).
 #include "dump_values.h"
 
-#include "dump_special_values.h"
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+
+#include "dump_special_values.h"
 
 namespace npuscope::comparator {
 namespace {
@@ -82,19 +84,11 @@ StatCell value_cell(const DumpValue& v) {
 // Python's str of the value (for md5 of non-tensors and string statistics).
 std::string python_str(const DumpValue& v) { return v.value.empty() ? "None" : python_str_of_json(v.value); }
 
-std::uint32_t crc32(std::string_view text) {
-  static const auto table = [] {
-    std::array<std::uint32_t, 256> t{};
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (const unsigned char ch : text) c = table[(c ^ ch) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+// zlib's CRC-32 of the text: what msprobe's md5 cell holds for a non-tensor (zlib.crc32 of its str),
+// the hash the injection library takes of a tensor's bytes (tensor_capture.h).
+std::uint32_t text_crc32(std::string_view text) {
+  return static_cast<std::uint32_t>(
+      ::crc32(0L, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size())));
 }
 
 // cross_dtype_mapping of msprobe's check.py: MindSpore's and PyTorch's dtype names by kind.
@@ -304,7 +298,7 @@ std::string msprobe_md5(const DumpValue& v) {
   if (special == SpecialValue::kRank) return python_str(v);
   if (special == SpecialValue::kProcessGroup) return group_ranks(v);
   char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", crc32(special == SpecialValue::kNoValue ? "" : python_str(v)));
+  std::snprintf(hex, sizeof hex, "%08x", text_crc32(special == SpecialValue::kNoValue ? "" : python_str(v)));
   return hex;
 }
 
