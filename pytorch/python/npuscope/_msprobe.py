@@ -80,6 +80,7 @@ class _Description:
 _frames = {}  # (code, line) -> msprobe's text of the frame
 _AUTOGRAD_FUNCTION = _os.path.join("torch", "autograd", "function.py")
 _CHECKPOINT = _os.path.join("torch", "utils", "checkpoint.py")
+_RECOMPUTE_FUNCTIONS = frozenset(("backward", "recompute_fn", "checkpoint_function_backward"))  # _recomputes' names
 
 
 def _stack():
@@ -111,7 +112,7 @@ def _call_site(f):
             text = _frames[key] = "File %s, line %d, in %s, \n %s" % (code.co_filename, f.f_lineno, code.co_name, line)
         if code.co_filename not in _OWN_FILES:
             out.append(text)
-        if not recompute:
+        if not recompute and code.co_name in _RECOMPUTE_FUNCTIONS:  # a set lookup per frame: every call walks its stack
             recompute = _recomputes(f)
         f = f.f_back
     return ";\n".join(out), recompute
