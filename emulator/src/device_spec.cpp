@@ -53,6 +53,12 @@ DeviceSpec ascend910b() {
   s.launch_latency_ns = 3000;
   s.kernel_overhead_ns = 1200;    // smallest device kernels 1.18-1.28 us (S1)
   s.multi_core_launch_ns = 1500;  // small kernels on many cores 2.5-4 us (E4)
+  // The 57 TransData kernels of the shared 910B profile (docs/calibration.md): NCHW<->NC1HWC0 about
+  // 14.7 us + bytes at ~3 TB/s (runs of H*W*4 bytes, mostly L2-hot), NCHW<->FRACTAL_Z about 6 us + bytes
+  // at ~165 GB/s (runs of kh*kw*4 = 36-100 bytes). Starting values; calibrate --from-profile refits them.
+  s.private_formats = true;
+  s.transdata_fixed_ns = 10000;
+  s.transdata_burst_bytes = 512;
   s.copy_overhead_ns = 2000;
   s.host_launch_ns = 8000;    // HTA: typical CPU launch cost 5-20 us
   s.op_issue_ns = 12000;      // with host_launch_ns: ~20 us per eager op under torch_npu (H8)
@@ -146,7 +152,8 @@ DeviceSpec tiny() {
   s.memory_bandwidth = 100e9;
   s.host_link_bandwidth = 10e9;
   s.l2_bytes = 4 * kMiB;
-  s.l2_bandwidth = 0;  // hand-computed test figures need no L2 term
+  s.l2_bandwidth = 0;         // hand-computed test figures need no L2 term
+  s.private_formats = false;  // tests count tasks: no TransData unless a test asks for it
   return s;
 }
 
@@ -193,6 +200,9 @@ const Field kFields[] = {
     {"l2_bandwidth", &DeviceSpec::l2_bandwidth, 0, kMaxRate, "bytes/s"},
     {"multi_core_launch_ns", &DeviceSpec::multi_core_launch_ns, 0, kMaxNs, "ns"},
     {"compute_slowdown", &DeviceSpec::compute_slowdown, 1, 1000, "factor"},
+    {"private_formats", &DeviceSpec::private_formats},
+    {"transdata_fixed_ns", &DeviceSpec::transdata_fixed_ns, 0, kMaxNs, "ns"},
+    {"transdata_burst_bytes", &DeviceSpec::transdata_burst_bytes, 1, 65536, "bytes"},
     {"memory_bytes", &DeviceSpec::memory_bytes, 4096, kMaxBytes, "bytes"},
     {"memory_bandwidth", &DeviceSpec::memory_bandwidth, 1e6, kMaxRate, "bytes/s"},
     {"host_link_bandwidth", &DeviceSpec::host_link_bandwidth, 1e6, kMaxRate, "bytes/s"},

@@ -42,6 +42,13 @@ struct DeviceSpec {
   // Multiplies every compute task's device time (not copies or collectives): a throttled or degraded
   // chip, the straggler of a multi-rank job (the samples' --slow-rank). 1: as the model says.
   double compute_slowdown = 1.0;
+  // Private formats (Note [Private formats] in formats.h): CANN keeps convolution operands in
+  // NC1HWC0 / FRACTAL_Z and inserts TransData tasks to convert them from and back to NCHW. A
+  // TransData costs its fixed part plus its bytes at HBM speed scaled by how contiguous its runs are
+  // (a run of at least transdata_burst_bytes streams at full speed; shorter runs proportionally less).
+  bool private_formats = false;
+  std::uint64_t transdata_fixed_ns = 0;
+  double transdata_burst_bytes = 1;
 
   // Memory.
   std::uint64_t memory_bytes = 0;  // device (HBM / LPDDR) capacity
