@@ -104,7 +104,8 @@ CostEstimate estimate_kernel(const DeviceSpec& spec, const KernelCost& cost, DTy
       used_cores = std::min<double>(e.block_dim, cores);
       e.compute_ns = e.padded_flops * cores * 1e9 / (e.peak_flops * spec.vector_efficiency * used_cores);
     }
-    e.overhead_ns = spec.kernel_overhead_ns + (e.block_dim > 1 ? spec.multi_core_launch_ns : 0);
+    e.overhead_ns = spec.kernel_overhead_ns + (e.block_dim > 1 ? spec.multi_core_launch_ns : 0) +
+                    saturated_ns(cost.fixed_ns);
     // Half the cores are enough to saturate device memory.
     e.memory_ns = memory_ns(spec, cost.bytes, std::min(1.0, 2.0 * used_cores / cores));
   }

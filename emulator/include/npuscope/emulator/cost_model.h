@@ -39,6 +39,7 @@ struct KernelCost {
   double bytes = 0;                             // bytes read + written in device memory
   std::uint32_t block_dim = 0;                  // 0: derived from the work size
   std::int64_t m = 0, n = 0, k = 0, batch = 1;  // cube only
+  double fixed_ns = 0;                          // the op's own fixed device time beyond the kernel floor
 };
 
 struct CostEstimate {
