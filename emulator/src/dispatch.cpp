@@ -348,10 +348,12 @@ void make_golden(KernelLaunch& launch, const OpSchema& schema, const std::vector
 // between ops unless allow_internal_format is on (its default is off: npu_sys_ctrl.cpp); with it on
 // (RuntimeOptions, NPUSCOPE_ALLOW_INTERNAL_FORMAT, npuscope.torch's config), a converted input and a
 // private output keep their format tag (Tensor::format()), so a later op that wants that format
-// converts nothing: each tensor is converted the first time, a weight once per update. An op
-// without a plan that gets a tagged tensor converts it back to its base format first (into a
-// temporary: the tensor keeps its tag), as torch_npu's base-format ops do. Conversions inside an
-// aclnn op (MaxPool2dWithMask's TransDataSpecial) happen whatever the option says.
+// converts nothing. An op without a plan that gets a tagged tensor converts it back to its base
+// format first, in place (the tag goes), so each tensor is converted once each way at most: the
+// model of what the option saves. (torch_npu's aclnn ops convert such an input into a temporary
+// and leave the tensor private, so a real run may convert a tensor read by several base-format ops
+// more often.) Conversions inside an aclnn op (MaxPool2dWithMask's TransDataSpecial) happen
+// whatever the option says.
 //
 // These TransData and MemSet tasks are timed (trans_data_cost, memset_cost) and carry their shapes
 // and formats for the trace, but move no data and hold no tensors: a format is metadata and the op
@@ -403,7 +405,11 @@ struct LayoutTasks {
     m.c0 = out.c0;
   }
 
-  void to_base(TensorMeta& m) { trans_data("trans_TransData_base", m, Format::kND, 0); }
+  // Back to the base format for an op that reads it, in place: the tensor loses its tag.
+  void to_base(TensorMeta& m, const Tensor& t) {
+    trans_data("trans_TransData_base", m, Format::kND, 0);
+    t.set_format(Format::kND);
+  }
 };
 
 // allow_internal_format: the inputs' tags into their metas, and the outputs' old tags gone (the
@@ -445,7 +451,7 @@ void convert_inputs(LayoutTasks& tasks, const FormatPlan& plan, const char* op_n
     const FormatSlot& slot = plan.inputs[i];
     TensorMeta& m = in_meta[i];
     if (!is_private(slot.format)) {
-      if (is_private(m.format)) tasks.to_base(m);
+      if (is_private(m.format)) tasks.to_base(m, inputs[i]);
       continue;
     }
     if (!slot.convert) {  // in the op's own layout already (the pool's mask)
@@ -453,13 +459,13 @@ void convert_inputs(LayoutTasks& tasks, const FormatPlan& plan, const char* op_n
       m.c0 = slot.c0;
       continue;
     }
-    if (!keep && is_private(m.format)) tasks.to_base(m);
+    if (!keep && is_private(m.format)) tasks.to_base(m, inputs[i]);
     if (m.format == slot.format && m.c0 == slot.c0) continue;  // kept from an earlier op
     tasks.trans_data(transdata_name(plan, slot), m, slot.format, slot.c0);
     if (keep) inputs[i].set_format(slot.format, slot.c0);
   }
   for (std::size_t i = kMaxPlannedInputs; i < in_meta.size(); ++i) {
-    if (in_meta[i].present && is_private(in_meta[i].format)) tasks.to_base(in_meta[i]);
+    if (in_meta[i].present && is_private(in_meta[i].format)) tasks.to_base(in_meta[i], inputs[i]);
   }
   if (plan.memset_output && !outputs.empty()) {
     static const char* const kType = intern("MemSet");
@@ -664,8 +670,8 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     if (formats != nullptr) {
       convert_inputs(*layout, *formats, name, inputs, in_meta, outputs);
     } else {
-      for (auto& m : in_meta) {
-        if (m.present && is_private(m.format)) layout->to_base(m);
+      for (std::size_t i = 0; i < in_meta.size(); ++i) {
+        if (in_meta[i].present && is_private(in_meta[i].format)) layout->to_base(in_meta[i], inputs[i]);
       }
     }
   }

@@ -352,8 +352,9 @@ TEST_F(PrivateFormats, AllowInternalFormatConvertsEachTensorOnce) {
             (std::vector<std::string>{"trans_TransData_0 NCHW -> NC1HWC0", "trans_TransData_1 NCHW -> FRACTAL_Z",
                                       "trans_TransData_13 NCHW -> NC1HWC0", "trans_TransData_base NC1HWC0 -> NCHW"}));
   EXPECT_EQ(o.w.format(), Format::kFractalZ);
-  EXPECT_EQ(y.format(), Format::kNC1HWC0);
-  EXPECT_EQ(y.view({-1}).format(), Format::kND);  // a view of another shape has no tag
+  EXPECT_EQ(y.format(), Format::kND);  // the Relu converted it back, in place
+  EXPECT_EQ(o.x.format(), Format::kNC1HWC0);
+  EXPECT_EQ(o.x.view({-1}).format(), Format::kND);  // a view of another shape has no tag
   set_allow_internal_format(false);
 }
 
