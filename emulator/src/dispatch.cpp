@@ -1,16 +1,20 @@
 // See dispatch.h.
 #include "npuscope/emulator/dispatch.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "api_scope.h"
+#include "format_plans.h"
 #include "name_scope.h"
 #include "npuscope/emulator/errors.h"
 #include "npuscope/emulator/host_ops.h"
@@ -116,8 +120,12 @@ const char* signature(std::span<const TensorMeta> metas) {
   text += '|';
   each([&](const TensorMeta& m) { text += dtype_name(m.dtype); });
   text += '|';
-  each(
-      [&](const TensorMeta& m) { text += format_name(is_private(m.format) ? m.format : base_format(m.shape.size())); });
+  each([&](const TensorMeta& m) {
+    text += format_name(is_private(m.format) ? m.format : base_format(m.shape.size()));
+    // A C0 other than the dtype's is what the profile marks with a sub-format: the pools' f32
+    // "NC1HWC0:1" (C0 = 16), where the same pools' u16 mask (C0 = 16 too) is plain "NC1HWC0".
+    if (m.c0 != 0 && m.c0 != c0_of(m.dtype)) text += ":1";
+  });
   return intern_cached(text);
 }
 
@@ -129,13 +137,12 @@ void fill_metas(const std::vector<Tensor>& tensors, std::vector<TensorMeta>& out
     if (m.present) {
       m.shape.assign(tensors[i].shape().begin(), tensors[i].shape().end());  // keeps the buffer
       m.dtype = tensors[i].dtype();
-      m.format = tensors[i].format();
-      m.c0 = static_cast<std::uint8_t>(tensors[i].format_c0());
     } else {
       m.shape.clear();
       m.dtype = DType::kF32;
-      m.format = Format::kND;
     }
+    m.format = Format::kND;  // tags are read where they matter (read_format_tags)
+    m.c0 = 0;
   }
 }
 
@@ -197,7 +204,7 @@ class InputMetas {
   InputMetas(const InputMetas&) = delete;
   InputMetas& operator=(const InputMetas&) = delete;
 
-  const std::vector<TensorMeta>& of(const std::vector<Tensor>& tensors) {
+  std::vector<TensorMeta>& of(const std::vector<Tensor>& tensors) {
     std::vector<TensorMeta>& buffer = buffers_ != nullptr ? buffers_->by_depth[depth_] : own_;
     fill_metas(tensors, buffer);
     return buffer;
@@ -333,6 +340,171 @@ void make_golden(KernelLaunch& launch, const OpSchema& schema, const std::vector
   launch.golden = true;
 }
 
+// Note [TransData tasks]
+// On a spec with private_formats, an op with a format plan (format_plans.cpp) runs as the shared
+// 910B profile shows it: a TransData task for each input not in the format its kernel wants, a
+// MemSet where the plan asks for one, the op itself with its operands' storage shapes and formats,
+// then a TransData back to the base format for each private output. torch_npu keeps base formats
+// between ops unless allow_internal_format is on (its default is off: npu_sys_ctrl.cpp); with it on
+// (RuntimeOptions, NPUSCOPE_ALLOW_INTERNAL_FORMAT, npuscope.torch's config), a converted input and a
+// private output keep their format tag (Tensor::format()), so a later op that wants that format
+// converts nothing. An op without a plan that gets a tagged tensor converts it back to its base
+// format first, in place (the tag goes), so each tensor is converted once each way at most: the
+// model of what the option saves. (torch_npu's aclnn ops convert such an input into a temporary
+// and leave the tensor private, so a real run may convert a tensor read by several base-format ops
+// more often.) Conversions inside an aclnn op (MaxPool2dWithMask's TransDataSpecial) happen
+// whatever the option says.
+//
+// These TransData and MemSet tasks are timed (trans_data_cost, memset_cost) and carry their shapes
+// and formats for the trace, but move no data and hold no tensors: a format is metadata and the op
+// computes on the logical tensor (Note [Private formats] in formats.h), so converting bytes only to
+// convert them back would cost host time and change nothing. Having no tensors, they send no
+// tensor records: a golden run (NPUSCOPE_GOLDEN=1) launches the same tasks under the same names and
+// call indexes, the comparator pairs them 1:1 with the NPU run's and, finding no tensors on either
+// side, skips them as it skips undumped ops. What is left out: the converted copies' device memory
+// (a real TransData allocates its output), and views and host copies of a tagged tensor, which
+// convert nothing here. Ops without a plan pay one test of OpSchema::device and one relaxed load of
+// allow_internal_format() per launch.
+struct LayoutTasks {
+  Device& dev;
+  Stream stream;
+  std::uint64_t connection;
+  bool listener;
+
+  // A timed task that moves no data, its signatures built for a listener only.
+  void launch(std::string_view name, const char* op_type, const KernelCost& cost, DType dtype, const TensorMeta* in,
+              const TensorMeta* out) {
+    InstanceName& instance = instance_name(name, CallOptions{});
+    KernelLaunch l;
+    l.name = instance.name;
+    l.op_type = op_type;
+    l.call_index = instance.calls.fetch_add(1, std::memory_order_relaxed);
+    l.cost = cost;
+    l.fn = noop_kernel;
+    l.compute_dtype = dtype;
+    l.task_type = TaskType::kAiVectorCore;
+    l.golden = dev.golden();
+    l.backend = l.golden ? Backend::kCpu : Backend::kNpu;
+    l.overflow_mode = dev.overflow_mode();
+    if (listener) [[unlikely]] {
+      if (in != nullptr) l.input_signature = signature({in, 1});
+      if (out != nullptr) l.output_signature = signature({out, 1});
+    }
+    dev.launch(std::move(l), stream, connection);
+  }
+
+  // A TransData of `m` (logical shape, its format and C0) into `to`; `m` then says `to`.
+  void trans_data(std::string_view name, TensorMeta& m, Format to, int c0) {
+    static const char* const kType = intern("TransData");
+    const Format from = is_private(m.format) ? m.format : base_format(m.shape.size());
+    const Format dst = is_private(to) ? to : base_format(m.shape.size());
+    const int cost_c0 = is_private(to) ? c0 : m.c0;
+    TensorMeta out{m.shape, m.dtype, true, to, static_cast<std::uint8_t>(is_private(to) ? c0 : 0)};
+    launch(name, kType, trans_data_cost(m.shape, m.dtype, from, dst, cost_c0, dev.spec()), m.dtype, &m, &out);
+    m.format = out.format;
+    m.c0 = out.c0;
+  }
+
+  // Back to the base format for an op that reads it, in place: the tensor loses its tag.
+  void to_base(TensorMeta& m, const Tensor& t) {
+    trans_data("trans_TransData_base", m, Format::kND, 0);
+    t.set_format(Format::kND);
+  }
+};
+
+// allow_internal_format: the inputs' tags into their metas, and the outputs' old tags gone (the
+// op writes them; a planned op tags its own).
+void read_format_tags(const std::vector<Tensor>& inputs, std::vector<TensorMeta>& in_meta,
+                      const std::vector<Tensor>& outputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!in_meta[i].present) continue;
+    in_meta[i].format = inputs[i].format();
+    if (is_private(in_meta[i].format)) in_meta[i].c0 = static_cast<std::uint8_t>(inputs[i].format_c0());
+  }
+  for (const Tensor& t : outputs) t.set_format(Format::kND);
+}
+
+// The plan applies when every planned operand has the rank its format needs (a CHW pool has not).
+bool plan_fits(const FormatPlan& plan, std::span<const TensorMeta> in) {
+  for (std::size_t i = 0; i < in.size() && i < kMaxPlannedInputs; ++i) {
+    if (is_private(plan.inputs[i].format) && (!in[i].present || in[i].shape.size() != 4)) return false;
+  }
+  return true;
+}
+
+std::string transdata_name(const FormatPlan& plan, const FormatSlot& slot) {
+  if (plan.transdata_name != nullptr) return plan.transdata_name;
+  return "trans_TransData_" + std::to_string(slot.number);
+}
+
+// Before a planned op: its inputs' conversions (in the order of their numbers) and its MemSet;
+// in_meta then says what the kernel reads.
+void convert_inputs(LayoutTasks& tasks, const FormatPlan& plan, const char* op_name, std::vector<Tensor>& inputs,
+                    std::vector<TensorMeta>& in_meta, const std::vector<Tensor>& outputs) {
+  const bool keep = allow_internal_format() && !plan.inside_api;
+  std::array<std::size_t, kMaxPlannedInputs> order{};
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return plan.inputs[a].number < plan.inputs[b].number; });
+  for (const std::size_t i : order) {
+    if (i >= in_meta.size() || !in_meta[i].present) continue;
+    const FormatSlot& slot = plan.inputs[i];
+    TensorMeta& m = in_meta[i];
+    if (!is_private(slot.format)) {
+      if (is_private(m.format)) tasks.to_base(m, inputs[i]);
+      continue;
+    }
+    if (!slot.convert) {  // in the op's own layout already (the pool's mask)
+      m.format = slot.format;
+      m.c0 = slot.c0;
+      continue;
+    }
+    if (!keep && is_private(m.format)) tasks.to_base(m, inputs[i]);
+    if (m.format == slot.format && m.c0 == slot.c0) continue;  // kept from an earlier op
+    tasks.trans_data(transdata_name(plan, slot), m, slot.format, slot.c0);
+    if (keep) inputs[i].set_format(slot.format, slot.c0);
+  }
+  for (std::size_t i = kMaxPlannedInputs; i < in_meta.size(); ++i) {
+    if (in_meta[i].present && is_private(in_meta[i].format)) tasks.to_base(in_meta[i], inputs[i]);
+  }
+  if (plan.memset_output && !outputs.empty()) {
+    static const char* const kType = intern("MemSet");
+    const FormatSlot& slot = plan.outputs[0];
+    const Tensor& out = outputs[0];
+    const Shape storage = storage_shape(slot.format, out.shape(), out.dtype(), slot.c0);
+    tasks.launch(std::string(op_name) + "_MemSet", kType,
+                 memset_cost(static_cast<double>(shape_numel(storage) * dtype_size(out.dtype()))), out.dtype(), nullptr,
+                 nullptr);
+  }
+}
+
+// The outputs as the planned op writes them (for its signature).
+const char* planned_output_signature(const FormatPlan& plan, const std::vector<Tensor>& outputs) {
+  thread_local std::vector<TensorMeta> metas;
+  fill_metas(outputs, metas);
+  for (std::size_t j = 0; j < metas.size() && j < kMaxPlannedOutputs; ++j) {
+    if (!is_private(plan.outputs[j].format)) continue;
+    metas[j].format = plan.outputs[j].format;
+    metas[j].c0 = plan.outputs[j].c0;
+  }
+  return signature(metas);
+}
+
+// After a planned op: its private outputs back to their base format, or tagged (allow_internal_format).
+void convert_outputs(LayoutTasks& tasks, const FormatPlan& plan, std::vector<Tensor>& outputs) {
+  const bool keep = allow_internal_format() && !plan.inside_api;
+  for (std::size_t j = 0; j < outputs.size() && j < kMaxPlannedOutputs; ++j) {
+    const FormatSlot& slot = plan.outputs[j];
+    if (!is_private(slot.format) || !slot.convert) continue;
+    if (keep) {
+      outputs[j].set_format(slot.format, slot.c0);
+      continue;
+    }
+    TensorMeta m{outputs[j].shape(), outputs[j].dtype(), true, slot.format, slot.c0};
+    tasks.trans_data(transdata_name(plan, slot), m, Format::kND, 0);
+  }
+}
+
 }  // namespace
 
 void record_host_task(std::string_view op_type, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
@@ -449,13 +621,13 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   if (device.is_npu()) emulating.emplace();
 
   InputMetas scratch;  // Note [Per-op allocations]
-  const std::vector<TensorMeta>& in_meta = scratch.of(inputs);
+  std::vector<TensorMeta>& in_meta = scratch.of(inputs);
   InstanceName& instance = instance_name(schema.type, options);
   const char* name = instance.name;
   std::vector<TensorMeta> out_meta = schema.infer(in_meta, attrs);
   for (const auto& m : out_meta)
     check_tensor_shape(m.shape, m.dtype, schema.type);  // before the cost and any allocation
-  const KernelCost cost = schema.cost(in_meta, out_meta, attrs);
+  KernelCost cost = schema.cost(in_meta, out_meta, attrs);
   const std::uint32_t call_index = instance.calls.fetch_add(1, std::memory_order_relaxed);
 
   ApiScope api(schema.api_name, ApiKind::kLaunch);
@@ -463,6 +635,13 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     return {inputs[0].view(out_meta[0].shape)};  // see OpSchema::is_view: no task, no copy
   }
   Device* dev = device.is_npu() ? &Runtime::get().device(device.index) : nullptr;
+  const OpDeviceRules* rules = dev != nullptr ? schema.device : nullptr;  // null for nearly every op
+  if (rules != nullptr && rules->device_cost != nullptr) [[unlikely]]
+    cost = rules->device_cost(in_meta, out_meta, attrs, dev->spec());
+  const FormatPlan* formats = rules != nullptr && rules->formats != nullptr && dev->spec().private_formats &&
+                                      plan_fits(*rules->formats, in_meta)
+                                  ? rules->formats
+                                  : nullptr;
   std::optional<LaunchPlan> plan;  // before the outputs take their shapes from out_meta
   if (dev != nullptr)
     plan.emplace(plan_npu_launch(schema, in_meta, out_meta, attrs, cost, dev->precision_mode(), dev->spec()));
@@ -482,6 +661,21 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     return outputs;
   }
 
+  const Stream stream = options.stream != nullptr ? *options.stream : dev->default_stream();
+  if (stream.device != dev) throw InvalidArgument(std::string(schema.type) + ": the stream belongs to another device");
+  std::optional<LayoutTasks> layout;  // Note [TransData tasks]
+  if (formats != nullptr || allow_internal_format()) [[unlikely]] {
+    layout.emplace(LayoutTasks{*dev, stream, api.connection_id(), hooks::subscriber() != nullptr});
+    if (allow_internal_format()) read_format_tags(inputs, in_meta, outputs);
+    if (formats != nullptr) {
+      convert_inputs(*layout, *formats, name, inputs, in_meta, outputs);
+    } else {
+      for (std::size_t i = 0; i < in_meta.size(); ++i) {
+        if (in_meta[i].present && is_private(in_meta[i].format)) layout->to_base(in_meta[i], inputs[i]);
+      }
+    }
+  }
+
   KernelLaunch launch;
   launch.name = name;
   launch.op_type = schema.type;
@@ -491,7 +685,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   launch.overflow_mode = dev->overflow_mode();
   if (hooks::subscriber() != nullptr) [[unlikely]] {
     launch.input_signature = signature(in_meta);
-    launch.output_signature = signature_of(outputs);
+    launch.output_signature = formats != nullptr ? planned_output_signature(*formats, outputs) : signature_of(outputs);
   }
   launch.fn = plan->kernel->fn;
   launch.compute_dtype = plan->compute_dtype;
@@ -504,10 +698,10 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     make_golden(launch, schema, outputs);
   launch.inputs = std::move(inputs);
   launch.outputs = outputs;
-  const Stream stream = options.stream != nullptr ? *options.stream : dev->default_stream();
-  if (stream.device != dev) throw InvalidArgument(std::string(schema.type) + ": the stream belongs to another device");
   vclock::advance_by(dev->spec().op_issue_ns);  // preparing the op on the host (workspace, tiling)
   dev->launch(std::move(launch), stream, api.connection_id());
+  if (formats != nullptr) [[unlikely]]
+    convert_outputs(*layout, *formats, outputs);
   return outputs;
 }
 

@@ -38,6 +38,15 @@ void OpRegistry::register_op(const OpSchema& schema) {
   }
   e.schema = schema;
   e.schema.api_name = intern(std::string("aclnn") + schema.type);
+  e.schema.device = e.device;
+}
+
+void OpRegistry::register_device_rules(std::string_view type, const OpDeviceRules* rules) {
+  Entry& e = entry(type);
+  if (e.device != nullptr)
+    throw OpRegistrationError("device rules for op '" + std::string(type) + "' registered twice");
+  e.device = rules;
+  e.schema.device = rules;
 }
 
 void OpRegistry::register_kernel(std::string_view type, Backend backend, const KernelEntry& kernel) {
@@ -109,6 +118,10 @@ bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn 
 bool register_kernels(const char* type, KernelFn npu, KernelFn cpu, const char* file, int line) {
   return register_kernel(type, Backend::kNpu, npu, nullptr, file, line) &&
          register_kernel(type, Backend::kCpu, cpu, nullptr, file, line);
+}
+
+bool register_device_rules(const char* type, const OpDeviceRules* rules) {
+  return register_or_die([&] { OpRegistry::instance().register_device_rules(type, rules); });
 }
 
 }  // namespace detail

@@ -55,6 +55,15 @@ RuntimeOptions RuntimeOptions::from_environment() {
     }
     o.golden = text == "1";
   }
+  if (const char* v = env("NPUSCOPE_ALLOW_INTERNAL_FORMAT")) {
+    const std::string_view text(v);
+    if (text != "0" && text != "1") {
+      throw InvalidArgument("NPUSCOPE_ALLOW_INTERNAL_FORMAT='" + std::string(text) +
+                            "': set it to 1 to keep private formats between ops (torch_npu's allow_internal_format), "
+                            "or 0");
+    }
+    o.allow_internal_format = text == "1";
+  }
   if (const char* v = env("NPUSCOPE_COMPUTE_SLOWDOWN")) {
     const std::string_view text(v);
     double f = 0;
@@ -74,6 +83,7 @@ Runtime::Runtime(const RuntimeOptions& options) : options_(options) {
                           std::to_string(options.num_devices));
   }
   DeviceSpec spec = load_spec(options.spec);
+  set_allow_internal_format(options.allow_internal_format);
   if (options.compute_slowdown) {
     spec.compute_slowdown = *options.compute_slowdown;
     validate_spec(spec);

@@ -1,9 +1,12 @@
 #include "npuscope/emulator/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <random>
 #include <string>
 
@@ -26,6 +29,61 @@ std::string shape_str(const Shape& shape) {
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+
+// ---- format tags --------------------------------------------------------------------------------
+
+// Note [Format tags]
+// A tensor's private format tag (allow_internal_format: Note [TransData tasks] in dispatch.cpp)
+// belongs to its device memory, not to one handle: the PyTorch device wraps the same memory in a
+// fresh emulator tensor for every op (pytorch/src/tensor_bridge.h), as torch_npu keeps npu_format_
+// in the storage's description. So the tags are a table keyed by (device, address), each valid
+// for the shape and dtype it was set for (a view of another shape has none). A tag goes when the
+// dispatcher writes the memory with an op that sets none, and when an owned storage frees it.
+// Only the dispatcher's allow_internal_format path reads and writes the table (a lock per
+// operand); with the table empty, freeing a storage costs one relaxed load.
+namespace {
+
+struct FormatTag {
+  Shape shape;
+  DType dtype = DType::kF32;
+  Format format = Format::kND;
+  int c0 = 0;
+};
+
+class FormatTags {
+ public:
+  static FormatTags& get() {
+    static auto* tags = new FormatTags();  // immortal: storages may be freed at exit
+    return *tags;
+  }
+  bool empty() const { return size_.load(std::memory_order_relaxed) == 0; }
+  const FormatTag* find_locked(int device, DeviceAddress address) const {
+    const auto it = tags_.find({device, address});
+    return it == tags_.end() ? nullptr : &it->second;
+  }
+  void set(int device, DeviceAddress address, FormatTag tag) {
+    std::lock_guard lock(mutex);
+    if (tag.format == Format::kND) {
+      tags_.erase({device, address});
+    } else {
+      tags_[{device, address}] = std::move(tag);
+    }
+    size_.store(tags_.size(), std::memory_order_relaxed);
+  }
+  std::mutex mutex;
+
+ private:
+  std::map<std::pair<int, DeviceAddress>, FormatTag> tags_;
+  std::atomic<std::size_t> size_{0};
+};
+
+// The tag of `t` (npu, defined), or null; the caller holds the table's mutex.
+const FormatTag* tag_of(const FormatTags& tags, const Tensor& t) {
+  const FormatTag* tag = tags.find_locked(t.device().index, t.storage()->device_address());
+  return tag != nullptr && tag->shape == t.shape() && tag->dtype == t.dtype() ? tag : nullptr;
+}
+
+}  // namespace
 
 DeviceRef DeviceRef::parse(std::string_view text) {
   if (text == "cpu") return cpu();
@@ -74,6 +132,8 @@ std::shared_ptr<Storage> Storage::borrow(DeviceRef device, std::byte* host, Devi
 Storage::~Storage() {
   if (owner_) return;  // borrowed: the owner frees the memory when the last user lets go
   if (device_) {
+    if (!FormatTags::get().empty()) [[unlikely]]  // Note [Format tags]
+      FormatTags::get().set(device_->id(), address_, FormatTag{});
     device_->memory().free(address_);
   } else {
     free_host_block(host_, nbytes_ == 0 ? 1 : nbytes_);
@@ -303,17 +363,30 @@ Tensor Tensor::view(Shape new_shape) const {
   Tensor t;
   t.impl_ = std::make_shared<Impl>(*impl_);
   t.impl_->shape = std::move(new_shape);
-  t.impl_->format = Format::kND;
-  t.impl_->c0 = 0;
   return t;
 }
 
-Format Tensor::format() const { return impl().format; }
-int Tensor::format_c0() const { return impl().c0; }
-void Tensor::set_format(Format format, int c0) {
-  if (impl_ == nullptr) throw InvalidArgument("set_format: the tensor is undefined");
-  impl_->format = format;
-  impl_->c0 = static_cast<std::uint8_t>(c0);
+Format Tensor::format() const {
+  FormatTags& tags = FormatTags::get();
+  if (!defined() || !device().is_npu() || tags.empty()) return Format::kND;
+  std::lock_guard lock(tags.mutex);
+  const FormatTag* tag = tag_of(tags, *this);
+  return tag != nullptr ? tag->format : Format::kND;
+}
+
+int Tensor::format_c0() const {
+  FormatTags& tags = FormatTags::get();
+  if (!defined() || !device().is_npu() || tags.empty()) return 0;
+  std::lock_guard lock(tags.mutex);
+  const FormatTag* tag = tag_of(tags, *this);
+  return tag != nullptr ? tag->c0 : 0;
+}
+
+void Tensor::set_format(Format format, int c0) const {
+  if (!defined() || !device().is_npu()) return;
+  FormatTags& tags = FormatTags::get();
+  if (format == Format::kND && tags.empty()) return;
+  tags.set(device().index, storage()->device_address(), FormatTag{shape(), dtype(), format, c0});
 }
 
 }  // namespace npuscope::emulator

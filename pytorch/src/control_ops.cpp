@@ -89,6 +89,10 @@ void set_overflow_mode(const std::string& mode, std::int64_t device) {
   NPUSCOPE_TORCH_CATCH("npuscope.torch.set_overflow_mode")
 }
 
+// torch_npu's torch.npu.config.allow_internal_format (Note [TransData tasks] in emulator/src/dispatch.cpp).
+void set_allow_internal_format(bool on) { emulator::set_allow_internal_format(on); }
+bool get_allow_internal_format() { return emulator::allow_internal_format(); }
+
 std::string get_overflow_mode(std::int64_t device) {
   return std::string(emulator::overflow_mode_name(emulator_device(resolve(device)).overflow_mode()));
 }
@@ -224,6 +228,8 @@ TORCH_LIBRARY(npuscope, m) {
   m.def("get_precision_mode(int device) -> str", get_precision_mode);
   m.def("set_overflow_mode(str mode, int device) -> ()", set_overflow_mode);
   m.def("get_overflow_mode(int device) -> str", get_overflow_mode);
+  m.def("set_allow_internal_format(bool on) -> ()", set_allow_internal_format);
+  m.def("get_allow_internal_format() -> bool", get_allow_internal_format);
   m.def("get_float_status(int device) -> bool", get_float_status);
   m.def("clear_float_status(int device) -> ()", clear_float_status);
   m.def("new_stream(int device) -> int", new_stream);

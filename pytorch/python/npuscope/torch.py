@@ -39,7 +39,7 @@ __all__ = [
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
     "reset_peak_memory_stats", "empty_cache",
     "set_spec", "get_spec", "set_precision_mode", "get_precision_mode", "set_overflow_mode", "get_overflow_mode",
-    "get_float_status", "clear_float_status", "fallback_ops", "reset_fallback_ops",
+    "config", "get_float_status", "clear_float_status", "fallback_ops", "reset_fallback_ops",
     "step", "current_step", "observing", "amp",
 ]
 
@@ -153,6 +153,23 @@ def set_overflow_mode(mode, device=None):
 
 def get_overflow_mode(device=None):
     return _ops.get_overflow_mode(_index(device))
+
+
+class _Config:
+    """torch_npu's torch.npu.config: `allow_internal_format` (default False) keeps convolution operands in
+    their private formats (NC1HWC0, FRACTAL_Z) between ops, so each is converted by a TransData once
+    instead of before and after every op (emulated specs with private formats: the Ascend presets)."""
+
+    @property
+    def allow_internal_format(self):
+        return bool(_ops.get_allow_internal_format())
+
+    @allow_internal_format.setter
+    def allow_internal_format(self, on):
+        _ops.set_allow_internal_format(bool(on))
+
+
+config = _Config()
 
 
 def get_float_status(device=None):

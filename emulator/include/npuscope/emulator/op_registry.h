@@ -104,6 +104,22 @@ using CostFn = KernelCost (*)(std::span<const TensorMeta> inputs, std::span<cons
 // Optional: may an NPU kernel run these inputs? (false -> AI CPU fallback)
 using SupportsFn = bool (*)(std::span<const TensorMeta> inputs, const Attrs& attrs);
 
+struct DeviceSpec;
+struct FormatPlan;  // format_plans.h
+
+// What a few ops need beyond one launch of their kernel, on an NPU (Note [Private formats] in
+// formats.h). Rare, so the schema holds one pointer to it and the per-op path tests that pointer
+// once; declared beside the code it serves with NPUSCOPE_REGISTER_DEVICE_RULES.
+struct OpDeviceRules {
+  // The formats the op's kernel wants its operands in (format_plans.cpp): the dispatcher launches
+  // the TransData tasks around it on a spec with private_formats.
+  const FormatPlan* formats = nullptr;
+  // The op's cost on a given device, in place of the schema's CostFn (TransData: its runs against
+  // DeviceSpec::transdata_burst_bytes).
+  KernelCost (*device_cost)(std::span<const TensorMeta> inputs, std::span<const TensorMeta> outputs, const Attrs& attrs,
+                            const DeviceSpec& spec) = nullptr;
+};
+
 struct OpSchema {
   const char* type = nullptr;
   OpCategory category = OpCategory::kVector;
@@ -120,6 +136,8 @@ struct OpSchema {
   // Set at registration, not by the declaration: the host API the op's launch shows as ("aclnn" +
   // type, interned), so the per-op path builds no string for it.
   const char* api_name = nullptr;
+  // Set at registration from NPUSCOPE_REGISTER_DEVICE_RULES; null for nearly every op.
+  const OpDeviceRules* device = nullptr;
 };
 
 struct KernelEntry {
@@ -135,6 +153,7 @@ class OpRegistry {
 
   void register_op(const OpSchema& schema);
   void register_kernel(std::string_view type, Backend backend, const KernelEntry& entry);
+  void register_device_rules(std::string_view type, const OpDeviceRules* rules);
 
   // Throws InvalidArgument ("unknown op 'Foo'") for an op nobody declared.
   const OpSchema& schema(std::string_view type) const;
@@ -146,6 +165,7 @@ class OpRegistry {
   struct Entry {
     OpSchema schema;
     KernelEntry kernels[2];
+    const OpDeviceRules* device = nullptr;  // kept apart: the op may register after its rules
   };
   Entry& entry(std::string_view type);
   std::vector<std::pair<std::string, Entry>> entries_;  // sorted by type
@@ -155,6 +175,7 @@ namespace detail {
 bool register_op(OpSchema schema, const char* file, int line);
 bool register_kernel(const char* type, Backend backend, KernelFn fn, SupportsFn supports, const char* file, int line);
 bool register_kernels(const char* type, KernelFn npu, KernelFn cpu, const char* file, int line);
+bool register_device_rules(const char* type, const OpDeviceRules* rules);
 }  // namespace detail
 
 }  // namespace npuscope::emulator
@@ -182,3 +203,7 @@ bool register_kernels(const char* type, KernelFn npu, KernelFn cpu, const char* 
 #define NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(type, ...)                                          \
   [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_kernel_registered_, __LINE__) = \
       ::npuscope::emulator::detail::register_kernels(type, __VA_ARGS__, __VA_ARGS__, __FILE__, __LINE__)
+// The op's OpDeviceRules (a static object): once per op.
+#define NPUSCOPE_REGISTER_DEVICE_RULES(type, rules)                                                 \
+  [[maybe_unused]] static const bool NPUSCOPE_CONCAT(npuscope_device_rules_registered_, __LINE__) = \
+      ::npuscope::emulator::detail::register_device_rules(type, rules)

@@ -22,6 +22,7 @@
 // and one function on both backends, so both runs draw the same mask from the same seed.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,10 +43,13 @@ struct RuntimeOptions {
   std::optional<OverflowMode> overflow_mode;    // default: the spec's
   bool golden = false;                          // NPUSCOPE_GOLDEN=1: Note [Golden run]
   std::optional<double> compute_slowdown;       // NPUSCOPE_COMPUTE_SLOWDOWN: over the spec's (DeviceSpec)
+  // NPUSCOPE_ALLOW_INTERNAL_FORMAT=1: torch_npu's allow_internal_format (Note [TransData tasks] in
+  // dispatch.cpp): an op's private-format outputs and converted inputs keep their format.
+  bool allow_internal_format = false;
 
   // Reads NPUSCOPE_SPEC / NPUSCOPE_PRECISION_MODE / NPUSCOPE_OVERFLOW_MODE / NPUSCOPE_NUM_DEVICES /
-  // NPUSCOPE_GOLDEN / NPUSCOPE_COMPUTE_SLOWDOWN over the defaults. Throws InvalidArgument naming the variable and its
-  // value.
+  // NPUSCOPE_GOLDEN / NPUSCOPE_COMPUTE_SLOWDOWN / NPUSCOPE_ALLOW_INTERNAL_FORMAT over the defaults. Throws
+  // InvalidArgument naming the variable and its value.
   static RuntimeOptions from_environment();
 };
 
@@ -73,6 +77,17 @@ class Runtime {
   RuntimeOptions options_;
   std::vector<std::shared_ptr<Device>> devices_;
 };
+
+// torch_npu's torch.npu.config.allow_internal_format, process-wide: set from RuntimeOptions when a
+// runtime is created, and by a framework's config at any time (npuscope.torch). Read once per op
+// by the dispatcher (Note [TransData tasks] in dispatch.cpp).
+namespace detail {
+inline std::atomic<bool> g_allow_internal_format{false};
+}
+inline bool allow_internal_format() noexcept { return detail::g_allow_internal_format.load(std::memory_order_relaxed); }
+inline void set_allow_internal_format(bool on) noexcept {
+  detail::g_allow_internal_format.store(on, std::memory_order_relaxed);
+}
 
 // Loads the injection library named by NPUSCOPE_INJECTION (once per process) and publishes its
 // subscriber table. Called by Runtime::get(); returns false (and prints why, once) on failure.
