@@ -40,6 +40,8 @@ std::optional<std::int64_t> square_kernel(std::int64_t taps) {
 
 // Strides and pads that map an input of spatial size [h, w] onto [oh, ow] with a k x k window.
 std::string window_attrs(const Shape& x, const Shape& y, std::int64_t k, Attrs& attrs, bool conv) {
+  if (x.size() != 4 || y.size() != 4)
+    return "expected NCHW input and output, got " + shape_str(x) + " and " + shape_str(y);
   const auto sh = stride_pad(x[2], k, y[2]), sw = stride_pad(x[3], k, y[3]);
   if (!sh || !sw) {
     return "no stride and pad take " + shape_str(x) + " to " + shape_str(y) + " with a " + std::to_string(k) + "x" +
@@ -97,6 +99,7 @@ std::string conv2d(const KernelTensors& k, Adapted& a) {
   TensorMeta xm, ym;
   if (auto e = as_input(x, xm); !e.empty()) return e;
   if (auto e = as_input(k.outputs[0], ym); !e.empty()) return e;
+  if (ym.shape.size() != 4) return "expected an NC1HWC0 output, got " + k.outputs[0].format;
   const bool bias = k.inputs.size() > 2 && k.inputs[2].shape.size() == 1;
   const std::int64_t cout = bias ? k.inputs[2].shape[0] : ym.shape[1];
   const auto kk = square_kernel(w.shape[0] / std::max<std::int64_t>(x.shape[1], 1));

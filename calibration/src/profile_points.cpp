@@ -1,6 +1,7 @@
 // See profile_points.h (Note [Kernels as data points]).
 #include "npuscope/calibration/profile_points.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -118,6 +119,13 @@ std::string read_tensors(const std::string& shapes, const std::string& dtypes, c
   for (std::size_t i = 0; i < s->size(); ++i) {
     const auto shape = parse_shape((*s)[i]);
     if (!shape) return "shape '" + std::string((*s)[i]) + "' is not a list of sizes";
+    std::uint64_t elements = 1;  // the non-zero dims, bounded as a tensor's bytes (Note [Sizes from user input])
+    for (const std::int64_t d : *shape) {
+      const auto u = static_cast<std::uint64_t>(d);
+      constexpr std::uint64_t kOver = emulator::kMaxTensorBytes + 1;
+      elements = u == 0 ? elements : elements > kOver / u ? kOver : elements * u;  // zeros skipped: C1*C0 of [0,..]
+    }
+    if (elements > emulator::kMaxTensorBytes) return "shape '" + std::string((*s)[i]) + "' is too large";
     KernelTensor t{.shape = *shape, .dtype = find_dtype((*d)[i]), .dtype_name = std::string((*d)[i])};
     if (f && i < f->size()) t.format = profile::normal_format((*f)[i]);
     out.push_back(std::move(t));
