@@ -7,6 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "npuscope/runtime_hooks/cann_op_types.h"
+
 namespace npuscope::calibration {
 namespace {
 
@@ -239,6 +241,14 @@ std::vector<ProfileTable> profile_tables(const ProfileSummary& s) {
     }
   }
   return t;
+}
+
+std::string cann_op_types_markdown() {
+  std::string out = "| CANN op type | emulator op | how its kernels are read |\n|---|---|---|\n";
+  for (const CannOpType& row : kCannOpTypes) {
+    out += "| " + std::string(row.cann) + " | " + std::string(row.emulator) + " | " + std::string(row.note) + " |\n";
+  }
+  return out;
 }
 
 }  // namespace npuscope::calibration

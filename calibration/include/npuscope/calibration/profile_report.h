@@ -84,4 +84,8 @@ struct ProfileTable {
 };
 std::vector<ProfileTable> profile_tables(const ProfileSummary& s);
 
+// The table of CANN op types (runtime_hooks/cann_op_types.h) as Markdown, for the docs (a test keeps
+// the copy in the docs current): one line per row, with the note on how its kernels are read.
+std::string cann_op_types_markdown();
+
 }  // namespace npuscope::calibration
