@@ -76,20 +76,15 @@ void write_profile_report(const cal::ProfileSummary& s, const CalibrateFlags& f)
     std::filesystem::create_directories(f.output);
     for (const cal::ProfileTable& t : cal::profile_tables(s)) {
       std::string text;
-      for (const auto* row : {&t.header}) {
-        for (std::size_t i = 0; i < row->size(); ++i) {
+      const auto add_line = [&](const std::vector<std::string>& cells) {
+        for (std::size_t i = 0; i < cells.size(); ++i) {
           if (i) text += ',';
-          collector::append_csv_field(text, (*row)[i]);
+          collector::append_csv_field(text, cells[i]);
         }
         text += '\n';
-      }
-      for (const auto& row : t.rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-          if (i) text += ',';
-          collector::append_csv_field(text, row[i]);
-        }
-        text += '\n';
-      }
+      };
+      add_line(t.header);
+      for (const auto& row : t.rows) add_line(row);
       write_text_file((std::filesystem::path(f.output) / (t.name + ".csv")).string(), text);
     }
     std::printf("wrote op_types.csv, kernels.csv and unmodelled.csv into %s\n", f.output.c_str());
