@@ -64,6 +64,7 @@ TEST(CannOpTypes, LookupsGiveTheFirstRow) {
   EXPECT_EQ(cann_op_of("ThresholdGrad"), "ReluGrad");
   EXPECT_EQ(cann_op_of("ViewCopy"), "TensorMove");
   EXPECT_EQ(cann_op_of("Fill"), "Fill");
+  EXPECT_EQ(cann_op_of("Muls"), "Mul");  // aclnnMuls launches CANN Mul
   EXPECT_EQ(cann_op_of("Expand"), "BroadcastTo");
   EXPECT_EQ(cann_op_of("AdaptiveAvgPool2d"), "AdaptiveAvgPool3d");
   EXPECT_EQ(cann_op_of("NoSuchOp"), "");

@@ -73,9 +73,11 @@ inline constexpr CannOpType kCannOpTypes[] = {
     {"ForeachMulScalar", "ForeachMulScalar", "one launch over all tensors of the list"},
     // Element-wise.
     {"Add", "Add", ""},
+    {"Add", "Adds", "a scalar operand (aclnnAdds)"},
     {"Adds", "Adds", ""},
     {"Sub", "Sub", ""},
     {"Mul", "Mul", ""},
+    {"Mul", "Muls", "a scalar operand (aclnnMuls)"},
     {"Muls", "Muls", ""},
     {"RealDiv", "Div", ""},
     {"Div", "Div", ""},
