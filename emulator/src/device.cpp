@@ -49,6 +49,7 @@ hooks::TaskRecord task_record(const Task& t, int device_id, hooks::TaskPhase pha
     r.flops = static_cast<std::uint64_t>(t.kernel.cost.flops);
     r.bytes = static_cast<std::uint64_t>(t.kernel.cost.bytes);
     r.input_signature = t.kernel.input_signature;
+    r.output_signature = t.kernel.output_signature;
   } else {
     r.name = t.kind == Task::Kind::kEventRecord ? "EventRecord"
              : t.kind == Task::Kind::kEventWait ? "EventWait"

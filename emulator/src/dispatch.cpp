@@ -89,24 +89,35 @@ InstanceName& instance_name(std::string_view op_type, const CallOptions& options
   return *entry;
 }
 
-// The inputs as "SHAPES|DTYPES" (Note [Input signature] in hook_api.h), interned: only built for a
-// listener, and interned through the thread's cache (a training loop repeats a few hundred shapes).
-const char* input_signature(const std::vector<TensorMeta>& in) {
+// Tensors as "SHAPES|DTYPES|FORMATS" (Note [Input signature] in hook_api.h), interned: only built for
+// a listener, and interned through the thread's cache (a training loop repeats a few hundred shapes).
+// A tensor with a private format tag shows its storage shape (Note [Private formats] in formats.h).
+const char* signature(std::span<const TensorMeta> metas) {
   thread_local std::string text;
   text.clear();
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (i > 0) text += ';';
-    if (!in[i].present) continue;
-    for (std::size_t d = 0; d < in[i].shape.size(); ++d) {
-      if (d > 0) text += ',';
-      text += std::to_string(in[i].shape[d]);
+  const auto each = [&](auto&& write) {
+    for (std::size_t i = 0; i < metas.size(); ++i) {
+      if (i > 0) text += ';';
+      if (metas[i].present) write(metas[i]);
     }
-  }
+  };
+  const auto dims = [&](const Shape& shape) {
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (d > 0) text += ',';
+      text += std::to_string(shape[d]);
+    }
+  };
+  each([&](const TensorMeta& m) {
+    if (is_private(m.format)) [[unlikely]]
+      dims(storage_shape(m.format, m.shape, m.dtype, m.c0));
+    else
+      dims(m.shape);
+  });
   text += '|';
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (i > 0) text += ';';
-    if (in[i].present) text += dtype_name(in[i].dtype);
-  }
+  each([&](const TensorMeta& m) { text += dtype_name(m.dtype); });
+  text += '|';
+  each(
+      [&](const TensorMeta& m) { text += format_name(is_private(m.format) ? m.format : base_format(m.shape.size())); });
   return intern_cached(text);
 }
 
@@ -118,17 +129,21 @@ void fill_metas(const std::vector<Tensor>& tensors, std::vector<TensorMeta>& out
     if (m.present) {
       m.shape.assign(tensors[i].shape().begin(), tensors[i].shape().end());  // keeps the buffer
       m.dtype = tensors[i].dtype();
+      m.format = tensors[i].format();
+      m.c0 = static_cast<std::uint8_t>(tensors[i].format_c0());
     } else {
       m.shape.clear();
       m.dtype = DType::kF32;
+      m.format = Format::kND;
     }
   }
 }
 
-std::vector<TensorMeta> metas_of(const std::vector<Tensor>& tensors) {
-  std::vector<TensorMeta> out;
-  fill_metas(tensors, out);
-  return out;
+// signature() of tensors, through a buffer of this thread's (built for a listener only).
+const char* signature_of(const std::vector<Tensor>& tensors) {
+  thread_local std::vector<TensorMeta> metas;
+  fill_metas(tensors, metas);
+  return signature(metas);
 }
 
 // Note [Per-op allocations]
@@ -254,7 +269,8 @@ void run_on_cpu(const OpSchema& schema, const KernelEntry& kernel, const char* n
     rec.launch_thread = vclock::thread_index();
     rec.task_type = TaskType::kHostCpu;
     rec.compute_dtype = static_cast<std::uint8_t>(ctx.compute_dtype);
-    rec.input_signature = input_signature(in_meta);
+    rec.input_signature = signature(in_meta);
+    rec.output_signature = signature_of(outputs);
     rec.host_op_id = current_host_op();
     if (s->wants_task_queued) emit_cpu_task(s, rec, hooks::TaskPhase::kQueued);
     if (s->wants_task_begin) emit_cpu_task(s, rec, hooks::TaskPhase::kBegin);
@@ -357,8 +373,10 @@ void record_host_task(std::string_view op_type, const std::vector<Tensor>& input
   launch.inputs = inputs;
   launch.outputs = outputs;
   launch.sources = sources;
-  if (hooks::subscriber() != nullptr) [[unlikely]]
-    launch.input_signature = input_signature(metas_of(inputs));
+  if (hooks::subscriber() != nullptr) [[unlikely]] {
+    launch.input_signature = signature_of(inputs);
+    launch.output_signature = signature_of(outputs);
+  }
   const Stream stream = options.stream != nullptr ? *options.stream : dev.default_stream();
   if (stream.device != &dev) throw InvalidArgument(std::string(op_type) + ": the stream belongs to another device");
   dev.launch(std::move(launch), stream, api.connection_id());
@@ -471,8 +489,10 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
   launch.cost = plan->cost;
   launch.attrs = attrs;
   launch.overflow_mode = dev->overflow_mode();
-  if (hooks::subscriber() != nullptr) [[unlikely]]
-    launch.input_signature = input_signature(in_meta);
+  if (hooks::subscriber() != nullptr) [[unlikely]] {
+    launch.input_signature = signature(in_meta);
+    launch.output_signature = signature_of(outputs);
+  }
   launch.fn = plan->kernel->fn;
   launch.compute_dtype = plan->compute_dtype;
   launch.fallback = plan->fallback;

@@ -303,7 +303,17 @@ Tensor Tensor::view(Shape new_shape) const {
   Tensor t;
   t.impl_ = std::make_shared<Impl>(*impl_);
   t.impl_->shape = std::move(new_shape);
+  t.impl_->format = Format::kND;
+  t.impl_->c0 = 0;
   return t;
+}
+
+Format Tensor::format() const { return impl().format; }
+int Tensor::format_c0() const { return impl().c0; }
+void Tensor::set_format(Format format, int c0) {
+  if (impl_ == nullptr) throw InvalidArgument("set_format: the tensor is undefined");
+  impl_->format = format;
+  impl_->c0 = static_cast<std::uint8_t>(c0);
 }
 
 }  // namespace npuscope::emulator

@@ -16,6 +16,7 @@ namespace npuscope::inject {
 
 inline collector::TaskRow to_row(const hooks::TaskRecord& r, StringTable& strings) {
   const StringTable::SignatureIds inputs = strings.signature(r.input_signature);
+  const StringTable::SignatureIds outputs = strings.signature(r.output_signature);
   return {.task_id = static_cast<std::int64_t>(r.task_id),
           .start_ns = static_cast<std::int64_t>(r.start_ns),
           .end_ns = static_cast<std::int64_t>(r.end_ns),
@@ -39,7 +40,11 @@ inline collector::TaskRow to_row(const hooks::TaskRecord& r, StringTable& string
           .input_dtypes_id = inputs.dtypes,
           .pytorch_api_id = static_cast<std::int64_t>(r.host_op_id),
           .underflow = r.underflow,
-          .subnormal = r.subnormal};
+          .subnormal = r.subnormal,
+          .input_formats_id = inputs.formats,
+          .output_shapes_id = outputs.shapes,
+          .output_dtypes_id = outputs.dtypes,
+          .output_formats_id = outputs.formats};
 }
 
 // Its seq is the record's low 32 bits; the drain thread extends them (RowBuilder::memory_seq).

@@ -28,19 +28,23 @@ class StringTable {
   // For the rare strings made on the drain thread (step names); the writer deduplicates content.
   collector::StringId id_of_content(std::string_view s) { return writer_.intern(s); }
 
-  // An interned input signature "SHAPES|DTYPES" (Note [Input signature] in hook_api.h) as the ids
-  // of its two halves; {0, 0} for null.
+  // An interned signature "SHAPES|DTYPES|FORMATS" (Note [Input signature] in hook_api.h) as the
+  // ids of its parts; 0 for a part it lacks (a host op's has no formats), all 0 for null.
   struct SignatureIds {
-    collector::StringId shapes = 0, dtypes = 0;
+    collector::StringId shapes = 0, dtypes = 0, formats = 0;
   };
   SignatureIds signature(const char* interned) {
     if (interned == nullptr) return {};
     auto [it, inserted] = signatures_.try_emplace(interned);
     if (inserted) {
-      const std::string_view s(interned);
-      const std::size_t bar = s.find('|');
-      it->second = {writer_.intern(s.substr(0, bar)),
-                    bar == std::string_view::npos ? 0 : writer_.intern(s.substr(bar + 1))};
+      std::string_view rest(interned);
+      collector::StringId* parts[] = {&it->second.shapes, &it->second.dtypes, &it->second.formats};
+      for (std::size_t i = 0; i < 3; ++i) {
+        const std::size_t bar = rest.find('|');
+        *parts[i] = writer_.intern(rest.substr(0, bar));
+        if (bar == std::string_view::npos) break;
+        rest.remove_prefix(bar + 1);
+      }
     }
     return it->second;
   }

@@ -91,7 +91,8 @@ struct TaskRow {
   // subnormal (Note [Underflow counts] in emulator/src/kernels/kernel_util.h); 0 none.
   std::int64_t underflow = 0, subnormal = 0;
   // What a real profile also says of a kernel (kernel_details' Input Formats, Output Shapes, ...);
-  // 0 when not recorded (an emulated trace keeps its formats in its dtypes, its outputs in TENSOR).
+  // 0 when not recorded. An emulated trace fills them from its TaskRecords' signatures (Note [Input
+  // signature] in hook_api.h): storage shapes and formats as a real profile writes them.
   StringId input_formats_id = 0, output_shapes_id = 0, output_dtypes_id = 0, output_formats_id = 0;
 };
 

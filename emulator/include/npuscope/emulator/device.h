@@ -80,8 +80,10 @@ struct KernelLaunch {
   Backend backend = Backend::kNpu;  // kCpu for an AI CPU fallback
   Attrs attrs;
   OverflowMode overflow_mode = OverflowMode::kInfNan;  // the device's mode at launch
-  bool golden = false;                    // a golden run's task (Note [Golden run] in runtime.h): never perturbed
-  const char* input_signature = nullptr;  // interned, for the listener (Note [Input signature]); null if none
+  bool golden = false;  // a golden run's task (Note [Golden run] in runtime.h): never perturbed
+  // Interned, for the listener (Note [Input signature]); null if none.
+  const char* input_signature = nullptr;
+  const char* output_signature = nullptr;
 };
 
 class Device : public std::enable_shared_from_this<Device> {

@@ -45,6 +45,10 @@ struct TensorMeta {
   Shape shape;
   DType dtype = DType::kF32;
   bool present = true;  // false for an optional input left out (e.g. no bias)
+  // The tensor's private format tag and its C0 (Tensor::format()); the trace shows a tagged tensor's
+  // storage shape (Note [Private formats] in formats.h). Infer functions leave them at kND.
+  Format format = Format::kND;
+  std::uint8_t c0 = 0;
   std::int64_t numel() const { return shape_numel(shape); }
   std::uint64_t nbytes() const { return present ? static_cast<std::uint64_t>(numel()) * dtype_size(dtype) : 0; }
 };

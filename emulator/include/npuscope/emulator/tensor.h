@@ -16,6 +16,7 @@
 
 #include "npuscope/emulator/device_memory.h"
 #include "npuscope/emulator/dtype.h"
+#include "npuscope/emulator/formats.h"
 
 namespace npuscope::emulator {
 
@@ -114,8 +115,17 @@ class Tensor {
   std::vector<float> to_floats() const;
   std::vector<double> to_doubles() const;
   std::vector<std::int64_t> to_ints() const;
-  // Same storage, new shape (numel must match; one -1 is inferred). No data is copied.
+  // Same storage, new shape (numel must match; one -1 is inferred). No data is copied. The view
+  // has no private format tag.
   Tensor view(Shape shape) const;
+
+  // The private format the tensor is kept in on the device (Note [Private formats] in formats.h):
+  // metadata only, the bytes stay in logical order. kND: none (the base format). Set by the
+  // dispatcher when allow_internal_format keeps an op's private output; shared by every handle of
+  // this tensor, not by its views.
+  Format format() const;
+  int format_c0() const;  // the tag's C0 (0: c0_of(dtype))
+  void set_format(Format format, int c0 = 0);
 
   // Host pointer to the data. cpu tensors only: an npu tensor throws InvalidArgument (copy it first).
   template <class T>
@@ -132,6 +142,8 @@ class Tensor {
     DeviceRef device;
     std::int64_t numel;
     std::shared_ptr<Storage> storage;
+    Format format = Format::kND;
+    std::uint8_t c0 = 0;
   };
   const Impl& impl() const;  // throws for an undefined tensor
   std::byte* host_data_checked() const;

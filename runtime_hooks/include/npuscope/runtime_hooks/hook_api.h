@@ -28,12 +28,13 @@
 
 namespace npuscope::hooks {
 
-// 11: HostOpRecord::args and stack; 10: TaskRecord::underflow and subnormal; 9: CollectiveRecord, LinkRecord,
-// CommunicatorRecord, RankRecord; 8: KernelBlockRecord, PipeInstructionRecord, KernelFindingRecord,
-// wants_pipe_instructions, kernels_keep_going; 7: DeviceRecord's calibrated ceilings; 6: DeviceRecord::golden; 5:
-// HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord, TaskRecord::input_signature and host_op_id; 4:
-// MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*, ApiRecord::start_ns, TaskRecord::launch_thread
-inline constexpr std::uint32_t kHookApiVersion = 11;
+// 12: TaskRecord::output_signature, formats in signatures; 11: HostOpRecord::args and stack; 10: TaskRecord::underflow
+// and subnormal; 9: CollectiveRecord, LinkRecord, CommunicatorRecord, RankRecord; 8: KernelBlockRecord,
+// PipeInstructionRecord, KernelFindingRecord, wants_pipe_instructions, kernels_keep_going; 7: DeviceRecord's calibrated
+// ceilings; 6: DeviceRecord::golden; 5: HostOpRecord, GradientRecord, LossScaleRecord, OpCheckRecord,
+// TaskRecord::input_signature and host_op_id; 4: MemoryRecord::seq; 3: ApiRecord::kind, MarkerEvent; 2: wants_*,
+// ApiRecord::start_ns, TaskRecord::launch_thread
+inline constexpr std::uint32_t kHookApiVersion = 12;
 inline constexpr int kMaxDims = 8;
 
 // The enumerations the records carry (TaskType, CopyKind, MemoryOp, TensorRole, ApiKind, DType...)
@@ -63,8 +64,10 @@ struct TaskRecord {
   std::uint64_t emulation_ns;   // real CPU time the emulator spent on the kernel (kEnd only)
   std::uint64_t flops;
   std::uint64_t bytes;
-  // The inputs as "SHAPES|DTYPES" (Note [Input signature]), interned; null when not known.
+  // The inputs and the outputs as "SHAPES|DTYPES|FORMATS" (Note [Input signature]), interned; null
+  // when not known.
   const char* input_signature;
+  const char* output_signature;
   std::uint64_t host_op_id;  // the innermost HostOpRecord open on the launching thread; 0 if none
   std::int32_t device_id;    // -1 for the cpu device
   std::uint32_t stream_id;
@@ -83,10 +86,15 @@ struct TaskRecord {
 };
 
 // Note [Input signature]
-// A task's inputs, as msprof's op_summary lists them ("Input Shapes", "Input Data Types"), in one
-// interned string: the shapes separated by ';' (each one's dimensions by ','), a '|', then the
-// dtype names separated by ';'. An absent optional input leaves both of its fields empty. Example:
-// "8,3,224,224;64,3,7,7;|f32;f32;" for a convolution without bias. Scalars have an empty shape.
+// A task's inputs (or outputs), as msprof's op_summary lists them ("Input Shapes", "Input Data
+// Types", "Input Formats"), in one interned string: the shapes separated by ';' (each one's
+// dimensions by ','), a '|', the dtype names separated by ';', and for a task a second '|' and the
+// format names separated by ';' (kernel_details' spellings: FORMAT_ND, NCHW, NC1HWC0, FRACTAL_Z,
+// FRACTAL_NZ; emulator/formats.h). An absent optional input leaves its fields empty. A tensor in a
+// private format shows its storage shape, as a real profile does. Example:
+// "8,3,224,224;64,3,7,7;|f32;f32;|NCHW;NCHW;" for a convolution without bias, and
+// "8,1,224,224,8;49,4,16,8;|f32;f32;|NC1HWC0;FRACTAL_Z;" for the same in private formats. Scalars have
+// an empty shape. A host op's signature (HostOpRecord) has no formats part.
 
 // A framework op on the host timeline (PyTorch: an aten op, a module call, an autograd function,
 // an optimizer step), sent once when it ends. Tasks launched while it was the innermost open one on
