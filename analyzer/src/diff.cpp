@@ -7,7 +7,7 @@
 
 #include <unordered_map>
 
-#include "cann_op_types_stub.h"
+#include "npuscope/runtime_hooks/cann_op_types.h"
 #include "diff_model_error.h"
 #include "diff_report.h"
 #include "diff_side.h"
