@@ -45,10 +45,11 @@ std::vector<TensorMeta> infer_add_list(std::span<const TensorMeta> in, const Att
     const TensorMeta& a = in[i];
     const TensorMeta& b = in[n + i];
     if (a.shape != b.shape || a.dtype != b.dtype) {
-      fail(kForeachAddList, "a" + std::to_string(i) + " " + shape_str(a.shape) + " " +
-                                std::string(dtype_name(a.dtype)) + " and b" + std::to_string(i) + " " +
-                                shape_str(b.shape) + " " + std::string(dtype_name(b.dtype)) +
-                                " differ (the lists pair tensors of one shape and dtype)");
+      std::string what = "a" + std::to_string(i);
+      what += ' ' + shape_str(a.shape) + ' ' + std::string(dtype_name(a.dtype));
+      what += " and b" + std::to_string(i);
+      what += ' ' + shape_str(b.shape) + ' ' + std::string(dtype_name(b.dtype));
+      fail(kForeachAddList, what + " differ (the lists pair tensors of one shape and dtype)");
     }
     out.push_back({a.shape, a.dtype});
   }
