@@ -131,7 +131,8 @@ TEST_F(FormatConversion, FewConversionsAreNoFinding) {
     t.finalize();
   }
   const Report r = analyze(*collector::TraceReader::open(db), {.rules = {"format_conversion"}});
-  EXPECT_EQ(table(r, "format_conversions"), nullptr);
+  const Table* t = table(r, "format_conversions");
+  EXPECT_TRUE(t == nullptr || t->rows.empty());
   EXPECT_EQ(advice_text(r), "");
 }
 
