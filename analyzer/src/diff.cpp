@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <future>
 
+#include <unordered_map>
+
+#include "npuscope/runtime_hooks/cann_op_types.h"
+#include "diff_model_error.h"
 #include "diff_report.h"
 #include "diff_side.h"
 
@@ -23,6 +27,37 @@ std::vector<Tally> tallies_by_key(const std::vector<Tally>& by_id, SideKeys& key
   return out;
 }
 
+// How the two runs' ops are keyed: as any two traces, across hardware (Note [Diff across hardware]),
+// or an emulated run against a real one (Note [Diff emulated vs real] in diff_model_error.h).
+enum class Keying { kSame, kAcrossHardware, kEmulatedVsReal };
+
+// Note [Diff emulated vs real]: an emulated op's type becomes its CANN op type; every op's shapes
+// key the element count of its first output (key 0, no part in the pairing, when not recorded);
+// output_shapes_of becomes the output shapes' shared keys, for the model-error table.
+void emulated_vs_real_keys(DiffSide& side, SideKeys& key, KeySpace& keys) {
+  const bool emulated = side.source.empty();
+  std::unordered_map<std::int32_t, std::int32_t> cann_of, pairing_of;  // by key
+  const auto cached = [](std::unordered_map<std::int32_t, std::int32_t>& m, std::int32_t k, auto make) {
+    const auto [it, added] = m.try_emplace(k, 0);
+    if (added) it->second = make();
+    return it->second;
+  };
+  for (std::size_t i = 0; i < side.ops.size(); ++i) {
+    DiffOp& op = side.ops[i];
+    if (emulated) {
+      op.keys.type =
+          cached(cann_of, op.keys.type, [&] { return keys.key(std::string(cann_op_of(keys.str(op.keys.type)))); });
+    }
+    const std::int32_t id = side.output_shapes_of[i];
+    const std::int32_t shapes = id != 0 ? key.key(id) : 0;
+    side.output_shapes_of[i] = shapes;
+    op.keys.shapes = id == 0 ? 0 : cached(pairing_of, shapes, [&] {
+      const std::string k = output_pairing_key(keys.str(shapes));
+      return k.empty() ? 0 : keys.key(k);
+    });
+  }
+}
+
 // Note [Diff memory]: the ops' names, types and shapes become shared keys, BASE's names through
 // the name map (Note [Op pairing]); so do the API names.
 // Note [Diff across hardware]
@@ -38,8 +73,8 @@ constexpr std::string_view kAcrossHardwareNote =
     "one run is a GPU's and the other an NPU's: their ops are paired by the framework op that launched them and "
     "its input shapes (type+shape), as msprof-analyze's compare pairs them";
 
-void ids_to_keys(DiffSide& side, SideKeys& key, bool across_hardware) {
-  const bool framework = across_hardware && side.framework_op_of.size() == side.ops.size();
+void ids_to_keys(DiffSide& side, SideKeys& key, KeySpace& keys, Keying keying) {
+  const bool framework = keying == Keying::kAcrossHardware && side.framework_op_of.size() == side.ops.size();
   for (std::size_t i = 0; i < side.ops.size(); ++i) {
     DiffOp& op = side.ops[i];
     if (framework && side.framework_op_of[i].first != 0) {
@@ -48,6 +83,7 @@ void ids_to_keys(DiffSide& side, SideKeys& key, bool across_hardware) {
     }
     op.keys = key.op_keys(op.keys.name, op.keys.type, op.keys.shapes, op.keys.call);
   }
+  if (keying == Keying::kEmulatedVsReal) emulated_vs_real_keys(side, key, keys);
   side.framework_op_of = {};
   side.apis = tallies_by_key(side.apis, key);
   side.framework_ops = tallies_by_key(side.framework_ops, key);
@@ -82,20 +118,32 @@ const DiffPair* DiffResult::pair_of_new(std::int64_t task_id) const {
 
 DiffResult diff(const collector::TraceReader& base, const collector::TraceReader& next, const DiffOptions& options) {
   check_options(options);
-  // Both at once: reading is most of a diff, and the two traces are independent.
-  auto loading_base =
-      std::async(std::launch::async, [&] { return load_diff_side(base, options.base_step, options.cancel); });
-  DiffSide n = load_diff_side(next, options.new_step, options.cancel);
+  // Both at once: reading is most of a diff, and the two traces are independent. One run emulated
+  // and the other imported may be an emulated-vs-real diff: read the ops' output shapes.
+  const auto source = [](const collector::TraceReader& t) { return t.meta(std::string(collector::kMetaSource)); };
+  const bool one_emulated = source(base).value_or("").empty() != source(next).value_or("").empty();
+  auto loading_base = std::async(std::launch::async,
+                                 [&] { return load_diff_side(base, options.base_step, options.cancel, one_emulated); });
+  DiffSide n = load_diff_side(next, options.new_step, options.cancel, one_emulated);
   DiffSide b = loading_base.get();
   KeySpace keys;
   SideKeys base_keys(base, keys, &options.op_name_map), new_keys(next, keys);
-  const bool across_hardware = (b.gpu && !b.npu && n.npu && !n.gpu) || (n.gpu && !n.npu && b.npu && !b.gpu);
-  ids_to_keys(b, base_keys, across_hardware);
-  ids_to_keys(n, new_keys, across_hardware);
-  const OpPairing pairing = pair_ops(b.ops, n.ops, kDiffStages);
+  Keying keying = Keying::kSame;
+  if ((b.gpu && !b.npu && n.npu && !n.gpu) || (n.gpu && !n.npu && b.npu && !b.gpu)) {
+    keying = Keying::kAcrossHardware;
+  } else if (one_emulated && b.npu && n.npu && !b.gpu && !n.gpu) {
+    keying = Keying::kEmulatedVsReal;
+  }
+  ids_to_keys(b, base_keys, keys, keying);
+  ids_to_keys(n, new_keys, keys, keying);
+  // Note [Diff emulated vs real]: type+shape only (a name the two share, "trans_TransData_3", need
+  // not count the same conversions).
+  constexpr PairingStage kTypeShapeOnly[] = {PairingStage::kTypeShape};
+  const OpPairing pairing =
+      keying == Keying::kEmulatedVsReal ? pair_ops(b.ops, n.ops, kTypeShapeOnly) : pair_ops(b.ops, n.ops, kDiffStages);
   DiffResult result;
-  result.report = diff_report({b, n, pairing, keys, base_keys.renamed_from()});
-  if (across_hardware) result.report.notes.emplace_back(kAcrossHardwareNote);
+  result.report = diff_report({b, n, pairing, keys, base_keys.renamed_from(), keying == Keying::kEmulatedVsReal});
+  if (keying == Keying::kAcrossHardware) result.report.notes.emplace_back(kAcrossHardwareNote);
   if (options.top > 0) keep_top_rows(result.report, static_cast<std::size_t>(options.top));
   if (options.keep_pairs) {
     result.pairs.reserve(pairing.pairs.size());

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "diff_model_error.h"
 #include "diff_op_tables.h"
 #include "diff_tables.h"
 
@@ -191,11 +192,15 @@ Report diff_report(const DiffInputs& in) {
   r.tables.push_back(overall_table(in.base.time, in.next.time));
   r.tables.push_back(memory_table(in.base.memory, in.next.memory));
   r.tables.push_back(matching_table(in, counts));
+  if (in.emulated_vs_real) r.tables.push_back(diff_model_error_table(in));
   r.tables.push_back(std::move(ops));
   r.tables.push_back(diff_op_types_table(in));
   r.tables.push_back(diff_kernels_table(in));
   r.tables.push_back(diff_apis_table(in));
   r.notes = notes(in);
+  if (in.emulated_vs_real) {
+    for (std::string& n : model_error_notes(in)) r.notes.push_back(std::move(n));
+  }
   return r;
 }
 

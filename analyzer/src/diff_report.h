@@ -17,9 +17,11 @@ struct DiffInputs {
   const KeySpace& keys;      // the sides' names, types, shapes and API names are its keys
   // NEW name key -> the BASE name(s) --op-name-map renamed to it.
   const std::unordered_map<std::int32_t, std::string>& renamed_from;
+  // One run emulated, the other a real profile (Note [Diff emulated vs real]): the model-error table.
+  bool emulated_vs_real = false;
 };
 
-// Tables in this order: runs, overall, memory, matching, ops, op types, kernels, APIs; and the
+// Tables in this order: runs, overall, memory, matching, (model error), ops, op types, kernels, APIs; and the
 // notes (settings that differ, traces cut short, pairs found by type only).
 Report diff_report(const DiffInputs& in);
 

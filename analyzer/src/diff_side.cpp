@@ -77,7 +77,8 @@ KernelTraits traits_of(std::vector<KernelTraits>& traits, std::vector<std::int8_
 }
 
 void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSide& side, CancelCheck& check,
-              ClassInputs& classes, std::vector<Span>& copies, std::unordered_set<std::int64_t>& copy_tasks) {
+              ClassInputs& classes, std::vector<Span>& copies, std::unordered_set<std::int64_t>& copy_tasks,
+              bool output_shapes) {
   side.ops.reserve(static_cast<std::size_t>(std::max<std::int64_t>(0, own.count("TASK"))));
   const bool framework = own.count("PYTORCH_API") > 0;  // else no framework op launched any
   // A task belongs to the step its launch falls in; it starts at or after its launch. An imported
@@ -107,6 +108,7 @@ void read_ops(const collector::TraceReader& own, const StepRange& range, DiffSid
         side.ops.push_back({t.task_id, t.start_ns, std::max<std::int64_t>(0, t.end_ns - t.start_ns), ids,
                             static_cast<std::int8_t>(t.task_type), static_cast<std::int8_t>(t.fallback != 0)});
         if (framework) classes.framework_op_ids.push_back(t.pytorch_api_id);
+        if (output_shapes) side.output_shapes_of.push_back(collector::compact_string_id(t.output_shapes_id));
       },
       {.starting = {{range.start_ns, kNoEnd}}});
   // A step keeps a part of the trace's tasks: give the rest back (the whole trace keeps ~all, no copy).
@@ -252,9 +254,10 @@ void classify(DiffSide& side, const ClassInputs& in, const std::vector<Framework
 }
 
 DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::int64_t> step,
-                        const std::atomic<bool>* cancel) {
+                        const std::atomic<bool>* cancel, bool output_shapes) {
   DiffSide side;
   side.path = trace.path();
+  side.source = trace.meta(std::string(collector::kMetaSource)).value_or("");
   side.step = step;
   const StepRange range = step_range(trace, step, side.steps);
   CancelCheck check(cancel);
@@ -263,7 +266,7 @@ DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::
   // Copies and memsets: TASK rows (an import's), then MEMCPY rows without one (the emulator's).
   std::vector<Span> copies;
   std::unordered_set<std::int64_t> copy_tasks;
-  read_ops(*own, range, side, check, classes, copies, copy_tasks);
+  read_ops(*own, range, side, check, classes, copies, copy_tasks, output_shapes);
   trace.for_each([&](const collector::MemcpyRow& m) {
     check_times(trace, "MEMCPY", "task_id", m.task_id,
                 {{"start_ns", m.start_ns}, {"end_ns", m.end_ns}, {"queued_ns", m.queued_ns}});

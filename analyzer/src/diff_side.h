@@ -78,6 +78,10 @@ struct DiffSide {
   // input shapes string ids; {0, 0}: none. Empty for a trace without framework ops. Read for a diff
   // across hardware (Note [Diff across hardware] in diff.cpp), then released.
   std::vector<std::pair<std::int32_t, std::int32_t>> framework_op_of;
+  // Each op's output shapes (TASK.output_shapes_id, then a shared key), parallel to ops; read for a
+  // diff of an emulated run against a real one only (Note [Diff emulated vs real]).
+  std::vector<std::int32_t> output_shapes_of;
+  std::string source;             // META source: empty for an emulated trace, the tool's for an import
   bool gpu = false, npu = false;  // it has GPU kernels (KERNEL); NPU tasks (AI_CORE, AI_VECTOR_CORE, MIX_*, AI_CPU)
   TimeSplit time;
   MemoryTotals memory;
@@ -88,8 +92,9 @@ struct DiffSide {
 };
 
 // Reads `trace` (its own connection: call it on one thread per side). `step`: compare that step
-// only (DiffError naming the trace and its steps when it has no such step).
+// only (DiffError naming the trace and its steps when it has no such step). `output_shapes`: fill
+// output_shapes_of.
 DiffSide load_diff_side(const collector::TraceReader& trace, std::optional<std::int64_t> step,
-                        const std::atomic<bool>* cancel);
+                        const std::atomic<bool>* cancel, bool output_shapes = false);
 
 }  // namespace npuscope::analyzer

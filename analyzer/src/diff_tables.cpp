@@ -135,6 +135,19 @@ constexpr Column kKernelsColumns[] = {
     {"new_min_ns", Unit::kNs, "NEW's shortest call", "new min", true},
 };
 
+constexpr Column kModelErrorColumns[] = {
+    {"op_type", Unit::kText, "the CANN op type (an emulated op's through cann_op_of)", "type"},
+    {"output_shapes", Unit::kText,
+     "(all): the op type's row; else one kernel shape under it, as the real run records its outputs", "shapes"},
+    {"paired", Unit::kCount, "ops paired by type and first output (Note [Diff emulated vs real])"},
+    {"emulated_only", Unit::kCount, "emulated ops of the type left unpaired (the type's row)", "emulated only"},
+    {"real_only", Unit::kCount, "real kernels of the type left unpaired (the type's row)", "real only"},
+    {"emulated_ns", Unit::kNs, "the paired ops' emulated device time", "emulated"},
+    {"real_ns", Unit::kNs, "their real device time", "real"},
+    {"diff_ns", Unit::kNs, "emulated - real: positive, the model is too slow", "diff"},
+    {"error_pct", Unit::kPercent, "(emulated - real) / real", "error"},
+};
+
 constexpr Column kApisLead[] = {
     {"api", Unit::kText, "the host call: a runtime API (aclnn*, aclrt*) or a framework op (aten::mm, a module)"},
     {"source", Unit::kText, "runtime (API) or framework (PYTORCH_API)"},
@@ -182,9 +195,20 @@ const TableSpec kDiffApisTable{"diff_apis", "Host APIs and framework ops",
                                "sorted by the time it adds.",
                                kApisColumns};
 
+const TableSpec kDiffModelErrorTable{
+    "diff_model_error",
+    "Model error (emulated vs real)",
+    "Only when one run is emulated and the other a real Ascend profile (Note [Diff emulated vs real]): per CANN op "
+    "type, the paired ops' emulated and real device time and the emulator's error, the types sorted by |real - "
+    "emulated| so that the worst-modelled lead; under a type with several kernel shapes or unpaired ops, one row per "
+    "shape in the same order. Collectives are left out (their time is the other ranks' wait).",
+    kModelErrorColumns,
+    Layout::kRows,
+    Section::kSummary};
+
 std::vector<const TableSpec*> diff_table_specs() {
-  return {&kDiffRunsTable, &kDiffOverallTable, &kDiffMemoryTable,  &kDiffMatchingTable,
-          &kDiffOpsTable,  &kDiffOpTypesTable, &kDiffKernelsTable, &kDiffApisTable};
+  return {&kDiffRunsTable,    &kDiffOverallTable, &kDiffMemoryTable, &kDiffMatchingTable,  &kDiffOpsTable,
+          &kDiffOpTypesTable, &kDiffKernelsTable, &kDiffApisTable,   &kDiffModelErrorTable};
 }
 
 }  // namespace npuscope::analyzer

@@ -10,7 +10,7 @@
 namespace npuscope::analyzer {
 
 extern const TableSpec kDiffRunsTable, kDiffOverallTable, kDiffMemoryTable, kDiffMatchingTable, kDiffOpsTable,
-    kDiffOpTypesTable, kDiffKernelsTable, kDiffApisTable;
+    kDiffOpTypesTable, kDiffKernelsTable, kDiffApisTable, kDiffModelErrorTable;
 
 // NEW / BASE as the ratio columns hold it.
 double diff_ratio(std::int64_t base, std::int64_t next);

@@ -1,5 +1,5 @@
 // msprof-analyze advisor's computation rules on what real hardware measured: ops bound by their PMU
-// ratios (TASK_PMU), long AI CPU tasks, format conversions (TransData).
+// ratios (TASK_PMU), long AI CPU tasks. Format conversions (TransData): format_conversion.cpp.
 //
 // Note [PMU bound]
 // A real profile's PMU columns (TASK_PMU_INFO, kernel_details: aic_mac_ratio, aiv_vec_ratio,
@@ -26,7 +26,6 @@ namespace {
 constexpr std::int64_t kMinBoundNs = 20'000;   // OperatorBoundChecker._MIN_TASK_DURATION
 constexpr double kBoundRatio = 0.8;            // config.ini operator_bound_ratio
 constexpr std::int64_t kLongAiCpuNs = 20'000;  // AI CPU ops flagged over 20 us (REFERENCE.md)
-constexpr int kMinConversions = 5;             // TransData calls worth a line
 
 // The pipes of Note [PMU bound], in OperatorBoundChecker's order.
 constexpr std::array<std::string_view, 6> kPipes = {"vec", "mac", "scalar", "mte1", "mte2", "mte3"};
@@ -208,38 +207,6 @@ void run_aicpu(RuleContext& c) {
   add_advice(c, advice);
 }
 
-// Format conversions: TransData tasks (5HD, NZ <-> ND), which compute nothing.
-void run_format_conversion(RuleContext& c) {
-  std::int64_t count = 0, ns = 0, kernel_ns = 0;
-  std::map<std::string, std::int64_t> by_name;  // the framework op or task name that converted
-  for (const Task& t : c.data.kernels) {
-    kernel_ns = add_ns(kernel_ns, duration(t));
-    if (!c.data.str(t.op_type_id).starts_with("TransData")) continue;
-    ++count;
-    ns = add_ns(ns, duration(t));
-    by_name[c.data.str(t.name_id)] += duration(t);
-  }
-  if (count < kMinConversions) return;
-  std::vector<std::pair<std::int64_t, std::string>> order;
-  for (const auto& [name, t] : by_name) order.emplace_back(-t, name);
-  std::sort(order.begin(), order.end());
-  Advice a;
-  a.rule = "format_conversion";
-  a.title = std::to_string(count) + " format conversions (TransData)";
-  a.detail =
-      format_ns(static_cast<double>(ns)) + ", " +
-      std::to_string(kernel_ns > 0
-                         ? static_cast<int>(100.0 * static_cast<double>(ns) / static_cast<double>(kernel_ns) + 0.5)
-                         : 0) +
-      " % of kernel time, converting between layouts (ND, NZ, 5HD) without computing";
-  a.action =
-      "keep tensors in one format: torch_npu.npu.config.allow_internal_format = False, or convert "
-      "weights once (npu_format_cast) instead of every step";
-  for (std::size_t i = 0; i < order.size() && static_cast<int>(i) < c.top; ++i) a.ops.push_back(order[i].second);
-  a.impact_ns = ns;
-  add_advice(c, {a});
-}
-
 constexpr const TableSpec* kOperatorBoundTables[] = {&kOpBoundTable, &kAdviceTable};
 constexpr const TableSpec* kHardwareAdviceTables[] = {&kAdviceTable};
 
@@ -248,7 +215,5 @@ constexpr const TableSpec* kHardwareAdviceTables[] = {&kAdviceTable};
 extern const Rule kOperatorBoundRule{"operator_bound", "ops bound by their PMU ratios, and ops with no bound",
                                      run_operator_bound, kOperatorBoundTables};
 extern const Rule kAiCpuRule{"aicpu", "AI CPU tasks over 20 us", run_aicpu, kHardwareAdviceTables};
-extern const Rule kFormatConversionRule{"format_conversion", "format conversions (TransData)", run_format_conversion,
-                                        kHardwareAdviceTables};
 
 }  // namespace npuscope::analyzer

@@ -53,7 +53,7 @@ class RealTrace {
     double start_us = 0, end_us = 0;
     std::int64_t connection = 0;  // 0: none
     std::int32_t stream = 0, block_dim = 0, device = 0;
-    std::string input_shapes, input_dtypes, input_formats, output_shapes;
+    std::string input_shapes, input_dtypes, input_formats, output_shapes, output_formats;
     std::int64_t pytorch_api_id = 0;
     std::int32_t call_index = 0;
   };
@@ -72,6 +72,7 @@ class RealTrace {
     r.input_dtypes_id = t.input_dtypes.empty() ? 0 : id(t.input_dtypes);
     r.input_formats_id = t.input_formats.empty() ? 0 : id(t.input_formats);
     r.output_shapes_id = t.output_shapes.empty() ? 0 : id(t.output_shapes);
+    r.output_formats_id = t.output_formats.empty() ? 0 : id(t.output_formats);
     r.pytorch_api_id = t.pytorch_api_id;
     w_->add(std::vector<collector::TaskRow>{r});
     return r.task_id;

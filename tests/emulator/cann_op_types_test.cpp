@@ -15,9 +15,8 @@ using namespace npuscope;
 namespace {
 
 // Ops other helpers of issue 39 are adding under exactly these names (TransData and MemSet: private
-// formats; ForeachAddList and ForeachMulScalar: the optimizer ops). Empty this list once they are
-// registered in main.
-const std::set<std::string_view> kPendingOps = {"TransData", "MemSet", "ForeachAddList", "ForeachMulScalar"};
+// formats). Empty this list once they are registered in main.
+const std::set<std::string_view> kPendingOps = {"TransData", "MemSet"};
 
 }  // namespace
 
