@@ -12,28 +12,11 @@
 
 using namespace npuscope;
 
-namespace {
-
-// Ops other helpers of issue 39 are adding under exactly these names (TransData and MemSet: private
-// formats). Empty this list once they are registered in main.
-const std::set<std::string_view> kPendingOps = {"TransData", "MemSet"};
-
-}  // namespace
-
 TEST(CannOpTypes, EveryEmulatorOpIsRegistered) {
   const auto& registry = emulator::OpRegistry::instance();
   for (const CannOpType& row : kCannOpTypes) {
-    if (kPendingOps.contains(row.emulator)) continue;
     EXPECT_NE(registry.find_schema(row.emulator), nullptr)
         << "CANN type " << row.cann << " maps to " << row.emulator << ", which no kernel file registers";
-  }
-}
-
-TEST(CannOpTypes, PendingOpsAreStillPending) {
-  // A pending op that got registered belongs in the check above: take it off kPendingOps.
-  const auto& registry = emulator::OpRegistry::instance();
-  for (std::string_view op : kPendingOps) {
-    EXPECT_EQ(registry.find_schema(op), nullptr) << op << " is registered now: remove it from kPendingOps";
   }
 }
 
