@@ -46,13 +46,15 @@ DeviceSpec ascend910b() {
   // Calibrated against shared/CALIBRATION.md (docs/calibration.md has the table these give).
   // The terms of issue 39 each rest on a published point and the shared 910B profile's kernels
   // (docs/calibration.md "The terms" says which).
-  s.cube_efficiency = 0.97;            // 2048^3 251 TF (G2), 4096^3 315 TF (G3)
-  s.cube_k_fill = 0;                   // replaced by cube_tile_fill_ns
-  s.cube_tile_fill_ns = 800;           // G1-G3's rise with size; real MatMulV2/V3 K=32: 1.3-1.6 us per wave
-  s.cube_min_base = 16;                // real 32-row matmuls on 16-24 blocks; 256^3 fills the cores
-  s.cube_f32_rate = 0.25;              // true f32: 84.5 vs 315 TF at 4096^3 (G5)
-  s.cube_hf32_rate = 0.5;              // real Conv2D / BackpropInput / Filter: 90-137 TF f32 (HF32 Eligible)
-  s.conv_hf32 = true;                  // torch_npu: ACL_ALLOW_HF32 conv "1", matmul "0"
+  s.cube_efficiency = 0.97;   // 2048^3 251 TF (G2), 4096^3 315 TF (G3)
+  s.cube_k_fill = 0;          // replaced by cube_tile_fill_ns
+  s.cube_tile_fill_ns = 800;  // G1-G3's rise with size; real MatMulV2/V3 K=32: 1.3-1.6 us per wave
+  // No retiling without a block dim: issue 39 finds the old 5.6 us for a 256^3 f16 matmul 41% slow, which
+  // 2 tiles of 128x256 with the tile fill give; retiling to fill the cores would make it 2.4 us.
+  s.cube_min_base = 256;
+  s.cube_f32_rate = 0.25;     // true f32: 84.5 vs 315 TF at 4096^3 (G5)
+  s.cube_hf32_rate = 0.5;     // real Conv2D / BackpropInput / Filter: 90-137 TF f32 (HF32 Eligible)
+  s.conv_hf32 = true;         // torch_npu: ACL_ALLOW_HF32 conv "1", matmul "0"
   s.cube_core_read_bandwidth = 85e9;   // G15 (8 blocks, 10.6 MB in 15.5 us)
   s.cube_f32_read_factor = 0.33;       // real f32 MatMulV2 m=32: 22-37 GB/s per block on 16-24 blocks
   s.cube_l2_miss_penalty = 0.09;       // 8192^3 305 TF, 10240^3 275 TF once operands leave the L2 (G4)
