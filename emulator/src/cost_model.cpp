@@ -43,19 +43,18 @@ double unit_peak_flops(const DeviceSpec& spec, ComputeUnit unit, DType dtype) {
 
 namespace {
 
-// HBM (and L2) time of `read` and `written` bytes, of which `hot` (reads first) the L2 holds, over
-// `share` of the bandwidth: reads and writes share one bus, so their times add. One division
-// (Note [One division per term]).
+// HBM (and L2) time of `read` bytes (of which `hot` the L2 holds) and `written` bytes over `share` of
+// the bandwidth: reads and writes share one bus, so their times add. The L2 is write-back: writes up
+// to its size land in it at l2_bandwidth (their eviction later overlaps other work), the rest go to
+// HBM. One division (Note [One division per term]).
 double memory_ns(const DeviceSpec& spec, double read, double written, double hot, double share) {
   const double rd = spec.memory_bandwidth * spec.memory_efficiency;
   const double wr = spec.memory_bandwidth * spec.memory_write_efficiency;
-  if (spec.l2_bandwidth <= 0 || spec.l2_bytes == 0 || !(hot > 0)) {
-    return (read * wr + written * rd) * 1e9 / (rd * wr * share);
-  }
-  hot = std::min({hot, read + written, static_cast<double>(spec.l2_bytes)});
-  const double hot_read = std::min(hot, read), hot_written = hot - hot_read;
+  if (spec.l2_bandwidth <= 0 || spec.l2_bytes == 0) return (read * wr + written * rd) * 1e9 / (rd * wr * share);
+  const double l2_bytes = static_cast<double>(spec.l2_bytes);
+  const double hot_read = std::min({hot, read, l2_bytes}), l2_written = std::min(written, l2_bytes);
   const double l2 = spec.l2_bandwidth;
-  return ((read - hot_read) * wr * l2 + (written - hot_written) * rd * l2 + hot * rd * wr) * 1e9 /
+  return ((read - hot_read) * wr * l2 + (written - l2_written) * rd * l2 + (hot_read + l2_written) * rd * wr) * 1e9 /
          (rd * wr * l2 * share);
 }
 

@@ -52,9 +52,9 @@ DeviceSpec ascend910b() {
   // No retiling without a block dim: issue 39 finds the old 5.6 us for a 256^3 f16 matmul 41% slow, which
   // 2 tiles of 128x256 with the tile fill give; retiling to fill the cores would make it 2.4 us.
   s.cube_min_base = 256;
-  s.cube_f32_rate = 0.25;     // true f32: 84.5 vs 315 TF at 4096^3 (G5)
-  s.cube_hf32_rate = 0.5;     // real Conv2D / BackpropInput / Filter: 90-137 TF f32 (HF32 Eligible)
-  s.conv_hf32 = true;         // torch_npu: ACL_ALLOW_HF32 conv "1", matmul "0"
+  s.cube_f32_rate = 0.25;              // true f32: 84.5 vs 315 TF at 4096^3 (G5)
+  s.cube_hf32_rate = 0.5;              // real Conv2D / BackpropInput / Filter: 90-137 TF f32 (HF32 Eligible)
+  s.conv_hf32 = true;                  // torch_npu: ACL_ALLOW_HF32 conv "1", matmul "0"
   s.cube_core_read_bandwidth = 85e9;   // G15 (8 blocks, 10.6 MB in 15.5 us)
   s.cube_f32_read_factor = 0.33;       // real f32 MatMulV2 m=32: 22-37 GB/s per block on 16-24 blocks
   s.cube_l2_miss_penalty = 0.09;       // 8192^3 305 TF, 10240^3 275 TF once operands leave the L2 (G4)
@@ -66,7 +66,7 @@ DeviceSpec ascend910b() {
   s.reduce_strided_efficiency = 0.45;  // real ReduceSum [32,C,HW] axes (0,2)
   s.pool_argmax_tap_cycles = 1.0;      // real MaxPoolWithArgmaxV1 (aiv_scalar_ratio 0.67-0.80)
   s.memory_efficiency = 0.89;          // reads: 1.43 TB/s over 4 GiB (E1)
-  s.memory_write_efficiency = 0.58;    // writes: swiglu read+write 1.21 TB/s (E3, E3b); real TensorMove
+  s.memory_write_efficiency = 0.5;     // writes beyond the L2: swiglu 256-655 MB out (E3, E3b)
   s.l2_bandwidth = 1.75e12;            // a 135 MB working set under the L2 measured at ~1.75 TB/s
   s.launch_latency_ns = 3000;
   s.kernel_overhead_ns = 1200;   // smallest device kernels 1.18-1.28 us (S1)

@@ -263,15 +263,20 @@ const DeviceSpec& b910_now() {
 }
 
 TEST(CostModelTerms, ReadsAndWritesAddAtTheirOwnBandwidths) {
-  // 1 MB read at 1.6e12 · 0.89, 1 MB written at 1.6e12 · 0.58, 48 blocks (full bandwidth).
+  // 1 MB read cold at 1.6e12 · 0.89, 1 MB written into the (write-back) L2 at 1.75e12, 48 blocks.
   KernelCost c = vector(0, 2e6);
   c.bytes_written = 1e6;
   const CostEstimate e = estimate_kernel(b910_now(), c, DType::kF32);
-  EXPECT_NEAR(e.memory_ns, 1e6 / 1.424e12 * 1e9 + 1e6 / 0.928e12 * 1e9, 1e-6);
-  // Hot traffic (reads first) moves at the L2's 1.75e12.
-  c.hot_bytes = 1.5e6;
-  EXPECT_NEAR(estimate_kernel(b910_now(), c, DType::kF32).memory_ns, 1.5e6 / 1.75e12 * 1e9 + 0.5e6 / 0.928e12 * 1e9,
-              1e-6);
+  EXPECT_NEAR(e.memory_ns, 1e6 / 1.424e12 * 1e9 + 1e6 / 1.75e12 * 1e9, 1e-6);
+  // Hot reads move at the L2's 1.75e12 too.
+  c.hot_bytes = 1e6;
+  EXPECT_NEAR(estimate_kernel(b910_now(), c, DType::kF32).memory_ns, 2e6 / 1.75e12 * 1e9, 1e-6);
+  // Writes beyond the L2's 192 MiB go to HBM at 1.6e12 · 0.5.
+  KernelCost big = vector(0, 2 * 256e6);
+  big.bytes_written = 256e6;
+  const double l2 = 192.0 * 1024 * 1024;
+  EXPECT_NEAR(estimate_kernel(b910_now(), big, DType::kF32).memory_ns,
+              256e6 / 1.424e12 * 1e9 + l2 / 1.75e12 * 1e9 + (256e6 - l2) / 0.8e12 * 1e9, 1e-3);
 }
 
 TEST(CostModelTerms, EachTileDrainsItsOutput) {

@@ -25,9 +25,9 @@
 //   over more than one block pays reduce_cross_core_ns to combine partials, and reads along a strided
 //   axis at reduce_strided_efficiency; a pooling argmax spends pool_argmax_tap_cycles per output tap.
 // - Memory: reads at memory_bandwidth · memory_efficiency, writes at memory_write_efficiency (one bus:
-//   the times add); reads the L2 holds (inputs written just before: KernelCost::hot_bytes) at
-//   l2_bandwidth. One core cannot saturate HBM (bandwidth scales with blocks until half the cores
-//   are busy).
+//   the times add); reads the L2 holds (inputs written just before: KernelCost::hot_bytes) and
+//   writes up to the L2's size (write-back) at l2_bandwidth. One core cannot saturate HBM (bandwidth scales with blocks
+//   until half the cores are busy).
 // - Fixed costs: a device floor per kernel (kernel_overhead_ns), plus multi_core_launch_ns when it
 //   runs on more than one core. On the host (device.cpp, dispatch.cpp): op_issue_ns to prepare an op,
 //   host_launch_ns per launch, sync_latency_ns per synchronize, copies at host_link_bandwidth.
