@@ -81,9 +81,12 @@ double start_value(const std::string& field, double value) {
 }  // namespace
 
 std::vector<std::string> default_fit_fields() {
-  return {"cube_efficiency",      "cube_k_fill",       "cube_f32_rate",   "cube_l2_miss_penalty",
-          "vector_efficiency",    "memory_efficiency", "l2_bandwidth",    "kernel_overhead_ns",
-          "multi_core_launch_ns", "op_issue_ns",       "sync_latency_ns", "host_link_bandwidth"};
+  return {"cube_efficiency",      "cube_tile_fill_ns",        "cube_f32_rate",
+          "cube_hf32_rate",       "cube_core_read_bandwidth", "cube_f32_read_factor",
+          "cube_l2_miss_penalty", "vector_efficiency",        "vector_stage_ns",
+          "reduce_cross_core_ns", "memory_efficiency",        "memory_write_efficiency",
+          "l2_bandwidth",         "kernel_overhead_ns",       "multi_core_launch_ns",
+          "op_issue_ns",          "sync_latency_ns",          "host_link_bandwidth"};
 }
 
 FitResult fit_spec(const DeviceSpec& base, const std::vector<DataPoint>& points,

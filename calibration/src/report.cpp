@@ -39,6 +39,65 @@ std::string shapes_text(const DataPoint& p) {
   return out;
 }
 
+// The cost-model terms of issue 39: mechanism and the data each rests on (at least two sources: a
+// published point and the shared 910B profile's kernels); the values are the preset's.
+struct Term {
+  const char* field;
+  const char* mechanism;
+  const char* data;
+};
+constexpr Term kTerms[] = {
+    {"memory_write_efficiency", "HBM writes (beyond what the write-back L2 takes) are slower than reads; the times add",
+     "E1 reads 1.43 TB/s; E3/E3b swiglu write 256-655 MB at ~0.8 TB/s beyond the L2"},
+    {"l2_bandwidth", "reads the L2 holds (hot_bytes: a timed loop's operands, fresh outputs) and writes up to its size",
+     "E6/E6b loops; real MatMulV3 writing 151 MB at 2.0 TB/s, Relu on a conv's fresh output 1.6 TB/s, "
+     "cold TensorMove reads 1.2 TB/s"},
+    {"cube_tile_fill_ns", "each output tile pays its drain through the fixpipe, in proportion to its area",
+     "G1-G3's rise of efficiency with size; real MatMulV2/V3 K=32 at 1.3-1.6 us per wave; S1"},
+    {"cube_min_base", "base blocks halve down to it until the tiles fill the cores (a given block dim retiles)",
+     "the profile's block dims (given: retiled); without one the 910B preset keeps 256 (no retiling): issue 39 "
+     "finds the old 5.6 us of a 256^3 f16 matmul 41% slow, as 2 tiles of 128x256 with the fill give"},
+    {"cube_hf32_rate", "f32 convolutions run in HF32 (torch_npu allows it for convs, not matmuls: conv_hf32)",
+     "real Conv2D / Conv2DBackpropInput / Filter at 90-137 TF in f32 ('HF32 Eligible YES'); G5 matmul at 1/4"},
+    {"cube_core_read_bandwidth", "one cube core reads operands at most this fast: few-block GEMMs are read-bound",
+     "G15 (8 blocks, 10.6 MB in ~15.5 us); real f32 MatMulV2 m=32 (with cube_f32_read_factor)"},
+    {"cube_f32_read_factor", "f32 ND operands are converted on load, at a fraction of the per-core read rate",
+     "real f32 MatMulV2 m=32: 22-37 GB/s per block on 16-24 blocks against G15's bf16 85 GB/s"},
+    {"vector_block_bytes", "a vector kernel takes one block per this many bytes (read + written)",
+     "real Mul 4096 f32 on 4 blocks, 64x3x11x11 on 23, Relu 32x4096 on 47; E4c"},
+    {"vector_stage_ns", "each internal pass of a vector kernel beyond the first (swiglu 2, softmax 2, reductions 1)",
+     "E4b (2.51 us on 512 bytes), E4c; real one-pass Mul/Cast at 1.3-1.8 us"},
+    {"vector_f16_upcast", "precision-sensitive f16/bf16 ops compute in f32 with a cast in and out (2 passes)",
+     "E4 f16 4.18 us against E4b f32 2.51 us on the same shape"},
+    {"softmax_passes", "softmax reads its input for the max, the sum and the normalisation",
+     "real LogSoftmaxV2 / LogSoftmaxGrad [32,1000]; softmax's three loops in CANN's kernels"},
+    {"reduce_cross_core_ns", "a reduction (softmax, loss) over more than one block combines its partials",
+     "real ReduceSum [32,4096] axis 0 20.4 us, [32,1000] 16.6 us, LogSoftmaxV2 17.6 us, NLLLoss 12.2 us"},
+    {"reduce_strided_efficiency", "reducing a leading axis reads strided columns",
+     "real ReduceSum [32,C,HW] over axes 0 and 2 (bias gradients) x5"},
+    {"pool_argmax_tap_cycles", "a pooling argmax is scalar-bound: cycles per output and window tap per core",
+     "real MaxPoolWithArgmaxV1 x3 (aiv_scalar_ratio 0.67-0.80): ~1 cycle per tap on 43-48 blocks"},
+};
+
+std::string terms_markdown() {
+  const emulator::DeviceSpec b2 = emulator::preset_spec("ascend910b2");
+  std::string out =
+      "\n## The terms\n\nThe cost model's terms beyond a roofline (Note [Calibrated cost model] in "
+      "emulator/include/npuscope/emulator/cost_model.h), each a physical mechanism resting on a published point "
+      "and the shared 910B profile's kernels (shared/realdata). Their neutral values (the struct's defaults, the "
+      "`tiny` preset's) leave the formula as it was before them.\n\n"
+      "| field | mechanism | data | ascend910b2 |\n|---|---|---|---:|\n";
+  const std::vector<std::string> numeric = emulator::spec_numeric_fields();
+  for (const Term& t : kTerms) {
+    // The one flag among them reads as its value.
+    const bool is_number = std::find(numeric.begin(), numeric.end(), t.field) != numeric.end();
+    const std::string value =
+        is_number ? format("%g", emulator::spec_field(b2, t.field)) : (b2.vector_f16_upcast ? "true" : "false");
+    out += std::string("| `") + t.field + "` | " + t.mechanism + " | " + t.data + " | " + value + " |\n";
+  }
+  return out;
+}
+
 std::string us_text(double us) { return us >= 100 ? format("%.0f", us) : format("%.3g", us); }
 
 }  // namespace
@@ -148,6 +207,7 @@ std::string calibration_markdown(const std::vector<Row>& rows, const Summary& su
     out += std::string("- **") + s.id + "**: " + s.reason + ".\n";
   out += "\n## Sources\n\n| id | as measured | source |\n|---|---|---|\n";
   for (const Row& r : rows) out += "| " + r.point->id + " | " + r.point->what + " | " + r.point->source + " |\n";
+  out += terms_markdown();
   out +=
       "\n## The constants\n\nThe calibration constants of the ascend910b2 preset (the other 910B presets share them; "
       "their sources are commented in emulator/src/device_spec.cpp). A spec file may override any of them; "

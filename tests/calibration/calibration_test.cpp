@@ -50,7 +50,7 @@ TEST(Calibration, PublishedPointsMeetTheTargetsOrSayWhyNot) {
   const cal::Summary summary = cal::summarize(rows);
   EXPECT_EQ(summary.points, static_cast<int>(cal::published_points().size()));
   EXPECT_LE(summary.median_abs_error_pct, 10.0);
-  EXPECT_GE(summary.within, summary.points - 3);  // docs/calibration.md names the three that miss
+  EXPECT_EQ(summary.within, summary.points);  // every published point within its target
   for (const cal::Row& r : rows) {
     if (!r.within) {
       EXPECT_FALSE(r.point->why.empty()) << r.point->id << " misses by " << r.error_pct << "% unexplained";

@@ -77,7 +77,7 @@ std::vector<TensorMeta> infer_conv3d(std::span<const TensorMeta> in, const Attrs
 
 KernelCost cost_conv3d(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const Conv3dGeom g = geom(in, attrs);
-  return cube_cost(g.group, g.n * g.out_vol(), g.cout_g(), g.kdim(), io_bytes(in, out));
+  return cube_cost(g.group, g.n * g.out_vol(), g.cout_g(), g.kdim(), io_bytes(in, out), out_bytes(out));
 }
 
 // Output depth slices per vol2col chunk (Note [Conv3d depth chunks]).

@@ -61,8 +61,10 @@ std::vector<TensorMeta> infer_backward(std::span<const TensorMeta> in, const Att
 template <bool kInput>
 KernelCost cost_backward(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const ConvGeom g = backward_geom<kInput>(in, attrs);
-  return cube_cost(g.group, kInput ? g.kdim() : g.cout_g(), kInput ? g.n * g.hw() : g.kdim(),
-                   kInput ? g.cout_g() : g.n * g.hw(), io_bytes(in, out));
+  KernelCost c = cube_cost(g.group, kInput ? g.kdim() : g.cout_g(), kInput ? g.n * g.hw() : g.kdim(),
+                           kInput ? g.cout_g() : g.n * g.hw(), io_bytes(in, out), out_bytes(out));
+  c.hf32 = true;  // as the forward convolution (DeviceSpec::conv_hf32)
+  return c;
 }
 
 // dx for images [i0, i0 + nb) and group gi: dy gathered to [Cout/group, nb · Ho · Wo] (in place for

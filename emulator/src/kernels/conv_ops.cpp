@@ -31,7 +31,9 @@ std::vector<TensorMeta> infer_conv(std::span<const TensorMeta> in, const Attrs& 
 
 KernelCost cost_conv(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const ConvGeom g = conv2d_geom(in, attrs);
-  return cube_cost(g.group, g.n * g.hw(), g.cout_g(), g.kdim(), io_bytes(in, out));
+  KernelCost c = cube_cost(g.group, g.n * g.hw(), g.cout_g(), g.kdim(), io_bytes(in, out), out_bytes(out));
+  c.hf32 = true;  // torch_npu allows HF32 for convolutions (DeviceSpec::conv_hf32)
+  return c;
 }
 
 // Pre-fills `rows` rows of `cols` values with each row's bias (the GEMMs then accumulate with beta = 1).

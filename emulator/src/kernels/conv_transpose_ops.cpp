@@ -129,7 +129,7 @@ std::vector<TensorMeta> infer_conv_transpose(std::span<const TensorMeta> in, con
 
 KernelCost cost_conv_transpose(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const CtGeom g = ct_geom(in, attrs);
-  return cube_cost(g.group, g.n * g.in_size(), g.col_rows(), g.cin_g(), io_bytes(in, out));
+  return cube_cost(g.group, g.n * g.in_size(), g.col_rows(), g.cin_g(), io_bytes(in, out), out_bytes(out));
 }
 
 // Input indices j in [lo, hi) whose output index j·stride + off lies in [0, out).

@@ -25,9 +25,10 @@ bool cube_supports(std::span<const TensorMeta> in, const Attrs& attrs);
 // The CPU golden computes in double for f64 and integer inputs, in float otherwise.
 bool golden_wide(DType t);
 
-// The cost of `batch` GEMMs [m, k] x [k, n] on the cube, moving `bytes` (the cost model's view of a
-// cube op: Note [Cube numerics] for what the GEMM computes).
-inline KernelCost cube_cost(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, double bytes) {
+// The cost of `batch` GEMMs [m, k] x [k, n] on the cube, moving `bytes` of which `written` are
+// written (the cost model's view of a cube op: Note [Cube numerics] for what the GEMM computes).
+inline KernelCost cube_cost(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, double bytes,
+                            double written = 0) {
   KernelCost c;
   c.unit = ComputeUnit::kCube;
   c.m = m;
@@ -36,6 +37,7 @@ inline KernelCost cube_cost(std::int64_t batch, std::int64_t m, std::int64_t n, 
   c.batch = batch;
   c.flops = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   c.bytes = bytes;
+  c.bytes_written = written;
   return c;
 }
 

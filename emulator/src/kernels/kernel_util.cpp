@@ -503,6 +503,15 @@ double io_bytes(std::span<const TensorMeta> in, std::span<const TensorMeta> out)
   return bytes;
 }
 
+void softmax_terms(KernelCost& c) {
+  c.softmax = true;
+  c.stages = 2;
+  c.precision_upcast = true;
+  c.cross_core = true;
+}
+
+double out_bytes(std::span<const TensorMeta> out) { return io_bytes({}, out); }
+
 KernelCost vector_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, double flops_per_element) {
   KernelCost c;
   c.unit = ComputeUnit::kVector;
@@ -510,6 +519,7 @@ KernelCost vector_cost(std::span<const TensorMeta> in, std::span<const TensorMet
   for (const auto& m : out) elements += static_cast<double>(m.numel());
   c.flops = elements * flops_per_element;
   c.bytes = io_bytes(in, out);
+  c.bytes_written = out_bytes(out);
   return c;
 }
 

@@ -175,6 +175,12 @@ T lane_sum(std::int64_t n, F f) {
 
 // Bytes of all inputs and outputs (the usual memory traffic of a streaming kernel).
 double io_bytes(std::span<const TensorMeta> in, std::span<const TensorMeta> out);
+// Bytes of the outputs: what a streaming kernel writes (KernelCost::bytes_written).
+double out_bytes(std::span<const TensorMeta> out);
+// Marks a softmax-like cost (softmax, log-softmax and their gradients): passes over each row (max,
+// sum, normalise: stages and softmax_passes reads), precision-sensitive, its rows' partials
+// combined across blocks (Note [Kernel cost terms] in cost_model.cpp).
+void softmax_terms(KernelCost& c);
 // A vector-unit cost with `flops_per_element` per output element.
 KernelCost vector_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, double flops_per_element);
 

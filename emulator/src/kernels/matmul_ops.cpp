@@ -65,13 +65,13 @@ std::vector<TensorMeta> infer_batch_matmul(std::span<const TensorMeta> in, const
 
 KernelCost cost_matmul(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
   const auto s = matmul_shape(in[0].shape, in[1].shape, false, false, true, "MatMul");
-  return cube_cost(s.batch, s.m, s.n, s.k, io_bytes(in, out));
+  return cube_cost(s.batch, s.m, s.n, s.k, io_bytes(in, out), out_bytes(out));
 }
 
 KernelCost cost_batch_matmul(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const auto s = matmul_shape(in[0].shape, in[1].shape, attrs.get_int("adj_x", 0) != 0, attrs.get_int("adj_y", 0) != 0,
                               false, "BatchMatMul");
-  return cube_cost(s.batch, s.m, s.n, s.k, io_bytes(in, out));
+  return cube_cost(s.batch, s.m, s.n, s.k, io_bytes(in, out), out_bytes(out));
 }
 
 // Gemm: A [M, K] ([K, M] with transA), B [K, N] ([N, K] with transB), C unidirectionally
@@ -110,7 +110,7 @@ std::vector<TensorMeta> infer_gemm(std::span<const TensorMeta> in, const Attrs& 
 
 KernelCost cost_gemm(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const GemmShape s = gemm_shape(in, attrs);
-  return cube_cost(1, s.m, s.n, s.k, io_bytes(in, out));
+  return cube_cost(1, s.m, s.n, s.k, io_bytes(in, out), out_bytes(out));
 }
 
 // ---- kernels -------------------------------------------------------------------------------------

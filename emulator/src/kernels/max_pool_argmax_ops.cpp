@@ -105,10 +105,17 @@ std::vector<TensorMeta> infer_grad(std::span<const TensorMeta> in, const Attrs& 
 
 KernelCost cost_pool(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
   const auto k = attrs.get_ints("kernel", {1, 1});
-  return vector_cost(in, out, static_cast<double>(k.size() == 2 ? k[0] * k[1] : 1));  // one compare per tap
+  const double taps = static_cast<double>(k.size() == 2 ? k[0] * k[1] : 1);
+  KernelCost c = vector_cost(in, out, taps);                   // one compare per tap
+  c.argmax_taps = static_cast<double>(out[0].numel()) * taps;  // the argmax's index bookkeeping, scalar-bound
+  return c;
 }
-KernelCost cost_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
-  return vector_cost(in, out, 1);
+KernelCost cost_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
+  KernelCost c = vector_cost(in, out, 1);
+  const auto k = attrs.get_ints("kernel", {});
+  // Each gradient scatters to its argmax's tap (the window, when the op carries it; else one tap).
+  c.argmax_taps = static_cast<double>(in[0].numel()) * static_cast<double>(k.size() == 2 ? k[0] * k[1] : 1);
+  return c;
 }
 
 // First tap index (multiple of dilation) with start + t·d >= 0, and the end (exclusive) in the input.

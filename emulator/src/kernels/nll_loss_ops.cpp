@@ -70,6 +70,9 @@ std::vector<TensorMeta> infer_grad(std::span<const TensorMeta> in, const Attrs& 
 KernelCost cost_loss(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
   KernelCost c = vector_cost(in, out, 2);
   c.bytes = static_cast<double>(in[1].nbytes() + out[0].nbytes()) * 3;  // gathers one logp per sample
+  c.bytes_written = static_cast<double>(out[0].nbytes());
+  c.stages = 1;  // gather, then the weighted sum
+  c.cross_core = true;
   return c;
 }
 KernelCost cost_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {

@@ -199,6 +199,13 @@ void reduce_kernel(KernelContext& ctx) {
 KernelCost cost_reduce(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
   KernelCost c = vector_cost(in, out, 0);
   c.flops = static_cast<double>(in[0].numel());  // one add / compare per input element
+  c.stages = 1;                                  // partial sums, then the combine
+  c.precision_upcast = true;
+  c.cross_core = true;
+  // Reducing a leading axis (the innermost one kept) reads strided columns.
+  const Shape& x = in[0].shape;
+  c.strided = out[0].numel() > 1 && !x.empty() && !out[0].shape.empty() && out[0].shape.back() == x.back() &&
+              out[0].numel() < in[0].numel();
   return c;
 }
 

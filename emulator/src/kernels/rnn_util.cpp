@@ -200,7 +200,7 @@ double gate_flops(RnnKind kind) { return kind == RnnKind::kLstm ? 40 : kind == R
 KernelCost rnn_cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs, RnnKind kind) {
   const RnnGeom g = rnn_geom(in, attrs, kind);
   const double steps = static_cast<double>(g.dirs * g.seq * g.batch);
-  KernelCost c = cube_cost(g.dirs, g.seq * g.batch, g.gh(), g.input + g.hidden, io_bytes(in, out));
+  KernelCost c = cube_cost(g.dirs, g.seq * g.batch, g.gh(), g.input + g.hidden, io_bytes(in, out), out_bytes(out));
   c.flops += steps * static_cast<double>(g.hidden) * gate_flops(kind);
   return c;
 }

@@ -26,7 +26,9 @@ std::vector<TensorMeta> infer_softmax(std::span<const TensorMeta> in, const Attr
 }
 
 KernelCost cost_softmax(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
-  return vector_cost(in, out, 5);  // max, sub, exp, sum, div (or log)
+  KernelCost c = vector_cost(in, out, 5);  // max, sub, exp, sum, div (or log)
+  softmax_terms(c);
+  return c;
 }
 
 // One contiguous row, in place.

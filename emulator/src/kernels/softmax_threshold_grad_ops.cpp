@@ -32,7 +32,9 @@ std::vector<TensorMeta> infer_softmax_grad(std::span<const TensorMeta> in, const
 }
 
 KernelCost cost_softmax_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
-  return vector_cost(in, out, 4);  // product (or exp), sum, subtract, multiply
+  KernelCost c = vector_cost(in, out, 4);  // product (or exp), sum, subtract, multiply
+  softmax_terms(c);
+  return c;
 }
 
 // dy and y hold one [len, inner] block; `lanes` is scratch for 8 · inner partial sums. Writes dx

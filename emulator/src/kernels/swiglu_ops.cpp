@@ -26,7 +26,10 @@ std::vector<TensorMeta> infer_swiglu(std::span<const TensorMeta> in, const Attrs
 }
 
 KernelCost cost_swiglu(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
-  return vector_cost(in, out, 7);  // silu's negate, exp, add and divide, then the gate's multiply
+  KernelCost c = vector_cost(in, out, 7);  // silu's negate, exp, add and divide, then the gate's multiply
+  c.stages = 2;                            // sigmoid, times x, times the gate
+  c.precision_upcast = true;
+  return c;
 }
 
 template <class T>

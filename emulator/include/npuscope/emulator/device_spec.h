@@ -33,10 +33,26 @@ struct DeviceSpec {
   // fill and drain per tile in K elements (a tile of depth K costs K + fill).
   int cube_base_m = 128, cube_base_n = 256;
   double cube_k_fill = 512;
-  double cube_f32_rate = 0.25;             // f32 cube throughput (HF32 on 910B) as a fraction of f16's
-  double cube_l2_miss_penalty = 0.1;       // extra cube time per L2 size of operands beyond the L2
-  double vector_efficiency = 0.70;         // achievable fraction of the vector peak
-  double memory_efficiency = 0.85;         // effective HBM bandwidth as a fraction of the specified one
+  double cube_f32_rate = 0.25;        // f32 cube throughput (HF32 on 910B) as a fraction of f16's
+  double cube_l2_miss_penalty = 0.1;  // extra cube time per L2 size of operands beyond the L2
+  // Cube terms of issue 39 (Note [Calibrated cost model]); the defaults leave the formula as it was.
+  double cube_tile_fill_ns = 0;         // fixed time of one output tile (first panels in, output out)
+  int cube_min_base = 4096;             // the tiling search halves base blocks down to this (>= base: none)
+  double cube_hf32_rate = 0.25;         // HF32 cube throughput as a fraction of f16's
+  bool conv_hf32 = false;               // f32 convolutions run in HF32 (torch_npu's default allows it)
+  double cube_core_read_bandwidth = 0;  // bytes/s one cube core reads (0: no per-core cap)
+  double cube_f32_read_factor = 1;      // the per-core read rate of f32 operands, relative
+  double vector_efficiency = 0.70;      // achievable fraction of the vector peak
+  // Vector terms of issue 39; the defaults leave the formula as it was.
+  double vector_block_bytes = 65536;       // bytes (read + written) per vector block before another is launched
+  double vector_stage_ns = 0;              // each internal pass of a vector kernel beyond the first
+  bool vector_f16_upcast = false;          // precision-sensitive f16/bf16 ops compute in f32 (+2 cast passes)
+  double softmax_passes = 1;               // reads of a softmax's input (max, sum, normalise)
+  double reduce_cross_core_ns = 0;         // combining a reduction's partials across blocks
+  double reduce_strided_efficiency = 1;    // read efficiency of a reduction along a non-innermost axis
+  double pool_argmax_tap_cycles = 0;       // cycles per output and window tap of a pooling argmax, per core
+  double memory_efficiency = 0.85;         // effective HBM read bandwidth as a fraction of the specified one
+  double memory_write_efficiency = 0.85;   // effective HBM write bandwidth, likewise
   double l2_bandwidth = 0;                 // bytes/s for the part of a working set the L2 holds (0: no L2 term)
   std::uint64_t multi_core_launch_ns = 0;  // extra fixed cost of a kernel that runs on more than one core
   // Multiplies every compute task's device time (not copies or collectives): a throttled or degraded
