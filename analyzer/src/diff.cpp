@@ -7,10 +7,10 @@
 
 #include <unordered_map>
 
-#include "npuscope/runtime_hooks/cann_op_types.h"
 #include "diff_model_error.h"
 #include "diff_report.h"
 #include "diff_side.h"
+#include "npuscope/runtime_hooks/cann_op_types.h"
 
 namespace npuscope::analyzer {
 namespace {

@@ -181,6 +181,10 @@ std::string reduce(const KernelTensors& k, Adapted& a) {
 
 std::string foreach (const KernelTensors& k, Adapted & a) {
   if (auto e = generic(k, a); !e.empty()) return e;
+  // CANN records the scalar operand (ForeachAddList's alpha, ForeachMulScalar's scalar) after the
+  // lists, as a tensor of one element; the emulator's ops take it as an attribute.
+  const bool add_list = a.op == "ForeachAddList";
+  if (a.inputs.size() > 1 && (add_list ? a.inputs.size() % 2 == 1 : a.inputs.back().numel() <= 1)) a.inputs.pop_back();
   a.numel_only = true;
   return {};
 }

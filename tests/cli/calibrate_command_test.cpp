@@ -54,9 +54,9 @@ TEST_F(CalibrateCommand, RefitsASpecFromACsvAndTheFittedSpecIsUsable) {
   // for the large shapes (numbers from `npuscope calibrate --points` on the preset, divided).
   const std::string csv = write("mine.csv",
                                 "op,shapes,dtype,measured_us,method,repeats,attrs\n"
-                                "MatMul,4096x4096;4096x4096,f16,605.7,dev,,\n"
-                                "MatMul,8192x4096;4096x4096,f16,1180.5,dev,,\n"
-                                "MatMul,2048x2048;2048x2048,f16,92.7,dev,,\n"
+                                "MatMul,4096x4096;4096x4096,f16,575.8,dev,,\n"
+                                "MatMul,8192x4096;4096x4096,f16,1123.7,dev,,\n"
+                                "MatMul,2048x2048;2048x2048,f16,83.3,dev,,\n"
                                 "ReduceMean,1073741824,f32,3300,dev,,keepdims=0\n");
   const std::string out = (dir_ / "fitted.json").string();
   const auto fit = run_command(
@@ -66,7 +66,7 @@ TEST_F(CalibrateCommand, RefitsASpecFromACsvAndTheFittedSpecIsUsable) {
   EXPECT_TRUE(contains(fit.output, "wrote " + out)) << fit.output;
   const std::string spec = read_file(out);
   EXPECT_TRUE(contains(spec, "\"base\": \"ascend910b\"")) << spec;
-  EXPECT_TRUE(contains(spec, "\"cube_efficiency\": 0.7")) << spec;  // 0.97 · 0.75 ≈ 0.73
+  EXPECT_TRUE(contains(spec, "\"cube_efficiency\": 0.7")) << spec;  // 0.97 · 0.75 ≈ 0.73 (0.716 with the tile fill)
   // The fitted spec models the points better than the preset.
   const auto again = run_command(npuscope_cmd("calibrate --points " + csv + " --spec " + out + " --check"));
   EXPECT_EQ(again.status, 0) << again.output;

@@ -127,7 +127,9 @@ class ModelProfileTest(ScriptTestCase, script=RESNET, name="resnet.py"):
                           "WHERE s.value = 'Module.layer1.0.conv1.Conv2d.forward.0/aten::convolution'")
         self.assertEqual(len(rows), 3)
         self.assertEqual(rows[0][1], "aten::convolution_overrideable")
-        self.assertEqual(rows[0][2], "2,64,8,8;64,64,3,3;")  # no bias
+        # no bias; the conv's own task shows its private formats' storage shapes (Note [Private formats]):
+        # x NC1HWC0 [2, 64/8, 8, 8, 8], w FRACTAL_Z [64/8*3*3, 64/16, 16, 8] (f32: C0 = 8)
+        self.assertEqual(rows[0][2], "2,8,8,8,8;72,4,16,8;")
         self.assertEqual(rows[0][3], "f32;f32;")
         unlinked = self.query("SELECT count(*) FROM TASK WHERE pytorch_api_id = 0 AND task_type IN (0, 1, 2)")[0][0]
         self.assertEqual(unlinked, 0)
