@@ -86,7 +86,8 @@ std::vector<std::string> default_fit_fields() {
           "cube_l2_miss_penalty", "vector_efficiency",        "vector_stage_ns",
           "reduce_cross_core_ns", "memory_efficiency",        "memory_write_efficiency",
           "l2_bandwidth",         "kernel_overhead_ns",       "multi_core_launch_ns",
-          "op_issue_ns",          "sync_latency_ns",          "host_link_bandwidth"};
+          "op_issue_ns",          "sync_latency_ns",          "host_link_bandwidth",
+          "transdata_fixed_ns",   "transdata_burst_bytes"};
 }
 
 FitResult fit_spec(const DeviceSpec& base, const std::vector<DataPoint>& points,

@@ -24,11 +24,17 @@ double device_ns(const emulator::DeviceSpec& spec, const DataPoint& point) {
   try {
     emulator::check_input_count(*schema, point.inputs.size());
     const std::vector<emulator::TensorMeta> outputs = schema->infer(point.inputs, point.attrs);
-    emulator::KernelCost cost = schema->cost(point.inputs, outputs, point.attrs);
+    // The device's own cost where the op has one, as call_op takes it (TransData's runs and set-up).
+    const emulator::OpDeviceRules* rules = schema->device;
+    emulator::KernelCost cost = rules != nullptr && rules->device_cost != nullptr
+                                    ? rules->device_cost(point.inputs, outputs, point.attrs, spec)
+                                    : schema->cost(point.inputs, outputs, point.attrs);
     if (point.block_dim != 0) cost.block_dim = point.block_dim;
     // Note [Hot inputs of a timed loop]: a wall point times the same op over and over, so its inputs
     // are in the L2 as far as it holds them; a profiler's kernel (dev) reads cold.
     if (point.method == Method::kWall) cost.hot_bytes = cost.bytes - cost.bytes_written;
+    // A profile's kernel reading what the kernels just before it wrote (Note [L2 residency]).
+    if (point.hot_input_bytes > 0) cost.hot_bytes = std::max(cost.hot_bytes, point.hot_input_bytes);
     plan =
         emulator::plan_npu_launch(*schema, point.inputs, outputs, point.attrs, cost, spec.default_precision_mode, spec);
   } catch (const emulator::EmulatorError& e) {

@@ -5,11 +5,13 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "npuscope/calibration/errors.h"
 #include "npuscope/calibration/model.h"
 #include "npuscope/emulator/dispatch.h"
 #include "npuscope/emulator/errors.h"
+#include "npuscope/emulator/l2_residency.h"
 #include "npuscope/runtime_hooks/cann_op_types.h"
 #include "profile_adapters.h"
 
@@ -188,11 +190,58 @@ std::string adapt(const ProfileKernel& kernel, const emulator::DeviceSpec& spec,
   return {};
 }
 
+// Note [L2 residency] over a profile: kernels record no addresses, so a tensor is known by its
+// shape, dtype and format as recorded, and a kernel's input is hot when a kernel shortly before it
+// on the same device (in start order) read or wrote a tensor of that description. Two tensors of
+// one description are one (a second weight of a layer's shape reads hot): what an address-less
+// trace allows. Returns each kernel's hot input bytes; a kernel whose lists cannot be read touches
+// nothing.
+std::vector<double> hot_input_bytes(const std::vector<ProfileKernel>& kernels, std::uint64_t l2_bytes) {
+  std::vector<double> hot(kernels.size(), 0.0);
+  if (l2_bytes == 0) return hot;
+  std::vector<std::size_t> order(kernels.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(kernels[a].device_id, kernels[a].start_ns) < std::tie(kernels[b].device_id, kernels[b].start_ns);
+  });
+  std::map<int, emulator::L2Residency> l2;  // per device
+  struct Access {
+    std::uint64_t key, bytes;
+  };
+  std::vector<Access> reads, writes;
+  const auto accesses = [](const std::string& shapes, const std::string& dtypes, const std::string& formats,
+                           std::vector<Access>& out) {
+    out.clear();
+    std::vector<KernelTensor> tensors;
+    if (!read_tensors(shapes, dtypes, formats, tensors).empty()) return;
+    for (const KernelTensor& t : tensors) {
+      const auto bytes = static_cast<std::uint64_t>(emulator::shape_numel(t.shape)) *
+                         (t.dtype ? emulator::dtype_size(*t.dtype) : std::size_t{4});
+      if (bytes == 0) continue;
+      const std::string key = shape_str(t.shape) + '|' + t.dtype_name + '|' + t.format;
+      out.push_back({std::hash<std::string>{}(key), bytes});
+    }
+  };
+  for (const std::size_t i : order) {
+    const ProfileKernel& k = kernels[i];
+    emulator::L2Residency& cache = l2.try_emplace(k.device_id, l2_bytes).first->second;
+    accesses(k.input_shapes, k.input_dtypes, k.input_formats, reads);
+    accesses(k.output_shapes, k.output_dtypes, k.output_formats, writes);
+    for (const Access& a : reads) {
+      if (cache.resident(a.key, a.bytes)) hot[i] += static_cast<double>(a.bytes);
+    }
+    for (const Access& a : reads) cache.touch(a.key, a.bytes);
+    for (const Access& a : writes) cache.touch(a.key, a.bytes);
+  }
+  return hot;
+}
+
 }  // namespace
 
 ProfileMapping map_profile(const std::vector<ProfileKernel>& kernels, const emulator::DeviceSpec& spec) {
   ProfileMapping m;
   std::map<std::string, int> seen;  // kernels of each CANN type so far
+  const std::vector<double> hot = hot_input_bytes(kernels, spec.l2_bandwidth > 0 ? spec.l2_bytes : 0);
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const ProfileKernel& kernel = kernels[i];
     DataPoint p;
@@ -203,6 +252,7 @@ ProfileMapping map_profile(const std::vector<ProfileKernel>& kernels, const emul
     p.measured_us = static_cast<double>(kernel.dur_ns) / 1e3;
     p.what = kernel.name;
     p.source = "profile kernel " + kernel.name;
+    p.hot_input_bytes = hot[i];
     std::string why = kernel.dur_ns > 0 ? adapt(kernel, spec, p) : "no duration recorded";
     if (!why.empty()) {
       m.unmodelled.push_back({i, std::move(why)});

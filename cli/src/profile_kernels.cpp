@@ -43,6 +43,7 @@ ProfileKernels read_profile_kernels(const std::string& path) {
     k.block_dim = static_cast<std::uint32_t>(std::max(t.block_dim, 0));
     k.task_type = task_type_name(t.task_type);
     k.start_ns = t.start_ns;
+    k.device_id = static_cast<int>(t.device_id);
     k.dur_ns = dur;
     out.kernels.push_back(std::move(k));
   });

@@ -162,6 +162,7 @@ Device::Device(int id, DeviceSpec spec)
       overflow_mode_(spec_.default_overflow_mode),
       streams_(1) {
   validate_spec(spec_);
+  if (spec_.l2_bytes > 0 && spec_.l2_bandwidth > 0) l2_ = std::make_unique<SharedL2Residency>(spec_.l2_bytes);
   memory_.set_listener(&Device::on_memory_event, this);
   worker_ = std::thread([this] { worker_loop(); });
 }

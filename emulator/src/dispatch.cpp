@@ -340,6 +340,33 @@ void make_golden(KernelLaunch& launch, const OpSchema& schema, const std::vector
   launch.golden = true;
 }
 
+// A tensor's key in the L2 (Note [L2 residency]): where its data starts on the device.
+std::uint64_t l2_key(const Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.raw_data()); }
+
+// The bytes of `m`'s data laid out in `format`.
+std::uint64_t storage_bytes(const TensorMeta& m, Format format, int c0) {
+  return static_cast<std::uint64_t>(shape_numel(storage_shape(format, m.shape, m.dtype, c0))) * dtype_size(m.dtype);
+}
+
+// The bytes of the inputs the L2 holds, for cost.hot_bytes; the inputs and outputs are then its
+// newest data (Note [L2 residency]). Undefined and empty tensors take no part.
+double l2_hot_bytes(Device& dev, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+  SharedL2Residency* l2 = dev.l2();
+  if (l2 == nullptr) return 0;
+  return l2->with([&](L2Residency& cache) {
+    double hot = 0;
+    for (const Tensor& t : inputs) {
+      if (t.defined() && cache.resident(l2_key(t), t.nbytes())) hot += static_cast<double>(t.nbytes());
+    }
+    for (const std::vector<Tensor>* side : {&inputs, &outputs}) {
+      for (const Tensor& t : *side) {
+        if (t.defined() && t.nbytes() > 0) cache.touch(l2_key(t), t.nbytes());
+      }
+    }
+    return hot;
+  });
+}
+
 // Note [TransData tasks]
 // On a spec with private_formats, an op with a format plan (format_plans.cpp) runs as the shared
 // 910B profile shows it: a TransData task for each input not in the format its kernel wants, a
@@ -372,7 +399,7 @@ struct LayoutTasks {
   bool listener;
 
   // A timed task that moves no data, its signatures built for a listener only.
-  void launch(std::string_view name, const char* op_type, const KernelCost& cost, DType dtype, const TensorMeta* in,
+  void launch(std::string_view name, const char* op_type, KernelCost cost, DType dtype, const TensorMeta* in,
               const TensorMeta* out) {
     InstanceName& instance = instance_name(name, CallOptions{});
     KernelLaunch l;
@@ -393,21 +420,33 @@ struct LayoutTasks {
     dev.launch(std::move(l), stream, connection);
   }
 
-  // A TransData of `m` (logical shape, its format and C0) into `to`; `m` then says `to`.
-  void trans_data(std::string_view name, TensorMeta& m, Format to, int c0) {
+  // A TransData of `m` (logical shape, its format and C0; `t`'s data) into `to`; `m` then says `to`.
+  void trans_data(std::string_view name, TensorMeta& m, const Tensor& t, Format to, int c0) {
     static const char* const kType = intern("TransData");
     const Format from = is_private(m.format) ? m.format : base_format(m.shape.size());
     const Format dst = is_private(to) ? to : base_format(m.shape.size());
     const int cost_c0 = is_private(to) ? c0 : m.c0;
     TensorMeta out{m.shape, m.dtype, true, to, static_cast<std::uint8_t>(is_private(to) ? c0 : 0)};
-    launch(name, kType, trans_data_cost(m.shape, m.dtype, from, dst, cost_c0, dev.spec()), m.dtype, &m, &out);
+    KernelCost cost = trans_data_cost(m.shape, m.dtype, from, dst, cost_c0, dev.spec());
+    // The copy in `to` stands under the tensor's own key: the op after it reads it hot.
+    if (SharedL2Residency* l2 = dev.l2(); l2 != nullptr) {
+      const std::uint64_t key = l2_key(t), read = storage_bytes(m, from, cost_c0);
+      const bool hot = l2->with([&](L2Residency& cache) {
+        const bool resident = cache.resident(key, read);
+        cache.touch(key, read);
+        cache.touch(key, storage_bytes(m, dst, cost_c0));
+        return resident;
+      });
+      if (hot) cost.hot_bytes = cost.bytes - cost.bytes_written;
+    }
+    launch(name, kType, cost, m.dtype, &m, &out);
     m.format = out.format;
     m.c0 = out.c0;
   }
 
   // Back to the base format for an op that reads it, in place: the tensor loses its tag.
   void to_base(TensorMeta& m, const Tensor& t) {
-    trans_data("trans_TransData_base", m, Format::kND, 0);
+    trans_data("trans_TransData_base", m, t, Format::kND, 0);
     t.set_format(Format::kND);
   }
 };
@@ -461,7 +500,7 @@ void convert_inputs(LayoutTasks& tasks, const FormatPlan& plan, const char* op_n
     }
     if (!keep && is_private(m.format)) tasks.to_base(m, inputs[i]);
     if (m.format == slot.format && m.c0 == slot.c0) continue;  // kept from an earlier op
-    tasks.trans_data(transdata_name(plan, slot), m, slot.format, slot.c0);
+    tasks.trans_data(transdata_name(plan, slot), m, inputs[i], slot.format, slot.c0);
     if (keep) inputs[i].set_format(slot.format, slot.c0);
   }
   for (std::size_t i = kMaxPlannedInputs; i < in_meta.size(); ++i) {
@@ -501,7 +540,7 @@ void convert_outputs(LayoutTasks& tasks, const FormatPlan& plan, std::vector<Ten
       continue;
     }
     TensorMeta m{outputs[j].shape(), outputs[j].dtype(), true, slot.format, slot.c0};
-    tasks.trans_data(transdata_name(plan, slot), m, Format::kND, 0);
+    tasks.trans_data(transdata_name(plan, slot), m, outputs[j], Format::kND, 0);
   }
 }
 
@@ -698,6 +737,7 @@ std::vector<Tensor> call_op(std::string_view op_type, std::vector<Tensor> inputs
     make_golden(launch, schema, outputs);
   launch.inputs = std::move(inputs);
   launch.outputs = outputs;
+  launch.cost.hot_bytes = l2_hot_bytes(*dev, launch.inputs, outputs);
   vclock::advance_by(dev->spec().op_issue_ns);  // preparing the op on the host (workspace, tiling)
   dev->launch(std::move(launch), stream, api.connection_id());
   if (formats != nullptr) [[unlikely]]

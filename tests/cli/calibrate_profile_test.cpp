@@ -105,8 +105,14 @@ TEST_F(CalibrateProfile, Rank0FitIsCheckedOnRank1) {
   RecordProperty("rank1_median_abs_error_pct_fitted", std::to_string(median_after));
   RecordProperty("rank1_covered_device_time_pct", std::to_string(covered));
   EXPECT_EQ(after["overall"]["kernels"], 187);  // step 50's compute kernels (+4 HCCL, counted apart)
-  EXPECT_GE(covered, 56.0);                     // 56.8% before TransData and Foreach*: raise as ops land
-  EXPECT_LE(median_after, median_before);       // the fit does not make the unseen rank worse
+  // The targets of Note [Profile targets] on the rank the fit has not seen (16.6%, 98.2%, 1.00 when
+  // written; 27.9% before the L2 held anything).
+  EXPECT_GE(covered, 95.0);
+  EXPECT_LE(median_after, 25.0);
+  EXPECT_NEAR(double(after["overall"]["ratio"]), 1.0, 0.2);
+  EXPECT_LE(median_after, median_before);  // the fit does not make the unseen rank worse
+  EXPECT_EQ(run_command(npuscope_cmd("calibrate --from-profile " + rank1 + " --spec " + fitted + " --check")).status,
+            0);
   expect_only_known_reasons(after);
   bool hccl = false;
   for (const auto& w : after["other_device_work"]) hccl = hccl || (w["task_type"] == "HCCL" && w["count"] == 4);
@@ -150,7 +156,8 @@ TEST_F(CalibrateProfile, TextJsonAndCsvReportsAreWritten) {
   EXPECT_EQ(read_file(csv / "kernels.csv").rfind("cann_type,name,emulator_op,", 0), 0u);
   const std::string unmodelled = read_file(csv / "unmodelled.csv");
   EXPECT_TRUE(contains(unmodelled, "MemSet,")) << unmodelled;
-  // --check: the profile's targets (docs/calibration.md) are not met before TransData is modelled.
+  // --check on the preset: its constants come from the published points, and a profile's f32 convs
+  // and L2-hot element-wise ops miss the median target until they are fitted (Rank0FitIsCheckedOnRank1).
   EXPECT_EQ(run_command(npuscope_cmd("calibrate --from-profile " + rank0 + " --check")).status, 1);
 }
 

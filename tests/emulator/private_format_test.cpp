@@ -257,11 +257,14 @@ TEST(TransDataOp, CostPaysShortRunsAWholeBurstAndTheFixedPart) {
   // 5HD of [1, 8, 2, 2] f32: runs of H * W * 4 = 16 bytes -> 32x the 2 * 128 bytes.
   const KernelCost c = cost({1, 8, 2, 2}, "NCHW", "NC1HWC0", {});
   EXPECT_DOUBLE_EQ(c.bytes, 2 * 128.0 * 32);
+  EXPECT_DOUBLE_EQ(c.bytes_written, 128.0 * 32);  // the 5HD side is written
   EXPECT_DOUBLE_EQ(c.fixed_ns, 7000);
   // Runs beyond the burst: the bytes themselves.
   EXPECT_DOUBLE_EQ(cost({1, 1, 32, 32, 8}, "NC1HWC0", "NCHW", {1, 8, 32, 32}).bytes, 2 * 8 * 32 * 32 * 4.0);
-  // FRACTAL_Z of [16, 8, 3, 3]: runs of 9 * 4 = 36 bytes, storage [9, 1, 16, 8] as big as the weight.
-  EXPECT_DOUBLE_EQ(cost({16, 8, 3, 3}, "NCHW", "FRACTAL_Z", {}).bytes, 2 * 1152 * 4.0 * 512 / 36);
+  // FRACTAL_Z of [16, 8, 3, 3]: runs of one C0 block (8 * 4 = 32 bytes) whatever kh * kw, storage
+  // [9, 1, 16, 8] as big as the weight; the same for 5x5.
+  EXPECT_DOUBLE_EQ(cost({16, 8, 3, 3}, "NCHW", "FRACTAL_Z", {}).bytes, 2 * 1152 * 4.0 * 512 / 32);
+  EXPECT_DOUBLE_EQ(cost({16, 8, 5, 5}, "NCHW", "FRACTAL_Z", {}).bytes, 2 * 3200 * 4.0 * 512 / 32);
   // No spec (the schema's CostFn): whole runs, no fixed part.
   const std::vector<TensorMeta> in{{{1, 8, 2, 2}, DType::kF32}};
   const std::vector<TensorMeta> out{{{1, 1, 2, 2, 8}, DType::kF32}};

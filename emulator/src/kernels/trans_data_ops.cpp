@@ -6,12 +6,14 @@
 // 16, m up to 16) is written as zeros. Any dtype: the kernel moves elements and computes nothing.
 //
 // Note [TransData cost]
-// The kernel reads one layout and writes the other; one side moves in short contiguous runs: H * W
-// elements per channel for NC1HWC0, kh * kw per input channel for FRACTAL_Z, a row of n for
-// FRACTAL_NZ. A run shorter than the memory system's burst (DeviceSpec::transdata_burst_bytes)
-// costs a whole burst, so the bytes are scaled by burst / run where that is above 1; the task also
-// pays DeviceSpec::transdata_fixed_ns (its multi-pass set-up). Fitted on the shared 910B profile's
-// 57 TransData kernels (plan: 5HD ~3 TB/s L2-hot, FRACTAL_Z ~165 GB/s on runs of 36-100 bytes).
+// The kernel reads one layout and writes the other in short contiguous runs: H * W elements per
+// channel for NC1HWC0; for FRACTAL_Z one C0 block, since neighbours in a block are kh * kw apart in
+// the weight and neighbouring blocks a whole output channel apart; a row of n for FRACTAL_NZ. A run
+// shorter than the memory system's burst (DeviceSpec::transdata_burst_bytes) costs a whole burst,
+// so the bytes are scaled by burst / run where that is above 1; the task also pays
+// DeviceSpec::transdata_fixed_ns (its multi-pass set-up). On the shared 910B profile FRACTAL_Z
+// costs ~55 ps per element whatever kh * kw is (3x3, 5x5 and 11x11 weights alike), which runs of
+// kh * kw would not give; 5HD of 13x13 and larger planes moves at L2 speed when its input is hot.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -115,10 +117,10 @@ void trans_data_kernel(KernelContext& ctx) {
 }
 
 // The contiguous run of a private layout's base-format side, in elements (Note [TransData cost]).
-double run_elements(Format f, const Shape& base) {
+double run_elements(Format f, const Shape& base, int c0) {
   switch (f) {
     case Format::kNC1HWC0: return static_cast<double>(base[2] * base[3]);
-    case Format::kFractalZ: return static_cast<double>(base[2] * base[3]);
+    case Format::kFractalZ: return static_cast<double>(c0);
     case Format::kFractalNZ: return static_cast<double>(base.back());
     case Format::kND:
     case Format::kNCHW: break;
@@ -142,20 +144,21 @@ const OpDeviceRules kRules{.device_cost = device_cost};
 
 KernelCost trans_data_cost(const Shape& base, DType dtype, Format src, Format dst, int c0, const DeviceSpec& spec) {
   const double item = static_cast<double>(dtype_size(dtype));
-  const double bytes = static_cast<double>(shape_numel(storage_shape(src, base, dtype, c0)) +
-                                           shape_numel(storage_shape(dst, base, dtype, c0))) *
-                       item;
+  const int cz = c0 > 0 ? c0 : c0_of(dtype);
+  const double read = static_cast<double>(shape_numel(storage_shape(src, base, dtype, c0))) * item;
+  const double written = static_cast<double>(shape_numel(storage_shape(dst, base, dtype, c0))) * item;
   double run = 0;
   for (const Format f : {src, dst}) {
-    const double r = run_elements(f, base) * item;
+    const double r = run_elements(f, base, cz) * item;
     if (r > 0) run = run > 0 ? std::min(run, r) : r;
   }
   const double burst = std::max(spec.transdata_burst_bytes, 1.0);
   const double scale = run > 0 && run < burst ? burst / run : 1.0;
   return KernelCost{.unit = ComputeUnit::kVector,
                     .flops = 0,
-                    .bytes = bytes * scale,
-                    .fixed_ns = static_cast<double>(spec.transdata_fixed_ns)};
+                    .bytes = (read + written) * scale,
+                    .fixed_ns = static_cast<double>(spec.transdata_fixed_ns),
+                    .bytes_written = written * scale};
 }
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kOp,

@@ -31,6 +31,9 @@ struct DataPoint {
   Method method = Method::kDevice;
   int repeats = 1;  // wall: eager ops issued before the one synchronize
   double measured_us = 0;
+  // dev: bytes of the inputs the L2 holds when the kernel starts (a profile's kernel reading what
+  // the kernels before it wrote: Note [L2 residency]); 0 reads them all from HBM.
+  double hot_input_bytes = 0;
   std::string what;    // the workload as the source describes it
   std::string source;  // where the figure comes from
   std::string why;     // for a point the model is known to miss: why

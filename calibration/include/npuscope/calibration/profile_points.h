@@ -38,6 +38,7 @@ struct ProfileKernel {
   std::string input_shapes, input_dtypes, input_formats;
   std::string output_shapes, output_dtypes, output_formats;
   std::uint32_t block_dim = 0;  // 0: not recorded
+  int device_id = 0;            // kernels of one device share its L2 (Note [L2 residency])
   std::string task_type;        // AI_CORE, AI_VECTOR_CORE, MIX_AIV, AI_CPU, DSA_SQE, ...
   std::int64_t start_ns = 0, dur_ns = 0;
 };

@@ -25,6 +25,7 @@
 #include "npuscope/emulator/cost_model.h"
 #include "npuscope/emulator/device_memory.h"
 #include "npuscope/emulator/device_spec.h"
+#include "npuscope/emulator/l2_residency.h"
 #include "npuscope/emulator/numerics.h"
 #include "npuscope/emulator/op_registry.h"
 #include "npuscope/emulator/tensor.h"
@@ -96,6 +97,8 @@ class Device : public std::enable_shared_from_this<Device> {
   int id() const { return id_; }
   const DeviceSpec& spec() const { return spec_; }
   CachingAllocator& memory() { return memory_; }
+  // What the L2 holds (Note [L2 residency]); null when the spec has no L2 term.
+  SharedL2Residency* l2() { return l2_.get(); }
 
   Stream default_stream() { return Stream{this, 0}; }
   Stream create_stream();
@@ -164,6 +167,7 @@ class Device : public std::enable_shared_from_this<Device> {
   const int id_;
   const DeviceSpec spec_;
   CachingAllocator memory_;
+  std::unique_ptr<SharedL2Residency> l2_;
   PrecisionMode precision_mode_;
   OverflowMode overflow_mode_;
   bool golden_ = false;
