@@ -71,12 +71,13 @@ DeviceSpec ascend910b() {
   s.launch_latency_ns = 3000;
   s.kernel_overhead_ns = 1200;   // smallest device kernels 1.18-1.28 us (S1)
   s.multi_core_launch_ns = 200;  // real Mul on 4 blocks 0.2 us above one block; Relu 1 MB on 47 blocks 2.8 us
-  // The 57 TransData kernels of the shared 910B profile (docs/calibration.md): NCHW<->NC1HWC0 about
-  // 14.7 us + bytes at ~3 TB/s (runs of H*W*4 bytes, mostly L2-hot), NCHW<->FRACTAL_Z about 6 us + bytes
-  // at ~165 GB/s (runs of kh*kw*4 = 36-100 bytes). Starting values; calibrate --from-profile refits them.
+  // The 57 TransData kernels of the shared 910B profile (docs/calibration_from_profile.md), fitted
+  // alone on rank 0 (`calibrate --from-profile --fit --fit-fields transdata_fixed_ns,transdata_burst_bytes`:
+  // 8486 ns, 243 B): NCHW<->NC1HWC0 moves runs of H*W*4 bytes, mostly L2-hot; NCHW<->FRACTAL_Z costs
+  // ~55 ps per element, runs of one 32-byte C0 block each paying a burst (Note [TransData cost]).
   s.private_formats = true;
-  s.transdata_fixed_ns = 10000;
-  s.transdata_burst_bytes = 512;
+  s.transdata_fixed_ns = 8500;
+  s.transdata_burst_bytes = 256;
   s.copy_overhead_ns = 2000;
   s.host_launch_ns = 8000;    // HTA: typical CPU launch cost 5-20 us
   s.op_issue_ns = 12000;      // with host_launch_ns: ~20 us per eager op under torch_npu (H8)

@@ -300,9 +300,11 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad_output, 
                              padding, dilation, ceil_mode, indices, grad_input);
   resize_out(grad_input, self.sizes());
   OutputSlot dx(grad_input, kAten);
+  // The window only times the kernel: each gradient's scatter scans its window's taps (cost_grad).
+  const PoolArgs p = pool_args(kernel_size, stride, padding, dilation);
   run_op("MaxPoolGradWithArgmax", kAten,
          {operand(grad_output, grad_input.scalar_type(), kAten), contiguous(indices, kAten)},
-         {{"input_size", ints(self.sizes())}}, {dx.tensor()});
+         {{"input_size", ints(self.sizes())}, {"kernel", p.kernel}}, {dx.tensor()});
   dx.finish();
   return grad_input;
 }
