@@ -31,8 +31,17 @@ std::vector<Tally> tallies_by_key(const std::vector<Tally>& by_id, SideKeys& key
 // or an emulated run against a real one (Note [Diff emulated vs real] in diff_model_error.h).
 enum class Keying { kSame, kAcrossHardware, kEmulatedVsReal };
 
-// Note [Diff emulated vs real]: an emulated op's type becomes its CANN op type; every op's shapes
-// key the element count of its first output (key 0, no part in the pairing, when not recorded);
+// The type an op is paired by (Note [Diff emulated vs real]): an emulated op's CANN op type (its own
+// name when the table has none), a real op's CANN type through the table both ways, so that CANN's
+// aliases of one emulator op (MatMulV2 and V3, Fill and OnesLike) are one type, named by its first row.
+std::string pairing_type(std::string_view type, bool emulated) {
+  const std::string_view emulator_op = emulated ? type : emulator_op_of(type);
+  const std::string_view cann = emulator_op.empty() ? std::string_view{} : cann_op_of(emulator_op);
+  return std::string(cann.empty() ? type : cann);
+}
+
+// Note [Diff emulated vs real]: an op's type becomes its pairing_type; every op's shapes key the
+// element count of its first output (key 0, no part in the pairing, when not recorded);
 // output_shapes_of becomes the output shapes' shared keys, for the model-error table.
 void emulated_vs_real_keys(DiffSide& side, SideKeys& key, KeySpace& keys) {
   const bool emulated = side.source.empty();
@@ -44,10 +53,8 @@ void emulated_vs_real_keys(DiffSide& side, SideKeys& key, KeySpace& keys) {
   };
   for (std::size_t i = 0; i < side.ops.size(); ++i) {
     DiffOp& op = side.ops[i];
-    if (emulated) {
-      op.keys.type =
-          cached(cann_of, op.keys.type, [&] { return keys.key(std::string(cann_op_of(keys.str(op.keys.type)))); });
-    }
+    op.keys.type =
+        cached(cann_of, op.keys.type, [&] { return keys.key(pairing_type(keys.str(op.keys.type), emulated)); });
     const std::int32_t id = side.output_shapes_of[i];
     const std::int32_t shapes = id != 0 ? key.key(id) : 0;
     side.output_shapes_of[i] = shapes;

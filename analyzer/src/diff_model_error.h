@@ -10,7 +10,10 @@
 // transposed; an optional bias is a field or absent). Their outputs agree. So when one side is an
 // emulated trace (META source empty) with NPU tasks and the other an import of NPU tasks (source
 // set), each op is keyed by
-//   type:   its CANN op type (the emulated op's through cann_op_of; the real one's as it is), and
+//   type:   its CANN op type: the emulated op's through cann_op_of (its own name when the table has
+//           none), the real one's through the table both ways (emulator_op_of, then cann_op_of), so
+//           that CANN's aliases of one emulator op are one type named by the table's first row
+//           (MatMulV3 pairs as MatMulV2, OnesLike and ZerosLike as Fill), and
 //   shapes: the element count of its first output ("n=23232").
 // Element counts rather than the shape strings: the layouts differ where the values do not (a real
 // foreach op lists its outputs flattened, "23232;64;..." for [64,3,11,11] and [64]; a scalar is

@@ -92,7 +92,8 @@ def main():
         out = model(x)
         loss = F.cross_entropy(out, y)
         acc1, acc5 = accuracy(out, y)
-        opt.zero_grad()
+        # torch 2's default, as the real run: its step has no Fill per gradient and no accumulating Add.
+        opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         if rank == 0:

@@ -236,8 +236,8 @@ TEST(ProfilePoints, TheSummaryCountsEveryKernelAndTheCoveredTime) {
 }
 
 TEST(ProfilePoints, TheDocsShowTheOpTypeTable) {
-  // docs/calibration_from_profile.md holds the table between these markers (the lead moves the section
-  // into docs/calibration.md at merge: point this test there then).
+  // docs/calibration_from_profile.md holds the table between these markers (docs/calibration.md is
+  // generated whole by `npuscope calibrate --markdown`).
   const auto path = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" /
                     "calibration_from_profile.md";
   std::ifstream in(path);

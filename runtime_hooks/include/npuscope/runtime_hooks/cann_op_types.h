@@ -46,6 +46,7 @@ inline constexpr CannOpType kCannOpTypes[] = {
     {"TransData", "TransData", "src/dst format and the logical shape from the kernel's formats"},
     {"TensorMove", "ViewCopy", "a device-to-device copy (aclnnInplaceCopy)"},
     {"ViewCopy", "ViewCopy", ""},
+    {"TensorMove", "Identity", "a contiguous device-to-device copy_ (the emulator's Identity)"},
     {"MemSet", "MemSet", "zeroing before an atomic-accumulated output"},
     {"Transpose", "Transpose", "perm from the input and output shapes"},
     {"BroadcastTo", "Expand", ""},
