@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "../realdata_util.h"
 #include "../src/diff_model_error.h"
@@ -120,6 +122,31 @@ TEST_F(DiffEmulatedReal, OpsPairByCannTypeAndFirstOutput) {
     EXPECT_NE(text(*types, i, "op_type"), "Conv2d");
     EXPECT_NE(text(*types, i, "op_type"), "Gemm");
   }
+}
+
+TEST_F(DiffEmulatedReal, CannAliasesOfOneEmulatorOpPairAsOneType) {
+  const std::string e = trace("emulated_aliases.db", "",
+                              {{TaskType::kAiCore, "classifier.6/aten::mm", "MatMul", 50, "32,1000"},
+                               {TaskType::kAiVectorCore, "aten::ones_like", "Fill", 2, "1000"},
+                               {TaskType::kAiVectorCore, "aten::copy_", "Identity", 90, "4096,4096"},
+                               {TaskType::kAiVectorCore, "aten::bernoulli_", "Bernoulli", 3, "32,9216"}});
+  const std::string re =
+      trace("real_aliases.db", "ascend_pytorch_profiler_text",
+            {{TaskType::kAiCore, "aclnnMm_MatMulV3_MatMulV3", "MatMulV3", 76, "32,1000"},
+             {TaskType::kAiVectorCore, "aclnnInplaceOne_OnesLike", "OnesLike", 1.5, "1000"},
+             {TaskType::kAiVectorCore, "aclnnInplaceCopy_TensorMove", "TensorMove", 204, "4096,4096"}});
+  const auto b = collector::TraceReader::open(e);
+  const auto n = collector::TraceReader::open(re);
+  const DiffResult r = diff(*b, *n, {.keep_pairs = true});
+  EXPECT_EQ(r.pairs.size(), 3u);
+  const Table* m = r.report.find("diff_model_error");
+  ASSERT_NE(m, nullptr);
+  std::set<std::string> types;
+  for (std::size_t i = 0; i < m->rows.size(); ++i) {
+    if (text(*m, i, "output_shapes") == "(all)") types.insert(text(*m, i, "op_type"));
+  }
+  // Named by the table's first row for the emulator op; an op without a row keeps its own name.
+  EXPECT_EQ(types, (std::set<std::string>{"MatMulV2", "Fill", "TensorMove", "Bernoulli"}));
 }
 
 TEST_F(DiffEmulatedReal, ModelErrorLeadsWithTheWorstModelledType) {
