@@ -175,20 +175,33 @@ std::string matmul(const KernelTensors& k, Adapted& a) {
   return {};
 }
 
+namespace {
+
+// A 5HD max pool's square window (kh = kw) from its argmax mask [.., kh*kw, ceil(Ho*Wo/16)+1, 16],
+// with x and y (or dy) read back to NCHW; "" when read, else why not.
+std::string pool_window(const TensorMeta& x, const TensorMeta& y, const Shape& mask, const char* operands,
+                        std::int64_t& kk) {
+  if (x.shape.size() != 4 || y.shape.size() != 4 || mask.size() < 3) return std::string("expected 5HD ") + operands;
+  const auto k = square_kernel(mask[mask.size() - 3]);
+  if (!k) return "mask " + shape_str(mask) + ": kh*kw is not a square";
+  kk = *k;
+  return {};
+}
+
+}  // namespace
+
 // MaxPoolWithArgmaxV1 (x 5HD C0 16) -> (y 5HD, mask [N, C1, kh*kw, ceil(Ho*Wo/16)+1, 16]).
 std::string max_pool_argmax(const KernelTensors& k, Adapted& a) {
   if (auto e = need(k, 1, 2); !e.empty()) return e;
   TensorMeta xm, ym;
   if (auto e = as_input(k.inputs[0], xm); !e.empty()) return e;
   if (auto e = as_input(k.outputs[0], ym); !e.empty()) return e;
-  const Shape& mask = k.outputs[1].shape;
-  if (xm.shape.size() != 4 || ym.shape.size() != 4 || mask.size() < 3) return "expected 5HD input, output and mask";
-  const auto kk = square_kernel(mask[mask.size() - 3]);
-  if (!kk) return "mask " + shape_str(mask) + ": kh*kw is not a square";
+  std::int64_t kk = 0;
+  if (auto e = pool_window(xm, ym, k.outputs[1].shape, "input, output and mask", kk); !e.empty()) return e;
   a.inputs = {xm};
-  a.attrs.set("kernel", std::vector<std::int64_t>{*kk, *kk});
+  a.attrs.set("kernel", std::vector<std::int64_t>{kk, kk});
   a.outputs = {ym.shape, ym.shape};
-  return window_attrs(xm.shape, ym.shape, *kk, a.attrs, false);
+  return window_attrs(xm.shape, ym.shape, kk, a.attrs, false);
 }
 
 // MaxPoolGradWithArgmaxV1 (x 5HD, dy 5HD, mask [.., kh*kw, ceil(Ho*Wo/16)+1, 16]) -> dx 5HD; the
@@ -198,15 +211,13 @@ std::string max_pool_grad_argmax(const KernelTensors& k, Adapted& a) {
   TensorMeta xm, dym;
   if (auto e = as_input(k.inputs[0], xm); !e.empty()) return e;
   if (auto e = as_input(k.inputs[1], dym); !e.empty()) return e;
-  const Shape& mask = k.inputs[2].shape;
-  if (xm.shape.size() != 4 || dym.shape.size() != 4 || mask.size() < 3) return "expected 5HD input, grad and mask";
-  const auto kk = square_kernel(mask[mask.size() - 3]);
-  if (!kk) return "mask " + shape_str(mask) + ": kh*kw is not a square";
+  std::int64_t kk = 0;
+  if (auto e = pool_window(xm, dym, k.inputs[2].shape, "input, grad and mask", kk); !e.empty()) return e;
   a.inputs = {dym, meta(dym.shape, DType::kI64)};
   a.attrs.set("input_size", std::vector<std::int64_t>(xm.shape));
-  a.attrs.set("kernel", std::vector<std::int64_t>{*kk, *kk});
+  a.attrs.set("kernel", std::vector<std::int64_t>{kk, kk});
   a.outputs = {xm.shape};
-  return window_attrs(xm.shape, dym.shape, *kk, a.attrs, false);
+  return window_attrs(xm.shape, dym.shape, kk, a.attrs, false);
 }
 
 // AdaptiveAvgPool3d on [N, D=1, H, W, C] (aclnnAdaptiveAvgPool2d between two Transposes) -> NCHW.
