@@ -37,7 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                        .output_dtypes = f[5],
                        .output_formats = f[6],
                        .block_dim = 8,
+                       .device_id = static_cast<int>(kernels.size() % 2),  // two L2s, kernels out of order
                        .task_type = "AI_CORE",
+                       .start_ns = 1000 - static_cast<std::int64_t>(kernels.size()),
                        .dur_ns = 1000});
   }
   const cal::ProfileMapping m = cal::map_profile(kernels, spec);

@@ -12,7 +12,8 @@ seconds=${1:-600}
 build=${2:-build-fuzz}
 shift $(( $# > 2 ? 2 : $# ))
 harnesses=("$@")
-[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(npy onnx_model device_spec mapping spool_replay trace_reader kineto foreign_db ascend_csv torch_pt msprobe_dump)
+[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(npy onnx_model device_spec mapping spool_replay trace_reader kineto foreign_db ascend_csv torch_pt msprobe_dump
+                                  profile_points)
 
 mkdir -p "$build"
 CC=clang CXX=clang++ cmake -S . -B "$build" -DNPUSCOPE_FUZZ=ON -DNPUSCOPE_BUILD_TESTS=OFF > "$build/configure.log" ||

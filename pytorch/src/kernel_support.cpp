@@ -1,6 +1,11 @@
 // See kernel_support.h.
 #include "kernel_support.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/DistributionsHelper.h>
+
+#include <mutex>
+
 namespace npuscope::pytorch {
 
 void check_same_device(const char* aten_name, const at::Tensor& out, std::initializer_list<at::Tensor> inputs) {
@@ -31,6 +36,12 @@ MatrixOperand matrix_operand(const at::Tensor& t, at::ScalarType type, const cha
 }
 
 std::vector<std::int64_t> ints(at::IntArrayRef a) { return {a.begin(), a.end()}; }
+
+std::int64_t generator_seed(c10::optional<at::Generator> generator) {
+  auto gen = at::get_generator_or_default<at::CPUGeneratorImpl>(generator, at::detail::getDefaultCPUGenerator());
+  std::lock_guard<std::mutex> lock(gen->mutex_);
+  return static_cast<std::int64_t>(gen->random64());
+}
 
 void unary_op(const char* op, const char* aten_name, const at::Tensor& self, const at::Tensor& out,
               const emulator::Attrs& attrs) {

@@ -51,6 +51,10 @@ MatrixOperand matrix_operand(const at::Tensor& t, at::ScalarType type, const cha
 
 std::vector<std::int64_t> ints(at::IntArrayRef a);
 
+// A seed for a random op's task, drawn from PyTorch's generator (the default CPU one unless one is
+// given), so that torch.manual_seed repeats a run.
+std::int64_t generator_seed(c10::optional<at::Generator> generator);
+
 // out = op(self) in out's dtype (self cast first), out resized to self's shape: the body of every
 // element-wise unary kernel.
 void unary_op(const char* op, const char* aten_name, const at::Tensor& self, const at::Tensor& out,

@@ -5,12 +5,8 @@
 // in the promoted dtype. Structured ops arrive as their .out overloads (PyTorch's functional and
 // in-place variants call them), so in-place ops write into their input (Note [In-place kernels]).
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ExpandUtils.h>
-#include <ATen/core/DistributionsHelper.h>
 #include <torch/library.h>
-
-#include <mutex>
 
 #include "kernel_support.h"
 
@@ -236,20 +232,14 @@ at::Tensor& tanh_backward_out(const at::Tensor& grad, const at::Tensor& output, 
 
 // ---- bernoulli_ (dropout's mask) ---------------------------------------------------------------
 
-// The seed comes from PyTorch's generator (the default CPU one unless one is given), so that
-// torch.manual_seed repeats a run; the device draws the values (a Bernoulli task).
+// The device draws the values (a Bernoulli task) from a seed of PyTorch's generator (generator_seed).
 at::Tensor& bernoulli_float(at::Tensor& self, double p, c10::optional<at::Generator> generator) {
   constexpr const char* kAten = "aten::bernoulli_";
   TORCH_CHECK(p >= 0 && p <= 1, kAten, ": expects 0 <= p <= 1, but got p=", p);
   if (!arithmetic_dtype(self.scalar_type()) && self.scalar_type() != at::kBool)
     return NPUSCOPE_FALLBACK(bernoulli__float, self, p, generator);
   if (self.numel() == 0) return self;
-  auto gen = at::get_generator_or_default<at::CPUGeneratorImpl>(generator, at::detail::getDefaultCPUGenerator());
-  std::int64_t seed;
-  {
-    std::lock_guard<std::mutex> lock(gen->mutex_);
-    seed = static_cast<std::int64_t>(gen->random64());
-  }
+  const std::int64_t seed = generator_seed(generator);
   OutputSlot slot(self, kAten);
   run_op("Bernoulli", kAten, {slot.tensor()}, {{"p", p}, {"seed", seed}}, {slot.tensor()});
   slot.finish();

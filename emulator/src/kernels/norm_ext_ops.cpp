@@ -109,7 +109,8 @@ void lp_norm_kernel(KernelContext& ctx) {
   const auto axis = static_cast<std::size_t>(
       normalize_axis(ctx.attrs.get_int("axis", -1), static_cast<std::int64_t>(shape.size()), "LpNormalization"));
   const bool l1 = ctx.attrs.get_int("p", 2) == 1;
-  const auto [outer, len, inner] = split_at(shape, static_cast<std::int64_t>(axis));
+  const auto [outer, len, inner_] = split_at(shape, static_cast<std::int64_t>(axis));
+  const std::int64_t inner = inner_;  // a lambda captures it: clang before 16 cannot capture a binding
   std::vector<T> x = load<T>(xv, ctx);
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t i = 0; i < inner; ++i) {
