@@ -68,7 +68,9 @@ class CompareScriptTest(ScriptTestCase, script=SCRIPT, name="train.py"):
         names = {r["op_name"] for r in result["rows"]}
         self.assertIn("Module.fc2.Linear.forward.0/aten::addmm", names)
         self.assertIn("Module.fc2.Linear.backward.0/aten::mm", names)
-        self.assertTrue(any(n.endswith("aten::bernoulli_") for n in names), names)  # dropout's mask matched
+        # dropout (its mask and DropoutDoMask, forward and backward) matched
+        self.assertIn("Module.drop.Dropout.forward.0/aten::native_dropout", names)
+        self.assertIn("Module.drop.Dropout.backward.0/aten::native_dropout_backward", names)
         # The autograd engine's own ops (the sum reducing a bias's gradient to its shape, inside the engine's
         # range around a node, after the node) are backward too, in the node's module.
         sums = {r["pass"] for r in result["rows"] if r["op_name"].endswith("aten::sum")}
