@@ -205,6 +205,16 @@ std::string calibration_markdown(const std::vector<Row>& rows, const Summary& su
   out += "\n## Figures not in the table\n\n";
   for (const SkippedPoint& s : skipped_published_points())
     out += std::string("- **") + s.id + "**: " + s.reason + ".\n";
+  out +=
+      "\n## Against a real profile, and an emulated run against the real one\n\n"
+      "A real Ascend profile is a whole workload measured on the user's chip: `npuscope calibrate --from-profile "
+      "SRC` maps every kernel it recorded to the emulator op that models it (the table of CANN op types, "
+      "runtime_hooks/cann_op_types.h), models each on the spec, reports per CANN op type and the device time "
+      "the modelled kernels cover, and `--fit --out F.json` refits the constants below to them; "
+      "`npuscope diff emulated.db REAL` pairs an emulated run's ops with the real run's by op type and output "
+      "size, worst-modelled first. The shared 910B profile's figures, its fit checked on the rank it has not "
+      "seen, the emulated AlexNet step against the real one and the op-type table: "
+      "[calibration_from_profile.md](calibration_from_profile.md).\n";
   out += "\n## Sources\n\n| id | as measured | source |\n|---|---|---|\n";
   for (const Row& r : rows) out += "| " + r.point->id + " | " + r.point->what + " | " + r.point->source + " |\n";
   out += terms_markdown();
