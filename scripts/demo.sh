@@ -88,6 +88,10 @@ if [ -d "$ASCEND" ]; then
   section "A real Ascend 910B profile (torch_npu's text export, rank 0 of 8): npuscope import, then analyze"
   "$NPUSCOPE" import "$REAL/rank0_ascend_pt"
   "$NPUSCOPE" analyze "$REAL/rank0_ascend_pt" --top 8 --rules summary,step_time,top_ops,op_statistics,memory,block_dim
+  section "The cost model against the real profile's kernels (npuscope calibrate --from-profile; docs/calibration_from_profile.md)"
+  "$NPUSCOPE" calibrate --from-profile "$REAL/rank0_ascend_pt" -o "$DEMO/from_profile.txt"
+  sed -n 1,20p "$DEMO/from_profile.txt"
+  grep -A1 "^covered device time" "$DEMO/from_profile.txt"
 else
   echo "(no ../shared/realdata beside this clone: the Ascend profile is skipped, the GPU traces below are not)"
 fi
