@@ -37,6 +37,13 @@ TEST(L2Residency, WhatWasTouchedLastStaysUntilTheTrafficPushesItOut) {
   EXPECT_FALSE(l2.resident(1, 40));  // pushed out by the big one
 }
 
+TEST(L2Residency, ManyKeysAllHeldGrowTheTable) {
+  L2Residency l2(1 << 30);
+  for (std::uint64_t key = 0; key < 50000; ++key) l2.touch(key * 4096, 64);  // addresses a page apart; key 0 too
+  for (std::uint64_t key = 0; key < 50000; ++key) ASSERT_TRUE(l2.resident(key * 4096, 64)) << key;
+  EXPECT_FALSE(l2.resident(4096 * 50000, 64));
+}
+
 TEST(L2Residency, NoL2HoldsNothing) {
   L2Residency l2(0);
   l2.touch(1, 1);

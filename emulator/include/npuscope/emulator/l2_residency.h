@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 namespace npuscope::emulator {
 
@@ -30,11 +30,20 @@ class L2Residency {
   std::uint64_t capacity() const { return capacity_; }
 
  private:
+  // An open-addressing table (key 0: an empty slot), since every launch looks up each of its tensors:
+  // no allocation per touch, one probe or two. A key's entry stays after it left the L2 (it is then
+  // simply not resident); a rebuild at half load drops those.
+  struct Slot {
+    std::uint64_t key = 0;
+    std::uint64_t at = 0;  // traffic_ just after the key's last touch
+  };
+  std::size_t find(std::uint64_t key) const;  // its slot, or the empty slot where it would go
+  void rebuild();
+
   std::uint64_t capacity_;
   std::uint64_t traffic_ = 0;  // bytes touched so far
-  std::size_t pruned_size_ = 0;
-  // key -> traffic_ just after its last touch; entries older than the capacity are pruned.
-  std::unordered_map<std::uint64_t, std::uint64_t> last_touch_;
+  std::vector<Slot> slots_;    // a power of two in size, or empty before the first touch
+  std::size_t used_ = 0;
 };
 
 // An L2Residency shared by the host threads that launch on one device.
