@@ -270,4 +270,15 @@ void reset_fallback_counts() {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback_boxed>()); }
 
+// Note [Autograd fallthrough for every library]
+// PyTorch 1.13 lets an op without an autograd kernel fall through the autograd key of CPU, CUDA, XLA
+// and a few others, not of PrivateUse1 (VariableFallbackKernel.cpp: "maybe the extension wants to
+// override it"), so such an op of any library other than aten (torchvision::nms, c10d's collectives,
+// a user's torch.library op) stopped at AutogradPrivateUse1: "Could not run 'torchvision::nms' with
+// arguments from the 'AutogradPrivateUse1' backend". aten's ops are not concerned: each has an autograd
+// kernel for every backend. With the fallthrough such an op reaches its PrivateUse1 kernel, or the CPU
+// fallback above, as it would on CPU or CUDA; one with its own autograd kernel (torchvision::roi_align)
+// keeps it. PyTorch 2.0 registers the same for PrivateUse1 itself.
+TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+
 }  // namespace npuscope::pytorch

@@ -337,12 +337,3 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::barrier(const c10d::BarrierOpti
 }
 
 }  // namespace npuscope::pytorch
-
-// PyTorch 1.13 lets c10d's ops fall through the autograd key of CPU, CUDA and a few others, not of
-// PrivateUse1: without this, every collective on a device tensor stops at AutogradPrivateUse1 ("Could
-// not run 'c10d::allreduce_' ..."). PyTorch 2.0 does the same for PrivateUse1 itself.
-TORCH_LIBRARY_IMPL(c10d, AutogradPrivateUse1, m) {
-  for (const char* op : {"allgather_", "allreduce_", "alltoall_", "barrier", "broadcast_", "gather_", "recv_",
-                         "reduce_", "reduce_scatter_", "scatter_", "send"})
-    m.impl(op, torch::CppFunction::makeFallthrough());
-}

@@ -43,8 +43,8 @@ TORCH_LIBRARY_IMPL(npuscope_samples, PrivateUse1, m) {
   m.impl("matmul", matmul);
 }
 
-// No backward: a call on tensors that require grad works, and backward through it says so (PyTorch
-// 1.13 has no autograd fallthrough for a custom op on PrivateUse1).
+// No backward: a call on tensors that require grad works, and backward through it says so (without
+// this the device's autograd fallthrough would give outputs without a grad_fn, as CPU PyTorch does).
 TORCH_LIBRARY_IMPL(npuscope_samples, AutogradPrivateUse1, m) {
   for (const char* op : {"add", "gelu", "rms_norm", "matmul"})
     m.impl(op, torch::autograd::autogradNotImplementedFallback());
