@@ -228,7 +228,8 @@ OpCheckStandard op_check_standard(const OpSchema& schema, DType output_dtype) {
   if (one_of(type, {"Add", "Sub", "Mul", "Div", "Adds", "Muls", "Axpy", "Reciprocal", "Rsqrt", "LeakyRelu", "PRelu"}))
     return OpCheckStandard::kAbsoluteThreshold;
   if (one_of(type, {"MatMul", "Gemm", "BatchMatMul"})) return OpCheckStandard::kUlp;
-  if (one_of(type, {"Conv2d", "Conv3d", "ConvTranspose", "Conv2DBackpropInput", "Conv2DBackpropFilter"}))
+  if (one_of(type, {"Conv2d", "Conv3d", "ConvTranspose", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+                    "Conv3DBackpropInput", "Conv3DBackpropFilter"}))
     return OpCheckStandard::kThousandth;
   return OpCheckStandard::kBenchmark;
 }

@@ -1,6 +1,7 @@
 // Native element-wise kernels: add, sub, mul, div (tensor or wrapped-scalar operands, alpha),
-// addcmul, addcdiv, lerp, masked_fill_, unary math and activations with their backward ops, and
-// bernoulli_ (dropout's mask). Each is one emulator op per call (Add/Adds/Axpy/Mul/Muls/Div, Sqrt,
+// remainder, div with a rounding mode and floor_divide (FloorMod / FloorDiv / TruncateDiv), addcmul,
+// addcdiv, lerp, masked_fill_, unary math and activations with their backward ops, and bernoulli_
+// (dropout's mask). Each is one emulator op per call (Add/Adds/Axpy/Mul/Muls/Div, Sqrt,
 // GeluV2, GeluGrad, ...), in the output's dtype: operands are cast to it first, as PyTorch computes
 // in the promoted dtype. Structured ops arrive as their .out overloads (PyTorch's functional and
 // in-place variants call them), so in-place ops write into their input (Note [In-place kernels]).
@@ -82,6 +83,52 @@ at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor&
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(div_out, self, other, out);
   binary(Binary::kDiv, "aten::div", self, other, 1.0, out);
   return out;
+}
+
+// ---- rounding divisions: remainder, div with a rounding mode, floor_divide ----------------------
+// CANN's FloorMod / FloorDiv / TruncateDiv, as torch_npu runs them (floating outputs; integers go to
+// the CPU fallback, which raises on a zero divisor as PyTorch does).
+
+void rounding_binary(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& other,
+                     const at::Tensor& out) {
+  check_same_device(aten, out, {self, other});
+  resize_out(out, at::infer_size(self.sizes(), other.sizes()));
+  if (out.numel() == 0) return;
+  const at::ScalarType type = out.scalar_type();
+  OutputSlot slot(out, aten);
+  const at::Tensor a = operand(is_host_scalar(self) ? self.to(out.device()) : self, type, aten);
+  const at::Tensor b = operand(is_host_scalar(other) ? other.to(out.device()) : other, type, aten);
+  run_op(op, aten, {a, b}, {}, {slot.tensor()});
+  slot.finish();
+}
+
+at::Tensor& remainder_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(remainder_Tensor_out, self, other, out);
+  rounding_binary("FloorMod", "aten::remainder", self, other, out);
+  return out;
+}
+
+at::Tensor& div_mode_out(const at::Tensor& self, const at::Tensor& other, c10::optional<c10::string_view> mode,
+                         at::Tensor& out) {
+  if (!mode.has_value()) return div_out(self, other, out);
+  TORCH_CHECK(*mode == "floor" || *mode == "trunc",
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(div_out_mode, self, other, mode, out);
+  rounding_binary(*mode == "floor" ? "FloorDiv" : "TruncateDiv", "aten::div", self, other, out);
+  return out;
+}
+
+at::Tensor& floor_divide_into(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(floor_divide_out, self, other, out);
+  rounding_binary("FloorDiv", "aten::floor_divide", self, other, out);
+  return out;
+}
+at::Tensor floor_divide_new(const at::Tensor& self, const at::Tensor& other) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::result_type(self, other)));
+  return floor_divide_into(self, other, out);
+}
+at::Tensor& floor_divide_inplace(at::Tensor& self, const at::Tensor& other) {
+  return floor_divide_into(self, other, self);
 }
 
 // ---- fused: addcmul, addcdiv, lerp, masked_fill_ ------------------------------------------------
@@ -253,6 +300,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.out", TORCH_FN(sub_out));
   m.impl("mul.out", TORCH_FN(mul_out));
   m.impl("div.out", TORCH_FN(div_out));
+  m.impl("div.out_mode", TORCH_FN(div_mode_out));
+  m.impl("remainder.Tensor_out", TORCH_FN(remainder_out));
+  m.impl("floor_divide", TORCH_FN(floor_divide_new));
+  m.impl("floor_divide.out", TORCH_FN(floor_divide_into));
+  m.impl("floor_divide_.Tensor", TORCH_FN(floor_divide_inplace));
   m.impl("addcmul.out", TORCH_FN(addcmul_out));
   m.impl("addcdiv.out", TORCH_FN(addcdiv_out));
   m.impl("lerp.Scalar_out", TORCH_FN(lerp_scalar_out));

@@ -1,4 +1,4 @@
-// Tensor creation, storage, views and scalars of the device: empty, empty_strided, resize_, view,
+// Tensor creation, storage, views and scalars of the device: empty, empty_strided, resize_, set_, view,
 // _reshape_alias, as_strided, unfold, _local_scalar_dense, fill_, zero_. Views are metadata only (PyTorch's
 // own generic implementations, as torch_npu registers them); they never launch a task.
 #include <ATen/ATen.h>
@@ -6,6 +6,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/set_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
@@ -69,6 +70,35 @@ const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size, c10::opt
   return self;
 }
 
+// set_: the tensor takes another tensor's storage (metadata only, never a task), as PyTorch's CPU and
+// CUDA set_ do: a.set_(b), a.set_(b, offset, size, stride), a.set_(). (1.13's Python cannot hand a
+// device storage object to C++: Note [Checkpoints of device tensors] in npuscope/_serialization.py.)
+at::Tensor& set_storage_impl(at::Tensor& self, c10::Storage source, std::int64_t offset, at::IntArrayRef size,
+                             at::IntArrayRef stride) {
+  at::native::checkSetStorage(self, std::move(source), offset, size, stride);
+  self.unsafeGetTensorImpl()->set_storage_offset(offset);
+  const at::OptionalIntArrayRef strides = stride.data() != nullptr ? at::OptionalIntArrayRef(stride) : c10::nullopt;
+  at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, strides, /*resize_storage=*/false);
+  return self;
+}
+
+at::Tensor& set_storage_offset(at::Tensor& self, c10::Storage source, c10::SymInt offset, c10::SymIntArrayRef size,
+                               c10::SymIntArrayRef stride) {
+  return set_storage_impl(self, std::move(source), offset.expect_int(), c10::asIntArrayRefSlow(size),
+                          c10::asIntArrayRefSlow(stride));
+}
+
+at::Tensor& set_storage(at::Tensor& self, c10::Storage source) { return at::native::set_(self, std::move(source)); }
+
+at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) { return at::native::set_tensor_(self, source); }
+
+// set_() with no source: an empty storage of the tensor's device.
+at::Tensor& set_empty(at::Tensor& self) {
+  c10::Allocator* allocator = allocator_for(device_index(self));
+  c10::Storage empty(c10::Storage::use_byte_size_t(), 0, allocator->allocate(0), allocator, true);
+  return set_storage_impl(self, std::move(empty), 0, {0}, {});
+}
+
 at::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
   const at::Tensor host = self.to(at::kCPU);
@@ -111,6 +141,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
   m.impl("resize_", TORCH_FN(resize_));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset));
+  m.impl("set_.source_Storage", TORCH_FN(set_storage));
+  m.impl("set_.source_Tensor", TORCH_FN(set_tensor));
+  m.impl("set_", TORCH_FN(set_empty));
   m.impl("view", TORCH_FN(view));
   m.impl("_reshape_alias", TORCH_FN(reshape_alias));
   m.impl("as_strided", TORCH_FN(as_strided));

@@ -1,7 +1,7 @@
 // Native matrix products, reductions, softmax and losses: mm, addmm, bmm, baddbmm (Gemm /
 // BatchMatMul, a transposed operand as the transpose flag rather than a copy), sum, mean
-// (ReduceSum / ReduceMean), _softmax, _log_softmax and their backward ops, nll_loss forward and
-// backward (what cross_entropy reaches).
+// (ReduceSum / ReduceMean), norm with p = 1 or 2 (ReduceL1 / ReduceL2), _softmax, _log_softmax and
+// their backward ops, nll_loss forward and backward (what cross_entropy reaches).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -154,6 +154,31 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
   if (!reducible(self, out) || !is_float(out.scalar_type()))
     return NPUSCOPE_FALLBACK(mean_out, self, dim, keepdim, dtype, out);
   reduce("ReduceMean", "aten::mean", self, dim, keepdim, out);
+  return out;
+}
+
+// torch.norm / Tensor.norm with p = 1 or 2 (clip_grad_norm_, F.normalize): ReduceL1 / ReduceL2, which
+// accumulate in f32 on the NPU. Other orders go to the CPU fallback.
+const char* norm_op(const c10::optional<at::Scalar>& p) {
+  const double order = p.has_value() ? p->toDouble() : 2.0;
+  return order == 2.0 ? "ReduceL2" : order == 1.0 ? "ReduceL1" : nullptr;
+}
+
+at::Tensor& norm_out(const at::Tensor& self, const c10::optional<at::Scalar>& p, at::IntArrayRef dim, bool keepdim,
+                     at::Tensor& out) {
+  const char* op = norm_op(p);
+  if (op == nullptr || !reducible(self, out) || !is_float(out.scalar_type()))
+    return NPUSCOPE_FALLBACK(norm_out, self, p, dim, keepdim, out);
+  reduce(op, "aten::norm", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& norm_dtype_out(const at::Tensor& self, const c10::optional<at::Scalar>& p, at::IntArrayRef dim,
+                           bool keepdim, at::ScalarType dtype, at::Tensor& out) {
+  const char* op = norm_op(p);
+  if (op == nullptr || !reducible(self, out) || !is_float(out.scalar_type()))
+    return NPUSCOPE_FALLBACK(norm_dtype_out, self, p, dim, keepdim, dtype, out);
+  reduce(op, "aten::norm", self, dim, keepdim, out);
   return out;
 }
 
@@ -311,6 +336,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
   m.impl("sum.IntList_out", TORCH_FN(sum_out));
   m.impl("mean.out", TORCH_FN(mean_out));
+  m.impl("norm.out", TORCH_FN(norm_out));
+  m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
   m.impl("_softmax.out", TORCH_FN(softmax_out));
   m.impl("_log_softmax.out", TORCH_FN(log_softmax_out));
   m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out));

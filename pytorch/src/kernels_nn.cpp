@@ -1,5 +1,5 @@
 // Native convolution, normalisation and pooling kernels, forward and backward: convolution_overrideable
-// (what torch.nn's convolutions reach on a backend that is not CPU/CUDA) with its backward,
+// (what torch.nn's convolutions reach on a backend that is not CPU/CUDA; 1-D, 2-D and 3-D) with its backward,
 // native_batch_norm (training: BatchNormTraining, updating the running statistics in place; eval:
 // BatchNorm) and its backward, native_layer_norm (LayerNormV3) and its backward, and
 // max_pool2d_with_indices (MaxPoolWithArgmax) with its backward.
@@ -19,13 +19,12 @@ const at::Tensor& value_or_undefined(const c10::optional<at::Tensor>& t) {
 
 // ---- convolution --------------------------------------------------------------------------------
 
-// 2-D convolutions and transposed convolutions run natively (PyTorch's _convolution hands a 1-D one
-// over as 2-D of height 1); 3-D ones are refused with a message, as PyTorch 1.13 has no CPU kernel of
-// convolution_overrideable to fall back to.
-void check_conv2d(const char* aten, const at::Tensor& input, const at::Tensor& weight) {
-  TORCH_CHECK(input.dim() == 4 && weight.dim() == 4, aten, ": the emulated NPU runs 1-D and 2-D convolutions ",
-              "(NCL or NCHW input); got input ", input.sizes(), " and weight ", weight.sizes(),
-              ". Run this convolution on the CPU");
+// 2-D and 3-D convolutions and transposed convolutions run natively (PyTorch's _convolution hands a
+// 1-D one over as 2-D of height 1): Conv2d / Conv3d, ConvTranspose, and their gradients.
+void check_conv(const char* aten, const at::Tensor& input, const at::Tensor& weight) {
+  TORCH_CHECK((input.dim() == 4 || input.dim() == 5) && weight.dim() == input.dim(), aten,
+              ": the emulated NPU runs 1-D, 2-D and 3-D convolutions (NCL, NCHW or NCDHW input); got input ",
+              input.sizes(), " and weight ", weight.sizes());
   TORCH_CHECK(is_float(input.scalar_type()), aten, ": the emulated NPU convolves float32, float16 and bfloat16, not ",
               input.scalar_type());
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), aten, ": input (", input.scalar_type(), ") and weight (",
@@ -34,41 +33,50 @@ void check_conv2d(const char* aten, const at::Tensor& input, const at::Tensor& w
               weight.device(), "; move them to one device first");
 }
 
+// pads: the begins then the ends, {top, left, bottom, right} or {front, top, left, back, bottom, right}.
 emulator::Attrs conv_attrs(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                            std::int64_t groups) {
-  return {{"strides", ints(stride)},
-          {"pads", std::vector<std::int64_t>{padding[0], padding[1], padding[0], padding[1]}},
-          {"dilations", ints(dilation)},
-          {"group", groups}};
+  std::vector<std::int64_t> pads = ints(padding);
+  pads.insert(pads.end(), padding.begin(), padding.end());
+  return {{"strides", ints(stride)}, {"pads", std::move(pads)}, {"dilations", ints(dilation)}, {"group", groups}};
 }
 
-// A transposed convolution (ConvTranspose: weight [Cin, Cout/groups, kh, kw]) is the adjoint of
+// The emulator ops of a convolution of `spatial` (2 or 3) dims: forward, input gradient, filter gradient.
+struct ConvOps {
+  const char* forward;
+  const char* input_grad;
+  const char* filter_grad;
+};
+ConvOps conv_ops(std::int64_t spatial) {
+  if (spatial == 3) return {"Conv3d", "Conv3DBackpropInput", "Conv3DBackpropFilter"};
+  return {"Conv2d", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
+}
+
+// A transposed convolution (ConvTranspose: weight [Cin, Cout/groups, k...]) is the adjoint of
 // the convolution with the same weight: its input's gradient is that convolution of dy, and its
 // weight's gradient that convolution's filter gradient with the roles of input and dy swapped.
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, std::int64_t groups) {
   constexpr const char* kAten = "aten::convolution";
-  check_conv2d(kAten, input, weight);
+  check_conv(kAten, input, weight);
   const at::ScalarType type = input.scalar_type();
-  const std::int64_t n = input.size(0), kh = weight.size(2), kw = weight.size(3);
-  std::int64_t oh, ow, channels;
-  if (transposed) {
-    oh = (input.size(2) - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1;
-    ow = (input.size(3) - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1;
-    channels = weight.size(1) * groups;
-  } else {
-    oh = (input.size(2) + 2 * padding[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
-    ow = (input.size(3) + 2 * padding[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
-    channels = weight.size(0);
+  const std::int64_t spatial = input.dim() - 2;
+  std::vector<std::int64_t> shape{input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
+  for (std::int64_t d = 0; d < spatial; ++d) {
+    const std::int64_t in = input.size(d + 2), k = weight.size(d + 2);
+    const std::int64_t out = transposed
+                                 ? (in - 1) * stride[d] - 2 * padding[d] + dilation[d] * (k - 1) + output_padding[d] + 1
+                                 : (in + 2 * padding[d] - dilation[d] * (k - 1) - 1) / stride[d] + 1;
+    TORCH_CHECK(out > 0, kAten, ": the kernel ", weight.sizes(), " does not fit the input ", input.sizes(),
+                " with padding ", padding);
+    shape.push_back(out);
   }
-  TORCH_CHECK(oh > 0 && ow > 0, kAten, ": the kernel ", weight.sizes(), " does not fit the input ", input.sizes(),
-              " with padding ", padding);
-  at::Tensor out = at::empty({n, channels, oh, ow}, input.options());
+  at::Tensor out = at::empty(shape, input.options());
   if (out.numel() == 0) return out;
   emulator::Attrs attrs = conv_attrs(stride, padding, dilation, groups);
   if (transposed) attrs.set("output_padding", ints(output_padding));
-  run_op(transposed ? "ConvTranspose" : "Conv2d", kAten,
+  run_op(transposed ? "ConvTranspose" : conv_ops(spatial).forward, kAten,
          {operand(input, type, kAten), operand(weight, type, kAten),
           bias.has_value() && bias->defined() ? operand(*bias, type, kAten) : at::Tensor()},
          attrs, {out});
@@ -82,9 +90,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(const at::Te
                                                                     at::IntArrayRef output_padding, std::int64_t groups,
                                                                     std::array<bool, 3> output_mask) {
   constexpr const char* kAten = "aten::convolution_backward";
-  check_conv2d(kAten, input, weight);
+  check_conv(kAten, input, weight);
   (void)output_padding;  // the shapes of input and weight say it all
   const at::ScalarType type = input.scalar_type();
+  const ConvOps ops = conv_ops(input.dim() - 2);
   const at::Tensor dy = operand(grad_output, type, kAten);
   const at::Tensor x = operand(input, type, kAten), w = operand(weight, type, kAten);
   const emulator::Attrs attrs = conv_attrs(stride, padding, dilation, groups);
@@ -92,24 +101,25 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(const at::Te
   if (output_mask[0]) {
     grad_input = at::empty(input.sizes(), input.options());
     if (transposed) {
-      run_op("Conv2d", kAten, {dy, w, at::Tensor()}, attrs, {grad_input});
+      run_op(ops.forward, kAten, {dy, w, at::Tensor()}, attrs, {grad_input});
     } else {
       emulator::Attrs a = attrs;
       a.set("input_size", ints(input.sizes()));
-      run_op("Conv2DBackpropInput", kAten, {dy, w}, a, {grad_input});
+      run_op(ops.input_grad, kAten, {dy, w}, a, {grad_input});
     }
   }
   if (output_mask[1]) {
     grad_weight = at::empty(weight.sizes(), weight.options());
     emulator::Attrs a = attrs;
     a.set("filter_size", ints(weight.sizes()));
-    run_op("Conv2DBackpropFilter", kAten, transposed ? std::vector<at::Tensor>{dy, x} : std::vector<at::Tensor>{x, dy},
-           a, {grad_weight});
+    run_op(ops.filter_grad, kAten, transposed ? std::vector<at::Tensor>{dy, x} : std::vector<at::Tensor>{x, dy}, a,
+           {grad_weight});
   }
   if (output_mask[2]) {
     grad_bias = at::empty({grad_output.size(1)}, grad_output.options());
-    run_op("ReduceSum", kAten, {dy}, {{"axes", std::vector<std::int64_t>{0, 2, 3}}, {"keepdims", std::int64_t{0}}},
-           {grad_bias});
+    std::vector<std::int64_t> axes{0};
+    for (std::int64_t d = 2; d < grad_output.dim(); ++d) axes.push_back(d);
+    run_op("ReduceSum", kAten, {dy}, {{"axes", axes}, {"keepdims", std::int64_t{0}}}, {grad_bias});
   }
   return {grad_input, grad_weight, grad_bias};
 }

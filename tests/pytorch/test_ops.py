@@ -60,11 +60,6 @@ class NativeOpsTest(DeviceTestCase):
                     self.assertLess(relative_error(a, b), 1e-5)
         self.assertEqual(npu.fallback_ops(), {}, "these ops all have native kernels")
 
-    def test_3d_convolutions_are_refused_with_a_message(self):
-        x, w = torch.randn(1, 2, 4, 4, 4).to(DEV), torch.randn(3, 2, 2, 2, 2).to(DEV)
-        with self.assertRaisesRegex(RuntimeError, "1-D and 2-D convolutions"):
-            F.conv3d(x, w)
-
     def test_in_place_ops_write_their_input(self):
         x = torch.randn(4, 6)
         d = x.to(DEV)

@@ -24,7 +24,6 @@ namespace npuscope::emulator::kernels {
 namespace {
 
 constexpr const char* kOp = "Conv3d";
-constexpr std::int64_t kConv3dScratchBytes = std::int64_t{16} << 20;  // Note [Conv3d depth chunks]
 
 }  // namespace
 
@@ -82,8 +81,7 @@ KernelCost cost_conv3d(std::span<const TensorMeta> in, std::span<const TensorMet
 
 // Output depth slices per vol2col chunk (Note [Conv3d depth chunks]).
 std::int64_t slices_per_chunk(const Conv3dGeom& g, std::int64_t elem) {
-  const std::int64_t per_slice = std::max<std::int64_t>(1, g.kdim() * g.oh * g.ow * elem);
-  return std::clamp<std::int64_t>(kConv3dScratchBytes / per_slice, 1, g.od);
+  return conv3d_slices_per_chunk(g, elem, kConv3dScratchBytes);
 }
 
 // y for image i and group gi: the bias (beta = 1 then), then one GEMM per chunk of depth slices.

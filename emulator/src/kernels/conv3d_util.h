@@ -1,5 +1,6 @@
-// Conv3d's geometry (NCDHW input, [Cout, Cin/group, kD, kH, kW] weight) and the vol2col transform
-// in front of its GEMMs (conv3d_ops.cpp). The 3-D analogue of conv_util.h's im2col.
+// Conv3d's geometry (NCDHW input, [Cout, Cin/group, kD, kH, kW] weight), the vol2col transform in
+// front of its GEMMs (conv3d_ops.cpp) and its adjoint col2vol (conv3d_backward_ops.cpp). The 3-D
+// analogues of conv_util.h's im2col and col2im.
 //
 // Attributes: strides {sd, sh, sw}, pads {front, top, left, back, bottom, right} (ONNX's begins then
 // ends), dilations {dd, dh, dw}, and the group count from "group" (ONNX) or "groups" (aten).
@@ -66,6 +67,51 @@ void vol2col(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1
       for (std::int64_t ky = 0; ky < g.kh; ++ky) {
         for (std::int64_t kx = 0; kx < g.kw; ++kx, ++r) {
           vol2col_row(x + c * g.in_vol(), g, oz0, oz1, kz, ky, kx, col + r * ld);
+        }
+      }
+    }
+  }
+}
+
+// The vol2col buffer's budget: Note [Conv3d depth chunks] in conv3d_ops.cpp.
+inline constexpr std::int64_t kConv3dScratchBytes = std::int64_t{16} << 20;
+
+// Depth slices of output per chunk of the vol2col matrix that keep it within `budget` bytes (at
+// least one slice): Note [Conv3d depth chunks].
+inline std::int64_t conv3d_slices_per_chunk(const Conv3dGeom& g, std::int64_t elem, std::int64_t budget) {
+  const std::int64_t per_slice = std::max<std::int64_t>(1, g.kdim() * g.oh * g.ow * elem);
+  return std::clamp<std::int64_t>(budget / per_slice, 1, std::max<std::int64_t>(g.od, 1));
+}
+
+// The adjoint of vol2col over the output depth slices [oz0, oz1): adds every col row (rows `ld`
+// apart) back into the input volumes it was read from (what falls in the padding is dropped). x
+// points at the group's first channel and accumulates.
+template <class T>
+void col2vol(const T* col, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1, T* x, std::int64_t ld) {
+  std::int64_t r = 0;
+  for (std::int64_t c = 0; c < g.cin_g(); ++c) {
+    T* vol = x + c * g.in_vol();
+    for (std::int64_t kz = 0; kz < g.kd; ++kz) {
+      for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+        for (std::int64_t kx = 0; kx < g.kw; ++kx, ++r) {
+          const T* row = col + r * ld;
+          const std::int64_t xoff = kx * g.dw - g.pl;
+          const auto [lo, hi] = conv_valid_cols(g.w, g.sw, xoff, g.ow);
+          for (std::int64_t oz = oz0; oz < oz1; ++oz) {
+            const std::int64_t iz = oz * g.sd - g.pf + kz * g.dd;
+            if (iz < 0 || iz >= g.d) continue;
+            for (std::int64_t oy = 0; oy < g.oh; ++oy) {
+              const std::int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+              if (iy < 0 || iy >= g.h) continue;
+              T* dst = vol + (iz * g.h + iy) * g.w + xoff;
+              const T* src = row + ((oz - oz0) * g.oh + oy) * g.ow;
+              if (g.sw == 1) {
+                for (std::int64_t j = lo; j < hi; ++j) dst[j] += src[j];  // vectorises
+              } else {
+                for (std::int64_t j = lo; j < hi; ++j) dst[j * g.sw] += src[j];
+              }
+            }
+          }
         }
       }
     }

@@ -1,8 +1,10 @@
 // MaxPool, AvgPool, MaxPoolWithIndices (2-D NCHW and 3-D NCDHW) and GlobalAvgPool (NC..., any
-// number of spatial dims), ONNX semantics. Attributes kernel_shape, strides, pads {begins...,
-// ends...}, dilations, auto_pad, ceil_mode, count_include_pad (AvgPool), storage_order
-// (MaxPoolWithIndices). NPU: computed in f32 (f32 window sums), rounded to the output dtype once;
-// CPU golden: f64.
+// number of spatial dims), ONNX semantics, and AvgPoolGrad, AvgPool's gradient (CANN's AvgPoolV2Grad
+// and AvgPool3DGrad: dy and the input's shape, input_size, with AvgPool's attributes -> dx).
+// Attributes kernel_shape, strides, pads {begins..., ends...}, dilations, auto_pad, ceil_mode,
+// count_include_pad (AvgPool), divisor_override (AvgPool, PyTorch's: every window's divisor when
+// > 0), storage_order (MaxPoolWithIndices). NPU: computed in f32 (f32 window sums), rounded to the
+// output dtype once; CPU golden: f64.
 //
 // Note [Pool windows]
 // Output size per spatial dim (ONNX): (in + pad_begin + pad_end − ((k − 1)·d + 1)) / stride + 1,
@@ -201,10 +203,25 @@ inline void fold_slice(const T* slice, std::int64_t width, std::int64_t dh, std:
   }
 }
 
+// An average window's divisor (Note [Pool windows]; divisor_override > 0 replaces it).
+struct AvgDivisor {
+  bool count_include_pad = false;
+  std::int64_t override_by = 0;
+  std::int64_t of(const TapSpan& sd, const TapSpan& sh, const TapSpan& sw) const {
+    if (override_by > 0) return override_by;
+    return count_include_pad ? sd.padded_taps * sh.padded_taps * sw.padded_taps
+                             : (sd.k1 - sd.k0) * (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
+  }
+};
+
+AvgDivisor avg_divisor(const Attrs& attrs) {
+  return {attrs.get_int("count_include_pad", 0) != 0, attrs.get_int("divisor_override", 0)};
+}
+
 // One [D, H, W] plane -> one [OD, OH, OW] plane: each window's maximum (a NaN propagates) or
 // average. A 2-D pool (a one-tap depth kernel) folds one slice per window without the depth loop.
 template <class T, bool kMax>
-void pool_plane(const T* x, T* y, const PoolGeometry& g, const PoolPlan& p, bool count_include_pad) {
+void pool_plane(const T* x, T* y, const PoolGeometry& g, const PoolPlan& p, const AvgDivisor& divisor) {
   const std::int64_t width = g.w.in, plane = g.h.in * g.w.in;
   const std::int64_t dd = g.d.dilation, dh = g.h.dilation, dw = g.w.dilation;
   const bool flat = g.d.k == 1;
@@ -223,9 +240,7 @@ void pool_plane(const T* x, T* y, const PoolGeometry& g, const PoolPlan& p, bool
         if constexpr (kMax) {
           *y++ = nan ? std::numeric_limits<T>::quiet_NaN() : acc;
         } else {
-          const std::int64_t taps = count_include_pad ? sd.padded_taps * sh.padded_taps * sw.padded_taps
-                                                      : (sd.k1 - sd.k0) * (sh.k1 - sh.k0) * (sw.k1 - sw.k0);
-          *y++ = acc / static_cast<T>(taps);
+          *y++ = acc / static_cast<T>(divisor.of(sd, sh, sw));
         }
       }
     }
@@ -277,7 +292,7 @@ void pool_kernel(KernelContext& ctx) {
   const TensorView& xv = ctx.inputs[0];
   const PoolGeometry g =
       pool_geometry(*xv.shape, ctx.attrs, kKind != PoolKind::kAvg || ctx.attrs.has("dilations"), pool_op(kKind));
-  const bool count_include_pad = ctx.attrs.get_int("count_include_pad", 0) != 0;
+  const AvgDivisor divisor = avg_divisor(ctx.attrs);
   const PoolPlan plan = pool_plan(g, ctx.attrs.get_int("storage_order", 0) == 1);
   const std::vector<T> x = load<T>(xv, ctx);
   std::vector<T> y(static_cast<std::size_t>(ctx.outputs[0].numel));
@@ -288,8 +303,7 @@ void pool_kernel(KernelContext& ctx) {
       argmax_plane<T>(x.data() + p * in_plane, y.data() + p * out_plane, idx.data() + p * out_plane, p * in_plane,
                       plan);
     } else {
-      pool_plane<T, kKind == PoolKind::kMax>(x.data() + p * in_plane, y.data() + p * out_plane, g, plan,
-                                             count_include_pad);
+      pool_plane<T, kKind == PoolKind::kMax>(x.data() + p * in_plane, y.data() + p * out_plane, g, plan, divisor);
     }
   }
   store<T>(ctx.outputs[0], y.data(), ctx);
@@ -304,6 +318,69 @@ void global_avg_pool_kernel(KernelContext& ctx) {
     const T sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
     return len == 0 ? std::numeric_limits<T>::quiet_NaN() : sum / static_cast<T>(len);
   });
+}
+
+// ---- AvgPoolGrad ---------------------------------------------------------------------------------
+
+// input_size: the pooled input's shape, 4 or 5 sizes.
+Shape input_size_attr(const Attrs& attrs, const char* op) {
+  if (!attrs.has("input_size")) fail(op, "needs the 'input_size' attribute (the input's 4 or 5 sizes)");
+  const Shape s = attrs.get_ints("input_size");
+  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
+  if ((s.size() != 4 && s.size() != 5) ||
+      std::any_of(s.begin(), s.end(), [&](std::int64_t v) { return v < 0 || v > max_dim; })) {
+    fail(op, "input_size must be 4 or 5 sizes in [0, " + std::to_string(max_dim) + "], got " + shape_str(s));
+  }
+  return s;
+}
+
+std::vector<TensorMeta> infer_avg_pool_grad(std::span<const TensorMeta> in, const Attrs& attrs) {
+  constexpr const char* op = "AvgPoolGrad";
+  require_floating(in, 0, op);
+  const Shape x = input_size_attr(attrs, op);
+  const PoolGeometry g = pool_geometry(x, attrs, attrs.has("dilations"), op);
+  const Shape want = pool_out_shape(g, x.size());
+  if (in[0].shape != want)
+    fail(op, "dy has shape " + shape_str(in[0].shape) + " but the pool's output is " + shape_str(want));
+  return {{x, in[0].dtype}};
+}
+
+KernelCost cost_avg_pool_grad(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs& attrs) {
+  double taps = 1;  // one add per kernel tap and window
+  for (auto k : attrs.get_ints("kernel_shape", {})) taps *= static_cast<double>(k);
+  return vector_cost(
+      in, out, taps * static_cast<double>(in[0].numel()) / std::max<double>(1.0, static_cast<double>(out[0].numel())));
+}
+
+// Every window hands dy / divisor to each of its taps inside the input.
+template <class T>
+void avg_pool_grad_kernel(KernelContext& ctx) {
+  const PoolGeometry g =
+      pool_geometry(input_size_attr(ctx.attrs, "AvgPoolGrad"), ctx.attrs, ctx.attrs.has("dilations"), "AvgPoolGrad");
+  const PoolPlan p = pool_plan(g, false);
+  const AvgDivisor divisor = avg_divisor(ctx.attrs);
+  const std::vector<T> dy = load<T>(ctx.inputs[0], ctx);
+  std::vector<T> dx(static_cast<std::size_t>(ctx.outputs[0].numel), T(0));
+  const std::int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
+  for (std::int64_t plane = 0; plane < g.n * g.c; ++plane) {
+    const T* src = dy.data() + plane * out_plane;
+    T* dst = dx.data() + plane * in_plane;
+    for (const TapSpan& sd : p.ds) {
+      for (const TapSpan& sh : p.hs) {
+        for (const TapSpan& sw : p.ws) {
+          const T share = *src++ / static_cast<T>(divisor.of(sd, sh, sw));
+          for (std::int64_t kd = sd.k0; kd < sd.k1; ++kd) {
+            const std::int64_t z = sd.start + kd * g.d.dilation;
+            for (std::int64_t kh = sh.k0; kh < sh.k1; ++kh) {
+              T* row = dst + (z * g.h.in + sh.start + kh * g.h.dilation) * g.w.in;
+              for (std::int64_t kw = sw.k0; kw < sw.k1; ++kw) row[sw.start + kw * g.w.dilation] += share;
+            }
+          }
+        }
+      }
+    }
+  }
+  store<T>(ctx.outputs[0], dx.data(), ctx);
 }
 
 // Integer max pools go to the CPU golden (f64 holds them exactly); the NPU kernel computes in f32.
@@ -329,6 +406,12 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "MaxPoolWithIndices",
                               .max_inputs = 1,
                               .infer = infer_pool<PoolKind::kMaxIndices>,
                               .cost = cost_pool});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "AvgPoolGrad",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_avg_pool_grad,
+                              .cost = cost_avg_pool_grad});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "GlobalAvgPool",
                               .category = OpCategory::kVector,
                               .min_inputs = 1,
@@ -342,6 +425,7 @@ NPUSCOPE_REGISTER_KERNEL_IF("MaxPoolWithIndices", Backend::kNpu, (pool_kernel<fl
                             max_pool_npu_supports);
 NPUSCOPE_REGISTER_KERNEL("MaxPoolWithIndices", Backend::kCpu, (pool_kernel<double, PoolKind::kMaxIndices>));
 NPUSCOPE_REGISTER_FLOAT_KERNELS("AvgPool", pool_kernel, PoolKind::kAvg);
+NPUSCOPE_REGISTER_FLOAT_KERNELS("AvgPoolGrad", avg_pool_grad_kernel);
 NPUSCOPE_REGISTER_FLOAT_KERNELS("GlobalAvgPool", global_avg_pool_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -1,8 +1,9 @@
-"""npuscope.torch.amp: dynamic loss scaling on the emulated NPU, as torch_npu's amp does it.
+"""npuscope.torch.amp: mixed precision and dynamic loss scaling on the emulated NPU, as torch_npu's amp.
 
     scaler = npuscope.torch.amp.GradScaler()
     for x, y in data:
-        loss = loss_fn(model(x), y)
+        with npuscope.torch.amp.autocast():    # npuscope/_autocast.py
+            loss = loss_fn(model(x), y)
         optimizer.zero_grad()
         scaler.scale(loss).backward()
         scaler.step(optimizer)      # skipped when the gradients overflowed
@@ -17,7 +18,9 @@ op that overflowed first in each.
 """
 import torch as _torch
 
-__all__ = ["GradScaler"]
+from npuscope._autocast import autocast, custom_bwd, custom_fwd, get_autocast_dtype, is_autocast_enabled  # noqa: F401
+
+__all__ = ["GradScaler", "autocast", "custom_fwd", "custom_bwd", "is_autocast_enabled", "get_autocast_dtype"]
 
 
 class _ScaledLoss(_torch.autograd.Function):

@@ -316,6 +316,11 @@ _torch.Tensor.npu = _tensor_npu
 _torch.Tensor.is_npu = property(lambda self: self.device.type == DEVICE_TYPE)
 _torch.nn.Module.npu = _module_npu
 
+# torch.save / torch.load / copy.deepcopy / pickle of device tensors, with torch_npu's location tags
+# (Note [Checkpoints of device tensors], npuscope/_serialization.py).
+from npuscope import _serialization  # noqa: E402
+_serialization.install()
+
 
 # ---- profiling: what `npuscope run` sees of the script (Note [PyTorch observers]) ----------------
 #
