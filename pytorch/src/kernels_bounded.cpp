@@ -1,6 +1,7 @@
-// Native bounded activations of mobile networks and their backward ops: hardtanh (ReLU6),
-// hardswish, hardsigmoid (ONNX's Clip / HardSwish / HardSigmoid forward, HardtanhGrad /
-// HardswishGrad / HardsigmoidGrad backward), and clamp_min / clamp_max (Clip with one bound).
+// Native piecewise-linear activations and their backward ops: hardtanh (ReLU6), hardswish,
+// hardsigmoid, leaky_relu (ONNX's Clip / HardSwish / HardSigmoid / LeakyRelu forward, HardtanhGrad /
+// HardswishGrad / HardsigmoidGrad / LeakyReluGrad backward), and clamp_min / clamp_max (Clip with
+// one bound).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -76,6 +77,22 @@ at::Tensor& hardsigmoid_backward_out(const at::Tensor& grad, const at::Tensor& s
   return grad_input;
 }
 
+at::Tensor& leaky_relu_out(const at::Tensor& self, const at::Scalar& slope, at::Tensor& out) {
+  if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(leaky_relu_out, self, slope, out);
+  unary_op("LeakyRelu", "aten::leaky_relu", self, out, {{"alpha", slope.toDouble()}});
+  return out;
+}
+
+at::Tensor& leaky_relu_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& slope,
+                                    bool self_is_result, at::Tensor& grad_input) {
+  if (!is_float(grad_input.scalar_type()) || (self_is_result && slope.toDouble() < 0))
+    return NPUSCOPE_FALLBACK(leaky_relu_backward_grad_input, grad, self, slope, self_is_result, grad_input);
+  // With a non-negative slope the result has the input's sign, so it serves as x (in-place leaky_relu_).
+  backward_op("LeakyReluGrad", "aten::leaky_relu_backward", grad, self, grad_input,
+              {{"negative_slope", slope.toDouble()}});
+  return grad_input;
+}
+
 // ---- clamp_min, clamp_max -----------------------------------------------------------------------
 
 at::Tensor& clamp_min_out(const at::Tensor& self, const at::Scalar& min, at::Tensor& out) {
@@ -103,6 +120,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardswish_", TORCH_FN(hardswish_));
   m.impl("hardswish_backward", TORCH_FN(hardswish_backward));
   m.impl("hardsigmoid.out", TORCH_FN(hardsigmoid_out));
+  m.impl("leaky_relu.out", TORCH_FN(leaky_relu_out));
+  m.impl("leaky_relu_backward.grad_input", TORCH_FN(leaky_relu_backward_out));
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(hardsigmoid_backward_out));
   m.impl("clamp_min.out", TORCH_FN(clamp_min_out));
   m.impl("clamp_max.out", TORCH_FN(clamp_max_out));

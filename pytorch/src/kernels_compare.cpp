@@ -1,6 +1,7 @@
 // Native comparisons, selection and the reductions users call on results: eq, ne, lt, le, gt, ge
 // (tensor or scalar operands: Equal, Less, ...; ne is Equal then Not), where, logical_not / and /
-// or, maximum, minimum, clamp, max / min / argmax / argmin, cumsum, pow with a scalar exponent.
+// or, maximum, minimum, clamp, max / min / argmax / argmin, topk and sort (TopK: stable, ties by
+// index), cumsum, pow with a scalar exponent.
 // What an accuracy line of a training loop uses, ((logits.argmax(1) == y).float().mean()), runs on
 // the device instead of the fallback.
 #include <ATen/ATen.h>
@@ -263,6 +264,45 @@ std::tuple<at::Tensor&, at::Tensor&> max_dim_out(const at::Tensor& self, std::in
   return {values, indices};
 }
 
+// ---- topk, sort ---------------------------------------------------------------------------------
+
+// values, indices = the k largest (or smallest) along dim, sorted: TopK, whose ties keep the lower
+// index first (what sort(stable=True) promises; torch's unstable orders are unspecified anyway).
+void top_k(const char* aten, const at::Tensor& self, std::int64_t k, std::int64_t dim, bool largest,
+           const at::Tensor& values, const at::Tensor& indices) {
+  check_same_device(aten, values, {self});
+  const std::int64_t axis = c10::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(k >= 0 && k <= self.size(axis), aten, ": k (", k, ") is out of range for dimension ", axis, " of size ",
+              self.size(axis));
+  std::vector<std::int64_t> shape(self.sizes().begin(), self.sizes().end());
+  shape[static_cast<std::size_t>(axis)] = k;
+  resize_out(values, shape);
+  resize_out(indices, shape);
+  if (values.numel() == 0) return;
+  OutputSlot v(values, aten), i(indices, aten);
+  run_op("TopK", aten, {operand(self, values.scalar_type(), aten)},
+         {{"k", k}, {"axis", axis}, {"largest", std::int64_t{largest}}, {"sorted", std::int64_t{1}}},
+         {v.tensor(), i.tensor()});
+  v.finish();
+  i.finish();
+}
+
+std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, std::int64_t k, std::int64_t dim, bool largest,
+                                              bool sorted, at::Tensor& values, at::Tensor& indices) {
+  if (!numeric(self.scalar_type()) || self.dim() == 0 || indices.scalar_type() != at::kLong)
+    return NPUSCOPE_FALLBACK(topk_values, self, k, dim, largest, sorted, values, indices);
+  top_k("aten::topk", self, k, dim, largest, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, c10::optional<bool> stable, std::int64_t dim,
+                                              bool descending, at::Tensor& values, at::Tensor& indices) {
+  if (!numeric(self.scalar_type()) || self.dim() == 0 || indices.scalar_type() != at::kLong)
+    return NPUSCOPE_FALLBACK(sort_values_stable, self, stable, dim, descending, values, indices);
+  top_k("aten::sort", self, self.size(c10::maybe_wrap_dim(dim, self.dim())), dim, descending, values, indices);
+  return {values, indices};
+}
+
 // ---- cumsum, pow --------------------------------------------------------------------------------
 
 at::Tensor& cumsum_out(const at::Tensor& self, std::int64_t dim, c10::optional<at::ScalarType> dtype, at::Tensor& out) {
@@ -333,6 +373,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max.dim_max", TORCH_FN(max_dim_out));
   m.impl("argmax.out", TORCH_FN(argmax_out));
   m.impl("argmin.out", TORCH_FN(argmin_out));
+  m.impl("topk.values", TORCH_FN(topk_out));
+  m.impl("sort.values_stable", TORCH_FN(sort_out));
   m.impl("cumsum.out", TORCH_FN(cumsum_out));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(pow_scalar_out));
 }

@@ -211,6 +211,9 @@ NPUSCOPE_FLOAT_UNARY(silu, "Silu", "aten::silu")
 NPUSCOPE_FLOAT_UNARY(reciprocal, "Reciprocal", "aten::reciprocal")
 NPUSCOPE_FLOAT_UNARY(sgn, "Sign", "aten::sgn")  // real tensors: sgn is sign (abs's backward)
 NPUSCOPE_FLOAT_UNARY(sign, "Sign", "aten::sign")
+NPUSCOPE_FLOAT_UNARY(round, "Round", "aten::round")  // half to even, as PyTorch's
+NPUSCOPE_FLOAT_UNARY(floor, "Floor", "aten::floor")
+NPUSCOPE_FLOAT_UNARY(ceil, "Ceil", "aten::ceil")
 #undef NPUSCOPE_FLOAT_UNARY
 
 at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
@@ -311,6 +314,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar));
   m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor));
   m.impl("sqrt.out", TORCH_FN(sqrt_out));
+  m.impl("round.out", TORCH_FN(round_out));
+  m.impl("floor.out", TORCH_FN(floor_out));
+  m.impl("ceil.out", TORCH_FN(ceil_out));
   m.impl("rsqrt.out", TORCH_FN(rsqrt_out));
   m.impl("exp.out", TORCH_FN(exp_out));
   m.impl("log.out", TORCH_FN(log_out));

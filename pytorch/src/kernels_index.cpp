@@ -1,5 +1,6 @@
 // Native indexing, joining and range kernels: index_select (what nn.Embedding's forward is),
-// embedding_dense_backward, cat, triu / tril (causal masks), arange.
+// embedding_dense_backward, cat, roll (Roll: Swin's shifted windows; its backward is a roll too),
+// triu / tril (causal masks), arange.
 #include <ATen/ATen.h>
 #include <ATen/core/IListRef.h>
 #include <torch/library.h>
@@ -77,6 +78,19 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, std::int64_t dim, at::Ten
   return out;
 }
 
+at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+  constexpr const char* kAten = "aten::roll";
+  if (!to_emulator_dtype(self.scalar_type()) || self.dim() == 0) return NPUSCOPE_FALLBACK(roll, self, shifts, dims);
+  TORCH_CHECK(!shifts.empty(), kAten, ": shifts must be given");
+  TORCH_CHECK(dims.empty() ? shifts.size() == 1 : shifts.size() == dims.size(), kAten, ": shifts ", shifts,
+              " and dims ", dims, " must have the same length (or one shift and no dims)");
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  if (out.numel() == 0) return out;
+  run_op("Roll", kAten, {operand(self, self.scalar_type(), kAten)}, {{"shifts", ints(shifts)}, {"dims", ints(dims)}},
+         {out});
+  return out;
+}
+
 void trilu(const char* aten, bool upper, const at::Tensor& self, std::int64_t diagonal, const at::Tensor& out) {
   resize_out(out, self.sizes());
   if (out.numel() == 0) return;
@@ -133,6 +147,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select.out", TORCH_FN(index_select_out));
   m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
   m.impl("cat.out", TORCH_FN(cat_out));
+  m.impl("roll", TORCH_FN(roll));
   m.impl("triu.out", TORCH_FN(triu_out));
   m.impl("tril.out", TORCH_FN(tril_out));
   m.impl("arange.start_out", TORCH_FN(arange_out));

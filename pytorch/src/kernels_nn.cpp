@@ -1,8 +1,9 @@
 // Native convolution, normalisation and pooling kernels, forward and backward: convolution_overrideable
-// (what torch.nn's convolutions reach on a backend that is not CPU/CUDA; 1-D, 2-D and 3-D) with its backward,
-// native_batch_norm (training: BatchNormTraining, updating the running statistics in place; eval:
-// BatchNorm) and its backward, native_layer_norm (LayerNormV3) and its backward, and
-// max_pool2d_with_indices (MaxPoolWithArgmax) with its backward.
+// (what torch.nn's convolutions reach on a backend that is not CPU/CUDA; 1-D, 2-D and 3-D) with its
+// backward, native_batch_norm (training: BatchNormTraining, updating the running statistics in
+// place; eval: BatchNorm) and its backward, native_layer_norm (LayerNormV3) and native_group_norm
+// (GroupNormV2) with their backward ops, and max_pool2d_with_indices (MaxPoolWithArgmax) with its
+// backward.
 #include <ATen/ATen.h>
 #include <ATen/native/Pool.h>
 #include <torch/library.h>
@@ -249,6 +250,49 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
           output_mask[2] && bias_opt.has_value() && bias_opt->defined() ? db : at::Tensor()};
 }
 
+// ---- group norm ---------------------------------------------------------------------------------
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tensor& input,
+                                                                 const c10::optional<at::Tensor>& weight_opt,
+                                                                 const c10::optional<at::Tensor>& bias_opt,
+                                                                 c10::SymInt n, c10::SymInt c, c10::SymInt hw,
+                                                                 std::int64_t group, double eps) {
+  constexpr const char* kAten = "aten::native_group_norm";
+  if (!is_float(input.scalar_type()) || input.dim() < 2 || input.numel() == 0)
+    return NPUSCOPE_FALLBACK(native_group_norm, input, weight_opt, bias_opt, n.expect_int(), c.expect_int(),
+                             hw.expect_int(), group, eps);
+  const at::ScalarType type = input.scalar_type();
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  at::Tensor mean = at::empty({input.size(0), group}, input.options());
+  at::Tensor rstd = at::empty({input.size(0), group}, input.options());
+  run_op("GroupNormV2", kAten,
+         {operand(input, type, kAten), contiguous(value_or_undefined(weight_opt), kAten),
+          contiguous(value_or_undefined(bias_opt), kAten)},
+         {{"num_groups", group}, {"epsilon", eps}}, {out, mean, rstd});
+  return {out, mean, rstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
+    const c10::optional<at::Tensor>& weight_opt, c10::SymInt n, c10::SymInt c, c10::SymInt hw, std::int64_t group,
+    std::array<bool, 3> output_mask) {
+  constexpr const char* kAten = "aten::native_group_norm_backward";
+  if (!is_float(input.scalar_type()) || input.dim() < 2 || input.numel() == 0)
+    return NPUSCOPE_FALLBACK(native_group_norm_backward, grad_out, input, mean, rstd, weight_opt, n.expect_int(),
+                             c.expect_int(), hw.expect_int(), group, output_mask);
+  const at::ScalarType type = input.scalar_type();
+  const at::Tensor& weight = value_or_undefined(weight_opt);
+  const at::ScalarType param_type = weight.defined() ? weight.scalar_type() : type;
+  at::Tensor dx = at::empty(input.sizes(), input.options());
+  at::Tensor dw = at::empty({input.size(1)}, input.options().dtype(param_type));
+  at::Tensor db = at::empty({input.size(1)}, input.options().dtype(param_type));
+  run_op("GroupNormGrad", kAten,
+         {operand(grad_out, type, kAten), operand(input, type, kAten), contiguous(mean, kAten), contiguous(rstd, kAten),
+          contiguous(weight, kAten)},
+         {{"num_groups", group}}, {dx, dw, db});
+  return {output_mask[0] ? dx : at::Tensor(), output_mask[1] ? dw : at::Tensor(), output_mask[2] ? db : at::Tensor()};
+}
+
 // ---- max pooling --------------------------------------------------------------------------------
 
 struct PoolArgs {
@@ -358,6 +402,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("native_group_norm", TORCH_FN(native_group_norm));
+  m.impl("native_group_norm_backward", TORCH_FN(native_group_norm_backward));
   m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_with_indices_out));
   m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_with_indices_backward_out));
 }

@@ -1,4 +1,4 @@
-// Pad (constant / reflect / edge / wrap, negative pads) and Tile: hand-computed values on the CPU
+// Pad (constant / reflect / edge / wrap, negative pads), Tile and Roll: hand-computed values on the CPU
 // (numpy.pad and numpy.tile give the same), the constant converted once to the dtype, NPU bytes
 // identical to the CPU's for f32, f16, i64 and bool, and bad attributes rejected.
 #include <gtest/gtest.h>
@@ -139,4 +139,23 @@ TEST_F(PadTileOpsTest, HugePadsAndRepeatsAreErrorsNotWrappedShapes) {
   const auto tile = [&](Ints repeats) { return call_op1("Tile", {x}, {{"repeats", repeats}}); };
   EXPECT_TRUE(mentions(error_of([&] { tile({std::int64_t{1} << 62, 4}); }), {"Tile", "repeats", "overflows int64"}));
   EXPECT_TRUE(mentions(error_of([&] { tile({std::int64_t{1} << 30, std::int64_t{1} << 20}); }), {"Tile", "too large"}));
+}
+
+TEST_F(PadTileOpsTest, RollHandValues) {
+  const Tensor x = floats({0, 1, 2, 3, 4, 5}, {2, 3});
+  // torch.roll(x, 1, 1), torch.roll(x, (-1, 1), (0, 1)), torch.roll(x, 2) (flattened), a shift above the dim.
+  EXPECT_EQ(to_vec(call_op1("Roll", {x}, {{"shifts", Ints{1}}, {"dims", Ints{1}}})),
+            (std::vector<double>{2, 0, 1, 5, 3, 4}));
+  EXPECT_EQ(to_vec(call_op1("Roll", {x}, {{"shifts", Ints{-1, 1}}, {"dims", Ints{0, -1}}})),
+            (std::vector<double>{5, 3, 4, 2, 0, 1}));
+  EXPECT_EQ(to_vec(call_op1("Roll", {x}, {{"shifts", Ints{2}}})), (std::vector<double>{4, 5, 0, 1, 2, 3}));
+  EXPECT_EQ(to_vec(call_op1("Roll", {x}, {{"shifts", Ints{4}}, {"dims", Ints{1}}})),
+            (std::vector<double>{2, 0, 1, 5, 3, 4}));
+  EXPECT_EQ(to_vec(call_op1("Roll", on_npu({x}), {{"shifts", Ints{1}}, {"dims", Ints{1}}})),
+            (std::vector<double>{2, 0, 1, 5, 3, 4}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op1("Roll", {x}, {{"shifts", Ints{1, 2}}, {"dims", Ints{0}}});
+                       }),
+                       {"Roll", "same length"}));
+  EXPECT_TRUE(mentions(error_of([&] { call_op1("Roll", {x}, {{"shifts", Ints{1}}, {"dims", Ints{2}}}); }), {"Roll"}));
 }

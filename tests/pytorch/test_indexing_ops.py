@@ -97,6 +97,27 @@ class IndexingTest(CheckingTestCase):
         self.assertTrue(torch.equal(x[mask], x.to(DEV)[mask.to(DEV)].cpu()))
 
 
+class SelectionTest(CheckingTestCase):
+    def test_topk_and_sort_forward_and_backward(self):
+        x = torch.randn(5, 7, generator=_gen(11))
+        self.check(lambda x: torch.topk(x, 3).values, x)
+        self.check(lambda x: torch.topk(x, 2, dim=0, largest=False).values, x)
+        self.check(lambda x: torch.sort(x, dim=1, descending=True).values, x)
+        self.check(lambda x: torch.sort(x, dim=0).values, x)
+        for fn in (lambda t: torch.topk(t, 4).indices, lambda t: torch.sort(t, 1).indices, lambda t: t.argsort(0),
+                   lambda t: torch.sort(t.round(), stable=True, dim=1).indices):  # ties: by index when stable
+            self.assertTrue(torch.equal(fn(x), fn(x.to(DEV)).cpu()))
+        self.assertEqual(npu.fallback_ops(), {})
+
+    def test_roll_forward_and_backward(self):
+        x = torch.randn(3, 4, 5, generator=_gen(12))
+        self.check(lambda x: torch.roll(x, 2, 1), x)
+        self.check(lambda x: torch.roll(x, (-1, 3), (0, 2)), x)
+        self.check(lambda x: torch.roll(x, 7), x)  # flattened
+        self.check(lambda x: torch.roll(x, (1, 1), (1, 1)), x)  # the same dim twice
+        self.assertEqual(npu.fallback_ops(), {})
+
+
 class NormTest(CheckingTestCase):
     def test_norms_forward_and_backward(self):
         x = torch.randn(4, 6, generator=_gen(9))

@@ -1,9 +1,10 @@
-// Gradients of the piecewise-linear activations of mobile networks, each mirroring a PyTorch 1.13
-// CPU aten op (the forward ops are ONNX's Clip, HardSwish and HardSigmoid):
+// Gradients of the piecewise-linear activations, each mirroring a PyTorch 1.13 CPU aten op (the
+// forward ops are ONNX's Clip, HardSwish, HardSigmoid and LeakyRelu):
 //   HardtanhGrad     (dy, x; min_val -1, max_val 1) -> dx = x <= min_val || x >= max_val ? 0 : dy
 //                    aten hardtanh_backward (ReLU6's backward: min 0, max 6)
 //   HardswishGrad    (dy, x) -> dx = dy·(x < -3 ? 0 : x < 3 ? x/3 + 1/2 : 1)     aten hardswish_backward
 //   HardsigmoidGrad  (dy, x) -> dx = -3 < x < 3 ? dy/6 : 0                     aten hardsigmoid_backward
+//   LeakyReluGrad    (dy, x; negative_slope 0.01) -> dx = x > 0 ? dy : dy·slope  aten leaky_relu_backward
 // Inputs broadcast as numpy; the output takes input 0's dtype. NPU: f32 rounded once to the output
 // dtype; CPU golden: f64. Outputs may alias inputs (Note [Aliasing outputs] in fused_util.h).
 #include <string>
@@ -14,7 +15,7 @@ namespace npuscope::emulator::kernels {
 namespace {
 
 constexpr char kHardtanhGrad[] = "HardtanhGrad", kHardswishGrad[] = "HardswishGrad",
-               kHardsigmoidGrad[] = "HardsigmoidGrad";
+               kHardsigmoidGrad[] = "HardsigmoidGrad", kLeakyReluGrad[] = "LeakyReluGrad";
 
 template <const char* Op>
 std::vector<TensorMeta> infer_grad(std::span<const TensorMeta> in, const Attrs&) {
@@ -51,8 +52,20 @@ void hardsigmoid_grad_kernel(KernelContext& ctx) {
   fused::map_inputs<2, T>(ctx, [](T dy, T x) { return x > T(-3) && x < T(3) ? dy / T(6) : T(0); });
 }
 
+template <class T>
+void leaky_relu_grad_kernel(KernelContext& ctx) {
+  const T slope = static_cast<T>(ctx.attrs.get_float("negative_slope", 0.01));
+  fused::map_inputs<2, T>(ctx, [slope](T dy, T x) { return x > T(0) ? dy : dy * slope; });
+}
+
 }  // namespace
 
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kLeakyReluGrad,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .infer = infer_grad<kLeakyReluGrad>,
+                              .cost = cost});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardtanhGrad,
                               .category = OpCategory::kVector,
                               .min_inputs = 2,
@@ -74,5 +87,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kHardsigmoidGrad,
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardtanhGrad, hardtanh_grad_kernel);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardswishGrad, hardswish_grad_kernel);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardsigmoidGrad, hardsigmoid_grad_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLeakyReluGrad, leaky_relu_grad_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -1,11 +1,13 @@
 // Pad and Tile with ONNX semantics; 'pads', 'value' and 'repeats' are attributes here (newer opsets
-// pass them as inputs: the ONNX adapters turn those into attributes).
+// pass them as inputs: the ONNX adapters turn those into attributes). Roll is CANN's (torch.roll).
 //
 //   Pad   'pads' = [x1_begin, x2_begin, ..., x1_end, x2_end, ...]; a negative pad crops. Cropping
 //         comes first, then the cropped input is padded by 'mode': constant ('value', converted to
 //         the dtype once), reflect (mirror without repeating the edge, as numpy's 'reflect', also
 //         for pads longer than the dim), edge (repeat the edge) or wrap (periodic).
 //   Tile  'repeats' (one per dim, >= 0): the input repeated along each dim.
+//   Roll  'shifts' and 'dims' (one shift per dim, negative dims count from the end; no dims: the
+//         flattened input rolls by the one shift): y[i + shift mod n] = x[i] along each dim.
 //
 // Data movement: bytes copied exactly, one kernel for both backends (see movement_util.h).
 #include <algorithm>
@@ -18,6 +20,7 @@ namespace {
 
 constexpr char kPad[] = "Pad";
 constexpr char kTile[] = "Tile";
+constexpr char kRoll[] = "Roll";
 
 enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
@@ -163,8 +166,56 @@ void tile_kernel(KernelContext& ctx) {
   copy_indexed(x.data, y.data, dtype_size(y.dtype), index_from_dim_maps(out, in, maps));
 }
 
+// ---- Roll ---------------------------------------------------------------------------------------
+
+// The shift of every dim (0 for a dim not rolled); throws on bad attributes.
+std::vector<std::int64_t> roll_shifts(const Shape& x, const Attrs& attrs) {
+  const auto shifts = attrs.get_ints("shifts", {});
+  const auto dims = attrs.get_ints("dims", {});
+  if (dims.empty()) {
+    if (shifts.size() != 1) fail(kRoll, "without dims, shifts must be one value, got " + shape_str(shifts));
+    return {};
+  }
+  if (shifts.size() != dims.size()) {
+    fail(kRoll, "shifts " + shape_str(shifts) + " and dims " + shape_str(dims) + " must have the same length");
+  }
+  std::vector<std::int64_t> per_dim(x.size(), 0);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const auto d = static_cast<std::size_t>(normalize_axis(dims[i], static_cast<std::int64_t>(x.size()), kRoll));
+    per_dim[d] += shifts[i];
+  }
+  return per_dim;
+}
+
+std::vector<TensorMeta> infer_roll(std::span<const TensorMeta> in, const Attrs& attrs) {
+  roll_shifts(in[0].shape, attrs);
+  return {{in[0].shape, in[0].dtype}};
+}
+
+// y[i] = x[i - shift mod n] along each rolled dim (the flattened input when no dims are given).
+void roll_kernel(KernelContext& ctx) {
+  const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  if (y.numel == 0) return;
+  const std::vector<std::int64_t> per_dim = roll_shifts(*x.shape, ctx.attrs);
+  const Shape flat{x.numel};
+  const Shape& shape = per_dim.empty() ? flat : *x.shape;
+  const std::vector<std::int64_t> shifts = per_dim.empty() ? ctx.attrs.get_ints("shifts") : per_dim;
+  std::vector<std::vector<std::int64_t>> maps(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const std::int64_t n = shape[d], s = ((shifts[d] % n) + n) % n;
+    for (std::int64_t o = 0; o < n; ++o) maps[d].push_back((o - s + n) % n);
+  }
+  copy_indexed(x.data, y.data, dtype_size(y.dtype), index_from_dim_maps(shape, shape, maps));
+}
+
 }  // namespace
 
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kRoll,
+                              .category = OpCategory::kDataMovement,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_roll,
+                              .cost = movement_cost});
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kPad,
                               .category = OpCategory::kDataMovement,
                               .min_inputs = 1,
@@ -180,5 +231,6 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kTile,
 
 NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kPad, pad_kernel);
 NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kTile, tile_kernel);
+NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kRoll, roll_kernel);
 
 }  // namespace npuscope::emulator::kernels

@@ -1,10 +1,12 @@
 // Resize (ONNX opset 11-18 semantics, N-d): modes nearest / linear / cubic, every
 // coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
-// extrapolation_value. The target comes as the attribute "scales" (floats) or "sizes" (ints), one
-// per dim (both: sizes give the output, scales the coordinate map, as keep_aspect_ratio_policy
-// needs), and tf_crop_and_resize's region as "roi" (floats, starts then ends); the ONNX adapter
-// (onnx/adapters_nn.cpp) turns the node's inputs into these. NPU: interpolated in f32 and rounded
-// to the output dtype once; CPU golden: f64.
+// extrapolation_value; and ResizeGrad, its adjoint (dy and the input's shape, input_size, with
+// Resize's attributes -> dx: the backward of upsample_nearest2d and upsample_bilinear2d, CANN's
+// ResizeNearestNeighborV2Grad and ResizeBilinearV2Grad). The target comes as the attribute "scales"
+// (floats) or "sizes" (ints), one per dim (both: sizes give the output, scales the coordinate map,
+// as keep_aspect_ratio_policy needs), and tf_crop_and_resize's region as "roi" (floats, starts then
+// ends); the ONNX adapter (onnx/adapters_nn.cpp) turns the node's inputs into these. NPU: interpolated in f32 and
+// rounded to the output dtype once; CPU golden: f64.
 //
 // Note [Resize as separable passes]
 // Linear, cubic and nearest interpolation are products of 1-D interpolations, so the kernel resizes
@@ -275,6 +277,69 @@ void resize_kernel(KernelContext& ctx) {
 
 bool resize_npu_supports(std::span<const TensorMeta> in, const Attrs&) { return is_floating(in[0].dtype); }
 
+// ---- ResizeGrad ---------------------------------------------------------------------------------
+
+Shape grad_input_size(const Attrs& attrs) {
+  if (!attrs.has("input_size")) fail("ResizeGrad", "needs the 'input_size' attribute (the resized input's shape)");
+  const Shape s = attrs.get_ints("input_size");
+  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
+  for (std::int64_t v : s) {
+    if (v < 0 || v > max_dim) fail("ResizeGrad", "input_size " + shape_str(s) + " has a size out of range");
+  }
+  return s;
+}
+
+std::vector<TensorMeta> infer_resize_grad(std::span<const TensorMeta> in, const Attrs& attrs) {
+  require_floating(in, 0, "ResizeGrad");
+  const Shape x = grad_input_size(attrs);
+  const ResizeParams p = resize_params(x, attrs);
+  if (p.out != in[0].shape) {
+    fail("ResizeGrad",
+         "dy has shape " + shape_str(in[0].shape) + " but Resize of " + shape_str(x) + " gives " + shape_str(p.out));
+  }
+  return {{x, in[0].dtype}};
+}
+
+// The adjoint of resize_axis: every output index hands w · dy to each of its taps.
+template <class T>
+void resize_axis_adjoint(const std::vector<T>& dy, std::vector<T>& dx, Shape& shape, std::size_t d, std::int64_t in,
+                         const AxisTaps& a) {
+  const auto [outer, out, inner] = split_at(shape, static_cast<std::int64_t>(d));
+  dx.assign(static_cast<std::size_t>(outer * in * inner), T(0));
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t j = 0; j < out; ++j) {
+      const T* g = dy.data() + (o * out + j) * inner;
+      const std::int64_t* idx = a.idx.data() + j * a.per;
+      if (idx[0] < 0) continue;  // extrapolated: no input contributed
+      for (int t = 0; t < a.per; ++t) {
+        const T w = static_cast<T>(a.weight[static_cast<std::size_t>(j * a.per + t)]);
+        if (w == T(0)) continue;
+        T* x = dx.data() + (o * in + idx[t]) * inner;
+        for (std::int64_t i = 0; i < inner; ++i) x[i] += w * g[i];
+      }
+    }
+  }
+  shape[d] = in;
+}
+
+// Resize runs its axes last to first, so its adjoint runs them first to last.
+template <class T>
+void resize_grad_kernel(KernelContext& ctx) {
+  const Shape x = grad_input_size(ctx.attrs);
+  const ResizeParams p = resize_params(x, ctx.attrs);  // validated by infer: cannot throw
+  Shape shape = *ctx.inputs[0].shape;
+  std::vector<T> cur = load<T>(ctx.inputs[0], ctx), next;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape_numel(shape) == 0) break;
+    const AxisTaps a = axis_taps(p, d, x[d], p.out[d]);
+    if (a.identity) continue;
+    resize_axis_adjoint(cur, next, shape, d, x[d], a);
+    cur.swap(next);
+  }
+  cur.resize(static_cast<std::size_t>(ctx.outputs[0].numel));
+  store<T>(ctx.outputs[0], cur.data(), ctx);
+}
+
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = "Resize",
@@ -285,5 +350,12 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = "Resize",
                               .cost = cost_resize});
 NPUSCOPE_REGISTER_KERNEL_IF("Resize", Backend::kNpu, resize_kernel<float>, resize_npu_supports);
 NPUSCOPE_REGISTER_KERNEL("Resize", Backend::kCpu, resize_kernel<double>);
+NPUSCOPE_REGISTER_OP(OpSchema{.type = "ResizeGrad",
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_resize_grad,
+                              .cost = cost_resize});
+NPUSCOPE_REGISTER_FLOAT_KERNELS("ResizeGrad", resize_grad_kernel);
 
 }  // namespace npuscope::emulator::kernels
