@@ -20,9 +20,16 @@ bool arithmetic_dtype(at::ScalarType t) {
 }
 bool float_dtype(at::ScalarType t) { return is_float(t); }
 
-// ---- add, sub, mul, div -------------------------------------------------------------------------
+// ---- add, sub, mul, div, and the rounding divisions ---------------------------------------------
 
-enum class Binary { kAdd, kSub, kMul, kDiv };
+// The rounding divisions (remainder, div with a rounding mode, floor_divide) are CANN's FloorMod /
+// FloorDiv / TruncateDiv, as torch_npu runs them, on floating outputs; integers go to the CPU
+// fallback, which raises on a zero divisor as PyTorch does. They have no one-operand form.
+enum class Binary { kAdd, kSub, kMul, kDiv, kFloorMod, kFloorDiv, kTruncateDiv };
+
+bool has_scalar_form(Binary kind) {
+  return kind == Binary::kAdd || kind == Binary::kSub || kind == Binary::kMul || kind == Binary::kDiv;
+}
 
 void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Tensor& other, double alpha,
             const at::Tensor& out) {
@@ -31,7 +38,7 @@ void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Ten
   if (out.numel() == 0) return;
   const at::ScalarType type = out.scalar_type();
   OutputSlot slot(out, aten);
-  if (is_host_scalar(other) && !is_host_scalar(self) && self.sizes().equals(out.sizes())) {
+  if (has_scalar_form(kind) && is_host_scalar(other) && !is_host_scalar(self) && self.sizes().equals(out.sizes())) {
     const double v = other.item<double>();
     const at::Tensor a = operand(self, type, aten);
     switch (kind) {
@@ -39,6 +46,7 @@ void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Ten
       case Binary::kSub: run_op("Adds", aten, {a}, {{"value", -v * alpha}}, {slot.tensor()}); break;
       case Binary::kMul: run_op("Muls", aten, {a}, {{"value", v}}, {slot.tensor()}); break;
       case Binary::kDiv: run_op("Muls", aten, {a}, {{"value", 1.0 / v}}, {slot.tensor()}); break;
+      default: break;  // no scalar form
     }
   } else {
     const at::Tensor a = operand(is_host_scalar(self) ? self.to(out.device()) : self, type, aten);
@@ -58,6 +66,9 @@ void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Ten
         break;
       case Binary::kMul: run_op("Mul", aten, {a, b}, {}, {slot.tensor()}); break;
       case Binary::kDiv: run_op("Div", aten, {a, b}, {}, {slot.tensor()}); break;
+      case Binary::kFloorMod: run_op("FloorMod", aten, {a, b}, {}, {slot.tensor()}); break;
+      case Binary::kFloorDiv: run_op("FloorDiv", aten, {a, b}, {}, {slot.tensor()}); break;
+      case Binary::kTruncateDiv: run_op("TruncateDiv", aten, {a, b}, {}, {slot.tensor()}); break;
     }
   }
   slot.finish();
@@ -85,26 +96,9 @@ at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor&
   return out;
 }
 
-// ---- rounding divisions: remainder, div with a rounding mode, floor_divide ----------------------
-// CANN's FloorMod / FloorDiv / TruncateDiv, as torch_npu runs them (floating outputs; integers go to
-// the CPU fallback, which raises on a zero divisor as PyTorch does).
-
-void rounding_binary(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& other,
-                     const at::Tensor& out) {
-  check_same_device(aten, out, {self, other});
-  resize_out(out, at::infer_size(self.sizes(), other.sizes()));
-  if (out.numel() == 0) return;
-  const at::ScalarType type = out.scalar_type();
-  OutputSlot slot(out, aten);
-  const at::Tensor a = operand(is_host_scalar(self) ? self.to(out.device()) : self, type, aten);
-  const at::Tensor b = operand(is_host_scalar(other) ? other.to(out.device()) : other, type, aten);
-  run_op(op, aten, {a, b}, {}, {slot.tensor()});
-  slot.finish();
-}
-
 at::Tensor& remainder_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(remainder_Tensor_out, self, other, out);
-  rounding_binary("FloorMod", "aten::remainder", self, other, out);
+  binary(Binary::kFloorMod, "aten::remainder", self, other, 1.0, out);
   return out;
 }
 
@@ -114,13 +108,13 @@ at::Tensor& div_mode_out(const at::Tensor& self, const at::Tensor& other, c10::o
   TORCH_CHECK(*mode == "floor" || *mode == "trunc",
               "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(div_out_mode, self, other, mode, out);
-  rounding_binary(*mode == "floor" ? "FloorDiv" : "TruncateDiv", "aten::div", self, other, out);
+  binary(*mode == "floor" ? Binary::kFloorDiv : Binary::kTruncateDiv, "aten::div", self, other, 1.0, out);
   return out;
 }
 
 at::Tensor& floor_divide_into(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(floor_divide_out, self, other, out);
-  rounding_binary("FloorDiv", "aten::floor_divide", self, other, out);
+  binary(Binary::kFloorDiv, "aten::floor_divide", self, other, 1.0, out);
   return out;
 }
 at::Tensor floor_divide_new(const at::Tensor& self, const at::Tensor& other) {
