@@ -29,6 +29,8 @@ void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 // A CPU tensor with one element that PyTorch lets into device ops (a wrapped Python number).
 inline bool is_host_scalar(const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }
 inline bool is_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
+// The dtypes of index tensors the emulator's gathers and scatters take.
+inline bool index_dtype(at::ScalarType t) { return t == at::kLong || t == at::kInt; }
 
 // TORCH_CHECKs that every defined input (host scalars aside) is on `out`'s device.
 void check_same_device(const char* aten_name, const at::Tensor& out, std::initializer_list<at::Tensor> inputs);

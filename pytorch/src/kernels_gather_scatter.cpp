@@ -12,8 +12,6 @@
 namespace npuscope::pytorch {
 namespace {
 
-bool index_dtype(at::ScalarType t) { return t == at::kLong || t == at::kInt; }
-
 bool native_data(const at::Tensor& self) { return self.dim() > 0 && to_emulator_dtype(self.scalar_type()).has_value(); }
 
 // ---- gather, scatter ------------------------------------------------------------------------------

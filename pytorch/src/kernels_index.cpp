@@ -10,8 +10,6 @@
 namespace npuscope::pytorch {
 namespace {
 
-bool index_dtype(at::ScalarType t) { return t == at::kLong || t == at::kInt; }
-
 at::Tensor& index_select_out(const at::Tensor& self, std::int64_t dim, const at::Tensor& index, at::Tensor& out) {
   constexpr const char* kAten = "aten::index_select";
   TORCH_CHECK(index.dim() <= 1, kAten, ": index should have 0 or 1 dimension, got ", index.dim());

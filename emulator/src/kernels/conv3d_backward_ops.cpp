@@ -19,23 +19,12 @@ namespace {
 constexpr char kInputOp[] = "Conv3DBackpropInput";
 constexpr char kFilterOp[] = "Conv3DBackpropFilter";
 
-// A 5-D shape attribute (input_size, filter_size); throws naming the op.
-Shape size_attr(const Attrs& attrs, const char* name, const char* op) {
-  if (!attrs.has(name)) fail(op, std::string("needs the '") + name + "' attribute (5 ints)");
-  const Shape s = attrs.get_ints(name);
-  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
-  if (s.size() != 5 || std::any_of(s.begin(), s.end(), [&](std::int64_t v) { return v < 0 || v > max_dim; })) {
-    fail(op, std::string(name) + " must be 5 sizes in [0, " + std::to_string(max_dim) + "], got " + shape_str(s));
-  }
-  return s;
-}
-
 template <bool kInput>
 Conv3dGeom backward_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
   const char* op = kInput ? kInputOp : kFilterOp;
   const Shape& dy = kInput ? in[0].shape : in[1].shape;
-  const Conv3dGeom g = kInput ? conv3d_geom(size_attr(attrs, "input_size", op), in[1].shape, attrs, op)
-                              : conv3d_geom(in[0].shape, size_attr(attrs, "filter_size", op), attrs, op);
+  const Conv3dGeom g = kInput ? conv3d_geom(size_attr(attrs, "input_size", {5}, op), in[1].shape, attrs, op)
+                              : conv3d_geom(in[0].shape, size_attr(attrs, "filter_size", {5}, op), attrs, op);
   const Shape want{g.n, g.cout, g.od, g.oh, g.ow};
   if (dy != want) fail(op, "dy has shape " + shape_str(dy) + " but the convolution's output is " + shape_str(want));
   return g;
@@ -66,7 +55,7 @@ void input_grad_kernel(KernelContext& ctx) {
   GemmOperand<T> dy(ctx.inputs[0], ctx), w(ctx.inputs[1], ctx);
   GemmResult<T> dx(ctx.outputs[0]);
   std::fill(dx.data(), dx.data() + ctx.outputs[0].numel, T(0));
-  const std::int64_t chunk = conv3d_slices_per_chunk(g, sizeof(T), kConv3dScratchBytes), plane = g.oh * g.ow;
+  const std::int64_t chunk = conv3d_slices_per_chunk(g, sizeof(T)), plane = g.oh * g.ow;
   ScratchBlock col_block;
   T* col = col_block.get<T>(g.kdim() * chunk * plane);
   for (std::int64_t i = 0; i < g.n; ++i) {
@@ -91,7 +80,7 @@ void filter_grad_kernel(KernelContext& ctx) {
   GemmOperand<T> x(ctx.inputs[0], ctx), dy(ctx.inputs[1], ctx);
   GemmResult<T> dw(ctx.outputs[0]);
   std::fill(dw.data(), dw.data() + ctx.outputs[0].numel, T(0));
-  const std::int64_t chunk = conv3d_slices_per_chunk(g, sizeof(T), kConv3dScratchBytes), plane = g.oh * g.ow;
+  const std::int64_t chunk = conv3d_slices_per_chunk(g, sizeof(T)), plane = g.oh * g.ow;
   ScratchBlock col_block;
   T* col = col_block.get<T>(g.kdim() * chunk * plane);
   for (std::int64_t i = 0; i < g.n; ++i) {

@@ -79,11 +79,6 @@ KernelCost cost_conv3d(std::span<const TensorMeta> in, std::span<const TensorMet
   return cube_cost(g.group, g.n * g.out_vol(), g.cout_g(), g.kdim(), io_bytes(in, out), out_bytes(out));
 }
 
-// Output depth slices per vol2col chunk (Note [Conv3d depth chunks]).
-std::int64_t slices_per_chunk(const Conv3dGeom& g, std::int64_t elem) {
-  return conv3d_slices_per_chunk(g, elem, kConv3dScratchBytes);
-}
-
 // y for image i and group gi: the bias (beta = 1 then), then one GEMM per chunk of depth slices.
 template <class T>
 void conv_image_group(const Conv3dGeom& g, const T* x, const T* w, const T* bias, T* y, std::int64_t i, std::int64_t gi,
@@ -141,7 +136,7 @@ template <class T>
 void conv3d_kernel(KernelContext& ctx) {
   const Conv3dGeom g = geom(conv_operand_metas(ctx), ctx.attrs);  // validated by infer: cannot throw here
   ConvOperands<T> op(ctx);
-  const std::int64_t chunk = slices_per_chunk(g, sizeof(T)), nb = volumes_per_gemm(g, chunk, sizeof(T));
+  const std::int64_t chunk = conv3d_slices_per_chunk(g, sizeof(T)), nb = volumes_per_gemm(g, chunk, sizeof(T));
   ScratchBlock col_block, tmp_block;
   const T* b = op.bias();
   const T *x = op.x.data(), *w = op.w.data();

@@ -76,11 +76,11 @@ void vol2col(const T* x, const Conv3dGeom& g, std::int64_t oz0, std::int64_t oz1
 // The vol2col buffer's budget: Note [Conv3d depth chunks] in conv3d_ops.cpp.
 inline constexpr std::int64_t kConv3dScratchBytes = std::int64_t{16} << 20;
 
-// Depth slices of output per chunk of the vol2col matrix that keep it within `budget` bytes (at
-// least one slice): Note [Conv3d depth chunks].
-inline std::int64_t conv3d_slices_per_chunk(const Conv3dGeom& g, std::int64_t elem, std::int64_t budget) {
+// Depth slices of output per chunk of the vol2col matrix that keep it within kConv3dScratchBytes
+// (at least one slice): Note [Conv3d depth chunks].
+inline std::int64_t conv3d_slices_per_chunk(const Conv3dGeom& g, std::int64_t elem) {
   const std::int64_t per_slice = std::max<std::int64_t>(1, g.kdim() * g.oh * g.ow * elem);
-  return std::clamp<std::int64_t>(budget / per_slice, 1, std::max<std::int64_t>(g.od, 1));
+  return std::clamp<std::int64_t>(kConv3dScratchBytes / per_slice, 1, std::max<std::int64_t>(g.od, 1));
 }
 
 // The adjoint of vol2col over the output depth slices [oz0, oz1): adds every col row (rows `ld`

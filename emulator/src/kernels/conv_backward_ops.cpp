@@ -21,17 +21,6 @@ namespace {
 constexpr char kInputOp[] = "Conv2DBackpropInput";
 constexpr char kFilterOp[] = "Conv2DBackpropFilter";
 
-// A 4-D shape attribute (input_size, filter_size); throws naming the op.
-Shape size_attr(const Attrs& attrs, const char* name, const char* op) {
-  if (!attrs.has(name)) fail(op, std::string("needs the '") + name + "' attribute (4 ints)");
-  const Shape s = attrs.get_ints(name);
-  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
-  if (s.size() != 4 || std::any_of(s.begin(), s.end(), [&](std::int64_t v) { return v < 0 || v > max_dim; })) {
-    fail(op, std::string(name) + " must be 4 sizes in [0, " + std::to_string(max_dim) + "], got " + shape_str(s));
-  }
-  return s;
-}
-
 // dy must be what Conv2d gives for this geometry.
 void check_dy(const Shape& dy, const ConvGeom& g, const char* op) {
   const Shape want{g.n, g.cout, g.oh, g.ow};
@@ -43,8 +32,8 @@ template <bool kInput>
 ConvGeom backward_geom(std::span<const TensorMeta> in, const Attrs& attrs) {
   const char* op = kInput ? kInputOp : kFilterOp;
   const Shape& dy = kInput ? in[0].shape : in[1].shape;
-  const ConvGeom g = kInput ? conv_geom(size_attr(attrs, "input_size", op), in[1].shape, attrs, op)
-                            : conv_geom(in[0].shape, size_attr(attrs, "filter_size", op), attrs, op);
+  const ConvGeom g = kInput ? conv_geom(size_attr(attrs, "input_size", {4}, op), in[1].shape, attrs, op)
+                            : conv_geom(in[0].shape, size_attr(attrs, "filter_size", {4}, op), attrs, op);
   check_dy(dy, g, op);
   return g;
 }

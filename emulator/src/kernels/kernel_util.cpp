@@ -496,6 +496,23 @@ std::vector<std::int64_t> dim_ints(const Attrs& attrs, const char* name, std::si
   return v;
 }
 
+Shape size_attr(const Attrs& attrs, const char* name, std::initializer_list<std::size_t> ranks, const char* op) {
+  std::string count;  // "4", "4 or 5", or "" for any
+  for (std::size_t r : ranks) count += (count.empty() ? "" : " or ") + std::to_string(r);
+  if (!attrs.has(name)) {
+    fail(op, std::string("needs the '") + name + "' attribute (" +
+                 (count.empty() ? "one size per dim" : count + " ints") + ")");
+  }
+  const Shape s = attrs.get_ints(name);
+  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
+  const bool rank_ok = ranks.size() == 0 || std::find(ranks.begin(), ranks.end(), s.size()) != ranks.end();
+  if (!rank_ok || std::any_of(s.begin(), s.end(), [&](std::int64_t v) { return v < 0 || v > max_dim; })) {
+    fail(op, std::string(name) + " must be " + (count.empty() ? "" : count + " ") + "sizes in [0, " +
+                 std::to_string(max_dim) + "], got " + shape_str(s));
+  }
+  return s;
+}
+
 double io_bytes(std::span<const TensorMeta> in, std::span<const TensorMeta> out) {
   double bytes = 0;
   for (const auto& m : in) bytes += static_cast<double>(m.nbytes());

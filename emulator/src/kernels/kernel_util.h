@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -159,6 +160,17 @@ void require_same_dtype(std::span<const TensorMeta> in, const char* op);
 // [min_value, kMaxTensorBytes].
 std::vector<std::int64_t> dim_ints(const Attrs& attrs, const char* name, std::size_t size, std::int64_t fallback,
                                    std::int64_t min_value, const char* op);
+
+// A shape attribute that a gradient op rebuilds (input_size, filter_size): `ranks` sizes (one of
+// them; empty: any number), each in [0, kMaxTensorBytes]. Throws InvalidArgument naming `op`.
+Shape size_attr(const Attrs& attrs, const char* name, std::initializer_list<std::size_t> ranks, const char* op);
+
+// Input i's values as T, or n copies of `fallback` when the optional input is absent (gamma, beta).
+template <class T>
+std::vector<T> load_or(const KernelContext& ctx, std::size_t i, std::int64_t n, T fallback) {
+  if (i < ctx.inputs.size() && ctx.inputs[i].data != nullptr) return load<T>(ctx.inputs[i], ctx);
+  return std::vector<T>(static_cast<std::size_t>(n), fallback);
+}
 
 // Sum of f(0..n-1) over 8 interleaved lanes, then the lanes pairwise: a vector unit's order, whose
 // f32 error grows far slower than one running sum's.

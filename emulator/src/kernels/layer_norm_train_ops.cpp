@@ -97,12 +97,6 @@ KernelCost cost_backward(std::span<const TensorMeta> in, std::span<const TensorM
 // ---- kernels ------------------------------------------------------------------------------------
 
 template <class T>
-std::vector<T> load_or(const KernelContext& ctx, std::size_t i, std::int64_t n, T fallback) {
-  if (i < ctx.inputs.size() && ctx.inputs[i].data != nullptr) return load<T>(ctx.inputs[i], ctx);
-  return std::vector<T>(static_cast<std::size_t>(n), fallback);
-}
-
-template <class T>
 void forward_kernel(KernelContext& ctx) {
   const Split s = split_of(*ctx.inputs[0].shape, ctx.attrs.get_int("axis", -1), kLayerNormV3);
   const T eps = static_cast<T>(ctx.attrs.get_float("epsilon", 1e-5));

@@ -322,22 +322,10 @@ void global_avg_pool_kernel(KernelContext& ctx) {
 
 // ---- AvgPoolGrad ---------------------------------------------------------------------------------
 
-// input_size: the pooled input's shape, 4 or 5 sizes.
-Shape input_size_attr(const Attrs& attrs, const char* op) {
-  if (!attrs.has("input_size")) fail(op, "needs the 'input_size' attribute (the input's 4 or 5 sizes)");
-  const Shape s = attrs.get_ints("input_size");
-  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
-  if ((s.size() != 4 && s.size() != 5) ||
-      std::any_of(s.begin(), s.end(), [&](std::int64_t v) { return v < 0 || v > max_dim; })) {
-    fail(op, "input_size must be 4 or 5 sizes in [0, " + std::to_string(max_dim) + "], got " + shape_str(s));
-  }
-  return s;
-}
-
 std::vector<TensorMeta> infer_avg_pool_grad(std::span<const TensorMeta> in, const Attrs& attrs) {
   constexpr const char* op = "AvgPoolGrad";
   require_floating(in, 0, op);
-  const Shape x = input_size_attr(attrs, op);
+  const Shape x = size_attr(attrs, "input_size", {4, 5}, op);
   const PoolGeometry g = pool_geometry(x, attrs, attrs.has("dilations"), op);
   const Shape want = pool_out_shape(g, x.size());
   if (in[0].shape != want)
@@ -355,8 +343,8 @@ KernelCost cost_avg_pool_grad(std::span<const TensorMeta> in, std::span<const Te
 // Every window hands dy / divisor to each of its taps inside the input.
 template <class T>
 void avg_pool_grad_kernel(KernelContext& ctx) {
-  const PoolGeometry g =
-      pool_geometry(input_size_attr(ctx.attrs, "AvgPoolGrad"), ctx.attrs, ctx.attrs.has("dilations"), "AvgPoolGrad");
+  const PoolGeometry g = pool_geometry(size_attr(ctx.attrs, "input_size", {4, 5}, "AvgPoolGrad"), ctx.attrs,
+                                       ctx.attrs.has("dilations"), "AvgPoolGrad");
   const PoolPlan p = pool_plan(g, false);
   const AvgDivisor divisor = avg_divisor(ctx.attrs);
   const std::vector<T> dy = load<T>(ctx.inputs[0], ctx);

@@ -279,19 +279,9 @@ bool resize_npu_supports(std::span<const TensorMeta> in, const Attrs&) { return 
 
 // ---- ResizeGrad ---------------------------------------------------------------------------------
 
-Shape grad_input_size(const Attrs& attrs) {
-  if (!attrs.has("input_size")) fail("ResizeGrad", "needs the 'input_size' attribute (the resized input's shape)");
-  const Shape s = attrs.get_ints("input_size");
-  const auto max_dim = static_cast<std::int64_t>(kMaxTensorBytes);
-  for (std::int64_t v : s) {
-    if (v < 0 || v > max_dim) fail("ResizeGrad", "input_size " + shape_str(s) + " has a size out of range");
-  }
-  return s;
-}
-
 std::vector<TensorMeta> infer_resize_grad(std::span<const TensorMeta> in, const Attrs& attrs) {
   require_floating(in, 0, "ResizeGrad");
-  const Shape x = grad_input_size(attrs);
+  const Shape x = size_attr(attrs, "input_size", {}, "ResizeGrad");
   const ResizeParams p = resize_params(x, attrs);
   if (p.out != in[0].shape) {
     fail("ResizeGrad",
@@ -325,7 +315,7 @@ void resize_axis_adjoint(const std::vector<T>& dy, std::vector<T>& dx, Shape& sh
 // Resize runs its axes last to first, so its adjoint runs them first to last.
 template <class T>
 void resize_grad_kernel(KernelContext& ctx) {
-  const Shape x = grad_input_size(ctx.attrs);
+  const Shape x = size_attr(ctx.attrs, "input_size", {}, "ResizeGrad");
   const ResizeParams p = resize_params(x, ctx.attrs);  // validated by infer: cannot throw
   Shape shape = *ctx.inputs[0].shape;
   std::vector<T> cur = load<T>(ctx.inputs[0], ctx), next;

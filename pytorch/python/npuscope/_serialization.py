@@ -19,6 +19,7 @@ file writer). So device tensors go through the host:
 - copy.deepcopy clones a device tensor on the device (1.13 would clone its storage, which it cannot).
 """
 import threading as _threading
+from collections import OrderedDict as _OrderedDict
 
 import torch as _torch
 from torch import serialization as _ser
@@ -33,15 +34,11 @@ _local = _threading.local()  # .copies: {device storage key: host storage} in on
 def _location_index(location):
     """The device index a location names ("npu", "npu:1", "privateuseone:0"), or None when it names
     another device."""
-    for prefix in (_TAG, DEVICE_TYPE):
-        if location == prefix:
-            return int(_torch.ops.npuscope.current_device())
-        if location.startswith(prefix + ":"):
-            text = location[len(prefix) + 1:]
-            if not text.isdigit():
-                raise RuntimeError("torch.load: %r is not a device location (npu:N or %s:N)" % (location, DEVICE_TYPE))
-            return int(text)
-    return None
+    if location.split(":", 1)[0] not in (_TAG, DEVICE_TYPE):
+        return None
+    from npuscope import torch as npu  # the device's own parser (npuscope.torch imports this module)
+    index = npu._index(location)
+    return npu.current_device() if index < 0 else index
 
 
 # ---- save -----------------------------------------------------------------------------------------
@@ -54,13 +51,13 @@ def _tag(storage):
 def _host_storage(tensor):
     """A host copy of the whole storage of device tensor `tensor`, marked with its device (shared by
     the views of one storage within a save)."""
-    element = tensor.element_size()
-    nbytes = tensor.storage().nbytes()
-    key = (tensor.storage().data_ptr(), nbytes, tensor.dtype)
+    storage = tensor.storage()
+    nbytes = storage.nbytes()
+    key = (storage.data_ptr(), nbytes, tensor.dtype)
     copies = getattr(_local, "copies", None)
     if copies is not None and key in copies:
         return copies[key]
-    whole = tensor.detach().as_strided((nbytes // element,), (1,), 0)
+    whole = tensor.detach().as_strided((nbytes // tensor.element_size(),), (1,), 0)
     host = whole.cpu().storage().untyped()
     setattr(host, _MARK, tensor.device.index or 0)
     if copies is not None:
@@ -75,10 +72,9 @@ def _reduce_ex_internal(self, proto):
     if self.device.type != DEVICE_TYPE:
         return _original_reduce(self, proto)
     _torch.utils.hooks.warn_if_has_hooks(self)
-    from collections import OrderedDict
     storage = _torch.storage.TypedStorage(wrap_storage=_host_storage(self), dtype=self.dtype)
     return (_torch._utils._rebuild_tensor_v2,
-            (storage, self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad, OrderedDict()))
+            (storage, self.storage_offset(), tuple(self.size()), self.stride(), self.requires_grad, _OrderedDict()))
 
 
 def _sharing_copies(save):
