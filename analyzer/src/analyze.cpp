@@ -2,6 +2,9 @@
 #include "npuscope/analyzer/analyze.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 
 #include "rules.h"
 
@@ -33,6 +36,56 @@ void sort_by_impact(Table& t) {
 
 }  // namespace
 
+// Note [Rules in parallel]
+// Once the trace is read, the rules are independent readers of it: each runs on its own context
+// (its tables, notes and what it left out), on as many threads as the machine has (up to 4), and
+// the outputs are merged in report order, so the report is the same whatever thread ran what. Two
+// rules writing one table (the advice table) append in report order; a table a rule drops on an
+// imported trace is its own. The tensor shapes two rules read are read once (SharedShapes), and
+// the note both would make about their absence is kept once. A rule that throws fails the
+// analysis as it did in order: the first in report order wins.
+namespace {
+
+struct RuleRun {
+  const Rule* rule = nullptr;
+  std::vector<Table> tables;
+  std::vector<std::string> notes, left_out;
+  std::vector<const TableSpec*> dropped;
+  std::exception_ptr failed;
+};
+
+void run_rules(const TraceData& data, const AnalyzeOptions& options, std::vector<RuleRun>& runs) {
+  SharedShapes shapes(data);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < runs.size(); i = next++) {
+      RuleRun& run = runs[i];
+      try {
+        // A rule runs only if the analysis is still wanted: each takes up to a few seconds on 10M tasks.
+        if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) throw AnalyzeCancelled();
+        RuleContext context(data, options.top, run.tables, run.notes, shapes);
+        for (const TableSpec* spec : run.rule->tables) context.table(*spec);  // reported even when empty
+        run.rule->run(context);
+        run.left_out = context.left_out();
+        run.dropped = context.dropped();
+      } catch (...) {
+        run.failed = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>({std::max(1U, std::thread::hardware_concurrency()), 4, runs.size()});
+  std::vector<std::jthread> helpers;
+  for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  helpers.clear();  // joins
+  for (const RuleRun& run : runs) {
+    if (run.failed) std::rethrow_exception(run.failed);
+  }
+}
+
+}  // namespace
+
 Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& options) {
   if (options.top < 1) throw AnalyzeError("--top must be at least 1, got " + std::to_string(options.top));
   Report r;
@@ -40,8 +93,8 @@ Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& option
   const auto cancelled = [&] { return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed); };
   if (cancelled()) throw AnalyzeCancelled();
   const TraceData data(trace, options.cancel);
-  RuleContext context(data, options.top, r.tables, r.notes);
   std::string skipped;  // Note [Emulated-only rules]
+  std::vector<RuleRun> runs;
   for (const Rule* rule : registered_rules()) {
     if (!rule->always && std::find(r.rules.begin(), r.rules.end(), rule->name) == r.rules.end()) continue;
     if (data.imported() && !rule->emulated_only.empty()) {
@@ -49,12 +102,28 @@ Report analyze(const collector::TraceReader& trace, const AnalyzeOptions& option
                  std::string(rule->emulated_only) + ")";
       continue;
     }
-    // A rule runs only if the analysis is still wanted: each takes up to a few seconds on 10M tasks.
-    if (cancelled()) throw AnalyzeCancelled();
-    for (const TableSpec* spec : rule->tables) context.table(*spec);  // reported even when empty
-    rule->run(context);
+    runs.push_back({.rule = rule});
   }
-  for (const std::string& part : context.left_out()) skipped += (skipped.empty() ? "" : "; ") + part;
+  run_rules(data, options, runs);
+  std::vector<const TableSpec*> dropped;
+  for (RuleRun& run : runs) {
+    for (Table& t : run.tables) {
+      const auto same =
+          std::find_if(r.tables.begin(), r.tables.end(), [&](const Table& m) { return m.spec == t.spec; });
+      if (same == r.tables.end()) {
+        r.tables.push_back(std::move(t));
+      } else {
+        for (Row& row : t.rows) same->rows.push_back(std::move(row));
+      }
+    }
+    for (std::string& note : run.notes) {
+      if (std::find(r.notes.begin(), r.notes.end(), note) == r.notes.end()) r.notes.push_back(std::move(note));
+    }
+    for (const std::string& part : run.left_out) skipped += (skipped.empty() ? "" : "; ") + part;
+    dropped.insert(dropped.end(), run.dropped.begin(), run.dropped.end());
+  }
+  std::erase_if(r.tables,
+                [&](const Table& t) { return std::find(dropped.begin(), dropped.end(), t.spec) != dropped.end(); });
   if (!skipped.empty()) {
     r.notes.push_back("not run on this trace imported from " + data.source +
                       ", as they need what only the emulator records: " + skipped);

@@ -23,25 +23,25 @@ namespace {
 // API calls per host thread, in start order.
 using ApisByThread = std::map<std::int32_t, std::vector<const Api*>>;
 
-// What `thread` did during [a, b): the API calls overlapping it, longest overlap first.
-std::string host_activity(const TraceData& data, const ApisByThread& apis, std::int32_t thread, std::int64_t a,
-                          std::int64_t b) {
-  const auto it = apis.find(thread);
+// What `thread` did during [a, b): the API calls overlapping it, longest overlap first. All calls
+// are in start order; nesting is shallow, so look back a little of the thread's calls from the
+// first start >= b (the longest gaps only: no per-thread copy of 10M calls).
+std::string host_activity(const TraceData& data, std::int32_t thread, std::int64_t a, std::int64_t b) {
   std::map<std::string, std::int64_t> overlap;
-  if (it != apis.end()) {
-    const auto& calls = it->second;
-    // Calls are sorted by start; nesting is shallow, so look back a little from the first start >= b.
-    auto hi =
-        std::lower_bound(calls.begin(), calls.end(), b, [](const Api* r, std::int64_t t) { return r->start_ns < t; });
-    for (auto c = hi; c != calls.begin();) {
-      --c;
-      const std::int64_t o = std::min(b, (*c)->end_ns) - std::max(a, (*c)->start_ns);
-      if (o > 0) {
-        std::int64_t& sum = overlap[data.str((*c)->name_id)];
-        sum = add_ns(sum, o);
-      }
-      if ((*c)->end_ns < a && hi - c > 64) break;
+  const auto& calls = data.apis;
+  const auto hi =
+      std::lower_bound(calls.begin(), calls.end(), b, [](const Api& r, std::int64_t t) { return r.start_ns < t; });
+  std::size_t looked = 0;
+  for (auto c = hi; c != calls.begin();) {
+    --c;
+    if (c->thread_id != thread) continue;
+    ++looked;
+    const std::int64_t o = std::min(b, c->end_ns) - std::max(a, c->start_ns);
+    if (o > 0) {
+      std::int64_t& sum = overlap[data.str(c->name_id)];
+      sum = add_ns(sum, o);
     }
+    if (c->end_ns < a && looked > 64) break;
   }
   if (overlap.empty()) return "host code outside the runtime API";
   std::vector<std::pair<std::int64_t, std::string>> order;
@@ -76,17 +76,6 @@ bool blocked_at(const ApisByThread& blocking, std::int32_t thread, std::int64_t 
     if ((*hi)->end_ns >= t) return true;
   }
   return false;
-}
-
-// All API calls of the threads in `threads`, for host_activity on the longest gaps only.
-ApisByThread calls_of(const TraceData& data, const std::vector<Gap>& gaps) {
-  ApisByThread out;
-  for (const Gap& g : gaps) out[g.thread_id];
-  for (const Api& a : data.apis) {
-    const auto it = out.find(a.thread_id);
-    if (it != out.end()) it->second.push_back(&a);
-  }
-  return out;
 }
 
 }  // namespace
@@ -159,8 +148,7 @@ IdleReport idle_time(const TraceData& data, int top) {
     report.devices.push_back(dev.idle);
   }
   std::sort_heap(gaps.begin(), gaps.end(), longer);
-  const ApisByThread calls = calls_of(data, gaps);
-  for (Gap& g : gaps) g.host_activity = host_activity(data, calls, g.thread_id, g.start_ns, g.end_ns);
+  for (Gap& g : gaps) g.host_activity = host_activity(data, g.thread_id, g.start_ns, g.end_ns);
   report.longest = std::move(gaps);
   return report;
 }

@@ -108,15 +108,26 @@ TaskPerf task_perf(const TraceData& data, const Task& t) {
 }
 
 std::vector<TaskPerf> top_ops(const TraceData& data, int top) {
-  std::vector<const Task*> order;
-  for (const Task& t : data.kernels) order.push_back(&t);
-  const auto n = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(top, 0)));
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                    [](const Task* a, const Task* b) {
-                      return duration(*a) != duration(*b) ? duration(*a) > duration(*b) : a->task_id < b->task_id;
-                    });
+  // The `top` longest kept in a heap as the tasks go by (the shortest kept on top): no array of all 10M.
+  const auto longer = [](const Task* a, const Task* b) {
+    return duration(*a) != duration(*b) ? duration(*a) > duration(*b) : a->task_id < b->task_id;
+  };
+  const auto n = static_cast<std::size_t>(std::max(top, 0));
+  std::vector<const Task*> kept;
+  if (n == 0) return {};
+  for (const Task& t : data.kernels) {
+    if (kept.size() < n) {
+      kept.push_back(&t);
+      std::push_heap(kept.begin(), kept.end(), longer);
+    } else if (longer(&t, kept.front())) {
+      std::pop_heap(kept.begin(), kept.end(), longer);
+      kept.back() = &t;
+      std::push_heap(kept.begin(), kept.end(), longer);
+    }
+  }
+  std::sort_heap(kept.begin(), kept.end(), longer);
   std::vector<TaskPerf> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back(task_perf(data, *order[i]));
+  for (const Task* t : kept) out.push_back(task_perf(data, *t));
   return out;
 }
 

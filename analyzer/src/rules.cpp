@@ -80,21 +80,24 @@ void RuleContext::note(std::string_view text) { notes_.emplace_back(text); }
 
 void RuleContext::leave_out(std::string_view what, const TableSpec* dropped) {
   left_out_.emplace_back(what);
+  if (dropped == nullptr) return;
+  dropped_.push_back(dropped);
   std::erase_if(tables_, [&](const Table& t) { return t.spec == dropped; });
 }
 
 const TensorShapes& RuleContext::shapes() {
-  if (!shapes_) {
-    shapes_ = std::make_unique<TensorShapes>(data);
-    if (!shapes_->any() && data.imported()) {
+  const TensorShapes& shapes = shapes_.get();
+  if (!asked_shapes_) {
+    asked_shapes_ = true;
+    if (!shapes.any() && data.imported()) {
       note(
           "cube_alignment and dynamic_shapes need tensor shapes: this profile has none (profile with "
           "record_shapes=True)");
-    } else if (!shapes_->any()) {
+    } else if (!shapes.any()) {
       note("cube_alignment and dynamic_shapes need tensor shapes: record with `npuscope run --dump stats`");
     }
   }
-  return *shapes_;
+  return shapes;
 }
 
 }  // namespace npuscope::analyzer

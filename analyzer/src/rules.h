@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,11 +16,27 @@
 
 namespace npuscope::analyzer {
 
+// The tensor shapes of a trace, read once for every rule that asks, from whichever thread asks first.
+class SharedShapes {
+ public:
+  explicit SharedShapes(const TraceData& data) : data_(data) {}
+  const TensorShapes& get() {
+    std::call_once(once_, [&] { shapes_ = std::make_unique<TensorShapes>(data_); });
+    return *shapes_;
+  }
+
+ private:
+  const TraceData& data_;
+  std::once_flag once_;
+  std::unique_ptr<TensorShapes> shapes_;
+};
+
 // What a rule reads and where it writes.
 class RuleContext {
  public:
-  RuleContext(const TraceData& trace_data, int top_n, std::vector<Table>& tables, std::vector<std::string>& notes)
-      : data(trace_data), top(top_n), tables_(tables), notes_(notes) {}
+  RuleContext(const TraceData& trace_data, int top_n, std::vector<Table>& tables, std::vector<std::string>& notes,
+              SharedShapes& shapes)
+      : data(trace_data), top(top_n), tables_(tables), notes_(notes), shapes_(shapes) {}
 
   const TraceData& data;
   const int top;  // top ops, longest gaps, largest leaks, items per advice rule
@@ -35,15 +52,19 @@ class RuleContext {
   // `dropped`: a table of the rule not reported at all.
   void leave_out(std::string_view what, const TableSpec* dropped = nullptr);
   const std::vector<std::string>& left_out() const { return left_out_; }
-  // The tensor shapes of the trace, read once for the rules that need them; the first call notes
-  // when the trace has none.
+  // The tensor shapes of the trace, read once for the rules that need them; the call notes when
+  // the trace has none (analyze() keeps one of equal notes).
   const TensorShapes& shapes();
+  // The tables left out on this trace (leave_out's `dropped`).
+  const std::vector<const TableSpec*>& dropped() const { return dropped_; }
 
  private:
   std::vector<Table>& tables_;
   std::vector<std::string>& notes_;
-  std::unique_ptr<TensorShapes> shapes_;
+  SharedShapes& shapes_;
   std::vector<std::string> left_out_;
+  std::vector<const TableSpec*> dropped_;
+  bool asked_shapes_ = false;
 };
 
 struct Rule {

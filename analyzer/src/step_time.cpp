@@ -33,7 +33,12 @@ StepTimeBuilder::Device& StepTimeBuilder::device(std::int32_t id) {
   if (last_device_ == nullptr || id != last_device_id_) {
     last_device_ = &devices_[id];
     last_device_id_ = id;
-    if (last_device_->steps.empty()) last_device_->steps.resize(steps_.size());
+    if (last_device_->steps.empty()) {
+      last_device_->steps.resize(steps_.size());
+      if (collectives_complete_ && last_device_->collectives.empty()) {
+        for (Kernels& k : last_device_->steps) k.spans = IntervalUnion(IntervalUnion::kTotalsOnly);
+      }
+    }
   }
   return *last_device_;
 }
@@ -57,8 +62,8 @@ void StepTimeBuilder::add_collective(std::int32_t device_id, std::int64_t start_
   device(device_id).collectives.push_back({start_ns, std::max(start_ns, end_ns), receive});
 }
 
-StepTime StepTimeBuilder::step_of(const Device& d, std::int32_t device_id, std::size_t index,
-                                  std::vector<bool>& taken) const {
+StepTime StepTimeBuilder::step_of(const Device& d, const std::vector<Collective>& collectives, std::int32_t device_id,
+                                  std::size_t index, std::vector<bool>& taken) const {
   const Step& step = steps_[index];
   const Kernels& k = d.steps[index];
   StepTime t;
@@ -70,10 +75,10 @@ StepTime StepTimeBuilder::step_of(const Device& d, std::int32_t device_id, std::
   const std::int64_t start = whole_trace_ || k.spans.empty() ? step.host_start : k.spans.first();
   const std::int64_t end = std::max(k.spans.empty() ? step.host_end : k.spans.last(), step.host_end);
   IntervalUnion communication, receive;
-  const auto first = std::lower_bound(d.collectives.begin(), d.collectives.end(), start,
+  const auto first = std::lower_bound(collectives.begin(), collectives.end(), start,
                                       [](const Collective& c, std::int64_t at) { return c.start < at; });
-  for (auto c = first; c != d.collectives.end() && c->start < end; ++c) {
-    const auto at = static_cast<std::size_t>(c - d.collectives.begin());
+  for (auto c = first; c != collectives.end() && c->start < end; ++c) {
+    const auto at = static_cast<std::size_t>(c - collectives.begin());
     if (taken[at]) continue;  // counted in an earlier step's window
     taken[at] = true;
     ++t.collectives;
@@ -115,11 +120,13 @@ StepTime StepTimeBuilder::step_of(const Device& d, std::int32_t device_id, std::
 
 std::vector<StepTime> StepTimeBuilder::finish() const {
   std::vector<StepTime> out;
-  for (auto [id, d] : devices_) {  // a copy: the collectives are sorted here
-    std::stable_sort(d.collectives.begin(), d.collectives.end(),
+  for (const auto& [id, d] : devices_) {
+    // The collectives sorted: a copy of them alone (a device's kernel spans can be 160 MB).
+    std::vector<Collective> collectives = d.collectives;
+    std::stable_sort(collectives.begin(), collectives.end(),
                      [](const Collective& a, const Collective& b) { return a.start < b.start; });
-    std::vector<bool> taken(d.collectives.size(), false);
-    for (std::size_t s = 0; s < steps_.size(); ++s) out.push_back(step_of(d, id, s, taken));
+    std::vector<bool> taken(collectives.size(), false);
+    for (std::size_t s = 0; s < steps_.size(); ++s) out.push_back(step_of(d, collectives, id, s, taken));
   }
   return out;
 }

@@ -26,6 +26,10 @@ class StepTimeBuilder {
   void add_kernel(std::int32_t device_id, std::int64_t launch_ns, std::int64_t start_ns, std::int64_t end_ns);
   // A communication op (TASK type HCCL), in any order; `receive`: a pipeline's receive (hcom_receive*).
   void add_collective(std::int32_t device_id, std::int64_t start_ns, std::int64_t end_ns, bool receive);
+  // Says every collective was added: the kernels of a device without any then keep only their
+  // totals, not a span each (which a 10M-task trace would hold in 160 MB). add_kernel must then
+  // come in start order per device, and add_collective not again.
+  void collectives_complete() { collectives_complete_ = true; }
   // Whether an op name is a receive op (Bubble): msprof's hcom_receive*.
   static bool is_receive(std::string_view op_name) { return op_name.starts_with("hcom_receive"); }
 
@@ -49,12 +53,15 @@ class StepTimeBuilder {
     std::vector<Collective> collectives;
   };
   Device& device(std::int32_t id);
-  StepTime step_of(const Device& d, std::int32_t device_id, std::size_t step, std::vector<bool>& taken) const;
+  // `collectives`: d's, sorted by start.
+  StepTime step_of(const Device& d, const std::vector<Collective>& collectives, std::int32_t device_id,
+                   std::size_t step, std::vector<bool>& taken) const;
 
   bool by_device_;
   std::optional<std::int64_t> first_framework_op_ns_;
   std::vector<Step> steps_;  // in host order; one without markers (the whole trace)
   bool whole_trace_ = false;
+  bool collectives_complete_ = false;
   std::map<std::int32_t, Device> devices_;  // few
   std::int32_t last_device_id_ = 0;
   Device* last_device_ = nullptr;

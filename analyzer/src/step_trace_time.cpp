@@ -58,9 +58,10 @@ void run_step_time(RuleContext& c) {
   std::optional<std::int64_t> first_framework_op;
   if (!d.host_ops.empty()) first_framework_op = d.host_ops.front().start_ns;
   StepTimeBuilder builder(d.steps, {}, first_framework_op);
-  for (const Task& t : d.kernels) builder.add_kernel(t.device_id, t.queued_ns, t.start_ns, t.end_ns);
   for (const Task& t : d.collectives)
     builder.add_collective(t.device_id, t.start_ns, t.end_ns, StepTimeBuilder::is_receive(d.str(t.name_id)));
+  builder.collectives_complete();  // the kernels come in start order
+  for (const Task& t : d.kernels) builder.add_kernel(t.device_id, t.queued_ns, t.start_ns, t.end_ns);
   for (const StepTime& s : builder.finish()) {
     c.add(kStepTimeTable, {std::int64_t{s.device_id}, s.step ? Value(*s.step) : Value(), s.computing_ns,
                            s.communication_not_overlapped_ns(), s.overlapped_ns, s.communication_ns, s.free_ns,

@@ -3,6 +3,7 @@
 #include "cancel_check.h"
 #include "launch_times.h"
 #include "npuscope/analyzer/analyze.h"
+#include "npuscope/collector/huge_pages.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -99,8 +100,8 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   // Rows are checked as they are read (check_times); these bounds must not overflow before that.
   if (last_start >= first_start)
     check_times(r, "TASK", nullptr, 0, {{"start_ns", first_start}, {"start_ns", last_start}});
-  const std::int64_t middle = first_start / 2 + last_start / 2;
   const std::int64_t after_last = collector::add_saturated(last_start, 1);
+  const std::size_t task_rows = rows_hint(r, "TASK"), api_rows = rows_hint(r, "API");
   const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out, std::vector<Task>& comm) {
     if (last_start < first_start) return;  // no tasks
     CancelCheck check(cancel);
@@ -126,7 +127,7 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   };
   const auto read_rest = [&] {
     const auto own = collector::TraceReader::open(r.path(), options);
-    apis.reserve(rows_hint(*own, "API"));
+    collector::reserve_in_huge_pages(apis, api_rows);
     CancelCheck check(cancel);
     own->for_each([&](const collector::ApiRow& a) {
       check.row();
@@ -157,19 +158,34 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
                   {{"start_ns", c.start_ns}, {"end_ns", c.end_ns}, {"queued_ns", c.queued_ns}});
     }
   };
-  kernels.reserve(rows_hint(r, "TASK"));  // untouched capacity costs address space, not memory
+  // Untouched capacity costs address space, not memory.
+  collector::reserve_in_huge_pages(kernels, task_rows);
   for (DeviceInfoRow& d : r.rows<collector::DeviceInfoRow>()) devices.emplace(d.device_id, std::move(d));
-  // Reading is most of an analysis. With 4 hardware threads or more: three readers at once, the two
-  // halves of TASK's time range and the rest. With fewer, one after the other: on the 2-vCPU
-  // machines CI runs on, the two vCPUs do ~1.1x the work of one, and three readers took 8.1 s where
-  // one took 7.2 s (10M tasks).
-  if (std::thread::hardware_concurrency() < 4) {
+  // Note [Reading in parallel]
+  // Reading is most of an analysis: 10M tasks and 10M API calls take 2.7 s and 1.4 s of SQLite on
+  // one core. With 2 or 3 hardware threads, TASK is read on this thread while a second reads the
+  // rest (API calls, memory, framework ops): 10M tasks load in 3.3-3.9 s instead of 5.4 s on the
+  // 2-vCPU machines CI runs on (bench/analyze_bench.cpp). Handing the second thread the end of
+  // TASK's time range as well, to even the two out, measured no better: its rows must be copied
+  // after the others. With 4 or more: TASK's two halves and the rest at once.
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores < 2) {
     read_tasks(first_start, after_last, kernels, collectives);
     read_rest();
     return;
   }
+  if (cores < 4) {
+    Worker rest(read_rest);
+    read_tasks(first_start, after_last, kernels, collectives);
+    rest.join();
+    return;
+  }
+  const std::int64_t middle = first_start / 2 + last_start / 2;
   std::vector<Task> later, later_collectives;
-  Worker second_half([&] { read_tasks(middle, after_last, later, later_collectives); });
+  Worker second_half([&] {
+    collector::reserve_in_huge_pages(later, task_rows / 2);
+    read_tasks(middle, after_last, later, later_collectives);
+  });
   Worker rest(read_rest);
   read_tasks(first_start, middle, kernels, collectives);
   second_half.join();

@@ -2,8 +2,8 @@
 //
 // Note [Compact rows]
 // A 10M-task trace must analyse in well under 2 GB (bench/analyze_bench.cpp), so the analyses do not
-// hold the reader's TaskRow (128 bytes) and ApiRow (40): Task keeps the 15 columns some finding reads
-// in 80 bytes, Api the 4 in 24, string ids narrowed to 32 bits (a trace has far fewer strings; an id
+// hold the reader's TaskRow (128 bytes) and ApiRow (40): Task keeps the 19 columns some finding reads
+// in 96 bytes, Api the 4 in 24, string ids narrowed to 32 bits (a trace has far fewer strings; an id
 // out of range reads as the empty string), and the reader leaves the other columns out of its query.
 #pragma once
 
@@ -30,6 +30,7 @@ struct Task {
   std::uint32_t underflow = 0, subnormal = 0;  // TASK.underflow, TASK.subnormal (saturated)
   std::int8_t task_type = 0, overflow = 0, fallback = 0, compute_dtype = 0;
 };
+static_assert(sizeof(Task) == 96, "Note [Compact rows]: a 10M-task analysis holds 10M of them");
 
 // A PYTORCH_API row, the columns the model view reads (pytorch_model.cpp).
 struct HostOp {

@@ -251,6 +251,13 @@ TEST(AnalyzeCases, OpWithManyInputShapesIsAdvisedAndPaddedOneIsNot) {
   EXPECT_TRUE(advice_of(bare, "dynamic_shapes").empty());
   ASSERT_FALSE(bare["notes"].empty());
   EXPECT_NE(bare["notes"][0].get<std::string>().find("dynamic_shapes need tensor shapes"), std::string::npos);
+  // Once, though cube_alignment and dynamic_shapes both read the shapes (on two threads: Note [Rules
+  // in parallel]).
+  EXPECT_EQ(
+      std::count_if(bare["notes"].begin(), bare["notes"].end(),
+                    [](const json& n) { return n.get<std::string>().find("need tensor shapes") != std::string::npos; }),
+      1)
+      << bare["notes"].dump();
   // 10k Adds of one shape.
   EXPECT_TRUE(advice_of(analyze_json(profile("tiny")), "dynamic_shapes").empty());
 }

@@ -207,3 +207,49 @@ TEST_F(StepTime910B, AnEmulatedTraceIsTakenByItsOwnLaunchTimes) {
   EXPECT_EQ(steps[0].free_ns, 1100);  // the span [100, 1600] less 400
   EXPECT_EQ(steps[0].end_ns, 1600);
 }
+
+// A device without collectives: `npuscope analyze` keeps its kernels' totals alone, not a span each
+// (IntervalUnion::kTotalsOnly), and must give the figures step_times() gives from every span.
+TEST_F(StepTime910B, AnalyzeKeepsOnlyTotalsForADeviceWithoutCollectives) {
+  const std::string db = path("no_collectives.db");
+  {
+    RealTrace t(db, "ascend_pytorch_profiler_db", "Ascend910B3");
+    t.step(50, 0, 1000);
+    t.step(51, 1300, 2000);
+    // Step 50: [200, 300] and [250, 400] overlap, [500, 600] and [600, 650] touch, [700, 710] alone:
+    // Computing 200 + 150 + 10 = 360 in [200, 710], Free 510 - 360 = 150, Preparing 200.
+    // Step 51: [1400, 1450] and [1420, 1440] (inside it): Computing 50, Free 0, Preparing 100.
+    const std::pair<int, int> kernels[] = {{200, 300}, {250, 400},   {500, 600},  {600, 650},
+                                           {700, 710}, {1400, 1450}, {1420, 1440}};
+    std::int64_t conn = 100;
+    for (const auto& [start, end] : kernels) {
+      t.api("aclnnAdd", start - 50, start - 45, ++conn);
+      t.task({.type = TaskType::kAiVectorCore,
+              .name = "Add_" + std::to_string(start),
+              .op_type = "Add",
+              .start_us = static_cast<double>(start),
+              .end_us = static_cast<double>(end),
+              .connection = conn,
+              .stream = start % 20 == 0 ? 1 : 2});
+    }
+    t.finalize();
+  }
+  const auto reader = collector::TraceReader::open(db);
+  const std::vector<StepTime> expected = step_times(*reader);
+  ASSERT_EQ(expected.size(), 2u);
+  expect_step(expected[0], 50, 360, 0, 0, 150, 200);
+  expect_step(expected[1], 51, 50, 0, 0, 0, 100);
+  const Report report = analyze(*reader, {.rules = {"step_time"}});
+  const Table* table = report.find("step_time");
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->rows.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto ns = [&](const char* column) { return std::get<std::int64_t>(*table->cell(i, column)); };
+    EXPECT_EQ(ns("computing_ns"), expected[i].computing_ns);
+    EXPECT_EQ(ns("free_ns"), expected[i].free_ns);
+    EXPECT_EQ(ns("preparing_ns"), expected[i].preparing_ns);
+    EXPECT_EQ(ns("start_ns"), expected[i].start_ns);
+    EXPECT_EQ(ns("end_ns"), expected[i].end_ns);
+    EXPECT_EQ(ns("kernels"), expected[i].kernels);
+  }
+}
