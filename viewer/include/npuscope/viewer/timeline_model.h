@@ -105,7 +105,8 @@ class TimelineModel {
   bool has_compare_results() const { return has_compare_; }
   // The custom kernels' blocks and findings (their tasks are flagged kKernel, kKernelFinding).
   const KernelIndex& kernels() const { return kernels_; }
-  // Bytes held by the lanes and the kernels' blocks (capacity, not size: what the process pays).
+  // Bytes held by the lanes and the kernels' blocks (capacity, not size: what the process pays; a
+  // row in huge pages pays for the pages its items touched, not its untouched growth slack).
   std::size_t memory_bytes() const;
 
   // The lane and row of a task, and its index there; false if the task is not in a stream lane.
