@@ -86,6 +86,9 @@ at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const at::S
   return out;
 }
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  // Masks multiplied (label smoothing's valid-and-not-ignored): the product of bools is their AND.
+  if (out.scalar_type() == at::kBool && self.scalar_type() == at::kBool && other.scalar_type() == at::kBool)
+    return at::logical_and_out(out, self, other);
   if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(mul_out, self, other, out);
   binary(Binary::kMul, "aten::mul", self, other, 1.0, out);
   return out;

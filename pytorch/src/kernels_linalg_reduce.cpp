@@ -324,9 +324,55 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   return mse_loss_backward_out(grad_output, self, target, reduction, out);
 }
 
+// ---- smooth_l1_loss (detection's box regression: CANN's SmoothL1LossV2) --------------------------
+
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, std::int64_t reduction, double beta,
+                               at::Tensor& out) {
+  constexpr const char* kAten = "aten::smooth_l1_loss";
+  if (!is_float(out.scalar_type()) || beta < 0)
+    return NPUSCOPE_FALLBACK(smooth_l1_loss_out, self, target, reduction, beta, out);
+  check_same_device(kAten, out, {self, target});
+  const auto shape = at::infer_size(self.sizes(), target.sizes());
+  const at::ScalarType type = out.scalar_type();
+  resize_out(out, reduction == at::Reduction::None ? at::IntArrayRef(shape) : at::IntArrayRef{});
+  OutputSlot slot(out, kAten);
+  run_op("SmoothL1LossV2", kAten,
+         {operand(self.expand(shape), type, kAten), operand(target.expand(shape), type, kAten)},
+         {{"reduction", reduction}, {"beta", beta}}, {slot.tensor()});
+  slot.finish();
+  return out;
+}
+
+at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                        std::int64_t reduction, double beta, at::Tensor& grad_input) {
+  constexpr const char* kAten = "aten::smooth_l1_loss_backward";
+  if (!is_float(grad_input.scalar_type()) || !self.sizes().equals(target.sizes()) || beta < 0)
+    return NPUSCOPE_FALLBACK(smooth_l1_loss_backward_grad_input, grad_output, self, target, reduction, beta,
+                             grad_input);
+  check_same_device(kAten, grad_input, {grad_output, self, target});
+  const at::ScalarType type = grad_input.scalar_type();
+  resize_out(grad_input, self.sizes());
+  const at::Tensor g = reduction == at::Reduction::None ? grad_output.expand(self.sizes()) : grad_output;
+  OutputSlot slot(grad_input, kAten);
+  run_op("SmoothL1LossGradV2", kAten,
+         {operand(g, type, kAten), operand(self, type, kAten), operand(target, type, kAten)},
+         {{"reduction", reduction}, {"beta", beta}}, {slot.tensor()});
+  slot.finish();
+  return grad_input;
+}
+
+at::Tensor smooth_l1_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                   std::int64_t reduction, double beta) {
+  at::Tensor out = at::empty(self.sizes(), self.options());
+  return smooth_l1_loss_backward_out(grad_output, self, target, reduction, beta, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("smooth_l1_loss.out", TORCH_FN(smooth_l1_loss_out));
+  m.impl("smooth_l1_loss_backward", TORCH_FN(smooth_l1_loss_backward));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(smooth_l1_loss_backward_out));
   m.impl("mse_loss.out", TORCH_FN(mse_loss_out));
   m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
   m.impl("mse_loss_backward.grad_input", TORCH_FN(mse_loss_backward_out));

@@ -135,9 +135,9 @@ class ModelFamiliesTest(DeviceTestCase):
             z.index_put_((idx,), torch.ones(4).to(DEV), accumulate=True)
             return loss
 
-        # Label smoothing's masking of ignored targets still runs on the AI CPU: masked_select, masked_scatter_,
-        # a bool mul and a boolean-mask assignment (index_put_ with a mask: data-dependent, as nonzero is).
-        smoothing = ("aten::masked_select", "aten::masked_scatter_", "aten::mul", "aten::_index_put_impl_")
+        # Label smoothing's masks run native (test_mask_ops.py); its backward's float64 product by a 0-d CPU
+        # tensor is a dtype the NPU lacks.
+        smoothing = ("aten::mul",)
         for fn, allowed in ((gru_text, smoothing), (transformer, ()), (gan, ()), (activation_checkpointing, ()),
                             (advanced_indexing, ())):
             with self.subTest(fn.__name__):

@@ -1,4 +1,5 @@
-// MseLoss and MseLossGrad: values from PyTorch 1.13 CPU for each reduction, NPU vs CPU, bad inputs.
+// MseLoss / MseLossGrad and SmoothL1LossV2 / SmoothL1LossGradV2: values from PyTorch 1.13 CPU for each
+// reduction (and beta), NPU vs CPU, bad inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,4 +57,36 @@ TEST_F(MseLossTest, BadInputsNameTheOp) {
   EXPECT_THROW(call_op("MseLoss", {kX, floats({1, 2}, {2})}), InvalidArgument);
   EXPECT_THROW(call_op("MseLoss", {kX, kY}, reduction(3)), InvalidArgument);
   EXPECT_THROW(call_op("MseLossGrad", {kX, kX, kY}, reduction(1)), InvalidArgument);  // dloss must be 0-dim
+}
+
+namespace {
+
+Attrs smooth(std::int64_t r, double beta) { return {{"reduction", r}, {"beta", beta}}; }
+
+}  // namespace
+
+TEST_F(MseLossTest, SmoothL1LossOfEachReductionAndBetaMatchesPyTorch) {
+  expect_both("SmoothL1LossV2", {kX, kY}, smooth(0, 1.0), {0.125, 1.5, 0.5, 0.5, 0.5, 0.03125}, {2, 3});
+  expect_both("SmoothL1LossV2", {kX, kY}, smooth(1, 1.0), {0.526041666667}, {});
+  expect_both("SmoothL1LossV2", {kX, kY}, smooth(2, 1.0), {3.15625}, {});
+  expect_both("SmoothL1LossV2", {kX, kY}, smooth(2, 0.5), {4.3125}, {});
+  // beta 0 is the L1 loss
+  expect_both("SmoothL1LossV2", {kX, kY}, smooth(0, 0.0), {0.5, 2, 1, 1, 1, 0.25}, {2, 3});
+  expect_both("SmoothL1LossV2", {kX, kY}, smooth(1, 0.0), {0.958333333333}, {});
+}
+
+TEST_F(MseLossTest, SmoothL1GradientMatchesPyTorch) {
+  const Tensor g = floats({0.7f}, {});
+  expect_both("SmoothL1LossGradV2", {g, kX, kY}, smooth(1, 1.0),
+              {-0.058333333333, -0.116666666667, 0.116666666667, 0.116666666667, 0.116666666667, -0.029166666667},
+              {2, 3});
+  expect_both("SmoothL1LossGradV2", {g, kX, kY}, smooth(2, 0.5), {-0.7, -0.7, 0.7, 0.7, 0.7, -0.35}, {2, 3});
+  expect_both("SmoothL1LossGradV2", {floats({0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f}, {2, 3}), kX, kY}, smooth(0, 1.0),
+              {-0.25, -0.5, 0.5, 0.5, 0.5, -0.125}, {2, 3});
+}
+
+TEST_F(MseLossTest, SmoothL1BadInputsNameTheOp) {
+  EXPECT_THROW(call_op("SmoothL1LossV2", {kX, kY}, smooth(1, -1.0)), InvalidArgument);
+  EXPECT_THROW(call_op("SmoothL1LossV2", {kX, floats({1, 2}, {2})}), InvalidArgument);
+  EXPECT_THROW(call_op("SmoothL1LossGradV2", {kX, kX, kY}, smooth(2, 1.0)), InvalidArgument);
 }
