@@ -3,7 +3,6 @@ backward, and running a script in a fresh interpreter (for settings that must co
 npuscope itself: script_test_util.py."""
 import os
 import subprocess
-import sys
 
 import unittest
 
@@ -25,6 +24,18 @@ class DeviceTestCase(unittest.TestCase):
 
     def tearDown(self):
         npu.set_precision_mode(self.mode)
+
+    def check(self, fn, *inputs, tol=1e-6):
+        """fn on the device matches fn on the CPU within `tol` (relative_error), its output and the gradients of
+        its floating inputs."""
+        y_cpu, g_cpu = forward_backward(fn, *inputs)
+        y_dev, g_dev = forward_backward(fn, *[x.to(DEV) for x in inputs])
+        self.assertEqual(y_dev.device, DEV)
+        self.assertEqual(y_dev.shape, y_cpu.shape)
+        self.assertLess(relative_error(y_cpu, y_dev), tol)
+        self.assertEqual(len(g_cpu), len(g_dev))
+        for a, b in zip(g_cpu, g_dev):
+            self.assertLess(relative_error(a, b), tol)
 
 
 def relative_error(a, b):

@@ -118,23 +118,6 @@ void grad_kernel(KernelContext& ctx) {
   store<T>(ctx.outputs[0], x.data(), ctx);
 }
 
-template <class T>
-void mse_loss(KernelContext& ctx) {
-  loss_kernel<T, Mse, kMseLoss>(ctx);
-}
-template <class T>
-void mse_grad(KernelContext& ctx) {
-  grad_kernel<T, Mse, kMseLossGrad>(ctx);
-}
-template <class T>
-void smooth_l1_loss(KernelContext& ctx) {
-  loss_kernel<T, SmoothL1, kSmoothL1>(ctx);
-}
-template <class T>
-void smooth_l1_grad(KernelContext& ctx) {
-  grad_kernel<T, SmoothL1, kSmoothL1Grad>(ctx);
-}
-
 }  // namespace
 
 NPUSCOPE_REGISTER_OP(OpSchema{.type = kMseLoss,
@@ -161,9 +144,9 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kSmoothL1Grad,
                               .max_inputs = 3,
                               .infer = infer_grad<kSmoothL1Grad>,
                               .cost = cost});
-NPUSCOPE_REGISTER_FLOAT_KERNELS(kMseLoss, mse_loss);
-NPUSCOPE_REGISTER_FLOAT_KERNELS(kMseLossGrad, mse_grad);
-NPUSCOPE_REGISTER_FLOAT_KERNELS(kSmoothL1, smooth_l1_loss);
-NPUSCOPE_REGISTER_FLOAT_KERNELS(kSmoothL1Grad, smooth_l1_grad);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMseLoss, loss_kernel, Mse, kMseLoss);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kMseLossGrad, grad_kernel, Mse, kMseLossGrad);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSmoothL1, loss_kernel, SmoothL1, kSmoothL1);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kSmoothL1Grad, grad_kernel, SmoothL1, kSmoothL1Grad);
 
 }  // namespace npuscope::emulator::kernels
