@@ -118,10 +118,8 @@ at::Tensor nonzero_on_device(const at::Tensor& self) {
   return nonzero_on_device_out(self, out);
 }
 
-// The integer index tensors a boolean mask over dims [d, d + mask.dim()) stands for, one per dim.
-std::vector<at::Tensor> mask_indices(const at::Tensor& mask) {
-  return nonzero_on_device(mask.scalar_type() == at::kBool ? mask : mask.to(at::kBool)).unbind(1);
-}
+// The integer index tensors a boolean (or uint8) mask over dims [d, d + mask.dim()) stands for, one per dim.
+std::vector<at::Tensor> mask_indices(const at::Tensor& mask) { return nonzero_on_device(mask).unbind(1); }
 
 // ---- advanced indexing ----------------------------------------------------------------------------
 
@@ -242,8 +240,7 @@ at::Tensor& index_put_impl(at::Tensor& self, const c10::List<c10::optional<at::T
 // torch.masked_select: the elements of self where the mask (both broadcast) is set, as a 1-D tensor.
 at::Tensor& masked_select_on_device_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
   constexpr const char* kAten = "aten::masked_select";
-  TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte, kAten, ": expected a bool mask, got ",
-              mask.scalar_type());
+  TORCH_CHECK(is_mask(mask), kAten, ": expected a bool mask, got ", mask.scalar_type());
   if (!to_emulator_dtype(self.scalar_type()) || mask.device() != self.device() ||
       out.scalar_type() != self.scalar_type())
     return NPUSCOPE_FALLBACK(masked_select_out, self, mask, out);
@@ -267,8 +264,7 @@ at::Tensor masked_select_on_device(const at::Tensor& self, const at::Tensor& mas
 // first elements, in order (masked_select's backward).
 at::Tensor& masked_scatter_on_device_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {
   constexpr const char* kAten = "aten::masked_scatter_";
-  TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte, kAten, ": expected a bool mask, got ",
-              mask.scalar_type());
+  TORCH_CHECK(is_mask(mask), kAten, ": expected a bool mask, got ", mask.scalar_type());
   TORCH_CHECK(self.scalar_type() == source.scalar_type(), kAten,
               ": expected self and source to have the same dtype, got ", self.scalar_type(), " and ",
               source.scalar_type());

@@ -286,35 +286,50 @@ at::Tensor& nll_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
   return grad_input;
 }
 
-// ---- mse_loss -----------------------------------------------------------------------------------
+// ---- mse_loss, smooth_l1_loss (detection's box regression: CANN's SmoothL1LossV2) ----------------
+
+// out = the element-wise loss `op` of self and target (broadcast), reduced as aten's Reduction
+// `reduction` says; `attrs`: the op's others (smooth L1's beta).
+void pointwise_loss(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& target,
+                    std::int64_t reduction, emulator::Attrs attrs, const at::Tensor& out) {
+  const auto shape = at::infer_size(self.sizes(), target.sizes());
+  const at::ScalarType type = out.scalar_type();
+  resize_out(out, reduction == at::Reduction::None ? at::IntArrayRef(shape) : at::IntArrayRef{});
+  attrs.set("reduction", reduction);
+  OutputSlot slot(out, aten);
+  run_op(op, aten, {operand(self.expand(shape), type, aten), operand(target.expand(shape), type, aten)}, attrs,
+         {slot.tensor()});
+  slot.finish();
+}
+
+// grad_input = the gradient `op` of that loss (self and target of one shape).
+void pointwise_loss_grad(const char* op, const char* aten, const at::Tensor& grad_output, const at::Tensor& self,
+                         const at::Tensor& target, std::int64_t reduction, emulator::Attrs attrs,
+                         const at::Tensor& grad_input) {
+  const at::ScalarType type = grad_input.scalar_type();
+  resize_out(grad_input, self.sizes());
+  const at::Tensor g = reduction == at::Reduction::None ? grad_output.expand(self.sizes()) : grad_output;
+  attrs.set("reduction", reduction);
+  OutputSlot slot(grad_input, aten);
+  run_op(op, aten, {operand(g, type, aten), operand(self, type, aten), operand(target, type, aten)}, attrs,
+         {slot.tensor()});
+  slot.finish();
+}
 
 at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, std::int64_t reduction, at::Tensor& out) {
   constexpr const char* kAten = "aten::mse_loss";
   if (!is_float(out.scalar_type())) return NPUSCOPE_FALLBACK(mse_loss_out, self, target, reduction, out);
   TORCH_CHECK(target.device() == self.device(), kAten, ": the input is on ", self.device(), " and the target on ",
               target.device(), "; move the target to the device too");
-  const auto shape = at::infer_size(self.sizes(), target.sizes());
-  const at::ScalarType type = out.scalar_type();
-  resize_out(out, reduction == at::Reduction::None ? at::IntArrayRef(shape) : at::IntArrayRef{});
-  OutputSlot slot(out, kAten);
-  run_op("MseLoss", kAten, {operand(self.expand(shape), type, kAten), operand(target.expand(shape), type, kAten)},
-         {{"reduction", reduction}}, {slot.tensor()});
-  slot.finish();
+  pointwise_loss("MseLoss", kAten, self, target, reduction, {}, out);
   return out;
 }
 
 at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                   std::int64_t reduction, at::Tensor& grad_input) {
-  constexpr const char* kAten = "aten::mse_loss_backward";
   if (!is_float(grad_input.scalar_type()) || !self.sizes().equals(target.sizes()))
     return NPUSCOPE_FALLBACK(mse_loss_backward_grad_input, grad_output, self, target, reduction, grad_input);
-  const at::ScalarType type = grad_input.scalar_type();
-  resize_out(grad_input, self.sizes());
-  const at::Tensor g = reduction == at::Reduction::None ? grad_output.expand(self.sizes()) : grad_output;
-  OutputSlot slot(grad_input, kAten);
-  run_op("MseLossGrad", kAten, {operand(g, type, kAten), operand(self, type, kAten), operand(target, type, kAten)},
-         {{"reduction", reduction}}, {slot.tensor()});
-  slot.finish();
+  pointwise_loss_grad("MseLossGrad", "aten::mse_loss_backward", grad_output, self, target, reduction, {}, grad_input);
   return grad_input;
 }
 
@@ -324,22 +339,13 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   return mse_loss_backward_out(grad_output, self, target, reduction, out);
 }
 
-// ---- smooth_l1_loss (detection's box regression: CANN's SmoothL1LossV2) --------------------------
-
 at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, std::int64_t reduction, double beta,
                                at::Tensor& out) {
   constexpr const char* kAten = "aten::smooth_l1_loss";
   if (!is_float(out.scalar_type()) || beta < 0)
     return NPUSCOPE_FALLBACK(smooth_l1_loss_out, self, target, reduction, beta, out);
   check_same_device(kAten, out, {self, target});
-  const auto shape = at::infer_size(self.sizes(), target.sizes());
-  const at::ScalarType type = out.scalar_type();
-  resize_out(out, reduction == at::Reduction::None ? at::IntArrayRef(shape) : at::IntArrayRef{});
-  OutputSlot slot(out, kAten);
-  run_op("SmoothL1LossV2", kAten,
-         {operand(self.expand(shape), type, kAten), operand(target.expand(shape), type, kAten)},
-         {{"reduction", reduction}, {"beta", beta}}, {slot.tensor()});
-  slot.finish();
+  pointwise_loss("SmoothL1LossV2", kAten, self, target, reduction, {{"beta", beta}}, out);
   return out;
 }
 
@@ -350,14 +356,7 @@ at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad_output, const at:
     return NPUSCOPE_FALLBACK(smooth_l1_loss_backward_grad_input, grad_output, self, target, reduction, beta,
                              grad_input);
   check_same_device(kAten, grad_input, {grad_output, self, target});
-  const at::ScalarType type = grad_input.scalar_type();
-  resize_out(grad_input, self.sizes());
-  const at::Tensor g = reduction == at::Reduction::None ? grad_output.expand(self.sizes()) : grad_output;
-  OutputSlot slot(grad_input, kAten);
-  run_op("SmoothL1LossGradV2", kAten,
-         {operand(g, type, kAten), operand(self, type, kAten), operand(target, type, kAten)},
-         {{"reduction", reduction}, {"beta", beta}}, {slot.tensor()});
-  slot.finish();
+  pointwise_loss_grad("SmoothL1LossGradV2", kAten, grad_output, self, target, reduction, {{"beta", beta}}, grad_input);
   return grad_input;
 }
 

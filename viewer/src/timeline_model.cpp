@@ -33,7 +33,7 @@ void add_to_row(Lane& lane, std::size_t row, const TimelineItem& item) {
 // What a row costs the process. A row in huge pages keeps its growth slack: the slack's pages were
 // never touched, so they are not resident, and shrinking would copy the row (0.5 s for 10M tasks).
 bool in_huge_pages(const std::vector<TimelineItem>& row) {
-  return row.capacity() * sizeof(TimelineItem) >= 2 * collector::kHugePageBytes;
+  return collector::big_enough_for_huge_pages(row.capacity() * sizeof(TimelineItem));
 }
 std::size_t resident_bytes(const std::vector<TimelineItem>& row) {
   if (!in_huge_pages(row)) return row.capacity() * sizeof(TimelineItem);

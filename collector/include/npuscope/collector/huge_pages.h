@@ -22,10 +22,14 @@ namespace npuscope::collector {
 
 inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 
+// Whether an array of `bytes` is big enough to be given huge pages (a smaller one would waste most
+// of a 2 MiB page on its last part).
+constexpr bool big_enough_for_huge_pages(std::size_t bytes) { return bytes >= 2 * kHugePageBytes; }
+
 // Asks for huge pages on [data, data + bytes) where it spans whole 2 MiB pages (advice only: a
 // kernel without transparent huge pages ignores it, and nothing fails).
 inline void advise_huge_pages(const void* data, std::size_t bytes) {
-  if (bytes < 2 * kHugePageBytes) return;
+  if (!big_enough_for_huge_pages(bytes)) return;
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
   const std::uintptr_t first = (begin + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
   const std::uintptr_t last = (begin + bytes) & ~(kHugePageBytes - 1);
