@@ -1,9 +1,8 @@
 // Native comparisons, selection and the reductions users call on results: eq, ne, lt, le, gt, ge
 // (tensor or scalar operands: Equal, Less, ...; ne is Equal then Not), where, logical_not / and /
-// or, maximum, minimum, clamp, max / min / argmax / argmin, topk and sort (TopK: stable, ties by
-// index), cumsum, pow with a scalar exponent.
-// What an accuracy line of a training loop uses, ((logits.argmax(1) == y).float().mean()), runs on
-// the device instead of the fallback.
+// or, bitwise and / or / xor of bool and integer tensors, maximum, minimum, clamp, max / min / argmax / argmin, topk
+// and sort (TopK: stable, ties by index), cumsum, pow with a scalar exponent. What an accuracy line of a training loop
+// uses, ((logits.argmax(1) == y).float().mean()), runs on the device instead of the fallback.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <torch/library.h>
@@ -134,20 +133,36 @@ at::Tensor& logical_or_out(const at::Tensor& self, const at::Tensor& other, at::
   return out;
 }
 
-// On bool tensors (masks: `a & b`, `~m`), the bitwise ops are the logical ones.
-at::Tensor& bitwise_and_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  if (out.scalar_type() != at::kBool || self.scalar_type() != at::kBool || other.scalar_type() != at::kBool)
-    return NPUSCOPE_FALLBACK(bitwise_and_Tensor_out, self, other, out);
-  logical("And", "aten::bitwise_and", self, other, out);
-  return out;
+// The bitwise ops of bool and integer tensors (masks: `a & b`; uint8 masks: `pos | neg`; flags:
+// `x & 4`): BitwiseAnd / Or / Xor in out's dtype, a host scalar operand uploaded first.
+bool bitwise_dtype(at::ScalarType t) {
+  return t == at::kBool || t == at::kByte || t == at::kChar || t == at::kInt || t == at::kLong;
 }
 
-at::Tensor& bitwise_or_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  if (out.scalar_type() != at::kBool || self.scalar_type() != at::kBool || other.scalar_type() != at::kBool)
-    return NPUSCOPE_FALLBACK(bitwise_or_Tensor_out, self, other, out);
-  logical("Or", "aten::bitwise_or", self, other, out);
-  return out;
+void bitwise(const char* op, const char* aten, const at::Tensor& self, const at::Tensor& other, const at::Tensor& out) {
+  resize_out(out, at::infer_size(self.sizes(), other.sizes()));
+  if (out.numel() == 0) return;
+  const at::ScalarType type = out.scalar_type();
+  const auto on_device = [&](const at::Tensor& t) {
+    return operand(is_host_scalar(t) ? t.to(out.device()) : t, type, aten);
+  };
+  OutputSlot slot(out, aten);
+  run_op(op, aten, {on_device(self), on_device(other)}, {}, {slot.tensor()});
+  slot.finish();
 }
+
+#define NPUSCOPE_BITWISE(name, op)                                                           \
+  at::Tensor& name##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) { \
+    if (!bitwise_dtype(out.scalar_type()) || is_host_scalar(self))                           \
+      return NPUSCOPE_FALLBACK(name##_Tensor_out, self, other, out);                         \
+    check_same_device("aten::" #name, out, {self, other});                                   \
+    bitwise(op, "aten::" #name, self, other, out);                                           \
+    return out;                                                                              \
+  }
+NPUSCOPE_BITWISE(bitwise_and, "BitwiseAnd")
+NPUSCOPE_BITWISE(bitwise_or, "BitwiseOr")
+NPUSCOPE_BITWISE(bitwise_xor, "BitwiseXor")
+#undef NPUSCOPE_BITWISE
 
 at::Tensor& bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
   if (out.scalar_type() != at::kBool || self.scalar_type() != at::kBool)
@@ -364,6 +379,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logical_or.out", TORCH_FN(logical_or_out));
   m.impl("bitwise_and.Tensor_out", TORCH_FN(bitwise_and_out));
   m.impl("bitwise_or.Tensor_out", TORCH_FN(bitwise_or_out));
+  m.impl("bitwise_xor.Tensor_out", TORCH_FN(bitwise_xor_out));
   m.impl("bitwise_not.out", TORCH_FN(bitwise_not_out));
   m.impl("maximum.out", TORCH_FN(maximum_out));
   m.impl("minimum.out", TORCH_FN(minimum_out));

@@ -213,6 +213,17 @@ NPUSCOPE_FLOAT_UNARY(floor, "Floor", "aten::floor")
 NPUSCOPE_FLOAT_UNARY(ceil, "Ceil", "aten::ceil")
 #undef NPUSCOPE_FLOAT_UNARY
 
+// torch.log2 / torch.log10: CANN's Log with its base attribute, as torch_npu runs them.
+#define NPUSCOPE_LOG_OF_BASE(name, base)                                                  \
+  at::Tensor& name##_out(const at::Tensor& self, at::Tensor& out) {                       \
+    if (!float_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(name##_out, self, out); \
+    unary_op("Log", "aten::" #name, self, out, {{"base", base}});                         \
+    return out;                                                                           \
+  }
+NPUSCOPE_LOG_OF_BASE(log2, 2.0)
+NPUSCOPE_LOG_OF_BASE(log10, 10.0)
+#undef NPUSCOPE_LOG_OF_BASE
+
 at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
   if (!arithmetic_dtype(out.scalar_type())) return NPUSCOPE_FALLBACK(neg_out, self, out);
   unary_op("Neg", "aten::neg", self, out);
@@ -317,6 +328,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("rsqrt.out", TORCH_FN(rsqrt_out));
   m.impl("exp.out", TORCH_FN(exp_out));
   m.impl("log.out", TORCH_FN(log_out));
+  m.impl("log2.out", TORCH_FN(log2_out));
+  m.impl("log10.out", TORCH_FN(log10_out));
   m.impl("tanh.out", TORCH_FN(tanh_out));
   m.impl("sigmoid.out", TORCH_FN(sigmoid_out));
   m.impl("silu.out", TORCH_FN(silu_out));

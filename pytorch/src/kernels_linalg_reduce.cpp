@@ -1,7 +1,7 @@
 // Native matrix products, reductions, softmax and losses: mm, addmm, bmm, baddbmm (Gemm /
 // BatchMatMul, a transposed operand as the transpose flag rather than a copy), sum, mean
-// (ReduceSum / ReduceMean), norm with p = 1 or 2 (ReduceL1 / ReduceL2), _softmax, _log_softmax and
-// their backward ops, nll_loss forward and backward (what cross_entropy reaches).
+// (ReduceSum / ReduceMean), any, all (ReduceAny / ReduceAll), norm with p = 1 or 2 (ReduceL1 / ReduceL2), _softmax,
+// _log_softmax and their backward ops, nll_loss forward and backward (what cross_entropy reaches).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -154,6 +154,48 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
   if (!reducible(self, out) || !is_float(out.scalar_type()))
     return NPUSCOPE_FALLBACK(mean_out, self, dim, keepdim, dtype, out);
   reduce("ReduceMean", "aten::mean", self, dim, keepdim, out);
+  return out;
+}
+
+// torch.any / torch.all (`if mask.any():`, detection's degenerate-box check): ReduceAny / ReduceAll on
+// the input's own dtype, into a bool. uint8 inputs (whose result is uint8) go to the CPU fallback.
+bool truth_reducible(const at::Tensor& self, const at::Tensor& out) {
+  return out.scalar_type() == at::kBool && self.numel() > 0 && to_emulator_dtype(self.scalar_type()).has_value();
+}
+
+void truth(const char* op, const char* aten, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+           const at::Tensor& out) {
+  check_same_device(aten, out, {self});
+  const at::Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
+  const auto axes = reduce_dims(x, dim);
+  resize_out(out, self.dim() == 0 ? std::vector<std::int64_t>{} : reduced_shape(x, axes, keepdim));
+  OutputSlot slot(out, aten);
+  run_op(op, aten, {contiguous(x, aten)}, {{"axes", axes}, {"keepdims", std::int64_t{keepdim && self.dim() > 0}}},
+         {slot.tensor()});
+  slot.finish();
+}
+
+at::Tensor& any_dim_out(const at::Tensor& self, std::int64_t dim, bool keepdim, at::Tensor& out) {
+  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(any_out, self, dim, keepdim, out);
+  truth("ReduceAny", "aten::any", self, at::IntArrayRef{dim}, keepdim, out);
+  return out;
+}
+
+at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) {
+  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(any_all_out, self, out);
+  truth("ReduceAny", "aten::any", self, c10::nullopt, false, out);
+  return out;
+}
+
+at::Tensor& all_dim_out(const at::Tensor& self, std::int64_t dim, bool keepdim, at::Tensor& out) {
+  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(all_out, self, dim, keepdim, out);
+  truth("ReduceAll", "aten::all", self, at::IntArrayRef{dim}, keepdim, out);
+  return out;
+}
+
+at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) {
+  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(all_all_out, self, out);
+  truth("ReduceAll", "aten::all", self, c10::nullopt, false, out);
   return out;
 }
 
@@ -381,6 +423,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
   m.impl("sum.IntList_out", TORCH_FN(sum_out));
   m.impl("mean.out", TORCH_FN(mean_out));
+  m.impl("any.out", TORCH_FN(any_dim_out));
+  m.impl("any.all_out", TORCH_FN(any_all_out));
+  m.impl("all.out", TORCH_FN(all_dim_out));
+  m.impl("all.all_out", TORCH_FN(all_all_out));
   m.impl("norm.out", TORCH_FN(norm_out));
   m.impl("norm.dtype_out", TORCH_FN(norm_dtype_out));
   m.impl("_softmax.out", TORCH_FN(softmax_out));

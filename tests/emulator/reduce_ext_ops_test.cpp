@@ -162,3 +162,28 @@ TEST_F(ReduceExtOpsTest, CostCountsOpsPerInputElement) {
   EXPECT_EQ(c.flops, 2 * 128);  // a square and an add each
   EXPECT_EQ(c.bytes, 4.0 * (128 + 8));
 }
+
+// torch.all / torch.any: over axes or everything, of floats (NaN is true), integers and bools, empty.
+TEST_F(ReduceExtOpsTest, AllAndAnyOfEachDtype) {
+  const float nan = std::nanf("");
+  const Tensor f = floats({0, 2, nan, 0, 0, 0}, {2, 3});
+  const Tensor b = ints({1, 1, 0, 1}, {2, 2}, DType::kBool);
+  const Tensor i = ints({3, -1, 0, 0}, {2, 2}, DType::kI32);
+  for (const Tensor& t : {f, on_npu({f})[0]}) {
+    const Tensor any = reduce("ReduceAny", t, {1});
+    EXPECT_EQ(any.dtype(), DType::kBool);
+    EXPECT_EQ(any.to_ints(), (I64s{1, 0}));
+    EXPECT_EQ(reduce("ReduceAll", t, {0}).to_ints(), (I64s{0, 0, 0}));
+    EXPECT_EQ(reduce("ReduceAny", t, {0}, true).shape(), (Shape{1, 3}));
+    EXPECT_EQ(call_op1("ReduceAll", {t}).to_ints(), (I64s{0}));    // no axes: everything
+    EXPECT_EQ(call_op1("ReduceAll", {t}).shape(), (Shape{1, 1}));  // keepdims defaults to 1, as ONNX's
+  }
+  EXPECT_EQ(reduce("ReduceAll", b, {1}).to_ints(), (I64s{1, 0}));
+  EXPECT_EQ(reduce("ReduceAny", b, {0}).to_ints(), (I64s{1, 1}));
+  EXPECT_EQ(reduce("ReduceAll", i, {0}).to_ints(), (I64s{0, 0}));
+  EXPECT_EQ(reduce("ReduceAny", i, {1}).to_ints(), (I64s{1, 0}));
+  const Tensor empty = Tensor::zeros({2, 0}, DType::kBool);
+  EXPECT_EQ(reduce("ReduceAll", empty, {1}).to_ints(), (I64s{1, 1}));
+  EXPECT_EQ(reduce("ReduceAny", empty, {1}).to_ints(), (I64s{0, 0}));
+  EXPECT_TRUE(mentions(error_of([&] { reduce("ReduceAny", b, {2}); }), {"ReduceAny", "axis 2"}));
+}

@@ -159,3 +159,23 @@ TEST_F(UnaryOpsTest, BadDtypesAreInvalidArgument) {
   }
   EXPECT_THROW(call_op1("Relu", {b, b}), InvalidArgument);  // two inputs
 }
+
+// CANN's Log attributes: torch.log2 / torch.log10 (exact at powers of the base on both backends, as
+// detection's level mapper floors log2 of box scales), any other base, scale and shift (log1p-like).
+TEST_F(UnaryOpsTest, LogOfABaseScaleAndShift) {
+  const Tensor x = floats_1d({1, 8, 1024, 0.25f, 3});
+  for (const Tensor& in : {x, on_npu({x})[0]}) {
+    const std::vector<double> log2 = to_vec(call_op1("Log", {in}, {{"base", 2.0}}));
+    EXPECT_EQ(log2[0], 0);
+    EXPECT_EQ(log2[1], 3);
+    EXPECT_EQ(log2[2], 10);
+    EXPECT_EQ(log2[3], -2);
+    EXPECT_NEAR(log2[4], std::log2(3.0), 1e-6);
+    EXPECT_EQ(to_vec(call_op1("Log", {floats_1d({1000, 0.01f})}, {{"base", 10.0}})), (std::vector<double>{3, -2}));
+    EXPECT_NEAR(to_vec(call_op1("Log", {in}, {{"base", 3.0}}))[4], 1, 1e-6);
+    const std::vector<double> shifted = to_vec(call_op1("Log", {in}, {{"scale", 2.0}, {"shift", 1.0}}));
+    EXPECT_NEAR(shifted[1], std::log(17.0), 1e-6);
+  }
+  EXPECT_TRUE(mentions(error_of([&] { call_op1("Log", {x}, {{"base", 1.0}}); }), {"Log", "base"}));
+  EXPECT_TRUE(mentions(error_of([&] { call_op1("Log", {x}, {{"base", -2.0}}); }), {"Log", "base"}));
+}

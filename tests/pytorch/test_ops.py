@@ -131,6 +131,35 @@ class NativeOpsTest(DeviceTestCase):
                     self.assertTrue(torch.equal(got.cpu(), want))
         self.assertEqual(npu.fallback_ops(), {})
 
+    def test_bitwise_truth_and_log_of_a_base_are_native(self):
+        """Detection's uint8 sampler masks (`pos | neg`), integer flags, any / all, and log2 (its level
+        mapper floors log2 of box scales, so a power of two must stay exact)."""
+        torch.manual_seed(1)
+        u, v = torch.randint(0, 2, (5, 7), dtype=torch.uint8), torch.randint(0, 2, (5, 7), dtype=torch.uint8)
+        i, j = torch.randint(-50, 50, (6,), dtype=torch.int32), torch.randint(-50, 50, (6,), dtype=torch.int64)
+        x = torch.randn(3, 4)
+        x[1] = 0
+        x[2, 1] = float("nan")
+        scales = torch.tensor([56.0, 112.0, 224.0, 448.0, 300.0, 1e-3])
+        ud, vd, id_, jd, xd = (t.to(DEV) for t in (u, v, i, j, x))
+        checks = [
+            (ud | vd, u | v), (ud & vd, u & v), (ud ^ vd, u ^ v), (id_ & 12, i & 12), (id_ | jd, i | j),
+            (id_ ^ (id_ * 3), i ^ (i * 3)), ((xd > 0) ^ (xd < 0), (x > 0) ^ (x < 0)),
+            (xd.any(), x.any()), (xd.all(), x.all()), (xd.any(1), x.any(1)), (xd.all(0, keepdim=True), x.all(0, True)),
+            ((xd > 0).any(), (x > 0).any()), (id_.all(), i.all()), (xd[0, 0].any(), x[0, 0].any()),
+            (torch.log2(scales.to(DEV)), torch.log2(scales)), (torch.log10(scales.to(DEV)), torch.log10(scales)),
+            (torch.floor(4 + torch.log2(scales.to(DEV) / 224) + 1e-6), torch.floor(4 + torch.log2(scales / 224) + 1e-6)),
+            (torch.log2(jd.abs() + 1), torch.log2(j.abs() + 1)),
+        ]
+        for k, (got, want) in enumerate(checks):
+            with self.subTest(case=k):
+                self.assertEqual((got.device, got.dtype, got.shape), (DEV, want.dtype, want.shape))
+                if want.is_floating_point():
+                    self.assertTrue(torch.allclose(got.cpu(), want, rtol=1e-6, atol=0))
+                else:
+                    self.assertTrue(torch.equal(got.cpu(), want))
+        self.assertEqual(npu.fallback_ops(), {})
+
     def test_float16_native_ops(self):
         a, b = torch.randn(16, 32), torch.randn(32, 8)
         y = (a.half().to(DEV) @ b.half().to(DEV)).cpu()

@@ -1,6 +1,7 @@
-// ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp with the
-// axis conventions of reduce_ops.cpp ('axes', empty = all; 'keepdims'; 'noop_with_empty_axes'; see
-// reduce_util.h).
+// ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, and
+// CANN's ReduceAll / ReduceAny (torch.all / torch.any: whether every / some value is non-zero, a bool
+// output; NaN counts as non-zero; empty: true / false), with the axis conventions of reduce_ops.cpp
+// ('axes', empty = all; 'keepdims'; 'noop_with_empty_axes'; see reduce_util.h).
 //
 // NPU: floating values accumulate in f32 (sums over 64 lanes folded by a tree, products in order),
 // rounded to the storage dtype by store(). CPU golden: f64, in order. ReduceLogSumExp subtracts the
@@ -31,6 +32,8 @@ constexpr char kReduceL2[] = "ReduceL2";
 constexpr char kReduceSumSquare[] = "ReduceSumSquare";
 constexpr char kReduceLogSum[] = "ReduceLogSum";
 constexpr char kReduceLogSumExp[] = "ReduceLogSumExp";
+constexpr char kReduceAll[] = "ReduceAll";
+constexpr char kReduceAny[] = "ReduceAny";
 
 template <const char* kName>
 std::vector<TensorMeta> infer_reduce(std::span<const TensorMeta> in, const Attrs& attrs) {
@@ -132,6 +135,33 @@ void reduce_kernel(KernelContext& ctx) {
   store<T>(y, r.data(), ctx);
 }
 
+template <const char* kName>
+std::vector<TensorMeta> infer_truth(std::span<const TensorMeta> in, const Attrs& attrs) {
+  return {{reduction::reduced_shape(in[0].shape, attrs, kName), DType::kBool}};
+}
+
+// ReduceAll (kAll) / ReduceAny over the truth of each value (a compare with zero: nothing to round).
+template <class T, bool kAll>
+void truth_kernel(KernelContext& ctx) {
+  const TensorView &x = ctx.inputs[0], &y = ctx.outputs[0];
+  const ReducePlan plan = reduction::plan_reduce(*x.shape, ctx.attrs);
+  std::vector<std::uint8_t> truth(static_cast<std::size_t>(x.numel));
+  if (is_floating(x.dtype)) {
+    const std::vector<T> v = load<T>(x, ctx);
+    for (std::size_t i = 0; i < v.size(); ++i) truth[i] = v[i] != T(0);
+  } else {
+    std::vector<std::int64_t> v(truth.size());
+    load_i64(x, v.data());
+    for (std::size_t i = 0; i < v.size(); ++i) truth[i] = v[i] != 0;
+  }
+  std::vector<std::int64_t> r(plan.outputs());
+  reduction::for_each_output(truth, plan, [&](std::size_t o, const std::uint8_t* run, std::int64_t n) {
+    const auto is_true = [](std::uint8_t t) { return t != 0; };
+    r[o] = kAll ? std::all_of(run, run + n, is_true) : std::any_of(run, run + n, is_true);
+  });
+  store_i64(y, r.data());
+}
+
 // Per input element: a compare (Min), a multiply, an abs + add, a square + add, an exp + add.
 template <int kFlops>
 KernelCost cost_reduce(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
@@ -184,6 +214,18 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceLogSumExp,
                               .max_inputs = 1,
                               .infer = infer_reduce<kReduceLogSumExp>,
                               .cost = cost_reduce<4>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceAll,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_truth<kReduceAll>,
+                              .cost = cost_reduce<1>});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kReduceAny,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_truth<kReduceAny>,
+                              .cost = cost_reduce<1>});
 
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceMin, reduce_kernel, Op::kMin);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceProd, reduce_kernel, Op::kProd);
@@ -192,5 +234,7 @@ NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceL2, reduce_kernel, Op::kL2);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceSumSquare, reduce_kernel, Op::kSumSquare);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceLogSum, reduce_kernel, Op::kLogSum);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceLogSumExp, reduce_kernel, Op::kLogSumExp);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceAll, truth_kernel, true);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kReduceAny, truth_kernel, false);
 
 }  // namespace npuscope::emulator::kernels

@@ -2,8 +2,11 @@
 // input. NPU: computed in f32 and rounded to the output dtype per op; CPU golden: computed in f64.
 // Relu, Neg and Abs also take integer tensors, computed exactly in int64 on both backends (C
 // wrap-around on overflow, as numpy and torch do: neg(INT32_MIN) == INT32_MIN).
+// Log takes CANN's attributes: y = log_base(shift + scale * x), base -1 (the default) for e; base 2
+// and 10 (torch.log2, torch.log10) are computed by log2 and log10, so an exact power stays exact.
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -20,6 +23,14 @@ template <const char* Op>
 std::vector<TensorMeta> infer_floating(std::span<const TensorMeta> in, const Attrs&) {
   require_floating(in, 0, Op);
   return {{in[0].shape, in[0].dtype}};
+}
+
+std::vector<TensorMeta> infer_log(std::span<const TensorMeta> in, const Attrs& attrs) {
+  const double base = attrs.get_float("base", -1.0);
+  if (base != -1.0 && !(base > 0 && base != 1 && std::isfinite(base))) {
+    fail(kLog, "base must be -1 (e) or a positive number other than 1, got " + std::to_string(base));
+  }
+  return infer_floating<kLog>(in, attrs);
 }
 
 // Relu / Neg / Abs: any numeric dtype but bool.
@@ -93,7 +104,17 @@ void exp_kernel(KernelContext& c) {
 }
 template <class T>
 void log_kernel(KernelContext& c) {
-  unary_kernel<T>(c, [](T x) { return std::log(x); });
+  const double base = c.attrs.get_float("base", -1.0);
+  const T scale = static_cast<T>(c.attrs.get_float("scale", 1.0)),
+          shift = static_cast<T>(c.attrs.get_float("shift", 0.0));
+  if (base == 2.0) {
+    unary_kernel<T>(c, [=](T x) { return std::log2(shift + scale * x); });
+  } else if (base == 10.0) {
+    unary_kernel<T>(c, [=](T x) { return std::log10(shift + scale * x); });
+  } else {
+    const T divisor = base == -1.0 ? T(1) : static_cast<T>(std::log(base));
+    unary_kernel<T>(c, [=](T x) { return std::log(shift + scale * x) / divisor; });
+  }
 }
 template <class T>
 void sqrt_kernel(KernelContext& c) {
@@ -124,7 +145,7 @@ NPUSCOPE_REGISTER_OP(unary_schema(kNeg, OpCategory::kVector, infer_numeric<kNeg>
 NPUSCOPE_REGISTER_OP(unary_schema(kAbs, OpCategory::kVector, infer_numeric<kAbs>, cost_simple));
 // Exp and Log are on CANN's precision-sensitive list: kept f32 under allow_mix_precision.
 NPUSCOPE_REGISTER_OP(unary_schema(kExp, OpCategory::kPrecisionSensitive, infer_floating<kExp>, cost_exp_log));
-NPUSCOPE_REGISTER_OP(unary_schema(kLog, OpCategory::kPrecisionSensitive, infer_floating<kLog>, cost_exp_log));
+NPUSCOPE_REGISTER_OP(unary_schema(kLog, OpCategory::kPrecisionSensitive, infer_log, cost_exp_log));
 NPUSCOPE_REGISTER_OP(unary_schema(kSqrt, OpCategory::kVector, infer_floating<kSqrt>, cost_sqrt));
 NPUSCOPE_REGISTER_OP(unary_schema(kRsqrt, OpCategory::kVector, infer_floating<kRsqrt>, cost_sqrt));
 NPUSCOPE_REGISTER_OP(unary_schema(kTanh, OpCategory::kVector, infer_floating<kTanh>, cost_sigmoid_tanh));
