@@ -1,4 +1,5 @@
-// ForeachAddList and ForeachMulScalar: hand values on both backends, NPU vs CPU in f32/f16, one task
+// The foreach ops: hand values on both backends (ForeachAddList, ForeachMulScalar, and the Adam family:
+// Addcmul, Sqrt, DivScalarList, AddScalar, AddcdivScalarList, ...), NPU vs CPU in f32/f16, one task
 // for a whole list with the bytes of every list (Note [Foreach launches]), in place, bad inputs.
 #include <gtest/gtest.h>
 
@@ -109,4 +110,55 @@ TEST_F(ForeachOpsTest, BadInputsNameTheOp) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("ForeachAddList"), std::string::npos) << e.what();
   }
+}
+
+// Every op of the family on two positions of different shapes, against hand values, both backends.
+TEST_F(ForeachOpsTest, EveryOpOfTheFamilyHandValues) {
+  const Tensor x0 = floats({1, 4, 9, 16}, {2, 2}), x1 = floats_1d({0.25f, 2});
+  const Tensor t0 = floats({2, -1, 0.5f, 3}, {2, 2}), t1 = floats_1d({4, -8});
+  const Tensor u0 = floats({4, 2, 1, -6}, {2, 2}), u1 = floats_1d({0.5f, 2});
+  const Attrs one{{"scalar", 0.5}}, each{{"scalars", std::vector<double>{2.0, -1.0}}};
+  struct Case {
+    const char* op;
+    std::vector<Tensor> in;
+    Attrs attrs;
+    Doubles want0, want1;
+  };
+  const std::vector<Case> cases{
+      {"ForeachMulList", {x0, x1, t0, t1}, {}, {2, -4, 4.5, 48}, {1, -16}},
+      {"ForeachDivList", {x0, x1, t0, t1}, {}, {0.5, -4, 18, 16.0 / 3}, {0.0625, -0.25}},
+      {"ForeachAddScalar", {x0, x1}, one, {1.5, 4.5, 9.5, 16.5}, {0.75, 2.5}},
+      {"ForeachDivScalar", {x0, x1}, one, {2, 8, 18, 32}, {0.5, 4}},
+      {"ForeachAddScalarList", {x0, x1}, each, {3, 6, 11, 18}, {-0.75, 1}},
+      {"ForeachMulScalarList", {x0, x1}, each, {2, 8, 18, 32}, {-0.25, -2}},
+      {"ForeachDivScalarList", {x0, x1}, each, {0.5, 2, 4.5, 8}, {-0.25, -2}},
+      {"ForeachSqrt", {x0, x1}, {}, {1, 2, 3, 4}, {0.5, 1.4142135381698608}},
+      {"ForeachAddcmulScalar", {x0, x1, t0, t1, u0, u1}, one, {5, 3, 9.25, 7}, {1.25, -6}},
+      {"ForeachAddcmulScalarList", {x0, x1, t0, t1, u0, u1}, each, {17, 0, 10, -20}, {-1.75, 18}},
+      {"ForeachAddcdivScalar", {x0, x1, t0, t1, u0, u1}, one, {1.25, 3.75, 9.25, 15.75}, {4.25, 0}},
+      {"ForeachAddcdivScalarList", {x0, x1, t0, t1, u0, u1}, each, {2, 3, 10, 15}, {-7.75, 6}},
+  };
+  for (const Case& c : cases) {
+    const BothBackends r = run_both(c.op, c.in, c.attrs);
+    ASSERT_EQ(r.npu.size(), 2u) << c.op;
+    EXPECT_EQ(r.npu[0].shape(), (Shape{2, 2})) << c.op;
+    for (const auto* side : {&r.cpu, &r.npu}) {
+      EXPECT_TRUE(all_close(to_vec((*side)[0]), c.want0, 1e-6, 1e-7)) << c.op;
+      EXPECT_TRUE(all_close(to_vec((*side)[1]), c.want1, 1e-6, 1e-7)) << c.op;
+    }
+  }
+}
+
+TEST_F(ForeachOpsTest, ScalarListsAndListCountsAreChecked) {
+  const Tensor f = floats_1d({1, 2});
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op("ForeachDivScalarList", {f, f}, {{"scalars", std::vector<double>{1.0}}});
+                       }),
+                       {"ForeachDivScalarList", "2 tensors, 1 scalars"}));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         call_op("ForeachAddcdivScalar", {f, f, f, f}, {});
+                       }),
+                       {"ForeachAddcdivScalar", "3 lists"}));
+  EXPECT_TRUE(mentions(error_of([&] { call_op("ForeachSqrt", {ints_1d({4}, DType::kI64)}, {}); }),
+                       {"ForeachSqrt", "floating"}));
 }

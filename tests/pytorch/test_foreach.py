@@ -1,6 +1,8 @@
-"""The foreach ops on the device: _foreach_add(_).List and _foreach_mul(_).Scalar against CPU PyTorch, and
-SGD(momentum, weight_decay, foreach=True) training as CPU SGD does, with one ForeachAddList /
-ForeachMulScalar task per list as the real 910B profile shows (3 + 1 a step) and no CPU fallback."""
+"""The foreach ops on the device against CPU PyTorch: every overload the optimizers call (add, mul, div with a
+list, a scalar or a scalar per tensor; sqrt; addcmul and addcdiv), SGD(momentum, weight_decay, foreach=True)
+training as CPU SGD does, with one ForeachAddList / ForeachMulScalar task per list as the real 910B profile
+shows (3 + 1 a step), and Adam, AdamW, RMSprop and Adagrad with foreach=True as their CPU loops, all with no
+CPU fallback."""
 import copy
 import os
 import sqlite3
@@ -53,6 +55,61 @@ class ForeachTest(DeviceTestCase):
         torch._foreach_add_(a, b, alpha=2.0)
         self.assert_lists_close(da, a)
         self.assertEqual(npu.fallback_ops(), {})
+
+    def test_every_overload_the_optimizers_call(self):
+        a, b, c = lists(3), lists(4), [t.abs() + 0.5 for t in lists(5)]
+        d = [[t.to(DEV) for t in x] for x in (a, b, c)]
+        scalars = [0.5, -2.0, 3.0]
+        for name, fn in (
+                ("mul.List", lambda x, y, z: torch._foreach_mul(x, y)),
+                ("div.List", lambda x, y, z: torch._foreach_div(x, z)),
+                ("add.Scalar", lambda x, y, z: torch._foreach_add(x, 1e-8)),
+                ("div.Scalar", lambda x, y, z: torch._foreach_div(x, 3.0)),
+                ("add.ScalarList", lambda x, y, z: torch._foreach_add(x, scalars)),
+                ("mul.ScalarList", lambda x, y, z: torch._foreach_mul(x, scalars)),
+                ("div.ScalarList", lambda x, y, z: torch._foreach_div(x, scalars)),
+                ("sqrt", lambda x, y, z: torch._foreach_sqrt(z)),
+                ("addcmul.Scalar", lambda x, y, z: torch._foreach_addcmul(x, y, y, 0.001)),
+                ("addcmul.ScalarList", lambda x, y, z: torch._foreach_addcmul(x, y, z, scalars)),
+                ("addcdiv.Scalar", lambda x, y, z: torch._foreach_addcdiv(x, y, z, -0.01)),
+                ("addcdiv.ScalarList", lambda x, y, z: torch._foreach_addcdiv(x, y, z, scalars))):
+            with self.subTest(overload=name):
+                self.assert_lists_close(fn(*d), fn(a, b, c))
+        # The in-place overloads write into their first list.
+        for name, fn in (("mul_.List", lambda x, y, z: torch._foreach_mul_(x, y)),
+                         ("div_.ScalarList", lambda x, y, z: torch._foreach_div_(x, scalars)),
+                         ("add_.Scalar", lambda x, y, z: torch._foreach_add_(x, 0.25)),
+                         ("sqrt_", lambda x, y, z: torch._foreach_sqrt_(z)),
+                         ("addcmul_.Scalar", lambda x, y, z: torch._foreach_addcmul_(x, y, y, 0.1)),
+                         ("addcdiv_.ScalarList", lambda x, y, z: torch._foreach_addcdiv_(x, y, z, scalars))):
+            with self.subTest(overload=name):
+                fn(*d)
+                fn(a, b, c)
+                self.assert_lists_close(d[0], a, tol=1e-5)
+                self.assert_lists_close(d[2], c, tol=1e-5)
+        self.assertEqual(npu.fallback_ops(), {})
+
+    def test_adaptive_optimizers_with_foreach_match_cpu(self):
+        for make in (lambda p: torch.optim.Adam(p, lr=1e-2, weight_decay=1e-4, foreach=True),
+                     lambda p: torch.optim.AdamW(p, lr=1e-2, weight_decay=1e-2, foreach=True),
+                     lambda p: torch.optim.RMSprop(p, lr=1e-3, momentum=0.5, foreach=True),
+                     lambda p: torch.optim.Adagrad(p, lr=1e-2, foreach=True)):
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+            dev_model = copy.deepcopy(model).to(DEV)
+            opt, dev_opt = make(model.parameters()), make(dev_model.parameters())
+            with self.subTest(optimizer=type(opt).__name__):
+                npu.reset_fallback_ops()
+                for _ in range(4):
+                    x, y = torch.randn(8, 12), torch.randint(0, 3, (8,))
+                    for m, o, xs, ys in ((model, opt, x, y), (dev_model, dev_opt, x.to(DEV), y.to(DEV))):
+                        loss = torch.nn.functional.cross_entropy(m(xs), ys)
+                        o.zero_grad()
+                        loss.backward()
+                        o.step()
+                for p, q in zip(model.parameters(), dev_model.parameters()):
+                    self.assertLess((p - q.detach().cpu()).abs().max().item(), 1e-5)
+                self.assertEqual(npu.fallback_ops(), {})
 
     def test_non_contiguous_and_mixed_dtypes(self):
         base = torch.randn(6, 4)
