@@ -13,22 +13,20 @@
 // The dispatcher infers every output shape before a kernel runs, so an op whose output size
 // depends on the values (NonZero, NonMaxSuppression) takes it as the attribute 'count', which the
 // caller works out on the host first, as a framework synchronises to read the size back. The ONNX
-// adapter (onnx/adapters_vision.cpp) runs nms_select on the host copies of the inputs for it; the
-// kernel runs the selection again on the device's data and writes the first `count` triples (zeros
-// fill the rest if it finds fewer).
+// adapter (onnx/adapters_vision.cpp) and the PyTorch device's torchvision::nms run nms_select
+// (npuscope/emulator/nms.h) on the host copies of the inputs for it; the kernel runs the selection
+// again on the device's data and writes the first `count` triples (zeros fill the rest if it finds
+// fewer).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
 #include "kernel_util.h"
-#include "nms_util.h"
+#include "npuscope/emulator/nms.h"
 
-namespace npuscope::emulator::kernels {
-
+namespace npuscope::emulator {
 namespace {
-
-constexpr char kOp[] = "NonMaxSuppression";
 
 struct Corners {
   double x_min, y_min, x_max, y_max;
@@ -85,7 +83,10 @@ std::vector<std::array<std::int64_t, 3>> nms_select(const double* boxes, const d
   return out;
 }
 
+namespace kernels {
 namespace {
+
+constexpr char kOp[] = "NonMaxSuppression";
 
 NmsParams read_params(const Attrs& attrs) {
   NmsParams p;
@@ -162,4 +163,5 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kOp,
 // No NPU kernel: an AI CPU task on the device (see the header comment).
 NPUSCOPE_REGISTER_KERNEL(kOp, Backend::kCpu, nms_kernel);
 
-}  // namespace npuscope::emulator::kernels
+}  // namespace kernels
+}  // namespace npuscope::emulator

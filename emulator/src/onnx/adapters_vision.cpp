@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/nms_util.h"
+#include "npuscope/emulator/nms.h"
 #include "onnx_adapter.h"
 
 namespace npuscope::emulator::onnx_import {
@@ -43,18 +43,18 @@ std::vector<Tensor> non_max_suppression(NodeContext& ctx) {
   a.set("max_output_boxes_per_class", max_per_class);
   if (auto iou = optional_scalar(ctx, 3, "iou_threshold")) a.set("iou_threshold", *iou);
   if (auto score = optional_scalar(ctx, 4, "score_threshold")) a.set("score_threshold", *score);
-  kernels::NmsParams p{.center_point_box = a.get_int("center_point_box", 0) == 1,
-                       .max_per_class = max_per_class,
-                       .iou_threshold = a.get_float("iou_threshold", 0.0),
-                       .has_score_threshold = a.has("score_threshold"),
-                       .score_threshold = a.get_float("score_threshold", 0.0)};
+  NmsParams p{.center_point_box = a.get_int("center_point_box", 0) == 1,
+              .max_per_class = max_per_class,
+              .iou_threshold = a.get_float("iou_threshold", 0.0),
+              .has_score_threshold = a.has("score_threshold"),
+              .score_threshold = a.get_float("score_threshold", 0.0)};
   const Tensor &boxes = ctx.input(0), &scores = ctx.input(1);
   std::int64_t count = 0;
   if (boxes.ndim() == 3 && scores.ndim() == 3 && boxes.shape()[2] == 4 && scores.shape()[0] == boxes.shape()[0] &&
       scores.shape()[2] == boxes.shape()[1]) {  // else the op names the bad shapes
     const auto b = ctx.input_floats(0), s = ctx.input_floats(1);
     count = static_cast<std::int64_t>(
-        kernels::nms_select(b.data(), s.data(), scores.shape()[0], scores.shape()[1], scores.shape()[2], p).size());
+        nms_select(b.data(), s.data(), scores.shape()[0], scores.shape()[1], scores.shape()[2], p).size());
   }
   a.set("count", count);
   return {call_op1("NonMaxSuppression", {boxes, scores}, a, ctx.call())};
