@@ -1,6 +1,6 @@
 // Native indexing, joining and range kernels: index_select (what nn.Embedding's forward is),
 // embedding_dense_backward, cat, roll (Roll: Swin's shifted windows; its backward is a roll too),
-// triu / tril (causal masks), arange.
+// triu / tril (causal masks), arange, linspace.
 #include <ATen/ATen.h>
 #include <ATen/core/IListRef.h>
 #include <torch/library.h>
@@ -138,9 +138,27 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at:
   return out;
 }
 
+// torch.linspace (affine_grid's base grid): LinSpace, PyTorch's own formula.
+at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, std::int64_t steps, at::Tensor& out) {
+  constexpr const char* kAten = "aten::linspace";
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  const at::ScalarType type = out.scalar_type();
+  const double s = start.toDouble(), e = end.toDouble();
+  if (!(is_float(type) || type == at::kLong || type == at::kInt) || !std::isfinite(s) || !std::isfinite(e))
+    return NPUSCOPE_FALLBACK(linspace_out, start, end, steps, out);
+  resize_out(out, {steps});
+  if (steps == 0) return out;
+  const at::Tensor dtype_carrier = at::empty({1}, out.options());  // LinSpace reads only its dtype
+  OutputSlot slot(out, kAten);
+  run_op("LinSpace", kAten, {dtype_carrier}, {{"start", s}, {"stop", e}, {"num", steps}}, {slot.tensor()});
+  slot.finish();
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("linspace.out", TORCH_FN(linspace_out));
   m.impl("index_select", TORCH_FN(index_select));
   m.impl("index_select.out", TORCH_FN(index_select_out));
   m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));

@@ -220,3 +220,24 @@ TEST_F(MatrixOpsTest, TriluIsAtenTriuAndTril) {
     EXPECT_EQ(to_vec(run_in_place("Trilu", {x}, a, Backend::kCpu)), c.want) << c.upper << " " << c.k;
   }
 }
+
+// torch.linspace's float32 values on the NPU as PyTorch's scalar path gives them (its middle element of
+// -1..1 over 7 is -2^-25, not 0: the step rounded to f32, then a fused multiply-add), within rounding on
+// the CPU; integers truncate.
+TEST_F(MatrixOpsTest, LinSpaceIsPyTorchsFormula) {
+  const Tensor f32 = floats_1d({0});
+  const auto linspace = [](const Tensor& carrier, double start, double stop, std::int64_t num) {
+    return call_op1("LinSpace", {carrier}, {{"start", start}, {"stop", stop}, {"num", num}});
+  };
+  const std::vector<double> want{-1, -0x1.555554p-1, -0x1.555554p-2, -0x1p-25, 0x1.555554p-2, 0x1.555554p-1, 1};
+  EXPECT_EQ(to_vec(linspace(on_npu({f32})[0], -1, 1, 7)), want);
+  EXPECT_TRUE(all_close(to_vec(linspace(f32, -1, 1, 7)), want, 0, 1e-7));
+  EXPECT_EQ(to_vec(linspace(on_npu({f32})[0], 0, 1, 10))[3], 0x1.555556p-2);
+  EXPECT_EQ(to_vec(linspace(f32, 2, 2, 1)), (std::vector<double>{2}));
+  EXPECT_EQ(linspace(f32, 2, 5, 0).shape(), (Shape{0}));
+  const Tensor i64 = Tensor::from_ints(std::vector<std::int64_t>{0}, {1}, DType::kI64);
+  EXPECT_EQ(linspace(i64, 0, 10, 4).to_ints(), (std::vector<std::int64_t>{0, 3, 6, 10}));
+  EXPECT_EQ(linspace(i64, -3, 3, 4).to_ints(), (std::vector<std::int64_t>{-3, -1, 1, 3}));
+  EXPECT_TRUE(mentions(error_of([&] { linspace(f32, 0, 1, -1); }), {"LinSpace", "num"}));
+  EXPECT_TRUE(mentions(error_of([&] { call_op1("LinSpace", {f32}, {{"start", 0.0}}); }), {"LinSpace", "'stop'"}));
+}

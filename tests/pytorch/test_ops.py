@@ -160,6 +160,18 @@ class NativeOpsTest(DeviceTestCase):
                     self.assertTrue(torch.equal(got.cpu(), want))
         self.assertEqual(npu.fallback_ops(), {})
 
+    def test_linspace_matches_the_cpu(self):
+        # PyTorch's vector path steps from each chunk's first value: within an ulp or two of one rounding of
+        # start + i * step (LinSpace); the ends are exact.
+        for args in ((-1, 1, 7), (0, 1, 10), (-0.75, 0.75, 4), (2, 2, 1), (3, 5, 0), (-1, 1, 1001)):
+            with self.subTest(args=args):
+                got, want = torch.linspace(*args, device=DEV).cpu(), torch.linspace(*args)
+                self.assertTrue(torch.allclose(got, want, rtol=0, atol=2.5e-7))
+                self.assertTrue(torch.equal(got[[0, -1]], want[[0, -1]]) if len(want) else True)
+        self.assertTrue(torch.equal(torch.linspace(0, 10, 4, dtype=torch.int64, device=DEV).cpu(),
+                                    torch.linspace(0, 10, 4, dtype=torch.int64)))
+        self.assertEqual(npu.fallback_ops(), {})
+
     def test_float16_native_ops(self):
         a, b = torch.randn(16, 32), torch.randn(32, 8)
         y = (a.half().to(DEV) @ b.half().to(DEV)).cpu()

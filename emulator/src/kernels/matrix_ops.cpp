@@ -1,4 +1,4 @@
-// Trilu, CumSum, Hardmax, EyeLike, Range with ONNX semantics. Operands that ONNX passes as inputs
+// Trilu, CumSum, Hardmax, EyeLike, Range with ONNX semantics, and CANN's LinSpace. Operands that ONNX passes as inputs
 // (Trilu's k, CumSum's axis, Range's start/limit/delta) are attributes here; the ONNX adapters read
 // them.
 //
@@ -14,6 +14,12 @@
 //            attributes 'start', 'limit', 'delta' are numbers, the output takes input 0's dtype
 //            (input 0 is ONNX's start tensor; the others are accepted and ignored). Integer dtypes
 //            are exact in int64 (integer attributes); floats: NPU start + i·delta in f32, CPU f64.
+//   LinSpace 'num' values from 'start' to 'stop' (torch.linspace, affine_grid's base grid), in input
+//            0's dtype (as Range's). As PyTorch's kernel, step = (stop - start) / (num - 1) and the
+//            first half is start + i·step, the second stop - (num - 1 - i)·step, so both ends are
+//            exact; NPU: the step in f32 and each value one rounding of start + i·step (PyTorch's scalar
+//            path built with FMA; its vector path steps from a chunk's first value, within an ulp or
+//            two of these), CPU f64; integers truncate.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -251,6 +257,50 @@ void range_kernel(KernelContext& ctx) {
   store<T>(y, v.data(), ctx);
 }
 
+constexpr char kLinSpace[] = "LinSpace";
+
+std::vector<TensorMeta> infer_linspace(std::span<const TensorMeta> in, const Attrs& attrs) {
+  if (!attrs.has("start") || !attrs.has("stop") || !attrs.has("num")) {
+    fail(kLinSpace, "needs the 'start', 'stop' and 'num' attributes");
+  }
+  const double start = attrs.get_float("start", 0), stop = attrs.get_float("stop", 0);
+  if (!std::isfinite(start) || !std::isfinite(stop)) fail(kLinSpace, "start and stop must be finite");
+  const std::int64_t num = attrs.get_int("num", 0);
+  if (num < 0) fail(kLinSpace, "num must be >= 0, got " + std::to_string(num));
+  if (in[0].dtype == DType::kBool) fail(kLinSpace, "input 0 (the dtype) must be numeric, got bool");
+  return {{{num}, in[0].dtype}};
+}
+
+// C: the compute type (T for floats, double for integers, as PyTorch's step_t). step is rounded to C;
+// start + i·step is one rounding of the exact value, as a fused multiply-add gives it.
+template <class C>
+std::vector<C> linspace_values(const Attrs& attrs, std::int64_t num) {
+  const C start = static_cast<C>(attrs.get_float("start", 0)), stop = static_cast<C>(attrs.get_float("stop", 0));
+  std::vector<C> v(static_cast<std::size_t>(num));
+  if (num == 1) v[0] = start;
+  if (num <= 1) return v;
+  const double step = static_cast<C>((stop - start) / static_cast<C>(num - 1));
+  const std::int64_t half = num / 2;
+  for (std::int64_t i = 0; i < num; ++i) {
+    v[static_cast<std::size_t>(i)] = static_cast<C>(i < half ? start + step * static_cast<double>(i)
+                                                             : stop - step * static_cast<double>(num - i - 1));
+  }
+  return v;
+}
+
+template <class T>
+void linspace_kernel(KernelContext& ctx) {
+  const TensorView& y = ctx.outputs[0];
+  if (is_floating(y.dtype)) {
+    store<T>(y, linspace_values<T>(ctx.attrs, y.numel).data(), ctx);
+    return;
+  }
+  const std::vector<double> d = linspace_values<double>(ctx.attrs, y.numel);
+  std::vector<std::int64_t> v(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) v[i] = static_cast<std::int64_t>(d[i]);
+  store_i64(y, v.data());
+}
+
 KernelCost cost_per_element(std::span<const TensorMeta> in, std::span<const TensorMeta> out, const Attrs&) {
   return vector_cost(in, out, 1);
 }
@@ -287,11 +337,18 @@ NPUSCOPE_REGISTER_OP(OpSchema{.type = kRange,
                               .max_inputs = 3,
                               .infer = infer_range,
                               .cost = cost_per_element});
+NPUSCOPE_REGISTER_OP(OpSchema{.type = kLinSpace,
+                              .category = OpCategory::kVector,
+                              .min_inputs = 1,
+                              .max_inputs = 1,
+                              .infer = infer_linspace,
+                              .cost = cost_per_element});
 
 NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kTrilu, trilu_kernel);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kCumSum, cumsum_kernel);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kHardmax, hardmax_kernel);
 NPUSCOPE_REGISTER_KERNEL_FOR_BOTH(kEyeLike, eye_like_kernel);
 NPUSCOPE_REGISTER_FLOAT_KERNELS(kRange, range_kernel);
+NPUSCOPE_REGISTER_FLOAT_KERNELS(kLinSpace, linspace_kernel);
 
 }  // namespace npuscope::emulator::kernels
