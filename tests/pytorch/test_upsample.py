@@ -1,6 +1,6 @@
 """F.interpolate / nn.Upsample on the device (Resize, and ResizeGrad for the backward) against PyTorch's CPU kernels:
 nearest and bilinear, by size and by scale factor, align_corners, down- and upsampling, float16; no CPU fallback.
-F.grid_sample's forward (GridSample; its backward on the CPU fallback)."""
+F.grid_sample: test_grid_sample.py."""
 import unittest
 
 import torch
@@ -33,25 +33,6 @@ class UpsampleTest(DeviceTestCase):
                 self.check(lambda t: F.interpolate(t, mode="bilinear", **kw), x)
         self.check(lambda t: torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)(t), x)
         self.assertEqual(npu.fallback_ops(), {})
-
-    def test_grid_sample(self):
-        g = torch.Generator().manual_seed(2)
-        x, grid = torch.randn(2, 3, 6, 7, generator=g), torch.rand(2, 4, 5, 2, generator=g) * 2.4 - 1.2
-        for kw in (dict(), dict(mode="nearest"), dict(padding_mode="border", align_corners=True),
-                   dict(padding_mode="reflection"), dict(mode="bicubic")):
-            with self.subTest(**kw):
-                cpu = F.grid_sample(x, grid, **kw)
-                dev = F.grid_sample(x.to(DEV), grid.to(DEV), **kw)
-                self.assertLess(relative_error(cpu, dev), 1e-5)
-        self.assertEqual(npu.fallback_ops(), {})
-        # The backward runs on the CPU fallback and agrees.
-        xd, gd = x.to(DEV).requires_grad_(), grid.to(DEV).requires_grad_()
-        F.grid_sample(xd, gd).square().sum().backward()
-        xc, gc = x.clone().requires_grad_(), grid.clone().requires_grad_()
-        F.grid_sample(xc, gc).square().sum().backward()
-        self.assertLess(relative_error(xc.grad, xd.grad), 1e-5)
-        self.assertLess(relative_error(gc.grad, gd.grad), 1e-5)
-        self.assertEqual(npu.fallback_ops(), {"aten::grid_sampler_2d_backward": 1})
 
     def test_float16(self):
         x = torch.randn(1, 2, 4, 4).half()

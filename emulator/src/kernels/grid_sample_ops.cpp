@@ -16,51 +16,23 @@
 // so they are computed once per point and applied to every channel. PyTorch differs in one case:
 // bicubic with border or reflection padding at a point outside [x_min, x_max] (it pads each tap,
 // not the position first); tests/pytorch/test_vision_ops_onnx.py checks the rest against torch.
+// The modes and the position arithmetic are grid_sample_util.h's, shared with the gradient
+// (GridSampler2DGrad, which follows PyTorch's backward instead: Note [GridSampler2DGrad as PyTorch]).
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "grid_sample_util.h"
 #include "kernel_util.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
 
+using namespace grid_sample;
+
 constexpr char kOp[] = "GridSample";
 
-enum class Mode { kBilinear, kNearest, kBicubic };
-enum class Padding { kZeros, kBorder, kReflection };
-
-struct Params {
-  Mode mode = Mode::kBilinear;
-  Padding padding = Padding::kZeros;
-  bool align_corners = false;
-};
-
-Params read_params(const Attrs& attrs) {
-  Params p;
-  const std::string mode = attrs.get_string("mode", "bilinear");
-  if (mode == "bilinear" || mode == "linear") {
-    p.mode = Mode::kBilinear;
-  } else if (mode == "nearest") {
-    p.mode = Mode::kNearest;
-  } else if (mode == "bicubic" || mode == "cubic") {
-    p.mode = Mode::kBicubic;
-  } else {
-    fail(kOp, "unknown mode '" + mode + "' (expected bilinear, nearest or bicubic)");
-  }
-  const std::string pad = attrs.get_string("padding_mode", "zeros");
-  if (pad == "zeros") {
-    p.padding = Padding::kZeros;
-  } else if (pad == "border") {
-    p.padding = Padding::kBorder;
-  } else if (pad == "reflection") {
-    p.padding = Padding::kReflection;
-  } else {
-    fail(kOp, "unknown padding_mode '" + pad + "' (expected zeros, border or reflection)");
-  }
-  p.align_corners = attrs.get_int("align_corners", 0) != 0;
-  return p;
-}
+Params read_params(const Attrs& attrs) { return grid_sample::read_params(attrs, kOp, "mode"); }
 
 std::vector<TensorMeta> infer_grid_sample(std::span<const TensorMeta> in, const Attrs& attrs) {
   read_params(attrs);
@@ -82,36 +54,6 @@ KernelCost cost_grid_sample(std::span<const TensorMeta> in, std::span<const Tens
 
 // ---- taps (Note [GridSample taps]) --------------------------------------------------------------
 
-struct Axis {
-  std::int64_t len;
-  double lo, hi;  // x_min, x_max
-};
-
-Axis make_axis(std::int64_t len, bool align_corners) {
-  const auto l = static_cast<double>(len);
-  return align_corners ? Axis{len, 0.0, l - 1} : Axis{len, -0.5, l - 0.5};
-}
-
-double denormalize(double n, const Axis& a, bool align_corners) {
-  const auto l = static_cast<double>(a.len);
-  return align_corners ? (n + 1) / 2 * (l - 1) : ((n + 1) * l - 1) / 2;
-}
-
-// Reflects x by the nearer border until it lies in [lo, hi].
-double reflect(double x, double lo, double hi) {
-  const double range = hi - lo;
-  if (!(range > 0)) return lo;
-  if (x < lo) {
-    const double dx = lo - x, r = dx - std::trunc(dx / range) * range;
-    return std::fmod(std::trunc(dx / range), 2) == 0 ? lo + r : hi - r;
-  }
-  if (x > hi) {
-    const double dx = x - hi, r = dx - std::trunc(dx / range) * range;
-    return std::fmod(std::trunc(dx / range), 2) == 0 ? hi - r : lo + r;
-  }
-  return x;
-}
-
 // The pixel index along an axis for integer position i, or -1 (zeros padding outside the image).
 std::int64_t pixel(std::int64_t i, const Axis& a, Padding padding) {
   switch (padding) {
@@ -127,7 +69,7 @@ std::int64_t pixel(std::int64_t i, const Axis& a, Padding padding) {
 // The position sampled on an axis after rounding (nearest) and padding; finite and within a few
 // pixels of the image, so that the taps' integer positions cannot overflow.
 double position(double n, const Axis& a, const Params& p) {
-  double x = denormalize(n, a, p.align_corners);
+  double x = denormalize(n, a);
   if (p.mode == Mode::kNearest) x = std::nearbyint(x);
   if (!std::isfinite(x)) return a.lo - 4;  // NaN / inf: every tap falls outside (0 with zeros padding)
   if (x < a.lo || x > a.hi) {

@@ -1,0 +1,115 @@
+// What GridSample (grid_sample_ops.cpp) and its gradient GridSampler2DGrad (grid_sample_grad_ops.cpp)
+// share: the modes and their attributes, and the arithmetic that takes a normalised grid value to a
+// pixel position (Note [GridSample taps]), each step with its slope for the gradient (Note
+// [GridSampler2DGrad as PyTorch]).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "kernel_util.h"
+
+namespace npuscope::emulator::kernels::grid_sample {
+
+enum class Mode { kBilinear, kNearest, kBicubic };
+enum class Padding { kZeros, kBorder, kReflection };
+
+struct Params {
+  Mode mode = Mode::kBilinear;
+  Padding padding = Padding::kZeros;
+  bool align_corners = false;
+};
+
+// The mode (attribute `mode_attr`: ONNX's "mode", CANN's "interpolation_mode"), padding_mode and
+// align_corners; throws InvalidArgument naming `op` for an unknown mode.
+inline Params read_params(const Attrs& attrs, const char* op, const char* mode_attr) {
+  Params p;
+  const std::string mode = attrs.get_string(mode_attr, "bilinear");
+  if (mode == "bilinear" || mode == "linear") {
+    p.mode = Mode::kBilinear;
+  } else if (mode == "nearest") {
+    p.mode = Mode::kNearest;
+  } else if (mode == "bicubic" || mode == "cubic") {
+    p.mode = Mode::kBicubic;
+  } else {
+    fail(op, "unknown " + std::string(mode_attr) + " '" + mode + "' (expected bilinear, nearest or bicubic)");
+  }
+  const std::string pad = attrs.get_string("padding_mode", "zeros");
+  if (pad == "zeros") {
+    p.padding = Padding::kZeros;
+  } else if (pad == "border") {
+    p.padding = Padding::kBorder;
+  } else if (pad == "reflection") {
+    p.padding = Padding::kReflection;
+  } else {
+    fail(op, "unknown padding_mode '" + pad + "' (expected zeros, border or reflection)");
+  }
+  p.align_corners = attrs.get_int("align_corners", 0) != 0;
+  return p;
+}
+
+// One axis of the image: its length and the range [lo, hi] the grid's [-1, 1] maps onto.
+struct Axis {
+  std::int64_t len;
+  double lo, hi;  // x_min, x_max: [0, len - 1] (align_corners) or [-0.5, len - 0.5]
+  bool align_corners;
+};
+
+inline Axis make_axis(std::int64_t len, bool align_corners) {
+  const auto l = static_cast<double>(len);
+  return align_corners ? Axis{len, 0.0, l - 1, true} : Axis{len, -0.5, l - 0.5, false};
+}
+
+// The pixel position of normalised value n: (n + 1) / 2 · (len − 1) or ((n + 1) · len − 1) / 2.
+inline double denormalize(double n, const Axis& a) {
+  const auto l = static_cast<double>(a.len);
+  return a.align_corners ? (n + 1) / 2 * (l - 1) : ((n + 1) * l - 1) / 2;
+}
+// d denormalize / dn.
+inline double denormalize_slope(const Axis& a) { return static_cast<double>(a.align_corners ? a.len - 1 : a.len) / 2; }
+
+// x reflected by the nearer border until it lies in [lo, hi] (x finite), as PyTorch's
+// reflect_coordinates_set_grad: `slope` is d result / dx, +1 or -1 by the parity of the reflections.
+inline double reflect(double x, double lo, double hi, double* slope = nullptr) {
+  const double span = hi - lo;
+  if (!(span > 0)) {
+    if (slope != nullptr) *slope = 0;
+    return lo;
+  }
+  const double sign = x < lo ? -1 : 1;
+  const double in = std::fabs(x - lo), extra = std::fmod(in, span);
+  const bool even = std::fmod(std::floor(in / span), 2) == 0;
+  if (slope != nullptr) *slope = even ? sign : -sign;
+  return even ? lo + extra : hi - extra;
+}
+
+// x clamped to [0, len − 1]; `slope` is 0 at and beyond the borders (PyTorch's
+// clip_coordinates_set_grad: the borders count as outside for the gradient), else 1.
+inline double clip(double x, std::int64_t len, double& slope) {
+  const auto max = static_cast<double>(len - 1);
+  slope = x > 0 && x < max ? 1 : 0;
+  return x <= 0 ? 0 : x >= max ? max : x;
+}
+
+// PyTorch's grid_sampler_compute_source_index_set_grad: the position of normalised value n after
+// the padding (border: clipped; reflection: reflected into [lo, hi], then clipped; zeros: as it is),
+// and d position / dn in `slope`. n finite.
+inline double source_index(double n, const Axis& a, Padding padding, double& slope) {
+  double x = denormalize(n, a);
+  slope = denormalize_slope(a);
+  double s = 1;
+  if (padding == Padding::kBorder) {
+    x = clip(x, a.len, s);
+    slope *= s;
+  } else if (padding == Padding::kReflection) {
+    x = reflect(x, a.lo, a.hi, &s);
+    slope *= s;
+    x = clip(x, a.len, s);
+    slope *= s;
+  }
+  return x;
+}
+
+}  // namespace npuscope::emulator::kernels::grid_sample
