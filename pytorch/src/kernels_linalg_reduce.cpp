@@ -175,29 +175,20 @@ void truth(const char* op, const char* aten, const at::Tensor& self, at::Optiona
   slot.finish();
 }
 
-at::Tensor& any_dim_out(const at::Tensor& self, std::int64_t dim, bool keepdim, at::Tensor& out) {
-  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(any_out, self, dim, keepdim, out);
-  truth("ReduceAny", "aten::any", self, at::IntArrayRef{dim}, keepdim, out);
-  return out;
-}
-
-at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) {
-  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(any_all_out, self, out);
-  truth("ReduceAny", "aten::any", self, c10::nullopt, false, out);
-  return out;
-}
-
-at::Tensor& all_dim_out(const at::Tensor& self, std::int64_t dim, bool keepdim, at::Tensor& out) {
-  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(all_out, self, dim, keepdim, out);
-  truth("ReduceAll", "aten::all", self, at::IntArrayRef{dim}, keepdim, out);
-  return out;
-}
-
-at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) {
-  if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(all_all_out, self, out);
-  truth("ReduceAll", "aten::all", self, c10::nullopt, false, out);
-  return out;
-}
+#define NPUSCOPE_TRUTH(name, op)                                                                        \
+  at::Tensor& name##_dim_out(const at::Tensor& self, std::int64_t dim, bool keepdim, at::Tensor& out) { \
+    if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(name##_out, self, dim, keepdim, out);     \
+    truth(op, "aten::" #name, self, at::IntArrayRef{dim}, keepdim, out);                                \
+    return out;                                                                                         \
+  }                                                                                                     \
+  at::Tensor& name##_all_out(const at::Tensor& self, at::Tensor& out) {                                 \
+    if (!truth_reducible(self, out)) return NPUSCOPE_FALLBACK(name##_all_out, self, out);               \
+    truth(op, "aten::" #name, self, c10::nullopt, false, out);                                          \
+    return out;                                                                                         \
+  }
+NPUSCOPE_TRUTH(any, "ReduceAny")
+NPUSCOPE_TRUTH(all, "ReduceAll")
+#undef NPUSCOPE_TRUTH
 
 // torch.norm / Tensor.norm with p = 1 or 2 (clip_grad_norm_, F.normalize): ReduceL1 / ReduceL2, which
 // accumulate in f32 on the NPU. Other orders go to the CPU fallback.
