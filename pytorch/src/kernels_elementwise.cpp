@@ -1,7 +1,7 @@
 // Native element-wise kernels: add, sub, mul, div (tensor or wrapped-scalar operands, alpha),
 // remainder, div with a rounding mode and floor_divide (FloorMod / FloorDiv / TruncateDiv), addcmul,
-// addcdiv, lerp, masked_fill_, unary math and activations with their backward ops, and bernoulli_
-// (dropout's mask). Each is one emulator op per call (Add/Adds/Axpy/Mul/Muls/Div, Sqrt,
+// addcdiv, lerp, masked_fill_, unary math and activations with their backward ops, bernoulli_
+// (dropout's mask) and randperm. Each is one emulator op per call (Add/Adds/Axpy/Mul/Muls/Div, Sqrt,
 // GeluV2, GeluGrad, ...), in the output's dtype: operands are cast to it first, as PyTorch computes
 // in the promoted dtype. Structured ops arrive as their .out overloads (PyTorch's functional and
 // in-place variants call them), so in-place ops write into their input (Note [In-place kernels]).
@@ -288,7 +288,7 @@ at::Tensor& tanh_backward_out(const at::Tensor& grad, const at::Tensor& output, 
   return out;
 }
 
-// ---- bernoulli_ (dropout's mask) ---------------------------------------------------------------
+// ---- random draws: bernoulli_ (dropout's mask), randperm ----------------------------------------
 
 // The device draws the values (a Bernoulli task) from a seed of PyTorch's generator (generator_seed).
 at::Tensor& bernoulli_float(at::Tensor& self, double p, c10::optional<at::Generator> generator) {
@@ -302,6 +302,21 @@ at::Tensor& bernoulli_float(at::Tensor& self, double p, c10::optional<at::Genera
   run_op("Bernoulli", kAten, {slot.tensor()}, {{"p", p}, {"seed", seed}}, {slot.tensor()});
   slot.finish();
   return self;
+}
+
+// torch.randperm (detection's samplers): a Randperm task (AI CPU, as torch_npu's) seeded the same way.
+at::Tensor& randperm_out(std::int64_t n, c10::optional<at::Generator> generator, at::Tensor& out) {
+  constexpr const char* kAten = "aten::randperm";
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  if (out.scalar_type() != at::kLong && out.scalar_type() != at::kInt)
+    return NPUSCOPE_FALLBACK(randperm_generator_out, n, generator, out);
+  resize_out(out, {n});
+  if (n == 0) return out;
+  const std::int64_t seed = generator_seed(generator);
+  OutputSlot slot(out, kAten);
+  run_op("Randperm", kAten, {slot.tensor()}, {{"n", n}, {"seed", seed}}, {slot.tensor()});
+  slot.finish();
+  return out;
 }
 
 }  // namespace
@@ -347,6 +362,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sigmoid_backward.grad_input", TORCH_FN(sigmoid_backward_out));
   m.impl("tanh_backward.grad_input", TORCH_FN(tanh_backward_out));
   m.impl("bernoulli_.float", TORCH_FN(bernoulli_float));
+  m.impl("randperm.generator_out", TORCH_FN(randperm_out));
 }
 
 }  // namespace npuscope::pytorch

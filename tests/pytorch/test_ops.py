@@ -172,6 +172,18 @@ class NativeOpsTest(DeviceTestCase):
                                     torch.linspace(0, 10, 4, dtype=torch.int64)))
         self.assertEqual(npu.fallback_ops(), {})
 
+    def test_randperm_is_a_seeded_permutation(self):
+        for n, dtype in ((0, torch.int64), (1, torch.int64), (257, torch.int64), (40, torch.int32)):
+            with self.subTest(n=n, dtype=dtype):
+                torch.manual_seed(5)
+                p = torch.randperm(n, dtype=dtype, device=DEV)
+                self.assertEqual((p.device, p.dtype), (DEV, dtype))
+                self.assertTrue(torch.equal(p.cpu().sort().values, torch.arange(n, dtype=dtype)))
+                torch.manual_seed(5)
+                self.assertTrue(torch.equal(torch.randperm(n, dtype=dtype, device=DEV).cpu(), p.cpu()))
+        self.assertFalse(torch.equal(torch.randperm(257, device=DEV).cpu(), torch.randperm(257, device=DEV).cpu()))
+        self.assertEqual(npu.fallback_ops(), {})
+
     def test_float16_native_ops(self):
         a, b = torch.randn(16, 32), torch.randn(32, 8)
         y = (a.half().to(DEV) @ b.half().to(DEV)).cpu()

@@ -198,6 +198,7 @@ inline constexpr CannOpType kCannOpTypes[] = {
     {"EmbeddingDenseGrad", "EmbeddingDenseGrad", ""},
     {"EmbeddingBag", "EmbeddingBag", ""},
     {"LinSpace", "LinSpace", ""},
+    {"Randperm", "Randperm", ""},
     // Pooling.
     {"MaxPoolWithArgmaxV1", "MaxPoolWithArgmax", "5HD (C0 16) back to NCHW; kernel from the mask"},
     {"MaxPoolGradWithArgmaxV1", "MaxPoolGradWithArgmax", "as MaxPoolWithArgmaxV1"},
