@@ -28,6 +28,10 @@ void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 
 // A CPU tensor with one element that PyTorch lets into device ops (a wrapped Python number).
 inline bool is_host_scalar(const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }
+// `t` on `device`: a host scalar uploaded (a one-element copy), any other tensor as it is.
+inline at::Tensor on_device(const at::Tensor& t, const at::Device& device) {
+  return is_host_scalar(t) ? t.to(device) : t;
+}
 inline bool is_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
 // The dtypes of index tensors the emulator's gathers and scatters take.
 inline bool index_dtype(at::ScalarType t) { return t == at::kLong || t == at::kInt; }

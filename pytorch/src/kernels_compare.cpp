@@ -26,7 +26,7 @@ at::Tensor scalar_tensor(const at::Scalar& s, at::ScalarType type, const at::Ten
 enum class Cmp { kEq, kNe, kLt, kLe, kGt, kGe };
 
 void compare(Cmp cmp, const char* aten, const at::Tensor& self, const at::Tensor& other_in, const at::Tensor& out) {
-  const at::Tensor other = is_host_scalar(other_in) ? other_in.to(self.device()) : other_in;
+  const at::Tensor other = on_device(other_in, self.device());
   check_same_device(aten, self, {other});
   resize_out(out, at::infer_size(self.sizes(), other.sizes()));
   if (out.numel() == 0) return;
@@ -84,11 +84,11 @@ at::Tensor& where_out(const at::Tensor& condition, const at::Tensor& self, const
     return NPUSCOPE_FALLBACK(where_self_out, condition, self, other, out);
   resize_out(out, at::infer_size(condition.sizes(), at::infer_size(self.sizes(), other.sizes())));
   if (out.numel() == 0) return out;
-  auto on_device = [&](const at::Tensor& t) { return is_host_scalar(t) ? t.to(out.device()) : t; };
+  const at::Device device = out.device();
   OutputSlot slot(out, kAten);
   run_op("Where", kAten,
-         {contiguous(on_device(condition), kAten), operand(on_device(self), type, kAten),
-          operand(on_device(other), type, kAten)},
+         {contiguous(on_device(condition, device), kAten), operand(on_device(self, device), type, kAten),
+          operand(on_device(other, device), type, kAten)},
          {}, {slot.tensor()});
   slot.finish();
   return out;
@@ -143,11 +143,10 @@ void bitwise(const char* op, const char* aten, const at::Tensor& self, const at:
   resize_out(out, at::infer_size(self.sizes(), other.sizes()));
   if (out.numel() == 0) return;
   const at::ScalarType type = out.scalar_type();
-  const auto on_device = [&](const at::Tensor& t) {
-    return operand(is_host_scalar(t) ? t.to(out.device()) : t, type, aten);
-  };
   OutputSlot slot(out, aten);
-  run_op(op, aten, {on_device(self), on_device(other)}, {}, {slot.tensor()});
+  run_op(op, aten,
+         {operand(on_device(self, out.device()), type, aten), operand(on_device(other, out.device()), type, aten)}, {},
+         {slot.tensor()});
   slot.finish();
 }
 

@@ -49,8 +49,8 @@ void binary(Binary kind, const char* aten, const at::Tensor& self, const at::Ten
       default: break;  // no scalar form
     }
   } else {
-    const at::Tensor a = operand(is_host_scalar(self) ? self.to(out.device()) : self, type, aten);
-    const at::Tensor b = operand(is_host_scalar(other) ? other.to(out.device()) : other, type, aten);
+    const at::Tensor a = operand(on_device(self, out.device()), type, aten);
+    const at::Tensor b = operand(on_device(other, out.device()), type, aten);
     switch (kind) {
       case Binary::kAdd:
         if (alpha == 1.0)
@@ -177,7 +177,7 @@ at::Tensor& masked_fill_scalar(at::Tensor& self, const at::Tensor& mask, const a
   if (self.numel() == 0) return self;
   check_same_device(kAten, self, {mask});
   OutputSlot slot(self, kAten);
-  const at::Tensor m = is_host_scalar(mask) ? mask.to(self.device()) : contiguous(mask, kAten);
+  const at::Tensor m = contiguous(on_device(mask, self.device()), kAten);
   run_op("MaskedFill", kAten, {slot.tensor().is_same(self) ? self : contiguous(self, kAten), m},
          {{"value", value.toDouble()}}, {slot.tensor()});
   slot.finish();

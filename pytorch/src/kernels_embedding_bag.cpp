@@ -95,7 +95,7 @@ at::Tensor embedding_bag_dense_backward_kernel(const at::Tensor& grad, const at:
                              num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx);
   at::Tensor rows = grad.index_select(0, offset2bag);
   if (weighted) rows = rows * per_sample_weights->unsqueeze(1);
-  if (mode == kMean) rows = rows / bag_size.index_select(0, offset2bag).to(grad.scalar_type()).unsqueeze(1);
+  if (mode == kMean) rows = rows / bag_size.to(grad.scalar_type()).index_select(0, offset2bag).unsqueeze(1);
   return at::embedding_dense_backward(rows, indices, num_weights, padding_idx, scale_grad_by_freq);
 }
 
