@@ -27,8 +27,7 @@
 //    out of bounds or computes on.
 // A call outside these cases (float64 roi_align, mismatched dtypes or shapes, the nms cases above)
 // runs on the CPU fallback (Note [Native or fallback] in kernel_support.h), counted and reported as
-// any fallback: at::native::call_fallback_fn takes a description of the op's schema, which at::_ops
-// has for aten's ops (NPUSCOPE_FALLBACK) and TorchvisionOp below gives for torchvision's.
+// any fallback, through TORCHVISION_FALLBACK (torchvision_op.h).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -36,19 +35,11 @@
 #include <cmath>
 #include <string>
 
-#include "kernel_support.h"
 #include "npuscope/emulator/nms.h"
+#include "torchvision_op.h"
 
 namespace npuscope::pytorch {
 namespace {
-
-// A torchvision op as at::_ops describes an aten op: its name and C++ signature.
-template <const char* kName, class Schema>
-struct TorchvisionOp {
-  static constexpr const char* name = kName;
-  static constexpr const char* overload_name = "";
-  using schema = Schema;
-};
 
 constexpr char kNms[] = "torchvision::nms";
 constexpr char kRoiAlign[] = "torchvision::roi_align";
@@ -60,9 +51,6 @@ using RoiAlignBackwardOp =
     TorchvisionOp<kRoiAlignBackward,
                   at::Tensor(const at::Tensor&, const at::Tensor&, double, std::int64_t, std::int64_t, std::int64_t,
                              std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool)>;
-
-#define TORCHVISION_FALLBACK(op, ...) \
-  at::native::call_fallback_fn<&::npuscope::pytorch::cpu_fallback_boxed, op>::call(__VA_ARGS__)
 
 bool floating(at::ScalarType t) { return is_float(t) || t == at::kDouble; }
 
