@@ -14,9 +14,12 @@
 namespace npuscope::pytorch {
 namespace {
 
-// Float and integer outputs the emulator's arithmetic ops take (bool and f64 go to the fallback).
+// Float and integer outputs the emulator's arithmetic ops take (bool goes to the fallback). float64
+// has no NPU kernel: the dispatcher runs the op's CPU kernel as an AI CPU task, as Ascend runs its
+// double arithmetic. Autograd meets it in label smoothing's backward, which multiplies the 0-d loss
+// gradient by a saved 0-d float64 CPU scalar (1.13 unpacks it as a plain tensor, which promotes).
 bool arithmetic_dtype(at::ScalarType t) {
-  return is_float(t) || t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte;
+  return is_float(t) || t == at::kDouble || t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte;
 }
 bool float_dtype(at::ScalarType t) { return is_float(t); }
 

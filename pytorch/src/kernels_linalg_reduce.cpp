@@ -1,7 +1,8 @@
 // Native matrix products, reductions, softmax and losses: mm, addmm, bmm, baddbmm (Gemm /
 // BatchMatMul, a transposed operand as the transpose flag rather than a copy), sum, mean
 // (ReduceSum / ReduceMean), any, all (ReduceAny / ReduceAll), norm with p = 1 or 2 (ReduceL1 / ReduceL2), _softmax,
-// _log_softmax and their backward ops, nll_loss forward and backward (what cross_entropy reaches).
+// _log_softmax and their backward ops, nll_loss and nll_loss2d forward and backward (what cross_entropy
+// reaches).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -319,6 +320,67 @@ at::Tensor& nll_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
   return grad_input;
 }
 
+// ---- nll_loss2d: segmentation's cross entropy over [N, C, H, W] ------------------------------------
+// As torch_npu runs it: the classes moved last ([N * H * W, C], one Transpose) and NLLLoss /
+// NLLLossGrad on the rows; reduction none gives the loss of each pixel, [N, H, W].
+
+bool nll2d_native(const at::Tensor& self, const at::Tensor& target) {
+  TORCH_CHECK(target.device() == self.device(), "aten::nll_loss2d: the input is on ", self.device(),
+              " and the target on ", target.device(), "; move the target to the device too (target.to(", self.device(),
+              "))");
+  return is_float(self.scalar_type()) && target.scalar_type() == at::kLong && self.dim() == 4 && target.dim() == 3 &&
+         target.size(0) == self.size(0) && target.size(1) == self.size(2) && target.size(2) == self.size(3);
+}
+
+// [N, C, H, W] -> [N * H * W, C], contiguous.
+at::Tensor classes_last(const at::Tensor& t) { return t.permute({0, 2, 3, 1}).reshape({-1, t.size(1)}); }
+
+std::tuple<at::Tensor&, at::Tensor&> nll_loss2d_forward_out(const at::Tensor& self, const at::Tensor& target,
+                                                            const c10::optional<at::Tensor>& weight,
+                                                            std::int64_t reduction, std::int64_t ignore_index,
+                                                            at::Tensor& output, at::Tensor& total_weight) {
+  if (!nll2d_native(self, target))
+    return NPUSCOPE_FALLBACK(nll_loss2d_forward_output, self, target, weight, reduction, ignore_index, output,
+                             total_weight);
+  if (reduction == at::Reduction::None) {
+    resize_out(output, target.sizes());
+    at::Tensor rows = output.view({-1});
+    nll_loss_forward_out(classes_last(self), target.reshape({-1}), weight, reduction, ignore_index, rows, total_weight);
+  } else {
+    nll_loss_forward_out(classes_last(self), target.reshape({-1}), weight, reduction, ignore_index, output,
+                         total_weight);
+  }
+  return {output, total_weight};
+}
+std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self, const at::Tensor& target,
+                                                      const c10::optional<at::Tensor>& weight, std::int64_t reduction,
+                                                      std::int64_t ignore_index) {
+  at::Tensor output = at::empty({0}, self.options()), total_weight = at::empty({0}, self.options());
+  nll_loss2d_forward_out(self, target, weight, reduction, ignore_index, output, total_weight);
+  return {output, total_weight};
+}
+
+at::Tensor& nll_loss2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                    const c10::optional<at::Tensor>& weight, std::int64_t reduction,
+                                    std::int64_t ignore_index, const at::Tensor& total_weight, at::Tensor& grad_input) {
+  if (!nll2d_native(self, target) || (reduction == at::Reduction::None && !grad_output.sizes().equals(target.sizes())))
+    return NPUSCOPE_FALLBACK(nll_loss2d_backward_grad_input, grad_output, self, target, weight, reduction, ignore_index,
+                             total_weight, grad_input);
+  const std::int64_t n = self.size(0), c = self.size(1), h = self.size(2), w = self.size(3);
+  at::Tensor rows = at::empty({n * h * w, c}, self.options());
+  nll_loss_backward_out(reduction == at::Reduction::None ? grad_output.reshape({-1}) : grad_output, classes_last(self),
+                        target.reshape({-1}), weight, reduction, ignore_index, total_weight, rows);
+  resize_out(grad_input, self.sizes());
+  grad_input.copy_(rows.view({n, h, w, c}).permute({0, 3, 1, 2}));
+  return grad_input;
+}
+at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                               const c10::optional<at::Tensor>& weight, std::int64_t reduction,
+                               std::int64_t ignore_index, const at::Tensor& total_weight) {
+  at::Tensor grad_input = at::empty({0}, self.options());
+  return nll_loss2d_backward_out(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+}
+
 // ---- mse_loss, smooth_l1_loss (detection's box regression: CANN's SmoothL1LossV2) ----------------
 
 // out = the element-wise loss `op` of self and target (broadcast), reduced as aten's Reduction
@@ -426,6 +488,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
   m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward_out));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward_out));
+  m.impl("nll_loss2d_forward", TORCH_FN(nll_loss2d_forward));
+  m.impl("nll_loss2d_forward.output", TORCH_FN(nll_loss2d_forward_out));
+  m.impl("nll_loss2d_backward", TORCH_FN(nll_loss2d_backward));
+  m.impl("nll_loss2d_backward.grad_input", TORCH_FN(nll_loss2d_backward_out));
 }
 
 }  // namespace npuscope::pytorch

@@ -160,6 +160,20 @@ class NativeOpsTest(DeviceTestCase):
                     self.assertTrue(torch.equal(got.cpu(), want))
         self.assertEqual(npu.fallback_ops(), {})
 
+    def test_float64_arithmetic_is_native(self):
+        # No f64 on the NPU: add, sub and mul run their CPU kernels as AI CPU tasks, exactly, and a float32 0-d
+        # tensor times a float64 0-d CPU tensor (label smoothing's backward) promotes as on the CPU.
+        g = torch.Generator().manual_seed(0)
+        a, b = torch.randn(9, dtype=torch.float64, generator=g), torch.randn(9, dtype=torch.float64, generator=g)
+        for fn in (torch.mul, torch.add, torch.sub, lambda a, b: a * 1.7 - b):
+            self.assertTrue(torch.equal(fn(a.to(DEV), b.to(DEV)).cpu(), fn(a, b)))
+        # The CPU's alpha is a fused multiply-add: an ulp apart.
+        axpy = a.to(DEV).add(b.to(DEV), alpha=0.3).cpu()
+        self.assertTrue(torch.allclose(axpy, a.add(b, alpha=0.3), rtol=4e-16, atol=0))
+        half = torch.tensor(0.5).to(DEV) * torch.tensor(0.1, dtype=torch.float64)
+        self.assertEqual((half.device, half.dtype, half.item()), (DEV, torch.float64, 0.05))
+        self.assertEqual(npu.fallback_ops(), {})
+
     def test_linspace_matches_the_cpu(self):
         # PyTorch's vector path steps from each chunk's first value: within an ulp or two of one rounding of
         # start + i * step (LinSpace); the ends are exact.
