@@ -2,6 +2,8 @@
 // the host counts the boxes it keeps), roi_align (RoiAlign) and its backward _roi_align_backward
 // (ROIAlignGrad). torchvision's autograd kernel of roi_align (registered for every autograd key)
 // stays in front of ours and calls _roi_align_backward, which lands here too.
+// roi_pool and ps_roi_align are in kernels_torchvision_roi_pool.cpp, deform_conv2d in
+// kernels_torchvision_deform_conv.cpp.
 //
 // Note [torchvision on the device]
 // torchvision 0.14's CPU kernels (csrc/ops/cpu/nms_kernel.cpp, roi_align_kernel.cpp) against the
