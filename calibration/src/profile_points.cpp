@@ -122,8 +122,8 @@ std::string read_tensors(const std::string& shapes, const std::string& dtypes, c
     const auto shape = parse_shape((*s)[i]);
     if (!shape) return "shape '" + std::string((*s)[i]) + "' is not a list of sizes";
     std::uint64_t elements = 1;  // the non-zero dims, bounded as a tensor's bytes (Note [Sizes from user input])
-    for (const std::int64_t d : *shape) {
-      const auto u = static_cast<std::uint64_t>(d);
+    for (const std::int64_t dim : *shape) {
+      const auto u = static_cast<std::uint64_t>(dim);
       constexpr std::uint64_t kOver = emulator::kMaxTensorBytes + 1;
       elements = u == 0 ? elements : elements > kOver / u ? kOver : elements * u;  // zeros skipped: C1*C0 of [0,..]
     }
