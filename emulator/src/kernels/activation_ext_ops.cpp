@@ -14,8 +14,6 @@
 // NPU: computed in f32 (e^x − 1 as written, like a vector unit's exp then subtract) and rounded to
 // the output dtype per op; CPU golden: f64 with expm1/log1p. PRelu on integers is exact in int64;
 // Shrink on integers computes in f64 and truncates, as ONNX Runtime does.
-#include <immintrin.h>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -24,6 +22,7 @@
 #include <vector>
 
 #include "elementwise_ext_util.h"
+#include "vector_math.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -169,24 +168,17 @@ void softsign_kernel(KernelContext& c) {
 
 // Note [Vector erf]
 // GELU as exported to ONNX is x * 0.5 * (1 + erf(x / sqrt 2)), and the golden's scalar f64 erf was a
-// tenth of a ConvNeXt-tiny pass on `cpu` (8.5 M calls). glibc's vector math library (libmvec, in
-// libc6 since 2.35) has the AVX2 erf of four doubles, within 4 ulp of the exact value: far below
-// the f32 rounding of every result (2^29 ulp of f64), so the golden keeps its meaning. Machines
-// without AVX2 keep the scalar loop.
-extern "C" [[gnu::target("avx2")]] __m256d _ZGVdN4v_erf(__m256d);  // libmvec's name for erf on 4 lanes
-
-[[gnu::target("avx2")]] void erf_f64_avx2(const double* a, double* r, std::int64_t m) {
-  std::int64_t j = 0;
-  for (; j + 4 <= m; j += 4) _mm256_storeu_pd(r + j, _ZGVdN4v_erf(_mm256_loadu_pd(a + j)));
-  for (; j < m; ++j) r[j] = std::erf(a[j]);
-}
+// tenth of a ConvNeXt-tiny pass on `cpu` (8.5 M calls). glibc's vector math library has the AVX2 erf
+// of four doubles, within 4 ulp of the exact value: far below the f32 rounding of every result (2^29
+// ulp of f64), so the golden keeps its meaning (erf_n, Note [Vector math] in vector_math.h).
 
 template <class T>
 void erf_kernel(KernelContext& c) {
   if constexpr (std::is_same_v<T, double>) {
-    if (cpu_has_avx2()) return unary_block_kernel<double>(c, erf_f64_avx2);
+    unary_block_kernel<double>(c, [](const double* a, double* r, std::int64_t m) { erf_n(a, r, m); });
+  } else {
+    unary_kernel<T>(c, [](T x) { return std::erf(x); });
   }
-  unary_kernel<T>(c, [](T x) { return std::erf(x); });
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Relu, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid: element-wise, output shape and dtype of the
 // input. NPU: computed in f32 and rounded to the output dtype per op; CPU golden: computed in f64.
+// Exp, Tanh and Sigmoid go through vector_math.h (Note [Vector math]).
 // Relu, Neg and Abs also take integer tensors, computed exactly in int64 on both backends (C
 // wrap-around on overflow, as numpy and torch do: neg(INT32_MIN) == INT32_MIN).
 // Log takes CANN's attributes: y = log_base(shift + scale * x), base -1 (the default) for e; base 2
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "elementwise_map.h"
+#include "vector_math.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -100,7 +102,7 @@ void neg_kernel(KernelContext& c) {
 }
 template <class T>
 void exp_kernel(KernelContext& c) {
-  unary_kernel<T>(c, [](T x) { return std::exp(x); });
+  unary_block_kernel<T>(c, [](const T* a, T* r, std::int64_t m) { exp_n(a, r, m); });
 }
 template <class T>
 void log_kernel(KernelContext& c) {
@@ -126,12 +128,11 @@ void rsqrt_kernel(KernelContext& c) {
 }
 template <class T>
 void tanh_kernel(KernelContext& c) {
-  unary_kernel<T>(c, [](T x) { return std::tanh(x); });
+  unary_block_kernel<T>(c, [](const T* a, T* r, std::int64_t m) { tanh_n(a, r, m); });
 }
-// exp(-x) overflowing to inf for very negative x gives 1/inf = 0, the right limit.
 template <class T>
 void sigmoid_kernel(KernelContext& c) {
-  unary_kernel<T>(c, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+  unary_block_kernel<T>(c, [](const T* a, T* r, std::int64_t m) { sigmoid_n(a, r, m); });
 }
 
 constexpr OpSchema unary_schema(const char* type, OpCategory category, InferFn infer, CostFn cost) {
