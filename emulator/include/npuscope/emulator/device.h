@@ -12,6 +12,7 @@
 // memory records) happen on host threads.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -175,6 +176,10 @@ class Device : public std::enable_shared_from_this<Device> {
   mutable std::mutex mutex_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<std::unique_ptr<Task>> queue_;
+  // Note [Worker wake-ups] in device.cpp: tasks ever queued (written under mutex_, read by the
+  // spinning worker without it), and whether the worker sleeps on work_cv_ (under mutex_).
+  std::atomic<std::uint64_t> queued_total_{0};
+  bool worker_sleeping_ = false;
   std::vector<std::unique_ptr<Task>> retired_;
   std::vector<StreamState> streams_;
   std::uint64_t tasks_executed_ = 0;
