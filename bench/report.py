@@ -5,7 +5,8 @@
 
 OUT_DIR holds NAME_bench.json (Google Benchmark JSON, aggregates of repetitions),
 torch_resnet18.out (bench/torch_resnet18.py's output), torch_device_bench.out
-(bench/torch_device_bench.py's), profiler_overhead.json (bench/profiler_overhead.py's), compare_dumps.json
+(bench/torch_device_bench.py's), torch_small_models.out (bench/torch_small_models.py's),
+profiler_overhead.json (bench/profiler_overhead.py's), compare_dumps.json
 (bench/compare_dumps_bench.py's) and model_zoo.json (bench/model_zoo.py's); a section
 whose input is missing is left out.
 Each section with a target prints a warning on stderr when the target is missed. With --update only
@@ -346,6 +347,52 @@ def torch_device_section(out_dir):
                 "?" if others is None else "%.0f%%" % (100 * others), ", ".join("%.2f" % x for x in data["load_avg"]),
                 ", ".join("%.2f" % x for x in data["load_avg_end"]), omp),
             "", "Command: `PYTHONPATH=BUILD/python python3 bench/torch_device_bench.py` (JSON on stdout)."]
+    return out
+
+
+SMALL_MODEL_NOTES = {
+    "conv1d_ctc": "Conv1d + BatchNorm1d speech model, CTC loss, Adam (batch 4, 100 frames)",
+    "gan": "MLP GAN, two Adam optimizers, a discriminator and a generator step (batch 32, 784 outputs)",
+    "gru_text": "embedding + bidirectional GRU classifier, label smoothing, gradient clipping, Adam (batch 16, 32 tokens)",
+    "mlp": "MLP 784-256-128-10, SGD with momentum (batch 64)",
+    "shufflenet_v2": "torchvision ShuffleNetV2 x0.5, SGD with momentum (batch 8, 64x64)",
+    "transformer_encoder": "pre-norm Transformer encoder, 2 layers of width 128, padding mask, AdamW + OneCycle "
+                           "(batch 8, 32 tokens)",
+    "unet_groupnorm": "U-Net with GroupNorm, a transposed convolution and bilinear upsampling, per-pixel cross "
+                      "entropy, Adam (batch 4, 64x64)",
+}
+
+
+def torch_small_models_section(out_dir):
+    data = load_json_tail(os.path.join(out_dir, "torch_small_models.out"))
+    if data is None:
+        return []
+    out = ["", "## PyTorch small models", ""]
+    if not data.get("available"):
+        return out + ["Not measured: %s (build the PyTorch device and install python3-torch)." %
+                      data.get("error", "unknown error")]
+    out += ["Training steps of small models on the device (`npuscope.torch`, %s) against CPU PyTorch %s, side by side "
+            "in one process: forward, backward and the optimizer's step, `loss.item()` ending each step; median of "
+            "%d rounds of %d steps (each after %d warm-up steps), CPU and device rounds alternating; CPU PyTorch with "
+            "the faster of 1 and nproc intra-op threads. The models "
+            "are the kinds of training scripts of issue 40 (tests/pytorch/test_model_families.py runs them for "
+            "correctness). Target: the median ratio over the models <= %gx." % (
+                data["precision_mode"], data["torch"], data["rounds"], data["steps"], data["warmup"],
+                data["target_median_ratio"]),
+            "", "| model | CPU PyTorch | device | ratio | ops through the CPU fallback |", "|---|---:|---:|---:|---|"]
+    for name, r in sorted(data["models"].items()):
+        fallback = ", ".join("%s: %d" % kv for kv in sorted(r["fallback_ops"].items())) or "none"
+        out.append("| %s: %s | %.1f ms (%d thread%s) | %.1f ms | %.2fx | %s |" % (
+            name, SMALL_MODEL_NOTES.get(name, ""), r["cpu_ms"], r["cpu_threads"], "" if r["cpu_threads"] == 1 else "s",
+            r["device_ms"], r["ratio"], fallback))
+    ok = data["met"]
+    if not ok:
+        warn("PyTorch small models: the median step takes %.2fx CPU PyTorch's time (target <= %gx)" % (
+            data["median_ratio"], data["target_median_ratio"]))
+    out += ["", "Judged: the median ratio **%.2fx** (<= %gx: %s). Load average %s at the start, %s at the end." % (
+                data["median_ratio"], data["target_median_ratio"], verdict(ok, "ABOVE"),
+                ", ".join("%.2f" % x for x in data["load_avg"]), ", ".join("%.2f" % x for x in data["load_avg_end"])),
+            "", "Command: `PYTHONPATH=BUILD/python /usr/bin/python3 bench/torch_small_models.py` (JSON on stdout)."]
     return out
 
 
@@ -1007,6 +1054,7 @@ def main(argv):
     lines += opkit_section(runs)
     lines += resnet18_section(runs, out_dir)
     lines += torch_device_section(out_dir)
+    lines += torch_small_models_section(out_dir)
     lines += torch_profile_section(out_dir)
     lines += hot_path_section(runs)
     lines += dispatch_section(runs, context)

@@ -60,6 +60,13 @@ PYTHONPATH="$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$ROO
   >"$OUT_DIR/torch_device_bench.out" ||
   echo '{"available": false, "error": "bench/torch_device_bench.py failed"}' >"$OUT_DIR/torch_device_bench.out"
 
+# Training steps of small models (ShuffleNet, a U-Net, a GRU text model, a Transformer encoder, a GAN, Conv1d +
+# CTC, an MLP) on the device against CPU PyTorch: the per-op host path.
+echo "== torch_small_models.py"
+PYTHONPATH="$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$ROOT/bench/torch_small_models.py" \
+  >"$OUT_DIR/torch_small_models.out" ||
+  echo '{"available": false, "error": "bench/torch_small_models.py failed"}' >"$OUT_DIR/torch_small_models.out"
+
 # What profiling costs a PyTorch training step (unprofiled, --dump none, --dump stats, --check-ops).
 if [ -x "$BUILD_DIR/cli/npuscope" ] && [ -f "$BUILD_DIR/python/npuscope/libnpuscope_torch.so" ]; then
   echo "== torch_profile_overhead.py"
