@@ -170,15 +170,12 @@ void softsign_kernel(KernelContext& c) {
 // GELU as exported to ONNX is x * 0.5 * (1 + erf(x / sqrt 2)), and the golden's scalar f64 erf was a
 // tenth of a ConvNeXt-tiny pass on `cpu` (8.5 M calls). glibc's vector math library has the AVX2 erf
 // of four doubles, within 4 ulp of the exact value: far below the f32 rounding of every result (2^29
-// ulp of f64), so the golden keeps its meaning (erf_n, Note [Vector math] in vector_math.h).
+// ulp of f64), so the golden keeps its meaning; the NPU's f32 erf takes its eight-lane erff (erf_n,
+// Note [Vector math] in vector_math.h).
 
 template <class T>
 void erf_kernel(KernelContext& c) {
-  if constexpr (std::is_same_v<T, double>) {
-    unary_block_kernel<double>(c, [](const double* a, double* r, std::int64_t m) { erf_n(a, r, m); });
-  } else {
-    unary_kernel<T>(c, [](T x) { return std::erf(x); });
-  }
+  unary_block_kernel<T>(c, [](const T* a, T* r, std::int64_t m) { erf_n(a, r, m); });
 }
 
 }  // namespace

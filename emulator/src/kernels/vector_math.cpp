@@ -14,6 +14,7 @@ extern "C" {
 [[gnu::target("avx2")]] __m256 _ZGVdN8v_tanhf(__m256);
 [[gnu::target("avx2")]] __m256d _ZGVdN4v_tanh(__m256d);
 [[gnu::target("avx2")]] __m256d _ZGVdN4v_erf(__m256d);
+[[gnu::target("avx2")]] __m256 _ZGVdN8v_erff(__m256);
 }
 
 namespace npuscope::emulator::kernels {
@@ -27,6 +28,7 @@ struct F8 {
   [[gnu::target("avx2")]] static void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
   [[gnu::target("avx2")]] static __m256 exp(__m256 v) { return _ZGVdN8v_expf(v); }
   [[gnu::target("avx2")]] static __m256 tanh(__m256 v) { return _ZGVdN8v_tanhf(v); }
+  [[gnu::target("avx2")]] static __m256 erf(__m256 v) { return _ZGVdN8v_erff(v); }
   [[gnu::target("avx2")]] static __m256 sigmoid(__m256 v) {
     const __m256 one = _mm256_set1_ps(1.0f);
     const __m256 e = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_setzero_ps(), v));
@@ -86,6 +88,7 @@ void tanh_n(const float* a, float* r, std::int64_t m) { map<Fn::kTanh, F8>(a, r,
 void tanh_n(const double* a, double* r, std::int64_t m) { map<Fn::kTanh, D4>(a, r, m); }
 void sigmoid_n(const float* a, float* r, std::int64_t m) { map<Fn::kSigmoid, F8>(a, r, m); }
 void sigmoid_n(const double* a, double* r, std::int64_t m) { map<Fn::kSigmoid, D4>(a, r, m); }
+void erf_n(const float* a, float* r, std::int64_t m) { map<Fn::kErf, F8>(a, r, m); }
 void erf_n(const double* a, double* r, std::int64_t m) { map<Fn::kErf, D4>(a, r, m); }
 
 }  // namespace npuscope::emulator::kernels

@@ -1,5 +1,5 @@
-// Element-wise transcendental functions over arrays, through glibc's vector math library where the
-// CPU has AVX2: Note [Vector math].
+// Element-wise transcendental functions (exp, tanh, sigmoid, erf) over arrays, through glibc's vector math library
+// where the CPU has AVX2: Note [Vector math].
 //
 // Note [Vector math]
 // The activations' scalar libm calls were most of their kernels' time: glibc's scalar tanhf takes
@@ -25,6 +25,7 @@ void tanh_n(const double* a, double* r, std::int64_t m);
 // 1 / (1 + exp(-x)): exp(-x) overflowing to inf for very negative x gives 0, the right limit.
 void sigmoid_n(const float* a, float* r, std::int64_t m);
 void sigmoid_n(const double* a, double* r, std::int64_t m);
+void erf_n(const float* a, float* r, std::int64_t m);
 void erf_n(const double* a, double* r, std::int64_t m);
 
 }  // namespace npuscope::emulator::kernels
