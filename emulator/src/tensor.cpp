@@ -198,7 +198,7 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, Shape shape, DType
 
 Tensor Tensor::from_bytes(const void* data, Shape shape, DType dtype, DeviceRef device) {
   Tensor host = empty(std::move(shape), dtype, DeviceRef::cpu());
-  std::memcpy(host.raw_data(), data, host.nbytes());
+  if (host.nbytes() > 0) std::memcpy(host.raw_data(), data, host.nbytes());  // empty: data may be null
   return device.is_npu() ? host.to(device) : host;
 }
 
@@ -227,7 +227,7 @@ Tensor Tensor::from_ints(std::span<const std::int64_t> values, Shape shape, DTyp
   }
   std::vector<double> as_double(values.begin(), values.end());
   if (dtype == DType::kI64) {
-    std::memcpy(host.raw_data(), values.data(), host.nbytes());
+    if (host.nbytes() > 0) std::memcpy(host.raw_data(), values.data(), host.nbytes());  // empty: data may be null
   } else {
     TensorView view{host.raw_data(), dtype, &host.shape(), host.numel()};
     kernels::store_f64_raw(view, as_double.data());
