@@ -31,10 +31,15 @@ inline CommandResult run_command(const std::string& command) {
   return r;
 }
 
-// A whole file's bytes ("" if it cannot be read).
+// A whole file's bytes ("" if it cannot be read). libstdc++'s filebuf throws when a read fails after
+// the open, as reading /proc/PID/task/TID/stat does (ESRCH) once that thread has exited: "" too.
 inline std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
+  try {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 inline std::string npuscope_cmd(const std::string& args) { return std::string(NPUSCOPE_CLI) + " " + args; }

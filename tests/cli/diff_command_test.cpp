@@ -89,8 +89,12 @@ TEST(DiffCommand, ForceFp16CutsCubeTime) {
   // Element-wise vector ops keep f32 in both modes; softmax runs in f16 under force_fp16, and a
   // precision-sensitive op in f16 pays its casts to f32 and back (vector_f16_upcast): no faster.
   for (const json& r : d["diff_ops"]) {
-    if (r["op_type"] == "Gelu" || r["op_type"] == "Add") EXPECT_EQ(r["diff_ns"], 0) << r.dump();
-    if (r["op_type"] == "Softmax") EXPECT_GE(r["diff_ns"].get<std::int64_t>(), 0) << r.dump();
+    if (r["op_type"] == "Gelu" || r["op_type"] == "Add") {
+      EXPECT_EQ(r["diff_ns"], 0) << r.dump();
+    }
+    if (r["op_type"] == "Softmax") {
+      EXPECT_GE(r["diff_ns"].get<std::int64_t>(), 0) << r.dump();
+    }
   }
   const json& mode = row(d["diff_runs"], "setting", "precision mode");
   EXPECT_EQ(mode["base"], "must_keep_origin_dtype");
