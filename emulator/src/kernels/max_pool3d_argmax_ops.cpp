@@ -23,15 +23,14 @@
 #include <type_traits>
 
 #include "kernel_util.h"
+#include "max_pool_axis.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
 
 constexpr char kOp[] = "MaxPool3DWithArgmax";
 
-struct Axis {
-  std::int64_t in = 0, k = 1, stride = 1, pad = 0, dilation = 1, out = 0;
-};
+using Axis = MaxPoolAxis;
 
 struct Geometry {
   std::int64_t planes = 0;  // N·C
@@ -43,19 +42,7 @@ struct Geometry {
 // The output size of one axis (Note [Max pool 3-D indices]); throws InvalidArgument when it is < 1.
 void resolve(Axis& a, bool ceil_mode, const char* dim) {
   if (a.in < 1) fail(kOp, std::string("input size along ") + dim + " is " + std::to_string(a.in) + ": no window");
-  if (a.pad > a.k / 2) {
-    fail(kOp, std::string("pad ") + std::to_string(a.pad) + " along " + dim +
-                  " should be at most half of the kernel size " + std::to_string(a.k));
-  }
-  const std::int64_t span = checked_mul(a.dilation, a.k - 1, kOp, "the dilated kernel size");  // both <= 2^40
-  const std::int64_t room = a.in + 2 * a.pad - span - 1 + (ceil_mode ? a.stride - 1 : 0);
-  a.out = (room < 0 ? -1 : room / a.stride) + 1;
-  if (ceil_mode && a.out > 0 && (a.out - 1) * a.stride >= a.in + a.pad) --a.out;
-  if (a.out < 1) {
-    fail(kOp, std::string("output size along ") + dim + " is " + std::to_string(a.out) + " (input " +
-                  std::to_string(a.in) + ", kernel " + std::to_string(a.k) + ", pad " + std::to_string(a.pad) +
-                  ", dilation " + std::to_string(a.dilation) + "): too small");
-  }
+  resolve_max_pool_axis(a, ceil_mode, dim, kOp);
 }
 
 Geometry geometry(const Shape& x, const Attrs& attrs) {
@@ -101,21 +88,13 @@ KernelCost cost(std::span<const TensorMeta> in, std::span<const TensorMeta> out,
   return c;
 }
 
-// The first tap (start + t·dilation >= 0) of output index o along `a`, and the end (exclusive) in the input.
-std::pair<std::int64_t, std::int64_t> window(const Axis& a, std::int64_t o) {
-  std::int64_t start = o * a.stride - a.pad;
-  const std::int64_t end = std::min(start + (a.k - 1) * a.dilation + 1, a.in);
-  while (start < 0) start += a.dilation;
-  return {start, end};
-}
-
 // One window of one plane: its maximum and the maximum's index (Note [Max pool 3-D indices]).
 template <class T>
 void pool_window(const Geometry& g, const T* src, std::int64_t od, std::int64_t oh, std::int64_t ow, T& y,
                  std::int64_t& idx) {
-  const auto [d0, d1] = window(g.d, od);
-  const auto [h0, h1] = window(g.h, oh);
-  const auto [w0, w1] = window(g.w, ow);
+  const auto [d0, d1] = max_pool_window(g.d, od);
+  const auto [h0, h1] = max_pool_window(g.h, oh);
+  const auto [w0, w1] = max_pool_window(g.w, ow);
   const std::int64_t hw = g.h.in * g.w.in;
   std::int64_t best = d0 * hw + h0 * g.w.in + w0;
   T m = -std::numeric_limits<T>::infinity();

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "kernel_util.h"
+#include "max_pool_axis.h"
 
 namespace npuscope::emulator::kernels {
 namespace {
@@ -26,30 +27,14 @@ namespace {
 constexpr char kPoolOp[] = "MaxPoolWithArgmax";
 constexpr char kGradOp[] = "MaxPoolGradWithArgmax";
 
-struct Axis {
-  std::int64_t in = 0, k = 1, stride = 1, pad = 0, dilation = 1, out = 0;
-};
+using Axis = MaxPoolAxis;
 
 struct Geometry {
   std::int64_t planes = 0;  // N·C
   Axis h, w;
 };
 
-void resolve(Axis& a, bool ceil_mode, const char* dim) {
-  if (a.pad > a.k / 2) {
-    fail(kPoolOp, std::string("pad ") + std::to_string(a.pad) + " along " + dim +
-                      " should be at most half of the kernel size " + std::to_string(a.k));
-  }
-  const std::int64_t span = checked_mul(a.dilation, a.k - 1, kPoolOp, "the dilated kernel size");  // both <= 2^40
-  const std::int64_t room = a.in + 2 * a.pad - span - 1;
-  a.out = (room + (ceil_mode ? a.stride - 1 : 0) < 0 ? -1 : (room + (ceil_mode ? a.stride - 1 : 0)) / a.stride) + 1;
-  if (ceil_mode && a.out > 0 && (a.out - 1) * a.stride >= a.in + a.pad) --a.out;
-  if (a.out < 1) {
-    fail(kPoolOp, std::string("output size along ") + dim + " is " + std::to_string(a.out) + " (input " +
-                      std::to_string(a.in) + ", kernel " + std::to_string(a.k) + ", pad " + std::to_string(a.pad) +
-                      ", dilation " + std::to_string(a.dilation) + "): too small");
-  }
-}
+void resolve(Axis& a, bool ceil_mode, const char* dim) { resolve_max_pool_axis(a, ceil_mode, dim, kPoolOp); }
 
 Geometry geometry(const Shape& x, const Attrs& attrs) {
   if (x.size() != 3 && x.size() != 4) fail(kPoolOp, "expects an NCHW or CHW input, got " + shape_str(x));
@@ -118,14 +103,6 @@ KernelCost cost_grad(std::span<const TensorMeta> in, std::span<const TensorMeta>
   return c;
 }
 
-// First tap index (multiple of dilation) with start + t·d >= 0, and the end (exclusive) in the input.
-std::pair<std::int64_t, std::int64_t> window(const Axis& a, std::int64_t o) {
-  std::int64_t start = o * a.stride - a.pad;
-  const std::int64_t end = std::min(start + (a.k - 1) * a.dilation + 1, a.in);
-  while (start < 0) start += a.dilation;
-  return {start, end};
-}
-
 // Scans every window of `x` (planes of in_plane elements) into y and idx.
 template <class T>
 void pool_planes(const Geometry& g, const T* x, T* y, std::int64_t* idx) {
@@ -134,9 +111,9 @@ void pool_planes(const Geometry& g, const T* x, T* y, std::int64_t* idx) {
     const T* src = x + p * in_plane;
     std::int64_t o = p * out_plane;
     for (std::int64_t oh = 0; oh < g.h.out; ++oh) {
-      const auto [h0, h1] = window(g.h, oh);
+      const auto [h0, h1] = max_pool_window(g.h, oh);
       for (std::int64_t ow = 0; ow < g.w.out; ++ow, ++o) {
-        const auto [w0, w1] = window(g.w, ow);
+        const auto [w0, w1] = max_pool_window(g.w, ow);
         std::int64_t best = h0 * g.w.in + w0;
         T m = -std::numeric_limits<T>::infinity();
         for (std::int64_t ih = h0; ih < h1; ih += g.h.dilation) {
