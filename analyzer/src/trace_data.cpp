@@ -3,6 +3,7 @@
 #include "cancel_check.h"
 #include "launch_times.h"
 #include "npuscope/analyzer/analyze.h"
+#include "npuscope/collector/fault_ahead.h"
 #include "npuscope/collector/huge_pages.h"
 
 #include <algorithm>
@@ -102,13 +103,23 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
     check_times(r, "TASK", nullptr, 0, {{"start_ns", first_start}, {"start_ns", last_start}});
   const std::int64_t after_last = collector::add_saturated(last_start, 1);
   const std::size_t task_rows = rows_hint(r, "TASK"), api_rows = rows_hint(r, "API");
-  const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out, std::vector<Task>& comm) {
+  // `ahead` (optional): told how far `out` is filled (Note [Faulting in ahead of the reader]).
+  const auto read_tasks = [&](std::int64_t a, std::int64_t b, std::vector<Task>& out, std::vector<Task>& comm,
+                              collector::FaultAhead* ahead) {
+    struct Finished {  // also when reading throws: the helper must not wait for more
+      collector::FaultAhead* ahead;
+      ~Finished() {
+        if (ahead != nullptr) ahead->finished();
+      }
+    } finished{ahead};
     if (last_start < first_start) return;  // no tasks
     CancelCheck check(cancel);
+    std::uint32_t rows = 0;
     collector::TraceReader::open(r.path(), options)
         ->for_each(
             [&](const collector::TaskRow& t) {
               check.row();
+              if (ahead != nullptr && (++rows & 0xffff) == 0) ahead->progress(out.size() * sizeof(Task));
               check_times(r, "TASK", "task_id", t.task_id,
                           {{"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"queued_ns", t.queued_ns}});
               if (t.device_id < 0) return;  // the cpu golden backend
@@ -125,12 +136,15 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
             },
             {.starting = {{a, b}}});
   };
-  const auto read_rest = [&] {
+  // `ahead` (optional): the task reader's array, faulted in between rows and at the end.
+  const auto read_rest = [&](collector::FaultAhead* ahead) {
     const auto own = collector::TraceReader::open(r.path(), options);
     collector::reserve_in_huge_pages(apis, api_rows);
     CancelCheck check(cancel);
+    std::uint32_t rows = 0;
     own->for_each([&](const collector::ApiRow& a) {
       check.row();
+      if (ahead != nullptr && (++rows & 0xffff) == 0) ahead->help();
       check_times(r, "API", "index", static_cast<std::int64_t>(apis.size()),
                   {{"start_ns", a.start_ns}, {"end_ns", a.end_ns}});
       const std::int32_t id = collector::compact_string_id(a.name_id);
@@ -157,6 +171,7 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
       check_times(r, "MEMCPY", "task_id", c.task_id,
                   {{"start_ns", c.start_ns}, {"end_ns", c.end_ns}, {"queued_ns", c.queued_ns}});
     }
+    if (ahead != nullptr) ahead->help_until_finished();
   };
   // Untouched capacity costs address space, not memory.
   collector::reserve_in_huge_pages(kernels, task_rows);
@@ -170,13 +185,14 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   // after the others. With 4 or more: TASK's two halves and the rest at once.
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores < 2) {
-    read_tasks(first_start, after_last, kernels, collectives);
-    read_rest();
+    read_tasks(first_start, after_last, kernels, collectives, nullptr);
+    read_rest(nullptr);
     return;
   }
   if (cores < 4) {
-    Worker rest(read_rest);
-    read_tasks(first_start, after_last, kernels, collectives);
+    collector::FaultAhead ahead(kernels);
+    Worker rest([&] { read_rest(&ahead); });
+    read_tasks(first_start, after_last, kernels, collectives, &ahead);
     rest.join();
     return;
   }
@@ -184,10 +200,10 @@ TraceData::TraceData(const collector::TraceReader& r, const std::atomic<bool>* c
   std::vector<Task> later, later_collectives;
   Worker second_half([&] {
     collector::reserve_in_huge_pages(later, task_rows / 2);
-    read_tasks(middle, after_last, later, later_collectives);
+    read_tasks(middle, after_last, later, later_collectives, nullptr);
   });
-  Worker rest(read_rest);
-  read_tasks(first_start, middle, kernels, collectives);
+  Worker rest([&] { read_rest(nullptr); });
+  read_tasks(first_start, middle, kernels, collectives, nullptr);
   second_half.join();
   kernels.insert(kernels.end(), later.begin(), later.end());
   collectives.insert(collectives.end(), later_collectives.begin(), later_collectives.end());

@@ -158,4 +158,31 @@ TEST_F(TimelineModelTest, ATaskCostsAtMost48Bytes) {
   EXPECT_LE(static_cast<double>(m.memory_bytes()) / static_cast<double>(m.tasks()), 48.0);
 }
 
+// Note [Lanes sized up front]: every lane's first row is reserved for its whole table; a lane that
+// got a few rows of it must give the reserve back, or a trace of many small streams would cost a big
+// stream's memory for each.
+TEST_F(TimelineModelTest, ASmallStreamBesideABigOneKeepsOnlyItsOwnRows) {
+  {
+    auto w = TraceWriter::create(path());
+    const StringId op = w->intern("op");
+    std::vector<TaskRow> tasks;
+    for (std::int64_t i = 0; i < 200'000; ++i) {
+      TaskRow t = make_task(i, op, op);
+      t.device_id = 0;
+      t.stream_id = i % 50'000 == 0 ? 1 : 0;  // stream 1: 4 tasks
+      tasks.push_back(t);
+    }
+    w->add(tasks);
+    w->finalize();
+  }
+  const auto trace = TraceReader::open(path());
+  const TimelineModel m(*trace);
+  ASSERT_EQ(m.lanes().size(), 2u);
+  EXPECT_EQ(m.lanes()[0].rows[0].size(), 199'996u);
+  EXPECT_EQ(m.lanes()[1].title, "npu:0 stream 1");
+  ASSERT_EQ(m.lanes()[1].rows[0].size(), 4u);
+  EXPECT_LT(m.lanes()[1].rows[0].capacity(), 64u) << "the small stream kept the whole table's reserve";
+  EXPECT_LE(static_cast<double>(m.memory_bytes()) / static_cast<double>(m.tasks()), 48.0);
+}
+
 }  // namespace

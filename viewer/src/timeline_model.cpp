@@ -5,6 +5,7 @@
 #include "npuscope/collector/huge_pages.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <map>
@@ -16,12 +17,31 @@ namespace {
 
 using collector::TaskRow;
 
-// A row grows into huge pages once it is big (Note [Huge pages for row arrays] in
-// npuscope/collector/huge_pages.h): a 10M-task stream is 240 MB. It grows 4x at a time: each growth
-// copies the row, and the slack costs address space only (its pages are never touched), so fewer
-// copies are worth more than a tighter fit (10M tasks: 0.6 s of copying at 2x).
+// Note [Lanes sized up front]
+// A stream's or a host thread's first row takes most of its table's rows (a 10M-task stream is
+// 240 MB), so it is reserved for the whole table when its lane is made: address space only, as
+// pages are not resident until touched, and the row never grows by copying. Loading 10M tasks took
+// 2.8 s growing 4x at a time and 2.0 s reserved (bench/viewer_load_bench.cpp: the copies, and the
+// faults on the pages each growth touched again). The reserve is in ordinary pages; huge pages
+// (Note [Huge pages for row arrays] in npuscope/collector/huge_pages.h) are asked for once the row
+// is big, so that a trace of a thousand small streams does not take a 2 MiB page for each. Other
+// rows (nesting levels, overlapping copies) and a lane whose reserve failed grow 4x at a time: each
+// growth copies the row, and the slack costs address space only.
+constexpr std::size_t kBigRowItems = collector::kHugePageBytes * 2 / sizeof(TimelineItem);
+
+void reserve_whole_table(std::vector<TimelineItem>& row, std::int64_t table_rows) {
+  try {
+    row.reserve(static_cast<std::size_t>(std::clamp<std::int64_t>(table_rows, 0, PTRDIFF_MAX / 64)));
+  } catch (const std::bad_alloc&) {  // no address space for it (ulimit -v, strict overcommit): grows as it fills
+  }
+}
+
 void append(std::vector<TimelineItem>& row, const TimelineItem& item) {
-  if (row.size() == row.capacity()) collector::reserve_in_huge_pages(row, std::max<std::size_t>(64, 4 * row.size()));
+  if (row.size() == row.capacity()) {
+    collector::reserve_in_huge_pages(row, std::max<std::size_t>(64, 4 * row.size()));
+  } else if (row.size() == kBigRowItems) {  // a reserved row became big
+    collector::advise_huge_pages(row.data() + row.size(), (row.capacity() - row.size()) * sizeof(TimelineItem));
+  }
   row.push_back(item);
 }
 
@@ -30,13 +50,12 @@ void add_to_row(Lane& lane, std::size_t row, const TimelineItem& item) {
   append(lane.rows[row], item);
 }
 
-// What a row costs the process. A row in huge pages keeps its growth slack: the slack's pages were
-// never touched, so they are not resident, and shrinking would copy the row (0.5 s for 10M tasks).
-bool in_huge_pages(const std::vector<TimelineItem>& row) {
-  return collector::big_enough_for_huge_pages(row.capacity() * sizeof(TimelineItem));
-}
+// A big row keeps its slack: the slack's pages were never touched, so they are not resident, and
+// shrinking would copy the row (0.5 s for 10M tasks). A smaller one is shrunk (finish()).
+bool is_big(const std::vector<TimelineItem>& row) { return row.size() >= kBigRowItems; }
+// What a row costs the process.
 std::size_t resident_bytes(const std::vector<TimelineItem>& row) {
-  if (!in_huge_pages(row)) return row.capacity() * sizeof(TimelineItem);
+  if (!is_big(row)) return row.capacity() * sizeof(TimelineItem);
   const std::size_t used = row.size() * sizeof(TimelineItem), page = collector::kHugePageBytes;
   return std::min(row.capacity() * sizeof(TimelineItem), (used + page - 1) / page * page);
 }
@@ -97,6 +116,7 @@ void TimelineModel::load_tasks() {
                       .skip_columns = {"TASK.queued_ns", "TASK.connection_id", "TASK.block_dim", "TASK.flops",
                                        "TASK.bytes", "TASK.fallback", "TASK.compute_dtype", "TASK.call_index",
                                        "TASK.emulation_ns", "TASK.pytorch_api_id", "TASK.subnormal"}});
+  const std::int64_t task_rows = reader->count("TASK");
   std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> lane_of;  // (device, stream or thread)
   std::pair<std::int32_t, std::int32_t> last_key{0, 0};
   Lane* last = nullptr;
@@ -114,6 +134,7 @@ void TimelineModel::load_tasks() {
         lane.title = t.device_id >= 0 ? "npu:" + std::to_string(t.device_id) + " stream " + std::to_string(t.stream_id)
                                       : "cpu thread " + std::to_string(t.thread_id);
         lane.rows.resize(1);
+        reserve_whole_table(lane.rows[0], task_rows);
         lanes_.push_back(std::move(lane));
       }
       last = &lanes_[it->second];
@@ -162,10 +183,15 @@ void TimelineModel::load_copies_and_memory() {
 
 std::vector<Lane> TimelineModel::load_apis() const {
   std::map<std::int32_t, Lane> threads;
+  const std::int64_t api_rows = trace_.count("API");
   trace_.for_each([&](const collector::ApiRow& a) {
     Lane& lane = threads[a.thread_id];
-    lane.kind = LaneKind::kHostThread;
-    lane.thread_id = a.thread_id;
+    if (lane.rows.empty()) {
+      lane.kind = LaneKind::kHostThread;
+      lane.thread_id = a.thread_id;
+      lane.rows.resize(1);
+      reserve_whole_table(lane.rows[0], api_rows);
+    }
     add_without_overlap(lane, TimelineItem::make(a.start_ns, a.end_ns, a.name_id, a.connection_id, 0));
   });
   std::vector<Lane> lanes;
@@ -255,9 +281,9 @@ void TimelineModel::flag_kernels() {
 }
 
 void TimelineModel::finish() {
-  for (Lane& lane : lanes_) {  // growth slack would be up to half of a small row: one at a time, exact
+  for (Lane& lane : lanes_) {  // slack (growth, or a whole table's reserve) would be most of a small row
     for (auto& row : lane.rows) {
-      if (!in_huge_pages(row)) row.shrink_to_fit();
+      if (!is_big(row)) row.shrink_to_fit();
     }
     lane.samples.shrink_to_fit();
   }
