@@ -64,6 +64,28 @@ TEST_F(TraceSpoolTest, EveryTableRoundTripsThroughTheSpool) {
   EXPECT_EQ(reader->count("STRING_IDS"), 7);
 }
 
+// A frame bigger than the replay's 4 MiB reads, between ordinary ones: the buffer grows and keeps
+// the frames around it whole.
+TEST_F(TraceSpoolTest, AFrameBiggerThanAReadReplaysWhole) {
+  std::string big(std::size_t{9} << 20, 'x');
+  for (std::size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<char>('a' + i % 26);
+  Sample s;
+  {
+    auto writer = create_spool_writer(spool());
+    writer->set_meta("before", "small");
+    writer->commit();
+    writer->set_meta("big", big);
+    writer->commit();
+    s = write_all(*writer, 5000);
+    writer->finalize();
+  }
+  EXPECT_TRUE(replay().complete);
+  const auto reader = TraceReader::open(path());
+  EXPECT_EQ(reader->meta("before"), "small");
+  EXPECT_EQ(reader->meta("big"), big);
+  expect_sample_read_back(s, *reader);
+}
+
 TEST_F(TraceSpoolTest, SpoolCutShortReplaysEveryWholeFrameIntoAnIncompleteTrace) {
   {
     auto writer = create_spool_writer(spool());
