@@ -250,7 +250,11 @@ void SqliteTraceWriter::create_schema() {
     db_.exec("PRAGMA journal_mode = OFF");
     db_.exec("PRAGMA synchronous = OFF");
   }
-  db_.exec("PRAGMA cache_size = -16384");  // KiB: the writer lives inside the profiled process
+  // KiB. Durable: the writer lives inside the profiled process. Not durable (a spool's conversion):
+  // every page is written once, so a page cache bigger than the pages being filled (the right edge
+  // of each table's b-tree) only adds fresh memory to fault in and zero: 12 % of a conversion's time
+  // with 16 MiB against 2 MiB.
+  db_.exec(durable_ ? "PRAGMA cache_size = -16384" : "PRAGMA cache_size = -2048");
   schema::register_batch_module(db_, schema::batch_source<schema::MetaRow>());
   schema::register_batch_module(db_, schema::batch_source<schema::StringRow>());
   schema::register_batch_module(db_, schema::batch_source<schema::KernelRow>());

@@ -86,6 +86,28 @@ TEST_F(TraceSpoolTest, AFrameBiggerThanAReadReplaysWhole) {
   expect_sample_read_back(s, *reader);
 }
 
+// Note [Mapping a finished spool]: the consumed part of a mapped spool is dropped every 64 MiB; the
+// frames after it still read whole.
+TEST_F(TraceSpoolTest, ASpoolOfManyMegabytesReplaysWholeWhenMapped) {
+  std::vector<std::string> values;
+  for (char c : {'a', 'b', 'c'}) values.emplace_back(std::size_t{30} << 20, c);
+  values[2][12345] = '!';
+  Sample s;
+  {
+    auto writer = create_spool_writer(spool());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      writer->set_meta("value" + std::to_string(i), values[i]);
+      writer->commit();
+    }
+    s = write_all(*writer, 5000);
+    writer->finalize();
+  }
+  EXPECT_TRUE(replay().complete);
+  const auto reader = TraceReader::open(path());
+  for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(reader->meta("value" + std::to_string(i)), values[i]);
+  expect_sample_read_back(s, *reader);
+}
+
 TEST_F(TraceSpoolTest, SpoolCutShortReplaysEveryWholeFrameIntoAnIncompleteTrace) {
   {
     auto writer = create_spool_writer(spool());
