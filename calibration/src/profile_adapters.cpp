@@ -17,20 +17,6 @@ using emulator::TensorMeta;
 bool is_5hd(const KernelTensor& t) { return t.format.rfind("NC1HWC0", 0) == 0; }
 bool is_fz(const KernelTensor& t) { return t.format == "FRACTAL_Z"; }
 
-// The smallest stride, then the smallest pad (each side), with which a window of `k` over `in` gives
-// `out` positions (floor division, as Conv2d and MaxPool without ceil_mode). Strides and pads up
-// to 64, so that garbage sizes cost nothing.
-std::optional<std::pair<std::int64_t, std::int64_t>> stride_pad(std::int64_t in, std::int64_t k, std::int64_t out) {
-  constexpr std::int64_t kMax = 64;
-  if (in < 1 || k < 1 || out < 1) return std::nullopt;
-  for (std::int64_t s = 1; s <= kMax; ++s) {
-    for (std::int64_t p = 0; p < std::min(k, kMax); ++p) {
-      if (in + 2 * p >= k && (in + 2 * p - k) / s + 1 == out) return std::make_pair(s, p);
-    }
-  }
-  return std::nullopt;
-}
-
 // kh = kw from the taps of a FRACTAL_Z shape's first dim over C1.
 std::optional<std::int64_t> square_kernel(std::int64_t taps) {
   if (taps < 1) return std::nullopt;
@@ -69,6 +55,17 @@ std::optional<std::pair<bool, bool>> transposes(const Shape& a, const Shape& b, 
 }
 
 }  // namespace
+
+std::optional<std::pair<std::int64_t, std::int64_t>> stride_pad(std::int64_t in, std::int64_t k, std::int64_t out) {
+  constexpr std::int64_t kMax = 64;
+  if (in < 1 || k < 1 || out < 1) return std::nullopt;
+  for (std::int64_t s = 1; s <= kMax; ++s) {
+    for (std::int64_t p = 0; p < std::min(k, kMax); ++p) {
+      if (in + 2 * p >= k && (in + 2 * p - k) / s + 1 == out) return std::make_pair(s, p);
+    }
+  }
+  return std::nullopt;
+}
 
 TensorMeta meta(Shape shape, DType dtype) { return TensorMeta{.shape = std::move(shape), .dtype = dtype}; }
 

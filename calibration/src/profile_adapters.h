@@ -2,9 +2,11 @@
 // table that needs more than "inputs as recorded".
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "npuscope/emulator/attrs.h"
@@ -45,6 +47,11 @@ emulator::TensorMeta meta(emulator::Shape shape, DType dtype);
 std::string as_input(const KernelTensor& t, emulator::TensorMeta& out);
 std::string need(const KernelTensors& k, std::size_t inputs, std::size_t outputs);
 
+// The smallest stride, then the smallest pad (each side), with which a window of `k` over `in` gives
+// `out` positions (floor division, as Conv2d and MaxPool without ceil_mode); strides and pads up to
+// 64, so that garbage sizes cost nothing. nullopt when none does.
+std::optional<std::pair<std::int64_t, std::int64_t>> stride_pad(std::int64_t in, std::int64_t k, std::int64_t out);
+
 // The generic adapter: every input as recorded (logical shapes), no attributes.
 std::string generic(const KernelTensors& k, Adapted& a);
 
@@ -58,6 +65,18 @@ std::string max_pool_grad_argmax(const KernelTensors& k, Adapted& a);
 std::string adaptive_avg_pool3d(const KernelTensors& k, Adapted& a);
 std::string adaptive_avg_pool3d_grad(const KernelTensors& k, Adapted& a);
 std::string trans_data(const KernelTensors& k, Adapted& a);
+
+// 3-D max pooling, ROI pooling and deformable sampling (profile_pool_adapters.cpp; Note [Attributes
+// a profile does not record] there).
+std::string max_pool3d_argmax(const KernelTensors& k, Adapted& a);      // aclnn (V2): NCDHW, window guessed
+std::string max_pool3d_argmax_6hd(const KernelTensors& k, Adapted& a);  // TBE: NDC1HWC0, window from the bitmask
+std::string max_pool3d_grad_argmax(const KernelTensors& k, Adapted& a);
+std::string deformable_offsets(const KernelTensors& k, Adapted& a);
+std::string deformable_offsets_grad(const KernelTensors& k, Adapted& a);
+std::string roi_pool(const KernelTensors& k, Adapted& a);  // RoiPoolingWithArgMax
+std::string roi_pool_grad(const KernelTensors& k, Adapted& a);
+std::string ps_roi_pool(const KernelTensors& k, Adapted& a);  // PSROIPoolingV2
+std::string ps_roi_pool_grad(const KernelTensors& k, Adapted& a);
 
 // Vector ops whose CANN form differs from the emulator's (profile_vector_adapters.cpp).
 std::string tensor_move(const KernelTensors& k, Adapted& a);    // -> ViewCopy of the whole tensor

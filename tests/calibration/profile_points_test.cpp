@@ -1,6 +1,7 @@
 // A real profile's kernels as calibration points (profile_points.h): each CANN op type of the shared
-// 910B profile maps a kernel written by hand with that profile's shapes (attributes inferred), bad
-// kernels are kept with their reason, and the summary counts every kernel.
+// 910B profile maps a kernel written by hand with that profile's shapes (attributes inferred), as do
+// the 3-D pool, ROI pool and deformable types with their models' shapes (I3D, Faster R-CNN, R-FCN,
+// DCNv2); bad kernels are kept with their reason, and the summary counts every kernel.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "npuscope/calibration/model.h"
 #include "npuscope/calibration/profile_points.h"
 #include "npuscope/calibration/profile_report.h"
 #include "npuscope/emulator/device_spec.h"
@@ -60,6 +62,21 @@ const cal::DataPoint& expect_op(const Mapped& m, const std::string& op) {
 }
 
 using Shape = std::vector<std::int64_t>;
+
+// The shapes of a point's inputs.
+std::vector<Shape> input_shapes(const cal::DataPoint& p) {
+  std::vector<Shape> out;
+  for (const auto& t : p.inputs) out.push_back(t.shape);
+  return out;
+}
+
+// Whether the cost model times the point (map_profile has checked that it accepts it).
+bool timed(const cal::DataPoint& p) {
+  static const em::DeviceSpec spec = em::load_spec("ascend910b");
+  return !p.op.empty() && cal::modelled_us(spec, p) > 0;
+}
+
+bool has(const std::string& reason, const char* what) { return reason.find(what) != std::string::npos; }
 
 }  // namespace
 
@@ -126,6 +143,171 @@ TEST(ProfilePoints, PoolsTakeTheirWindowFromTheMask) {
   const auto apg =
       map_one(kernel("AdaptiveAvgPool3dGrad", "1,6,6,8192;32,256,1,6,6;", "f32;f32;", "", "1,6,6,8192;", "f32;"));
   EXPECT_EQ(ints(expect_op(apg, "AdaptiveAvgPool2dGrad"), "input_size"), (Shape{32, 256, 6, 6}));
+}
+
+TEST(ProfilePoints, ThreeDMaxPoolsGuessOrReadTheirWindow) {
+  // aclnn (MaxPool3DWithArgmaxV2): NCDHW, int32 indices; the window guessed per axis.
+  const auto v2 = map_one(kernel("MaxPool3DWithArgmaxV2", "2,64,16,56,56;", "f16;", "NCDHW;",
+                                 "2,64,8,28,28;2,64,8,28,28;", "f16;i32;", "NCDHW;NCDHW;"));
+  const auto& f = expect_op(v2, "MaxPool3DWithArgmax");
+  EXPECT_EQ(input_shapes(f), (std::vector<Shape>{{2, 64, 16, 56, 56}}));
+  EXPECT_EQ(ints(f, "kernel"), (Shape{2, 2, 2}));
+  EXPECT_EQ(ints(f, "strides"), (Shape{2, 2, 2}));
+  EXPECT_EQ(ints(f, "pads"), (Shape{0, 0, 0}));
+  EXPECT_TRUE(timed(f));
+  // An I3D-like (1, 3, 3) / (1, 2, 2) pool: D keeps its size (kernel 1), H and W halve (2 / 2).
+  const auto i3d =
+      map_one(kernel("MaxPool3DWithArgmaxV2", "2,64,8,112,112;", "f16;", "", "2,64,8,56,56;2,64,8,56,56;", "f16;i32;"));
+  EXPECT_EQ(ints(expect_op(i3d, "MaxPool3DWithArgmax"), "kernel"), (Shape{1, 2, 2}));
+  // No kernel = stride gives 7 -> 4: kernel 3, stride 2, pad 1.
+  const auto odd =
+      map_one(kernel("MaxPool3DWithArgmaxV2", "1,32,7,7,7;", "f32;", "", "1,32,4,4,4;1,32,4,4,4;", "f32;i32;"));
+  const auto& o = expect_op(odd, "MaxPool3DWithArgmax");
+  EXPECT_EQ(ints(o, "kernel"), (Shape{3, 3, 3}));
+  EXPECT_EQ(ints(o, "pads"), (Shape{1, 1, 1}));
+  EXPECT_TRUE(
+      has(map_one(kernel("MaxPool3DWithArgmaxV2", "2,64,16;", "f16;", "", "2,64,8;2,64,8;", "f16;i32;")).reason(),
+          "expected NCDHW"));
+
+  // TBE (MaxPool3DWithArgmax): NDC1HWC0, the window's volume from the bitmask [N, Do, C1*k, ceil(Ho*Wo/16), 16].
+  const auto tbe = map_one(kernel("MaxPool3DWithArgmax", "2,17,4,57,57,16;", "f16;", "NDC1HWC0;",
+                                  "2,8,4,28,28,16;2,8,108,49,16;", "f16;UINT16;", "NDC1HWC0;NC1HWC0;"));
+  const auto& t = expect_op(tbe, "MaxPool3DWithArgmax");
+  EXPECT_EQ(input_shapes(t), (std::vector<Shape>{{2, 64, 17, 57, 57}}));
+  EXPECT_EQ(ints(t, "kernel"), (Shape{3, 3, 3}));  // 27 taps, the most cubic split
+  EXPECT_EQ(ints(t, "strides"), (Shape{2, 2, 2}));
+  EXPECT_TRUE(timed(t));
+  EXPECT_TRUE(has(map_one(kernel("MaxPool3DWithArgmax", "2,17,4,57,57,16;", "f16;", "", "2,8,4,28,28,16;2,8,108,49;",
+                                 "f16;UINT16;"))
+                      .reason(),
+                  "expected NDC1HWC0"));
+  EXPECT_TRUE(has(map_one(kernel("MaxPool3DWithArgmax", "2,17,4,57,57,16;", "f16;", "", "2,8,4,28,28,16;2,8,110,49,16;",
+                                 "f16;UINT16;"))
+                      .reason(),
+                  "C1 * taps"));
+
+  // MaxPool3DGradWithArgmax (x, grad, argmax as REG_OP orders them): x's shape as input_size.
+  const auto g = map_one(kernel("MaxPool3DGradWithArgmax", "2,64,16,56,56;2,64,8,28,28;2,64,8,28,28;", "f16;f16;i32;",
+                                "NCDHW;NCDHW;NCDHW;", "2,64,16,56,56;", "f16;", "NCDHW;"));
+  const auto& gp = expect_op(g, "MaxPool3DGradWithArgmax");
+  EXPECT_EQ(input_shapes(gp), (std::vector<Shape>{{2, 64, 8, 28, 28}, {2, 64, 8, 28, 28}}));
+  EXPECT_EQ(gp.inputs.size() > 1 ? gp.inputs[1].dtype : npuscope::DType::kF32, npuscope::DType::kI32);
+  EXPECT_EQ(ints(gp, "input_size"), (Shape{2, 64, 16, 56, 56}));
+  EXPECT_EQ(ints(gp, "kernel"), (Shape{2, 2, 2}));
+  EXPECT_TRUE(timed(gp));
+  // In aclnn's order (grad, x, indices) the same point.
+  const auto ga = map_one(kernel("MaxPool3DGradWithArgmax", "2,64,8,28,28;2,64,16,56,56;2,64,8,28,28;", "f16;f16;i32;",
+                                 "", "2,64,16,56,56;", "f16;"));
+  EXPECT_EQ(ints(expect_op(ga, "MaxPool3DGradWithArgmax"), "input_size"), (Shape{2, 64, 16, 56, 56}));
+  EXPECT_TRUE(has(map_one(kernel("MaxPool3DGradWithArgmax", "2,64,8,28,28;2,64,16,56,56;", "f16;f16;", "",
+                                 "2,64,16,56,56;", "f16;"))
+                      .reason(),
+                  "expected 3 inputs"));
+}
+
+TEST(ProfilePoints, DeformableOffsetsSplitTheirOffsetsAndReadTheKernelFromTheShapes) {
+  // A 3x3 DCNv2 layer: NHWC x, offsets [N, Ho, Wo, 3 * 9] (x, y, mask blocks), y [N, Ho*3, Wo*3, C].
+  const auto fwd = map_one(kernel("DeformableOffsets", "4,64,64,256;4,64,64,27;", "f32;f32;", "NHWC;NHWC;",
+                                  "4,192,192,256;", "f32;", "NHWC;"));
+  const auto& f = expect_op(fwd, "DeformableOffsets");
+  EXPECT_EQ(input_shapes(f), (std::vector<Shape>{{4, 256, 64, 64}, {4, 18, 64, 64}, {4, 9, 64, 64}}));
+  EXPECT_EQ(ints(f, "ksize"), (Shape{3, 3}));
+  EXPECT_EQ(ints(f, "strides"), (Shape{1, 1}));
+  EXPECT_EQ(ints(f, "pads"), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(f.attrs.get_int("deformable_groups", 0), 1);
+  EXPECT_TRUE(timed(f));
+  // Stride 2 and two deformable groups: 3 * 2 * 9 = 54 channels.
+  const auto s2 = map_one(
+      kernel("DeformableOffsets", "2,32,32,64;2,16,16,54;", "f16;f16;", "NHWC;NHWC;", "2,48,48,64;", "f16;", "NHWC;"));
+  const auto& p2 = expect_op(s2, "DeformableOffsets");
+  EXPECT_EQ(ints(p2, "strides"), (Shape{2, 2}));
+  EXPECT_EQ(p2.attrs.get_int("deformable_groups", 0), 2);
+  EXPECT_TRUE(has(map_one(kernel("DeformableOffsets", "4,64,64,256;4,64,64,20;", "f32;f32;", "NHWC;NHWC;",
+                                 "4,192,192,256;", "f32;", "NHWC;"))
+                      .reason(),
+                  "offsets' channels"));
+  EXPECT_TRUE(has(
+      map_one(kernel("DeformableOffsets", "64,64,256;4,64,64,27;", "f32;f32;", "", "4,192,192,256;", "f32;")).reason(),
+      "expected a 4-D x"));
+
+  // The gradient: (grad, x, offsets) -> (grad_x, grad_offsets); the emulator's gives dx, doffsets, dmask.
+  const auto bwd = map_one(kernel("DeformableOffsetsGrad", "4,192,192,256;4,64,64,256;4,64,64,27;", "f32;f32;f32;",
+                                  "NHWC;NHWC;NHWC;", "4,64,64,256;4,64,64,27;", "f32;f32;", "NHWC;NHWC;"));
+  const auto& b = expect_op(bwd, "DeformableOffsetsGrad");
+  EXPECT_EQ(input_shapes(b),
+            (std::vector<Shape>{{4, 256, 192, 192}, {4, 256, 64, 64}, {4, 18, 64, 64}, {4, 9, 64, 64}}));
+  EXPECT_EQ(ints(b, "ksize"), (Shape{3, 3}));
+  EXPECT_TRUE(timed(b));
+  EXPECT_TRUE(has(map_one(kernel("DeformableOffsetsGrad", "4,192,192,256;4,64,64,256;", "f32;f32;", "NHWC;NHWC;",
+                                 "4,64,64,256;4,64,64,27;", "f32;f32;"))
+                      .reason(),
+                  "expected 3 inputs"));
+}
+
+TEST(ProfilePoints, RoiPoolsSplitTheirRoisIntoBoxesAndBatchIndices) {
+  // Faster R-CNN's RoiPoolingWithArgMax: x 5HD (C 256), 256 rois as [R, 5], 7x7 bins.
+  const auto fwd = map_one(kernel("RoiPoolingWithArgMax", "2,16,38,50,16;256,5;2;", "f16;f16;i32;", "NC1HWC0;ND;ND;",
+                                  "256,16,7,7,16;256,16,7,7,16;", "f16;i32;", "NC1HWC0;NC1HWC0;"));
+  const auto& f = expect_op(fwd, "RoiPoolingWithArgMax");
+  EXPECT_EQ(input_shapes(f), (std::vector<Shape>{{2, 256, 38, 50}, {256, 4}, {256}}));
+  EXPECT_EQ(f.inputs.size() > 2 ? f.inputs[2].dtype : npuscope::DType::kF32, npuscope::DType::kI32);
+  EXPECT_EQ(f.attrs.get_int("pooled_h", 0), 7);
+  EXPECT_EQ(f.attrs.get_int("pooled_w", 0), 7);
+  EXPECT_DOUBLE_EQ(f.attrs.get_float("spatial_scale", 0), 1.0);
+  EXPECT_TRUE(timed(f));
+  const auto batched = map_one(kernel("RoiPoolingWithArgMax", "2,256,38,50;2,5,128;", "f32;f32;", "NCHW;ND;",
+                                      "256,256,7,7;256,256,7,7;", "f32;i32;", "NCHW;NCHW;"));
+  EXPECT_EQ(input_shapes(expect_op(batched, "RoiPoolingWithArgMax")),
+            (std::vector<Shape>{{2, 256, 38, 50}, {256, 4}, {256}}));
+  EXPECT_TRUE(has(map_one(kernel("RoiPoolingWithArgMax", "2,256,38,50;256,4;", "f32;f32;", "",
+                                 "256,256,7,7;256,256,7,7;", "f32;i32;"))
+                      .reason(),
+                  "rois [256, 4] are not"));
+
+  // The gradient (grad, x, rois, roi_actual_num, argmax) -> dx of x's shape, with or without roi_actual_num.
+  const auto bwd =
+      map_one(kernel("RoiPoolingGradWithArgMax", "256,16,7,7,16;2,16,38,50,16;256,5;2;256,16,7,7,16;",
+                     "f16;f16;f16;i32;i32;", "NC1HWC0;NC1HWC0;ND;ND;NC1HWC0;", "2,16,38,50,16;", "f16;", "NC1HWC0;"));
+  const auto& b = expect_op(bwd, "RoiPoolingGradWithArgMax");
+  EXPECT_EQ(input_shapes(b), (std::vector<Shape>{{256, 256, 7, 7}, {256, 4}, {256}, {256, 256, 7, 7}}));
+  EXPECT_EQ(ints(b, "xdiff_shape"), (Shape{2, 256, 38, 50}));
+  EXPECT_TRUE(timed(b));
+  expect_op(map_one(kernel("RoiPoolingGradWithArgMax", "256,256,7,7;2,256,38,50;256,5;256,256,7,7;", "f32;f32;f32;i32;",
+                           "", "2,256,38,50;", "f32;")),
+            "RoiPoolingGradWithArgMax");
+  EXPECT_TRUE(has(map_one(kernel("RoiPoolingGradWithArgMax", "256,256,7,7;2,256,38,50;256,5;", "f32;f32;f32;", "",
+                                 "2,256,38,50;", "f32;"))
+                      .reason(),
+                  "expected 4 inputs"));
+}
+
+TEST(ProfilePoints, PsRoiPoolsTakeTheirGroupSizeFromTheOutput) {
+  // R-FCN: output_dim 21 padded to 32 (C0 16), group_size 7: x's C = 32 * 49 = 1568 (C1 98);
+  // rois [B, 5, 304] (a multiple of 16 a batch).
+  const auto fwd = map_one(kernel("PSROIPoolingV2", "1,98,38,50,16;1,5,304;", "f16;f16;", "NC1HWC0;ND;",
+                                  "304,2,7,7,16;", "f16;", "NC1HWC0;"));
+  const auto& f = expect_op(fwd, "PSROIPoolingV2");
+  EXPECT_EQ(input_shapes(f), (std::vector<Shape>{{1, 1568, 38, 50}, {304, 4}, {304}}));
+  EXPECT_EQ(f.attrs.get_int("output_height", 0), 7);
+  EXPECT_EQ(f.attrs.get_int("output_width", 0), 7);
+  EXPECT_EQ(f.attrs.get_int("sampling_ratio", -1), 0);
+  EXPECT_TRUE(timed(f));
+  EXPECT_TRUE(has(map_one(kernel("PSROIPoolingV2", "1,98,38,50,16;1,4,304;", "f16;f16;", "NC1HWC0;ND;", "304,2,7,7,16;",
+                                 "f16;", "NC1HWC0;"))
+                      .reason(),
+                  "are not [R, 5]"));
+
+  // The gradient (dy, rois) -> dx: dx's shape as xdiff_shape, channel_mapping an i32 input of dy's shape.
+  const auto bwd = map_one(kernel("PSROIPoolingGradV2D", "304,2,7,7,16;1,5,304;", "f32;f32;", "NC1HWC0;ND;",
+                                  "1,98,38,50,16;", "f32;", "NC1HWC0;"));
+  const auto& b = expect_op(bwd, "PSROIPoolingGradV2D");
+  EXPECT_EQ(input_shapes(b), (std::vector<Shape>{{304, 32, 7, 7}, {304, 4}, {304}, {304, 32, 7, 7}}));
+  EXPECT_EQ(b.inputs.size() > 3 ? b.inputs[3].dtype : npuscope::DType::kF32, npuscope::DType::kI32);
+  EXPECT_EQ(ints(b, "xdiff_shape"), (Shape{1, 1568, 38, 50}));
+  EXPECT_TRUE(timed(b));
+  EXPECT_TRUE(has(
+      map_one(kernel("PSROIPoolingGradV2D", "304,32,49;1,5,304;", "f32;f32;", "", "1,1568,38,50;", "f32;")).reason(),
+      "expected a 4-D grad"));
 }
 
 TEST(ProfilePoints, VectorOpsTurnTheirTensorArgumentsIntoAttributes) {
