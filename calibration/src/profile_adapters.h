@@ -66,8 +66,8 @@ std::string adaptive_avg_pool3d(const KernelTensors& k, Adapted& a);
 std::string adaptive_avg_pool3d_grad(const KernelTensors& k, Adapted& a);
 std::string trans_data(const KernelTensors& k, Adapted& a);
 
-// 3-D max pooling, ROI pooling and deformable sampling (profile_pool_adapters.cpp; Note [Attributes
-// a profile does not record] there).
+// 3-D max pooling, ROI pooling and alignment and deformable sampling (profile_pool_adapters.cpp;
+// Note [Attributes a profile does not record] there).
 std::string max_pool3d_argmax(const KernelTensors& k, Adapted& a);      // aclnn (V2): NCDHW, window guessed
 std::string max_pool3d_argmax_6hd(const KernelTensors& k, Adapted& a);  // TBE: NDC1HWC0, window from the bitmask
 std::string max_pool3d_grad_argmax(const KernelTensors& k, Adapted& a);
@@ -77,6 +77,14 @@ std::string roi_pool(const KernelTensors& k, Adapted& a);  // RoiPoolingWithArgM
 std::string roi_pool_grad(const KernelTensors& k, Adapted& a);
 std::string ps_roi_pool(const KernelTensors& k, Adapted& a);  // PSROIPoolingV2
 std::string ps_roi_pool_grad(const KernelTensors& k, Adapted& a);
+std::string roi_align(const KernelTensors& k, Adapted& a);  // ROIAlign -> RoiAlign
+std::string roi_align_grad(const KernelTensors& k, Adapted& a);
+
+// A detector's box loss and NMS (profile_detection_adapters.cpp; Note [Detection attributes a
+// profile does not record] there).
+std::string smooth_l1_loss(const KernelTensors& k, Adapted& a);       // reduction from the loss's shape
+std::string smooth_l1_loss_grad(const KernelTensors& k, Adapted& a);  // (predict, label, dout) -> (dout, x, y)
+std::string non_max_suppression(const KernelTensors& k, Adapted& a);  // NonMaxSuppressionV3 / V4: one class
 
 // Vector ops whose CANN form differs from the emulator's (profile_vector_adapters.cpp).
 std::string tensor_move(const KernelTensors& k, Adapted& a);    // -> ViewCopy of the whole tensor

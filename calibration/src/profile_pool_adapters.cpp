@@ -1,7 +1,7 @@
-// The adapters of profile_adapters.h for 3-D max pooling, ROI pooling and deformable sampling: CANN
-// lays these kernels out otherwise than the emulator's ops (NDC1HWC0, NHWC, rois with their batch
-// index in a column, offsets and mask in one tensor) and passes as attributes what a profile does
-// not record.
+// The adapters of profile_adapters.h for 3-D max pooling, ROI pooling and alignment and deformable
+// sampling: CANN lays these kernels out otherwise than the emulator's ops (NDC1HWC0, NHWC, rois with
+// their batch index in a column, offsets and mask in one tensor) and passes as attributes what a
+// profile does not record.
 //
 // Note [Attributes a profile does not record]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -13,9 +13,12 @@
 // cubic window that gives the output sizes: the cost reads only the volume). Strides and pads are
 // the smallest that give the output sizes, as for Conv2D.
 // What the shapes do not fix takes a default: spatial_scale 1 (CANN's spatial_scale_h / _w), which
-// the cost model does not read (a roi's extent is data to it), and PSROIPooling's sampling_ratio 0
+// the cost model does not read (a roi's extent is data to it), PSROIPooling's sampling_ratio 0
 // (adaptive, priced as 2 x 2 samples a bin; CANN's kernel averages whole-pixel bins, which no ratio
-// describes exactly).
+// describes exactly) and ROIAlign(Grad)'s sample_num 2 (its REG_OP's default and torchvision's
+// MultiScaleRoIAlign's; priced as 2 x 2 samples a bin, as adaptive would be). ROIAlign's roi_end_mode
+// (torchvision's `aligned`) moves the samples by half a pixel, which the cost does not see: the
+// emulator's default half_pixel stands for either.
 // One attribute the cost reads and no recorded shape fixes: the window of the aclnn 3-D max pool
 // (MaxPool3DWithArgmaxV2 and its gradient record their indices, not a mask). Per axis it is taken
 // as the smallest stride s whose kernel s without pad gives the output size (PyTorch's default,
@@ -205,6 +208,9 @@ std::string roi_backward(const KernelTensors& k, std::size_t inputs, std::size_t
   return append_rois(k.inputs[rois_at], dy.shape[0], a.inputs);
 }
 
+// ROIAlign(Grad)'s unrecorded attributes (Note [Attributes a profile does not record]).
+void set_roi_align_defaults(Attrs& attrs) { attrs.set("spatial_scale", 1.0).set("sampling_ratio", std::int64_t{2}); }
+
 }  // namespace
 
 // MaxPool3DWithArgmaxV2 (x NCDHW) -> (y, argmax i32 as y): the window guessed per axis.
@@ -329,6 +335,22 @@ std::string ps_roi_pool_grad(const KernelTensors& k, Adapted& a) {
   if (auto e = roi_backward(k, 2, 1, a); !e.empty()) return e;
   a.inputs.push_back(meta(a.inputs[0].shape, DType::kI32));
   a.attrs.set("spatial_scale", 1.0).set("sampling_ratio", std::int64_t{0});
+  return {};
+}
+
+// ROIAlign (features 5HD or NCHW, rois [R, 5], rois_n?) -> y [R, C, pooled_height, pooled_width].
+std::string roi_align(const KernelTensors& k, Adapted& a) {
+  if (auto e = roi_forward(k, a); !e.empty()) return e;
+  const Shape& y = a.outputs[0];
+  a.attrs.set("output_height", y[2]).set("output_width", y[3]);
+  set_roi_align_defaults(a.attrs);
+  return {};
+}
+
+// ROIAlignGrad (ydiff, rois, rois_n?) -> xdiff: xdiff's shape as xdiff_shape (CANN's attribute too).
+std::string roi_align_grad(const KernelTensors& k, Adapted& a) {
+  if (auto e = roi_backward(k, 2, 1, a); !e.empty()) return e;
+  set_roi_align_defaults(a.attrs);
   return {};
 }
 

@@ -1,7 +1,8 @@
 // A real profile's kernels as calibration points (profile_points.h): each CANN op type of the shared
 // 910B profile maps a kernel written by hand with that profile's shapes (attributes inferred), as do
-// the 3-D pool, ROI pool and deformable types with their models' shapes (I3D, Faster R-CNN, R-FCN,
-// DCNv2); bad kernels are kept with their reason, and the summary counts every kernel.
+// the 3-D pool, ROI pool and align, deformable, smooth L1 and NMS types with their models' shapes
+// (I3D, Faster R-CNN, Mask R-CNN, R-FCN, DCNv2); bad kernels are kept with their reason, and the
+// summary counts every kernel.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -308,6 +309,86 @@ TEST(ProfilePoints, PsRoiPoolsTakeTheirGroupSizeFromTheOutput) {
   EXPECT_TRUE(has(
       map_one(kernel("PSROIPoolingGradV2D", "304,32,49;1,5,304;", "f32;f32;", "", "1,1568,38,50;", "f32;")).reason(),
       "expected a 4-D grad"));
+}
+
+TEST(ProfilePoints, RoiAlignsSplitTheirRoisAndTakeTheirOutputSizeFromY) {
+  // Mask R-CNN's box head through torch_npu's aclop ROIAlign: features 5HD (C 256), 512 rois as [R, 5], 7x7.
+  const auto fwd = map_one(
+      kernel("ROIAlign", "2,16,200,304,16;512,5;", "f32;f32;", "NC1HWC0;ND;", "512,16,7,7,16;", "f32;", "NC1HWC0;"));
+  const auto& f = expect_op(fwd, "RoiAlign");
+  EXPECT_EQ(input_shapes(f), (std::vector<Shape>{{2, 256, 200, 304}, {512, 4}, {512}}));
+  EXPECT_EQ(f.attrs.get_int("output_height", 0), 7);
+  EXPECT_EQ(f.attrs.get_int("output_width", 0), 7);
+  EXPECT_EQ(f.attrs.get_int("sampling_ratio", -1), 2);
+  EXPECT_TRUE(timed(f));
+  // aclnnROIAlign: NCHW in and out, the mask head's 14x14.
+  const auto mask_head =
+      map_one(kernel("ROIAlign", "2,256,200,304;100,5;", "f32;f32;", "ND;ND;", "100,256,14,14;", "f32;", "ND;"));
+  const auto& nd = expect_op(mask_head, "RoiAlign");
+  EXPECT_EQ(nd.attrs.get_int("output_height", 0), 14);
+  EXPECT_TRUE(timed(nd));
+  EXPECT_TRUE(has(map_one(kernel("ROIAlign", "2,256,200,304;512,4;", "f32;f32;", "", "512,256,7,7;", "f32;")).reason(),
+                  "rois [512, 4] are not"));
+
+  // The gradient (ydiff, rois) -> xdiff of the features' shape.
+  const auto bwd = map_one(kernel("ROIAlignGrad", "512,16,7,7,16;512,5;", "f32;f32;", "NC1HWC0;ND;", "2,16,200,304,16;",
+                                  "f32;", "NC1HWC0;"));
+  const auto& b = expect_op(bwd, "ROIAlignGrad");
+  EXPECT_EQ(input_shapes(b), (std::vector<Shape>{{512, 256, 7, 7}, {512, 4}, {512}}));
+  EXPECT_EQ(ints(b, "xdiff_shape"), (Shape{2, 256, 200, 304}));
+  EXPECT_TRUE(timed(b));
+  EXPECT_TRUE(has(map_one(kernel("ROIAlignGrad", "512,256,7,7;", "f32;", "", "2,256,200,304;", "f32;")).reason(),
+                  "expected 2 inputs"));
+}
+
+TEST(ProfilePoints, SmoothL1LossesTakeTheirReductionFromTheShapes) {
+  // Faster R-CNN's box regression: 512 proposals x 4 deltas, mean (a scalar loss) or none.
+  const auto mean = map_one(kernel("SmoothL1LossV2", "512,4;512,4;", "f32;f32;", "ND;ND;", ";", "f32;"));
+  EXPECT_EQ(expect_op(mean, "SmoothL1LossV2").attrs.get_int("reduction", -1), 1);
+  EXPECT_TRUE(timed(expect_op(mean, "SmoothL1LossV2")));
+  const auto none = map_one(kernel("SmoothL1LossV2", "512,4;512,4;", "f16;f16;", "", "512,4;", "f16;"));
+  EXPECT_EQ(expect_op(none, "SmoothL1LossV2").attrs.get_int("reduction", -1), 0);
+  EXPECT_TRUE(has(map_one(kernel("SmoothL1LossV2", "512,4;", "f32;", "", ";", "f32;")).reason(), "expected 2 inputs"));
+
+  // The gradient (predict, label, dout) -> the emulator's (dloss, x, y).
+  const auto grad =
+      map_one(kernel("SmoothL1LossGradV2", "512,4;512,4;;", "f32;f32;f32;", "ND;ND;ND;", "512,4;", "f32;", "ND;"));
+  const auto& g = expect_op(grad, "SmoothL1LossGradV2");
+  EXPECT_EQ(input_shapes(g), (std::vector<Shape>{{}, {512, 4}, {512, 4}}));
+  EXPECT_EQ(g.attrs.get_int("reduction", -1), 1);
+  EXPECT_TRUE(timed(g));
+  const auto grad_none =
+      map_one(kernel("SmoothL1LossGradV2", "512,4;512,4;512,4;", "f32;f32;f32;", "", "512,4;", "f32;"));
+  EXPECT_EQ(expect_op(grad_none, "SmoothL1LossGradV2").attrs.get_int("reduction", -1), 0);
+  EXPECT_TRUE(
+      has(map_one(kernel("SmoothL1LossGradV2", "512,4;512,4;8;", "f32;f32;f32;", "", "512,4;", "f32;")).reason(),
+          "the emulator refuses it"));
+}
+
+TEST(ProfilePoints, NmsIsOneClassOfTheEmulatorsWithItsOutputLengthAsTheCount) {
+  // torchvision_npu's nms over an RPN's 1000 proposals: the output has a slot for every box.
+  const auto v3 = map_one(
+      kernel("NonMaxSuppressionV3", "1000,4;1000;;;;", "f32;f32;i32;f32;f32;", "ND;ND;ND;ND;ND;", "1000;", "i32;"));
+  const auto& p = expect_op(v3, "NonMaxSuppression");
+  EXPECT_EQ(input_shapes(p), (std::vector<Shape>{{1, 1000, 4}, {1, 1, 1000}}));
+  EXPECT_EQ(p.attrs.get_int("count", -1), 1000);
+  EXPECT_EQ(p.attrs.get_int("max_output_boxes_per_class", -1), 1000);
+  EXPECT_TRUE(timed(p));
+  // torch_npu.npu_nms_v4 asking for at most 300 (YOLO's max_det), and for more slots than boxes.
+  const auto v4 =
+      map_one(kernel("NonMaxSuppressionV4", "6300,4;6300;;;;", "f16;f16;i32;f16;f16;", "", "300;;", "i32;i32;"));
+  EXPECT_EQ(expect_op(v4, "NonMaxSuppression").attrs.get_int("count", -1), 300);
+  EXPECT_TRUE(timed(expect_op(v4, "NonMaxSuppression")));
+  const auto few =
+      map_one(kernel("NonMaxSuppressionV4", "20,4;20;;;;", "f32;f32;i32;f32;f32;", "", "300;;", "i32;i32;"));
+  EXPECT_EQ(expect_op(few, "NonMaxSuppression").attrs.get_int("count", -1), 20);
+  EXPECT_TRUE(
+      has(map_one(kernel("NonMaxSuppressionV3", "1,1000,4;1,1,1000;;;;", "f32;f32;i32;f32;f32;", "", "1000;", "i32;"))
+              .reason(),
+          "expected boxes [N, 4]"));
+  auto aicpu = kernel("NonMaxSuppressionV3", "1000,4;1000;;;;", "f32;f32;i32;f32;f32;", "", "1000;", "i32;");
+  aicpu.task_type = "AI_CPU";
+  EXPECT_TRUE(has(map_one(aicpu).reason(), "AI CPU"));
 }
 
 TEST(ProfilePoints, VectorOpsTurnTheirTensorArgumentsIntoAttributes) {
