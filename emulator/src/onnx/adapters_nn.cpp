@@ -161,7 +161,7 @@ std::vector<Tensor> batch_normalization_training(NodeContext& ctx) {
   const Attrs attrs{{"momentum", 1.0 - ctx.attrs.get_float("momentum", 0.9)},
                     {"epsilon", ctx.attrs.get_float("epsilon", 1e-5)},
                     {"unbiased", std::int64_t{0}}};
-  std::vector<Tensor> outs = call_op("BatchNormTraining", ctx.inputs, attrs, ctx.call());
+  std::vector<Tensor> outs = call_op("BatchNormTraining", ctx.device_inputs(), attrs, ctx.call());
   return {outs[0], outs[3], outs[4]};
 }
 
@@ -171,7 +171,7 @@ std::vector<Tensor> batch_normalization(NodeContext& ctx) {
   only_outputs_below(ctx, 1, "is a training statistic: only inference (output Y) is supported");
   if (ctx.inputs.size() != 5) ctx.fail("needs X, scale, B, input_mean and input_var");
   const Attrs attrs{{"epsilon", ctx.attrs.get_float("epsilon", 1e-5)}};
-  return {call_op1("BatchNorm", ctx.inputs, attrs, ctx.call())};
+  return {call_op1("BatchNorm", ctx.device_inputs(), attrs, ctx.call())};
 }
 
 // Mean and InvStdDev of LayerNormalization over dims [axis, rank), kept as size-1 dims, computed in

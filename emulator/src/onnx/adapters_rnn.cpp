@@ -25,7 +25,7 @@ std::vector<Tensor> recurrent(NodeContext& ctx) {
     attrs.set("activations", list);
   }
   if (!ctx.has_input(0) || !ctx.has_input(1) || !ctx.has_input(2)) ctx.fail("inputs X, W and R are required");
-  return call_op(ctx.op_type, ctx.inputs, attrs, ctx.call());
+  return call_op(ctx.op_type, ctx.device_inputs(), attrs, ctx.call());
 }
 
 }  // namespace

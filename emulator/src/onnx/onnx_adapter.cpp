@@ -79,18 +79,26 @@ void copy_field(const Field& field, std::byte* dst, std::int64_t n) {
 
 const Tensor& NodeContext::input(std::size_t i) const {
   static const Tensor kUndefined;
-  return i < inputs.size() ? inputs[i] : kUndefined;
+  if (i >= inputs.size()) return kUndefined;
+  Tensor& t = inputs[i];
+  if (t.defined() && device.is_npu() && !t.device().is_npu()) t = upload(i);  // a host value
+  return t;
 }
 
-std::vector<std::int64_t> NodeContext::input_ints(std::size_t i) const {
-  if (!has_input(i)) fail("input " + std::to_string(i) + " is required");
-  return inputs[i].to_ints();
+const std::vector<Tensor>& NodeContext::device_inputs() const {
+  for (std::size_t i = 0; i < inputs.size(); ++i) input(i);
+  return inputs;
 }
 
-std::vector<double> NodeContext::input_floats(std::size_t i) const {
+// The host copy of input i when there is one: reading it needs no copy back from the device.
+const Tensor& NodeContext::readable_input(std::size_t i) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " is required");
-  return inputs[i].to_doubles();
+  return i < host_inputs.size() && host_inputs[i].defined() ? host_inputs[i] : inputs[i];
 }
+
+std::vector<std::int64_t> NodeContext::input_ints(std::size_t i) const { return readable_input(i).to_ints(); }
+
+std::vector<double> NodeContext::input_floats(std::size_t i) const { return readable_input(i).to_doubles(); }
 
 const onnx::TensorProto* NodeContext::tensor_attr(const char* attr_name) const {
   for (const auto& a : node->attribute()) {
@@ -125,7 +133,7 @@ bool register_adapter(const char* op_type, AdapterFn fn, const char* file, int l
 }
 
 std::vector<Tensor> run_default(NodeContext& ctx, const char* type) {
-  return call_op(type, ctx.inputs, ctx.attrs, ctx.call());
+  return call_op(type, ctx.device_inputs(), ctx.attrs, ctx.call());
 }
 
 int onnx_type_attr(const NodeContext& ctx, const char* name, std::int64_t fallback) {

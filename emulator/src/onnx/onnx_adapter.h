@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,15 +34,25 @@ struct NodeContext {
   std::string op_type;
   std::int64_t opset = 0;  // of the default domain
   DeviceRef device;
-  std::vector<Tensor> inputs;  // undefined where the node leaves an optional input empty
-  Attrs attrs;                 // scalar and list attributes, converted (TENSOR/GRAPH ones left out)
-  int num_outputs = 0;         // outputs the node declares (incl. empty optional ones)
+  // Undefined where the node leaves an optional input empty. In an npu run a host value (Note [Shape
+  // nodes on the host] in host_nodes.h) stays a cpu tensor here until input(i) or device_inputs()
+  // uploads it: read tensors through those, never through inputs[i].
+  mutable std::vector<Tensor> inputs;
+  // Beside `inputs` in an npu run: each input's host value, else undefined. input_ints and
+  // input_floats read it.
+  std::vector<Tensor> host_inputs;
+  // Set by an npu run for a node on the device: input i's host value on the device, uploaded once per run.
+  std::function<Tensor(std::size_t)> upload;
+  Attrs attrs;          // scalar and list attributes, converted (TENSOR/GRAPH ones left out)
+  int num_outputs = 0;  // outputs the node declares (incl. empty optional ones)
   std::string model_path;
 
   // The call options every emulator op of this node gets: its instance name.
   CallOptions call() const { return CallOptions{.name = name}; }
-  // Input i, or an undefined tensor when absent.
+  // Input i on `device`, or an undefined tensor when absent.
   const Tensor& input(std::size_t i) const;
+  // Every input on `device` (for an op that takes them all).
+  const std::vector<Tensor>& device_inputs() const;
   bool has_input(std::size_t i) const { return i < inputs.size() && inputs[i].defined(); }
   // The values of input i read to the host (a shape, axes, pads...). Throws ModelError if absent.
   std::vector<std::int64_t> input_ints(std::size_t i) const;
@@ -50,6 +61,9 @@ struct NodeContext {
   const onnx::TensorProto* tensor_attr(const char* attr_name) const;
   // ModelError("<model>: node '<name>' (<OpType>): <what>").
   [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  const Tensor& readable_input(std::size_t i) const;
 };
 
 using AdapterFn = std::vector<Tensor> (*)(NodeContext& ctx);

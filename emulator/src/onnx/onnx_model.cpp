@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "host_nodes.h"
 #include "npuscope/emulator/op_registry.h"
 #include "npuscope/emulator/runtime.h"
 #include "onnx_adapter.h"
@@ -216,7 +217,7 @@ std::string input_shapes(const onnx_import::NodeContext& ctx) {
 std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, const OnnxRunOptions& options) const {
   const Impl& m = *impl_;
   const DeviceRef device = options.device;
-  std::unordered_map<std::string, Tensor> values = m.constants_on(device);
+  onnx_import::RunValues values(device, m.constants_on(device), m.constants);
 
   std::map<std::string, std::int64_t> bound;
   for (const auto& decl : m.inputs) {
@@ -226,7 +227,7 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
                        shape_str(decl.shape) + ") was not given");
     }
     check_input(decl, it->second, bound, m.path);
-    values[decl.name] = it->second.device() == device ? it->second : it->second.to(device);
+    values.set_input(decl.name, it->second.device() == device ? it->second : it->second.to(device));
   }
   for (const auto& entry : given) {
     const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
@@ -246,22 +247,10 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
     ctx.name = m.node_names[static_cast<std::size_t>(i)];
     ctx.op_type = node.op_type();
     ctx.opset = m.opset;
-    ctx.device = device;
     ctx.model_path = m.path;
     ctx.attrs = convert_attributes(node);
     ctx.num_outputs = node.output_size();
-    for (const auto& in : node.input()) {
-      if (in.empty()) {
-        ctx.inputs.emplace_back();
-        continue;
-      }
-      auto it = values.find(in);
-      if (it == values.end())
-        ctx.fail("input '" + in + "' is not produced by any earlier node (graph not in topological order?)");
-      ctx.inputs.push_back(it->second);
-    }
-    // Trailing empty optional inputs carry nothing: drop them so that input counts match the ops.
-    while (!ctx.inputs.empty() && !ctx.inputs.back().defined()) ctx.inputs.pop_back();
+    const bool on_host = values.bind(node, ctx);  // Note [Shape nodes on the host]
 
     std::vector<Tensor> outs;
     try {
@@ -281,15 +270,15 @@ std::vector<Tensor> OnnxModel::run(const std::map<std::string, Tensor>& given, c
       if (static_cast<std::size_t>(o) >= outs.size() || !outs[static_cast<std::size_t>(o)].defined()) {
         ctx.fail("output " + std::to_string(o) + " ('" + node.output(o) + "') is not supported");
       }
-      values[node.output(o)] = outs[static_cast<std::size_t>(o)];
+      values.set_output(node.output(o), outs[static_cast<std::size_t>(o)], on_host);
     }
   }
 
   std::vector<Tensor> results;
   for (const auto& out : m.outputs) {
-    auto it = values.find(out.name);
-    if (it == values.end()) throw ModelError(m.path + ": graph output '" + out.name + "' is never produced");
-    results.push_back(it->second);
+    Tensor value = values.result(out.name);
+    if (!value.defined()) throw ModelError(m.path + ": graph output '" + out.name + "' is never produced");
+    results.push_back(std::move(value));
   }
   return results;
 }

@@ -151,6 +151,8 @@ class Device : public std::enable_shared_from_this<Device> {
     std::uint64_t completed = 0;  // worker side, under mutex_
     std::uint64_t last_end_ns = 0;
     std::uint64_t wait_until_ns = 0;  // from event waits, applies to the next task
+    // The lowest sequence number a host thread waits for, under mutex_ (Note [Completion wake-ups]).
+    std::uint64_t awaited = UINT64_MAX;
   };
 
   std::uint64_t enqueue(std::unique_ptr<Task> task);  // returns the task's sequence number on its stream
