@@ -1,8 +1,8 @@
 // Native grid sampling: grid_sampler_2d (F.grid_sample's forward: GridSample, Note [GridSample taps])
 // and its backward grid_sampler_2d_backward (GridSampler2DGrad, as torch_npu launches it: Note
-// [GridSampler2DGrad as PyTorch]), both for bilinear and nearest with every padding mode.
-// Bicubic goes to the CPU fallback in the backward, and in the forward with border or reflection
-// padding: there PyTorch pads each tap where ONNX pads the position first.
+// [GridSampler2DGrad as PyTorch]), both for bilinear, nearest and bicubic with every padding mode.
+// GridSample runs with bicubic_padding = taps: PyTorch's bicubic pads each tap where ONNX pads the
+// sampled position first.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -24,7 +24,7 @@ at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, std:
                            std::int64_t padding, bool align_corners) {
   constexpr const char* kAten = "aten::grid_sampler_2d";
   const bool known = interpolation >= 0 && interpolation < 3;
-  if (!known || (interpolation == 2 && padding != 0) || !native_operands(input, grid, padding))
+  if (!known || !native_operands(input, grid, padding))
     return NPUSCOPE_FALLBACK(grid_sampler_2d, input, grid, interpolation, padding, align_corners);
   check_same_device(kAten, input, {grid});
   at::Tensor out = at::empty({input.size(0), input.size(1), grid.size(1), grid.size(2)}, input.options());
@@ -33,7 +33,8 @@ at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, std:
   run_op("GridSample", kAten, {operand(input, type, kAten), operand(grid, type, kAten)},
          {{"mode", std::string(kModes[interpolation])},
           {"padding_mode", std::string(kPadding[padding])},
-          {"align_corners", std::int64_t{align_corners}}},
+          {"align_corners", std::int64_t{align_corners}},
+          {"bicubic_padding", std::string("taps")}},
          {out});
   return out;
 }
@@ -46,7 +47,7 @@ std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& gr
                                                             std::int64_t padding, bool align_corners,
                                                             std::array<bool, 2> output_mask) {
   constexpr const char* kAten = "aten::grid_sampler_2d_backward";
-  if ((interpolation != 0 && interpolation != 1) || !native_operands(input, grid, padding) || grad_output.dim() != 4 ||
+  if (interpolation < 0 || interpolation > 2 || !native_operands(input, grid, padding) || grad_output.dim() != 4 ||
       !is_float(grad_output.scalar_type()))
     return NPUSCOPE_FALLBACK(grid_sampler_2d_backward, grad_output, input, grid, interpolation, padding, align_corners,
                              output_mask);

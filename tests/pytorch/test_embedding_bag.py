@@ -1,7 +1,8 @@
 """nn.EmbeddingBag / F.embedding_bag on the device against PyTorch's CPU kernels, forward and the weight's gradient,
-with no CPU fallback: modes sum and mean (EmbeddingBag, an AI CPU task; its backward Gather + EmbeddingDenseGrad),
-offsets or 2-D input, empty bags, padding_idx, per-sample weights, include_last_offset, and the text classifier of
-PyTorch's tutorial (EmbeddingBag + Linear) trained a few steps. Mode max runs on the fallback, counted."""
+with no CPU fallback: modes sum and mean (EmbeddingBag, an AI CPU task; its backward Gather + EmbeddingDenseGrad) and
+max (EmbeddingBag's max_indices; its backward a scatter-add), offsets or 2-D input, empty bags, padding_idx,
+per-sample weights and their own gradient, include_last_offset, out-of-range indices as a kernel fault, and the text
+classifier of PyTorch's tutorial (EmbeddingBag + Linear) trained a few steps. float64 runs on the fallback, counted."""
 import copy
 import unittest
 
@@ -52,12 +53,63 @@ class EmbeddingBagTest(DeviceTestCase):
         self.assertTrue(torch.allclose(dev.grad.cpu(), ref.grad, atol=1e-6))
         self.assertEqual(npu.fallback_ops(), {})
 
-    def test_max_mode_runs_on_the_fallback(self):
-        w = torch.randn(6, 3)
+    def test_max_mode_matches_the_cpu(self):
+        # Integer-valued rows make ties common: the earlier index wins both the value and the gradient.
+        g = torch.Generator().manual_seed(3)
+        for name, weight in (("random", torch.randn(13, 7, generator=g)),
+                             ("ties", torch.randint(-2, 3, (13, 7), generator=g).float())):
+            idx = torch.randint(0, 13, (23,), generator=g)
+            offsets = torch.tensor([0, 4, 4, 9, 16, 16, 22])  # empty bags 1 and 4, a bag of one at the end
+            for kw in (dict(), dict(padding_idx=int(idx[22])), dict(padding_idx=int(idx[0])),
+                       dict(include_last_offset=True)):
+                with self.subTest(weight=name, **kw):
+                    off = torch.cat([offsets, torch.tensor([23])]) if kw.get("include_last_offset") else offsets
+                    self.check(lambda w: F.embedding_bag(idx.to(w.device), w, off.to(w.device), mode="max", **kw),
+                               weight)
+                    want = torch.ops.aten._embedding_bag(weight, idx, off, False, 2, False, None,
+                                                         kw.get("include_last_offset", False), kw.get("padding_idx", -1))
+                    got = torch.ops.aten._embedding_bag(weight.to(DEV), idx.to(DEV), off.to(DEV), False, 2, False, None,
+                                                        kw.get("include_last_offset", False), kw.get("padding_idx", -1))
+                    for part, a, b in zip(("output", "offset2bag", "bag_size", "max_indices"), want, got):
+                        self.assertTrue(torch.equal(a, b.cpu()), part)
+            # 2-D input and int32 indices.
+            self.check(lambda w: F.embedding_bag(idx[:20].view(4, 5).to(w.device), w, mode="max"), weight)
+            self.check(lambda w: F.embedding_bag(idx.int().to(w.device), w, offsets.int().to(w.device), mode="max"),
+                       weight)
+        layer = torch.nn.EmbeddingBag(11, 6, mode="max", padding_idx=0)
+        self.check(lambda w: F.embedding_bag(torch.tensor([0, 0, 3, 7, 0]).to(w.device), w,
+                                             torch.tensor([0, 2]).to(w.device), mode="max", padding_idx=0),
+                   layer.weight.detach())  # bag 0 is all padding: zeros, and no gradient
+        self.assertEqual(npu.fallback_ops(), {})
+
+    def test_per_sample_weights_gradient_matches_the_cpu(self):
+        g = torch.Generator().manual_seed(4)
+        weight, psw = torch.randn(9, 5, generator=g), torch.randn(17, generator=g)
+        idx = torch.randint(0, 9, (17,), generator=g)
+        offsets = torch.tensor([0, 3, 3, 11])
+        for kw in (dict(), dict(padding_idx=int(idx[4])), dict(include_last_offset=True)):
+            for index_dtype in (torch.long, torch.int):
+                with self.subTest(index_dtype=index_dtype, **kw):
+                    off = torch.cat([offsets, torch.tensor([17])]) if kw.get("include_last_offset") else offsets
+                    self.check(lambda w, p: F.embedding_bag(idx.to(index_dtype).to(w.device), w,
+                                                            off.to(index_dtype).to(w.device), mode="sum",
+                                                            per_sample_weights=p, **kw), weight, psw)
+        self.assertEqual(npu.fallback_ops(), {})
+
+    def test_float64_runs_on_the_fallback(self):
+        w = torch.randn(6, 3, dtype=torch.float64)
         idx, off = torch.tensor([1, 5, 0, 2]), torch.tensor([0, 2])
         got = F.embedding_bag(idx.to(DEV), w.to(DEV), off.to(DEV), mode="max")
         self.assertTrue(torch.equal(got.cpu(), F.embedding_bag(idx, w, off, mode="max")))
         self.assertEqual(npu.fallback_ops(), {"aten::_embedding_bag_forward_only": 1})
+
+    def test_an_index_outside_the_weight_is_a_kernel_fault(self):
+        w = torch.randn(6, 3).to(DEV)
+        for mode in ("sum", "max"):
+            with self.subTest(mode=mode):
+                with self.assertRaisesRegex(RuntimeError, "EmbeddingBag.*9"):
+                    F.embedding_bag(torch.tensor([1, 9, 0]).to(DEV), w, torch.tensor([0, 2]).to(DEV), mode=mode).cpu()
+        self.assertEqual(npu.fallback_ops(), {})
 
     def test_text_classifier_trains_as_on_the_cpu(self):
         torch.manual_seed(0)

@@ -1,8 +1,8 @@
 """F.grid_sample on the device against PyTorch's CPU kernels: the forward (GridSample) and the backward
-(GridSampler2DGrad), the gradients of the input and of the grid, for bilinear and nearest with each padding mode and
-both align_corners conventions, samples outside the map, the backward's output_mask, float16, and an affine_grid +
-grid_sample spatial-transformer training step (affine_grid's linspace is LinSpace); no CPU fallback. Bicubic's backward stays
-on the fallback."""
+(GridSampler2DGrad), the gradients of the input and of the grid, for bilinear, nearest and bicubic (each tap padded, as
+PyTorch) with each padding mode and both align_corners conventions, samples outside the map, odd shapes, the backward's
+output_mask, float16, and an affine_grid + grid_sample spatial-transformer training step (affine_grid's linspace is
+LinSpace); no CPU fallback. float64 runs on the fallback."""
 import copy
 import unittest
 
@@ -82,10 +82,23 @@ class GridSampleTest(DeviceTestCase):
         self.assertLess(relative_error(cpu[1], dev[1]), 1e-5)
         self.assertEqual(npu.fallback_ops(), {})
 
-    def test_bicubic_backward_falls_back(self):
+    def test_bicubic_forward_and_backward(self):
+        # Points up to 2.5x beyond the map: border and reflection pad each of the 16 taps, not the position.
+        for seed, shape, out in ((4, (2, 3, 6, 7), (4, 5)), (7, (1, 2, 1, 5), (3, 1)), (8, (3, 1, 9, 2), (2, 7))):
+            g = torch.Generator().manual_seed(seed)
+            x = torch.randn(*shape, generator=g)
+            grid = torch.rand(shape[0], *out, 2, generator=g) * 5 - 2.5
+            for pad in ("zeros", "border", "reflection"):
+                for ac in (False, True):
+                    with self.subTest(shape=shape, padding_mode=pad, align_corners=ac):
+                        self.check(lambda a, gr: F.grid_sample(a, gr, mode="bicubic", padding_mode=pad,
+                                                               align_corners=ac), x, grid, tol=1e-5)
+        self.assertEqual(npu.fallback_ops(), {})
+
+    def test_float64_runs_on_the_fallback(self):
         x, grid = sample_inputs(4)
-        self.check(lambda a, g: F.grid_sample(a, g, mode="bicubic", align_corners=False), x, grid, tol=1e-5)
-        self.assertEqual(npu.fallback_ops(), {"aten::grid_sampler_2d_backward": 1})
+        self.check(lambda a, g: F.grid_sample(a, g, mode="bicubic", align_corners=False), x.double(), grid.double())
+        self.assertEqual(npu.fallback_ops(), {"aten::grid_sampler_2d": 1, "aten::grid_sampler_2d_backward": 1})
 
     def test_float16(self):
         # The device in float16 against the CPU in float32 on the same (float16-exact) values.

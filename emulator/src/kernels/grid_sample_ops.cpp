@@ -3,6 +3,7 @@
 //   mode           bilinear (default) | nearest | bicubic (opset 20's linear / cubic accepted too)
 //   padding_mode   zeros (default) | border | reflection
 //   align_corners  0 (default): -1 and 1 are the outer edges of the corner pixels; 1: their centres
+//   bicubic_padding  position (default, ONNX) | taps (PyTorch): see below; bilinear and nearest ignore it
 // Vector op; NPU: interpolated in f32 and rounded to the output dtype once; CPU golden: f64.
 //
 // Note [GridSample taps]
@@ -14,8 +15,11 @@
 // a = −0.75) reads the pixel at its integer position, which is 0 outside the image (zeros), clamped
 // (border) or reflected again (reflection). The taps of a grid point are the same for all channels,
 // so they are computed once per point and applied to every channel. PyTorch differs in one case:
-// bicubic with border or reflection padding at a point outside [x_min, x_max] (it pads each tap,
-// not the position first); tests/pytorch/test_vision_ops_onnx.py checks the rest against torch.
+// bicubic with border or reflection padding at a point outside [x_min, x_max]: it takes the 4 × 4
+// taps around the denormalised position as it is and pads each tap's integer position (border
+// clamps it, reflection reflects and clamps it), which bicubic_padding = taps selects (the PyTorch
+// device's grid_sampler_2d sets it); tests/pytorch/test_vision_ops_onnx.py checks the ONNX
+// convention against torch where the two agree.
 // The modes and the position arithmetic are grid_sample_util.h's, shared with the gradient
 // (GridSampler2DGrad, which follows PyTorch's backward instead: Note [GridSampler2DGrad as PyTorch]).
 #include <algorithm>
@@ -32,7 +36,15 @@ using namespace grid_sample;
 
 constexpr char kOp[] = "GridSample";
 
-Params read_params(const Attrs& attrs) { return grid_sample::read_params(attrs, kOp, "mode"); }
+Params read_params(const Attrs& attrs) {
+  Params p = grid_sample::read_params(attrs, kOp, "mode");
+  const std::string bicubic_padding = attrs.get_string("bicubic_padding", "position");
+  if (bicubic_padding != "position" && bicubic_padding != "taps") {
+    fail(kOp, "unknown bicubic_padding '" + bicubic_padding + "' (expected position or taps)");
+  }
+  p.bicubic_pads_taps = bicubic_padding == "taps";
+  return p;
+}
 
 std::vector<TensorMeta> infer_grid_sample(std::span<const TensorMeta> in, const Attrs& attrs) {
   read_params(attrs);
@@ -54,22 +66,11 @@ KernelCost cost_grid_sample(std::span<const TensorMeta> in, std::span<const Tens
 
 // ---- taps (Note [GridSample taps]) --------------------------------------------------------------
 
-// The pixel index along an axis for integer position i, or -1 (zeros padding outside the image).
-std::int64_t pixel(std::int64_t i, const Axis& a, Padding padding) {
-  switch (padding) {
-    case Padding::kZeros: return i >= 0 && i < a.len ? i : -1;
-    case Padding::kBorder: return std::clamp<std::int64_t>(i, 0, a.len - 1);
-    case Padding::kReflection:
-      return std::clamp<std::int64_t>(static_cast<std::int64_t>(reflect(static_cast<double>(i), a.lo, a.hi)), 0,
-                                      a.len - 1);
-  }
-  return -1;
-}
-
 // The position sampled on an axis after rounding (nearest) and padding; finite and within a few
-// pixels of the image, so that the taps' integer positions cannot overflow.
+// pixels of the image, except bicubic_padding = taps's (any double: tap_index pads each tap).
 double position(double n, const Axis& a, const Params& p) {
   double x = denormalize(n, a);
+  if (p.mode == Mode::kBicubic && p.bicubic_pads_taps) return x;  // each tap is padded (tap_index)
   if (p.mode == Mode::kNearest) x = std::nearbyint(x);
   if (!std::isfinite(x)) return a.lo - 4;  // NaN / inf: every tap falls outside (0 with zeros padding)
   if (x < a.lo || x > a.hi) {
@@ -79,31 +80,21 @@ double position(double n, const Axis& a, const Params& p) {
   return std::clamp(x, a.lo - 4, a.hi + 4);  // beyond 4 pixels out every tap reads padding anyway
 }
 
-// Keys' cubic convolution weights (a = -0.75) of the 4 taps at distance t from the second one.
-void cubic_weights(double t, double w[4]) {
-  constexpr double a = -0.75;
-  const double x0 = t + 1, x1 = t, x2 = 1 - t, x3 = 2 - t;
-  w[0] = ((a * x0 - 5 * a) * x0 + 8 * a) * x0 - 4 * a;
-  w[1] = ((a + 2) * x1 - (a + 3)) * x1 * x1 + 1;
-  w[2] = ((a + 2) * x2 - (a + 3)) * x2 * x2 + 1;
-  w[3] = ((a * x3 - 5 * a) * x3 + 8 * a) * x3 - 4 * a;
-}
-
-// The 1-D taps along an axis: first integer position and weights (1, 2 or 4 of them).
-int axis_taps(double x, Mode mode, std::int64_t& first, double w[4]) {
+// The 1-D taps along an axis: first integral position and weights (1, 2 or 4 of them).
+int axis_taps(double x, Mode mode, double& first, double w[4]) {
   const double f = std::floor(x);
   switch (mode) {
     case Mode::kNearest:
-      first = static_cast<std::int64_t>(x);
+      first = x;
       w[0] = 1;
       return 1;
     case Mode::kBilinear:
-      first = static_cast<std::int64_t>(f);
+      first = f;
       w[0] = f + 1 - x;
       w[1] = x - f;
       return 2;
     case Mode::kBicubic:
-      first = static_cast<std::int64_t>(f) - 1;
+      first = f - 1;
       cubic_weights(x - f, w);
       return 4;
   }
@@ -124,15 +115,14 @@ Taps point_taps(const T* grid, std::int64_t points, const Axis& ax, const Axis& 
   t.idx.resize(static_cast<std::size_t>(points * t.per));
   t.weight.resize(t.idx.size());
   for (std::int64_t q = 0; q < points; ++q) {
-    std::int64_t fx = 0, fy = 0;
-    double wx[4], wy[4];
+    double fx = 0, fy = 0, wx[4], wy[4];
     const int nx = axis_taps(position(static_cast<double>(grid[2 * q]), ax, p), p.mode, fx, wx);
     const int ny = axis_taps(position(static_cast<double>(grid[2 * q + 1]), ay, p), p.mode, fy, wy);
     auto k = static_cast<std::size_t>(q * t.per);
     for (int j = 0; j < ny; ++j) {
-      const std::int64_t row = pixel(fy + j, ay, p.padding);
+      const std::int64_t row = tap_index(fy + j, ay, p.padding);
       for (int i = 0; i < nx; ++i, ++k) {
-        const std::int64_t col = pixel(fx + i, ax, p.padding);
+        const std::int64_t col = tap_index(fx + i, ax, p.padding);
         t.idx[k] = row < 0 || col < 0 ? -1 : row * ax.len + col;
         t.weight[k] = wy[j] * wx[i];
       }

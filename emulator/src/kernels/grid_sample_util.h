@@ -1,7 +1,7 @@
 // What GridSample (grid_sample_ops.cpp) and its gradient GridSampler2DGrad (grid_sample_grad_ops.cpp)
-// share: the modes and their attributes, and the arithmetic that takes a normalised grid value to a
+// share: the modes and their attributes, the arithmetic that takes a normalised grid value to a
 // pixel position (Note [GridSample taps]), each step with its slope for the gradient (Note
-// [GridSampler2DGrad as PyTorch]).
+// [GridSampler2DGrad as PyTorch]), the padding of a tap, and bicubic's weights.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +20,9 @@ struct Params {
   Mode mode = Mode::kBilinear;
   Padding padding = Padding::kZeros;
   bool align_corners = false;
+  // Bicubic with border or reflection padding pads each tap's integer position (PyTorch) rather
+  // than the sampled position first (ONNX); Note [GridSample taps].
+  bool bicubic_pads_taps = false;
 };
 
 // The mode (attribute `mode_attr`: ONNX's "mode", CANN's "interpolation_mode"), padding_mode and
@@ -110,6 +113,36 @@ inline double source_index(double n, const Axis& a, Padding padding, double& slo
     slope *= s;
   }
   return x;
+}
+
+// The pixel index along an axis of the integral position p of a tap, or -1 for a tap that reads 0
+// and receives nothing (outside the image with zeros padding, or p not finite). Border clamps p
+// into the image; reflection reflects it into [lo, hi] and clamps (ONNX's and PyTorch's taps).
+inline std::int64_t tap_index(double p, const Axis& a, Padding padding) {
+  if (!std::isfinite(p)) return -1;
+  const auto last = static_cast<double>(a.len - 1);
+  switch (padding) {
+    case Padding::kZeros: return p >= 0 && p <= last ? static_cast<std::int64_t>(p) : -1;
+    case Padding::kBorder: return static_cast<std::int64_t>(std::clamp(p, 0.0, last));
+    case Padding::kReflection: return static_cast<std::int64_t>(std::clamp(reflect(p, a.lo, a.hi), 0.0, last));
+  }
+  return -1;
+}
+
+// Keys' cubic convolution weights (a = −0.75) of the 4 taps floor(x) − 1 .. floor(x) + 2 for
+// t = x − floor(x), and in `slope` (if given) their derivatives by x.
+inline void cubic_weights(double t, double w[4], double* slope = nullptr) {
+  constexpr double a = -0.75;
+  const double x0 = t + 1, x1 = t, x2 = 1 - t, x3 = 2 - t;  // the taps' distances
+  w[0] = ((a * x0 - 5 * a) * x0 + 8 * a) * x0 - 4 * a;
+  w[1] = ((a + 2) * x1 - (a + 3)) * x1 * x1 + 1;
+  w[2] = ((a + 2) * x2 - (a + 3)) * x2 * x2 + 1;
+  w[3] = ((a * x3 - 5 * a) * x3 + 8 * a) * x3 - 4 * a;
+  if (slope == nullptr) return;
+  slope[0] = (3 * a * x0 - 10 * a) * x0 + 8 * a;
+  slope[1] = (3 * (a + 2) * x1 - 2 * (a + 3)) * x1;
+  slope[2] = -(3 * (a + 2) * x2 - 2 * (a + 3)) * x2;  // x2 falls as x rises
+  slope[3] = -((3 * a * x3 - 10 * a) * x3 + 8 * a);
 }
 
 }  // namespace npuscope::emulator::kernels::grid_sample
