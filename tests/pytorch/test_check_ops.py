@@ -101,5 +101,40 @@ class CheckOpsTest(ScriptTestCase, script=MLP, name="mlp.py"):
         self.assertIn("block4.matmul", text)
 
 
+# A convolution's weight gradient: the format plan launches a MemSet before Conv2DBackpropFilter
+# (the kernel accumulates into its output), a task with no operands that the check must leave
+# unchecked rather than re-run (it crashed the script).
+CNN = """
+import torch, npuscope.torch as npu
+torch.manual_seed(0)
+dev = npu.device()
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+                            torch.nn.Linear(8 * 8 * 8, 4)).to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.125)
+x, y = torch.randn(2, 3, 8, 8).to(dev), torch.randint(0, 4, (2,)).to(dev)
+loss = torch.nn.functional.cross_entropy(model(x), y)
+opt.zero_grad()
+loss.backward()
+opt.step()
+print("RESULT", loss.item())
+"""
+
+
+class CheckOpsOfAConvolutionTest(ScriptTestCase, script=CNN, name="cnn.py"):
+    def test_tasks_without_operands_are_left_unchecked(self):
+        db, out = self.record("cnn.db", "--check-ops")
+        self.assertIn("RESULT", out)
+        con = sqlite3.connect(db)
+        memsets = con.execute("SELECT task_id FROM TASK t JOIN STRING_IDS s ON s.id = t.op_type_id "
+                              "WHERE s.value = 'MemSet'").fetchall()
+        self.assertGreater(len(memsets), 0, "no MemSet before the weight gradient: the test checks nothing")
+        self.assertEqual(con.execute("SELECT count(*) FROM OP_CHECK WHERE task_id IN (SELECT t.task_id FROM TASK t "
+                                     "JOIN STRING_IDS s ON s.id = t.op_type_id WHERE s.value = 'MemSet')")
+                         .fetchone()[0], 0)
+        checked = con.execute("SELECT count(DISTINCT c.task_id) FROM OP_CHECK c JOIN TASK t ON t.task_id = c.task_id "
+                              "JOIN STRING_IDS s ON s.id = t.op_type_id WHERE s.value = 'Conv2DBackpropFilter'")
+        self.assertEqual(checked.fetchone()[0], 1)
+
+
 if __name__ == "__main__":
     unittest.main()
