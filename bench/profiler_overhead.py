@@ -158,7 +158,7 @@ def measure_case(build, tmp, case, runs, breakdown):
 
 CASES = [
     {"key": "multi_stream", "sample": "multi_stream", "args": MULTI_STREAM_ARGS, "dump": "none", "target": 1.10,
-     "end_to_end_target": 1.3,
+     "end_to_end_target": 1.5,  # issue 40: the time to a ready trace
      "label": "multi_stream, 100k tiny ops, `--dump none`"},
     {"key": "llama_block", "sample": "llama_block", "args": LLAMA_ARGS, "dump": "stats", "target": 1.5,
      "label": "llama_block, 20 iterations, `--dump stats`"},

@@ -12,6 +12,7 @@
 #include "dump_checkers.h"
 #include "dump_match.h"
 #include "dump_values.h"
+#include "npuscope/collector/huge_pages.h"
 #include "npuscope/runtime_hooks/vocabulary.h"
 #include "verdict.h"
 
@@ -300,7 +301,9 @@ DumpCompareResult compare_dumps(const MsprobeDump& npu, const MsprobeDump& bench
   for (const EntryPair& p : pairing.pairs) pair_of[p.npu] = &p;
   std::size_t values_in_all = 0;
   for (const DumpEntry& e : npu.entries) values_in_all += e.values.size();
-  result.rows.reserve(values_in_all);  // a row per NPU value: the rows never move
+  // A row per NPU value: the rows never move. Hundreds of MB for a big dump: in huge pages (Note [Huge
+  // pages for the JSON parser] in importer/src/msprobe_dump_json.cpp).
+  collector::reserve_in_huge_pages(result.rows, values_in_all);
   ValuePairing values;
   SlotMap slots;
   EntryChecker checker;

@@ -43,6 +43,8 @@ class JsonFiles {
 
  private:
   void load(const std::string& path);
+  // The parser's arrays for a document of `bytes`, in huge pages (Note [Huge pages for the JSON parser]).
+  void allocate_parser(std::size_t bytes);
 
   std::unique_ptr<char[]> buffer_;
   std::size_t capacity_ = 0, size_ = 0;
