@@ -1,10 +1,13 @@
 // See launch_names.h.
 #include "launch_names.h"
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "name_scope.h"
 #include "npuscope/emulator/formats.h"
@@ -76,10 +79,68 @@ InstanceName& instance_name(std::string_view op_type, const CallOptions& options
   return *entry;
 }
 
-// Tensors as "SHAPES|DTYPES|FORMATS" (Note [Input signature] in hook_api.h), interned: only built for
-// a listener, and interned through the thread's cache (a training loop repeats a few hundred shapes).
-// A tensor with a private format tag shows its storage shape (Note [Private formats] in formats.h).
-const char* signature(std::span<const TensorMeta> metas) {
+namespace {
+
+// Note [Signature cache]
+// Each task a listener sees carries its inputs' and outputs' signatures as text, and spelling one
+// (a to_string per dimension, the dtype and format names) and hashing the text took ~100 ns, twice
+// per op, on the launching thread under `npuscope run` (samples/multi_stream: ~3 us an op in all).
+// A thread keeps each signature under its tensors' raw description instead (per tensor a word of
+// present, dtype, format, C0 and rank, then its dimensions) and first compares that with the last
+// two it described (an op's inputs, then its outputs: a loop repeats them), so a known signature
+// costs filling a few words and a compare. The text is spelled the first time a thread meets it.
+class SignatureCache {
+ public:
+  // Starts a description: add() each tensor, then find() or keep().
+  void begin() { words_.clear(); }
+  void add(bool present, DType dtype, Format format, std::uint8_t c0, std::span<const std::int64_t> dims) {
+    words_.push_back(static_cast<std::int64_t>(present) | static_cast<std::int64_t>(dtype) << 8 |
+                     static_cast<std::int64_t>(format) << 16 | static_cast<std::int64_t>(c0) << 24 |
+                     static_cast<std::int64_t>(dims.size()) << 32);
+    words_.insert(words_.end(), dims.begin(), dims.end());
+  }
+  // The text of the description begun, or nullptr when this thread has not met it.
+  const char* find() {
+    const std::string_view raw = view();
+    for (Recent& r : recent_) {
+      if (r.raw == raw) return r.text;
+    }
+    const auto it = known_.find(raw);
+    if (it == known_.end()) return nullptr;
+    remember(raw, it->second);
+    return it->second;
+  }
+  const char* keep(const char* text) {
+    known_.emplace(std::string(view()), text);
+    remember(view(), text);
+    return text;
+  }
+
+ private:
+  struct Recent {
+    std::string raw;
+    const char* text = nullptr;
+  };
+  std::string_view view() const {
+    return {reinterpret_cast<const char*>(words_.data()), words_.size() * sizeof(std::int64_t)};
+  }
+  void remember(std::string_view raw, const char* text) {
+    Recent& r = recent_[next_];
+    r.raw.assign(raw);  // keeps its buffer
+    r.text = text;
+    next_ ^= 1;
+  }
+
+  std::vector<std::int64_t> words_;
+  Recent recent_[2];
+  std::size_t next_ = 0;
+  std::unordered_map<std::string, const char*, StringHash, std::equal_to<>> known_;
+};
+
+thread_local SignatureCache t_signatures;
+
+// The signature's text, interned.
+const char* spell_signature(std::span<const TensorMeta> metas) {
   thread_local std::string text;
   text.clear();
   const auto each = [&](auto&& write) {
@@ -109,7 +170,21 @@ const char* signature(std::span<const TensorMeta> metas) {
     // "NC1HWC0:1" (C0 = 16), where the same pools' u16 mask (C0 = 16 too) is plain "NC1HWC0".
     if (m.c0 != 0 && m.c0 != c0_of(m.dtype)) text += ":1";
   });
-  return intern_cached(text);
+  return intern(text);
+}
+
+}  // namespace
+
+// Tensors as "SHAPES|DTYPES|FORMATS" (Note [Input signature] in hook_api.h), interned: only built for
+// a listener, and cached by the thread (Note [Signature cache]). A tensor with a private format tag
+// shows its storage shape (Note [Private formats] in formats.h).
+const char* signature(std::span<const TensorMeta> metas) {
+  SignatureCache& cache = t_signatures;
+  cache.begin();
+  for (const TensorMeta& m : metas) cache.add(m.present, m.dtype, m.format, m.c0, m.shape);
+  if (const char* text = cache.find()) [[likely]]
+    return text;
+  return cache.keep(spell_signature(metas));
 }
 
 void fill_metas(const std::vector<Tensor>& tensors, std::vector<TensorMeta>& out) {
@@ -131,9 +206,21 @@ void fill_metas(const std::vector<Tensor>& tensors, std::vector<TensorMeta>& out
 
 // signature() of tensors, through a buffer of this thread's (built for a listener only).
 const char* signature_of(const std::vector<Tensor>& tensors) {
+  // Described as fill_metas() would describe them, without copying their shapes.
+  SignatureCache& cache = t_signatures;
+  cache.begin();
+  for (const Tensor& t : tensors) {
+    if (t.defined()) {
+      cache.add(true, t.dtype(), Format::kND, 0, t.shape());
+    } else {
+      cache.add(false, DType::kF32, Format::kND, 0, {});
+    }
+  }
+  if (const char* text = cache.find()) [[likely]]
+    return text;
   thread_local std::vector<TensorMeta> metas;
   fill_metas(tensors, metas);
-  return signature(metas);
+  return cache.keep(spell_signature(metas));
 }
 
 void reset_call_counters() { InstanceNames::get().reset_calls(); }
