@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -75,6 +76,14 @@ class ModelBuilder {
   }
   onnx::ModelProto model_;
 };
+
+// Adds attribute `name` = the integers `values` (AttributeProto INTS) to `node`.
+inline void ints_attribute(onnx::NodeProto& node, const std::string& name, const std::vector<std::int64_t>& values) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (const std::int64_t v : values) a->add_ints(v);
+}
 
 // A fresh, empty temporary directory for one test. The process id keeps two suites running at once
 // (make test beside make test-asan, two build trees) out of each other's files.

@@ -2,7 +2,6 @@
 #include "launch_names.h"
 
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>

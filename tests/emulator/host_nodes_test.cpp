@@ -13,6 +13,7 @@
 #include "onnx_test_util.h"
 
 using namespace npuscope::emulator;
+using npuscope::testing::ints_attribute;
 using npuscope::testing::ModelBuilder;
 using npuscope::testing::temp_dir;
 using onnx::TensorProto;
@@ -20,13 +21,6 @@ using onnx::TensorProto;
 namespace {
 
 class HostNodesTest : public npuscope::emulator::testing::OpTest {};
-
-void ints_attr(onnx::NodeProto& node, const std::vector<std::int64_t>& values) {
-  auto* a = node.add_attribute();
-  a->set_name("value_ints");
-  a->set_type(onnx::AttributeProto::INTS);
-  for (auto v : values) a->add_ints(v);
-}
 
 // y = Reshape(x · 2, [Shape(x)[0:1], -1]); `shape` is the computed target; ids + Shape(ids) stays on
 // the device (ids is an input: integer data, not a host value).
@@ -38,9 +32,9 @@ std::string shape_model(const std::filesystem::path& dir) {
   b.initializer("two", {}, {2.0f});
   b.node("Mul", {"x", "two"}, {"x2"}, "double");
   b.node("Shape", {"x"}, {"s"}, "shape_of");
-  ints_attr(b.node("Constant", {}, {"zero"}, "zero"), {0});
-  ints_attr(b.node("Constant", {}, {"one"}, "one"), {1});
-  ints_attr(b.node("Constant", {}, {"rest"}, "rest"), {-1});
+  ints_attribute(b.node("Constant", {}, {"zero"}, "zero"), "value_ints", {0});
+  ints_attribute(b.node("Constant", {}, {"one"}, "one"), "value_ints", {1});
+  ints_attribute(b.node("Constant", {}, {"rest"}, "rest"), "value_ints", {-1});
   b.node("Slice", {"s", "zero", "one"}, {"first"}, "first_dim");
   auto* axis = b.node("Concat", {"first", "rest"}, {"shape"}, "target").add_attribute();
   axis->set_name("axis");

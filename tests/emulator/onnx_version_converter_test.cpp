@@ -40,10 +40,7 @@ void attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
   a->set_s(v);
 }
 void attr(onnx::NodeProto& n, const std::string& name, const std::vector<std::int64_t>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::INTS);
-  for (auto e : v) a->add_ints(e);
+  npuscope::testing::ints_attribute(n, name, v);
 }
 
 void int64_initializer(ModelBuilder& b, const std::string& name, Shape dims, const std::vector<std::int64_t>& values) {
