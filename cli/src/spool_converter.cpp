@@ -47,8 +47,10 @@ void SpoolConverter::convert() {
     }
     outcome_.had_spool = true;
     // Built under a temporary name: the trace appears whole or not at all (the spool stays until then).
+    // Ranked when the workload has exited: every row is in the spool already (Note [Ranked tables]).
     const std::string part = output_ + ".part";
-    auto writer = collector::TraceWriter::create(part, {.overwrite = true, .durable = false});
+    const bool after_exit = exited_.load(std::memory_order_acquire);
+    auto writer = collector::TraceWriter::create(part, {.overwrite = true, .durable = false, .ranked = after_exit});
     outcome_.replay =
         collector::replay_spool(spool_, *writer, [this] { return !exited_.load(std::memory_order_acquire); });
     writer.reset();

@@ -27,6 +27,7 @@ inline constexpr char kBatchPointerType[] = "npuscope_batch";
 struct Batch {
   const void* rows = nullptr;  // const Row*
   std::size_t size = 0;
+  const void* const* order = nullptr;  // set: row i is *order[i] (a const Row*), rows unused
 };
 
 // The cursor every batch module uses: the batch bound to ?1 and the row it is on.
@@ -44,7 +45,10 @@ int batch_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
   const auto* cursor = reinterpret_cast<const BatchCursor*>(base);
   if (static_cast<std::size_t>(col) >= cursor->columns) return SQLITE_OK;  // the hidden argument: NULL
   const auto& fields = *static_cast<const std::vector<Field<Row>>*>(cursor->fields);
-  result_column(ctx, fields[static_cast<std::size_t>(col)], static_cast<const Row*>(cursor->batch->rows)[cursor->row]);
+  const Batch& batch = *cursor->batch;
+  const Row& row = batch.order != nullptr ? *static_cast<const Row*>(batch.order[cursor->row])
+                                          : static_cast<const Row*>(batch.rows)[cursor->row];
+  result_column(ctx, fields[static_cast<std::size_t>(col)], row);
   return SQLITE_OK;
 }
 

@@ -503,8 +503,9 @@ template <>
 const Table<ApiRow>& table_for<ApiRow>() {
   static const Table<ApiRow>& table = *new Table<ApiRow>(
       make_table<ApiRow>({.name = "API_CALL",
-                          .doc = "API's rows, stored in start order with their insertion order as `rowid` (Note "
-                                 "[Clustered tables] in collector/src/schema.h): query API.",
+                          .doc = "API's rows, stored in start order; `rowid` is their insertion order, or their rank "
+                                 "in start order in a converted or imported trace (Notes [Clustered tables] and "
+                                 "[Ranked tables] in collector/src/schema.h): query API.",
                           .order_by = "start_ns",
                           .clustered = true},
                          kApiColumns));
@@ -535,7 +536,8 @@ const Table<TaskExecRow>& table_for<TaskExecRow>() {
   static const Table<TaskExecRow>& table = *new Table<TaskExecRow>(
       make_table<TaskExecRow>({.name = "TASK_EXEC",
                                .doc = "What TASK shows of each task run, less what its kernel is (KERNEL), in "
-                                      "start order; `rowid` is the insertion order (Note [Clustered tables]).",
+                                      "start order; `rowid` is the insertion order, or the rank in start order in a "
+                                      "converted or imported trace (Notes [Clustered tables] and [Ranked tables]).",
                                .order_by = "start_ns",
                                .clustered = true},
                               kTaskExecColumns));
@@ -569,8 +571,9 @@ template <>
 const Table<MemoryRow>& table_for<MemoryRow>() {
   static const Table<MemoryRow>& table = *new Table<MemoryRow>(
       make_table<MemoryRow>({.name = "MEMORY_OP",
-                             .doc = "MEMORY_RECORD's rows, stored in time order with their insertion order as `rowid` "
-                                    "(Note [Clustered tables] in collector/src/schema.h): query MEMORY_RECORD.",
+                             .doc = "MEMORY_RECORD's rows, stored in time order; `rowid` is their insertion order, or "
+                                    "their rank in time order in a converted or imported trace (Notes [Clustered "
+                                    "tables] and [Ranked tables] in collector/src/schema.h): query MEMORY_RECORD.",
                              .order_by = "ts_ns, seq",
                              .clustered = true},
                             kMemoryColumns));

@@ -62,6 +62,12 @@ const std::vector<MetaKeyInfo>& meta_keys() {
        "When it was finalized (UTC, ISO 8601). An incomplete trace has it when `npuscope run` built it from the "
        "spool of a killed workload (indexes built), and lacks it when the writer itself never finished."},
       {kMetaToolVersion, "Version of npuscope that wrote it."},
+      {kMetaRankedTables,
+       "The tables stored as rowid tables in their order (TASK_EXEC and API_CALL by start_ns, MEMORY_OP by ts_ns, "
+       "seq): `rowid` is each row's rank in that order, so `ORDER BY rowid` reads them in time order without a sort. "
+       "`npuscope run` (converting after the workload exited), recoveries and imports write them so; a table it "
+       "does not name is stored clustered on its order, or indexed on it (Note [Ranked tables] in "
+       "collector/src/schema.h). Empty or absent otherwise."},
       {kMetaGolden,
        "`1` in the trace of a golden run (`NPUSCOPE_GOLDEN=1`, as `npuscope compare -- CMD` records one): every op "
        "on an NPU device ran its CPU golden kernel, as the same task (name, call index, op type, task type) it is in "

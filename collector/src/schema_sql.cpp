@@ -26,7 +26,7 @@ std::string joined(const std::vector<std::string_view>& parts, std::string_view 
 
 }  // namespace
 
-std::string create_table_sql(const TableInfo& table, bool if_missing) {
+std::string create_table_sql(const TableInfo& table, bool if_missing, bool rowid_table) {
   const std::string create = if_missing ? " IF NOT EXISTS " : " ";
   if (!table.view_select.empty()) {
     return "CREATE VIEW" + create + std::string(table.name) + " AS " + std::string(table.view_select);
@@ -37,6 +37,7 @@ std::string create_table_sql(const TableInfo& table, bool if_missing) {
     sql += (i ? ", " : "") + std::string(c.name) + " " + sql_type_name(c.type);
     if (c.name == table.primary_key) sql += " PRIMARY KEY";
   }
+  if (table.clustered && rowid_table) return sql + ", rowid INTEGER PRIMARY KEY)";  // Note [Ranked tables]
   // Note [Clustered tables]
   if (table.clustered)
     return sql + ", rowid INTEGER, PRIMARY KEY (" + std::string(table.order_by) + ", rowid)) WITHOUT ROWID";
@@ -52,6 +53,11 @@ std::vector<std::string> create_index_sql(const TableInfo& table) {
   return out;
 }
 
+std::string order_index_sql(const TableInfo& table) {
+  return "CREATE INDEX IF NOT EXISTS " + std::string(table.name) + "_order ON " + std::string(table.name) + " (" +
+         std::string(table.order_by) + ")";
+}
+
 std::string batch_module_name(const TableInfo& table) { return "npuscope_batch_" + std::string(table.name); }
 
 // The batch table-valued function: the table's columns plus the hidden argument the batch pointer
@@ -62,9 +68,9 @@ std::string batch_vtab_declaration(const TableInfo& table) {
   return sql + "batch HIDDEN)";
 }
 
-std::string insert_sql(const TableInfo& table) {
+std::string insert_sql(const TableInfo& table, bool ranked) {
   const std::string columns = column_list(table);
-  if (table.clustered) {  // ?2: the rowid of the batch's first row (Note [Clustered tables])
+  if (table.clustered && !ranked) {  // ?2: the rowid of the batch's first row (Note [Clustered tables])
     return "INSERT INTO " + std::string(table.name) + " (" + columns + ", rowid) SELECT " + columns +
            ", ?2 + rowid FROM " + batch_module_name(table) + "(?1)";
   }
@@ -73,7 +79,7 @@ std::string insert_sql(const TableInfo& table) {
 }
 
 std::string select_sql(const TableInfo& table, bool with_blobs, std::string_view where,
-                       const std::vector<bool>& leave_out) {
+                       const std::vector<bool>& leave_out, bool ranked) {
   std::string sql = "SELECT ";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const ColumnInfo& c = table.columns[i];
@@ -83,6 +89,7 @@ std::string select_sql(const TableInfo& table, bool with_blobs, std::string_view
   }
   sql += " FROM " + std::string(table.name);
   if (!where.empty()) sql += " WHERE " + std::string(where);
+  if (ranked) return sql + " ORDER BY rowid";
   if (!table.order_by.empty()) sql += " ORDER BY " + std::string(table.order_by) + ", rowid";
   return sql;
 }

@@ -75,6 +75,7 @@ class SqliteTraceReader final : public TraceReader {
     check_not_truncated(path);
     load_meta();
     check_version();
+    load_ranked_tables();
     if (options.verify) check_integrity();
     adapt_older_schema();
     add_missing_tables();
@@ -131,8 +132,11 @@ class SqliteTraceReader final : public TraceReader {
   std::pair<std::int64_t, std::int64_t> task_start_range() const override {
     const std::lock_guard lock(mutex_);
     // Two queries: SQLite answers a lone min() or max() from the index, not both in one.
-    sqlite::Stmt first(db_, "SELECT min(start_ns) FROM TASK_EXEC");
-    sqlite::Stmt last(db_, "SELECT max(start_ns) FROM TASK_EXEC");
+    const bool by_rank = ranked("TASK_EXEC");  // Note [Ranked tables]: the first and last rows
+    sqlite::Stmt first(
+        db_, by_rank ? "SELECT start_ns FROM TASK_EXEC ORDER BY rowid LIMIT 1" : "SELECT min(start_ns) FROM TASK_EXEC");
+    sqlite::Stmt last(db_, by_rank ? "SELECT start_ns FROM TASK_EXEC ORDER BY rowid DESC LIMIT 1"
+                                   : "SELECT max(start_ns) FROM TASK_EXEC");
     first.step();
     last.step();
     if (sqlite3_column_type(first.get(), 0) == SQLITE_NULL) return {0, -1};
@@ -200,8 +204,19 @@ class SqliteTraceReader final : public TraceReader {
     if (query.task_id) add("task_id", "=", *query.task_id);
     if (query.id) add("id", "=", *query.id);
     if (query.starting) {
-      add("start_ns", ">=", query.starting->first);
-      add("start_ns", "<", query.starting->second);
+      const std::string_view stored = table.rows_in.empty() ? table.name : table.rows_in;
+      if (table.order_by == "start_ns" && ranked(stored)) {  // Note [Ranked tables]: a range of ranks
+        const auto rowid_from = [&](std::string_view op, std::int64_t start_ns) {
+          w.sql += std::string(w.sql.empty() ? "" : " AND ") + "rowid " + std::string(op) + " ?" +
+                   std::to_string(w.args.size() + 1);
+          w.args.push_back(first_rank_from(stored, start_ns));
+        };
+        rowid_from(">=", query.starting->first);
+        rowid_from("<", query.starting->second);
+      } else {
+        add("start_ns", ">=", query.starting->first);
+        add("start_ns", "<", query.starting->second);
+      }
     }
     if (query.with_data && table.name != schema::table_for<TensorRow>().info.name) {
       throw TraceError("cannot read " + std::string(table.name) + " with data: only TENSOR rows carry data");
@@ -263,7 +278,8 @@ class SqliteTraceReader final : public TraceReader {
     const std::vector<bool>& left_out = skipped == skipped_.end() ? kNone : skipped->second;
     std::vector<Row> batch(with_blobs ? 1 : kBatchRows);
     std::unique_lock lock(mutex_);
-    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs, where, left_out));  // finalized under the lock
+    sqlite::Stmt stmt(db_, schema::select_sql(table.info, with_blobs, where, left_out,
+                                              ranked(table.info.name)));  // finalized under the lock
     int i = 0;
     for (const std::int64_t a : args) sqlite3_bind_int64(stmt.get(), ++i, a);
     for (;;) {
@@ -292,6 +308,12 @@ class SqliteTraceReader final : public TraceReader {
     mapped_ = true;
   }
   void leave_out(const std::string& column);
+  void load_ranked_tables();
+  bool ranked(std::string_view table) const {
+    return std::find(ranked_.begin(), ranked_.end(), table) != ranked_.end();
+  }
+  // The rowid of a ranked table's first row starting at or after start_ns (its last rowid + 1 if none).
+  std::int64_t first_rank_from(std::string_view table, std::int64_t start_ns) const;
   void adapt_schema_1();
   void adapt_schema_2();
   void adapt_schema_3();
@@ -332,6 +354,7 @@ class SqliteTraceReader final : public TraceReader {
   std::map<std::string_view, std::vector<bool>> skipped_;  // by table: the columns read as NULL
   std::vector<schema::KernelRow> kernels_;                 // by kernel_id
   std::map<std::string, std::string> meta_;
+  std::vector<std::string> ranked_;  // Note [Ranked tables]: the tables whose rowid is the rank
   std::unordered_map<StringId, std::string> strings_;
   int schema_version_ = 0;
   tensor_check::ColumnsRead tensor_columns_;
@@ -415,6 +438,37 @@ void SqliteTraceReader::load_meta() {
   }
   sqlite3_finalize(raw);
   for_each<schema::MetaRow>(true, [&](const schema::MetaRow& row) { meta_[row.key] = row.value; });
+}
+
+void SqliteTraceReader::load_ranked_tables() {
+  const std::string list = meta(std::string(schema::kMetaRankedTables)).value_or("");
+  for (std::size_t at = 0; at < list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    ranked_.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+}
+
+std::int64_t SqliteTraceReader::first_rank_from(std::string_view table, std::int64_t start_ns) const {
+  const std::lock_guard lock(mutex_);
+  const std::string name(table);
+  sqlite::Stmt last(db_, "SELECT coalesce(max(rowid), 0) FROM " + name);
+  last.step();
+  std::int64_t lo = 1, hi = sqlite3_column_int64(last.get(), 0) + 1;
+  sqlite::Stmt at(db_, "SELECT start_ns FROM " + name + " WHERE rowid = ?1");
+  while (lo < hi) {  // rowids 1..n, start_ns not decreasing along them
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    sqlite3_bind_int64(at.get(), 1, mid);
+    const bool found = at.step();
+    const std::int64_t value = found ? sqlite3_column_int64(at.get(), 0) : start_ns;
+    at.reset();
+    if (value >= start_ns) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
 }
 
 void SqliteTraceReader::check_version() {

@@ -71,7 +71,7 @@ void convert(TraceRecovery& r) {
   remove_leftovers(r.trace);
   const std::string temp = r.trace + ".recover-" + std::to_string(::getpid());
   try {
-    auto writer = TraceWriter::create(temp, {.overwrite = true, .durable = false});
+    auto writer = TraceWriter::create(temp, {.overwrite = true, .durable = false, .ranked = true});
     r.replay = replay_spool(r.spool, *writer);
     writer.reset();
   } catch (const TraceError& e) {

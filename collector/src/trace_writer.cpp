@@ -2,7 +2,9 @@
 // in batch_vtab.h.
 #include "npuscope/collector/trace_writer.h"
 
+#include <algorithm>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "batch_vtab.h"
+#include "held_rows.h"
 #include "kernel_ids.h"
 #include "output_file.h"
 #include "schema.h"
@@ -28,20 +31,40 @@ using schema::Batch;
 // Rows added in small spans wait here until a batch this big is ready (or the next commit).
 constexpr std::size_t kBatchRows = 1024;
 
+// What every table's writer is made with.
+struct WriterArgs {
+  sqlite::Db& db;
+  std::size_t ranked_bytes;  // > 0: a clustered table is ranked (Note [Ranked tables] in schema.h)
+};
+
+// How finalize() left a clustered table (Note [Ranked tables]).
+enum class Layout { kClustered, kRanked, kIndexed };
+
 // One table's insert statement and the rows waiting for it.
 template <class Row>
 class TableWriter {
  public:
-  explicit TableWriter(sqlite::Db& db)
-      : stmt_(db, schema::insert_sql(schema::table_for<Row>().info)),
-        clustered_(schema::table_for<Row>().info.clustered) {
+  explicit TableWriter(const WriterArgs& args)
+      : stmt_(args.db, schema::insert_sql(schema::table_for<Row>().info, args.ranked_bytes > 0)),
+        clustered_(schema::table_for<Row>().info.clustered && args.ranked_bytes == 0) {
+    if constexpr (schema::HeldRows<Row>::kHoldable) {
+      if (schema::table_for<Row>().info.clustered && args.ranked_bytes > 0) held_.emplace(args.ranked_bytes);
+    }
     pending_.reserve(kBatchRows);
   }
 
   void add(std::span<const Row> rows) {
+    if constexpr (schema::HeldRows<Row>::kHoldable) {
+      if (held_) {
+        if (held_->add(rows)) return;
+        held_->as_added([&](const Batch& batch) { insert(batch); });  // too many to hold: indexed in finalize()
+        held_.reset();
+        indexed_ = true;
+      }
+    }
     if (rows.size() >= kBatchRows) {  // big spans go straight in, without a copy
       flush();
-      insert(rows.data(), rows.size());
+      insert({rows.data(), rows.size()});
       return;
     }
     pending_.insert(pending_.end(), rows.begin(), rows.end());
@@ -50,18 +73,30 @@ class TableWriter {
 
   void add_now(const Row& row) {
     flush();
-    insert(&row, 1);
+    insert({&row, 1});
   }
 
   void flush() {
     if (pending_.empty()) return;
-    insert(pending_.data(), pending_.size());
+    insert({pending_.data(), pending_.size()});
     pending_.clear();
   }
 
+  // The rows held for ranking, stored now in rank order; how the table ends up.
+  Layout store_held() {
+    if constexpr (schema::HeldRows<Row>::kHoldable) {
+      if (held_) {
+        held_->ranked([&](const Batch& batch) { insert(batch); });
+        held_.reset();
+        return Layout::kRanked;
+      }
+    }
+    return indexed_ ? Layout::kIndexed : Layout::kClustered;
+  }
+
  private:
-  void insert(const Row* rows, std::size_t count) {
-    Batch batch{rows, count};
+  void insert(Batch batch) {
+    const std::size_t count = batch.size;
     sqlite3_bind_pointer(stmt_.get(), 1, &batch, schema::kBatchPointerType, nullptr);
     if (clustered_) sqlite3_bind_int64(stmt_.get(), 2, inserted_ + 1);  // the batch's rows are 0, 1, ...
     struct ResetOnExit {
@@ -76,6 +111,8 @@ class TableWriter {
   const bool clustered_;
   std::int64_t inserted_ = 0;  // rows so far: the next rowid of a clustered table is inserted_ + 1
   std::vector<Row> pending_;
+  std::optional<schema::HeldRows<Row>> held_;  // a ranked table's rows until finalize()
+  bool indexed_ = false;                       // ranked, but there were too many rows to hold
 };
 
 // A stored table's row type: TASK's rows are stored as TASK_EXEC and KERNEL rows (Note [Kernel table]).
@@ -92,7 +129,7 @@ using TableWriterOf = TableWriter<typename StoredAs<Row>::type>;
 
 // The statements of every table. Destroyed before the connection closes.
 struct TableWriters {
-  explicit TableWriters(sqlite::Db& db) : meta(db), strings(db), kernels(db), rows(construct(db)) {}
+  explicit TableWriters(const WriterArgs& args) : meta(args), strings(args), kernels(args), rows(construct(args)) {}
 
   template <class Row>
   TableWriterOf<Row>& of() {
@@ -115,12 +152,12 @@ struct TableWriters {
  private:
   // The tuple of TableWriters, each made on `db` in place (they hold statements: not movable).
   template <class W>
-  static sqlite::Db& db_for(sqlite::Db& db) {
-    return db;
+  static const WriterArgs& args_for(const WriterArgs& args) {
+    return args;
   }
-  static TraceRows::Each<std::tuple, TableWriterOf> construct(sqlite::Db& db) {
-    return [&db]<class... W>(std::tuple<W...>*) {
-      return std::tuple<W...>(db_for<W>(db)...);
+  static TraceRows::Each<std::tuple, TableWriterOf> construct(const WriterArgs& args) {
+    return [&args]<class... W>(std::tuple<W...>*) {
+      return std::tuple<W...>(args_for<W>(args)...);
     }(static_cast<TraceRows::Each<std::tuple, TableWriterOf>*>(nullptr));
   }
 };
@@ -140,6 +177,7 @@ class SqliteTraceWriter final : public TraceWriter {
       : db_(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX),
         interval_(options.commit_interval),
         durable_(options.durable),
+        ranked_bytes_(options.ranked ? std::max<std::size_t>(options.ranked_bytes, 1) : 0),
         clock_(options.clock) {
     create_schema();
   }
@@ -148,6 +186,7 @@ class SqliteTraceWriter final : public TraceWriter {
     if (finalized_ || !writers_) return;
     try {  // keep what we have; the trace stays marked incomplete
       writers_->flush();
+      store_held_rows();
       db_.exec("COMMIT");
     } catch (const TraceError&) {
     }
@@ -192,6 +231,7 @@ class SqliteTraceWriter final : public TraceWriter {
 
  private:
   void create_schema();
+  void store_held_rows();
 
   template <class Row>
   void add_span(std::span<const Row> rows) {
@@ -235,6 +275,7 @@ class SqliteTraceWriter final : public TraceWriter {
   std::vector<schema::KernelRow> fresh_kernels_;
   std::chrono::milliseconds interval_;
   bool durable_;
+  std::size_t ranked_bytes_;  // > 0: Note [Ranked tables]
   std::chrono::steady_clock::time_point (*clock_)();
   std::chrono::steady_clock::time_point last_commit_;
   std::int64_t rows_written_ = 0;  // rows of the data tables (not META, not STRING_IDS)
@@ -261,8 +302,10 @@ void SqliteTraceWriter::create_schema() {
   TraceRows::for_each_type(
       [&]<class Row>() { schema::register_batch_module(db_, schema::batch_source<typename StoredAs<Row>::type>()); });
   db_.exec("BEGIN");
-  for (const schema::TableInfo* table : schema::all_tables()) db_.exec(schema::create_table_sql(*table));
-  writers_ = std::make_unique<TableWriters>(db_);
+  for (const schema::TableInfo* table : schema::all_tables()) {
+    db_.exec(schema::create_table_sql(*table, false, ranked_bytes_ > 0));
+  }
+  writers_ = std::make_unique<TableWriters>(WriterArgs{db_, ranked_bytes_});
   set_meta(schema::kMetaSchemaVersion, std::to_string(kSchemaVersion));
   set_meta(schema::kMetaStatus, schema::kStatusIncomplete);
   set_meta(schema::kMetaCreatedAt, utc_now_iso8601());
@@ -275,6 +318,7 @@ void SqliteTraceWriter::create_schema() {
 void SqliteTraceWriter::finalize(TraceStatus status) {
   if (finalized_) return;
   commit();  // the rows are safe before the slower index builds
+  store_held_rows();
   for (const schema::TableInfo* table : schema::all_tables()) {
     for (const std::string& sql : schema::create_index_sql(*table)) db_.exec(sql);
   }
@@ -292,6 +336,27 @@ void SqliteTraceWriter::finalize(TraceStatus status) {
     }
   }
   db_.close();
+}
+
+// Note [Ranked tables]: the rows held in rank order, each table's layout in META, the index of a
+// table that had too many rows to hold.
+void SqliteTraceWriter::store_held_rows() {
+  if (ranked_bytes_ == 0) return;
+  std::string ranked;
+  std::apply(
+      [&](auto&... table) {
+        const auto store = [&]<class Row>(TableWriter<Row>& writer) {
+          const schema::TableInfo& info = schema::table_for<Row>().info;
+          switch (writer.store_held()) {
+            case Layout::kRanked: ranked += (ranked.empty() ? "" : ",") + std::string(info.name); break;
+            case Layout::kIndexed: db_.exec(schema::order_index_sql(info)); break;
+            case Layout::kClustered: break;
+          }
+        };
+        (store(table), ...);
+      },
+      writers_->rows);
+  set_meta(schema::kMetaRankedTables, ranked);
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ TEST_F(TraceRecoveryTest, KilledWritersSpoolBecomesAnIncompleteTraceOnce) {
   const auto reader = TraceReader::open(trace());  // with quick_check
   EXPECT_FALSE(reader->complete());
   EXPECT_EQ(reader->count("TASK"), 100);
+  EXPECT_EQ(reader->meta("ranked_tables"), "API_CALL,TASK_EXEC,MEMORY_OP");  // Note [Ranked tables]
 
   // The next caller just opens the trace.
   const TraceRecovery again = recover_trace(trace());
