@@ -22,10 +22,10 @@
 
 namespace npuscope::collector::schema {
 
-// The integer members a table's order_by names, in order: the rank's key.
+// The members a table's order_by names, in order (one or two 64-bit integers): the rank's key.
 template <class Row>
-std::vector<Field<Row>> order_fields(const Table<Row>& table) {
-  std::vector<Field<Row>> out;
+std::vector<std::int64_t Row::*> order_fields(const Table<Row>& table) {
+  std::vector<std::int64_t Row::*> out;
   std::string_view rest = table.info.order_by;
   while (!rest.empty()) {
     const std::size_t comma = rest.find(',');
@@ -34,11 +34,14 @@ std::vector<Field<Row>> order_fields(const Table<Row>& table) {
     while (name.starts_with(' ')) name.remove_prefix(1);
     const auto column = std::find_if(table.info.columns.begin(), table.info.columns.end(),
                                      [&](const ColumnInfo& c) { return c.name == name; });
-    const auto i = static_cast<std::size_t>(column - table.info.columns.begin());
-    if (column == table.info.columns.end() || table.fields[i].index() > 1) {
-      throw std::logic_error(std::string(table.info.name) + ".order_by must name integer columns to be ranked");
+    const auto* member = column == table.info.columns.end()
+                             ? nullptr
+                             : std::get_if<std::int64_t Row::*>(
+                                   &table.fields[static_cast<std::size_t>(column - table.info.columns.begin())]);
+    if (member == nullptr) {
+      throw std::logic_error(std::string(table.info.name) + ".order_by must name 64-bit integer columns to be ranked");
     }
-    out.push_back(table.fields[i]);
+    out.push_back(*member);
   }
   if (out.empty() || out.size() > 2) {
     throw std::logic_error(std::string(table.info.name) + ".order_by must name one or two columns to be ranked");
@@ -47,14 +50,18 @@ std::vector<Field<Row>> order_fields(const Table<Row>& table) {
 }
 
 // Note [Holding rows cheaply]
-// Holding a table's rows must cost less than the ~30 % of SQLite's insert time ranking saves. A
-// first version copied them row by row into growing vectors and sorted an index of every row: on
-// 100k launches it cost more than it saved, most of it page faults on the fresh memory. So rows
-// are copied a span at a time into 8 MiB chunks aligned to and advised for 2 MiB pages (a fault per
-// 2 MiB instead of per 4 KiB); rows arrive nearly in order (the drain takes them by time), so the
-// order is found as ascending runs: one run, the usual case, is inserted straight from the chunks,
-// and a few runs are merged (a natural merge sort: linear for nearly sorted rows, stable, so ties
-// keep the order they came in).
+// Holding a table's rows must cost less than the ~30 % of SQLite's insert time ranking saves, in a
+// process that converts once: its memory is fresh, and on a VM each page fault is expensive. A
+// first version copied rows one by one into growing vectors and sorted an index of every row; on
+// 100k launches it cost more than it saved. So rows are copied a span at a time into 8 MiB chunks
+// aligned to and advised for 2 MiB pages (a fault per 2 MiB instead of per 4 KiB), and the order
+// costs memory only for the rows out of place. Rows arrive nearly in time order (the drain takes
+// them by time; 100k launches: TASK_EXEC in order, API_CALL with 2 rows out of place, MEMORY_OP 1),
+// so one pass splits them into the rows in order (each at least the largest key before it) and the
+// late ones, which are sorted apart and merged back in by (key, arrival): stable, ties keep the
+// order they came in. Stretches of rows in order go to SQLite straight from the chunks; only many
+// stretches (rows badly out of order, as an import may bring) are inserted through an array of row
+// pointers instead.
 template <class Row>
 class HeldRows {
  public:
@@ -88,49 +95,85 @@ class HeldRows {
   // insert(const Batch&) for the rows in order_by order, ties in the order they were added.
   template <class Insert>
   void ranked(Insert&& insert) const {
-    const std::vector<Field<Row>> fields = order_fields(table_for<Row>());
-    const auto key_of = [&](const Row& row) {
-      return Key{value(fields[0], row), fields.size() > 1 ? value(fields[1], row) : 0, &row};
+    const std::vector<std::int64_t Row::*> fields = order_fields(table_for<Row>());
+    const std::int64_t Row::*first = fields[0];
+    const std::int64_t Row::*second = fields.size() > 1 ? fields[1] : nullptr;
+    const auto key_of = [&](std::size_t i) {
+      const Row& row = at(i);
+      return Key{row.*first, second != nullptr ? row.*second : 0, i};
     };
-    std::vector<std::size_t> runs;  // where each ascending run starts
-    Key previous{};
+    std::vector<Key> late;  // rows below the largest key before them
+    Key top{};
     for (std::size_t i = 0; i < size_; ++i) {
-      const Key key = key_of(at(i));
-      if (i == 0 || key < previous) runs.push_back(i);
-      previous = key;
+      const Key key = key_of(i);
+      if (i > 0 && key < top) {
+        late.push_back(key);
+      } else {
+        top = key;
+      }
     }
-    if (runs.size() <= 1) return as_added(insert);
-    std::vector<Key> keys;
-    reserve_in_huge_pages(keys, size_);
-    for (std::size_t i = 0; i < size_; ++i) keys.push_back(key_of(at(i)));
-    runs.push_back(size_);
-    while (runs.size() > 2) {  // merge neighbouring runs until one is left
-      std::vector<std::size_t> merged;
-      for (std::size_t r = 0; r + 1 < runs.size(); r += 2) {
-        merged.push_back(runs[r]);
-        if (r + 2 < runs.size()) {  // else the last run, odd one out, waits for the next round
-          std::inplace_merge(keys.begin() + static_cast<std::ptrdiff_t>(runs[r]),
-                             keys.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
-                             keys.begin() + static_cast<std::ptrdiff_t>(runs[r + 2]));
+    if (late.empty()) return as_added(insert);
+    std::vector<std::size_t> late_at(late.size());  // their places in arrival order, ascending
+    for (std::size_t l = 0; l < late.size(); ++l) late_at[l] = late[l].index;
+    std::sort(late.begin(), late.end());
+    // Merged: pieces [from, to) of the rows added, each in order; a late row is a piece of one.
+    std::vector<std::pair<std::size_t, std::size_t>> pieces;
+    std::size_t open = 0, next_late = 0, skip = 0;  // open: the first row of the piece being built
+    const auto close = [&](std::size_t end) {
+      if (open < end) pieces.emplace_back(open, end);
+    };
+    for (std::size_t i = 0; i < size_; ++i) {
+      if (skip < late_at.size() && late_at[skip] == i) {  // it goes where the merge puts it
+        close(i);
+        open = i + 1;
+        ++skip;
+        continue;
+      }
+      const Key key = key_of(i);
+      if (next_late < late.size() && late[next_late] < key) {
+        close(i);
+        open = i;
+        for (; next_late < late.size() && late[next_late] < key; ++next_late) {
+          pieces.emplace_back(late[next_late].index, late[next_late].index + 1);
         }
       }
-      merged.push_back(size_);
-      runs = std::move(merged);
+    }
+    close(size_);
+    for (; next_late < late.size(); ++next_late) pieces.emplace_back(late[next_late].index, late[next_late].index + 1);
+    if (pieces.size() <= kMaxPieces) {  // straight from the chunks, a batch per piece and chunk
+      for (const auto& [from, to] : pieces) {
+        for (std::size_t at = from; at < to;) {
+          const std::size_t n = std::min(to - at, kChunkRows - at % kChunkRows);
+          insert(Batch{.rows = &this->at(at), .size = n});
+          at += n;
+        }
+      }
+      return;
     }
     std::vector<const void*> order;
     reserve_in_huge_pages(order, size_);
-    for (const Key& key : keys) order.push_back(key.row);
-    insert(Batch{.size = size_, .order = order.data()});
+    for (const auto& [from, to] : pieces) {
+      for (std::size_t i = from; i < to; ++i) order.push_back(&at(i));
+    }
+    insert(Batch{.size = order.size(), .order = order.data()});
   }
 
  private:
   static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
   static constexpr std::size_t kChunkRows = kChunkBytes / sizeof(Row);
 
+  // More pieces than this are inserted through an array of row pointers: a statement per piece
+  // costs more than the array.
+  static constexpr std::size_t kMaxPieces = 4096;
+
   struct Key {
     std::int64_t first, second;
-    const Row* row;
-    bool operator<(const Key& o) const { return first != o.first ? first < o.first : second < o.second; }
+    std::size_t index;  // arrival order: breaks ties
+    bool operator<(const Key& o) const {
+      if (first != o.first) return first < o.first;
+      if (second != o.second) return second < o.second;
+      return index < o.index;
+    }
   };
 
   struct FreeChunk {
@@ -142,11 +185,6 @@ class HeldRows {
     void* p = ::operator new (kChunkBytes, std::align_val_t{kHugePageBytes});
     advise_huge_pages(p, kChunkBytes);
     return Chunk(static_cast<Row*>(p));
-  }
-
-  static std::int64_t value(const Field<Row>& field, const Row& row) {
-    if (const auto* m = std::get_if<std::int64_t Row::*>(&field)) return row.*(*m);
-    return row.*(*std::get_if<std::int32_t Row::*>(&field));
   }
 
   const Row& at(std::size_t i) const { return chunks_[i / kChunkRows][i % kChunkRows]; }
