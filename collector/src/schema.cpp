@@ -504,7 +504,7 @@ const Table<ApiRow>& table_for<ApiRow>() {
   static const Table<ApiRow>& table = *new Table<ApiRow>(
       make_table<ApiRow>({.name = "API_CALL",
                           .doc = "API's rows, stored in start order; `rowid` is their insertion order, or their rank "
-                                 "in start order in a converted or imported trace (Notes [Clustered tables] and "
+                                 "in start order in a trace npuscope run converted (Notes [Clustered tables] and "
                                  "[Ranked tables] in collector/src/schema.h): query API.",
                           .order_by = "start_ns",
                           .clustered = true},
@@ -537,7 +537,7 @@ const Table<TaskExecRow>& table_for<TaskExecRow>() {
       make_table<TaskExecRow>({.name = "TASK_EXEC",
                                .doc = "What TASK shows of each task run, less what its kernel is (KERNEL), in "
                                       "start order; `rowid` is the insertion order, or the rank in start order in a "
-                                      "converted or imported trace (Notes [Clustered tables] and [Ranked tables]).",
+                                      "trace npuscope run converted (Notes [Clustered tables] and [Ranked tables]).",
                                .order_by = "start_ns",
                                .clustered = true},
                               kTaskExecColumns));
@@ -572,7 +572,7 @@ const Table<MemoryRow>& table_for<MemoryRow>() {
   static const Table<MemoryRow>& table = *new Table<MemoryRow>(
       make_table<MemoryRow>({.name = "MEMORY_OP",
                              .doc = "MEMORY_RECORD's rows, stored in time order; `rowid` is their insertion order, or "
-                                    "their rank in time order in a converted or imported trace (Notes [Clustered "
+                                    "their rank in time order in a trace npuscope run converted (Notes [Clustered "
                                     "tables] and [Ranked tables] in collector/src/schema.h): query MEMORY_RECORD.",
                              .order_by = "ts_ns, seq",
                              .clustered = true},

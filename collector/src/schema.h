@@ -117,7 +117,7 @@ struct KernelRow {
 
 // Note [Ranked tables]
 // A converter that has every row before anyone reads the trace (npuscope run converting the spool
-// after the workload exited, the recovery of a killed run, an import) stores the clustered tables
+// after the workload exited, the recovery of a killed run) stores the clustered tables
 // instead as plain rowid tables whose rowid is each row's rank in order_by order, ties in insertion
 // order (WriterOptions::ranked): the writer holds their rows in memory (Note [Holding rows cheaply]
 // in held_rows.h) and in finalize() appends them in that order, SQLite numbering them 1, 2, ...
@@ -125,9 +125,12 @@ struct KernelRow {
 // checks on the key, the columns copied into key order, a uniqueness seek): SQLite's share of
 // converting 100k launches' spool fell by 30 % (perf), and `npuscope run`'s trace is ready that much
 // sooner. META's ranked_tables names the tables stored so: the reader streams them ORDER BY rowid
-// and finds a start-time range by bisecting on rowid. A table whose rows outgrow the writer's bound
-// (WriterOptions::ranked_bytes) is stored in arrival order with an index on order_by, which the
-// reader's usual ORDER BY order_by, rowid then walks. `rowid` is a column in every layout (INTEGER
+// and finds a start-time range by bisecting on rowid. The writer makes these tables only when it
+// knows their layout: a table whose rows outgrow its bound (WriterOptions::ranked_bytes, 32 MiB:
+// ~300k tasks) is made clustered then and takes the rest as a clustered table does, so a long run
+// holds no more memory than that. Not for imports: a big import's tables outgrow the bound (peak
+// RSS importing 4 GB of Kineto JSON went from 89 to 311 MiB with a 128 MiB bound, and no faster);
+// a small one gained nothing measurable. `rowid` is a column in every layout (INTEGER
 // PRIMARY KEY here), so SELECT * and users' queries see the same shape; an older npuscope reads a
 // ranked trace correctly, sorting it.
 
@@ -187,8 +190,6 @@ inline constexpr std::string_view kMetaRankedTables = "ranked_tables";  // Note 
 // `rowid_table`: a clustered table as a rowid table (Note [Ranked tables]).
 std::string create_table_sql(const TableInfo& table, bool if_missing = false, bool rowid_table = false);
 std::vector<std::string> create_index_sql(const TableInfo& table);
-// The index on order_by of a clustered table stored as a rowid table in arrival order (Note [Ranked tables]).
-std::string order_index_sql(const TableInfo& table);
 // The writer's insert: every row of a batch bound as one pointer (see batch_vtab.h).
 // `ranked`: rows appended in rank order, their rowids 1, 2, ... given by SQLite (Note [Ranked tables]).
 std::string insert_sql(const TableInfo& table, bool ranked = false);

@@ -65,8 +65,8 @@ const std::vector<MetaKeyInfo>& meta_keys() {
       {kMetaRankedTables,
        "The tables stored as rowid tables in their order (TASK_EXEC and API_CALL by start_ns, MEMORY_OP by ts_ns, "
        "seq): `rowid` is each row's rank in that order, so `ORDER BY rowid` reads them in time order without a sort. "
-       "`npuscope run` (converting after the workload exited), recoveries and imports write them so; a table it "
-       "does not name is stored clustered on its order, or indexed on it (Note [Ranked tables] in "
+       "`npuscope run` (converting after the workload exited) and recoveries write them so, up to 32 MiB of rows "
+       "a table; a table it does not name is stored clustered on its order (Note [Ranked tables] in "
        "collector/src/schema.h). Empty or absent otherwise."},
       {kMetaGolden,
        "`1` in the trace of a golden run (`NPUSCOPE_GOLDEN=1`, as `npuscope compare -- CMD` records one): every op "

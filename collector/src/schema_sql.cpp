@@ -53,11 +53,6 @@ std::vector<std::string> create_index_sql(const TableInfo& table) {
   return out;
 }
 
-std::string order_index_sql(const TableInfo& table) {
-  return "CREATE INDEX IF NOT EXISTS " + std::string(table.name) + "_order ON " + std::string(table.name) + " (" +
-         std::string(table.order_by) + ")";
-}
-
 std::string batch_module_name(const TableInfo& table) { return "npuscope_batch_" + std::string(table.name); }
 
 // The batch table-valued function: the table's columns plus the hidden argument the batch pointer

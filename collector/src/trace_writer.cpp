@@ -37,19 +37,18 @@ struct WriterArgs {
   std::size_t ranked_bytes;  // > 0: a clustered table is ranked (Note [Ranked tables] in schema.h)
 };
 
-// How finalize() left a clustered table (Note [Ranked tables]).
-enum class Layout { kClustered, kRanked, kIndexed };
-
 // One table's insert statement and the rows waiting for it.
 template <class Row>
 class TableWriter {
  public:
-  explicit TableWriter(const WriterArgs& args)
-      : stmt_(args.db, schema::insert_sql(schema::table_for<Row>().info, args.ranked_bytes > 0)),
-        clustered_(schema::table_for<Row>().info.clustered && args.ranked_bytes == 0) {
+  explicit TableWriter(const WriterArgs& args) : db_(args.db) {
     if constexpr (schema::HeldRows<Row>::kHoldable) {
-      if (schema::table_for<Row>().info.clustered && args.ranked_bytes > 0) held_.emplace(args.ranked_bytes);
+      if (info().clustered && args.ranked_bytes > 0) {  // Note [Ranked tables]: its table made later
+        held_.emplace(args.ranked_bytes);
+        return;
+      }
     }
+    prepare(info().clustered);
     pending_.reserve(kBatchRows);
   }
 
@@ -57,9 +56,11 @@ class TableWriter {
     if constexpr (schema::HeldRows<Row>::kHoldable) {
       if (held_) {
         if (held_->add(rows)) return;
-        held_->as_added([&](const Batch& batch) { insert(batch); });  // too many to hold: indexed in finalize()
+        // Too many to hold: the table is made clustered now, and takes them as they came.
+        db_.exec(schema::create_table_sql(info()));
+        prepare(true);
+        held_->as_added([&](const Batch& batch) { insert(batch); });
         held_.reset();
-        indexed_ = true;
       }
     }
     if (rows.size() >= kBatchRows) {  // big spans go straight in, without a copy
@@ -82,37 +83,50 @@ class TableWriter {
     pending_.clear();
   }
 
-  // The rows held for ranking, stored now in rank order; how the table ends up.
-  Layout store_held() {
+  // The rows held for ranking, stored now in rank order in a rowid table made for them; true if
+  // the table is ranked.
+  bool store_held() {
     if constexpr (schema::HeldRows<Row>::kHoldable) {
       if (held_) {
+        db_.exec(schema::create_table_sql(info(), false, true));
+        prepare(false);
         held_->ranked([&](const Batch& batch) { insert(batch); });
         held_.reset();
-        return Layout::kRanked;
+        return true;
       }
     }
-    return indexed_ ? Layout::kIndexed : Layout::kClustered;
+    return false;
   }
 
  private:
+  static const schema::TableInfo& info() { return schema::table_for<Row>().info; }
+
+  // `clustered`: rows get their insertion order as `rowid` (Note [Clustered tables]); else SQLite
+  // numbers them (a ranked table) or the table has no such column.
+  void prepare(bool clustered) {
+    stmt_.emplace(db_, schema::insert_sql(info(), !clustered));
+    clustered_ = clustered;
+  }
+
   void insert(Batch batch) {
     const std::size_t count = batch.size;
-    sqlite3_bind_pointer(stmt_.get(), 1, &batch, schema::kBatchPointerType, nullptr);
-    if (clustered_) sqlite3_bind_int64(stmt_.get(), 2, inserted_ + 1);  // the batch's rows are 0, 1, ...
+    sqlite::Stmt& stmt = *stmt_;
+    sqlite3_bind_pointer(stmt.get(), 1, &batch, schema::kBatchPointerType, nullptr);
+    if (clustered_) sqlite3_bind_int64(stmt.get(), 2, inserted_ + 1);  // the batch's rows are 0, 1, ...
     struct ResetOnExit {
       sqlite::Stmt& stmt;
       ~ResetOnExit() { stmt.reset(); }  // also unbinds &batch
-    } reset{stmt_};
-    stmt_.step();
+    } reset{stmt};
+    stmt.step();
     inserted_ += static_cast<std::int64_t>(count);
   }
 
-  sqlite::Stmt stmt_;
-  const bool clustered_;
+  sqlite::Db& db_;
+  std::optional<sqlite::Stmt> stmt_;  // none while the rows are held
+  bool clustered_ = false;
   std::int64_t inserted_ = 0;  // rows so far: the next rowid of a clustered table is inserted_ + 1
   std::vector<Row> pending_;
   std::optional<schema::HeldRows<Row>> held_;  // a ranked table's rows until finalize()
-  bool indexed_ = false;                       // ranked, but there were too many rows to hold
 };
 
 // A stored table's row type: TASK's rows are stored as TASK_EXEC and KERNEL rows (Note [Kernel table]).
@@ -303,7 +317,9 @@ void SqliteTraceWriter::create_schema() {
       [&]<class Row>() { schema::register_batch_module(db_, schema::batch_source<typename StoredAs<Row>::type>()); });
   db_.exec("BEGIN");
   for (const schema::TableInfo* table : schema::all_tables()) {
-    db_.exec(schema::create_table_sql(*table, false, ranked_bytes_ > 0));
+    // A ranked writer makes the clustered tables when it knows their layout (Note [Ranked tables]);
+    // the views over them resolve their names when read.
+    if (!(table->clustered && ranked_bytes_ > 0)) db_.exec(schema::create_table_sql(*table));
   }
   writers_ = std::make_unique<TableWriters>(WriterArgs{db_, ranked_bytes_});
   set_meta(schema::kMetaSchemaVersion, std::to_string(kSchemaVersion));
@@ -338,20 +354,15 @@ void SqliteTraceWriter::finalize(TraceStatus status) {
   db_.close();
 }
 
-// Note [Ranked tables]: the rows held in rank order, each table's layout in META, the index of a
-// table that had too many rows to hold.
+// Note [Ranked tables]: the rows held stored in rank order, the tables so stored named in META.
 void SqliteTraceWriter::store_held_rows() {
   if (ranked_bytes_ == 0) return;
   std::string ranked;
   std::apply(
       [&](auto&... table) {
         const auto store = [&]<class Row>(TableWriter<Row>& writer) {
-          const schema::TableInfo& info = schema::table_for<Row>().info;
-          switch (writer.store_held()) {
-            case Layout::kRanked: ranked += (ranked.empty() ? "" : ",") + std::string(info.name); break;
-            case Layout::kIndexed: db_.exec(schema::order_index_sql(info)); break;
-            case Layout::kClustered: break;
-          }
+          if (writer.store_held())
+            ranked += (ranked.empty() ? "" : ",") + std::string(schema::table_for<Row>().info.name);
         };
         (store(table), ...);
       },

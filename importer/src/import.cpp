@@ -112,7 +112,7 @@ ImportReport import_to_file(const Source& source, const std::string& trace, bool
   fs::remove(partial, ec);
   ImportReport report;
   try {
-    auto writer = collector::TraceWriter::create(partial, {.overwrite = true, .durable = false, .ranked = true});
+    auto writer = collector::TraceWriter::create(partial, {.overwrite = true, .durable = false});
     report = import_source(source, *writer, options);
   } catch (...) {
     fs::remove(partial, ec);

@@ -36,11 +36,10 @@ struct WriterOptions {
   bool durable = true;
   // Note [Ranked tables] in collector/src/schema.h: the time-ordered tables' rows are held in
   // memory and stored sorted by finalize(), which makes the trace ready sooner; for a writer whose
-  // rows are all there before anyone reads the trace (a spool converted after the workload exited,
-  // an import). Up to ranked_bytes of rows per table; a table with more is stored in arrival order
-  // and indexed.
+  // rows are all there before anyone reads the trace (a spool converted after the workload exited
+  // or recovered). Up to ranked_bytes of rows per table; a table with more is stored clustered.
   bool ranked = false;
-  std::size_t ranked_bytes = std::size_t{128} << 20;
+  std::size_t ranked_bytes = std::size_t{32} << 20;
   // What "now" is for commit_interval: the steady clock; a test passes a clock it moves itself.
   std::chrono::steady_clock::time_point (*clock)() = &std::chrono::steady_clock::now;
 };
