@@ -60,8 +60,7 @@ std::vector<std::int64_t Row::*> order_fields(const Table<Row>& table) {
 // so one pass splits them into the rows in order (each at least the largest key before it) and the
 // late ones, which are sorted apart and merged back in by (key, arrival): stable, ties keep the
 // order they came in. Stretches of rows in order go to SQLite straight from the chunks; only many
-// stretches (rows badly out of order, as an import may bring) are inserted through an array of row
-// pointers instead.
+// stretches (rows badly out of order) are inserted through an array of row pointers instead.
 template <class Row>
 class HeldRows {
  public:
