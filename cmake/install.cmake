@@ -33,9 +33,14 @@ endforeach()
 
 # The programs find lib/ through their RPATH (CMAKE_INSTALL_RPATH); npuscope finds what it loads in
 # lib/npuscope/ relative to itself (`npuscope run` the injection library, a command under mpirun the
-# MPI module: cli/src/shipped_files.h), and `npuscope view` npuscope-viewer beside it.
+# MPI module, exec, compare and calibrate the emulator commands' module: cli/src/shipped_files.h),
+# and `npuscope view` npuscope-viewer beside it. The emulator commands' module finds lib/ from
+# lib/npuscope/.
 install(TARGETS npuscope npuscope-viewer RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS npuscope_inject npuscope_tool_scaleout_mpi LIBRARY DESTINATION ${NPUSCOPE_INSTALL_MODULEDIR})
+install(TARGETS npuscope_inject npuscope_tool_scaleout_mpi npuscope_emulator_commands
+        LIBRARY DESTINATION ${NPUSCOPE_INSTALL_MODULEDIR})
+file(RELATIVE_PATH npuscope_module_to_lib /prefix/${NPUSCOPE_INSTALL_MODULEDIR} /prefix/${CMAKE_INSTALL_LIBDIR})
+set_target_properties(npuscope_emulator_commands PROPERTIES INSTALL_RPATH "$ORIGIN/${npuscope_module_to_lib}")
 
 install(EXPORT npuscopeTargets NAMESPACE npuscope:: DESTINATION ${NPUSCOPE_INSTALL_CMAKEDIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/npuscopeConfig.cmake.in

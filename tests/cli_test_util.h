@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 namespace npuscope::testing {
@@ -40,6 +41,19 @@ inline std::string read_file(const std::filesystem::path& p) {
   } catch (const std::exception&) {
     return {};
   }
+}
+
+// The symbols of npuscope's a shared object exports (nm -D --defined-only: libstdc++'s templates
+// keep their default visibility, so only the names with "npuscope" in them count), one per line;
+// nm's own output when it fails.
+inline std::string exported_npuscope_symbols(const std::string& file) {
+  const CommandResult symbols = run_command("nm -D --defined-only " + file);
+  if (symbols.status != 0) return symbols.output;
+  std::istringstream lines(symbols.output);
+  std::string line, ours;
+  while (std::getline(lines, line))
+    if (line.find("npuscope") != std::string::npos) ours += line.substr(line.rfind(' ') + 1) + "\n";
+  return ours;
 }
 
 inline std::string npuscope_cmd(const std::string& args) { return std::string(NPUSCOPE_CLI) + " " + args; }

@@ -1,10 +1,10 @@
 // npuscope: profiling, accuracy comparison and debugging for (emulated) NPUs.
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <string>
 
 #include "command.h"
+#include "emulator_commands.h"
 
 namespace {
 
@@ -16,7 +16,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"run", npuscope::cli::run_command, "profile a program: npuscope run [-o T.db] [--dump stats] -- CMD [ARGS]"},
-    {"exec", npuscope::cli::exec_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
+    {"exec", npuscope::cli::emulator_command, "run an ONNX model on the emulated NPU or the CPU golden backend"},
     {"import", npuscope::cli::import_command,
      "a real profile (Ascend PyTorch Profiler, msprof, Kineto) into a trace: npuscope import SRC [-o T.db]"},
     {"export", npuscope::cli::export_command,
@@ -24,8 +24,8 @@ constexpr Command kCommands[] = {
     {"analyze", npuscope::cli::analyze_command, "bottlenecks, overflows, memory and advice from a trace"},
     {"diff", npuscope::cli::diff_command, "what got slower between two traces, and why (ops, kernels, memory, APIs)"},
     {"cluster", npuscope::cli::cluster_command, "a multi-rank job from its rank traces: slow rank, links, collectives"},
-    {"compare", npuscope::cli::compare_command, "NPU vs CPU golden accuracy, op by op, with the first failing op"},
-    {"calibrate", npuscope::cli::calibrate_command, "the cost model against measured timings; --fit refits a spec"},
+    {"compare", npuscope::cli::emulator_command, "NPU vs CPU golden accuracy, op by op, with the first failing op"},
+    {"calibrate", npuscope::cli::emulator_command, "the cost model against measured timings; --fit refits a spec"},
     {"view", npuscope::cli::view_command, "the timeline viewer; --screenshot FILE.png renders one frame and exits"},
 };
 
@@ -43,19 +43,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   for (const auto& c : kCommands) {
-    if (std::strcmp(argv[1], c.name) != 0) continue;
-    try {
-      return c.fn(argc - 1, argv + 1);
-    } catch (const npuscope::cli::UsageError& e) {
-      std::fprintf(stderr, "npuscope %s: error: %s\n", c.name, e.what());
-      return 2;
-    } catch (const npuscope::cli::InputError& e) {
-      std::fprintf(stderr, "npuscope: error: %s\n", e.what());
-      return 2;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "npuscope: error: %s\n", e.what());
-      return 1;
-    }
+    if (std::strcmp(argv[1], c.name) == 0) return npuscope::cli::run_guarded(c.name, c.fn, argc - 1, argv + 1);
   }
   std::fprintf(stderr, "npuscope: error: unknown command '%s'\n", argv[1]);
   print_help();

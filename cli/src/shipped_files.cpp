@@ -74,4 +74,13 @@ std::string mpi_module() {
                .otherwise = ", or run the command without the launcher (alone it works on threads)"});
 }
 
+std::string emulator_commands_module() {
+  return find({.needed_by = "npuscope exec, compare and calibrate need the emulator commands' module "
+                            "libnpuscope_emulator_commands.so",
+               .variable = "NPUSCOPE_EMULATOR_COMMANDS_MODULE",
+               .installed = fs::path(NPUSCOPE_MODULE_INSTALL_RELDIR) / "libnpuscope_emulator_commands.so",
+               .built = NPUSCOPE_EMULATOR_COMMANDS_BUILD_PATH,
+               .target = "npuscope_emulator_commands"});
+}
+
 }  // namespace npuscope::cli

@@ -24,7 +24,8 @@ for package in libopenblas0-openmp libsqlite3-0 libboost-program-options libglfw
 done
 # lib/ may be lib/<multiarch>/ (GNUInstallDirs when configured with the prefix /usr).
 for f in bin/npuscope bin/npuscope-viewer include/npuscope/emulator/ops.h LIB/npuscope/libnpuscope_inject.so \
-         LIB/npuscope/libnpuscope_tool_scaleout_mpi.so LIB/libnpuscope_emulator.so LIB/libnpuscope_collector.a \
+         LIB/npuscope/libnpuscope_tool_scaleout_mpi.so LIB/npuscope/libnpuscope_emulator_commands.so \
+         LIB/libnpuscope_emulator.so LIB/libnpuscope_collector.a \
          LIB/cmake/npuscope/npuscopeConfig.cmake LIB/pkgconfig/npuscope.pc; do
   grep -Eq " \./usr/${f/LIB/lib(/[a-z0-9_]+-linux-gnu)?}\$" "$tmp/contents.txt" || fail "$f is not in the package"
 done

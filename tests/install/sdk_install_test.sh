@@ -2,8 +2,8 @@
 # The installed SDK, used the way a user outside this tree would: `cmake --install` into a fresh
 # prefix, build tests/install/sdk_consumer once with find_package(npuscope) and once with plain g++
 # and pkg-config, then profile it with the installed `npuscope run` and read the trace with
-# `npuscope analyze` and with trace_stats (the consumer's program on the static libraries), and run
-# `mpirun -np 2 npuscope cluster`. Everything after the install runs in a clean environment (env -i)
+# `npuscope analyze` and with trace_stats (the consumer's program on the static libraries), run
+# `npuscope exec` and `mpirun -np 2 npuscope cluster`. Everything after the install runs in a clean environment (env -i)
 # and must use the prefix only: the injection library `npuscope run` hands the program, and the MPI
 # module npuscope cluster loads under mpirun, are checked to be the installed ones.
 #
@@ -28,11 +28,23 @@ inject=$(find "$prefix" -name libnpuscope_inject.so) && [[ -n $inject ]] || fail
 module=$(find "$prefix" -name libnpuscope_tool_scaleout_mpi.so) && [[ -n $module ]] ||
   fail "libnpuscope_tool_scaleout_mpi.so (the tools' MPI module) was not installed"
 [[ $(dirname "$module") == $(dirname "$inject") ]] || fail "the MPI module $module is not beside $inject"
-# The installed CLI loads the installed emulator (RPATH), not the build tree's. ldd's output is
-# read whole: `ldd | grep -q` under pipefail fails whenever grep exits before ldd has written.
-libs=$(ldd "$prefix/bin/npuscope")
+# The installed CLI's emulator commands (Note [Commands that load the emulator] in
+# cli/src/common/emulator_commands.h) load the installed emulator (RPATH), not the build tree's.
+# ldd's output is read whole: `ldd | grep -q` under pipefail fails whenever grep exits before ldd has
+# written.
+commands=$(find "$prefix" -name libnpuscope_emulator_commands.so) && [[ -n $commands ]] ||
+  fail "libnpuscope_emulator_commands.so (the emulator commands' module) was not installed"
+[[ $(dirname "$commands") == $(dirname "$inject") ]] || fail "the module $commands is not beside $inject"
+libs=$(ldd "$commands")
 [[ $libs == *"libnpuscope_emulator.so => $prefix/"* ]] ||
-  fail "bin/npuscope does not load the installed emulator: $(grep npuscope <<< "$libs")"
+  fail "$commands does not load the installed emulator: $(grep npuscope <<< "$libs")"
+[[ $(ldd "$prefix/bin/npuscope") != *libnpuscope_emulator* ]] || fail "bin/npuscope links the emulator"
+echo "== npuscope exec"
+"${clean[@]}" LD_DEBUG=files "$prefix/bin/npuscope" exec --model "$build/samples/models/mlp.onnx" --device npu \
+  > "$tmp/exec.txt" 2> "$tmp/exec_loader.txt" || { cat "$tmp/exec.txt"; fail "npuscope exec"; }
+paths=$(grep -o "file=[^ ]*libnpuscope_emulator_commands.so" "$tmp/exec_loader.txt" | sort -u)
+[[ $(wc -l <<< "$paths") == 1 && $(realpath "${paths#file=}") == $(realpath "$commands") ]] ||
+  fail "npuscope exec did not load the installed $commands: ${paths:-none}"
 
 echo "== find_package(npuscope)"
 "${clean[@]}" cmake -S "$consumer_src" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \

@@ -35,7 +35,9 @@ COMPONENTS = {
     "viewer/include/npuscope/viewer/viewer_app.h": "viewer/app",
     "tool_scaleout/": "tool_scaleout",  # the tools' scale-out: the interface and the loader of its module
     "tool_scaleout/src/mpi_module.cpp": "tool_scaleout/mpi",  # the module, over MPI
-    "cli/": "cli",
+    "cli/": "cli",  # the npuscope program: every command that does not run the emulator
+    "cli/src/common/": "cli/common",  # what the program and the emulator commands' module share
+    "cli/src/emulator_commands/": "cli/emulator_commands",  # exec, compare, calibrate: a module it loads
     "samples/": "samples",
 }
 # Targets whose component is not that of the CMakeLists.txt that makes them.
@@ -43,6 +45,8 @@ TARGET_COMPONENTS = {
     "npuscope_viewer_app": "viewer/app",
     "npuscope-viewer": "viewer/app",
     "npuscope_tool_scaleout_mpi": "tool_scaleout/mpi",
+    "npuscope_cli_common": "cli/common",
+    "npuscope_emulator_commands": "cli/emulator_commands",
 }
 # What each component may include and link, besides itself; what they may use, it may use too.
 ALLOWED = {
@@ -61,7 +65,11 @@ ALLOWED = {
     "viewer/app": ["viewer", "analyzer", "comparator", "importer"],  # importer: the dump pairs' steps and ranks
     "tool_scaleout": ["runtime_hooks"],
     "tool_scaleout/mpi": ["tool_scaleout"],
-    "cli": ["importer", "analyzer", "comparator", "calibration", "collector", "emulator", "viewer", "tool_scaleout"],
+    # The program loads no emulator (Note [Commands that load the emulator] in
+    # cli/src/common/emulator_commands.h): the commands that run it or its cost model are the module's.
+    "cli/common": ["importer", "analyzer", "collector"],
+    "cli": ["cli/common", "viewer", "tool_scaleout"],
+    "cli/emulator_commands": ["cli/common", "comparator", "calibration", "emulator"],
     "samples": ["emulator", "opkit", "pytorch", "comm"],
 }
 # Outside libraries that only some components may include or link: MPI (loaded by the CLI only
@@ -248,6 +256,9 @@ def self_test():
                                    "target_link_libraries(npuscope_emulator PUBLIC  # the store\n"
                                    "  npuscope::collector)\n",
         "cli/src/main.cpp": '#include <mpi.h>\n#include "npuscope/runtime_hooks/hook_api.h"\n',
+        "cli/src/run_command.cpp": '#include "npuscope/emulator/runtime.h"\n',
+        "cli/src/emulator_commands/exec_command.cpp": '#include "npuscope/emulator/runtime.h"\n',
+        "emulator/include/npuscope/emulator/runtime.h": "",
         "cli/CMakeLists.txt": "add_executable(npuscope src/main.cpp)\n"
                               "target_link_libraries(npuscope PRIVATE npuscope::collector MPI::MPI_CXX OpenGL::GL)\n",
         "newfolder/CMakeLists.txt": "",
@@ -259,6 +270,7 @@ def self_test():
         "emulator/CMakeLists.txt:2: target_link_libraries(npuscope_emulator ... npuscope::collector): "
         "emulator may not use collector",
         "cli/src/main.cpp:1: #include <mpi.h>: cli may not use MPI",
+        "cli/src/run_command.cpp:1: #include \"npuscope/emulator/runtime.h\": cli may not use emulator",
         "cli/CMakeLists.txt:2: target_link_libraries(npuscope ... MPI::MPI_CXX): cli may not use MPI",
         "cli/CMakeLists.txt:2: target_link_libraries(npuscope ... OpenGL::GL): cli may not use GLFW/OpenGL/ImGui",
         "newfolder/: a folder in no layer",

@@ -1,5 +1,5 @@
 // The two sides of a dump comparison, read once for every tool: `npuscope compare NPU BENCH`
-// (cli/src/compare_dumps_run.cpp) and `npuscope view --compare NPU BENCH` (viewer/src/app/dump_job.h)
+// (cli/src/emulator_commands/compare_dumps_run.cpp) and `npuscope view --compare NPU BENCH` (viewer/src/app/dump_job.h)
 // read them here, so that both take the same sides and say the same thing about a bad one.
 //
 // Note [Dump comparison sides]
@@ -11,12 +11,12 @@
 //    step under msprobe's names (analyzer::msprobe_dumps). Its tensors load from the trace on
 //    demand, so the side keeps the trace open for as long as its dumps are compared.
 // How a trace is opened is the caller's (TraceOpener): the CLI recovers the spool a killed run left
-// and imports a real profile first (cli/src/open_trace.h); the viewer opens the path `npuscope view`
+// and imports a real profile first (cli/src/common/open_trace.h); the viewer opens the path `npuscope view`
 // handed it, which has done both already (cli/src/view_command.cpp).
 // read_dump_sides reads the bench side on a thread of its own while the calling thread reads the NPU
 // side (the two are independent, and reading is half of comparing two statistics dumps), then pairs
 // their dumps by step and rank (importer::pair_msprobe_dumps, Note [Comparing dump trees] in
-// cli/src/compare_dumps_run.h). When both sides fail, the NPU side's error is the one thrown, as
+// cli/src/emulator_commands/compare_dumps_run.h). When both sides fail, the NPU side's error is the one thrown, as
 // when they were read in turn.
 #pragma once
 

@@ -25,7 +25,7 @@ std::vector<collector::MsprobeDump> read_msprobe_dumps(const std::string& path);
 std::string dump_place(const collector::MsprobeDump& dump);
 
 // Two sides' dumps paired by step and rank, in the NPU side's order (Note [Comparing dump trees] in
-// cli/src/compare_dumps_run.h): when each side holds one dump the two pair whatever their step and
+// cli/src/emulator_commands/compare_dumps_run.h): when each side holds one dump the two pair whatever their step and
 // rank (an NPU rank0 against a GPU proc2016), and when each side holds one rank, step by step
 // whatever their ranks (an npuscope trace of one process against a rank0 tree). `unpaired` gets a line for each dump
 // without a counterpart ("step 1, rank 0: the NPU dump D has no bench dump of its step and rank").

@@ -1,5 +1,6 @@
-// What every subcommand shares: its entry point, usage errors, and the run-time flags that set up
-// the emulator (device, spec, precision and overflow modes).
+// What every subcommand shares: its entry point, how its errors become an exit status, its flag
+// parsing. The npuscope program and the emulator commands' module (Note [Commands that load the
+// emulator] in cli/src/emulator_commands.h) both link it.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -29,15 +30,10 @@ class InputError : public std::runtime_error {
 // Returns the exit status; throws UsageError or any library error (printed as "npuscope: error").
 using CommandFn = int (*)(int argc, char** argv);
 
-// The emulator set-up flags (declared with exec's in exec_flags.cpp).
-struct DeviceFlags {
-  std::string device = "npu";
-  std::string spec;
-  std::string precision_mode;
-  std::string overflow_mode;
-};
-// Configures the emulator runtime: environment first (NPUSCOPE_SPEC...), flags over it.
-void configure_runtime(const DeviceFlags& flags);
+// Runs `fn` as the subcommand `name` (argv[0]) and returns the exit status: fn's own, 2 for a
+// UsageError ("npuscope NAME: error: ...") or an InputError, 1 for any other exception
+// ("npuscope: error: ..."), each printed to stderr.
+int run_guarded(const char* name, CommandFn fn, int argc, char** argv);
 
 // An integer flag read strictly: decimal digits, a leading '-' only for a signed type, within
 // [min, max]; anything else is a usage error naming the flag and its range. program_options' own

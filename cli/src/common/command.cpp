@@ -1,24 +1,27 @@
 #include "command.h"
 
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "npuscope/emulator/runtime.h"
-
 namespace npuscope::cli {
 
-namespace emu = npuscope::emulator;
-
-void configure_runtime(const DeviceFlags& f) {
-  emu::RuntimeOptions r = emu::RuntimeOptions::from_environment();
-  if (!f.spec.empty()) r.spec = f.spec;
-  if (!f.precision_mode.empty()) r.precision_mode = emu::parse_precision_mode(f.precision_mode);
-  if (!f.overflow_mode.empty()) r.overflow_mode = emu::parse_overflow_mode(f.overflow_mode);
-  const emu::DeviceRef device = emu::DeviceRef::parse(f.device);
-  if (device.is_npu()) r.num_devices = device.index + 1;
-  emu::Runtime::configure(r);
+int run_guarded(const char* name, CommandFn fn, int argc, char** argv) {
+  try {
+    return fn(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "npuscope %s: error: %s\n", name, e.what());
+    return 2;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "npuscope: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "npuscope: error: %s\n", e.what());
+    return 1;
+  }
 }
 
 bool parse_flags(int argc, char** argv, const po::options_description& desc, const char* usage,

@@ -11,6 +11,17 @@
 
 namespace npuscope::cli {
 
+// The emulator set-up flags (device, spec, precision and overflow modes).
+struct DeviceFlags {
+  std::string device = "npu";
+  std::string spec;
+  std::string precision_mode;
+  std::string overflow_mode;
+};
+// Configures the emulator runtime: environment first (NPUSCOPE_SPEC...), flags over it
+// (configure_runtime.cpp).
+void configure_runtime(const DeviceFlags& flags);
+
 struct ExecFlags {
   DeviceFlags device;
   std::string model;
