@@ -1,8 +1,8 @@
-// npuscope export: a recorded trace as Chrome trace JSON (for the Perfetto UI and chrome://tracing),
-// msprof-style CSV files, .npy files of the tensors it dumped, or a PyTorch script's dump in msprobe's
-// layout (dump.json per step).
+// npuscope export: a recorded trace as a Perfetto protobuf trace (ui.perfetto.dev, trace_processor),
+// Chrome trace JSON (the Perfetto UI and chrome://tracing), msprof-style CSV files, .npy files of the tensors it
+// dumped, or a PyTorch script's dump in msprobe's layout (dump.json per step).
 //
-//   npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR] [--msprobe DIR]
+//   npuscope export TRACE.db [--perfetto FILE.pftrace] [--chrome FILE.json] [--csv DIR] [--npy DIR] [--msprobe DIR]
 //
 // At least one output; several at once are written in that order, each printed as it is done.
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include "npuscope/collector/export_csv.h"
 #include "npuscope/collector/export_msprobe.h"
 #include "npuscope/collector/export_npy.h"
+#include "npuscope/collector/export_perfetto.h"
 #include "npuscope/collector/trace_reader.h"
 #include "open_trace.h"
 
@@ -22,10 +23,11 @@ namespace {
 
 namespace col = npuscope::collector;
 
-constexpr const char* kUsage = "npuscope export TRACE.db [--chrome FILE.json] [--csv DIR] [--npy DIR] [--msprobe DIR]";
+constexpr const char* kUsage =
+    "npuscope export TRACE.db [--perfetto FILE.pftrace] [--chrome FILE.json] [--csv DIR] [--npy DIR] [--msprobe DIR]";
 
 struct ExportFlags {
-  std::string trace, chrome, csv, npy, msprobe;
+  std::string trace, perfetto, chrome, csv, npy, msprobe;
 };
 
 std::string human_size(std::int64_t bytes) {
@@ -39,6 +41,30 @@ std::string human_size(std::int64_t bytes) {
     std::snprintf(text, sizeof text, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
   }
   return text;
+}
+
+void write_perfetto(const col::TraceReader& reader, const std::string& path) {
+  const col::PerfettoExportResult r = col::export_perfetto_trace(reader, path);
+  std::printf(
+      "wrote %s: %lld packets on %lld tracks (%lld tasks, %lld API calls, %lld memcpys, %lld markers, %lld memory "
+      "records, %lld flows), %s\n",
+      r.path.c_str(), static_cast<long long>(r.packets), static_cast<long long>(r.tracks),
+      static_cast<long long>(r.tasks), static_cast<long long>(r.apis), static_cast<long long>(r.memcpys),
+      static_cast<long long>(r.markers), static_cast<long long>(r.memory_records), static_cast<long long>(r.flows),
+      human_size(r.bytes).c_str());
+  if (r.pytorch_ops > 0) std::printf("  %lld PyTorch ops and module calls\n", static_cast<long long>(r.pytorch_ops));
+  if (r.overflow_tasks > 0) std::printf("  %lld overflowing tasks marked\n", static_cast<long long>(r.overflow_tasks));
+  if (r.underflow_tasks > 0)
+    std::printf("  %lld underflowing tasks marked\n", static_cast<long long>(r.underflow_tasks));
+  if (r.extra_lanes > 0) {
+    std::printf("  %lld extra lanes for rows that overlap others on their stream or thread (named \"... (2)\")\n",
+                static_cast<long long>(r.extra_lanes));
+  }
+  if (r.negative_times > 0) {
+    std::printf("  %lld rows left out: they start before time 0, which Perfetto cannot show\n",
+                static_cast<long long>(r.negative_times));
+  }
+  std::printf("  open it in https://ui.perfetto.dev, or query it with Perfetto's trace_processor\n");
 }
 
 void write_chrome(const col::TraceReader& reader, const std::string& path) {
@@ -102,7 +128,10 @@ int export_command(int argc, char** argv) {
   ExportFlags f;
   po::options_description desc("options");
   desc.add_options()("help,h", "show this help")("trace", po::value(&f.trace), "the trace database (positional)")(
-      "chrome", po::value(&f.chrome), "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")(
+      "perfetto", po::value(&f.perfetto),
+      "write a Perfetto protobuf trace to FILE (ui.perfetto.dev, trace_processor): tracks per stream and thread, "
+      "flows, counters")("chrome", po::value(&f.chrome),
+                         "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")(
       "csv", po::value(&f.csv), "write op_summary, op_statistic, api_statistic and memory_record .csv into DIR")(
       "npy", po::value(&f.npy), "write the dumped tensors as .npy files and index.csv into DIR")(
       "msprobe", po::value(&f.msprobe),
@@ -112,16 +141,18 @@ int export_command(int argc, char** argv) {
   positional.add("trace", 1);
   if (!parse_flags(argc, argv, desc, kUsage, &positional)) return 0;
   if (f.trace.empty()) throw UsageError(std::string("no trace given\nusage: ") + kUsage);
-  if (f.chrome.empty() && f.csv.empty() && f.npy.empty() && f.msprobe.empty()) {
-    throw UsageError(std::string("nothing to export: give --chrome FILE.json, --csv DIR, --npy DIR and/or --msprobe "
-                                 "DIR\nusage: ") +
-                     kUsage);
+  if (f.perfetto.empty() && f.chrome.empty() && f.csv.empty() && f.npy.empty() && f.msprobe.empty()) {
+    throw UsageError(
+        std::string("nothing to export: give --perfetto FILE.pftrace, --chrome FILE.json, --csv DIR, --npy "
+                    "DIR and/or --msprobe DIR\nusage: ") +
+        kUsage);
   }
   const auto reader = open_trace(f.trace, {});
   if (!reader->complete()) {
     std::printf("note: %s is incomplete (the workload did not finish cleanly); exporting what it holds\n",
                 reader->path().c_str());
   }
+  if (!f.perfetto.empty()) write_perfetto(*reader, f.perfetto);
   if (!f.chrome.empty()) write_chrome(*reader, f.chrome);
   if (!f.csv.empty()) write_csv(*reader, f.csv);
   if (!f.npy.empty()) write_npy(*reader, f.npy);

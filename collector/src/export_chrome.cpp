@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <set>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "connection_set.h"
 #include "export_util.h"
 
 namespace npuscope::collector {
@@ -24,31 +24,6 @@ constexpr std::int64_t kFirstNpuPid = 3;
 constexpr std::int64_t kLaneStride = 1'000'000;
 
 std::int64_t device_pid(std::int32_t device_id) { return device_id >= 0 ? kFirstNpuPid + device_id : kGoldenPid; }
-
-// A set of connection ids: a bit per id below kDenseLimit (ids are counted from 1 per process, so
-// 10 M launches cost 1.2 MiB), a hash set for any others.
-class ConnectionSet {
- public:
-  void insert(std::int64_t id) {
-    if (id < 0 || id >= kDenseLimit) {
-      sparse_.insert(id);
-      return;
-    }
-    const auto word = static_cast<std::size_t>(id) / 64;
-    if (word >= bits_.size()) bits_.resize(std::max(word + 1, bits_.size() * 2));
-    bits_[word] |= std::uint64_t{1} << (id % 64);
-  }
-  bool contains(std::int64_t id) const {
-    if (id < 0 || id >= kDenseLimit) return sparse_.contains(id);
-    const auto word = static_cast<std::size_t>(id) / 64;
-    return word < bits_.size() && ((bits_[word] >> (id % 64)) & 1) != 0;
-  }
-
- private:
-  static constexpr std::int64_t kDenseLimit = std::int64_t{1} << 28;  // at most 32 MiB of bits
-  std::vector<std::uint64_t> bits_;
-  std::unordered_set<std::int64_t> sparse_;
-};
 
 class ChromeWriter {
  public:
@@ -86,8 +61,8 @@ class ChromeWriter {
   std::set<std::int64_t> pids_;
   std::set<std::pair<std::int64_t, std::int64_t>> lanes_;  // (pid, lane)
   std::pair<std::int64_t, std::int64_t> last_lane_{-1, -1};
-  ConnectionSet copies_;    // connection ids of MEMCPY rows
-  ConnectionSet launches_;  // connection ids of every task and copy drawn
+  export_util::ConnectionSet copies_;    // connection ids of MEMCPY rows
+  export_util::ConnectionSet launches_;  // connection ids of every task and copy drawn
   std::vector<DeviceInfoRow> devices_;
 };
 

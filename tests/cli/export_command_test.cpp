@@ -64,6 +64,28 @@ TEST_F(ExportCommandTest, WritesAllThreeExportsAtOnce) {
   EXPECT_TRUE(fs::exists(path("npy/layer0_attn_MatMul.0.input.0.npy")));
 }
 
+// Note [Perfetto trace layout]: the file decodes with protoc, an independent decoder, and the
+// messages' declarations (tests/collector/perfetto_export_test.cpp reads every slice back).
+TEST_F(ExportCommandTest, PerfettoTraceDecodesWithProtoc) {
+  write_sample_trace(path("t.db"));
+  const CommandResult r = npuscope_export(path("t.db") + " --perfetto " + path("t.pftrace"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote " + path("t.pftrace") + ": "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(4 tasks, 6 API calls, 1 memcpys, 3 markers, 2 memory records, 5 flows)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1 overflowing tasks marked"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ui.perfetto.dev"), std::string::npos) << r.output;
+  const CommandResult decoded = run_command("protoc --decode=perfetto.protos.Trace -I " NPUSCOPE_SOURCE_DIR
+                                            "/collector/proto perfetto_trace.proto < " +
+                                            path("t.pftrace"));
+  ASSERT_EQ(decoded.status, 0) << decoded.output;
+  for (const char* text : {"process_name: \"npu:0\"", "process_labels: \"ascend910b\"", "name: \"stream 0 copies\"",
+                           "thread_name: \"thread 0\"", "type: TYPE_SLICE_BEGIN", "type: TYPE_SLICE_END",
+                           "type: TYPE_COUNTER", "flow_ids: 2", "name: \"aclnnMatMul\"", "unit: UNIT_SIZE_BYTES"}) {
+    EXPECT_NE(decoded.output.find(text), std::string::npos) << text << " not in\n" << decoded.output.substr(0, 4000);
+  }
+}
+
 TEST_F(ExportCommandTest, EachExportAloneAndIncompleteTraces) {
   write_sample_trace(path("t.db"), false, /*finalize=*/false);
   CommandResult r = npuscope_export(path("t.db") + " --csv " + path("csv"));
@@ -85,7 +107,7 @@ TEST_F(ExportCommandTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("nothing to export"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("usage: npuscope export"), std::string::npos) << r.output;
-  r = npuscope_export(path("t.db") + " --perfetto x.json");
+  r = npuscope_export(path("t.db") + " --tensorboard x.json");
   EXPECT_EQ(r.status, 2) << r.output;
   r = npuscope_export("--help");
   EXPECT_EQ(r.status, 0) << r.output;

@@ -285,16 +285,6 @@ struct PhaseCounter : nlohmann::json_sax<json> {
   }
 };
 
-// A line of /proc/self/status in KiB ("VmRSS", "VmHWM"), or -1.
-std::int64_t proc_status_kib(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  }
-  return -1;
-}
-
 }  // namespace
 
 TEST_F(ChromeExportTest, LargeTraceStreamsInBoundedMemory) {

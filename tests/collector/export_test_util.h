@@ -203,4 +203,15 @@ inline std::string read_text(const std::string& path) {
   return s.str();
 }
 
+// A line of /proc/self/status in KiB ("VmRSS", "VmHWM"), or -1: what an export that streams must
+// not grow.
+inline std::int64_t proc_status_kib(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return -1;
+}
+
 }  // namespace npuscope::collector::testing
