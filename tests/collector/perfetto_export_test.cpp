@@ -190,12 +190,13 @@ TEST_F(PerfettoExportTest, MarkersNestAndMemoryIsTwoCounters) {
 TEST_F(PerfettoExportTest, PytorchOpsNestOnTheirThread) {
   {
     auto w = TraceWriter::create(path("torch.db"));
-    PytorchApiRow step{.id = 1, .start_ns = 100, .end_ns = 900, .thread_id = 3, .name_id = w->intern("Module.fc")};
+    PytorchApiRow step{.id = 2, .start_ns = 100, .end_ns = 900, .thread_id = 3, .name_id = w->intern("Module.fc")};
     step.kind = static_cast<std::int32_t>(HostOpKind::kModule);
-    PytorchApiRow mm{.id = 2, .start_ns = 100, .end_ns = 400, .thread_id = 3, .name_id = w->intern("aten::mm")};
+    PytorchApiRow mm{.id = 1, .start_ns = 100, .end_ns = 400, .thread_id = 3, .name_id = w->intern("aten::mm")};
     mm.input_shapes_id = w->intern("[[8, 4], [4, 2]]");
     PytorchApiRow add{.id = 3, .start_ns = 400, .end_ns = 900, .thread_id = 3, .name_id = w->intern("aten::add")};
-    const PytorchApiRow ops[] = {mm, step, add};  // the child first: Note [Rows that start together]
+    // The child first, by id and in the file: Note [Rows that start together].
+    const PytorchApiRow ops[] = {mm, step, add};
     w->add(ops);
     w->finalize();
   }
@@ -211,7 +212,7 @@ TEST_F(PerfettoExportTest, PytorchOpsNestOnTheirThread) {
   EXPECT_EQ(seen["Module.fc"], (std::pair<int, std::int64_t>{0, 800}));
   EXPECT_EQ(seen["aten::mm"], (std::pair<int, std::int64_t>{1, 300}));
   EXPECT_EQ(seen["aten::add"], (std::pair<int, std::int64_t>{1, 500}));  // begins as mm ends: its sibling
-  const Slice* mm = d.find("cpu_op", "id", "2");
+  const Slice* mm = d.find("cpu_op", "id", "1");
   ASSERT_NE(mm, nullptr);
   EXPECT_EQ(mm->args.at("input_shapes"), "[[8, 4], [4, 2]]");
 }
