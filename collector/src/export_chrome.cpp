@@ -18,12 +18,11 @@ using export_util::append_int;
 using export_util::append_json_string;
 using export_util::append_us;
 
-constexpr std::int64_t kHostPid = 1;
-constexpr std::int64_t kGoldenPid = 2;
-constexpr std::int64_t kFirstNpuPid = 3;
-constexpr std::int64_t kLaneStride = 1'000'000;
-
-std::int64_t device_pid(std::int32_t device_id) { return device_id >= 0 ? kFirstNpuPid + device_id : kGoldenPid; }
+using export_util::device_pid;  // Note [Export pids]
+using export_util::kFirstNpuPid;
+using export_util::kGoldenPid;
+using export_util::kHostPid;
+using export_util::kLaneStride;
 
 class ChromeWriter {
  public:

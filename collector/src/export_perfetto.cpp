@@ -62,13 +62,11 @@ constexpr std::int64_t kMergeNone = 2;                      // TrackDescriptor.S
 constexpr std::int64_t kExplicitOrdering = 1;               // process_ordering, thread_ordering
 constexpr std::int64_t kSequence = 1;
 
-// Pids and tids as in the Chrome export (Note [Chrome trace layout]).
-constexpr std::int64_t kHostPid = 1;
-constexpr std::int64_t kGoldenPid = 2;
-constexpr std::int64_t kFirstNpuPid = 3;
-constexpr std::int64_t kLaneStride = 1'000'000;
-
-std::int64_t device_pid(std::int32_t device_id) { return device_id >= 0 ? kFirstNpuPid + device_id : kGoldenPid; }
+using export_util::device_pid;  // pids and tids as in the Chrome export: Note [Export pids]
+using export_util::kFirstNpuPid;
+using export_util::kGoldenPid;
+using export_util::kHostPid;
+using export_util::kLaneStride;
 std::int64_t wrap_lane(std::int64_t lane) { return ((lane % kLaneStride) + kLaneStride) % kLaneStride; }
 
 // What a track holds, each kind of row its own track (Note [Perfetto trace layout]).

@@ -52,6 +52,18 @@ class OutputFile {
   bool committed_ = false;
 };
 
+// Note [Export pids]
+// The timeline exports (Chrome JSON, Perfetto) name processes and threads alike: host 1, cpu golden
+// 2, npu:N 3 + N; a lane (host thread or stream) of process P is tid P·10⁶ + lane, unique across
+// processes because Perfetto keys threads by tid alone.
+inline constexpr std::int64_t kHostPid = 1;
+inline constexpr std::int64_t kGoldenPid = 2;
+inline constexpr std::int64_t kFirstNpuPid = 3;
+inline constexpr std::int64_t kLaneStride = 1'000'000;
+inline std::int64_t device_pid(std::int32_t device_id) {
+  return device_id >= 0 ? kFirstNpuPid + device_id : kGoldenPid;
+}
+
 // Creates `dir` (and its parents) if needed. Throws ExportError if it is not a usable directory.
 void ensure_directory(const std::string& dir);
 

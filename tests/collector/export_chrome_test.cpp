@@ -289,29 +289,7 @@ struct PhaseCounter : nlohmann::json_sax<json> {
 
 TEST_F(ChromeExportTest, LargeTraceStreamsInBoundedMemory) {
   constexpr std::int64_t kTasks = 200'000;
-  {
-    auto w = TraceWriter::create(path("big.db"));
-    const StringId api = w->intern("aclnnAdd"), op = w->intern("Add");
-    std::vector<TaskRow> tasks;
-    std::vector<ApiRow> apis;
-    for (std::int64_t i = 0; i < kTasks; ++i) {
-      TaskRow t = sample_task(i + 1, 0, static_cast<std::int32_t>(i % 4), i * 1000 + 100, i * 1000 + 500,
-                              i * 1000 + 900, i + 1);
-      t.name_id = w->intern("layer" + std::to_string(i % 500) + "/add");
-      t.op_type_id = op;
-      t.task_type = 1;
-      t.overflow = i % 1000 == 0;
-      tasks.push_back(t);
-      apis.push_back({i * 1000, i * 1000 + 200, api, i + 1, 0});
-      if (tasks.size() == 10'000) {
-        w->add(tasks);
-        w->add(apis);
-        tasks.clear();
-        apis.clear();
-      }
-    }
-    w->finalize();
-  }
+  write_launch_trace(path("big.db"), kTasks);
   const auto reader = TraceReader::open(path("big.db"));
   // Reset the peak-RSS mark (Linux clear_refs "5") so that VmHWM measures the export alone.
   const bool can_measure = static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5");

@@ -203,6 +203,34 @@ inline std::string read_text(const std::string& path) {
   return s.str();
 }
 
+// A trace of `tasks` Add tasks on 4 streams of npu:0, 500 op names, each launched by an API call on
+// host thread 0 (connection id = task id), one every microsecond: what the exports stream.
+inline void write_launch_trace(const std::string& path, std::int64_t tasks) {
+  auto w = TraceWriter::create(path);
+  const StringId api = w->intern("aclnnAdd"), op = w->intern("Add");
+  std::vector<TaskRow> task_rows;
+  std::vector<ApiRow> apis;
+  for (std::int64_t i = 0; i < tasks; ++i) {
+    TaskRow t =
+        sample_task(i + 1, 0, static_cast<std::int32_t>(i % 4), i * 1000 + 100, i * 1000 + 500, i * 1000 + 900, i + 1);
+    t.name_id = w->intern("layer" + std::to_string(i % 500) + "/add");
+    t.op_type_id = op;
+    t.task_type = 1;
+    t.overflow = i % 1000 == 0;
+    task_rows.push_back(t);
+    apis.push_back({i * 1000, i * 1000 + 200, api, i + 1, 0});
+    if (task_rows.size() == 10'000) {
+      w->add(task_rows);
+      w->add(apis);
+      task_rows.clear();
+      apis.clear();
+    }
+  }
+  w->add(task_rows);
+  w->add(apis);
+  w->finalize();
+}
+
 // A line of /proc/self/status in KiB ("VmRSS", "VmHWM"), or -1: what an export that streams must
 // not grow.
 inline std::int64_t proc_status_kib(const std::string& field) {

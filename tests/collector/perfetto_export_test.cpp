@@ -265,24 +265,7 @@ TEST_F(PerfettoExportTest, UnwritableOutputIsAnExportErrorAndLeavesOldFile) {
 
 TEST_F(PerfettoExportTest, LargeTraceStreamsInBoundedMemory) {
   constexpr std::int64_t kTasks = 100'000;
-  {
-    auto w = TraceWriter::create(path("big.db"));
-    const StringId api = w->intern("aclnnAdd"), op = w->intern("Add");
-    std::vector<TaskRow> tasks;
-    std::vector<ApiRow> apis;
-    for (std::int64_t i = 0; i < kTasks; ++i) {
-      TaskRow t = sample_task(i + 1, 0, static_cast<std::int32_t>(i % 4), i * 1000 + 100, i * 1000 + 500,
-                              i * 1000 + 900, i + 1);
-      t.name_id = w->intern("layer" + std::to_string(i % 500) + "/add");
-      t.op_type_id = op;
-      t.task_type = 1;
-      tasks.push_back(t);
-      apis.push_back({i * 1000, i * 1000 + 200, api, i + 1, 0});
-    }
-    w->add(tasks);
-    w->add(apis);
-    w->finalize();
-  }
+  write_launch_trace(path("big.db"), kTasks);
   const auto reader = TraceReader::open(path("big.db"));
   const bool can_measure = static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5");
   const std::int64_t rss_before = proc_status_kib("VmRSS");

@@ -17,9 +17,8 @@
 // Each API call is joined to the task or copy it launched by a flow: "s" at the start of the API
 // slice, "f" with "bp":"e" at the start of the device slice, id = connection_id (Note [Flows] in
 // export_chrome.cpp); the emulator launches at most one task per API call, so an id is one arrow.
-// Timestamps are microseconds with three decimals (exact nanoseconds). Pids are host 1,
-// cpu golden 2, npu:N 3+N; tids are pid·10⁶ + lane (thread_id or stream_id), unique across
-// processes because Perfetto's importer keys thread names by tid alone. Counters use tid = pid.
+// Timestamps are microseconds with three decimals (exact nanoseconds). Pids and tids: Note [Export
+// pids] in collector/src/export_util.h. Counters use tid = pid.
 // The file is streamed (Note [Exports stream]); beyond the output buffer it holds a bit per
 // connection id (which API calls launched work) and the set of lanes, never the rows.
 #pragma once
