@@ -231,6 +231,13 @@ inline void write_launch_trace(const std::string& path, std::int64_t tasks) {
   w->finalize();
 }
 
+// Whether the libraries run under AddressSanitizer (the tests' own code is not instrumented: Note
+// [Uninstrumented test code] in cmake/sanitizers.cmake, so the runtime's symbol is asked). Its
+// quarantine keeps freed blocks, so that a process's peak RSS then grows with all it allocated, not
+// with what it held: a bound on the growth of an export that streams holds only without it.
+extern "C" void __asan_init() __attribute__((weak));
+inline bool under_asan() { return __asan_init != nullptr; }
+
 // A line of /proc/self/status in KiB ("VmRSS", "VmHWM"), or -1: what an export that streams must
 // not grow.
 inline std::int64_t proc_status_kib(const std::string& field) {

@@ -275,7 +275,7 @@ TEST_F(PerfettoExportTest, LargeTraceStreamsInBoundedMemory) {
   EXPECT_EQ(r.flows, kTasks);
   EXPECT_EQ(r.extra_lanes, 0);
   EXPECT_GT(r.bytes, 16 << 20);  // more than the memory bound below
-  if (can_measure && rss_before > 0 && peak > 0) {
+  if (can_measure && !under_asan() && rss_before > 0 && peak > 0) {
     EXPECT_LT(peak - rss_before, 12 * 1024)
         << "the export grew the process by " << (peak - rss_before) / 1024 << " MiB: it does not stream";
   }
