@@ -323,9 +323,7 @@ void ChromeWriter::write_metadata() {
 }
 
 void ChromeWriter::write_process_metadata(std::int64_t pid) {
-  const std::string name = pid == kHostPid     ? "host"
-                           : pid == kGoldenPid ? "cpu golden"
-                                               : "npu:" + std::to_string(pid - kFirstNpuPid);
+  const std::string name = export_util::process_name(pid);
   std::string& b = open_event("process_name", "__metadata", 'M', pid, pid);
   b += ",\"args\":{\"name\":";
   append_json_string(b, name);
@@ -333,7 +331,7 @@ void ChromeWriter::write_process_metadata(std::int64_t pid) {
   close_event();
   // Host first, then the NPUs in order, the golden backend last.
   std::string& s = open_event("process_sort_index", "__metadata", 'M', pid, pid);
-  add_single_arg(s, "sort_index", pid == kHostPid ? 0 : pid == kGoldenPid ? kLaneStride : pid);
+  add_single_arg(s, "sort_index", export_util::process_rank(pid));
   close_event();
   if (pid < kFirstNpuPid) return;
   for (const DeviceInfoRow& d : devices_) {

@@ -136,7 +136,7 @@ class PerfettoWriter {
   void write_first_packet();
   std::uint64_t process_uuid(std::int64_t pid);
   std::uint64_t track_uuid(const TrackKey& key);
-  std::uint64_t lane_uuid(const TrackKey& key, std::size_t lane);
+  Lane& lane_of(const TrackKey& key, std::size_t lane);  // described when first asked for
   void describe_track(std::uint64_t uuid, const TrackKey& key, std::size_t lane);
   std::uint64_t counter_uuid(std::int64_t pid, int which);
 
@@ -222,21 +222,14 @@ std::uint64_t PerfettoWriter::process_uuid(std::int64_t pid) {
   if (const auto it = processes_.find(pid); it != processes_.end()) return it->second;
   const std::uint64_t uuid = next_uuid_++;
   processes_.emplace(pid, uuid);
-  const std::string name = pid == kHostPid     ? "host"
-                           : pid == kGoldenPid ? "cpu golden"
-                                               : "npu:" + std::to_string(pid - kFirstNpuPid);
   const Nested packet = Nested::begin(buf(), field::kTracePacket);
   wire::varint_field(buf(), field::packet::kSequenceId, kSequence);
   const Nested track = Nested::begin(buf(), field::packet::kTrackDescriptor);
   wire::varint_field(buf(), field::track::kUuid, static_cast<std::int64_t>(uuid));
-  // Host first, then the NPUs in order, the golden backend last.
-  wire::varint_field(buf(), field::track::kSiblingOrderRank,
-                     pid == kHostPid     ? 0
-                     : pid == kGoldenPid ? kLaneStride
-                                         : pid);
+  wire::varint_field(buf(), field::track::kSiblingOrderRank, export_util::process_rank(pid));
   const Nested process = Nested::begin(buf(), field::track::kProcess);
   wire::varint_field(buf(), field::process::kPid, pid);
-  wire::string_field(buf(), field::process::kName, name);
+  wire::string_field(buf(), field::process::kName, export_util::process_name(pid));
   for (const DeviceInfoRow& d : devices_) {
     if (pid >= kFirstNpuPid && device_pid(d.device_id) == pid && !d.name.empty())
       wire::string_field(buf(), field::process::kLabels, d.name);
@@ -249,10 +242,10 @@ std::uint64_t PerfettoWriter::process_uuid(std::int64_t pid) {
   return uuid;
 }
 
-std::uint64_t PerfettoWriter::track_uuid(const TrackKey& key) { return lane_uuid(key, 0); }
+std::uint64_t PerfettoWriter::track_uuid(const TrackKey& key) { return lane_of(key, 0).uuid; }
 
-std::uint64_t PerfettoWriter::lane_uuid(const TrackKey& key, std::size_t lane) {
-  if (const auto it = tracks_.find(key); it != tracks_.end() && lane < it->second.size()) return it->second[lane].uuid;
+Lane& PerfettoWriter::lane_of(const TrackKey& key, std::size_t lane) {
+  if (const auto it = tracks_.find(key); it != tracks_.end() && lane < it->second.size()) return it->second[lane];
   process_uuid(key.pid);  // each track is described after its process
   // A host thread's API and marker tracks hang under its thread track: that one first.
   if (key.holds == Holds::kApi || key.holds == Holds::kMarkers) track_uuid({key.pid, key.lane, Holds::kThread});
@@ -261,7 +254,7 @@ std::uint64_t PerfettoWriter::lane_uuid(const TrackKey& key, std::size_t lane) {
     lanes.push_back({.uuid = next_uuid_++});
     describe_track(lanes.back().uuid, key, lanes.size() - 1);
   }
-  return lanes[lane].uuid;
+  return lanes[lane];
 }
 
 void PerfettoWriter::describe_track(std::uint64_t uuid, const TrackKey& key, std::size_t lane) {
@@ -430,12 +423,11 @@ std::uint64_t PerfettoWriter::place(const TrackKey& key, std::int64_t start, std
   }
   end = std::max(end, start);
   for (std::size_t i = 0;; ++i) {
-    const std::uint64_t uuid = lane_uuid(key, i);
-    Lane& lane = tracks_.at(key)[i];
+    Lane& lane = lane_of(key, i);  // used before the next lane_of() may grow the vector
     close_until(lane, start);
     if (lane.open_ends.empty() || end <= lane.open_ends.back()) {
       lane.open_ends.push_back(end);
-      return uuid;
+      return lane.uuid;
     }
   }
 }

@@ -63,6 +63,14 @@ inline constexpr std::int64_t kLaneStride = 1'000'000;
 inline std::int64_t device_pid(std::int32_t device_id) {
   return device_id >= 0 ? kFirstNpuPid + device_id : kGoldenPid;
 }
+// The process's name ("host", "cpu golden", "npu:N") and its rank among processes: host first,
+// then the NPUs in order, the golden backend last.
+inline std::string process_name(std::int64_t pid) {
+  return pid == kHostPid ? "host" : pid == kGoldenPid ? "cpu golden" : "npu:" + std::to_string(pid - kFirstNpuPid);
+}
+inline std::int64_t process_rank(std::int64_t pid) {
+  return pid == kHostPid ? 0 : pid == kGoldenPid ? kLaneStride : pid;
+}
 
 // Creates `dir` (and its parents) if needed. Throws ExportError if it is not a usable directory.
 void ensure_directory(const std::string& dir);
