@@ -1,9 +1,10 @@
 // How fast do the timeline exports write, and how big is an event?
 //   ExportPerfetto   `npuscope export --perfetto` (export_perfetto.h) of a trace of 500k tasks on 2
-//                    streams, each launched by an API call on one host thread (a flow each)
+//                    streams, each launched by an API call inside a PyTorch op on one host thread (a
+//                    flow from each: the Chrome export draws only the API call's)
 //   ExportChrome     `npuscope export --chrome` of the same trace
 // Counters:
-//   rows_per_second  tasks + API calls written per second (each a slice, with its flow)
+//   rows_per_second  tasks + API calls + PyTorch ops written per second (each a slice)
 //   bytes_per_row    the file's size / those rows: Perfetto's interned protobuf against JSON
 // The trace is written once, before the first run, and read by both.
 #include <benchmark/benchmark.h>
@@ -39,8 +40,10 @@ const std::string& bench_trace() {
     for (int i = 0; i < kOpNames; ++i)
       names.push_back(w->intern("layer" + std::to_string(i / 10) + "/op" + std::to_string(i)));
     const StringId api = w->intern("aclnnMatMul"), shapes = w->intern("8,512;512,512;"), dtypes = w->intern("f16;f16;");
+    const StringId aten = w->intern("aten::matmul");
     std::vector<TaskRow> tasks;
     std::vector<ApiRow> apis;
+    std::vector<PytorchApiRow> ops;
     for (std::int64_t i = 0; i < kTasks; ++i) {
       TaskRow t;
       t.task_id = i + 1;
@@ -56,17 +59,24 @@ const std::string& bench_trace() {
       t.bytes = 3 * 512 * 512 * 2;
       t.input_shapes_id = shapes;
       t.input_dtypes_id = dtypes;
+      t.pytorch_api_id = i + 1;
       tasks.push_back(t);
-      apis.push_back({2'000'000'000 + i * 9'000, 2'000'000'000 + i * 9'000 + 4'000, api, i + 1, 0});
+      const std::int64_t launch = 2'000'000'000 + i * 9'000;
+      apis.push_back({launch, launch + 4'000, api, i + 1, 0});
+      ops.push_back({.id = i + 1, .start_ns = launch - 1'000, .end_ns = launch + 4'500, .name_id = aten});
+      ops.back().input_shapes_id = shapes;
       if (tasks.size() == 65'536) {
         w->add(tasks);
         w->add(apis);
+        w->add(ops);
         tasks.clear();
         apis.clear();
+        ops.clear();
       }
     }
     w->add(tasks);
     w->add(apis);
+    w->add(ops);
     w->finalize();
     std::atexit([] {
       std::error_code ec;
@@ -83,7 +93,7 @@ void run_export(benchmark::State& state, Export&& export_one, const char* suffix
   const std::string out = temp_path(suffix);
   std::int64_t bytes = 0;
   for (auto _ : state) bytes = export_one(*reader, out);
-  const double rows = static_cast<double>(2 * kTasks);
+  const double rows = static_cast<double>(3 * kTasks);
   state.counters["rows_per_second"] =
       benchmark::Counter(rows * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["bytes_per_row"] = static_cast<double>(bytes) / rows;

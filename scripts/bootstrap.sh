@@ -24,7 +24,7 @@ PACKAGES=(
   libbenchmark-dev             # bench/
   libimgui-dev libglfw3-dev libgl-dev libstb-dev  # viewer (stb: PNG screenshots)
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata  # ONNX import + conformance data
-  python3-onnx python3-numpy   # sample model generation (/usr/bin/python3)
+  python3-onnx python3-numpy python3-protobuf  # sample model generation; the Perfetto export's Python test decodes with protobuf
   python3-torch libtorch-dev python3-torchvision  # the PyTorch device (pytorch/): libtorch-dev is only a Recommends
   libopenmpi-dev openmpi-bin   # many ranks: MPI carries C++ workloads' collectives (comm/) and scales out npuscope cluster
   pybind11-dev                 # the PyTorch "hccl" process group (pytorch/): c10d's ProcessGroup is a pybind11 class

@@ -52,7 +52,25 @@ void write_perfetto(const col::TraceReader& reader, const std::string& path) {
       static_cast<long long>(r.tasks), static_cast<long long>(r.apis), static_cast<long long>(r.memcpys),
       static_cast<long long>(r.markers), static_cast<long long>(r.memory_records), static_cast<long long>(r.flows),
       human_size(r.bytes).c_str());
-  if (r.pytorch_ops > 0) std::printf("  %lld PyTorch ops and module calls\n", static_cast<long long>(r.pytorch_ops));
+  if (r.pytorch_ops > 0) {
+    std::printf("  %lld PyTorch ops and module calls, with flows to the %lld tasks they launched\n",
+                static_cast<long long>(r.pytorch_ops), static_cast<long long>(r.op_flows));
+  }
+  if (r.unlinked_op_tasks > 0) {
+    std::printf("  %lld tasks without a flow from their op (op id of 2^43 or more, or past its 2^20th task)\n",
+                static_cast<long long>(r.unlinked_op_tasks));
+  }
+  if (r.communications > 0)
+    std::printf("  %lld collectives, on a track per communicator\n", static_cast<long long>(r.communications));
+  if (r.counter_values > 0)
+    std::printf("  %lld counter values of the profile (COUNTER)\n", static_cast<long long>(r.counter_values));
+  if (r.pmu_values > 0) {
+    std::printf("  %lld hardware metrics as task arguments (\"pmu.*\")\n", static_cast<long long>(r.pmu_values));
+  }
+  if (r.compared_tasks > 0) {
+    std::printf("  %lld tasks with a compare verdict (\"compare.*\" arguments)\n",
+                static_cast<long long>(r.compared_tasks));
+  }
   if (r.overflow_tasks > 0) std::printf("  %lld overflowing tasks marked\n", static_cast<long long>(r.overflow_tasks));
   if (r.underflow_tasks > 0)
     std::printf("  %lld underflowing tasks marked\n", static_cast<long long>(r.underflow_tasks));

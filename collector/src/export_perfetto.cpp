@@ -2,7 +2,9 @@
 #include "npuscope/collector/export_perfetto.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -11,56 +13,16 @@
 #include "connection_set.h"
 #include "export_util.h"
 #include "npuscope/collector/time_math.h"
-#include "protobuf_wire.h"
+#include "op_flows.h"
+#include "perfetto_packets.h"
+#include "task_rows_window.h"
 
 namespace npuscope::collector {
 namespace {
 
-namespace wire = protobuf_wire;
-using wire::Nested;
-
-// Field numbers of collector/proto/perfetto_trace.proto (Perfetto's): the tests decode what is
-// written here with that file.
-namespace field {
-constexpr std::uint32_t kTracePacket = 1;  // Trace.packet
-namespace packet {
-constexpr std::uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12, kSequenceFlags = 13,
-                        kTrackDescriptor = 60, kFirstPacketOnSequence = 87;
-}
-namespace event {
-constexpr std::uint32_t kCategoryIids = 3, kDebugAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11,
-                        kCounterValue = 30, kFlowIds = 47;
-}
-namespace track {
-constexpr std::uint32_t kUuid = 1, kName = 2, kProcess = 3, kThread = 4, kParentUuid = 5, kCounter = 8,
-                        kSiblingOrderRank = 12, kDescription = 14, kSiblingMergeBehavior = 15, kProcessOrdering = 19,
-                        kThreadOrdering = 20;
-}
-namespace process {
-constexpr std::uint32_t kPid = 1, kName = 6, kLabels = 8;
-}
-namespace thread {
-constexpr std::uint32_t kPid = 1, kTid = 2, kName = 5;
-}
-namespace counter {
-constexpr std::uint32_t kUnit = 3;
-}
-namespace annotation {
-constexpr std::uint32_t kNameIid = 1, kIntValue = 4, kStringValue = 6;
-}
-namespace interned {
-constexpr std::uint32_t kCategories = 1, kEventNames = 2, kAnnotationNames = 3;
-constexpr std::uint32_t kIid = 1, kName = 2;  // EventCategory, EventName, DebugAnnotationName
-}  // namespace interned
-}  // namespace field
-
-// Enum values of the same file.
-constexpr std::int64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
-constexpr std::int64_t kStateCleared = 1, kNeedsState = 2;  // TracePacket.SequenceFlags
-constexpr std::int64_t kUnitBytes = 3;                      // CounterDescriptor.Unit
-constexpr std::int64_t kMergeNone = 2;                      // TrackDescriptor.SiblingMergeBehavior
-constexpr std::int64_t kExplicitOrdering = 1;               // process_ordering, thread_ordering
-constexpr std::int64_t kSequence = 1;
+using perfetto::Arg;
+using perfetto::CounterUnit;
+using perfetto::EventType;
 
 using export_util::device_pid;  // pids and tids as in the Chrome export: Note [Export pids]
 using export_util::kFirstNpuPid;
@@ -70,7 +32,7 @@ using export_util::kLaneStride;
 std::int64_t wrap_lane(std::int64_t lane) { return ((lane % kLaneStride) + kLaneStride) % kLaneStride; }
 
 // What a track holds, each kind of row its own track (Note [Perfetto trace layout]).
-enum class Holds : std::uint8_t { kThread, kApi, kMarkers, kTasks, kCopies };
+enum class Holds : std::uint8_t { kThread, kApi, kMarkers, kTasks, kCopies, kCommunication };
 
 struct TrackKey {
   std::int64_t pid, lane;
@@ -111,34 +73,54 @@ class SameStartRuns {
   std::vector<Row> run_;
 };
 
+// The training step a time falls in, for the step argument of tasks and PyTorch ops: the MARKER
+// rows of kind step (ProfilerStep#N of a real profile, optimizer.step() or npuscope.torch.step() of
+// an emulated one), a few per second of a trace at most, held sorted by start.
+class StepRanges {
+ public:
+  explicit StepRanges(const TraceReader& reader) {
+    reader.for_each([&](const MarkerRow& m) {
+      if (is(m.kind, MarkerKind::kStep) && m.end_ns > m.start_ns) steps_.push_back({m.start_ns, m.end_ns, m.step});
+    });
+    std::sort(steps_.begin(), steps_.end(), [](const Step& a, const Step& b) { return a.start < b.start; });
+  }
+  // The step whose range holds t (the latest to start, if several do); nullopt if none.
+  std::optional<std::int64_t> at(std::int64_t t) const {
+    auto it =
+        std::upper_bound(steps_.begin(), steps_.end(), t, [](std::int64_t v, const Step& s) { return v < s.start; });
+    for (int looked = 0; it != steps_.begin() && looked < 4; ++looked) {  // overlapping steps: the last few
+      --it;
+      if (t < it->end) return it->step;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Step {
+    std::int64_t start, end, step;
+  };
+  std::vector<Step> steps_;
+};
+
 class PerfettoWriter {
  public:
-  PerfettoWriter(const TraceReader& reader, const std::string& path) : reader_(reader), out_(path) {
+  PerfettoWriter(const TraceReader& reader, const std::string& path)
+      : reader_(reader),
+        out_(path),
+        packets_(reader, out_),
+        pmu_(reader, "TASK_PMU"),
+        compare_(reader, "COMPARE_RESULT"),
+        steps_(reader) {
     result_.path = path;
   }
   PerfettoExportResult run();
 
  private:
-  // An event is built in event_ (its TrackEvent) and interned_ (the names it interns first), then
-  // written as one packet: start_event() ... annotate() ... emit_event().
-  void start_event(std::int64_t type, std::uint64_t track, std::uint64_t name_iid = 0, std::uint64_t category_iid = 0);
-  void emit_event(std::int64_t ts);
-  void annotate(std::string_view name, std::int64_t value);
-  void annotate(std::string_view name, std::string_view value);
-  void annotate_string_id(std::string_view name, StringId id);  // left out when id is 0
-
-  std::uint64_t name_iid(StringId id, std::string_view fallback);
-  std::uint64_t literal_iid(std::string_view name);
-  std::uint64_t category_iid(std::string_view category);
-  std::uint64_t annotation_iid(std::string_view name);
-  void intern(std::uint32_t table, std::uint64_t iid, std::string_view name);
-
-  void write_first_packet();
   std::uint64_t process_uuid(std::int64_t pid);
   std::uint64_t track_uuid(const TrackKey& key);
   Lane& lane_of(const TrackKey& key, std::size_t lane);  // described when first asked for
   void describe_track(std::uint64_t uuid, const TrackKey& key, std::size_t lane);
-  std::uint64_t counter_uuid(std::int64_t pid, int which);
+  std::uint64_t counter_uuid(std::int64_t pid, std::string_view name, CounterUnit unit);
 
   // Opens a slice [start, end) on the first lane of `key` it nests in, writing the ends of the
   // slices it follows; returns that lane's uuid, or 0 if it cannot be written (a negative start).
@@ -151,45 +133,58 @@ class PerfettoWriter {
   template <class Row, class Write>
   void write_table(Write&& write);
 
+  void read_communicators();
   void write_task(const TaskRow& t);
+  void annotate_pmu(std::int64_t task_id);
+  void annotate_compare(std::int64_t task_id);
   void write_memcpy(const MemcpyRow& c);
   void write_api(const ApiRow& a);
   void write_marker(const MarkerRow& m);
   void write_pytorch_op(const PytorchApiRow& p);
+  void write_communication(const CommunicationRow& c);
   void write_memory(const MemoryRow& r);
+  void write_counter(const CounterRow& r);
   void write_instant(std::uint64_t track, std::int64_t ts, std::string_view name, StringId op, std::int64_t flushed);
-
-  std::string& buf() { return out_.buffer(); }
 
   const TraceReader& reader_;
   export_util::OutputFile out_;
+  perfetto::Packets packets_;
   PerfettoExportResult result_;
   std::vector<DeviceInfoRow> devices_;
-  // Interning, each table its own iids from 1 (Note [Perfetto trace layout]).
-  std::unordered_map<StringId, std::uint64_t> names_by_id_;
-  std::unordered_map<std::string, std::uint64_t> literal_names_, categories_, annotation_names_;
-  std::uint64_t next_name_iid_ = 1, next_category_iid_ = 1, next_annotation_iid_ = 1;
-  std::string interned_;  // InternedData of the packet being written
-  std::string event_;     // its TrackEvent's annotations, appended by annotate()
   // Tracks: uuids are 1 + the order they were made in; 0 is Perfetto's root.
   std::map<std::int64_t, std::uint64_t> processes_;
   std::map<TrackKey, std::vector<Lane>> tracks_;
-  std::map<std::pair<std::int64_t, int>, std::uint64_t> counters_;
+  std::map<std::pair<std::int64_t, std::string>, std::uint64_t> counters_;           // by process and name
+  std::map<std::int64_t, std::pair<std::uint64_t, std::uint64_t>> memory_counters_;  // allocated, reserved
+  std::map<std::pair<std::int32_t, StringId>, std::uint64_t> counters_by_name_id_;   // COUNTER rows' tracks
   std::uint64_t next_uuid_ = 1;
   export_util::ConnectionSet copies_, launches_;
+  export_util::OpFlows op_flows_;
+  TaskRowsWindow<TaskPmuRow> pmu_;
+  TaskRowsWindow<CompareResultRow> compare_;
+  std::unordered_map<StringId, std::string> pmu_names_;  // "pmu." + the metric's name
+  std::map<std::int64_t, CommunicatorRow> communicators_;
+  std::unordered_map<std::int64_t, std::int32_t> communication_devices_;  // task id -> its device
+  StepRanges steps_;
 };
 
 PerfettoExportResult PerfettoWriter::run() {
   devices_ = reader_.rows<DeviceInfoRow>();
-  write_first_packet();
-  // Device work first: the API pass then knows which calls launched something.
+  read_communicators();
+  packets_.first_packet();
+  // Device work first: the API pass then knows which calls launched something, the PyTorch op
+  // pass how many tasks each op launched (Note [Flows from PyTorch ops]), the communication pass
+  // on which device each collective ran.
   write_table<MemcpyRow>([this](const MemcpyRow& c) { write_memcpy(c); });
   write_table<TaskRow>([this](const TaskRow& t) { write_task(t); });
   write_table<ApiRow>([this](const ApiRow& a) { write_api(a); });
   write_table<MarkerRow>([this](const MarkerRow& m) { write_marker(m); });
   write_table<PytorchApiRow>([this](const PytorchApiRow& p) { write_pytorch_op(p); });
+  write_table<CommunicationRow>([this](const CommunicationRow& c) { write_communication(c); });
   reader_.for_each([this](const MemoryRow& r) { write_memory(r); });
+  reader_.for_each([this](const CounterRow& r) { write_counter(r); });
   out_.commit();
+  result_.packets = packets_.packets();
   result_.bytes = out_.bytes_written();
   return result_;
 }
@@ -202,42 +197,17 @@ void PerfettoWriter::write_table(Write&& write) {
   close_all();
 }
 
-// The sequence's first packet clears its incremental state, and orders processes and threads by
-// their rank (uuid 0, Perfetto's root track).
-void PerfettoWriter::write_first_packet() {
-  const Nested packet = Nested::begin(buf(), field::kTracePacket);
-  wire::varint_field(buf(), field::packet::kSequenceId, kSequence);
-  wire::varint_field(buf(), field::packet::kSequenceFlags, kStateCleared);
-  wire::varint_field(buf(), field::packet::kFirstPacketOnSequence, 1);
-  const Nested track = Nested::begin(buf(), field::packet::kTrackDescriptor);
-  wire::varint_field(buf(), field::track::kUuid, 0);
-  wire::varint_field(buf(), field::track::kProcessOrdering, kExplicitOrdering);
-  wire::varint_field(buf(), field::track::kThreadOrdering, kExplicitOrdering);
-  track.end(buf());
-  packet.end(buf());
-  ++result_.packets;
-}
+// --- tracks
 
 std::uint64_t PerfettoWriter::process_uuid(std::int64_t pid) {
   if (const auto it = processes_.find(pid); it != processes_.end()) return it->second;
   const std::uint64_t uuid = next_uuid_++;
   processes_.emplace(pid, uuid);
-  const Nested packet = Nested::begin(buf(), field::kTracePacket);
-  wire::varint_field(buf(), field::packet::kSequenceId, kSequence);
-  const Nested track = Nested::begin(buf(), field::packet::kTrackDescriptor);
-  wire::varint_field(buf(), field::track::kUuid, static_cast<std::int64_t>(uuid));
-  wire::varint_field(buf(), field::track::kSiblingOrderRank, export_util::process_rank(pid));
-  const Nested process = Nested::begin(buf(), field::track::kProcess);
-  wire::varint_field(buf(), field::process::kPid, pid);
-  wire::string_field(buf(), field::process::kName, export_util::process_name(pid));
+  std::string_view label;
   for (const DeviceInfoRow& d : devices_) {
-    if (pid >= kFirstNpuPid && device_pid(d.device_id) == pid && !d.name.empty())
-      wire::string_field(buf(), field::process::kLabels, d.name);
+    if (pid >= kFirstNpuPid && device_pid(d.device_id) == pid && !d.name.empty()) label = d.name;
   }
-  process.end(buf());
-  track.end(buf());
-  packet.end(buf());
-  ++result_.packets;
+  packets_.process_track(uuid, pid, export_util::process_name(pid), label, export_util::process_rank(pid));
   ++result_.tracks;
   return uuid;
 }
@@ -257,161 +227,53 @@ Lane& PerfettoWriter::lane_of(const TrackKey& key, std::size_t lane) {
   return lanes[lane];
 }
 
+// Communicators come after the streams of their process (sibling ranks: a stream's lane·8 + its
+// extra lane, below 8·10⁶).
+constexpr std::int64_t kFirstCommunicatorRank = 8 * kLaneStride;
+
 void PerfettoWriter::describe_track(std::uint64_t uuid, const TrackKey& key, std::size_t lane) {
-  const bool stream = (key.holds == Holds::kTasks || key.holds == Holds::kCopies) && key.pid >= kFirstNpuPid;
-  const std::string base = (stream ? "stream " : "thread ") + std::to_string(key.lane);
+  std::string base;
+  if (key.holds == Holds::kCommunication) {
+    const auto it = communicators_.find(key.lane);
+    base = it == communicators_.end() || reader_.string(it->second.name_id).empty()
+               ? "communicator " + std::to_string(key.lane)
+               : reader_.string(it->second.name_id);
+    if (it != communicators_.end() && it->second.size > 0) {
+      base += " (rank " + std::to_string(it->second.rank) + " of " + std::to_string(it->second.size) + ")";
+    }
+  } else {
+    const bool stream = (key.holds == Holds::kTasks || key.holds == Holds::kCopies) && key.pid >= kFirstNpuPid;
+    base = (stream ? "stream " : "thread ") + std::to_string(key.lane);
+  }
   std::string name = base;
   if (key.holds == Holds::kApi) name += " API";
   if (key.holds == Holds::kMarkers) name += " markers";
   if (key.holds == Holds::kCopies) name += " copies";
   if (lane > 0) name += " (" + std::to_string(lane + 1) + ")";
-  const bool thread_root = key.holds == Holds::kThread && lane == 0;
-  const bool under_thread = key.holds == Holds::kApi || key.holds == Holds::kMarkers || key.holds == Holds::kThread;
-  const std::uint64_t parent =
-      under_thread ? tracks_.at({key.pid, key.lane, Holds::kThread}).front().uuid : processes_.at(key.pid);
-  const Nested packet = Nested::begin(buf(), field::kTracePacket);
-  wire::varint_field(buf(), field::packet::kSequenceId, kSequence);
-  const Nested track = Nested::begin(buf(), field::packet::kTrackDescriptor);
-  wire::varint_field(buf(), field::track::kUuid, static_cast<std::int64_t>(uuid));
-  wire::varint_field(buf(), field::track::kSiblingOrderRank, key.lane * 8 + static_cast<std::int64_t>(lane));
-  if (thread_root) {
-    const Nested thread = Nested::begin(buf(), field::track::kThread);
-    wire::varint_field(buf(), field::thread::kPid, key.pid);
-    wire::varint_field(buf(), field::thread::kTid, key.pid * kLaneStride + key.lane);
-    wire::string_field(buf(), field::thread::kName, name);
-    thread.end(buf());
+  const std::int64_t rank = key.holds == Holds::kCommunication
+                                ? kFirstCommunicatorRank + key.lane * 8 + std::int64_t(lane)
+                                : key.lane * 8 + static_cast<std::int64_t>(lane);
+  if (key.holds == Holds::kThread && lane == 0) {
+    packets_.thread_track(uuid, key.pid, key.pid * kLaneStride + key.lane, name, rank);
   } else {
-    wire::varint_field(buf(), field::track::kParentUuid, static_cast<std::int64_t>(parent));
-    wire::string_field(buf(), field::track::kName, name);
-    wire::varint_field(buf(), field::track::kSiblingMergeBehavior, kMergeNone);
-    if (lane > 0) {
-      wire::string_field(buf(), field::track::kDescription,
-                         "rows of " + base + " that overlap others there without fitting inside them");
-    }
+    const bool under_thread = key.holds == Holds::kApi || key.holds == Holds::kMarkers || key.holds == Holds::kThread;
+    const std::uint64_t parent =
+        under_thread ? tracks_.at({key.pid, key.lane, Holds::kThread}).front().uuid : processes_.at(key.pid);
+    packets_.child_track(uuid, parent, name, rank,
+                         lane > 0 ? "rows of " + base + " that overlap others there without fitting inside them" : "");
   }
-  track.end(buf());
-  packet.end(buf());
-  ++result_.packets;
   ++result_.tracks;
   if (lane > 0) ++result_.extra_lanes;
 }
 
-std::uint64_t PerfettoWriter::counter_uuid(std::int64_t pid, int which) {
-  if (const auto it = counters_.find({pid, which}); it != counters_.end()) return it->second;
+std::uint64_t PerfettoWriter::counter_uuid(std::int64_t pid, std::string_view name, CounterUnit unit) {
+  auto [it, added] = counters_.try_emplace(std::pair{pid, std::string(name)}, 0);
+  if (!added) return it->second;
   const std::uint64_t process = process_uuid(pid);
-  const std::uint64_t uuid = next_uuid_++;
-  counters_.emplace(std::pair{pid, which}, uuid);
-  const Nested packet = Nested::begin(buf(), field::kTracePacket);
-  wire::varint_field(buf(), field::packet::kSequenceId, kSequence);
-  const Nested track = Nested::begin(buf(), field::packet::kTrackDescriptor);
-  wire::varint_field(buf(), field::track::kUuid, static_cast<std::int64_t>(uuid));
-  wire::varint_field(buf(), field::track::kParentUuid, static_cast<std::int64_t>(process));
-  wire::string_field(buf(), field::track::kName, which == 0 ? "memory allocated" : "memory reserved");
-  wire::varint_field(buf(), field::track::kSiblingMergeBehavior, kMergeNone);
-  const Nested counter = Nested::begin(buf(), field::track::kCounter);
-  wire::varint_field(buf(), field::counter::kUnit, kUnitBytes);
-  counter.end(buf());
-  track.end(buf());
-  packet.end(buf());
-  ++result_.packets;
+  const std::uint64_t uuid = it->second = next_uuid_++;
+  packets_.counter_track(uuid, process, name, unit);
   ++result_.tracks;
   return uuid;
-}
-
-// --- interning
-
-void PerfettoWriter::intern(std::uint32_t table, std::uint64_t iid, std::string_view name) {
-  const Nested entry = Nested::begin(interned_, table);
-  wire::varint_field(interned_, field::interned::kIid, static_cast<std::int64_t>(iid));
-  wire::string_field(interned_, field::interned::kName, name);
-  entry.end(interned_);
-}
-
-std::uint64_t PerfettoWriter::name_iid(StringId id, std::string_view fallback) {
-  if (id == 0) return literal_iid(fallback);
-  const auto [it, added] = names_by_id_.try_emplace(id, 0);
-  if (!added) return it->second;
-  const std::string& name = reader_.string(id);
-  if (name.empty()) return it->second = literal_iid(fallback);
-  it->second = next_name_iid_++;
-  intern(field::interned::kEventNames, it->second, name);
-  return it->second;
-}
-
-std::uint64_t PerfettoWriter::literal_iid(std::string_view name) {
-  const auto [it, added] = literal_names_.try_emplace(std::string(name), 0);
-  if (added) {
-    it->second = next_name_iid_++;
-    intern(field::interned::kEventNames, it->second, name);
-  }
-  return it->second;
-}
-
-std::uint64_t PerfettoWriter::category_iid(std::string_view category) {
-  const auto [it, added] = categories_.try_emplace(std::string(category), 0);
-  if (added) {
-    it->second = next_category_iid_++;
-    intern(field::interned::kCategories, it->second, category);
-  }
-  return it->second;
-}
-
-std::uint64_t PerfettoWriter::annotation_iid(std::string_view name) {
-  const auto [it, added] = annotation_names_.try_emplace(std::string(name), 0);
-  if (added) {
-    it->second = next_annotation_iid_++;
-    intern(field::interned::kAnnotationNames, it->second, name);
-  }
-  return it->second;
-}
-
-// --- events
-
-void PerfettoWriter::start_event(std::int64_t type, std::uint64_t track, std::uint64_t name_iid,
-                                 std::uint64_t category_iid) {
-  event_.clear();
-  wire::varint_field(event_, field::event::kType, type);
-  wire::varint_field(event_, field::event::kTrackUuid, static_cast<std::int64_t>(track));
-  if (name_iid != 0) wire::varint_field(event_, field::event::kNameIid, static_cast<std::int64_t>(name_iid));
-  if (category_iid != 0)
-    wire::varint_field(event_, field::event::kCategoryIids, static_cast<std::int64_t>(category_iid));
-}
-
-// The packet: its time, the sequence (whose interned names it uses), the names it interns first
-// (read before its event), the event.
-void PerfettoWriter::emit_event(std::int64_t ts) {
-  const Nested packet = Nested::begin(buf(), field::kTracePacket);
-  wire::varint_field(buf(), field::packet::kTimestamp, ts);
-  wire::varint_field(buf(), field::packet::kSequenceId, kSequence);
-  wire::varint_field(buf(), field::packet::kSequenceFlags, kNeedsState);
-  if (!interned_.empty()) {
-    wire::string_field(buf(), field::packet::kInternedData, interned_);
-    interned_.clear();
-  }
-  wire::string_field(buf(), field::packet::kTrackEvent, event_);
-  packet.end(buf());
-  ++result_.packets;
-  out_.maybe_flush();
-}
-
-void PerfettoWriter::annotate(std::string_view name, std::int64_t value) {
-  const std::uint64_t iid = annotation_iid(name);
-  const Nested a = Nested::begin(event_, field::event::kDebugAnnotations);
-  wire::varint_field(event_, field::annotation::kNameIid, static_cast<std::int64_t>(iid));
-  wire::varint_field(event_, field::annotation::kIntValue, value);
-  a.end(event_);
-}
-
-void PerfettoWriter::annotate(std::string_view name, std::string_view value) {
-  const std::uint64_t iid = annotation_iid(name);
-  const Nested a = Nested::begin(event_, field::event::kDebugAnnotations);
-  wire::varint_field(event_, field::annotation::kNameIid, static_cast<std::int64_t>(iid));
-  wire::string_field(event_, field::annotation::kStringValue, value);
-  a.end(event_);
-}
-
-void PerfettoWriter::annotate_string_id(std::string_view name, StringId id) {
-  if (id != 0) annotate(name, reader_.string(id));
 }
 
 // --- slices on lanes
@@ -451,13 +313,23 @@ void PerfettoWriter::close_all() {
 }
 
 void PerfettoWriter::write_end(std::uint64_t uuid, std::int64_t ts) {
-  start_event(kSliceEnd, uuid);  // no name or category: Perfetto closes the innermost open slice
-  emit_event(ts);
+  packets_.begin_event(EventType::kSliceEnd, uuid);  // no name or category: Perfetto closes the innermost open slice
+  packets_.emit(ts);
 }
 
 // --- rows
 
+void PerfettoWriter::read_communicators() {
+  for (CommunicatorRow& c : reader_.rows<CommunicatorRow>()) communicators_.emplace(c.communicator_id, c);
+  // The device of a collective is its task's: found in the task pass.
+  reader_.for_each([this](const CommunicationRow& c) { communication_devices_.emplace(c.task_id, -2); });
+}
+
 void PerfettoWriter::write_task(const TaskRow& t) {
+  if (!communication_devices_.empty()) {
+    if (const auto it = communication_devices_.find(t.task_id); it != communication_devices_.end())
+      it->second = t.device_id;
+  }
   // A copy recorded in both TASK and MEMCPY is drawn once, from the richer MEMCPY row.
   if (is(t.task_type, TaskType::kMemcpy) && copies_.contains(t.connection_id)) return;
   const std::int64_t pid = device_pid(t.device_id);
@@ -466,35 +338,48 @@ void PerfettoWriter::write_task(const TaskRow& t) {
   const std::int64_t end = t.start_ns + duration_saturated(t.start_ns, t.end_ns);  // Note [Timestamp range]
   const std::uint64_t track = place(key, t.start_ns, end);
   if (track == 0) return;
-  const std::uint64_t name = name_iid(t.name_id, reader_.string(t.op_type_id));
-  start_event(kSliceBegin, track, name, category_iid("task"));
-  annotate_string_id("op_type", t.op_type_id);
-  annotate("task_type", task_type_name(t.task_type));
-  annotate("block_dim", t.block_dim);
-  annotate("flops", t.flops);
-  annotate("bytes", t.bytes);
-  annotate("overflow", t.overflow);
+  perfetto::Packets& p = packets_;
+  p.begin_event(EventType::kSliceBegin, track, p.name_iid(t.name_id, reader_.string(t.op_type_id)),
+                p.category_iid("task"));
+  p.arg_string(Arg::kOpType, t.op_type_id);
+  p.arg(Arg::kTaskType, task_type_name(t.task_type));
+  p.arg(Arg::kBlockDim, t.block_dim);
+  p.arg(Arg::kFlops, t.flops);
+  p.arg(Arg::kBytes, t.bytes);
+  p.arg(Arg::kOverflow, t.overflow);
   if (t.underflow != 0 || t.subnormal != 0) {  // Note [Underflow counts]: most tasks have none
-    annotate("underflow", t.underflow);
-    annotate("subnormal", t.subnormal);
+    p.arg(Arg::kUnderflow, t.underflow);
+    p.arg(Arg::kSubnormal, t.subnormal);
   }
-  if (t.fallback != 0) annotate("fallback", t.fallback);
-  annotate_string_id("input_shapes", t.input_shapes_id);
-  annotate_string_id("input_dtypes", t.input_dtypes_id);
-  annotate_string_id("input_formats", t.input_formats_id);
-  annotate_string_id("output_shapes", t.output_shapes_id);
-  annotate_string_id("output_dtypes", t.output_dtypes_id);
-  annotate_string_id("output_formats", t.output_formats_id);
-  annotate("task_id", t.task_id);
-  annotate("stream_id", t.stream_id);
-  annotate("connection_id", t.connection_id);
-  annotate("call_index", t.call_index);
-  if (t.pytorch_api_id != 0) annotate("pytorch_op_id", t.pytorch_api_id);
+  if (t.fallback != 0) p.arg(Arg::kFallback, t.fallback);
+  p.arg_string(Arg::kInputShapes, t.input_shapes_id);
+  p.arg_string(Arg::kInputDtypes, t.input_dtypes_id);
+  p.arg_string(Arg::kInputFormats, t.input_formats_id);
+  p.arg_string(Arg::kOutputShapes, t.output_shapes_id);
+  p.arg_string(Arg::kOutputDtypes, t.output_dtypes_id);
+  p.arg_string(Arg::kOutputFormats, t.output_formats_id);
+  p.arg(Arg::kTaskId, t.task_id);
+  p.arg(Arg::kStreamId, t.stream_id);
+  p.arg(Arg::kConnectionId, t.connection_id);
+  p.arg(Arg::kCallIndex, t.call_index);
+  // Steps are host ranges: a task is in the step it was launched in (queued_ns), not the one it ran in.
+  if (const auto step = steps_.at(t.queued_ns > 0 ? t.queued_ns : t.start_ns)) p.arg(Arg::kStep, *step);
+  if (!pmu_.empty()) annotate_pmu(t.task_id);
+  if (!compare_.empty()) annotate_compare(t.task_id);
   if (t.connection_id != 0) {
-    wire::fixed64_field(event_, field::event::kFlowIds, static_cast<std::uint64_t>(t.connection_id));
+    p.flow(static_cast<std::uint64_t>(t.connection_id));
     launches_.insert(t.connection_id);
   }
-  emit_event(t.start_ns);
+  if (t.pytorch_api_id != 0) {
+    p.arg(Arg::kPytorchOpId, t.pytorch_api_id);
+    if (const std::uint64_t flow = op_flows_.next_task(t.pytorch_api_id); flow != 0) {
+      p.flow(flow);
+      ++result_.op_flows;
+    } else {
+      ++result_.unlinked_op_tasks;
+    }
+  }
+  p.emit(t.start_ns);
   ++result_.tasks;
   if (t.overflow != 0) {
     write_instant(track, t.start_ns, "overflow", t.name_id, 0);
@@ -506,14 +391,60 @@ void PerfettoWriter::write_task(const TaskRow& t) {
   }
 }
 
+// A real profile's hardware metrics of the task (TASK_PMU), as "pmu.<metric>".
+void PerfettoWriter::annotate_pmu(std::int64_t task_id) {
+  for (const TaskPmuRow& m : pmu_.rows_of(task_id)) {
+    auto [it, added] = pmu_names_.try_emplace(m.name_id);
+    if (added) it->second = "pmu." + (reader_.string(m.name_id).empty() ? "metric" : reader_.string(m.name_id));
+    packets_.arg(it->second, m.value);
+    ++result_.pmu_values;
+  }
+}
+
+// `npuscope compare`'s verdict of the task (COMPARE_RESULT), decided by its outputs as the viewer
+// does: fail if one fails, pass if one passes and none fails; the worst of their metrics.
+void PerfettoWriter::annotate_compare(std::int64_t task_id) {
+  const std::span<const CompareResultRow> rows = compare_.rows_of(task_id);
+  if (rows.empty()) return;
+  bool fail = false, pass = false;
+  std::int32_t origin = 0;
+  StringId reason = 0;
+  double cosine = NAN, max_abs = NAN, max_rel = NAN;
+  const auto worst = [](double& into, double v, bool lower) {
+    if (std::isnan(v)) return;
+    if (std::isnan(into) || (lower ? v < into : v > into)) into = v;
+  };
+  for (const CompareResultRow& r : rows) {
+    if (!is(r.role, TensorRole::kOutput) || is(r.verdict, Verdict::kNotApplicable)) continue;
+    if (is(r.verdict, Verdict::kFail) && !fail) {
+      fail = true;
+      origin = r.origin;
+      reason = r.reason_id;
+    }
+    pass = pass || is(r.verdict, Verdict::kPass);
+    worst(cosine, r.cosine, true);
+    worst(max_abs, r.max_abs_err, false);
+    worst(max_rel, r.max_rel_err, false);
+  }
+  const Verdict verdict = fail ? Verdict::kFail : pass ? Verdict::kPass : Verdict::kNotApplicable;
+  packets_.arg(std::string_view("compare.verdict"), enum_name(verdict));
+  if (fail) {
+    packets_.arg(std::string_view("compare.origin"), stored_name<ErrorOrigin>(origin, "origin"));
+    if (!reader_.string(reason).empty()) packets_.arg(std::string_view("compare.reason"), reader_.string(reason));
+  }
+  if (!std::isnan(cosine)) packets_.arg("compare.cosine", cosine);
+  if (!std::isnan(max_abs)) packets_.arg("compare.max_abs_err", max_abs);
+  if (!std::isnan(max_rel)) packets_.arg("compare.max_rel_err", max_rel);
+  ++result_.compared_tasks;
+}
+
 // An instant inside the task it marks (at its start, written after it: nested in it).
 void PerfettoWriter::write_instant(std::uint64_t track, std::int64_t ts, std::string_view name, StringId op,
                                    std::int64_t flushed) {
-  const std::uint64_t iid = literal_iid(name);
-  start_event(kInstant, track, iid, category_iid(name));
-  annotate_string_id("op", op);
-  if (flushed != 0) annotate("flushed", flushed);
-  emit_event(ts);
+  packets_.begin_event(EventType::kInstant, track, packets_.literal_iid(name), packets_.category_iid(name));
+  packets_.arg_string(Arg::kOp, op);
+  if (flushed != 0) packets_.arg(Arg::kFlushed, flushed);
+  packets_.emit(ts);
 }
 
 void PerfettoWriter::write_memcpy(const MemcpyRow& c) {
@@ -521,19 +452,19 @@ void PerfettoWriter::write_memcpy(const MemcpyRow& c) {
   const std::uint64_t track = place(key, c.start_ns, c.start_ns + duration_saturated(c.start_ns, c.end_ns));
   if (track == 0) return;
   const std::string kind = export_util::copy_kind_name(c.copy_kind);
-  const std::uint64_t name = literal_iid("Memcpy " + kind);
-  start_event(kSliceBegin, track, name, category_iid("memcpy"));
-  annotate("copy_kind", kind);
-  annotate("bytes", c.bytes);
-  annotate("task_id", c.task_id);
-  annotate("stream_id", c.stream_id);
-  annotate("connection_id", c.connection_id);
+  perfetto::Packets& p = packets_;
+  p.begin_event(EventType::kSliceBegin, track, p.literal_iid("Memcpy " + kind), p.category_iid("memcpy"));
+  p.arg(Arg::kCopyKind, kind);
+  p.arg(Arg::kBytes, c.bytes);
+  p.arg(Arg::kTaskId, c.task_id);
+  p.arg(Arg::kStreamId, c.stream_id);
+  p.arg(Arg::kConnectionId, c.connection_id);
   if (c.connection_id != 0) {
-    wire::fixed64_field(event_, field::event::kFlowIds, static_cast<std::uint64_t>(c.connection_id));
+    p.flow(static_cast<std::uint64_t>(c.connection_id));
     launches_.insert(c.connection_id);
     copies_.insert(c.connection_id);
   }
-  emit_event(c.start_ns);
+  p.emit(c.start_ns);
   ++result_.memcpys;
 }
 
@@ -541,16 +472,16 @@ void PerfettoWriter::write_api(const ApiRow& a) {
   const TrackKey key{kHostPid, wrap_lane(a.thread_id), Holds::kApi};
   const std::uint64_t track = place(key, a.start_ns, a.start_ns + duration_saturated(a.start_ns, a.end_ns));
   if (track == 0) return;
-  const std::uint64_t name = name_iid(a.name_id, "api");
-  start_event(kSliceBegin, track, name, category_iid("api"));
-  annotate("connection_id", a.connection_id);
+  perfetto::Packets& p = packets_;
+  p.begin_event(EventType::kSliceBegin, track, p.name_iid(a.name_id, "api"), p.category_iid("api"));
+  p.arg(Arg::kConnectionId, a.connection_id);
   if (const auto level = enum_from_value<ApiLevel>(a.level); level && *level != ApiLevel::kUnknown)
-    annotate("level", enum_name(*level));
+    p.arg(Arg::kLevel, enum_name(*level));
   if (a.connection_id != 0 && launches_.contains(a.connection_id)) {
-    wire::fixed64_field(event_, field::event::kFlowIds, static_cast<std::uint64_t>(a.connection_id));
+    p.flow(static_cast<std::uint64_t>(a.connection_id));
     ++result_.flows;
   }
-  emit_event(a.start_ns);
+  p.emit(a.start_ns);
   ++result_.apis;
 }
 
@@ -565,31 +496,63 @@ void PerfettoWriter::write_marker(const MarkerRow& m) {
   }
   std::string name = reader_.string(m.name_id);
   if (name.empty()) name = step ? "step " + std::to_string(m.step) : "marker";
-  start_event(instant ? kInstant : kSliceBegin, track, literal_iid(name), category_iid(step ? "step" : "marker"));
-  if (step) annotate("step", m.step);
-  emit_event(m.start_ns);
+  packets_.begin_event(instant ? EventType::kInstant : EventType::kSliceBegin, track, packets_.literal_iid(name),
+                       packets_.category_iid(step ? "step" : "marker"));
+  if (step) packets_.arg(Arg::kStep, m.step);
+  packets_.emit(m.start_ns);
   ++result_.markers;
 }
 
-void PerfettoWriter::write_pytorch_op(const PytorchApiRow& p) {
-  const TrackKey key{kHostPid, wrap_lane(p.thread_id), Holds::kThread};
-  const std::uint64_t track = place(key, p.start_ns, p.start_ns + duration_saturated(p.start_ns, p.end_ns));
+void PerfettoWriter::write_pytorch_op(const PytorchApiRow& op) {
+  const TrackKey key{kHostPid, wrap_lane(op.thread_id), Holds::kThread};
+  const std::uint64_t track = place(key, op.start_ns, op.start_ns + duration_saturated(op.start_ns, op.end_ns));
   if (track == 0) return;
-  const auto kind = enum_from_value<HostOpKind>(p.kind);
+  const auto kind = enum_from_value<HostOpKind>(op.kind);
   const char* category = !kind                                    ? "cpu_op"
                          : *kind == HostOpKind::kModule           ? "module"
                          : *kind == HostOpKind::kBackwardFunction ? "backward"
                          : *kind == HostOpKind::kOptimizer        ? "optimizer"
                                                                   : "cpu_op";
-  start_event(kSliceBegin, track, name_iid(p.name_id, "op"), category_iid(category));
-  annotate("pass", stored_name<ModelPass>(p.pass, "pass"));
-  annotate_string_id("module", p.module_id);
-  annotate_string_id("input_shapes", p.input_shapes_id);
-  annotate_string_id("input_dtypes", p.input_dtypes_id);
-  annotate("sequence_number", p.sequence_number);
-  annotate("id", p.id);
-  emit_event(p.start_ns);
+  perfetto::Packets& p = packets_;
+  p.begin_event(EventType::kSliceBegin, track, p.name_iid(op.name_id, "op"), p.category_iid(category));
+  p.arg(Arg::kPass, stored_name<ModelPass>(op.pass, "pass"));
+  p.arg_string(Arg::kModule, op.module_id);
+  p.arg_string(Arg::kInputShapes, op.input_shapes_id);
+  p.arg_string(Arg::kInputDtypes, op.input_dtypes_id);
+  p.arg(Arg::kSequenceNumber, op.sequence_number);
+  p.arg(Arg::kId, op.id);
+  if (const auto step = steps_.at(op.start_ns)) p.arg(Arg::kStep, *step);
+  const std::uint32_t tasks = op_flows_.tasks(op.id);  // Note [Flows from PyTorch ops]
+  for (std::uint32_t k = 0; k < tasks; ++k) p.flow(export_util::OpFlows::id(op.id, k));
+  p.emit(op.start_ns);
   ++result_.pytorch_ops;
+}
+
+// A collective on a track of its communicator, in the process of the device its task ran on (the
+// first device if its task is not in the trace).
+void PerfettoWriter::write_communication(const CommunicationRow& c) {
+  std::int32_t device = devices_.empty() ? 0 : devices_.front().device_id;
+  if (const auto it = communication_devices_.find(c.task_id); it != communication_devices_.end() && it->second != -2)
+    device = it->second;
+  const TrackKey key{device_pid(device), wrap_lane(c.communicator_id), Holds::kCommunication};
+  const std::uint64_t track = place(key, c.start_ns, c.start_ns + duration_saturated(c.start_ns, c.end_ns));
+  if (track == 0) return;
+  perfetto::Packets& p = packets_;
+  p.begin_event(EventType::kSliceBegin, track, p.literal_iid(stored_name<CollectiveKind>(c.kind, "collective")),
+                p.category_iid("communication"));
+  if (const auto it = communicators_.find(c.communicator_id); it != communicators_.end())
+    p.arg_string(Arg::kCommunicator, it->second.name_id);
+  p.arg(Arg::kSequence, c.sequence);
+  p.arg(Arg::kAlgorithm, stored_name<CollectiveAlgorithm>(c.algorithm, "algorithm"));
+  p.arg(Arg::kReduceOp, stored_name<ReduceOp>(c.reduce_op, "reduce_op"));
+  p.arg(Arg::kDtype, export_util::tensor_dtype_name(c.dtype));
+  p.arg(Arg::kBytes, c.bytes);
+  if (c.root_or_peer >= 0) p.arg(Arg::kPeer, c.root_or_peer);
+  p.arg(Arg::kLastRank, c.last_rank);
+  if (c.arrival_ns > 0 && c.arrival_ns <= c.start_ns) p.arg(Arg::kWaitNs, c.start_ns - c.arrival_ns);
+  p.arg(Arg::kTaskId, c.task_id);
+  p.emit(c.start_ns);
+  ++result_.communications;
 }
 
 void PerfettoWriter::write_memory(const MemoryRow& r) {
@@ -598,12 +561,37 @@ void PerfettoWriter::write_memory(const MemoryRow& r) {
     return;
   }
   const std::int64_t pid = device_pid(r.device_id);
-  for (const auto& [which, value] : {std::pair{0, r.allocated_bytes}, std::pair{1, r.reserved_bytes}}) {
-    start_event(kCounter, counter_uuid(pid, which));
-    wire::varint_field(event_, field::event::kCounterValue, value);
-    emit_event(r.ts_ns);
+  auto [it, added] = memory_counters_.try_emplace(pid);
+  if (added) {
+    it->second = {counter_uuid(pid, "memory allocated", CounterUnit::kBytes),
+                  counter_uuid(pid, "memory reserved", CounterUnit::kBytes)};
+  }
+  for (const auto& [track, value] :
+       {std::pair{it->second.first, r.allocated_bytes}, std::pair{it->second.second, r.reserved_bytes}}) {
+    packets_.begin_event(EventType::kCounter, track);
+    packets_.counter_value(value);
+    packets_.emit(r.ts_ns);
   }
   ++result_.memory_records;
+}
+
+// A real profile's counter (AI Core frequency, bandwidths, memory): a track per name, under its
+// device, or under the host for one of no device.
+void PerfettoWriter::write_counter(const CounterRow& r) {
+  if (r.ts_ns < 0) {
+    ++result_.negative_times;
+    return;
+  }
+  auto [it, added] = counters_by_name_id_.try_emplace(std::pair{r.device_id, r.name_id}, 0);
+  if (added) {
+    const std::string& name = reader_.string(r.name_id);
+    it->second = counter_uuid(r.device_id >= 0 ? device_pid(r.device_id) : kHostPid, name.empty() ? "counter" : name,
+                              CounterUnit::kNone);
+  }
+  packets_.begin_event(EventType::kCounter, it->second);
+  packets_.counter_value(r.value);
+  packets_.emit(r.ts_ns);
+  ++result_.counter_values;
 }
 
 }  // namespace

@@ -202,6 +202,10 @@ class SqliteTraceReader final : public TraceReader {
       w.args.push_back(value);
     };
     if (query.task_id) add("task_id", "=", *query.task_id);
+    if (query.task_ids) {
+      add("task_id", ">=", query.task_ids->first);
+      add("task_id", "<", query.task_ids->second);
+    }
     if (query.id) add("id", "=", *query.id);
     if (query.starting) {
       const std::string_view stored = table.rows_in.empty() ? table.name : table.rows_in;

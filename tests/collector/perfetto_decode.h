@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -34,9 +35,16 @@ struct Slice {
   std::int64_t ts = 0, dur = -1;
   int depth = 0;
   std::uint64_t track = 0;
-  std::map<std::string, std::string> args;  // integers as text
+  std::map<std::string, std::string> args;  // integers as text, doubles as format_double() writes them
   std::vector<std::uint64_t> flows;
 };
+
+// A double argument or counter value as Slice::args holds it: exact ("%.17g").
+inline std::string format_double(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
 
 // A field of a message as it is on the wire.
 struct WireField {
@@ -86,7 +94,7 @@ struct Decoded {
   pb::Trace trace;
   std::map<std::uint64_t, Track> tracks;
   std::vector<Slice> slices;
-  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> counters;  // uuid -> (ts, value)
+  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, double>>> counters;  // uuid -> (ts, value)
   std::vector<std::string> problems;
 
   const Track& track(std::uint64_t uuid) const {
@@ -134,7 +142,7 @@ inline Decoded decode(const std::string& path) {
       }
     }
   }
-  std::map<std::uint64_t, std::string> names, categories, annotation_names;
+  std::map<std::uint64_t, std::string> names, categories, annotation_names, string_values;
   struct Event {
     std::int64_t ts;
     std::size_t order;
@@ -150,6 +158,7 @@ inline Decoded decode(const std::string& path) {
       for (const auto& n : p.interned_data().event_names()) names[n.iid()] = n.name();
       for (const auto& c : p.interned_data().event_categories()) categories[c.iid()] = c.name();
       for (const auto& a : p.interned_data().debug_annotation_names()) annotation_names[a.iid()] = a.name();
+      for (const auto& v : p.interned_data().debug_annotation_string_values()) string_values[v.iid()] = v.str();
     }
     if (p.has_track_descriptor()) {
       const pb::TrackDescriptor& t = p.track_descriptor();
@@ -178,6 +187,12 @@ inline Decoded decode(const std::string& path) {
     const pb::TrackEvent& e = p.track_event();
     if (!d.tracks.contains(e.track_uuid())) d.problems.push_back("an event before its track");
     if (e.has_name_iid() && !names.contains(e.name_iid())) d.problems.push_back("a name used before it was interned");
+    for (const auto& a : e.debug_annotations()) {
+      if (!annotation_names.contains(a.name_iid()))
+        d.problems.push_back("an argument name used before it was interned");
+      if (a.has_string_value_iid() && !string_values.contains(a.string_value_iid()))
+        d.problems.push_back("an argument value used before it was interned");
+    }
     events[e.track_uuid()].push_back({static_cast<std::int64_t>(p.timestamp()), i, &e});
   }
   // Each track as the trace processor builds it: events by (ts, file order), a stack of open slices.
@@ -187,7 +202,8 @@ inline Decoded decode(const std::string& path) {
     for (const Event& ev : list) {
       const pb::TrackEvent& e = *ev.e;
       if (e.type() == pb::TrackEvent::TYPE_COUNTER) {
-        d.counters[uuid].emplace_back(ev.ts, e.counter_value());
+        d.counters[uuid].emplace_back(
+            ev.ts, e.has_double_counter_value() ? e.double_counter_value() : static_cast<double>(e.counter_value()));
         continue;
       }
       if (e.type() == pb::TrackEvent::TYPE_SLICE_END) {
@@ -204,7 +220,10 @@ inline Decoded decode(const std::string& path) {
       for (const auto iid : e.category_iids()) s.category += categories[iid];
       for (const auto& a : e.debug_annotations()) {
         const std::string& key = annotation_names[a.name_iid()];
-        s.args[key] = a.has_string_value() ? a.string_value() : std::to_string(a.int_value());
+        s.args[key] = a.has_string_value()       ? a.string_value()
+                      : a.has_string_value_iid() ? string_values[a.string_value_iid()]
+                      : a.has_double_value()     ? format_double(a.double_value())
+                                                 : std::to_string(a.int_value());
       }
       s.flows.assign(e.flow_ids().begin(), e.flow_ids().end());
       if (e.type() == pb::TrackEvent::TYPE_INSTANT) {

@@ -2,7 +2,9 @@
 // trace processor reads it (collector/perfetto_decode.h), flows joined by id. Checked
 // against the trace store: every task, copy, API call, marker and PyTorch op a slice of its own
 // track, at its exact times, with its arguments; flows from each launching API call; the memory
-// counters; overlapping rows on lanes of their own; the wire rules Perfetto's decoder needs.
+// counters; overlapping rows on lanes of their own; the wire rules Perfetto's decoder needs. And what
+// only some traces have: flows from PyTorch ops to their tasks, a real profile's counters and
+// hardware metrics, collectives per communicator, compare verdicts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -176,13 +178,13 @@ TEST_F(PerfettoExportTest, MarkersNestAndMemoryIsTwoCounters) {
   std::map<std::string, int> depth;
   for (const Slice* m : d.with_category("marker")) depth[m->name] = m->depth;
   EXPECT_EQ(depth, (std::map<std::string, int>{{"forward", 1}, {"checkpoint", 2}}));
-  std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> memory;
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> memory;
   for (const auto& [uuid, values] : d.counters) {
     EXPECT_TRUE(d.track(uuid).counter);
     EXPECT_EQ(d.track(uuid).unit, 3);  // UNIT_SIZE_BYTES
     memory[d.track(uuid).name] = values;
   }
-  using Values = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  using Values = std::vector<std::pair<std::int64_t, double>>;
   EXPECT_EQ(memory["memory allocated"], (Values{{1500, 4096}, {9700, 0}}));
   EXPECT_EQ(memory["memory reserved"], (Values{{1500, 2 << 20}, {9700, 2 << 20}}));
 }
@@ -279,4 +281,266 @@ TEST_F(PerfettoExportTest, LargeTraceStreamsInBoundedMemory) {
     EXPECT_LT(peak - rss_before, 12 * 1024)
         << "the export grew the process by " << (peak - rss_before) / 1024 << " MiB: it does not stream";
   }
+}
+
+// Note [Flows from PyTorch ops]: each op points at every task it launched, each by an id of its own.
+TEST_F(PerfettoExportTest, EachPytorchOpFlowsToEveryTaskItLaunched) {
+  {
+    auto w = TraceWriter::create(path("ops.db"));
+    std::vector<PytorchApiRow> ops;
+    std::vector<TaskRow> tasks;
+    for (std::int64_t op = 1; op <= 3; ++op) {
+      ops.push_back({.id = op,
+                     .start_ns = op * 1000,
+                     .end_ns = op * 1000 + 500,
+                     .thread_id = 0,
+                     .name_id = w->intern("aten::op" + std::to_string(op))});
+      for (std::int64_t k = 0; k < op; ++k) {  // op N launched N tasks, on two streams
+        const std::int64_t id = op * 10 + k;
+        TaskRow t = sample_task(id, 0, static_cast<std::int32_t>(k % 2), op * 1000 + 100, op * 1000 + 200 + k * 300,
+                                op * 1000 + 400 + k * 300, 0);
+        t.pytorch_api_id = op;
+        tasks.push_back(t);
+      }
+    }
+    TaskRow orphan = sample_task(99, 0, 0, 9000, 9000, 9100, 0);
+    tasks.push_back(orphan);
+    // Two steps: op 2's second task is launched in step 0 and runs in step 1's time.
+    w->add(std::vector<MarkerRow>{{0, 2500, 0, 0, static_cast<std::int32_t>(MarkerKind::kStep), 0},
+                                  {2500, 5000, 0, 0, static_cast<std::int32_t>(MarkerKind::kStep), 1}});
+    w->add(ops);
+    w->add(tasks);
+    w->finalize();
+  }
+  PerfettoExportResult r;
+  const Decoded d = export_file(path("ops.db"), &r);
+  EXPECT_EQ(r.op_flows, 6);
+  EXPECT_EQ(r.unlinked_op_tasks, 0);
+  std::map<std::uint64_t, std::vector<const Slice*>> by_flow;
+  for (const Slice& s : d.slices)
+    for (const std::uint64_t id : s.flows) by_flow[id].push_back(&s);
+  ASSERT_EQ(by_flow.size(), 6u);
+  std::map<std::string, std::set<std::string>> launched;  // op id -> task ids
+  for (const auto& [id, ends] : by_flow) {
+    ASSERT_EQ(ends.size(), 2u) << "flow " << id;
+    const Slice* op = ends[0]->category == "cpu_op" ? ends[0] : ends[1];
+    const Slice* task = ends[0]->category == "task" ? ends[0] : ends[1];
+    ASSERT_EQ(op->category, "cpu_op");
+    ASSERT_EQ(task->category, "task");
+    EXPECT_LT(op->ts, task->ts) << "the op comes first: the flow points from it";
+    EXPECT_EQ(task->args.at("pytorch_op_id"), op->args.at("id"));
+    launched[op->args.at("id")].insert(task->args.at("task_id"));
+  }
+  EXPECT_EQ(launched, (std::map<std::string, std::set<std::string>>{
+                          {"1", {"10"}}, {"2", {"20", "21"}}, {"3", {"30", "31", "32"}}}));
+  const Slice* orphan = d.find("task", "task_id", "99");
+  ASSERT_NE(orphan, nullptr);
+  EXPECT_TRUE(orphan->flows.empty());
+  // Each task and op is in the step it was launched in; the orphan, after the steps, in none.
+  EXPECT_EQ(d.find("task", "task_id", "21")->ts, 2500);
+  EXPECT_EQ(d.find("task", "task_id", "21")->args.at("step"), "0");
+  EXPECT_EQ(d.find("task", "task_id", "30")->args.at("step"), "1");
+  EXPECT_EQ(d.find("cpu_op", "id", "2")->args.at("step"), "0");
+  EXPECT_EQ(d.find("cpu_op", "id", "3")->args.at("step"), "1");
+  EXPECT_FALSE(orphan->args.contains("step"));
+}
+
+// A real profile's counters become counter tracks of their device (or of the host, for one of no
+// device), its per-task hardware metrics and a compare's verdicts arguments of the tasks.
+TEST_F(PerfettoExportTest, CountersHardwareMetricsAndVerdicts) {
+  {
+    auto w = TraceWriter::create(path("real.db"));
+    const StringId freq = w->intern("AI Core Freq (MHz)"), cpu = w->intern("host CPU (%)");
+    const StringId mac = w->intern("aic_mac_ratio"), cycles = w->intern("aic_total_cycles");
+    std::vector<TaskRow> tasks;
+    for (std::int64_t id = 1; id <= 3; ++id)
+      tasks.push_back(sample_task(id, 0, 0, id * 100, id * 100, id * 100 + 50, 0));
+    w->add(tasks);
+    w->add(std::vector<CounterRow>{{.ts_ns = 10, .device_id = 0, .name_id = freq, .value = 1800},
+                                   {.ts_ns = 20, .device_id = 0, .name_id = freq, .value = 1650.5},
+                                   {.ts_ns = 15, .device_id = -1, .name_id = cpu, .value = 37.25}});
+    w->add(std::vector<TaskPmuRow>{{.task_id = 1, .name_id = mac, .value = 0.8125},
+                                   {.task_id = 1, .name_id = cycles, .value = 123456},
+                                   {.task_id = 3, .name_id = mac, .value = 0.1}});
+    CompareResultRow out{.task_id = 2,
+                         .role = static_cast<std::int32_t>(TensorRole::kOutput),
+                         .verdict = 1,
+                         .origin = 1,
+                         .cosine = 0.5,
+                         .max_abs_err = 2.5,
+                         .max_rel_err = 0.75};
+    out.reason_id = w->intern("Cosine 0.5 < 0.9");
+    CompareResultRow out2 = out;
+    out2.idx = 1;
+    out2.verdict = 0;
+    out2.cosine = 0.999;
+    out2.max_abs_err = 3.5;
+    CompareResultRow input = out;
+    input.role = static_cast<std::int32_t>(TensorRole::kInput);
+    input.cosine = 0.1;  // inputs do not decide
+    CompareResultRow passed{.task_id = 3,
+                            .role = static_cast<std::int32_t>(TensorRole::kOutput),
+                            .verdict = 0,
+                            .cosine = 1,
+                            .max_abs_err = 0,
+                            .max_rel_err = 0};
+    w->add(std::vector<CompareResultRow>{input, out, out2, passed});
+    w->finalize();
+  }
+  PerfettoExportResult r;
+  const Decoded d = export_file(path("real.db"), &r);
+  EXPECT_EQ(r.counter_values, 3);
+  EXPECT_EQ(r.pmu_values, 3);
+  EXPECT_EQ(r.compared_tasks, 2);
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> counters;
+  for (const auto& [uuid, values] : d.counters) {
+    EXPECT_EQ(d.track(uuid).unit, 0);
+    counters[d.path(uuid)] = values;
+  }
+  using Values = std::vector<std::pair<std::int64_t, double>>;
+  EXPECT_EQ(counters, (std::map<std::string, Values>{{"npu:0/AI Core Freq (MHz)", {{10, 1800}, {20, 1650.5}}},
+                                                     {"host/host CPU (%)", {{15, 37.25}}}}));
+  const Slice* t1 = d.find("task", "task_id", "1");
+  const Slice* t2 = d.find("task", "task_id", "2");
+  const Slice* t3 = d.find("task", "task_id", "3");
+  ASSERT_TRUE(t1 && t2 && t3);
+  EXPECT_EQ(t1->args.at("pmu.aic_mac_ratio"), "0.8125");
+  EXPECT_EQ(t1->args.at("pmu.aic_total_cycles"), "123456");
+  EXPECT_FALSE(t1->args.contains("compare.verdict"));
+  EXPECT_FALSE(t2->args.contains("pmu.aic_mac_ratio"));
+  EXPECT_EQ(t3->args.at("pmu.aic_mac_ratio"), format_double(0.1));
+  EXPECT_EQ(t2->args.at("compare.verdict"), "fail");
+  EXPECT_EQ(t2->args.at("compare.origin"), "introduced");
+  EXPECT_EQ(t2->args.at("compare.reason"), "Cosine 0.5 < 0.9");
+  EXPECT_EQ(t2->args.at("compare.cosine"), "0.5");  // the worst output's, not the input's
+  EXPECT_EQ(t2->args.at("compare.max_abs_err"), "3.5");
+  EXPECT_EQ(t2->args.at("compare.max_rel_err"), "0.75");
+  EXPECT_EQ(t3->args.at("compare.verdict"), "pass");
+  EXPECT_FALSE(t3->args.contains("compare.origin"));
+}
+
+// Per-task rows are read a window of task ids at a time (Note [Task rows by window]): ids out of
+// start order and spread over several windows still find their own rows.
+TEST_F(PerfettoExportTest, HardwareMetricsOfManyTasksOutOfIdOrder) {
+  constexpr std::int64_t kTasks = 40'000;
+  {
+    auto w = TraceWriter::create(path("pmu.db"));
+    const StringId mac = w->intern("aic_mac_ratio");
+    std::vector<TaskRow> tasks;
+    std::vector<TaskPmuRow> pmu;
+    for (std::int64_t i = 0; i < kTasks; ++i) {
+      // Ids run backwards within each block of 1000 starts, and every 7th task has none.
+      const std::int64_t id = (i / 1000) * 1000 + (999 - i % 1000) + 1;
+      tasks.push_back(sample_task(id, 0, static_cast<std::int32_t>(i % 3), i * 100, i * 100, i * 100 + 50, 0));
+      if (id % 7 != 0) pmu.push_back({.task_id = id, .name_id = mac, .value = static_cast<double>(id) / 4});
+    }
+    std::sort(pmu.begin(), pmu.end(), [](const TaskPmuRow& a, const TaskPmuRow& b) { return a.task_id < b.task_id; });
+    w->add(tasks);
+    w->add(pmu);
+    w->finalize();
+  }
+  PerfettoExportResult r;
+  const Decoded d = export_file(path("pmu.db"), &r);
+  EXPECT_EQ(r.tasks, kTasks);
+  std::int64_t with_metric = 0;
+  for (const Slice* s : d.with_category("task")) {
+    const std::int64_t id = std::stoll(s->args.at("task_id"));
+    const auto it = s->args.find("pmu.aic_mac_ratio");
+    if (id % 7 == 0) {
+      EXPECT_EQ(it, s->args.end()) << "task " << id;
+      continue;
+    }
+    ASSERT_NE(it, s->args.end()) << "task " << id;
+    EXPECT_EQ(it->second, format_double(static_cast<double>(id) / 4));
+    ++with_metric;
+  }
+  EXPECT_EQ(with_metric, r.pmu_values);
+  EXPECT_EQ(with_metric, kTasks - kTasks / 7);
+}
+
+// Each communicator is a track of the device its collectives ran on, after the streams.
+TEST_F(PerfettoExportTest, CollectivesOnATrackPerCommunicator) {
+  {
+    auto w = TraceWriter::create(path("comm.db"));
+    std::vector<TaskRow> tasks{sample_task(1, 1, 4, 100, 100, 400, 0), sample_task(2, 1, 4, 500, 500, 900, 0),
+                               sample_task(3, 1, 5, 600, 600, 700, 0)};
+    w->add(tasks);
+    w->add(std::vector<CommunicatorRow>{
+        {.communicator_id = 1, .name_id = w->intern("hccl_world_group"), .rank = 2, .size = 8},
+        {.communicator_id = 2, .name_id = 0, .rank = 0, .size = 2}});
+    const auto kind = [](npuscope::CollectiveKind k) { return static_cast<std::int32_t>(k); };
+    w->add(std::vector<CommunicationRow>{{.task_id = 1,
+                                          .communicator_id = 1,
+                                          .sequence = 0,
+                                          .kind = kind(npuscope::CollectiveKind::kAllReduce),
+                                          .bytes = 4096,
+                                          .arrival_ns = 50,
+                                          .start_ns = 100,
+                                          .end_ns = 400},
+                                         {.task_id = 2,
+                                          .communicator_id = 1,
+                                          .sequence = 1,
+                                          .kind = kind(npuscope::CollectiveKind::kAllGather),
+                                          .bytes = 64,
+                                          .arrival_ns = 500,
+                                          .start_ns = 500,
+                                          .end_ns = 900},
+                                         {.task_id = 3,
+                                          .communicator_id = 2,
+                                          .sequence = 0,
+                                          .kind = kind(npuscope::CollectiveKind::kSend),
+                                          .bytes = 8,
+                                          .root_or_peer = 5,
+                                          .start_ns = 600,
+                                          .end_ns = 700}});
+    w->finalize();
+  }
+  PerfettoExportResult r;
+  const Decoded d = export_file(path("comm.db"), &r);
+  EXPECT_EQ(r.communications, 3);
+  const auto collectives = d.with_category("communication");
+  ASSERT_EQ(collectives.size(), 3u);
+  std::map<std::string, std::string> track_of;
+  for (const Slice* s : collectives) track_of[s->name + " " + s->args.at("sequence")] = d.path(s->track);
+  EXPECT_EQ(track_of, (std::map<std::string, std::string>{{"allreduce 0", "npu:1/hccl_world_group (rank 2 of 8)"},
+                                                          {"allgather 1", "npu:1/hccl_world_group (rank 2 of 8)"},
+                                                          {"send 0", "npu:1/communicator 2 (rank 0 of 2)"}}));
+  const Slice* allreduce = d.find("communication", "task_id", "1");
+  ASSERT_NE(allreduce, nullptr);
+  EXPECT_EQ(allreduce->ts, 100);
+  EXPECT_EQ(allreduce->dur, 300);
+  EXPECT_EQ(allreduce->args.at("communicator"), "hccl_world_group");
+  EXPECT_EQ(allreduce->args.at("bytes"), "4096");
+  EXPECT_EQ(allreduce->args.at("wait_ns"), "50");
+  EXPECT_FALSE(allreduce->args.contains("root_or_peer"));
+  EXPECT_EQ(d.find("communication", "task_id", "3")->args.at("root_or_peer"), "5");
+}
+
+// What a broken or foreign trace may hold is counted, never drawn wrong: op ids no flow can carry,
+// counters before time 0, a collective whose task and communicator are not in the trace.
+TEST_F(PerfettoExportTest, OddRowsAreCountedNotMisdrawn) {
+  {
+    auto w = TraceWriter::create(path("odd.db"));
+    TaskRow negative_op = sample_task(1, 0, 0, 100, 100, 200, 0), huge_op = sample_task(2, 0, 0, 300, 300, 400, 0);
+    negative_op.pytorch_api_id = -5;
+    huge_op.pytorch_api_id = std::int64_t{1} << 50;
+    w->add(std::vector<TaskRow>{negative_op, huge_op});
+    w->add(std::vector<CounterRow>{{.ts_ns = -10, .device_id = 0, .name_id = w->intern("freq"), .value = 1}});
+    w->add(
+        std::vector<CommunicationRow>{{.task_id = 77, .communicator_id = 9, .kind = 99, .start_ns = 10, .end_ns = 5}});
+    w->finalize();
+  }
+  PerfettoExportResult r;
+  const Decoded d = export_file(path("odd.db"), &r);
+  EXPECT_EQ(r.tasks, 2);
+  EXPECT_EQ(r.op_flows, 0);
+  EXPECT_EQ(r.unlinked_op_tasks, 2);
+  EXPECT_EQ(r.negative_times, 1);
+  EXPECT_EQ(r.counter_values, 0);
+  for (const Slice& s : d.slices) EXPECT_TRUE(s.flows.empty()) << s.name;
+  const auto collectives = d.with_category("communication");
+  ASSERT_EQ(collectives.size(), 1u);
+  EXPECT_EQ(collectives[0]->name, "collective99");
+  EXPECT_EQ(collectives[0]->dur, 0);  // it ended before it started
+  EXPECT_EQ(d.path(collectives[0]->track), "npu:0/communicator 9");
 }

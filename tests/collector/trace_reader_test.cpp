@@ -842,3 +842,22 @@ TEST_F(TraceReaderTest, UnderflowCountsRoundTripAndSchema10TracesReadThemAsZero)
            "'schema_version'");
   expect_rows_eq(rows, TraceReader::open(path())->rows<TaskRow>());
 }
+
+// A window of task ids (RowQuery::task_ids): the rows of every task in [from, to), in table order;
+// a table without task ids refuses it.
+TEST_F(TraceReaderTest, RowsOfAWindowOfTaskIds) {
+  {
+    auto writer = TraceWriter::create(path());
+    const StringId m = writer->intern("aic_mac_ratio");
+    std::vector<TaskPmuRow> pmu;
+    for (const std::int64_t id : {7, 3, 5, 9, 5, 4}) pmu.push_back({.task_id = id, .name_id = m, .value = double(id)});
+    writer->add(pmu);
+    writer->finalize();
+  }
+  const auto reader = TraceReader::open(path());
+  std::vector<std::int64_t> ids;
+  reader->for_each([&](const TaskPmuRow& r) { ids.push_back(r.task_id); }, {.task_ids = std::pair{4, 9}});
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{4, 5, 5, 7}));
+  EXPECT_TRUE(reader->rows<TaskPmuRow>({.task_ids = std::pair{10, 20}}).empty());
+  EXPECT_THROW(reader->rows<CounterRow>({.task_ids = std::pair{0, 1}}), TraceError);
+}

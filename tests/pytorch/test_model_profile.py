@@ -7,6 +7,7 @@ import os
 import sqlite3
 import unittest
 
+import perfetto_trace_util
 from script_test_util import CLI, ScriptTestCase, run_command
 
 # A ResNet-18 (torchvision's) on small images: three SGD steps, then one more forward in eval.
@@ -226,6 +227,60 @@ class ModelProfileTest(ScriptTestCase, script=RESNET, name="resnet.py"):
         self.assertTrue(convs)
         self.assertEqual(convs[0]["args"]["pass"], "forward")
         self.assertTrue(convs[0]["args"]["input_shapes"].startswith("2,3,32,32;"))
+
+    def test_perfetto_export_of_the_run(self):
+        # The recorded trace as Perfetto reads it: every task, API call and PyTorch op a slice at its row's
+        # times, modules holding their ops, a flow from each op to every task it launched, the memory counters.
+        out = os.path.join(self.dir.name, "t.pftrace")
+        printed = run([CLI, "export", self.db, "--perfetto", out])
+        self.assertIn("PyTorch ops and module calls, with flows to the", printed)
+        d = perfetto_trace_util.decode(out)
+        self.assertEqual(d.problems, [])
+        by_category = {}
+        for s in d.slices:
+            by_category.setdefault(s["category"], []).append(s)
+        tasks = {s["args"]["task_id"]: s for s in by_category["task"]}
+        # A copy in TASK (task type 3, MEMCPY) and in MEMCPY is one slice, the MEMCPY row's.
+        rows = self.query("SELECT task_id, start_ns, end_ns - start_ns, pytorch_api_id FROM TASK t WHERE NOT EXISTS "
+                          "(SELECT 1 FROM MEMCPY c WHERE t.task_type = 3 AND t.connection_id != 0 AND "
+                          "c.connection_id = t.connection_id)")
+        self.assertEqual(len(tasks), len(rows))
+        for task_id, start, dur, _ in rows:
+            self.assertEqual((tasks[task_id]["ts"], tasks[task_id]["dur"]), (start, dur), task_id)
+        ops = {s["args"]["id"]: s for c in ("cpu_op", "module", "backward", "optimizer") for s in by_category.get(c, [])}
+        op_rows = self.query("SELECT id, start_ns, end_ns - start_ns FROM PYTORCH_API")
+        self.assertEqual(len(ops), len(op_rows))
+        for op_id, start, dur in op_rows:
+            self.assertEqual((ops[op_id]["ts"], ops[op_id]["dur"]), (start, dur), op_id)
+        self.assertEqual(len(by_category["api"]), self.query("SELECT count(*) FROM API")[0][0])
+        # Modules hold their ops: a conv of layer1 lies below its module on the thread's track.
+        conv = next(s for s in by_category["cpu_op"] if s["name"] == "aten::conv2d"
+                    and s["args"].get("module") == "Module.layer1.0.conv1.Conv2d.forward.0")
+        self.assertGreater(conv["depth"], 0)
+        self.assertEqual(conv["args"]["pass"], "forward")
+        self.assertIn(conv["args"]["step"], (0, 1, 2))  # the optimizer's steps
+        self.assertTrue(d.path(conv["track"]).startswith("host/thread "), d.path(conv["track"]))
+        # Each op's flows end at exactly the tasks that name it.
+        ends = {}
+        for s in d.slices:
+            for flow in s["flows"]:
+                if flow >> 63:
+                    ends.setdefault(flow, []).append(s)
+        launched = {(task_id, op) for task_id, _, _, op in rows if op}
+        self.assertGreater(len(launched), 100)
+        joined = set()
+        for flow, pair in ends.items():
+            self.assertEqual(len(pair), 2, flow)
+            op, task = sorted(pair, key=lambda s: s["category"] == "task")
+            self.assertEqual(task["category"], "task")
+            self.assertEqual(task["args"]["pytorch_op_id"], op["args"]["id"])
+            self.assertLessEqual(op["ts"], task["ts"])
+            joined.add((task["args"]["task_id"], op["args"]["id"]))
+        self.assertEqual(joined, launched)
+        memory = [d.tracks[u]["name"] for u in d.counters]
+        self.assertEqual(sorted(memory), ["memory allocated", "memory reserved"])
+        self.assertEqual(sum(len(v) for v in d.counters.values()),
+                         2 * self.query("SELECT count(*) FROM MEMORY_RECORD")[0][0])
 
     def test_manual_steps_replace_the_optimizers(self):
         script = os.path.join(self.dir.name, "manual.py")

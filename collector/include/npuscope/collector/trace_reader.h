@@ -41,9 +41,11 @@ struct ReaderOptions {
 // Which rows of a table to read (all by default). A filter names a column the table must have (else
 // TraceError): task_id (TENSOR, PIPE_INSTRUCTION, OP_CHECK, ... through their task index), id
 // (PYTORCH_API's primary key), a window of start_ns (TASK's index: what a timeline shows, or one part
-// of a big trace read by several threads, each with its own reader).
+// of a big trace read by several threads, each with its own reader), a window of task ids (the rows
+// of many tasks at once from a table ordered by task_id: TASK_PMU, COMPARE_RESULT).
 struct RowQuery {
   std::optional<std::int64_t> task_id;
+  std::optional<std::pair<std::int64_t, std::int64_t>> task_ids;  // from <= task_id < to
   std::optional<std::int64_t> id;
   std::optional<std::pair<std::int64_t, std::int64_t>> starting;  // from_ns <= start_ns < to_ns
   bool with_data = false;  // TENSOR: also load (and decompress) the dumped bytes into TensorRow::data
