@@ -145,11 +145,14 @@ void write_msprobe(const col::TraceReader& reader, const std::string& dir) {
 int export_command(int argc, char** argv) {
   ExportFlags f;
   po::options_description desc("options");
-  desc.add_options()("help,h", "show this help")("trace", po::value(&f.trace), "the trace database (positional)")(
+  desc.add_options()("help,h", "show this help")("trace", po::value(&f.trace),
+                                                 "the trace database, or a profile `npuscope import` reads "
+                                                 "(positional)")(
       "perfetto", po::value(&f.perfetto),
-      "write a Perfetto protobuf trace to FILE (ui.perfetto.dev, trace_processor): tracks per stream and thread, "
-      "flows, counters")("chrome", po::value(&f.chrome),
-                         "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")(
+      "write a Perfetto protobuf trace to FILE (ui.perfetto.dev, trace_processor): tracks per stream, thread and "
+      "communicator, flows from API calls and PyTorch ops to their tasks, counters, a real profile's hardware "
+      "metrics and a compare's verdicts as task arguments")(
+      "chrome", po::value(&f.chrome), "write Chrome trace JSON to FILE (Perfetto UI, chrome://tracing)")(
       "csv", po::value(&f.csv), "write op_summary, op_statistic, api_statistic and memory_record .csv into DIR")(
       "npy", po::value(&f.npy), "write the dumped tensors as .npy files and index.csv into DIR")(
       "msprobe", po::value(&f.msprobe),
