@@ -92,6 +92,8 @@ if [ -d "$ASCEND" ]; then
   "$NPUSCOPE" calibrate --from-profile "$REAL/rank0_ascend_pt" -o "$DEMO/from_profile.txt"
   sed -n 1,20p "$DEMO/from_profile.txt"
   grep -A1 "^covered device time" "$DEMO/from_profile.txt"
+  section "The real profile as a Perfetto trace: op -> task flows, communicators, counters, hardware metrics"
+  "$NPUSCOPE" export "$REAL/rank0_ascend_pt" --perfetto "$DEMO/rank0_ascend.pftrace"
 else
   echo "(no ../shared/realdata beside this clone: the Ascend profile is skipped, the GPU traces below are not)"
 fi

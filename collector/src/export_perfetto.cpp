@@ -157,6 +157,7 @@ class PerfettoWriter {
   std::map<std::pair<std::int64_t, std::string>, std::uint64_t> counters_;           // by process and name
   std::map<std::int64_t, std::pair<std::uint64_t, std::uint64_t>> memory_counters_;  // allocated, reserved
   std::map<std::pair<std::int32_t, StringId>, std::uint64_t> counters_by_name_id_;   // COUNTER rows' tracks
+  std::map<std::int64_t, std::uint64_t> counter_groups_;                             // their groups, by process
   std::uint64_t next_uuid_ = 1;
   export_util::ConnectionSet copies_, launches_;
   export_util::OpFlows op_flows_;
@@ -228,8 +229,9 @@ Lane& PerfettoWriter::lane_of(const TrackKey& key, std::size_t lane) {
 }
 
 // Communicators come after the streams of their process (sibling ranks: a stream's lane·8 + its
-// extra lane, below 8·10⁶).
+// extra lane, below 8·10⁶), a real profile's counters after them.
 constexpr std::int64_t kFirstCommunicatorRank = 8 * kLaneStride;
+constexpr std::int64_t kProfileCountersRank = 9 * kLaneStride;
 
 void PerfettoWriter::describe_track(std::uint64_t uuid, const TrackKey& key, std::size_t lane) {
   std::string base;
@@ -575,8 +577,9 @@ void PerfettoWriter::write_memory(const MemoryRow& r) {
   ++result_.memory_records;
 }
 
-// A real profile's counter (AI Core frequency, bandwidths, memory): a track per name, under its
-// device, or under the host for one of no device.
+// A real profile's counter (AI Core frequency, bandwidths, memory, an accelerator's PMU: a 910B
+// profile has some 200): a track per name, in a group "profile counters" of its device (or of the
+// host, for one of no device) that the UI shows folded.
 void PerfettoWriter::write_counter(const CounterRow& r) {
   if (r.ts_ns < 0) {
     ++result_.negative_times;
@@ -584,9 +587,17 @@ void PerfettoWriter::write_counter(const CounterRow& r) {
   }
   auto [it, added] = counters_by_name_id_.try_emplace(std::pair{r.device_id, r.name_id}, 0);
   if (added) {
+    const std::int64_t pid = r.device_id >= 0 ? device_pid(r.device_id) : kHostPid;
+    auto [group, new_group] = counter_groups_.try_emplace(pid, 0);
+    if (new_group) {
+      group->second = next_uuid_++;
+      packets_.child_track(group->second, process_uuid(pid), "profile counters", kProfileCountersRank);
+      ++result_.tracks;
+    }
     const std::string& name = reader_.string(r.name_id);
-    it->second = counter_uuid(r.device_id >= 0 ? device_pid(r.device_id) : kHostPid, name.empty() ? "counter" : name,
-                              CounterUnit::kNone);
+    it->second = next_uuid_++;
+    packets_.counter_track(it->second, group->second, name.empty() ? "counter" : name, CounterUnit::kNone);
+    ++result_.tracks;
   }
   packets_.begin_event(EventType::kCounter, it->second);
   packets_.counter_value(r.value);

@@ -398,8 +398,9 @@ TEST_F(PerfettoExportTest, CountersHardwareMetricsAndVerdicts) {
     counters[d.path(uuid)] = values;
   }
   using Values = std::vector<std::pair<std::int64_t, double>>;
-  EXPECT_EQ(counters, (std::map<std::string, Values>{{"npu:0/AI Core Freq (MHz)", {{10, 1800}, {20, 1650.5}}},
-                                                     {"host/host CPU (%)", {{15, 37.25}}}}));
+  EXPECT_EQ(counters,
+            (std::map<std::string, Values>{{"npu:0/profile counters/AI Core Freq (MHz)", {{10, 1800}, {20, 1650.5}}},
+                                           {"host/profile counters/host CPU (%)", {{15, 37.25}}}}));
   const Slice* t1 = d.find("task", "task_id", "1");
   const Slice* t2 = d.find("task", "task_id", "2");
   const Slice* t3 = d.find("task", "task_id", "3");

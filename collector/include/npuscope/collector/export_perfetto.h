@@ -15,8 +15,8 @@
 //   ("stream S": the tasks; "stream S copies": MEMCPY rows; golden kernels run on host threads,
 //   so "thread N" there), a track per communicator after them ("hccl_world_group (rank 2 of 8)":
 //   its collectives, COMMUNICATION), and counter tracks: the device memory in bytes (allocated,
-//   reserved) and a real profile's counters by name (COUNTER: "AI Core Freq (MHz)", "HBM 0/Read
-//   (MB/s)", ...; a counter of no device goes under the host).
+//   reserved) and, in a group "profile counters", a real profile's counters by name (COUNTER: "AI
+//   Core Freq (MHz)", "HBM 0/Read (MB/s)", ...; a counter of no device goes under the host).
 // Processes are ordered host, npu:0, npu:1, ..., cpu golden. Every track keeps its own name
 // (sibling_merge_behavior NONE), so that a track is one row of the trace processor's track table.
 // Slices are SLICE_BEGIN / SLICE_END pairs (the END without name or category, as Perfetto matches
