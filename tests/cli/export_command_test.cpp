@@ -119,6 +119,9 @@ TEST_F(ExportCommandTest, BadInputsAreErrorsNamingTheFile) {
 
   std::ofstream(path("notes.txt")) << "these are my notes, not a trace\n";
   expect_trace_error(path("notes.txt"), "not an npuscope trace");
+  // A file of a real profile that is not a profile alone says what npuscope does read.
+  std::ofstream(path("op_summary_1.csv")) << "Device_id,Model ID,Task ID,Op Name\n0,1,2,MatMul\n";
+  expect_trace_error(path("op_summary_1.csv"), "nor a profile npuscope imports (`npuscope import --help` lists");
 
   std::mt19937 rng(42);
   std::string noise(64 * 1024, '\0');
