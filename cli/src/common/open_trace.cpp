@@ -36,9 +36,9 @@ std::string recover_trace_path(const std::string& path) {
     }
     return cached.path;
   }
-  refuse_unknown_file(path);
   const collector::TraceRecovery r = collector::recover_trace(path);
   if (r.recovered) std::fprintf(stderr, "npuscope: %s\n", collector::describe(r).c_str());
+  refuse_unknown_file(r.trace);  // the trace a spool's path names, or the file given
   return r.trace;
 }
 
