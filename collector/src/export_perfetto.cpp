@@ -120,7 +120,7 @@ class PerfettoWriter {
   std::uint64_t track_uuid(const TrackKey& key);
   Lane& lane_of(const TrackKey& key, std::size_t lane);  // described when first asked for
   void describe_track(std::uint64_t uuid, const TrackKey& key, std::size_t lane);
-  std::uint64_t counter_uuid(std::int64_t pid, std::string_view name, CounterUnit unit);
+  std::uint64_t new_counter_track(std::uint64_t parent, std::string_view name, CounterUnit unit);
 
   // Opens a slice [start, end) on the first lane of `key` it nests in, writing the ends of the
   // slices it follows; returns that lane's uuid, or 0 if it cannot be written (a negative start).
@@ -154,7 +154,6 @@ class PerfettoWriter {
   // Tracks: uuids are 1 + the order they were made in; 0 is Perfetto's root.
   std::map<std::int64_t, std::uint64_t> processes_;
   std::map<TrackKey, std::vector<Lane>> tracks_;
-  std::map<std::pair<std::int64_t, std::string>, std::uint64_t> counters_;           // by process and name
   std::map<std::int64_t, std::pair<std::uint64_t, std::uint64_t>> memory_counters_;  // allocated, reserved
   std::map<std::pair<std::int32_t, StringId>, std::uint64_t> counters_by_name_id_;   // COUNTER rows' tracks
   std::map<std::int64_t, std::uint64_t> counter_groups_;                             // their groups, by process
@@ -268,12 +267,11 @@ void PerfettoWriter::describe_track(std::uint64_t uuid, const TrackKey& key, std
   if (lane > 0) ++result_.extra_lanes;
 }
 
-std::uint64_t PerfettoWriter::counter_uuid(std::int64_t pid, std::string_view name, CounterUnit unit) {
-  auto [it, added] = counters_.try_emplace(std::pair{pid, std::string(name)}, 0);
-  if (!added) return it->second;
-  const std::uint64_t process = process_uuid(pid);
-  const std::uint64_t uuid = it->second = next_uuid_++;
-  packets_.counter_track(uuid, process, name, unit);
+// A counter track under `parent` (a process, or a group of counters), described now: the callers
+// ask for each track once and keep its uuid.
+std::uint64_t PerfettoWriter::new_counter_track(std::uint64_t parent, std::string_view name, CounterUnit unit) {
+  const std::uint64_t uuid = next_uuid_++;
+  packets_.counter_track(uuid, parent, name, unit);
   ++result_.tracks;
   return uuid;
 }
@@ -565,8 +563,9 @@ void PerfettoWriter::write_memory(const MemoryRow& r) {
   const std::int64_t pid = device_pid(r.device_id);
   auto [it, added] = memory_counters_.try_emplace(pid);
   if (added) {
-    it->second = {counter_uuid(pid, "memory allocated", CounterUnit::kBytes),
-                  counter_uuid(pid, "memory reserved", CounterUnit::kBytes)};
+    const std::uint64_t process = process_uuid(pid);
+    it->second = {new_counter_track(process, "memory allocated", CounterUnit::kBytes),
+                  new_counter_track(process, "memory reserved", CounterUnit::kBytes)};
   }
   for (const auto& [track, value] :
        {std::pair{it->second.first, r.allocated_bytes}, std::pair{it->second.second, r.reserved_bytes}}) {
@@ -595,9 +594,7 @@ void PerfettoWriter::write_counter(const CounterRow& r) {
       ++result_.tracks;
     }
     const std::string& name = reader_.string(r.name_id);
-    it->second = next_uuid_++;
-    packets_.counter_track(it->second, group->second, name.empty() ? "counter" : name, CounterUnit::kNone);
-    ++result_.tracks;
+    it->second = new_counter_track(group->second, name.empty() ? "counter" : name, CounterUnit::kNone);
   }
   packets_.begin_event(EventType::kCounter, it->second);
   packets_.counter_value(r.value);

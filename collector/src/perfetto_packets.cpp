@@ -215,9 +215,7 @@ std::uint64_t Packets::category_iid(std::string_view category) {
 
 std::uint64_t Packets::arg_name_iid(Arg name) {
   std::uint64_t& iid = arg_iids_[static_cast<std::size_t>(name)];
-  if (iid == 0)
-    iid = intern_text(arg_names_, next_arg_name_, field::interned::kAnnotationNames,
-                      kArgNames[static_cast<std::size_t>(name)].second);
+  if (iid == 0) iid = arg_name_iid(kArgNames[static_cast<std::size_t>(name)].second);
   return iid;
 }
 
@@ -239,19 +237,26 @@ void Packets::begin_event(EventType type, std::uint64_t track, std::uint64_t nam
   if (category_iid != 0) wire::varint_field(event_, field::event::kCategoryIids, as_varint(category_iid));
 }
 
-void Packets::arg(Arg name, std::int64_t value) {
-  const std::uint64_t name_iid = arg_name_iid(name);
+std::uint64_t Packets::arg_name_iid(std::string_view name) {
+  return intern_text(arg_names_, next_arg_name_, field::interned::kAnnotationNames, name);
+}
+
+// One DebugAnnotation of the event: its interned name, then the value `write_value` appends.
+template <class WriteValue>
+void Packets::annotation(std::uint64_t name_iid, WriteValue&& write_value) {
   const Nested a = Nested::begin(event_, field::event::kDebugAnnotations);
   wire::varint_field(event_, field::annotation::kNameIid, as_varint(name_iid));
-  wire::varint_field(event_, field::annotation::kIntValue, value);
+  write_value(event_);
   a.end(event_);
 }
 
+void Packets::arg(Arg name, std::int64_t value) {
+  annotation(arg_name_iid(name), [&](std::string& e) { wire::varint_field(e, field::annotation::kIntValue, value); });
+}
+
 void Packets::arg_value_iid(std::uint64_t name_iid, std::uint64_t value_iid) {
-  const Nested a = Nested::begin(event_, field::event::kDebugAnnotations);
-  wire::varint_field(event_, field::annotation::kNameIid, as_varint(name_iid));
-  wire::varint_field(event_, field::annotation::kStringValueIid, as_varint(value_iid));
-  a.end(event_);
+  annotation(name_iid,
+             [&](std::string& e) { wire::varint_field(e, field::annotation::kStringValueIid, as_varint(value_iid)); });
 }
 
 void Packets::arg(Arg name, std::string_view value) {
@@ -266,19 +271,13 @@ void Packets::arg_string(Arg name, StringId value) {
 }
 
 void Packets::arg(std::string_view name, double value) {
-  const std::uint64_t name_iid = intern_text(arg_names_, next_arg_name_, field::interned::kAnnotationNames, name);
-  const Nested a = Nested::begin(event_, field::event::kDebugAnnotations);
-  wire::varint_field(event_, field::annotation::kNameIid, as_varint(name_iid));
-  wire::double_field(event_, field::annotation::kDoubleValue, value);
-  a.end(event_);
+  annotation(arg_name_iid(name),
+             [&](std::string& e) { wire::double_field(e, field::annotation::kDoubleValue, value); });
 }
 
 void Packets::arg(std::string_view name, std::string_view value) {
-  const std::uint64_t name_iid = intern_text(arg_names_, next_arg_name_, field::interned::kAnnotationNames, name);
-  const Nested a = Nested::begin(event_, field::event::kDebugAnnotations);
-  wire::varint_field(event_, field::annotation::kNameIid, as_varint(name_iid));
-  wire::string_field(event_, field::annotation::kStringValue, value);
-  a.end(event_);
+  annotation(arg_name_iid(name),
+             [&](std::string& e) { wire::string_field(e, field::annotation::kStringValue, value); });
 }
 
 void Packets::flow(std::uint64_t id) { wire::fixed64_field(event_, field::event::kFlowIds, id); }

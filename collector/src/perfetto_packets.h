@@ -112,6 +112,9 @@ class Packets {
   std::uint64_t intern_text(TextIids& table, std::uint64_t& next, std::uint32_t field, std::string_view text);
   void intern(std::uint32_t field, std::uint64_t iid, std::string_view text);
   std::uint64_t arg_name_iid(Arg name);
+  std::uint64_t arg_name_iid(std::string_view name);
+  template <class WriteValue>
+  void annotation(std::uint64_t name_iid, WriteValue&& write_value);
   std::uint64_t string_value_iid(StringId id);
   void arg_value_iid(std::uint64_t name_iid, std::uint64_t value_iid);
 

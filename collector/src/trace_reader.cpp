@@ -58,7 +58,7 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
 [[noreturn]] void throw_open_error(const std::string& path, sqlite3* db, int rc) {
   const std::string reason = sqlite3_errmsg(db);
   switch (rc & 0xff) {
-    case SQLITE_NOTADB: throw TraceError(path + ": not an npuscope trace (not an SQLite file)");
+    case SQLITE_NOTADB: throw NotADatabaseError(path + ": not an npuscope trace (not an SQLite file)");
     case SQLITE_CORRUPT: throw TraceError(path + ": corrupt trace, damaged or truncated (" + reason + ")");
     case SQLITE_ERROR:
       if (reason.rfind("no such table", 0) == 0) throw TraceError(path + ": not an npuscope trace (no META table)");

@@ -11,4 +11,11 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The file is not an SQLite database at all (TraceReader::open): a tool that also reads other kinds
+// of files (the CLI, real profiles) can say which it reads.
+class NotADatabaseError : public TraceError {
+ public:
+  using TraceError::TraceError;
+};
+
 }  // namespace npuscope::collector
